@@ -1,0 +1,40 @@
+# accord: the two commands a newcomer needs are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+OUT    ?= build/compiled
+
+.PHONY: demo test lint format golden bench clean
+
+$(BIN)/accord: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(BIN)/accord
+
+# Compile the reference estate in policies/ and print what was written.
+demo: $(BIN)/accord
+	$(BIN)/accord validate policies
+	$(BIN)/accord lint policies
+	$(BIN)/accord compile policies --out $(OUT) --target all
+	@for f in $$(cd $(OUT) && find . -type f -name '*.sql' | sort); do echo "-- ===== $(OUT)/$${f#./} ====="; cat "$(OUT)/$${f#./}"; echo; done
+
+# Lint (ruff) and the whole test suite.
+test: $(BIN)/accord
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest -q
+
+format: $(BIN)/accord
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+# Regenerate the golden files under tests/golden/ after an intended change of output.
+golden: $(BIN)/accord
+	$(BIN)/python -m tests.regen_golden
+
+bench: $(BIN)/accord
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) build
