@@ -1,0 +1,88 @@
+"""The ``accord`` command line (shared/spec/cli.md).
+
+Each command lives in ``compiler/commands/<name>.py`` and is imported only when it runs, so
+``accord lint`` (a pre-commit hook) never pays for duckdb or a platform client. Exit codes:
+0 success, 1 the command ran and found something, 2 it could not run (never a traceback).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+from compiler.errors import InputError, UsageError
+
+#: command name -> (module under compiler.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("validate", "Load and validate a policy directory."),
+    "lint": ("lint", "Lint policy files and hand-written policy SQL."),
+    "compile": ("compile", "Compile the model to Snowflake, Databricks and Terraform."),
+    "schema": ("schema", "Print the JSON Schema of the policy format."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module = importlib.import_module(f"compiler.commands.{entry[0]}")
+        return module.command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="accord")
+def cli() -> None:
+    """accord: governance as code for Snowflake and Databricks Unity Catalog."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the command, map errors to exit codes, never print a traceback."""
+    try:
+        code = cli.main(args=argv, prog_name="accord", standalone_mode=False)
+    except InputError as err:
+        for d in err.diagnostics:
+            click.echo(f"{d}", err=True)
+        n = len(err.diagnostics)
+        click.echo(f"accord: {n} error{'s' if n != 1 else ''}; nothing was written", err=True)
+        sys.exit(2)
+    except UsageError as err:
+        click.echo(f"accord: {err}", err=True)
+        sys.exit(2)
+    except click.exceptions.Exit as err:
+        sys.exit(err.exit_code)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("accord: aborted", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as err:
+        if os.environ.get("ACCORD_DEBUG"):
+            raise
+        click.echo(
+            f"accord: internal error: {type(err).__name__}: {err} "
+            "(set ACCORD_DEBUG=1 for a traceback, and please report it)",
+            err=True,
+        )
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

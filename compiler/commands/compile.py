@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import click
+
+from compiler.compile import TARGET_CHOICES, render_files, write_tree
+from compiler.validate import load_project
+
+
+@click.command("compile")
+@click.argument("directory", default="policies", type=click.Path())
+@click.option("--out", "out", required=True, type=click.Path(), help="Output directory.")
+@click.option(
+    "--target",
+    type=click.Choice(TARGET_CHOICES),
+    default="all",
+    show_default=True,
+    help="Which platform(s) to write.",
+)
+def command(directory: str, out: str, target: str) -> int:
+    """Compile DIRECTORY to native policy SQL (and Terraform) under OUT.
+
+    Lint runs first: while an error-level finding remains unsuppressed, nothing is written
+    and the exit code is 1."""
+    from compiler.lint import lint_project
+
+    project = load_project(directory)
+    blocking = [f for f in lint_project(project) if f.severity == "error" and not f.suppressed]
+    if blocking:
+        for f in blocking:
+            click.echo(f"{f.location}: {f.rule} [{f.name}] {f.message}", err=True)
+        click.echo(
+            f"accord compile: refused: {len(blocking)} error-level lint finding(s); "
+            "nothing was written",
+            err=True,
+        )
+        return 1
+    files = render_files(project, target)
+    written = write_tree(out, files)
+    for rel in written:
+        click.echo(f"{out.rstrip('/')}/{rel}")
+    return 0

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import json
+
+import click
+
+from compiler.model import PolicyModel
+
+
+def policy_schema() -> dict[str, object]:
+    """The JSON Schema of the policy format, generated from the pydantic models. Every key is
+    optional at file level (sections may be split over files), so `required` is dropped at the
+    top."""
+    schema = PolicyModel.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "accord policy file (version 1)"
+    schema.pop("required", None)
+    return schema
+
+
+@click.command("schema")
+def command() -> int:
+    """Print the JSON Schema of the policy format (for editors via yaml-language-server)."""
+    click.echo(json.dumps(policy_schema(), indent=2, sort_keys=True))
+    return 0

@@ -1,0 +1,40 @@
+"""Located diagnostics: every error accord reports names ``file:line:column``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A 1-based position in a source file."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    location: Location
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}"
+
+
+class InputError(Exception):
+    """The input cannot be used: one or more located diagnostics. Exit code 2."""
+
+    def __init__(self, diagnostics: list[Diagnostic] | Diagnostic):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics = sorted(set(diagnostics))
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+class UsageError(Exception):
+    """Bad usage that has no file position (a missing directory, a bad option). Exit code 2."""

@@ -1,0 +1,1 @@
+"""Rules over the policy model. (Filled in by the lint work; see compiler/lint/__init__.py.)"""

@@ -1,0 +1,356 @@
+"""Read a policy directory into one plain document, keeping the position of every node.
+
+Every ``*.yaml`` / ``*.yml`` file under the directory is composed with PyYAML's C loader in
+safe mode, converted to plain Python values by hand (so that every value and every key keeps
+its ``file:line:column``), and merged section by section. The result is a :class:`RawProject`:
+the merged data plus a :class:`SourceMap` from *paths* (tuples of keys and list indexes, the
+same shape pydantic uses for error locations) to locations.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from compiler.errors import Diagnostic, InputError, Location, UsageError
+
+try:  # the C loader is a hard requirement of speed, but fall back rather than fail
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+#: Bound on the number of nodes one file may expand to (aliases included): a billion-laughs
+#: document is refused instead of eating the machine.
+MAX_NODES_PER_FILE = 200_000
+#: Bound on nesting depth (a recursive alias would otherwise never end).
+MAX_DEPTH = 64
+
+_STR = "tag:yaml.org,2002:str"
+_PLAIN_TAGS = {
+    _STR,
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+    "tag:yaml.org,2002:merge",
+}
+
+Path_ = tuple[Any, ...]
+
+
+@dataclass
+class SourceMap:
+    """Where each value (and each mapping key) of the merged document came from."""
+
+    values: dict[Path_, Location] = field(default_factory=dict)
+    keys: dict[Path_, Location] = field(default_factory=dict)
+
+    def value(self, path: Path_) -> Location | None:
+        """The location of the value at ``path``, or of its nearest located ancestor."""
+        path = tuple(path)
+        while True:
+            loc = self.values.get(path)
+            if loc is not None:
+                return loc
+            if not path:
+                return None
+            path = path[:-1]
+
+    def key(self, path: Path_) -> Location | None:
+        """The location of the key that introduces ``path`` (falls back to the value)."""
+        path = tuple(path)
+        return self.keys.get(path) or self.value(path)
+
+    def at(self, path: Path_, fallback: Location) -> Location:
+        return self.value(path) or fallback
+
+
+@dataclass
+class RawProject:
+    root: Path
+    files: list[str]
+    data: dict[str, Any]
+    source: SourceMap
+    #: location of the project itself (the first file), for errors with no better place
+    origin: Location
+
+
+def discover(root: Path) -> list[Path]:
+    """Every YAML file under ``root``, recursively, in a stable order; hidden folders skipped."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith((".yaml", ".yml")) and not name.startswith("."):
+                found.append(Path(dirpath) / name)
+    return sorted(found, key=lambda p: p.as_posix())
+
+
+def display_path(path: Path, root: Path, given: str) -> str:
+    """The path as given on the command line, joined with the file's place under it."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return path.as_posix()
+    if given in ("", "."):
+        return rel.as_posix()
+    return (Path(given) / rel).as_posix()
+
+
+def load_directory(directory: str | os.PathLike[str]) -> RawProject:
+    """Load and merge every YAML file of a policy directory (or a single YAML file)."""
+    given = os.fspath(directory)
+    root = Path(given)
+    if root.is_file():
+        files = [root]
+        names = [given]
+        root = root.parent
+    elif root.is_dir():
+        files = discover(root)
+        names = [display_path(f, root, given) for f in files]
+    else:
+        raise UsageError(f"{given}: no such policy directory")
+    if not files:
+        raise UsageError(f"{given}: no *.yaml or *.yml files found")
+    return load_files(list(zip(files, names, strict=True)), root)
+
+
+def load_files(files: list[tuple[Path, str]], root: Path) -> RawProject:
+    diagnostics: list[Diagnostic] = []
+    merged: dict[str, Any] = {}
+    source = SourceMap()
+    for path, name in files:
+        try:
+            raw = path.read_bytes()
+        except OSError as err:
+            diagnostics.append(
+                Diagnostic(Location(name, 1, 1), f"cannot read file: {err.strerror}")
+            )
+            continue
+        try:
+            doc, doc_source = parse_document(raw, name)
+        except InputError as err:
+            diagnostics.extend(err.diagnostics)
+            continue
+        _merge(merged, source, doc, doc_source, name, diagnostics)
+    if diagnostics:
+        raise InputError(diagnostics)
+    origin = Location(files[0][1], 1, 1)
+    return RawProject(
+        root=root, files=[n for _, n in files], data=merged, source=source, origin=origin
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# one file
+
+
+def parse_document(raw: bytes, name: str) -> tuple[dict[str, Any], SourceMap]:
+    """Parse one YAML file into a plain mapping and its source map (positions 1-based)."""
+    text = _decode(raw, name)
+    _refuse_tab_indentation(text, name)
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = err.problem or err.context or "invalid YAML"
+        raise InputError(
+            Diagnostic(Location(name, line, col), f"invalid YAML: {problem}")
+        ) from None
+    except yaml.YAMLError as err:  # pragma: no cover - unmarked errors are rare
+        raise InputError(Diagnostic(Location(name, 1, 1), f"invalid YAML: {err}")) from None
+    source = SourceMap()
+    if node is None:  # an empty file, or comments only
+        return {}, source
+    if not isinstance(node, yaml.MappingNode):
+        raise InputError(
+            Diagnostic(
+                _loc(name, node),
+                "the top level of a policy file must be a mapping of sections "
+                "(version, platforms, principals, ...)",
+            )
+        )
+    converter = _Converter(name, source)
+    value = converter.convert(node, ())
+    return value, source
+
+
+def _decode(raw: bytes, name: str) -> str:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = raw[: err.start]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        raise InputError(
+            Diagnostic(
+                Location(name, line, column),
+                f"file is not valid UTF-8 (byte 0x{raw[err.start]:02x})",
+            )
+        ) from None
+
+
+def _refuse_tab_indentation(text: str, name: str) -> None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.lstrip(" ")
+        if stripped.startswith("\t"):
+            column = len(line) - len(stripped) + 1
+            raise InputError(
+                Diagnostic(
+                    Location(name, number, column),
+                    "tab character in indentation: YAML indents with spaces only",
+                )
+            )
+
+
+def _loc(name: str, node: yaml.Node) -> Location:
+    return Location(name, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+class _Converter:
+    """Turn a composed node graph into plain values, recording positions and refusing
+    language-specific tags, duplicate keys and runaway alias expansion."""
+
+    def __init__(self, name: str, source: SourceMap):
+        self.name = name
+        self.source = source
+        self.count = 0
+        self.constructor = yaml.constructor.SafeConstructor()
+
+    def convert(self, node: yaml.Node, path: Path_, depth: int = 0) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES_PER_FILE or depth > MAX_DEPTH:
+            raise InputError(
+                Diagnostic(
+                    _loc(self.name, node),
+                    "document expands beyond a sane size (aliases nested too deeply or "
+                    f"more than {MAX_NODES_PER_FILE} nodes)",
+                )
+            )
+        if node.tag not in _PLAIN_TAGS:
+            raise InputError(
+                Diagnostic(
+                    _loc(self.name, node),
+                    f"tag {node.tag!r} is not allowed: policy files hold plain "
+                    "mappings, lists, strings, numbers and booleans",
+                )
+            )
+        self.source.values.setdefault(path, _loc(self.name, node))
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path, depth)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.convert(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
+        if node.tag == _STR:
+            return node.value
+        return self.constructor.construct_object(node, deep=True)
+
+    def _mapping(self, node: yaml.MappingNode, path: Path_, depth: int) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        seen: dict[Any, Location] = {}
+        merges: list[yaml.Node] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                merges.append(value_node)
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise InputError(
+                    Diagnostic(_loc(self.name, key_node), "mapping keys must be plain scalars")
+                )
+            key = self.convert(key_node, (*path, "\0key"), depth + 1)
+            self.source.values.pop((*path, "\0key"), None)
+            if not isinstance(key, str | int | bool) or key is None:
+                raise InputError(
+                    Diagnostic(_loc(self.name, key_node), "mapping keys must be plain scalars")
+                )
+            here = _loc(self.name, key_node)
+            if key in seen:
+                raise InputError(
+                    Diagnostic(here, f"duplicate key {key!r}: first defined at {seen[key]}")
+                )
+            seen[key] = here
+            self.source.keys[(*path, key)] = here
+            result[key] = self.convert(value_node, (*path, key), depth + 1)
+        # YAML merge keys (<<: *anchor): keys already present win, as in the YAML spec.
+        for merge in merges:
+            sources = merge.value if isinstance(merge, yaml.SequenceNode) else [merge]
+            for src in sources:
+                if not isinstance(src, yaml.MappingNode):
+                    raise InputError(
+                        Diagnostic(_loc(self.name, src), "a merge key (<<) takes a mapping")
+                    )
+                for k, v in self._mapping(src, path, depth + 1).items():
+                    result.setdefault(k, v)
+        return result
+
+
+# --------------------------------------------------------------------------------------------
+# merging files
+
+
+def _merge(
+    merged: dict[str, Any],
+    source: SourceMap,
+    doc: dict[str, Any],
+    doc_source: SourceMap,
+    name: str,
+    diagnostics: list[Diagnostic],
+) -> None:
+    accepted: set[Path_] = set()
+    for section, value in doc.items():
+        key_loc = doc_source.keys[(section,)]
+        if not isinstance(section, str):
+            diagnostics.append(Diagnostic(key_loc, f"section names are strings, not {section!r}"))
+            continue
+        if section == "version" or not isinstance(value, dict):
+            # scalars (version) may repeat across files if they agree; anything else is
+            # left to validation, which reports the type error at this location
+            if section in merged and merged[section] != value:
+                first = source.key((section,))
+                diagnostics.append(
+                    Diagnostic(
+                        key_loc,
+                        f"{section!r} is {value!r} here but {merged[section]!r} at {first}",
+                    )
+                )
+                continue
+            if section not in merged:
+                merged[section] = value
+                accepted.add((section,))
+            continue
+        target = merged.setdefault(section, {})
+        if not isinstance(target, dict):
+            diagnostics.append(Diagnostic(key_loc, f"section {section!r} must be a mapping"))
+            continue
+        if (section,) not in source.keys:
+            source.keys[(section,)] = key_loc
+            source.values[(section,)] = doc_source.values[(section,)]
+        for entry, entry_value in value.items():
+            if entry in target:
+                first = source.key((section, entry))
+                here = doc_source.key((section, entry))
+                diagnostics.append(
+                    Diagnostic(
+                        here,
+                        f"{section}.{entry} is defined twice: here and at {first}",
+                    )
+                )
+                continue
+            target[entry] = entry_value
+            accepted.add((section, entry))
+    # one pass over this file's positions: keep those under the entries it contributed
+    for table_src, table_dst in (
+        (doc_source.values, source.values),
+        (doc_source.keys, source.keys),
+    ):
+        for path, loc in table_src.items():
+            if path[:1] in accepted or path[:2] in accepted:
+                table_dst[path] = loc

@@ -1,0 +1,294 @@
+"""The policy model: pydantic classes for every section of shared/spec/policy-format.md.
+
+These classes check the shape of each entry (keys, types, identifier syntax, per-strategy
+options). References between entries (a mask naming a principal, a dataset naming a mask)
+are resolved by :mod:`compiler.validate`, which also turns pydantic's errors into located
+``file:line:column`` messages. The JSON Schema printed by ``accord schema`` is generated from
+these classes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from compiler.rules import is_known_rule
+
+CatalogPlatform = Literal["snowflake", "databricks"]
+PLATFORMS: tuple[CatalogPlatform, ...] = ("snowflake", "databricks")
+
+# --------------------------------------------------------------------------------------------
+# identifier syntax
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_SF_IDENT = r"[A-Za-z_][A-Za-z0-9_$]*"
+_TABLE = re.compile(rf"^{_SF_IDENT}\.{_SF_IDENT}\.{_SF_IDENT}$")
+_SCHEMA = re.compile(rf"^{_SF_IDENT}\.{_SF_IDENT}$")
+_COLUMN = re.compile(rf"^{_SF_IDENT}$")
+_SF_ROLE = re.compile(rf"^{_SF_IDENT}$")
+_DBX_GROUP = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.@+-]*$")
+_SALT = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S.*)$")
+_RULE = re.compile(r"^ACC\d{3}$")
+_RUNTIME = re.compile(r"^(\d+)\.(\d+)(\.[0-9x]+)?([.-][A-Za-z0-9.-]+)?$")
+
+
+def _checker(pattern: re.Pattern[str], what: str) -> Any:
+    def check(value: str) -> str:
+        if not pattern.match(value) or value != value.strip():
+            raise ValueError(f"{value!r} is not a valid {what}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _no_control(value: str) -> str:
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValueError("control characters are not allowed")
+    return value
+
+
+Name = Annotated[str, _checker(_NAME, "name (lower_snake_case: a-z, 0-9, _)")]
+TableName = Annotated[
+    str, _checker(_TABLE, "table name (three parts, database.schema.table, no quotes)")
+]
+SchemaName = Annotated[str, _checker(_SCHEMA, "schema name (two parts, database.schema)")]
+ColumnName = Annotated[str, _checker(_COLUMN, "column name (letters, digits, _; no quotes)")]
+SnowflakeRole = Annotated[str, _checker(_SF_ROLE, "Snowflake role name")]
+DatabricksGroup = Annotated[
+    str, _checker(_DBX_GROUP, "Databricks group name (letters, digits, space, _ . @ + -)")
+]
+SaltRef = Annotated[
+    str, _checker(_SALT, "salt reference: env:NAME or file:PATH (never the salt itself)")
+]
+Text = Annotated[str, AfterValidator(_no_control)]
+
+
+def _reason(value: str) -> str:
+    if not value.strip():
+        raise ValueError("a suppression needs a non-empty reason")
+    return value
+
+
+def _check_rule_id(value: str) -> str:
+    if not _RULE.match(value) or not is_known_rule(value):
+        raise ValueError(f"unknown rule id {value!r}")
+    return value
+
+
+RuleId = Annotated[str, AfterValidator(_check_rule_id)]
+Ignore = dict[RuleId, Annotated[str, AfterValidator(_reason)]]
+
+
+def _code(value: Any) -> Any:
+    # entitlement values are codes: a YAML integer key such as 2024 is the code "2024"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+EntitlementValue = Annotated[Text, BeforeValidator(_code), Field(min_length=1, max_length=256)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+# --------------------------------------------------------------------------------------------
+# sections
+
+
+class SnowflakePlatform(Strict):
+    governance_schema: SchemaName = Field(
+        description="<database>.<schema> holding policies, mapping tables and salt functions"
+    )
+    style: Literal["column", "tag"] = Field(
+        "column",
+        description="column: masks attached column by column; tag: masks attached through tags",
+    )
+
+
+class DatabricksPlatform(Strict):
+    governance_schema: SchemaName = Field(description="<catalog>.<schema>")
+    style: Literal["table", "abac"] = Field(
+        "table",
+        description="table: UDFs attached with SET ROW FILTER / SET MASK; abac: governed tags "
+        "and CREATE POLICY",
+    )
+
+
+class Platforms(Strict):
+    snowflake: SnowflakePlatform | None = None
+    databricks: DatabricksPlatform | None = None
+
+
+class Principal(Strict):
+    snowflake: SnowflakeRole | None = Field(None, description="a Snowflake role")
+    databricks: DatabricksGroup | None = Field(None, description="a Databricks account group")
+
+    def identity(self, platform: str) -> str | None:
+        return getattr(self, platform, None) if platform in PLATFORMS else None
+
+
+Strategy = Literal["hash", "redact", "nullify", "partial"]
+
+
+class Mask(Strict):
+    strategy: Strategy
+    unmasked_for: list[Name] = Field(default_factory=list)
+    salt: dict[CatalogPlatform, SaltRef] | None = Field(
+        None, description="hash only: one secret reference per platform"
+    )
+    replacement: Text | None = Field(None, description="redact only; default '***'")
+    keep_last: int | None = Field(None, ge=0, le=1000, description="partial only")
+    ignore: Ignore = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _options_fit_strategy(self) -> Mask:
+        if self.salt is not None and self.strategy != "hash":
+            raise ValueError(f"'salt' applies to strategy hash only, not {self.strategy}")
+        if self.replacement is not None and self.strategy != "redact":
+            raise ValueError(f"'replacement' applies to strategy redact only, not {self.strategy}")
+        if self.keep_last is not None and self.strategy != "partial":
+            raise ValueError(f"'keep_last' applies to strategy partial only, not {self.strategy}")
+        if self.strategy == "partial" and self.keep_last is None:
+            raise ValueError("strategy partial needs 'keep_last'")
+        return self
+
+    @property
+    def redaction(self) -> str:
+        return "***" if self.replacement is None else self.replacement
+
+
+class ColumnSpec(Strict):
+    type: Text = Field(description="the column's SQL type on its platform, e.g. VARCHAR, STRING")
+    mask: Name | None = None
+    identifier: Name | None = Field(
+        None, description="identifier domain: columns of one domain hold the same identifiers"
+    )
+
+
+class RowFilter(Strict):
+    entitlement: Name | None = None
+    column: ColumnName | None = None
+    unfiltered_for: list[Name] = Field(default_factory=list)
+    expression: dict[CatalogPlatform, Text] | None = Field(
+        None, description="hand-written predicate per platform (instead of entitlement/column)"
+    )
+    arguments: dict[ColumnName, Text] | None = Field(
+        None, description="columns the expression reads, with their types"
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> RowFilter:
+        if self.expression is not None:
+            if self.entitlement is not None or self.column is not None:
+                raise ValueError("use either entitlement/column or expression/arguments, not both")
+            if not self.arguments:
+                raise ValueError("an expression row filter needs 'arguments'")
+            if self.unfiltered_for:
+                raise ValueError(
+                    "'unfiltered_for' applies to entitlement filters; write it into the expression"
+                )
+        else:
+            if self.entitlement is None or self.column is None:
+                raise ValueError("a row filter needs 'entitlement' and 'column' (or 'expression')")
+            if self.arguments is not None:
+                raise ValueError("'arguments' applies to expression row filters only")
+        return self
+
+
+class Dataset(Strict):
+    platform: CatalogPlatform
+    table: TableName
+    replica_of: Name | None = None
+    row_filter: RowFilter | None = None
+    columns: dict[ColumnName, ColumnSpec] = Field(default_factory=dict)
+    ignore: Ignore = Field(default_factory=dict)
+
+    @property
+    def governed(self) -> bool:
+        return self.row_filter is not None or any(c.mask for c in self.columns.values())
+
+    @property
+    def masked_columns(self) -> dict[str, ColumnSpec]:
+        return {n: c for n, c in self.columns.items() if c.mask}
+
+
+class Index(Strict):
+    platform: CatalogPlatform
+    kind: Literal["cortex_search", "vector_search"]
+    source: Name
+    columns: list[ColumnName] = Field(default_factory=list)
+    inherit_governance: bool = False
+    ignore: Ignore = Field(default_factory=dict)
+
+
+class Surface(Strict):
+    platform: Literal["snowflake", "databricks", "none"]
+    reads: list[Name] = Field(default_factory=list)
+    identity: Literal["caller", "service"] = "caller"
+    runtime: Text | None = Field(
+        None, description='Databricks Runtime version ("15.4"), serverless or sql-warehouse'
+    )
+    access_mode: Literal["standard", "dedicated"] | None = None
+    ignore: Ignore = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _runtime_form(self) -> Surface:
+        if self.runtime is not None:
+            if self.platform != "databricks":
+                raise ValueError("'runtime' applies to Databricks surfaces only")
+            if self.runtime not in ("serverless", "sql-warehouse") and not _RUNTIME.match(
+                self.runtime
+            ):
+                raise ValueError(
+                    f'runtime {self.runtime!r} is not a version like "15.4", serverless or '
+                    "sql-warehouse"
+                )
+        if self.access_mode is not None and self.platform != "databricks":
+            raise ValueError("'access_mode' applies to Databricks surfaces only")
+        return self
+
+    @property
+    def runtime_version(self) -> tuple[int, int] | None:
+        """(major, minor) of a numbered runtime; None for serverless, sql-warehouse or unset."""
+        if self.runtime is None:
+            return None
+        m = _RUNTIME.match(self.runtime)
+        return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+class PolicyModel(Strict):
+    """A whole policy project, all files merged."""
+
+    version: Literal[1]
+    platforms: Platforms = Field(default_factory=Platforms)
+    principals: dict[Name, Principal] = Field(default_factory=dict)
+    entitlements: dict[Name, dict[EntitlementValue, list[Name]]] = Field(default_factory=dict)
+    masks: dict[Name, Mask] = Field(default_factory=dict)
+    datasets: dict[Name, Dataset] = Field(default_factory=dict)
+    indexes: dict[Name, Index] = Field(default_factory=dict)
+    surfaces: dict[Name, Surface] = Field(default_factory=dict)
+    personas: dict[Name, Annotated[list[Name], Field(min_length=1)]] = Field(default_factory=dict)
+
+    # ---- convenience used throughout the compiler -------------------------------------------
+
+    def platform_config(self, platform: str) -> SnowflakePlatform | DatabricksPlatform | None:
+        return getattr(self.platforms, platform, None) if platform in PLATFORMS else None
+
+    def declared_platforms(self) -> list[CatalogPlatform]:
+        return [p for p in PLATFORMS if self.platform_config(p) is not None]
+
+    def replica_root(self, dataset: str) -> str:
+        seen = set()
+        while (parent := self.datasets[dataset].replica_of) is not None and dataset not in seen:
+            seen.add(dataset)
+            dataset = parent
+        return dataset
+
+    def replica_group(self, dataset: str) -> list[str]:
+        root = self.replica_root(dataset)
+        return sorted(d for d in self.datasets if self.replica_root(d) == root)

@@ -1,0 +1,40 @@
+"""The rule table of the policy format (shared/spec/policy-format.md): stable ids, names and
+severities. It is part of the contract; the lint engine attaches a check to each id."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    id: str
+    name: str
+    severity: Severity
+
+
+RULE_TABLE: tuple[RuleInfo, ...] = (
+    RuleInfo("ACC101", "current-role", "error"),
+    RuleInfo("ACC102", "workspace-group-check", "error"),
+    RuleInfo("ACC201", "unsalted-hash", "error"),
+    RuleInfo("ACC202", "shared-salt", "error"),
+    RuleInfo("ACC203", "joinable-digest", "error"),
+    RuleInfo("ACC204", "weak-hash", "error"),
+    RuleInfo("ACC301", "index-over-governed-data", "error"),
+    RuleInfo("ACC401", "unsupported-runtime", "error"),
+    RuleInfo("ACC402", "ungoverned-surface", "error"),
+    RuleInfo("ACC403", "loosest-surface", "error"),
+    RuleInfo("ACC502", "missing-identity", "error"),
+    RuleInfo("ACC503", "unused", "warning"),
+    RuleInfo("ACC504", "abac-quota", "error"),
+    RuleInfo("ACC601", "half-applied-migration", "error"),
+)
+
+RULES_BY_ID: dict[str, RuleInfo] = {r.id: r for r in RULE_TABLE}
+
+
+def is_known_rule(rule_id: str) -> bool:
+    return rule_id in RULES_BY_ID

@@ -1,0 +1,323 @@
+"""Load a policy directory into a validated :class:`Project`.
+
+Two passes: pydantic checks the shape of every entry (``compiler.model``); then references
+between entries are resolved here (principals, masks, entitlements, datasets, replicas) and
+per-platform rules are checked (types allowed per mask strategy, hand-written expressions
+parse in their dialect). Every failure becomes a ``file:line:column: message`` diagnostic and
+all of them are raised together as :class:`~compiler.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import types
+import typing
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from compiler.errors import Diagnostic, InputError, Location
+from compiler.loader import RawProject, SourceMap, load_directory
+from compiler.model import PLATFORMS, PolicyModel
+from compiler.sqltypes import is_string_type, parse_type
+
+
+@dataclass
+class Project:
+    """A validated policy model together with where every part of it was written."""
+
+    model: PolicyModel
+    source: SourceMap
+    files: list[str]
+    origin: Location
+
+    def loc(self, *path: Any) -> Location:
+        """Location of the YAML node at ``path`` (e.g. ``("masks", "phone", "salt")``)."""
+        return self.source.at(path, self.origin)
+
+    def key_loc(self, *path: Any) -> Location:
+        return self.source.key(path) or self.origin
+
+    @cached_property
+    def fingerprint(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.model.model_dump_json().encode()).hexdigest()
+
+
+def load_project(directory: str | os.PathLike[str]) -> Project:
+    """Load, validate and resolve a policy directory. Raises InputError or UsageError."""
+    raw = load_directory(directory)
+    return validate_raw(raw)
+
+
+def validate_raw(raw: RawProject) -> Project:
+    if "version" not in raw.data:
+        raise InputError(
+            Diagnostic(raw.origin, "no file declares 'version: 1' (required in at least one file)")
+        )
+    try:
+        model = PolicyModel.model_validate(raw.data)
+    except ValidationError as err:
+        raise InputError(_translate(err, raw)) from None
+    project = Project(model=model, source=raw.source, files=raw.files, origin=raw.origin)
+    problems = _resolve(project)
+    if problems:
+        raise InputError(problems)
+    return project
+
+
+# --------------------------------------------------------------------------------------------
+# pydantic errors -> located messages
+
+
+def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for e in err.errors(include_url=False):
+        loc = tuple(e["loc"])
+        kind = e["type"]
+        # pydantic reports a bad dict key as (..., key, "[key]")
+        if loc and loc[-1] == "[key]":
+            path = loc[:-1]
+            where = raw.source.key(path) or raw.origin
+            out.append(Diagnostic(where, f"{_dotted(path)}: {_message(e)}"))
+            continue
+        # union / tagged alternatives add class names to the path; drop them
+        path = tuple(p for p in loc if not (isinstance(p, str) and p[:1].isupper()))
+        if kind == "extra_forbidden":
+            where = raw.source.key(path) or raw.origin
+            allowed = _fields_at(path[:-1])
+            hint = ""
+            if allowed:
+                close = difflib.get_close_matches(str(path[-1]), allowed, n=1)
+                hint = (
+                    f" (did you mean {close[0]!r}?)"
+                    if close
+                    else f" (expected one of: {', '.join(allowed)})"
+                )
+            out.append(
+                Diagnostic(
+                    where, f"{_dotted(path[:-1]) or 'top level'}: unknown key {path[-1]!r}{hint}"
+                )
+            )
+            continue
+        if kind == "missing":
+            where = raw.source.value(path[:-1]) or raw.origin
+            out.append(
+                Diagnostic(
+                    where, f"{_dotted(path[:-1]) or 'top level'}: missing required key {path[-1]!r}"
+                )
+            )
+            continue
+        where = raw.source.value(path) or raw.origin
+        out.append(Diagnostic(where, f"{_dotted(path) or 'top level'}: {_message(e)}"))
+    return out
+
+
+def _message(e: Any) -> str:
+    msg = str(e["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix) :]
+    if e["type"] == "literal_error":
+        msg = f"{msg}, got {e.get('input')!r}"
+    return msg
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in path)
+
+
+def _fields_at(path: tuple[Any, ...]) -> list[str]:
+    """Field names of the model class found by walking ``path`` from PolicyModel."""
+    ann: Any = PolicyModel
+    for step in path:
+        ann = _unwrap(ann)
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            field = ann.model_fields.get(str(step))
+            if field is None:
+                return []
+            ann = field.annotation
+        elif typing.get_origin(ann) in (dict, list):
+            args = typing.get_args(ann)
+            ann = args[-1] if args else Any
+        else:
+            return []
+    ann = _unwrap(ann)
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return sorted(ann.model_fields)
+    return []
+
+
+def _unwrap(ann: Any) -> Any:
+    while True:
+        origin = typing.get_origin(ann)
+        if origin is typing.Annotated:
+            ann = typing.get_args(ann)[0]
+        elif origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(ann) if a is not type(None)]
+            if len(args) != 1:
+                return ann
+            ann = args[0]
+        else:
+            return ann
+
+
+# --------------------------------------------------------------------------------------------
+# references and per-platform checks
+
+
+def _resolve(project: Project) -> list[Diagnostic]:
+    m = project.model
+    out: list[Diagnostic] = []
+
+    def bad(path: tuple[Any, ...], message: str) -> None:
+        out.append(Diagnostic(project.loc(*path), message))
+
+    def need(kind: str, table: dict[str, Any], name: str, path: tuple[Any, ...]) -> bool:
+        if name in table:
+            return True
+        close = difflib.get_close_matches(name, list(table), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        bad(path, f"unknown {kind} {name!r}{hint}")
+        return False
+
+    for dim, values in m.entitlements.items():
+        for value, principals in values.items():
+            for i, p in enumerate(principals):
+                need("principal", m.principals, p, ("entitlements", dim, value, i))
+
+    for name, mask in m.masks.items():
+        for i, p in enumerate(mask.unmasked_for):
+            need("principal", m.principals, p, ("masks", name, "unmasked_for", i))
+        for platform in mask.salt or {}:
+            if m.platform_config(platform) is None:
+                bad(
+                    ("masks", name, "salt", platform),
+                    f"platform {platform!r} is not declared under platforms",
+                )
+
+    for persona, principals in m.personas.items():
+        for i, p in enumerate(principals):
+            need("principal", m.principals, p, ("personas", persona, i))
+
+    tables: dict[str, str] = {}
+    for name, ds in m.datasets.items():
+        base = ("datasets", name)
+        if m.platform_config(ds.platform) is None:
+            bad((*base, "platform"), f"platform {ds.platform!r} is not declared under platforms")
+        key = ds.table.upper() if ds.platform == "snowflake" else ds.table.lower()
+        table_key = f"{ds.platform}:{key}"
+        if table_key in tables:
+            bad((*base, "table"), f"table {ds.table} is also dataset {tables[table_key]!r}")
+        tables[table_key] = name
+        if (
+            ds.replica_of is not None
+            and need("dataset", m.datasets, ds.replica_of, (*base, "replica_of"))
+            and _replica_cycle(m, name)
+        ):
+            bad((*base, "replica_of"), "replica_of forms a cycle")
+        for col, spec in ds.columns.items():
+            cpath = (*base, "columns", col)
+            dtype = parse_type(spec.type, ds.platform)
+            if dtype is None:
+                bad((*cpath, "type"), f"{spec.type!r} is not a {ds.platform} data type")
+            if spec.mask is not None and need("mask", m.masks, spec.mask, (*cpath, "mask")):
+                strategy = m.masks[spec.mask].strategy
+                if strategy != "nullify" and dtype is not None and not is_string_type(dtype):
+                    bad(
+                        (*cpath, "type"),
+                        f"mask {spec.mask!r} uses strategy {strategy}, which applies to string "
+                        f"columns only; {col} is {spec.type}",
+                    )
+        seen_cols: dict[str, str] = {}
+        for col in ds.columns:
+            folded = col.upper() if ds.platform == "snowflake" else col.lower()
+            if folded in seen_cols:
+                bad((*base, "columns", col), f"column {col} is also listed as {seen_cols[folded]}")
+            seen_cols[folded] = col
+        rf = ds.row_filter
+        if rf is None:
+            continue
+        fpath = (*base, "row_filter")
+        if rf.entitlement is not None:
+            need("entitlement", m.entitlements, rf.entitlement, (*fpath, "entitlement"))
+            if rf.column in ds.columns and ds.columns[rf.column].mask:
+                bad(
+                    (*fpath, "column"),
+                    f"{rf.column} is masked; a column may be in a row filter or a mask, not both",
+                )
+            for i, p in enumerate(rf.unfiltered_for):
+                need("principal", m.principals, p, (*fpath, "unfiltered_for", i))
+        else:
+            assert rf.expression is not None and rf.arguments is not None
+            if ds.platform not in rf.expression:
+                bad(
+                    (*fpath, "expression"),
+                    f"no expression for {ds.platform}, the dataset's platform",
+                )
+            for platform, text in rf.expression.items():
+                out.extend(
+                    _check_expression(project, (*fpath, "expression", platform), text, platform)
+                )
+            for arg, typ in rf.arguments.items():
+                if parse_type(typ, ds.platform) is None:
+                    bad((*fpath, "arguments", arg), f"{typ!r} is not a {ds.platform} data type")
+
+    for name, idx in m.indexes.items():
+        base = ("indexes", name)
+        if not need("dataset", m.datasets, idx.source, (*base, "source")):
+            continue
+        src = m.datasets[idx.source]
+        if src.platform != idx.platform:
+            bad(
+                (*base, "platform"),
+                f"index on {idx.platform} over {idx.source}, which lives on {src.platform}",
+            )
+        if idx.kind == "cortex_search" and idx.platform != "snowflake":
+            bad((*base, "kind"), "cortex_search indexes exist on snowflake only")
+        if idx.kind == "vector_search" and idx.platform != "databricks":
+            bad((*base, "kind"), "vector_search indexes exist on databricks only")
+
+    for name, surface in m.surfaces.items():
+        base = ("surfaces", name)
+        for i, ds_name in enumerate(surface.reads):
+            if not need("dataset", m.datasets, ds_name, (*base, "reads", i)):
+                continue
+            ds = m.datasets[ds_name]
+            if surface.platform != "none" and ds.platform != surface.platform:
+                bad(
+                    (*base, "reads", i),
+                    f"{name} runs on {surface.platform} but {ds_name} lives on {ds.platform}",
+                )
+    return out
+
+
+def _replica_cycle(m: PolicyModel, start: str) -> bool:
+    seen: set[str] = set()
+    current: str | None = start
+    while current is not None and current in m.datasets:
+        if current in seen:
+            return current == start
+        seen.add(current)
+        current = m.datasets[current].replica_of
+    return False
+
+
+def _check_expression(
+    project: Project, path: tuple[Any, ...], text: str, platform: str
+) -> list[Diagnostic]:
+    """A hand-written predicate must be one SQL expression in its platform's dialect."""
+    from compiler.sqlexpr import ExpressionError, parse_predicate
+
+    assert platform in PLATFORMS
+    try:
+        parse_predicate(text, platform)
+    except ExpressionError as err:
+        return [
+            Diagnostic(project.loc(*path), f"expression does not parse as {platform} SQL: {err}")
+        ]
+    return []

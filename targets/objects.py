@@ -1,0 +1,158 @@
+"""Plain catalog objects: what the model lowers to on each platform.
+
+Lower once, then everything reads the same objects: SQL rendering, Terraform, migration
+diffs, drift detection and verification all start from a :class:`Catalog`. Policy bodies are
+sqlglot expressions in the platform's dialect; names are fully qualified, unquoted dotted
+strings (quoting happens when rendering, through sqlglot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal, TypeVar
+
+from sqlglot import exp
+
+Platform = Literal["snowflake", "databricks"]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+
+
+@dataclass(frozen=True)
+class MappingTable:
+    """One entitlement dimension's grants: (value, principal identity) rows."""
+
+    name: str
+    dimension: str
+    key_column: str
+    principal_column: str
+    rows: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class SaltFunction:
+    """A function returning a mask's salt. Its body is the secret: it is written only when SQL
+    is applied (see ``compiler.salts``), never by ``compile``, which records the reference."""
+
+    name: str
+    mask: str
+    salt_ref: str
+
+
+@dataclass(frozen=True)
+class RowFilterPolicy:
+    """A Snowflake row access policy or a Databricks row-filter function."""
+
+    name: str
+    params: tuple[Param, ...]
+    body: exp.Expression
+    #: the entitlement dimension it enforces, or None for a hand-written predicate
+    dimension: str | None
+    comment: str
+
+
+@dataclass(frozen=True)
+class MaskPolicy:
+    """A Snowflake masking policy or a Databricks mask function."""
+
+    name: str
+    params: tuple[Param, ...]
+    returns: str
+    body: exp.Expression
+    mask: str
+    strategy: str
+    comment: str
+
+
+@dataclass(frozen=True)
+class RowFilterAttachment:
+    table: str
+    policy: str
+    columns: tuple[str, ...]
+    dataset: str
+
+
+@dataclass(frozen=True)
+class MaskAttachment:
+    table: str
+    column: str
+    policy: str
+    dataset: str
+    using: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A tag (Snowflake) or governed tag policy (Databricks) and its allowed values."""
+
+    name: str
+    allowed_values: tuple[str, ...] = ()
+    #: Snowflake tag-based masking: masking policies attached to the tag
+    masking_policies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TagAssignment:
+    table: str
+    column: str | None
+    tag: str
+    value: str
+    dataset: str
+
+
+@dataclass(frozen=True)
+class AbacPolicy:
+    """A Unity Catalog ABAC policy (CREATE POLICY)."""
+
+    name: str
+    securable_type: Literal["CATALOG", "SCHEMA", "TABLE"]
+    securable: str
+    kind: Literal["ROW FILTER", "COLUMN MASK"]
+    function: str
+    to: tuple[str, ...]
+    except_: tuple[str, ...]
+    #: (condition, alias) pairs, e.g. ("has_tag_value('accord_mask', 'x')", "c")
+    match_columns: tuple[tuple[str, str], ...]
+    on_column: str | None
+    using: tuple[str, ...]
+    comment: str
+    when: str | None = None
+
+
+CatalogObject = (
+    MappingTable
+    | SaltFunction
+    | RowFilterPolicy
+    | MaskPolicy
+    | RowFilterAttachment
+    | MaskAttachment
+    | Tag
+    | TagAssignment
+    | AbacPolicy
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Everything accord manages on one platform, in apply order within each kind."""
+
+    platform: Platform
+    governance_schema: str
+    style: str
+    objects: tuple[CatalogObject, ...] = field(default_factory=tuple)
+
+    def of(self, kind: type[T]) -> list[T]:
+        return [o for o in self.objects if isinstance(o, kind)]
+
+    def __iter__(self) -> Iterator[CatalogObject]:
+        return iter(self.objects)
+
+    def get(self, kind: type[T], name: str) -> T | None:
+        return next((o for o in self.of(kind) if getattr(o, "name", None) == name), None)
