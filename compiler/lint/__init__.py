@@ -95,7 +95,15 @@ def rule(rule_id: str) -> Callable[[ModelCheck], ModelCheck]:
 
 
 def _load_rules() -> None:
-    from compiler.lint import model_rules  # noqa: F401  (registers the checks)
+    """Import every ``compiler/lint/*_rules.py`` module: importing one registers its checks."""
+    import importlib
+    import pkgutil
+
+    import compiler.lint as package
+
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.name.endswith("_rules"):
+            importlib.import_module(f"compiler.lint.{info.name}")
 
 
 def suppression_for(project: Project, obj: str, rule_id: str) -> str | None:

@@ -1,0 +1,44 @@
+"""The golden-file cases: each compiles one policy directory (optionally with the platform
+styles overridden) and its output is kept under tests/golden/<case>/ for review.
+
+Regenerate after an intended change of output with ``make golden``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from compiler.compile import render_files
+from compiler.validate import Project, load_project
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def with_styles(
+    project: Project, snowflake: str | None = None, databricks: str | None = None
+) -> Project:
+    """The same project with the platforms' ``style`` overridden."""
+    platforms = project.model.platforms
+    updates = {}
+    if snowflake is not None and platforms.snowflake is not None:
+        updates["snowflake"] = platforms.snowflake.model_copy(update={"style": snowflake})
+    if databricks is not None and platforms.databricks is not None:
+        updates["databricks"] = platforms.databricks.model_copy(update={"style": databricks})
+    model = project.model.model_copy(update={"platforms": platforms.model_copy(update=updates)})
+    return Project(model=model, source=project.source, files=project.files, origin=project.origin)
+
+
+def reference() -> Project:
+    return load_project(ROOT / "policies")
+
+
+#: case name -> (function giving the project, target)
+CASES: dict[str, tuple[Callable[[], Project], str]] = {
+    "reference": (reference, "all"),
+}
+
+
+def render_case(name: str) -> dict[str, str]:
+    make, target = CASES[name]
+    return render_files(make(), target)
