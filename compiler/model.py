@@ -226,11 +226,20 @@ class Index(Strict):
     ignore: Ignore = Field(default_factory=dict)
 
 
+def _runtime_text(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(
+            f'write the runtime as a quoted string, e.g. "{value}": unquoted, YAML reads a '
+            "number (16.10 would become 16.1)"
+        )
+    return value
+
+
 class Surface(Strict):
     platform: Literal["snowflake", "databricks", "none"]
     reads: list[Name] = Field(default_factory=list)
     identity: Literal["caller", "service"] = "caller"
-    runtime: Text | None = Field(
+    runtime: Annotated[Text, BeforeValidator(_runtime_text)] | None = Field(
         None, description='Databricks Runtime version ("15.4"), serverless or sql-warehouse'
     )
     access_mode: Literal["standard", "dedicated"] | None = None

@@ -74,9 +74,35 @@ def validate_raw(raw: RawProject) -> Project:
 # pydantic errors -> located messages
 
 
+def _data_path(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
+    """Keep the steps of a pydantic location that exist in the data (pydantic inserts the
+    names of union alternatives and validators, which do not)."""
+    path: list[Any] = []
+    node = data
+    for i, step in enumerate(loc):
+        if (isinstance(node, dict) and step in node) or (isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)):
+            node = node[step]
+            path.append(step)
+        elif i == len(loc) - 1 and isinstance(node, dict):
+            path.append(step)  # a missing or unknown key: keep its name
+    return tuple(path)
+
+
 def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for e in err.errors(include_url=False):
+    errors = err.errors(include_url=False)
+    # a missing key that an unknown key in the same mapping probably meant is one mistake,
+    # reported once (as the unknown key, with its "did you mean")
+    meant: set[tuple[Any, ...]] = set()
+    for e in errors:
+        if e["type"] == "extra_forbidden":
+            path = _data_path(tuple(e["loc"]), raw.data)
+            close = difflib.get_close_matches(str(path[-1]), _fields_at(path[:-1]), n=1)
+            if close:
+                meant.add((*path[:-1], close[0]))
+    for e in errors:
+        if e["type"] == "missing" and _data_path(tuple(e["loc"]), raw.data) in meant:
+            continue
         loc = tuple(e["loc"])
         kind = e["type"]
         # pydantic reports a bad dict key as (..., key, "[key]")
@@ -85,8 +111,7 @@ def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
             where = raw.source.key(path) or raw.origin
             out.append(Diagnostic(where, f"{_dotted(path)}: {_message(e)}"))
             continue
-        # union / tagged alternatives add class names to the path; drop them
-        path = tuple(p for p in loc if not (isinstance(p, str) and p[:1].isupper()))
+        path = _data_path(loc, raw.data)
         if kind == "extra_forbidden":
             where = raw.source.key(path) or raw.origin
             allowed = _fields_at(path[:-1])
