@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
@@ -12,8 +13,28 @@ DIALECTS = {"snowflake": "snowflake", "databricks": "databricks"}
 
 @lru_cache(maxsize=4)
 def _keywords(platform: str) -> frozenset[str]:
+    """Every word of the dialect tokenizer's keywords ("ORDER BY" gives ORDER and BY)."""
     tokenizer = Dialect.get_or_raise(DIALECTS[platform]).tokenizer_class
-    return frozenset(k.upper() for k in tokenizer.KEYWORDS if k.replace("_", "").isalpha())
+    return frozenset(w.upper() for k in tokenizer.KEYWORDS for w in k.split() if w.isalpha())
+
+
+@lru_cache(maxsize=4096)
+def _needs_quotes(name: str, platform: str) -> bool:
+    """Whether a name must be quoted: it is a keyword (or otherwise does not read back as a
+    plain column), or has unusual characters. Asked of sqlglot's own parser."""
+    if not _plain(name) or name.upper() in _keywords(platform):
+        return True
+    try:
+        tree = sqlglot.parse_one(f"SELECT {name} FROM t", read=DIALECTS[platform])
+    except sqlglot.errors.SqlglotError:
+        return True
+    projections = tree.expressions if isinstance(tree, exp.Select) else []
+    return not (
+        len(projections) == 1
+        and isinstance(projections[0], exp.Column)
+        and projections[0].name == name
+        and not projections[0].table
+    )
 
 
 def ident(name: str, platform: str) -> exp.Identifier:
@@ -21,7 +42,7 @@ def ident(name: str, platform: str) -> exp.Identifier:
 
     Snowflake resolves unquoted names in upper case, so a quoted Snowflake name is upper-cased
     to keep meaning the same object."""
-    needs_quote = name.upper() in _keywords(platform) or not _plain(name)
+    needs_quote = _needs_quotes(name, platform)
     if needs_quote and platform == "snowflake" and _plain(name):
         name = name.upper()
     return exp.to_identifier(name, quoted=needs_quote)
