@@ -17,8 +17,8 @@ Vocabulary:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from compiler.model import Dataset, Mask, PolicyModel, Surface
@@ -324,90 +324,173 @@ def _describe_rows(rows: RowSet, disposition: Disposition) -> str:
     return "rows of " + ", ".join(sorted(rows.values))
 
 
-def divergences(model: PolicyModel, personas: Iterable[str] | None = None) -> list[Divergence]:
-    """Every place where the same facts are looser for a persona on one surface than on
-    another: a dataset and its replicas (rows and same-named columns), and every identifier
-    domain (columns). Deterministic order."""
+def divergences(
+    model: PolicyModel,
+    personas: Iterable[str] | None = None,
+    *,
+    refused_as_intended: bool = False,
+) -> list[Divergence]:
+    """Where the same facts are looser for a persona on one surface than on another: a
+    dataset and its replicas (rows and same-named columns), and every identifier domain
+    (columns). Deterministic order.
+
+    Each loose place (a surface reading a dataset, and a column of it) is reported once per
+    persona and aspect, against the *strictest* place that reads the same facts, so the
+    result grows with the number of places, not with the number of pairs of them.
+
+    ``refused_as_intended``: a surface whose runtime returns no rows (:func:`runtime_refusal`)
+    is compared by what its catalog's policies intend instead of as "denied". Its failure is a
+    defect of its own (ACC401), not a restriction, and counting it as one would make every
+    working surface that reads the same facts look loose."""
     personas = sorted(personas if personas is not None else model.personas)
     by_dataset = reaches(model)
+    root_of = {d: model.replica_root(d) for d in model.datasets}
     groups: dict[str, list[str]] = {}
     for d in sorted(model.datasets):
-        groups.setdefault(model.replica_root(d), []).append(d)
+        groups.setdefault(root_of[d], []).append(d)
     domains: dict[str, list[tuple[str, str]]] = {}
     for d in sorted(model.datasets):
         for col, spec in model.datasets[d].columns.items():
             if spec.identifier:
                 domains.setdefault(spec.identifier, []).append((d, col))
+    refused = {
+        s for s in model.surfaces if refused_as_intended and enforcement(model, s).mode == "no-rows"
+    }
 
     out: list[Divergence] = []
-    cache: dict[tuple[str, str, str], DatasetView] = {}
     for persona in personas:
-
-        def view(s: str, d: str, persona: str = persona) -> DatasetView:
-            key = (persona, s, d)
-            if key not in cache:
-                cache[key] = dataset_view(model, persona, d, s)
-            return cache[key]
-
+        view = _Views(model, persona, refused)
         for root, members in sorted(groups.items()):
             places = [r for d in members for r in by_dataset[d]]
-            if not any(model.datasets[d].governed for d in members):
+            if len(places) < 2 or not any(model.datasets[d].governed for d in members):
                 continue
-            for a in places:
-                for b in places:
-                    if a == b:
-                        continue
-                    va, vb = view(*a), view(*b)
-                    if va.rows.covers(vb.rows) and vb.rows.covers(va.rows) is False:
-                        out.append(
-                            Divergence(
-                                persona,
-                                ("dataset", root),
-                                Reach(*a),
-                                Reach(*b),
-                                "rows",
-                                f"{a[0]} shows {_describe_rows(va.rows, va.row_disposition)} of "
-                                f"{a[1]}; {b[0]} shows "
-                                f"{_describe_rows(vb.rows, vb.row_disposition)} of {b[1]}",
-                            )
-                        )
-                    for ca in va.columns:
-                        cb = vb.column(ca.column)
-                        if cb is None:
-                            continue
-                        if _COLUMN_OPENNESS[ca.disposition] > _COLUMN_OPENNESS[cb.disposition]:
-                            out.append(
-                                Divergence(
-                                    persona,
-                                    ("dataset", root),
-                                    Reach(a[0], a[1], ca.column),
-                                    Reach(b[0], b[1], cb.column),
-                                    "column",
-                                    f"{a[1]}.{ca.column} is {ca.disposition} on {a[0]} but "
-                                    f"{b[1]}.{cb.column} is {cb.disposition} on {b[0]}",
-                                )
-                            )
+            out.extend(_row_divergences(persona, root, places, view))
+            out.extend(_column_divergences(persona, root, places, view))
         for domain, cols in sorted(domains.items()):
-            places_c = [(s, d, c) for d, c in cols for (s, _) in by_dataset[d]]
-            for a3 in places_c:
-                for b3 in places_c:
-                    if a3 == b3 or model.replica_root(a3[1]) == model.replica_root(b3[1]):
-                        continue  # replicas are compared above
-                    ca = view(a3[0], a3[1]).column(a3[2])
-                    cb = view(b3[0], b3[1]).column(b3[2])
-                    if ca is None or cb is None:
-                        continue
-                    if _COLUMN_OPENNESS[ca.disposition] > _COLUMN_OPENNESS[cb.disposition]:
-                        out.append(
-                            Divergence(
-                                persona,
-                                ("identifier", domain),
-                                Reach(*a3),
-                                Reach(*b3),
-                                "column",
-                                f"{domain} identifiers are {ca.disposition} in "
-                                f"{a3[1]}.{a3[2]} on {a3[0]} but {cb.disposition} in "
-                                f"{b3[1]}.{b3[2]} on {b3[0]}",
-                            )
-                        )
+            out.extend(_domain_divergences(persona, domain, cols, by_dataset, root_of, view))
     return out
+
+
+class _Views:
+    """One persona's views, computed once per (surface, dataset)."""
+
+    def __init__(self, model: PolicyModel, persona: str, refused: set[str]) -> None:
+        self.model = model
+        self.persona = persona
+        self.refused = refused
+        self.cache: dict[tuple[str, str], DatasetView] = {}
+
+    def __call__(self, surface: str, dataset: str) -> DatasetView:
+        key = (surface, dataset)
+        found = self.cache.get(key)
+        if found is None:
+            if surface in self.refused:
+                found = replace(dataset_view(self.model, self.persona, dataset), surface=surface)
+            else:
+                found = dataset_view(self.model, self.persona, dataset, surface)
+            self.cache[key] = found
+        return found
+
+
+_View = Callable[[str, str], DatasetView]
+
+
+def _row_divergences(
+    persona: str, root: str, places: list[tuple[str, str]], view: _View
+) -> Iterator[Divergence]:
+    """Rows: each place whose row set strictly covers another's, against a minimal one.
+    Places are grouped by their row set first, so only distinct row sets are compared."""
+    first_with: dict[RowSet, tuple[str, str]] = {}
+    for place in places:
+        first_with.setdefault(view(*place).rows, place)
+    distinct = list(first_with)
+    strictest: dict[RowSet, RowSet] = {}
+    for ra in distinct:
+        best: RowSet | None = None
+        for rb in distinct:
+            below = ra.covers(rb) and rb.covers(ra) is False
+            if below and (best is None or (best.covers(rb) and rb.covers(best) is False)):
+                best = rb
+        if best is not None:
+            strictest[ra] = best
+    for a in places:
+        va = view(*a)
+        if va.rows not in strictest:
+            continue
+        b = first_with[strictest[va.rows]]
+        vb = view(*b)
+        yield Divergence(
+            persona,
+            ("dataset", root),
+            Reach(*a),
+            Reach(*b),
+            "rows",
+            f"{a[0]} shows {_describe_rows(va.rows, va.row_disposition)} of {a[1]}; {b[0]} "
+            f"shows {_describe_rows(vb.rows, vb.row_disposition)} of {b[1]}",
+        )
+
+
+def _column_divergences(
+    persona: str, root: str, places: list[tuple[str, str]], view: _View
+) -> Iterator[Divergence]:
+    """Same-named columns of a replica group: each place more open than the strictest."""
+    by_column: dict[str, list[tuple[tuple[str, str], ColumnView]]] = {}
+    for place in places:
+        for cv in view(*place).columns:
+            by_column.setdefault(cv.column.lower(), []).append((place, cv))
+    for entries in by_column.values():
+        b, cb = min(entries, key=lambda e: _COLUMN_OPENNESS[e[1].disposition])
+        floor = _COLUMN_OPENNESS[cb.disposition]
+        for a, ca in entries:
+            if _COLUMN_OPENNESS[ca.disposition] > floor:
+                yield Divergence(
+                    persona,
+                    ("dataset", root),
+                    Reach(a[0], a[1], ca.column),
+                    Reach(b[0], b[1], cb.column),
+                    "column",
+                    f"{a[1]}.{ca.column} is {ca.disposition} on {a[0]} but "
+                    f"{b[1]}.{cb.column} is {cb.disposition} on {b[0]}",
+                )
+
+
+def _domain_divergences(
+    persona: str,
+    domain: str,
+    cols: list[tuple[str, str]],
+    by_dataset: dict[str, list[tuple[str, str]]],
+    root_of: dict[str, str],
+    view: _View,
+) -> Iterator[Divergence]:
+    """An identifier domain: each place more open than the strictest place of another
+    replica group (replicas are compared column by column above)."""
+    places: list[tuple[tuple[str, str, str], ColumnView]] = []
+    for d, c in cols:
+        for s, _ in by_dataset[d]:
+            cv = view(s, d).column(c)
+            if cv is not None:
+                places.append(((s, d, c), cv))
+    # the strictest place of each replica group, then the two strictest groups: the
+    # strictest place outside any one group is the first of those two not in it
+    per_group: dict[str, tuple[int, tuple[str, str, str], ColumnView]] = {}
+    for place, cv in places:
+        rank = _COLUMN_OPENNESS[cv.disposition]
+        group = root_of[place[1]]
+        if group not in per_group or rank < per_group[group][0]:
+            per_group[group] = (rank, place, cv)
+    two = sorted(per_group.items(), key=lambda kv: kv[1][0])[:2]
+    for a3, ca in places:
+        others = [entry for group, entry in two if group != root_of[a3[1]]]
+        if not others:
+            continue
+        rank, b3, cb = others[0]
+        if _COLUMN_OPENNESS[ca.disposition] > rank:
+            yield Divergence(
+                persona,
+                ("identifier", domain),
+                Reach(*a3),
+                Reach(*b3),
+                "column",
+                f"{domain} identifiers are {ca.disposition} in {a3[1]}.{a3[2]} on {a3[0]} "
+                f"but {cb.disposition} in {b3[1]}.{b3[2]} on {b3[0]}",
+            )
