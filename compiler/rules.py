@@ -23,6 +23,9 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     RuleInfo("ACC202", "shared-salt", "error"),
     RuleInfo("ACC203", "joinable-digest", "error"),
     RuleInfo("ACC204", "weak-hash", "error"),
+    # Added by accord beyond the format's table (SQL files): a salt written as a literal in a
+    # policy body, readable by every role that may describe the policy.
+    RuleInfo("ACC205", "literal-salt", "error"),
     RuleInfo("ACC301", "index-over-governed-data", "error"),
     RuleInfo("ACC401", "unsupported-runtime", "error"),
     RuleInfo("ACC402", "ungoverned-surface", "error"),

@@ -175,6 +175,18 @@ class Enforcement:
     reason: str = ""
 
 
+def required_runtime(model: PolicyModel, surface: Surface) -> tuple[tuple[int, int], str]:
+    """The lowest Databricks Runtime that applies the policies ``surface`` reads under, and
+    what needs it (platform facts: 12.2 for table-level filters and masks, 15.4 in dedicated
+    access mode, 16.4 for ABAC)."""
+    cfg = model.platforms.databricks
+    if cfg is not None and cfg.style == "abac":
+        return MIN_RUNTIME_ABAC, "ABAC policies need"
+    if surface.access_mode == "dedicated":
+        return MIN_RUNTIME_DEDICATED, "filters and masks in dedicated access mode need"
+    return MIN_RUNTIME_TABLE, "filters and masks need"
+
+
 def runtime_refusal(model: PolicyModel, surface: Surface) -> str | None:
     """Why a Databricks surface's runtime returns no rows for governed tables, or None."""
     if surface.platform != "databricks":
@@ -182,17 +194,12 @@ def runtime_refusal(model: PolicyModel, surface: Surface) -> str | None:
     version = surface.runtime_version
     if version is None:  # serverless, sql-warehouse, or not stated
         return None
-    cfg = model.platforms.databricks
-    shown = surface.runtime
-    if cfg is not None and cfg.style == "abac" and version < MIN_RUNTIME_ABAC:
-        return f"ABAC policies need Databricks Runtime 16.4 or later; {shown} returns no rows"
-    if surface.access_mode == "dedicated" and version < MIN_RUNTIME_DEDICATED:
+    needed, what = required_runtime(model, surface)
+    if version < needed:
         return (
-            f"filters and masks in dedicated access mode need Databricks Runtime 15.4 or later; "
-            f"{shown} returns no rows"
+            f"{what} Databricks Runtime {needed[0]}.{needed[1]} or later; "
+            f"{surface.runtime} returns no rows"
         )
-    if version < MIN_RUNTIME_TABLE:
-        return f"filters and masks need Databricks Runtime 12.2 or later; {shown} returns no rows"
     return None
 
 

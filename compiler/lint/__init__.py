@@ -1,20 +1,36 @@
 """The governance linter: rules over the model, the lowered catalog objects and policy SQL.
 
-``lint_project`` runs every registered model rule; suppressions (``ignore:`` on an entry)
-are applied here, once, for every rule. Rule modules register checks with :func:`rule`.
+A rule is an id of the rule table (:mod:`compiler.rules`) with one or more checks attached:
+
+* ``@rule(id)`` registers a *policy* check, which reads a :class:`Context` (the validated
+  project, its lowered catalogs, the semantics module) and yields :class:`Finding` values;
+* ``@sql_rule(id)`` registers a *SQL* check, which reads a :class:`SqlContext` (scanned policy
+  DDL, see :mod:`compiler.sqlscan`) and yields :class:`SqlHit` values (a finding and the
+  statements whose suppression comments may silence it).
+
+The docstring of a rule's policy check (or, for a SQL-only rule, of its SQL check) is the
+rule's documentation page, in the manner of ruff: what it does, why it is bad, an example and
+the fix. ``docs/rules.md`` and ``accord rules`` are generated from it.
+
+Every ``compiler/lint/*_rules.py`` module is imported on first use: importing one registers
+its checks. Suppressions (``ignore:`` on a policy entry, ``-- accord: ignore ACCnnn reason``
+above a SQL statement) are applied here, once, for every rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import inspect
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
-from compiler.errors import Location
-from compiler.rules import RULES_BY_ID, Severity
+from compiler.errors import Diagnostic, InputError, Location
+from compiler.rules import RULES_BY_ID, RuleInfo, Severity
 
 if TYPE_CHECKING:
+    from compiler.model import PolicyModel
+    from compiler.sqlscan import ScanResult, Statement
     from compiler.validate import Project
     from targets.objects import Catalog
 
@@ -28,6 +44,8 @@ class Finding:
     fix: str = ""
     suppressed: bool = False
     reason: str = ""
+    #: other places the finding names (the second file of an ACC203 across SQL files)
+    related: tuple[Location, ...] = ()
 
     @property
     def name(self) -> str:
@@ -53,13 +71,15 @@ class Finding:
 
 @dataclass
 class Context:
-    """What a model rule reads: the validated project and its lowered catalogs."""
+    """What a policy check reads: the validated project and its lowered catalogs."""
 
     project: Project
     extra: dict[str, object] = field(default_factory=dict)
+    #: values computed once per run and shared by checks (see :meth:`memo`)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
-    def model(self):
+    def model(self) -> PolicyModel:
         return self.project.model
 
     @cached_property
@@ -68,30 +88,77 @@ class Context:
 
         return {p: get_target(p).lower(self.model) for p in self.model.declared_platforms()}
 
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per lint run, shared by every check that asks for ``key``."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
-ModelCheck = Callable[[Context], Iterator[Finding]]
+
+@dataclass
+class SqlContext:
+    """What a SQL check reads: every scanned file, linted together."""
+
+    results: Sequence[ScanResult]
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def statements(self) -> list[Statement]:
+        return [s for r in self.results for s in r.statements]
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per lint run, shared by every check that asks for ``key``."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+
+@dataclass(frozen=True)
+class SqlHit:
+    """A finding in SQL and the statements whose suppression comments may silence it."""
+
+    finding: Finding
+    statements: tuple[Statement, ...]
+
+
+PolicyCheck = Callable[[Context], Iterable[Finding]]
+SqlCheck = Callable[[SqlContext], Iterable[SqlHit]]
+Source = Literal["policy", "sql"]
 
 
 @dataclass(frozen=True)
 class RegisteredRule:
     id: str
-    check: ModelCheck
+    check: Callable[..., Iterable[Any]]
     doc: str
+    source: Source
 
 
 REGISTRY: dict[str, list[RegisteredRule]] = {}
 
 
-def rule(rule_id: str) -> Callable[[ModelCheck], ModelCheck]:
-    """Register a model check for ``rule_id`` (which must be in the spec's rule table)."""
+def _register(rule_id: str, source: Source) -> Callable[[Callable[..., Any]], Any]:
     if rule_id not in RULES_BY_ID:
-        raise KeyError(f"{rule_id} is not in the rule table")
+        raise KeyError(f"{rule_id} is not in the rule table (compiler/rules.py)")
 
-    def register(fn: ModelCheck) -> ModelCheck:
-        REGISTRY.setdefault(rule_id, []).append(RegisteredRule(rule_id, fn, fn.__doc__ or ""))
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        doc = inspect.cleandoc(fn.__doc__ or "")
+        REGISTRY.setdefault(rule_id, []).append(RegisteredRule(rule_id, fn, doc, source))
         return fn
 
     return register
+
+
+def rule(rule_id: str) -> Callable[[PolicyCheck], PolicyCheck]:
+    """Register a policy check for ``rule_id`` (which must be in the rule table). Its
+    docstring is the rule's documentation page."""
+    return _register(rule_id, "policy")
+
+
+def sql_rule(rule_id: str) -> Callable[[SqlCheck], SqlCheck]:
+    """Register a SQL check for ``rule_id``. Its docstring is the rule's page only when the
+    rule has no policy check."""
+    return _register(rule_id, "sql")
 
 
 def _load_rules() -> None:
@@ -106,6 +173,33 @@ def _load_rules() -> None:
             importlib.import_module(f"compiler.lint.{info.name}")
 
 
+def registered_rules() -> list[RuleInfo]:
+    """Every rule with at least one check, in id order."""
+    _load_rules()
+    return [RULES_BY_ID[r] for r in sorted(REGISTRY)]
+
+
+def rule_sources(rule_id: str) -> list[Source]:
+    """Where a rule applies: ``policy`` files, ``sql`` files, or both."""
+    _load_rules()
+    return sorted({r.source for r in REGISTRY.get(rule_id, [])}, key=["policy", "sql"].index)
+
+
+def rule_doc(rule_id: str) -> str:
+    """The documentation page of a rule: its policy check's docstring, else its SQL check's."""
+    _load_rules()
+    checks = REGISTRY.get(rule_id, [])
+    for source in ("policy", "sql"):
+        for registered in checks:
+            if registered.source == source and registered.doc:
+                return registered.doc
+    return ""
+
+
+# --------------------------------------------------------------------------------------------
+# running
+
+
 def suppression_for(project: Project, obj: str, rule_id: str) -> str | None:
     """The reason an entry (``masks.x``, ``datasets.y``, ...) gives for ignoring a rule."""
     section, _, name = obj.partition(".")
@@ -117,14 +211,69 @@ def suppression_for(project: Project, obj: str, rule_id: str) -> str | None:
 
 
 def lint_project(project: Project, extra: dict[str, object] | None = None) -> list[Finding]:
-    """Every finding of every registered model rule, suppressions applied, sorted."""
+    """Every finding of every registered policy check, suppressions applied, sorted."""
     _load_rules()
     ctx = Context(project, extra or {})
     findings: list[Finding] = []
     for rule_id in sorted(REGISTRY):
         for registered in REGISTRY[rule_id]:
+            if registered.source != "policy":
+                continue
             for f in registered.check(ctx):
                 reason = suppression_for(project, f.object, f.rule)
+                if reason:
+                    f = replace(f, suppressed=True, reason=reason)
+                findings.append(f)
+    return sorted(set(findings))
+
+
+def lint_sql(results: Sequence[ScanResult]) -> list[Finding]:
+    """Every finding of every registered SQL check over files scanned together (so a finding
+    across platforms can name two files), suppression comments applied, sorted.
+
+    Raises InputError for scan errors and for suppression comments that name an unknown rule
+    or give no reason."""
+    problems = [
+        Diagnostic(Location(e.file, e.line, e.column), e.message) for r in results for e in r.errors
+    ]
+    for result in results:
+        for stmt in result.statements:
+            for s in stmt.suppressions:
+                where = Location(stmt.file, s.line, s.column)
+                if s.rule not in RULES_BY_ID:
+                    problems.append(
+                        Diagnostic(
+                            where, f"suppression names unknown rule {s.rule} (see `accord rules`)"
+                        )
+                    )
+                elif not s.reason:
+                    problems.append(
+                        Diagnostic(
+                            where,
+                            f"suppression of {s.rule} needs a reason: "
+                            f"`-- accord: ignore {s.rule} <why this is safe>`",
+                        )
+                    )
+    if problems:
+        raise InputError(problems)
+    _load_rules()
+    ctx = SqlContext(results)
+    findings: list[Finding] = []
+    for rule_id in sorted(REGISTRY):
+        for registered in REGISTRY[rule_id]:
+            if registered.source != "sql":
+                continue
+            for hit in registered.check(ctx):
+                f = hit.finding
+                reason = next(
+                    (
+                        s.reason
+                        for stmt in hit.statements
+                        for s in stmt.suppressions
+                        if s.rule == f.rule
+                    ),
+                    None,
+                )
                 if reason:
                     f = replace(f, suppressed=True, reason=reason)
                 findings.append(f)
