@@ -19,6 +19,7 @@ from compiler.errors import InputError, UsageError
 COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("validate", "Load and validate a policy directory."),
     "lint": ("lint", "Lint policy files and hand-written policy SQL."),
+    "rules": ("rules", "List the lint rules, or print one rule's documentation."),
     "compile": ("compile", "Compile the model to Snowflake, Databricks and Terraform."),
     "schema": ("schema", "Print the JSON Schema of the policy format."),
 }

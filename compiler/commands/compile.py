@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+import sys
+
 import click
 
 from compiler.compile import TARGET_CHOICES, render_files, write_tree
@@ -22,12 +25,13 @@ def command(directory: str, out: str, target: str) -> int:
     Lint runs first: while an error-level finding remains unsuppressed, nothing is written
     and the exit code is 1."""
     from compiler.lint import lint_project
+    from compiler.lint.report import format_findings
 
     project = load_project(directory)
     blocking = [f for f in lint_project(project) if f.severity == "error" and not f.suppressed]
     if blocking:
-        for f in blocking:
-            click.echo(f"{f.location}: {f.rule} [{f.name}] {f.message}", err=True)
+        color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+        click.echo(format_findings(blocking, color) + "\n", err=True, color=color)
         click.echo(
             f"accord compile: refused: {len(blocking)} error-level lint finding(s); "
             "nothing was written",

@@ -1,0 +1,89 @@
+"""Generate ``docs/rules.md`` from the registered rules' docstrings.
+
+    python -m compiler.lint.docs            # write docs/rules.md
+    python -m compiler.lint.docs --check    # exit 1 if docs/rules.md is stale
+
+Every registered rule is included (rules added by other ``*_rules.py`` modules too), in id
+order, with its severity, where it applies (policy files, SQL files) and its page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from compiler.lint import registered_rules, rule_doc, rule_sources
+
+DEFAULT_OUT = Path("docs/rules.md")
+#: the sections every rule page has, in order
+SECTIONS = ("What it does", "Why is this bad?", "Example", "How to fix")
+_WHERE = {"policy": "policy files", "sql": "SQL files"}
+
+
+def doc_sections(doc: str) -> tuple[str, dict[str, str]]:
+    """A rule page's summary (its first paragraph) and its ``## `` sections by title."""
+    head, *chunks = doc.split("\n## ")
+    sections = {}
+    for chunk in chunks:
+        title, _, body = chunk.partition("\n")
+        sections[title.strip()] = body.strip()
+    return " ".join(head.split()), sections
+
+
+def render_docs() -> str:
+    rules = registered_rules()
+    lines = [
+        "# accord lint rules",
+        "",
+        "<!-- Generated from the rules' docstrings by `python -m compiler.lint.docs`",
+        "     (`make docs`). Do not edit by hand: a test fails when this file is stale. -->",
+        "",
+        "`accord lint` checks policy directories (YAML) and hand-written policy SQL. Errors fail",
+        "the lint (and `accord compile`) by default; warnings fail it with `--fail-on warning`.",
+        'Suppress a finding with a reason: `ignore: {ACC301: "why"}` on a `masks`, `datasets`,',
+        "`indexes` or `surfaces` entry, or `-- accord: ignore ACC201 why` on the line before a",
+        "SQL statement. `accord rules ID` prints one page.",
+        "",
+        "| id | name | severity | applies to | summary |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rules:
+        summary, _ = doc_sections(rule_doc(r.id))
+        where = ", ".join(_WHERE[s] for s in rule_sources(r.id))
+        lines.append(
+            f"| [{r.id}](#{r.id.lower()}-{r.name}) | `{r.name}` | {r.severity} | {where} | "
+            f"{summary} |"
+        )
+    for r in rules:
+        summary, sections = doc_sections(rule_doc(r.id))
+        where = ", ".join(_WHERE[s] for s in rule_sources(r.id))
+        lines += ["", f"## {r.id} {r.name}", "", f"**{r.severity}** · applies to {where}", ""]
+        lines += [summary, ""]
+        for title, body in sections.items():
+            lines += [f"### {title}", "", body, ""]
+        while lines[-1] == "":
+            lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compiler.lint.docs", description=__doc__)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: docs/rules.md")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
+    args = parser.parse_args(argv)
+    text = render_docs()
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.exists() else None
+        if current != text:
+            print(f"{args.out} is stale: run `make docs`", file=sys.stderr)
+            return 1
+        return 0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out} ({len(registered_rules())} rules)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,243 @@
+"""Lint output: text for people, JSON (shared/spec/cli.md), SARIF 2.1.0 for code scanning and
+GitHub workflow annotations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib import metadata
+from urllib.parse import quote
+
+import click
+
+from compiler.errors import Location
+from compiler.lint import Finding, registered_rules, rule_doc, rule_sources
+from compiler.lint.docs import doc_sections
+from compiler.lint.sources import source_line
+
+FORMATS = ("text", "json", "sarif", "github")
+#: longest source excerpt shown in text output; longer lines are cut around the column
+_EXCERPT = 100
+
+
+def counts(findings: Sequence[Finding]) -> dict[str, int]:
+    """The summary of cli.md: unsuppressed errors and warnings, and suppressed findings."""
+    active = [f for f in findings if not f.suppressed]
+    return {
+        "error": sum(f.severity == "error" for f in active),
+        "warning": sum(f.severity == "warning" for f in active),
+        "suppressed": sum(f.suppressed for f in findings),
+    }
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# --------------------------------------------------------------------------------------------
+# text
+
+
+def _excerpt(line: str, column: int) -> tuple[str, int]:
+    """The source line (cut around ``column`` when long) and the column within the cut."""
+    if len(line) <= _EXCERPT:
+        return line, column
+    start = max(0, min(column - 1 - _EXCERPT // 2, len(line) - _EXCERPT))
+    cut = line[start : start + _EXCERPT]
+    prefix = "..." if start else ""
+    suffix = "..." if start + _EXCERPT < len(line) else ""
+    return prefix + cut + suffix, column - start + len(prefix)
+
+
+def format_findings(findings: Sequence[Finding], color: bool = False) -> str:
+    """Findings grouped by file: position, severity, rule id and name, the message, the
+    source line with a marker under the column, and the fix."""
+
+    def style(text: str, **kw: object) -> str:
+        return click.style(text, **kw) if color else text  # type: ignore[arg-type]
+
+    out: list[str] = []
+    current: str | None = None
+    for f in findings:
+        loc = f.location
+        if loc.file != current:
+            if current is not None:
+                out.append("")
+            out.append(style(loc.file, bold=True, underline=True))
+            current = loc.file
+        if f.suppressed:
+            level = style(f"suppressed {f.severity}", fg="bright_black")
+        else:
+            level = style(f.severity, fg="red" if f.severity == "error" else "yellow", bold=True)
+        out.append(
+            f"  {loc.line}:{loc.column}  {level}  {style(f.rule, bold=True)} {f.name}  [{f.object}]"
+        )
+        out.append(f"    {f.message}")
+        line = source_line(loc.file, loc.line)
+        if line is not None:
+            shown, column = _excerpt(line.rstrip(), loc.column)
+            gutter = str(loc.line)
+            pad = "".join(c if c == "\t" else " " for c in shown[: max(column - 1, 0)])
+            out.append(f"    {style(gutter, fg='blue')} | {shown}")
+            out.append(f"    {' ' * len(gutter)} | {pad}{style('^', fg='red', bold=True)}")
+        for related in f.related:
+            out.append(f"    see also {related}")
+        if f.fix:
+            out.append(f"    {style('fix:', fg='green', bold=True)} {f.fix}")
+        if f.suppressed:
+            out.append(f"    suppressed: {f.reason}")
+    return "\n".join(out)
+
+
+def summary_line(findings: Sequence[Finding], files: int) -> str:
+    c = counts(findings)
+    checked = _plural(files, "file")
+    suppressed = f" ({c['suppressed']} suppressed)" if c["suppressed"] else ""
+    if not c["error"] and not c["warning"]:
+        return f"accord lint: no findings in {checked}{suppressed}"
+    return (
+        f"accord lint: {_plural(c['error'], 'error')}, {_plural(c['warning'], 'warning')} in "
+        f"{checked}{suppressed}"
+    )
+
+
+def render_text(
+    findings: Sequence[Finding], files: int, show_suppressed: bool = False, color: bool = False
+) -> str:
+    shown = [f for f in findings if show_suppressed or not f.suppressed]
+    summary = summary_line(findings, files)
+    if not shown:
+        return summary
+    return format_findings(shown, color) + "\n\n" + summary
+
+
+# --------------------------------------------------------------------------------------------
+# json
+
+
+def render_json(findings: Sequence[Finding], show_suppressed: bool = False) -> str:
+    listed = []
+    for f in findings:
+        if f.suppressed and not show_suppressed:
+            continue
+        entry = f.to_json()
+        if show_suppressed:
+            entry["suppressed"] = f.suppressed
+            if f.suppressed:
+                entry["reason"] = f.reason
+        listed.append(entry)
+    return json.dumps({"findings": listed, "summary": counts(findings)}, indent=2)
+
+
+# --------------------------------------------------------------------------------------------
+# sarif
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _uri(path: str) -> str:
+    if path.startswith("/"):
+        return "file://" + quote(path)
+    return quote(path)
+
+
+def sarif_document(findings: Sequence[Finding]) -> dict[str, object]:
+    rules = registered_rules()
+    index = {r.id: i for i, r in enumerate(rules)}
+    driver_rules = []
+    for r in rules:
+        doc = rule_doc(r.id)
+        summary, sections = doc_sections(doc)
+        full = "\n\n".join(
+            sections[k] for k in ("What it does", "Why is this bad?") if k in sections
+        )
+        driver_rules.append(
+            {
+                "id": r.id,
+                "name": r.name,
+                "shortDescription": {"text": summary},
+                "fullDescription": {"text": full or summary},
+                "help": {"text": doc, "markdown": doc},
+                "defaultConfiguration": {"level": r.severity},
+                "properties": {"tags": ["governance", *rule_sources(r.id)]},
+            }
+        )
+    results = []
+    for f in findings:
+        result: dict[str, object] = {
+            "ruleId": f.rule,
+            "ruleIndex": index[f.rule],
+            "level": f.severity,
+            "message": {"text": f"{f.message}. Fix: {f.fix}" if f.fix else f.message},
+            "locations": [_physical(f.location)],
+        }
+        if f.related:
+            result["relatedLocations"] = [
+                {"id": i, **_physical(loc)} for i, loc in enumerate(f.related, start=1)
+            ]
+        if f.suppressed:
+            result["suppressions"] = [{"kind": "inSource", "justification": f.reason}]
+        results.append(result)
+    try:
+        version = metadata.version("accord")
+    except metadata.PackageNotFoundError:  # running from a source tree without install
+        version = "0"
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "accord", "version": version, "rules": driver_rules}},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+
+
+def _physical(loc: Location) -> dict[str, object]:
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": _uri(loc.file)},
+            "region": {"startLine": loc.line, "startColumn": loc.column},
+        }
+    }
+
+
+def render_sarif(findings: Sequence[Finding]) -> str:
+    return json.dumps(sarif_document(findings), indent=2)
+
+
+# --------------------------------------------------------------------------------------------
+# github
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(findings: Sequence[Finding], show_suppressed: bool = False) -> str:
+    """Workflow commands: ``::error file=...,line=...,col=...,title=ACC201 unsalted-hash::...``
+    (suppressed findings as ``::notice`` with --show-suppressed)."""
+    lines = []
+    for f in findings:
+        if f.suppressed and not show_suppressed:
+            continue
+        command = "notice" if f.suppressed else f.severity
+        props = ",".join(
+            [
+                f"file={_escape_property(f.location.file)}",
+                f"line={f.location.line}",
+                f"col={f.location.column}",
+                f"title={_escape_property(f'{f.rule} {f.name}')}",
+            ]
+        )
+        text = f.message + (f"\nFix: {f.fix}" if f.fix else "")
+        if f.suppressed:
+            text += f"\nSuppressed: {f.reason}"
+        lines.append(f"::{command} {props}::{_escape_data(text)}")
+    return "\n".join(lines)
