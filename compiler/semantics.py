@@ -242,11 +242,25 @@ def governed_columns(ds: Dataset) -> list[str]:
 
 
 def dataset_view(
-    model: PolicyModel, persona: str, dataset: str, surface: str | None = None
+    model: PolicyModel,
+    persona: str,
+    dataset: str,
+    surface: str | None = None,
+    also: Iterable[str] = (),
 ) -> DatasetView:
-    """The persona's view of ``dataset`` through ``surface`` (None: directly as a caller)."""
+    """The persona's view of ``dataset`` through ``surface`` (None: directly as a caller).
+
+    Its columns are the governed ones, and ``also`` (matched case-insensitively): columns to
+    show as this dataset has them even when it does not govern them, such as the columns a
+    replica's original masks."""
     ds = model.datasets[dataset]
     cols = governed_columns(ds)
+    shown = {c.lower() for c in cols}
+    listed = {c.lower(): c for c in ds.columns}
+    for extra in also:
+        if extra.lower() not in shown:
+            shown.add(extra.lower())
+            cols.append(listed.get(extra.lower(), extra))
     mode = enforcement(model, surface).mode if surface is not None else "catalog"
     if mode == "catalog" or not ds.governed:
         rows = rows_visible(model, persona, dataset)
@@ -268,16 +282,17 @@ def dataset_view(
                 ColumnView(v.column, "denied", v.mask, v.strategy, v.identifier) for v in views
             )
         return DatasetView(persona, dataset, surface, ds.platform, rows, row_disp, views)
+    specs = [(c, ds.columns.get(c)) for c in cols]
     if mode == "no-rows":
         views = tuple(
-            ColumnView(c, "denied", ds.columns[c].mask, identifier=ds.columns[c].identifier)
-            for c in cols
+            ColumnView(c, "denied", s.mask if s else None, identifier=s.identifier if s else None)
+            for c, s in specs
         )
         return DatasetView(persona, dataset, surface, ds.platform, NO_ROWS, "denied", views)
     # service identity or no catalog: nothing is enforced per caller
     views = tuple(
-        ColumnView(c, "ungoverned", ds.columns[c].mask, identifier=ds.columns[c].identifier)
-        for c in cols
+        ColumnView(c, "ungoverned", s.mask if s else None, identifier=s.identifier if s else None)
+        for c, s in specs
     )
     return DatasetView(persona, dataset, surface, ds.platform, ALL_ROWS, "ungoverned", views)
 
@@ -363,10 +378,17 @@ def divergences(
     refused = {
         s for s in model.surfaces if refused_as_intended and enforcement(model, s).mode == "no-rows"
     }
+    # a replica shows every column its group governs anywhere: one that lost its mask is the
+    # very leak to find
+    also: dict[str, list[str]] = {}
+    for members in groups.values():
+        if len(members) > 1:
+            union = sorted({c for d in members for c in governed_columns(model.datasets[d])})
+            also.update((d, union) for d in members)
 
     out: list[Divergence] = []
     for persona in personas:
-        view = _Views(model, persona, refused)
+        view = _Views(model, persona, refused, also)
         for root, members in sorted(groups.items()):
             places = [r for d in members for r in by_dataset[d]]
             if len(places) < 2 or not any(model.datasets[d].governed for d in members):
@@ -381,20 +403,25 @@ def divergences(
 class _Views:
     """One persona's views, computed once per (surface, dataset)."""
 
-    def __init__(self, model: PolicyModel, persona: str, refused: set[str]) -> None:
+    def __init__(
+        self, model: PolicyModel, persona: str, refused: set[str], also: dict[str, list[str]]
+    ) -> None:
         self.model = model
         self.persona = persona
         self.refused = refused
+        self.also = also
         self.cache: dict[tuple[str, str], DatasetView] = {}
 
     def __call__(self, surface: str, dataset: str) -> DatasetView:
         key = (surface, dataset)
         found = self.cache.get(key)
         if found is None:
+            also = self.also.get(dataset, ())
             if surface in self.refused:
-                found = replace(dataset_view(self.model, self.persona, dataset), surface=surface)
+                intended = dataset_view(self.model, self.persona, dataset, None, also)
+                found = replace(intended, surface=surface)
             else:
-                found = dataset_view(self.model, self.persona, dataset, surface)
+                found = dataset_view(self.model, self.persona, dataset, surface, also)
             self.cache[key] = found
         return found
 

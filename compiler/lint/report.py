@@ -132,7 +132,9 @@ def render_json(findings: Sequence[Finding], show_suppressed: bool = False) -> s
 # --------------------------------------------------------------------------------------------
 # sarif
 
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 
 
 def _uri(path: str) -> str:
