@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= build/compiled
 
-.PHONY: demo test lint format golden bench clean
+.PHONY: demo test lint format golden docs bench clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ format: $(BIN)/accord
 # Regenerate the golden files under tests/golden/ after an intended change of output.
 golden: $(BIN)/accord
 	$(BIN)/python -m tests.regen_golden
+
+# Regenerate docs/rules.md from the lint rules' docstrings (a test fails when it is stale).
+docs: $(BIN)/accord
+	$(BIN)/python -m compiler.lint.docs
 
 bench: $(BIN)/accord
 	$(BIN)/python bench/run.py
