@@ -94,19 +94,7 @@ NO_ROWS = RowSet()
 
 def rows_visible(model: PolicyModel, persona: str, dataset: str) -> RowSet:
     """Rows the persona sees of ``dataset`` on its own platform, as a caller."""
-    ds = model.datasets[dataset]
-    rf = ds.row_filter
-    if rf is None:
-        return ALL_ROWS
-    if rf.expression is not None:
-        return RowSet(expression=True)
-    assert rf.entitlement is not None
-    mine = set(principals_on(model, persona, ds.platform))
-    if mine & set(rf.unfiltered_for):
-        return ALL_ROWS
-    grants = model.entitlements[rf.entitlement]
-    values = frozenset(v for v, granted in grants.items() if mine & set(granted))
-    return RowSet(values=values, dimension=rf.entitlement)
+    return Perspective(model, persona).rows(dataset)
 
 
 # --------------------------------------------------------------------------------------------
@@ -124,20 +112,12 @@ class ColumnView:
 
 def unmasked(model: PolicyModel, persona: str, mask: str, platform: str) -> bool:
     """Whether the persona sees the clear value behind ``mask`` on ``platform``."""
-    mine = set(principals_on(model, persona, platform))
-    return bool(mine & set(model.masks[mask].unmasked_for))
+    return Perspective(model, persona).unmasked(mask, platform)
 
 
 def column_view(model: PolicyModel, persona: str, dataset: str, column: str) -> ColumnView:
     """How the persona sees ``column`` of ``dataset`` on its own platform, as a caller."""
-    ds = model.datasets[dataset]
-    spec = ds.columns.get(column)
-    if spec is None or spec.mask is None:
-        return ColumnView(column, "clear", identifier=spec.identifier if spec else None)
-    mask = model.masks[spec.mask]
-    if unmasked(model, persona, spec.mask, ds.platform):
-        return ColumnView(column, "clear", spec.mask, mask.strategy, spec.identifier)
-    return ColumnView(column, "masked", spec.mask, mask.strategy, spec.identifier)
+    return Perspective(model, persona).column(dataset, column)
 
 
 def apply_mask(mask: Mask, value: str | None, salt: str | None) -> str | None:
@@ -253,48 +233,126 @@ def dataset_view(
     Its columns are the governed ones, and ``also`` (matched case-insensitively): columns to
     show as this dataset has them even when it does not govern them, such as the columns a
     replica's original masks."""
-    ds = model.datasets[dataset]
-    cols = governed_columns(ds)
-    shown = {c.lower() for c in cols}
-    listed = {c.lower(): c for c in ds.columns}
-    for extra in also:
-        if extra.lower() not in shown:
-            shown.add(extra.lower())
-            cols.append(listed.get(extra.lower(), extra))
-    mode = enforcement(model, surface).mode if surface is not None else "catalog"
-    if mode == "catalog" or not ds.governed:
-        rows = rows_visible(model, persona, dataset)
-        if ds.row_filter is None:
-            row_disp: Disposition = "clear" if ds.governed else "ungoverned"
-        elif rows.all:
-            row_disp = "clear"
-        elif rows.nothing:
-            row_disp = "denied"
-        else:
-            row_disp = "filtered"
-        views = tuple(column_view(model, persona, dataset, c) for c in cols)
-        if not ds.governed:
-            views = tuple(
-                ColumnView(v.column, "ungoverned", identifier=v.identifier) for v in views
-            )
-        elif rows.nothing:
-            views = tuple(
-                ColumnView(v.column, "denied", v.mask, v.strategy, v.identifier) for v in views
-            )
-        return DatasetView(persona, dataset, surface, ds.platform, rows, row_disp, views)
-    specs = [(c, ds.columns.get(c)) for c in cols]
-    if mode == "no-rows":
+    return Perspective(model, persona).view(dataset, surface, also)
+
+
+class Perspective:
+    """One persona's answers, memoised: the principals it holds per platform, the rows each
+    entitlement filter leaves it, which masks it sees through, how each surface enforces.
+    The functions above build one per call; :func:`divergences` keeps one per persona, since
+    the views of thousands of datasets ask the same few questions."""
+
+    def __init__(self, model: PolicyModel, persona: str) -> None:
+        self.model = model
+        self.persona = persona
+        self._mine: dict[str, frozenset[str]] = {}
+        self._rows: dict[tuple[str, str, tuple[str, ...]], RowSet] = {}
+        self._clear: dict[tuple[str, str], bool] = {}
+        self._modes: dict[str, str] = {}
+
+    def principals(self, platform: str) -> frozenset[str]:
+        found = self._mine.get(platform)
+        if found is None:
+            found = frozenset(principals_on(self.model, self.persona, platform))
+            self._mine[platform] = found
+        return found
+
+    def rows(self, dataset: str) -> RowSet:
+        ds = self.model.datasets[dataset]
+        rf = ds.row_filter
+        if rf is None:
+            return ALL_ROWS
+        if rf.expression is not None:
+            return RowSet(expression=True)
+        assert rf.entitlement is not None
+        key = (ds.platform, rf.entitlement, tuple(rf.unfiltered_for))
+        found = self._rows.get(key)
+        if found is None:
+            mine = self.principals(ds.platform)
+            if not mine.isdisjoint(rf.unfiltered_for):
+                found = ALL_ROWS
+            else:
+                grants = self.model.entitlements[rf.entitlement]
+                values = frozenset(v for v, who in grants.items() if not mine.isdisjoint(who))
+                found = RowSet(values=values, dimension=rf.entitlement)
+            self._rows[key] = found
+        return found
+
+    def unmasked(self, mask: str, platform: str) -> bool:
+        key = (mask, platform)
+        found = self._clear.get(key)
+        if found is None:
+            found = not self.principals(platform).isdisjoint(self.model.masks[mask].unmasked_for)
+            self._clear[key] = found
+        return found
+
+    def column(self, dataset: str, column: str) -> ColumnView:
+        return self._column(self.model.datasets[dataset], column)
+
+    def _column(self, ds: Dataset, column: str) -> ColumnView:
+        spec = ds.columns.get(column)
+        if spec is None or spec.mask is None:
+            return ColumnView(column, "clear", identifier=spec.identifier if spec else None)
+        strategy = self.model.masks[spec.mask].strategy
+        seen: Disposition = "clear" if self.unmasked(spec.mask, ds.platform) else "masked"
+        return ColumnView(column, seen, spec.mask, strategy, spec.identifier)
+
+    def mode(self, surface: str | None) -> str:
+        if surface is None:
+            return "catalog"
+        found = self._modes.get(surface)
+        if found is None:
+            found = enforcement(self.model, surface).mode
+            self._modes[surface] = found
+        return found
+
+    def view(
+        self, dataset: str, surface: str | None = None, also: Iterable[str] = ()
+    ) -> DatasetView:
+        """See :func:`dataset_view`."""
+        model, persona = self.model, self.persona
+        ds = model.datasets[dataset]
+        cols = governed_columns(ds)
+        if also:
+            shown = {c.lower() for c in cols}
+            listed = {c.lower(): c for c in ds.columns}
+            for extra in also:
+                if extra.lower() not in shown:
+                    shown.add(extra.lower())
+                    cols.append(listed.get(extra.lower(), extra))
+        mode = self.mode(surface)
+        if mode == "catalog" or not ds.governed:
+            rows = self.rows(dataset)
+            if ds.row_filter is None:
+                row_disp: Disposition = "clear" if ds.governed else "ungoverned"
+            elif rows.all:
+                row_disp = "clear"
+            elif rows.nothing:
+                row_disp = "denied"
+            else:
+                row_disp = "filtered"
+            views = tuple(self._column(ds, c) for c in cols)
+            if not ds.governed:
+                views = tuple(
+                    ColumnView(v.column, "ungoverned", identifier=v.identifier) for v in views
+                )
+            elif rows.nothing:
+                views = tuple(
+                    ColumnView(v.column, "denied", v.mask, v.strategy, v.identifier) for v in views
+                )
+            return DatasetView(persona, dataset, surface, ds.platform, rows, row_disp, views)
+        specs = [(c, ds.columns.get(c)) for c in cols]
+        # no-rows: the runtime returns nothing; otherwise (service identity or no catalog)
+        # nothing is enforced per caller
+        disposition: Disposition = "denied" if mode == "no-rows" else "ungoverned"
         views = tuple(
-            ColumnView(c, "denied", s.mask if s else None, identifier=s.identifier if s else None)
+            ColumnView(
+                c, disposition, s.mask if s else None, identifier=s.identifier if s else None
+            )
             for c, s in specs
         )
-        return DatasetView(persona, dataset, surface, ds.platform, NO_ROWS, "denied", views)
-    # service identity or no catalog: nothing is enforced per caller
-    views = tuple(
-        ColumnView(c, "ungoverned", s.mask if s else None, identifier=s.identifier if s else None)
-        for c, s in specs
-    )
-    return DatasetView(persona, dataset, surface, ds.platform, ALL_ROWS, "ungoverned", views)
+        rows = NO_ROWS if mode == "no-rows" else ALL_ROWS
+        return DatasetView(persona, dataset, surface, ds.platform, rows, disposition, views)
 
 
 # --------------------------------------------------------------------------------------------
@@ -406,8 +464,7 @@ class _Views:
     def __init__(
         self, model: PolicyModel, persona: str, refused: set[str], also: dict[str, list[str]]
     ) -> None:
-        self.model = model
-        self.persona = persona
+        self.perspective = Perspective(model, persona)
         self.refused = refused
         self.also = also
         self.cache: dict[tuple[str, str], DatasetView] = {}
@@ -418,10 +475,9 @@ class _Views:
         if found is None:
             also = self.also.get(dataset, ())
             if surface in self.refused:
-                intended = dataset_view(self.model, self.persona, dataset, None, also)
-                found = replace(intended, surface=surface)
+                found = replace(self.perspective.view(dataset, None, also), surface=surface)
             else:
-                found = dataset_view(self.model, self.persona, dataset, surface, also)
+                found = self.perspective.view(dataset, surface, also)
             self.cache[key] = found
         return found
 
