@@ -305,3 +305,20 @@ def test_compile_writes_the_clean_estate(tmp_path: Path) -> None:
     run = accord("compile", "policies", "--out", str(tmp_path / "out"))
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "out" / "manifest.json").exists()
+
+
+def test_pre_commit_hooks_lint_the_whole_policy_directory() -> None:
+    import re
+
+    import yaml
+
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    policy = hooks["accord-lint"]
+    assert policy["entry"] == "accord lint" and policy["language"] == "python"
+    assert policy["pass_filenames"] is False and policy["args"] == ["policies"]
+    pattern = re.compile(policy["files"])
+    assert all(pattern.search(f) for f in ("policies/masks.yaml", "p/x.yml", "sql/a.sql"))
+    assert not pattern.search("README.md")
+    sql = hooks["accord-lint-sql"]
+    assert sql["entry"] == "accord lint" and re.compile(sql["files"]).search("a.snowflake.sql")
+    assert sql.get("pass_filenames", True) is True

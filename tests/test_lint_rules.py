@@ -513,28 +513,37 @@ def test_yaml_suppression_needs_the_entry_and_keeps_the_finding(tmp_path: Path) 
 
 AS_FOUND = ROOT / "examples" / "as-found"
 
-#: (rule, file under examples/as-found, line, column): the design notes' opening paragraph
-AS_FOUND_FINDINGS = [
-    ("ACC101", "datasets.yaml", 25),  # CURRENT_ROLE in the warehouse's predicate
-    ("ACC201", "masks.yaml", 20),  # unsalted on snowflake
-    ("ACC201", "masks.yaml", 20),  # unsalted on databricks
-    ("ACC203", "masks.yaml", 20),  # subject digests join across the platforms
-    ("ACC301", "surfaces.yaml", 21),  # Cortex Search with owner's rights
-    ("ACC301", "surfaces.yaml", 33),  # vector index over ABAC
-    ("ACC401", "surfaces.yaml", 60),  # runtime 14.3 under ABAC
-    ("ACC402", "surfaces.yaml", 77),  # pipeline with no catalog
-    ("ACC403", "surfaces.yaml", 77),  # ... the loosest surface: variant_calls
-    ("ACC403", "surfaces.yaml", 77),  # ... and the subject identifier domain
+#: (rule, kind, YAML path of the node): every defect of the design notes' opening paragraph
+AS_FOUND_FINDINGS: list[tuple[str, str, tuple[Any, ...]]] = [
+    # a Snowflake policy written with CURRENT_ROLE
+    ("ACC101", "value", ("datasets", "assay_results", "row_filter", "expression", "snowflake")),
+    # two unsalted SHA-256 masks (one mask, used on both platforms) ...
+    ("ACC201", "key", ("masks", "subject_pseudonym")),
+    ("ACC201", "key", ("masks", "subject_pseudonym")),
+    # ... that give a subject the same digest on both platforms
+    ("ACC203", "key", ("masks", "subject_pseudonym")),
+    # a Cortex Search service that answers with its owner's rights
+    ("ACC301", "value", ("indexes", "assay_search", "inherit_governance")),
+    # a vector index over an ABAC table that enforces nothing
+    ("ACC301", "key", ("indexes", "variant_search")),
+    # a runtime too old to apply filters
+    ("ACC401", "value", ("surfaces", "lakehouse_agent", "runtime")),
+    # a pipeline with no catalog that answers what both catalogs withhold: the loosest surface
+    ("ACC402", "value", ("surfaces", "variant_annotation", "reads", 0)),
+    ("ACC403", "value", ("surfaces", "variant_annotation", "reads", 0)),  # variant_calls
+    ("ACC403", "value", ("surfaces", "variant_annotation", "reads", 0)),  # subject ids
 ]
 
 
 def test_as_found_estate_has_every_defect_located() -> None:
-    findings = lint_project(load_project(AS_FOUND))
-    got = sorted(
-        (f.rule, Path(f.location.file).relative_to(AS_FOUND).as_posix(), f.location.line)
-        for f in findings
-    )
-    assert got == sorted(AS_FOUND_FINDINGS)
+    project = load_project(AS_FOUND)
+    findings = lint_project(project)
+    got = sorted((f.rule, f.location.file, f.location.line) for f in findings)
+    expected = []
+    for rule_id, kind, path in AS_FOUND_FINDINGS:
+        where = project.loc(*path) if kind == "value" else project.key_loc(*path)
+        expected.append((rule_id, where.file, where.line))
+    assert got == sorted(expected)
     platforms = sorted(
         f.message.split(" no salt on ")[1].split()[0] for f in findings if f.rule == "ACC201"
     )
