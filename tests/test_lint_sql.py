@@ -147,6 +147,25 @@ CASES = [
         {"f.databricks.sql": dbx("sha2(concat(v, salt_col), 256)")},
     ),
     Case(
+        "ALTER MASKING POLICY ... SET BODY, signature from its CREATE",
+        "ACC201",
+        {
+            "m.snowflake.sql": sf("SHA2(val || GOV.POL.SALT(), 256)")
+            + "ALTER MASKING POLICY GOV.POL.SUBJECT_MASK SET BODY -> SHA2(val, 256);\n"
+        },
+        [("m.snowflake.sql", 4, "SHA2(val, 256)")],
+    ),
+    Case(
+        "near-miss: ALTER ROW ACCESS POLICY ... SET BODY of a row policy",
+        "ACC201",
+        {
+            "r.snowflake.sql": """\
+            CREATE ROW ACCESS POLICY gov.pol.rap AS (k VARCHAR) RETURNS BOOLEAN -> TRUE;
+            ALTER ROW ACCESS POLICY gov.pol.rap SET BODY -> SHA2(k, 256) IN (SELECT h FROM t);
+            """
+        },
+    ),
+    Case(
         "near-miss: a row access policy comparing a hash",
         "ACC201",
         {

@@ -257,8 +257,8 @@ def weak_hash(ctx: Context) -> Iterator[Finding]:
     ## What it does
     Flags `MD5` (and `MD5_HEX`, `MD5_BINARY`, `MD5_NUMBER_*`), `SHA1` (and `SHA1_HEX`,
     `SHA1_BINARY`, Databricks `sha`) and the non-cryptographic `HASH()` of Snowflake (and
-    `hash`, `xxhash64`, `crc32` of Databricks) in mask bodies of SQL files and in hand-written
-    `row_filter.expression` predicates.
+    `hash`, `xxhash64`, `crc32` of Databricks) in hand-written `row_filter.expression`
+    predicates and in policy and function bodies of SQL files.
 
     ## Why is this bad?
     Snowflake's `HASH()` is a 64-bit non-cryptographic hash that its documentation says

@@ -72,14 +72,30 @@ def _signatures(ctx: SqlContext) -> dict[tuple[str, str], Statement]:
     return found
 
 
+def _created(ctx: SqlContext, stmt: Statement) -> Statement | None:
+    """For ``ALTER ... SET BODY``: the CREATE statement of the same policy in the files."""
+    return _signatures(ctx).get((stmt.dialect, _fold(stmt.name or "")))
+
+
 def _masked_value(ctx: SqlContext, stmt: Statement) -> str | None:
     """The name of the masked value: the first parameter of the mask (for ``ALTER ... SET
     BODY``, of the CREATE statement of the same name in the files linted, if any)."""
     params = stmt.params
-    if stmt.kind == "alter_policy_body" and stmt.name:
-        created = _signatures(ctx).get((stmt.dialect, _fold(stmt.name)))
+    if stmt.kind == "alter_policy_body":
+        created = _created(ctx, stmt)
         params = created.params if created is not None else ()
     return params[0].name if params else None
+
+
+def _can_mask(ctx: SqlContext, stmt: Statement) -> bool:
+    """A masking policy, a function that returns a value (not a boolean filter), or a policy
+    body changed in place that is not known to be a row access policy."""
+    if stmt.kind == "function":
+        return bool(stmt.params) and stmt.returns != "BOOLEAN"
+    if stmt.kind == "alter_policy_body":
+        created = _created(ctx, stmt)
+        return created is None or created.kind != "row_access_policy"
+    return stmt.kind == "masking_policy"
 
 
 @dataclass(frozen=True)
@@ -94,7 +110,7 @@ def _mask_hashes(ctx: SqlContext) -> list[_MaskHash]:
     def compute() -> list[_MaskHash]:
         out = []
         for stmt in _bodies(ctx, _MASKING):
-            if stmt.kind == "function" and (not stmt.params or stmt.returns == "BOOLEAN"):
+            if not _can_mask(ctx, stmt):
                 continue
             assert stmt.body is not None
             value = _masked_value(ctx, stmt)

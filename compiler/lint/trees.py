@@ -18,7 +18,6 @@ _ROLE_NODES: dict[type[exp.Expression], str] = {
     exp.CurrentRole: "CURRENT_ROLE",
     exp.CurrentAvailableRoles: "CURRENT_AVAILABLE_ROLES",
 }
-_ROLE_NAMES = frozenset(_ROLE_NODES.values())
 
 #: Hash functions: display name by sqlglot node class. Strong ones first.
 _STRONG: dict[type[exp.Expression], str] = {exp.SHA2: "SHA2", exp.SHA2Digest: "SHA2_BINARY"}
@@ -74,14 +73,8 @@ def _in_source_order(nodes: list[exp.Expression]) -> list[exp.Expression]:
 
 def role_calls(tree: exp.Expression) -> list[tuple[exp.Expression, str]]:
     """CURRENT_ROLE() and CURRENT_AVAILABLE_ROLES() calls, in source order (ACC101)."""
-    found: list[tuple[exp.Expression, str]] = []
-    for node in _in_source_order(list(tree.find_all(exp.Func))):
-        name = _ROLE_NODES.get(type(node))
-        if name is None and isinstance(node, exp.Anonymous) and node.name.upper() in _ROLE_NAMES:
-            name = node.name.upper()
-        if name is not None:
-            found.append((node, name))
-    return found
+    nodes = _in_source_order(list(tree.find_all(*_ROLE_NODES)))
+    return [(node, _ROLE_NODES[type(node)]) for node in nodes]
 
 
 def workspace_group_calls(tree: exp.Expression) -> list[exp.Expression]:
