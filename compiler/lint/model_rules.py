@@ -28,7 +28,7 @@ from compiler.lint.trees import (
 )
 from compiler.model import PLATFORMS
 from compiler.sqlexpr import ExpressionError, parse_predicate
-from targets.objects import MaskAttachment, MaskPolicy
+from targets.objects import MaskPolicy
 from targets.sql import render
 
 _IDENTITY = {"snowflake": "role", "databricks": "account group"}
@@ -353,9 +353,6 @@ def unsalted_hash(ctx: Context) -> Iterator[Finding]:
     """
     columns = usage(ctx).mask_columns
     for platform, catalog in ctx.catalogs.items():
-        attached: dict[str, list[MaskAttachment]] = defaultdict(list)
-        for a in catalog.of(MaskAttachment):
-            attached[a.policy].append(a)
         reported: set[str] = set()
         for policy in catalog.of(MaskPolicy):
             if policy.strategy != "hash" or policy.mask in reported:
