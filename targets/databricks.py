@@ -37,6 +37,7 @@ class DatabricksTarget(Target):
         lines = [
             f"-- Grants of entitlement dimension {t.dimension!r}: one row per (value, group).",
             "-- One MERGE makes the table equal to the model: rows added and removed atomically.",
+            "-- (A MERGE source alias may not carry a column list; the inline table names them.)",
             f"CREATE TABLE IF NOT EXISTS {name} (\n  {key} STRING NOT NULL,\n"
             f"  {pcol} STRING NOT NULL\n);",
         ]
@@ -44,7 +45,7 @@ class DatabricksTarget(Target):
             rows = ",\n    ".join("(" + ", ".join(self.lit(v) for v in row) + ")" for row in t.rows)
             lines.append(
                 f"MERGE INTO {name} AS t\n"
-                f"USING (\n  VALUES\n    {rows}\n) AS s({key}, {pcol})\n"
+                f"USING (\n  SELECT * FROM VALUES\n    {rows}\n    AS v({key}, {pcol})\n) AS s\n"
                 f"ON t.{key} = s.{key} AND t.{pcol} = s.{pcol}\n"
                 f"WHEN NOT MATCHED THEN INSERT ({key}, {pcol}) VALUES (s.{key}, s.{pcol})\n"
                 "WHEN NOT MATCHED BY SOURCE THEN DELETE;"
