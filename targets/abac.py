@@ -73,7 +73,7 @@ def has_tag_value(tag: str, value: str) -> str:
 
 
 def mask_tag_value(target: Target, mask: str, ptype: str) -> str:
-    return mask if ptype == target.string_type else f"{mask}_{type_suffix(ptype)}"
+    return mask if ptype == target.string_type else target.case(f"{mask}_{type_suffix(ptype)}")
 
 
 def argument_tag_value(dataset: str, argument: str) -> str:
