@@ -58,13 +58,9 @@ def render_files(project: Project, target: str = "all") -> dict[str, str]:
         for name, text in get_target(platform).render(catalogs[platform]).items():
             files[f"{platform}/{name}"] = text
     if target in ("terraform", "all"):
-        try:
-            from targets import terraform
-        except ImportError:  # pragma: no cover - the Terraform target is optional until built
-            if target == "terraform":
-                raise UsageError("the terraform target is not available in this build") from None
-        else:
-            files.update(terraform.render_files(project, catalogs))
+        from targets import terraform
+
+        files.update(terraform.render_files(project, catalogs))
     return dict(sorted(files.items()))
 
 

@@ -30,7 +30,7 @@ by rule ACC504 (``compiler/lint/abac_rules.py``) from the objects built here.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from sqlglot import exp
 
@@ -124,6 +124,11 @@ def governed_tags(target: Target, model: PolicyModel) -> list[Tag]:
     ]
 
 
+def _unfiltered(ds: Dataset) -> list[str]:
+    assert ds.row_filter is not None
+    return ds.row_filter.unfiltered_for
+
+
 def _local(name: str) -> str:
     return "accord_" + name.rsplit(".", 1)[-1]
 
@@ -161,30 +166,29 @@ def row_filter_policies(target: Target, model: PolicyModel) -> list[AbacPolicy]:
             )
         )
     for (schema, dimension), members in sorted(by_dimension.items()):
-        excepts = {target.identities(model, ds.row_filter.unfiltered_for) for _, ds in members}  # type: ignore[union-attr]
+        excepts = {target.identities(model, _unfiltered(ds)) for _, ds in members}
         # one schema policy when every table shares its EXCEPT list; else one per table
-        scopes: list[tuple[str, str, list[tuple[str, Dataset]]]] = (
+        scopes: list[tuple[Literal["SCHEMA", "TABLE"], str, list[tuple[str, Dataset]]]] = (
             [("SCHEMA", schema, members)]
             if len(excepts) == 1
             else [("TABLE", ds.table, [(dname, ds)]) for dname, ds in members]
         )
         for securable_type, securable, governed in scopes:
             dname, ds = governed[0]
-            rf = ds.row_filter
-            assert rf is not None
+            unfiltered = _unfiltered(ds)
             function = target.row_policy_name(model, dname, ds)
             comment = f"accord: rows by entitlement {dimension}"
-            if rf.unfiltered_for:
-                comment += "; every row for " + ", ".join(sorted(rf.unfiltered_for))
+            if unfiltered:
+                comment += "; every row for " + ", ".join(sorted(unfiltered))
             out.append(
                 AbacPolicy(
                     name=_local(function),
-                    securable_type=securable_type,  # type: ignore[arg-type]
+                    securable_type=securable_type,
                     securable=securable,
                     kind="ROW FILTER",
                     function=function,
                     to=(ALL_USERS,),
-                    except_=target.identities(model, rf.unfiltered_for),
+                    except_=target.identities(model, unfiltered),
                     match_columns=((has_tag_value(ROW_KEY_TAG, dimension), "k"),),
                     on_column=None,
                     using=("k",),
