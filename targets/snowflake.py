@@ -151,8 +151,10 @@ class SnowflakeTarget(Target):
         policies = ", ".join(f"MASKING POLICY {self.q(p)}" for p in t.masking_policies)
         text = (
             f"-- A column tagged {t.name.rsplit('.', 1)[-1]} is masked by the policy below for\n"
-            "-- its data type (a tag holds one masking policy per data type). FORCE replaces a\n"
-            "-- policy already set for that type in the same statement, never leaving a gap.\n"
+            "-- its data type (a tag holds one masking policy per data type; a column of a type\n"
+            "-- with no policy here would stay in the clear, so accord sets one for every type\n"
+            "-- the mask is used with). FORCE replaces a policy already set for that type in\n"
+            "-- the same statement, never leaving a gap.\n"
             f"CREATE TAG IF NOT EXISTS {self.q(t.name)}\n"
             f"  ALLOWED_VALUES {values}\n"
             f"  COMMENT = {self.lit(t.comment)};\n"

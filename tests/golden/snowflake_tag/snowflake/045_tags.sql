@@ -2,16 +2,20 @@
 -- recompile (`accord compile`), or plan the change (`accord plan`).
 
 -- A column tagged ACCORD_MASK_FREE_TEXT is masked by the policy below for
--- its data type (a tag holds one masking policy per data type). FORCE replaces a
--- policy already set for that type in the same statement, never leaving a gap.
+-- its data type (a tag holds one masking policy per data type; a column of a type
+-- with no policy here would stay in the clear, so accord sets one for every type
+-- the mask is used with). FORCE replaces a policy already set for that type in
+-- the same statement, never leaving a gap.
 CREATE TAG IF NOT EXISTS GOVERNANCE.POLICIES.ACCORD_MASK_FREE_TEXT
   ALLOWED_VALUES 'free_text'
   COMMENT = 'accord: columns tagged with it are masked by mask free_text';
 ALTER TAG GOVERNANCE.POLICIES.ACCORD_MASK_FREE_TEXT SET MASKING POLICY GOVERNANCE.POLICIES.FREE_TEXT_MASK FORCE;
 
 -- A column tagged ACCORD_MASK_SUBJECT_PSEUDONYM is masked by the policy below for
--- its data type (a tag holds one masking policy per data type). FORCE replaces a
--- policy already set for that type in the same statement, never leaving a gap.
+-- its data type (a tag holds one masking policy per data type; a column of a type
+-- with no policy here would stay in the clear, so accord sets one for every type
+-- the mask is used with). FORCE replaces a policy already set for that type in
+-- the same statement, never leaving a gap.
 CREATE TAG IF NOT EXISTS GOVERNANCE.POLICIES.ACCORD_MASK_SUBJECT_PSEUDONYM
   ALLOWED_VALUES 'subject_pseudonym'
   COMMENT = 'accord: columns tagged with it are masked by mask subject_pseudonym';
