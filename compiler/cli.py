@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lint": ("lint", "Lint policy files and hand-written policy SQL."),
     "compile": ("compile", "Compile the model to Snowflake, Databricks and Terraform."),
     "schema": ("schema", "Print the JSON Schema of the policy format."),
+    "verify": ("verify", "Execute the compiled policies on DuckDB and compare with the model."),
 }
 
 
