@@ -193,10 +193,14 @@ def _group_columns(
             elif kind == "other":
                 values = ()
             values = (*values, None)
-            # the entitlement or predicate role decides over a plain one
-            if key not in specs or specs[key][3] == "other":
+            # across a replica group the more telling role decides: an entitlement column's
+            # values over a predicate's literals, over identifiers, over plain values
+            if key not in specs or _RANK[role.split(":")[0]] < _RANK[specs[key][3].split(":")[0]]:
                 specs[key] = (ds.platform, type_text, values, role)
     return specs
+
+
+_RANK = {"entitlement": 0, "argument": 1, "identifier": 2, "other": 3}
 
 
 def _recognisable(col: str, kind: str) -> tuple[Value, ...]:

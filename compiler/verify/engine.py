@@ -132,6 +132,8 @@ class Verifier:
         self.tables: dict[str, GenTable] = {}
         #: dataset -> persona -> row -> (visible, {column: value})
         self.results: dict[str, dict[str, dict[int, tuple[bool, dict[str, Any]]]]] = {}
+        #: dataset -> (row part, column parts) as executed
+        self.parts_of: dict[str, tuple[Part, dict[str, Part]]] = {}
         #: (dataset, persona) -> "rows" or the columns where several ABAC policies apply
         self.conflicts: dict[tuple[str, str], list[str]] = {}
 
@@ -385,6 +387,7 @@ class Verifier:
         self.build()
         for dataset in sorted(self.model.datasets):
             row, columns, result = self.execute(dataset)
+            self.parts_of[dataset] = (row, columns)
             self._collect(dataset, columns, result)
             self._compare(dataset, row, columns)
         self._compare_replicas()
@@ -547,8 +550,8 @@ class Verifier:
                     Mismatch(
                         "replica-rows",
                         persona,
-                        b,
-                        db.platform,
+                        f"{a} / {b}",
+                        f"{da.platform} / {db.platform}",
                         None,
                         f"the rows {a} shows on {da.platform}: {_rows_text(ta, sa, key)}",
                         _rows_text(tb, sb, key),
@@ -556,7 +559,7 @@ class Verifier:
                             [f"{ta.describe(r)} only on {a}" for r in only_a]
                             + [f"{tb.describe(r)} only on {b}" for r in only_b]
                         ),
-                        (),
+                        self._objects(a, None) + self._objects(b, None),
                         f"replicas {a} ({da.platform}) and {b} ({db.platform}) show "
                         f"{persona} different rows of the same facts",
                     )
@@ -582,13 +585,13 @@ class Verifier:
                         Mismatch(
                             "replica-column",
                             persona,
-                            b,
-                            db.platform,
-                            cb,
+                            f"{a} / {b}",
+                            f"{da.platform} / {db.platform}",
+                            ca if ca == cb else f"{ca} / {cb}",
                             f"as {a}.{ca} on {da.platform}: {s_a} {_show(va0)}",
                             f"{s_b} {_show(vb0)}",
                             tuple(ta.describe(r, ca) for r, *_ in diffs),
-                            (),
+                            self._objects(a, ca) + self._objects(b, cb),
                             f"replicas {a}.{ca} and {b}.{cb} show {persona} the same column "
                             "differently",
                         )
@@ -621,18 +624,23 @@ class Verifier:
                             Mismatch(
                                 "digest",
                                 None,
-                                b,
-                                pb,
-                                cb,
+                                f"{a} / {b}",
+                                f"{pa} / {pb}",
+                                ca if ca == cb else f"{ca} / {cb}",
                                 f"different digests of the same {domain} on {pa} and {pb}",
                                 f"{a}.{ca} on {pa} and {b}.{cb} on {pb} give the same digest "
                                 f"for {', '.join(repr(v) for v in same)}",
                                 tuple(same),
-                                (),
+                                self._objects(a, ca) + self._objects(b, cb),
                                 f"masked {domain} identifiers join across platforms: the salt "
                                 "functions must differ per platform",
                             )
                         )
+
+    def _objects(self, dataset: str, column: str | None) -> tuple[SqlObject, ...]:
+        row, columns = self.parts_of[dataset]
+        part = row if column is None else columns.get(column)
+        return tuple(part.objects) if part is not None else ()
 
     def _digests(self, dataset: str, column: str) -> dict[str, Any]:
         """identifier -> what the column's mask shows a persona with no principal."""
