@@ -80,7 +80,9 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...]:
     path: list[Any] = []
     node = data
     for i, step in enumerate(loc):
-        if (isinstance(node, dict) and step in node) or (isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)):
+        if (isinstance(node, dict) and step in node) or (
+            isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
+        ):
             node = node[step]
             path.append(step)
         elif i == len(loc) - 1 and isinstance(node, dict):

@@ -62,6 +62,13 @@ def persona_column(name: str) -> exp.Column:
     return exp.Column(this=exp.to_identifier(name), table=exp.to_identifier(PERSONA))
 
 
+def _available_roles() -> exp.Column:
+    """CURRENT_AVAILABLE_ROLES(): every role of the persona, as a JSON array string."""
+    column = persona_column("sf_available")
+    column.meta["accord_available_roles"] = True
+    return column
+
+
 def _call(name: str, *args: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
 
@@ -97,7 +104,7 @@ class Binder:
                     "list_contains", persona_column("sf_roles"), *n.expressions
                 ),
                 exp.CurrentRole: lambda n: persona_column("sf_primary"),
-                exp.CurrentAvailableRoles: lambda n: persona_column("sf_available"),
+                exp.CurrentAvailableRoles: lambda n: _available_roles(),
                 exp.CurrentUser: lambda n: persona_column("user_name"),
                 exp.SessionUser: lambda n: persona_column("user_name"),
             }
@@ -221,7 +228,7 @@ class Binder:
                 self.platform == "snowflake"
                 and isinstance(node, exp.ArrayContains)
                 and isinstance(node.this, exp.ParseJSON)
-                and isinstance(node.this.this, exp.CurrentAvailableRoles)
+                and node.this.this.meta.get("accord_available_roles")
             ):
                 # ARRAY_CONTAINS('R'::VARIANT, PARSE_JSON(CURRENT_AVAILABLE_ROLES()))
                 value = node.expression

@@ -130,9 +130,7 @@ def generate(model: PolicyModel, extra_columns: dict[str, set[str]]) -> dict[str
             for col in wanted:
                 _, type_text, values, role = specs[col.lower()]
                 cols.append(GenColumn(col, _duck_type(type_text, ds.platform), values, role))
-            rows = tuple(
-                tuple(c.values[i % len(c.values)] for c in cols) for i in range(length)
-            )
+            rows = tuple(tuple(c.values[i % len(c.values)] for c in cols) for i in range(length))
             out[name] = GenTable(name, tuple(cols), rows)
     return out
 
@@ -172,7 +170,9 @@ def _group_columns(
                 dim = rf.entitlement
                 values: tuple[Value, ...] = (*sorted(model.entitlements[dim]), nobody_value(dim))
                 role = f"entitlement:{dim}"
-            elif rf is not None and rf.expression and key in {a.lower() for a in rf.arguments or {}}:
+            elif (
+                rf is not None and rf.expression and key in {a.lower() for a in rf.arguments or {}}
+            ):
                 found: list[Value] = []
                 for platform, text in sorted(rf.expression.items()):
                     for v in _literals(parse_predicate(text, platform), col):
@@ -187,7 +187,9 @@ def _group_columns(
                 values = _recognisable(col, kind)
                 role = "other"
             if kind == "number":
-                values = tuple(v if isinstance(v, int) or v is None else i for i, v in enumerate(values, 1))
+                values = tuple(
+                    v if isinstance(v, int) or v is None else i for i, v in enumerate(values, 1)
+                )
             elif kind == "boolean":
                 values = (True, False)
             elif kind == "other":

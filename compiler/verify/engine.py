@@ -36,7 +36,6 @@ from compiler.verify.sources import (
     PlatformSQL,
     Routine,
     fold,
-    load_sql,
 )
 
 #: a persona with no principal at all: used to compare identifier digests across platforms
@@ -98,7 +97,10 @@ def _routine_object(routine: Routine, platform: str, sql: PlatformSQL) -> list[S
         )
     ]
     # the mapping tables it reads, located where the compiled SQL fills them
-    read = {duck_table(platform, ".".join(p.name for p in t.parts)) for t in routine.body.find_all(exp.Table)}
+    read = {
+        duck_table(platform, ".".join(p.name for p in t.parts))
+        for t in routine.body.find_all(exp.Table)
+    }
     for stmt in sql.table_statements:
         target = stmt.expression.find(exp.Table) if stmt.expression is not None else None
         if target is None or isinstance(stmt.expression, exp.Create):
@@ -394,7 +396,9 @@ class Verifier:
         self._compare_digests()
         return self.report
 
-    def _collect(self, dataset: str, columns: dict[str, Part], result: list[tuple[Any, ...]]) -> None:
+    def _collect(
+        self, dataset: str, columns: dict[str, Part], result: list[tuple[Any, ...]]
+    ) -> None:
         names = list(columns)
         n = len(names)
         out: dict[str, dict[int, tuple[bool, dict[str, Any]]]] = {}
@@ -438,15 +442,14 @@ class Verifier:
             self.report.checks += 1
             if rf is not None and rf.expression is not None:
                 self.report.observations.append(
-                    Observation(
-                        persona, dataset, platform, tuple(table.describe(r) for r in shown)
-                    )
+                    Observation(persona, dataset, platform, tuple(table.describe(r) for r in shown))
                 )
             else:
                 view = semantics.dataset_view(self.model, persona, dataset)
                 key = rf.column if rf is not None else None
                 expected = [
-                    r for r in range(len(table.rows))
+                    r
+                    for r in range(len(table.rows))
                     if view.rows.sees(table.value(r, key) if key else None)
                 ]
                 if expected != shown:
@@ -480,9 +483,7 @@ class Verifier:
                     continue  # a column no one governs: nothing to check
                 self.report.checks += 1
                 cv = semantics.column_view(self.model, persona, dataset, col)
-                salt = (
-                    self.salts.for_mask(self.model, cv.mask, platform) if cv.mask else None
-                )
+                salt = self.salts.for_mask(self.model, cv.mask, platform) if cv.mask else None
                 bad = []
                 for r in shown:
                     original = table.value(r, col)
@@ -681,8 +682,9 @@ def _tag_value(node: exp.Expression, stmt: Statement, tags: dict[str, str]) -> b
         if node.name.lower() == "has_tag_value" and len(args) == 2:
             return tags.get(args[0]) == args[1]
     raise BindError(
-        stmt, f"cannot evaluate the tag condition {node.sql('databricks')} (has_tag, "
-        "has_tag_value, AND, OR, NOT only)"
+        stmt,
+        f"cannot evaluate the tag condition {node.sql('databricks')} (has_tag, "
+        "has_tag_value, AND, OR, NOT only)",
     )
 
 
@@ -742,7 +744,9 @@ def _tag_mask(sql: PlatformSQL, table: str, column: str, duck_type: str) -> Atta
                 if routine is None or not routine.params:
                     continue
                 ptype = routine.params[0].type
-                if (ptype in ("VARCHAR", "STRING", "TEXT") or ptype.startswith("VARCHAR")) == is_string:
+                if (
+                    ptype in ("VARCHAR", "STRING", "TEXT") or ptype.startswith("VARCHAR")
+                ) == is_string:
                     return Attachment(policy, (), routine.stmt)
     return None
 

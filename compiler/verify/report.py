@@ -74,9 +74,7 @@ class Report:
                 "mismatches": len(self.mismatches),
             },
             "mismatches": [asdict(m) for m in self.mismatches],
-            "unchecked": [
-                {**asdict(o), "note": UNCHECKED_NOTE} for o in self.observations
-            ],
+            "unchecked": [{**asdict(o), "note": UNCHECKED_NOTE} for o in self.observations],
         }
         return json.dumps(doc, indent=2, sort_keys=True)
 

@@ -127,9 +127,7 @@ def platform_of(path: str) -> str | None:
     return next((p for p in reversed(parts[:-1]) if p in PLATFORM_DIRS), None)
 
 
-def load_sql(
-    files: Mapping[str, str], salt: Callable[[str], str], origin: str
-) -> CompiledSQL:
+def load_sql(files: Mapping[str, str], salt: Callable[[str], str], origin: str) -> CompiledSQL:
     """Scan ``files`` ({path: text}, each under a ``snowflake/`` or ``databricks/`` folder)
     and replay them per platform. ``salt`` gives the run's test salt of a salt reference.
     Scan errors are raised together as located :class:`InputError`."""
