@@ -191,9 +191,12 @@ class Binder:
                         cols = self.table_columns.get(duck_table(self.platform, _table_name(src)))
                         if cols and name in cols:
                             return True
-                    elif isinstance(src, exp.Subquery) and isinstance(src.this, exp.Select):
-                        if name in {s.alias_or_name.lower() for s in src.this.selects}:
-                            return True
+                    elif (
+                        isinstance(src, exp.Subquery)
+                        and isinstance(src.this, exp.Select)
+                        and name in {s.alias_or_name.lower() for s in src.this.selects}
+                    ):
+                        return True
             node = node.parent
         return False
 

@@ -581,7 +581,7 @@ class Verifier:
                     ):
                         diffs.append((r, va, vb, state_a, state_b))
                 if diffs:
-                    r0, va0, vb0, s_a, s_b = diffs[0]
+                    _, va0, vb0, s_a, s_b = diffs[0]
                     self.report.mismatches.append(
                         Mismatch(
                             "replica-column",
