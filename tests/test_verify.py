@@ -369,11 +369,13 @@ def test_lint_does_not_import_duckdb() -> None:
     code = (
         "import sys\n"
         "from compiler.cli import main\n"
+        "from compiler.lint import lint_project\n"
+        "from compiler.validate import load_project\n"
+        "lint_project(load_project('policies'))\n"
         "try:\n"
         "    main(['validate', 'policies'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "import compiler.lint\n"
         "assert 'duckdb' not in sys.modules, 'duckdb imported'\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

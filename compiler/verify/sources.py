@@ -37,10 +37,6 @@ def fold(name: str, platform: str) -> str:
     return name.upper() if platform == "snowflake" else name.lower()
 
 
-def where(stmt: Statement) -> str:
-    return f"{stmt.file}:{stmt.line}"
-
-
 @dataclass(frozen=True)
 class Routine:
     """A masking policy, row access policy or SQL function with a parsed body."""
@@ -74,7 +70,6 @@ class PlatformSQL:
     abac: dict[tuple[str, str], Statement] = field(default_factory=dict)
     #: CREATE TABLE / INSERT / MERGE / DELETE ... in file order
     table_statements: list[Statement] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
 
     def routine(self, name: str) -> Routine | None:
         return self.routines.get(fold(name, self.platform))
@@ -138,7 +133,6 @@ def load_sql(files: Mapping[str, str], salt: Callable[[str], str], origin: str) 
         if platform is None:
             continue
         state = platforms.setdefault(platform, PlatformSQL(platform))
-        state.files.append(path)
         text = materialize(files[path], platform, salt)
         result = scan(text, path, platform)
         problems.extend(
