@@ -10,6 +10,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,9 @@ from tests.conftest import ROOT
 
 POLICIES = ROOT / "policies"
 AS_FOUND = ROOT / "examples" / "as-found"
-ABAC = Path(__file__).parent / "fixtures" / "verify" / "abac.databricks.sql"
+FIXTURES = Path(__file__).parent / "fixtures" / "verify"
+ABAC = FIXTURES / "abac.databricks.sql"
+TAGS = FIXTURES / "tag_masking.snowflake.sql"
 
 
 @pytest.fixture(scope="module")
@@ -64,14 +67,27 @@ def use_abac(out: Path) -> Path:
     return target
 
 
+def use_tags(out: Path) -> Path:
+    """Replace the Snowflake attachments with tag-based masking (the tag fixture)."""
+    target = out / "snowflake" / "050_attachments.sql"
+    shutil.copy(TAGS, target)
+    return target
+
+
+SETUPS: dict[str | None, Callable[[Path], object]] = {
+    None: lambda out: None,
+    "abac": use_abac,
+    "tags": use_tags,
+}
+
+
 # --------------------------------------------------------------------------------------------
 # the unmutated output passes
 
 
-@pytest.mark.parametrize("source", ["in-memory", "compiled", "abac"])
+@pytest.mark.parametrize("source", ["in-memory", "compiled", "abac", "tags"])
 def test_unmutated_output_passes(source: str, compiled: Path) -> None:
-    if source == "abac":
-        use_abac(compiled)
+    SETUPS.get(source, SETUPS[None])(compiled)
     report = verify(load_project(POLICIES), None if source == "in-memory" else str(compiled))
     assert report.mismatches == []
     assert report.checks >= 50
@@ -104,7 +120,8 @@ class Mutation:
     expect: tuple[str, str | None, str, str, str | None]
     #: the file (relative to OUT) the mismatch must name as responsible
     blames: str
-    abac: bool = False
+    #: a fixture that replaces part of the compiled output first (see SETUPS)
+    setup: str | None = None
 
 
 MUTATIONS = [
@@ -202,7 +219,7 @@ MUTATIONS = [
         "TO `account users`",
         ("rows", "data_steward", "variant_calls", "databricks", "programme_code"),
         "databricks/030_abac.sql",
-        abac=True,
+        setup="abac",
     ),
     Mutation(
         "abac-mask-group-removed-from-except",
@@ -211,7 +228,7 @@ MUTATIONS = [
         "EXCEPT `data-stewards`",
         ("column", "data_steward", "variant_calls", "databricks", "subject_id"),
         "databricks/030_abac.sql",
-        abac=True,
+        setup="abac",
     ),
     Mutation(
         "abac-tag-value-changed",
@@ -222,15 +239,33 @@ MUTATIONS = [
         "('accord_mask' = 'subject_id');",
         ("column", "bench_chemist", "variant_calls", "databricks", "subject_id"),
         "omics.variants.calls.subject_id",
-        abac=True,
+        setup="abac",
+    ),
+    Mutation(
+        "snowflake-tag-removed-from-column",
+        "snowflake/050_attachments.sql",
+        "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN NOTES SET TAG "
+        "GOVERNANCE.POLICIES.FREE_TEXT_TAG = 'notes';",
+        "",
+        ("column", "cro_collaborator", "assay_results", "snowflake", "NOTES"),
+        "DISCOVERY.ASSAYS.RESULTS.NOTES",
+        setup="tags",
+    ),
+    Mutation(
+        "snowflake-tag-carries-the-wrong-policy",
+        "snowflake/050_attachments.sql",
+        "SUBJECT_ID_TAG SET MASKING POLICY GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_MASK",
+        "SUBJECT_ID_TAG SET MASKING POLICY GOVERNANCE.POLICIES.FREE_TEXT_MASK",
+        ("column", "bench_chemist", "assay_results", "snowflake", "SUBJECT_ID"),
+        "snowflake/040_masking_policies.sql",
+        setup="tags",
     ),
 ]
 
 
 @pytest.mark.parametrize("mutation", MUTATIONS, ids=[m.id for m in MUTATIONS])
 def test_mutation_is_caught(mutation: Mutation, compiled: Path) -> None:
-    if mutation.abac:
-        use_abac(compiled)
+    SETUPS[mutation.setup](compiled)
     edit(compiled / mutation.file, mutation.old, mutation.new)
     code, out = run("verify", str(POLICIES), "--compiled", str(compiled), "--format", "json")
     assert code == 1
