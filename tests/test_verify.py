@@ -242,6 +242,18 @@ MUTATIONS = [
         setup="abac",
     ),
     Mutation(
+        "abac-two-masks-on-one-column",
+        "databricks/030_abac.sql",
+        "CREATE OR REPLACE POLICY free_text ON SCHEMA discovery_lake.assays",
+        "CREATE OR REPLACE POLICY free_text_again ON CATALOG discovery_lake\n"
+        "  COLUMN MASK governance.policies.redact TO `account users` FOR TABLES\n"
+        "  MATCH COLUMNS has_tag_value('accord_mask', 'free_text') AS c ON COLUMN c;\n"
+        "CREATE OR REPLACE POLICY free_text ON SCHEMA discovery_lake.assays",
+        ("refused", "bench_chemist", "assay_results_lake", "databricks", "notes"),
+        "databricks/030_abac.sql",
+        setup="abac",
+    ),
+    Mutation(
         "snowflake-tag-removed-from-column",
         "snowflake/050_attachments.sql",
         "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN NOTES SET TAG "
