@@ -12,12 +12,15 @@ $(BIN)/accord: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(BIN)/accord
 
-# Compile the reference estate in policies/ and print what was written.
+# Compile the reference estate in policies/, print what was written, prove on DuckDB that the
+# compiled SQL means what the model says, and show what every surface answers per persona.
 demo: $(BIN)/accord
 	$(BIN)/accord validate policies
 	$(BIN)/accord lint policies
 	$(BIN)/accord compile policies --out $(OUT) --target all
 	@for f in $$(cd $(OUT) && find . -type f -name '*.sql' | sort); do echo "-- ===== $(OUT)/$${f#./} ====="; cat "$(OUT)/$${f#./}"; echo; done
+	$(BIN)/accord verify policies --compiled $(OUT)
+	$(BIN)/accord analyze policies --format markdown
 
 # Lint (ruff) and the whole test suite.
 test: $(BIN)/accord

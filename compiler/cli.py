@@ -20,8 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("validate", "Load and validate a policy directory."),
     "lint": ("lint", "Lint policy files and hand-written policy SQL."),
     "compile": ("compile", "Compile the model to Snowflake, Databricks and Terraform."),
+    "analyze": ("analyze", "What every surface answers, per persona; where surfaces diverge."),
     "schema": ("schema", "Print the JSON Schema of the policy format."),
     "terraform": ("terraform", "Plan and apply the compiled Terraform configuration."),
+    "verify": ("verify", "Execute the compiled policies on DuckDB and compare with the model."),
 }
 
 
