@@ -21,6 +21,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lint": ("lint", "Lint policy files and hand-written policy SQL."),
     "compile": ("compile", "Compile the model to Snowflake, Databricks and Terraform."),
     "schema": ("schema", "Print the JSON Schema of the policy format."),
+    "plan": ("plan", "Plan the staged migration between two versions of the model."),
+    "migrate": ("migrate", "Apply, roll back and report staged migration plans."),
 }
 
 
