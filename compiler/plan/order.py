@@ -450,31 +450,33 @@ class _PlatformPlanner:
                     f"{self.platform}: the rollback of the {stage.kind} stage does not restore "
                     "the catalog as it was"
                 )
-            stage.checks = checks_for(stage.steps, state, self.st, self.domain_salts(state, stage))
+            salts, attached = self.group_subjects(state, stage)
+            stage.checks = checks_for(stage.steps, state, self.st, salts, attached)
             stages.append(stage)
         if not state.same_as(self.after):
             raise PlanError(f"{self.platform}: the stages do not produce the head catalog")
         return stages
 
-    def domain_salts(self, state: State, stage: Stage) -> list[SaltFunction]:
-        """Salt functions behind the masks of the cutover group's domain columns."""
+    def group_subjects(
+        self, state: State, stage: Stage
+    ) -> tuple[list[SaltFunction], list[MaskAttachment]]:
+        """For a cutover stage: the salt functions behind the masks of the group's domain
+        columns, and those columns' attachments, for the stage's checks."""
         if stage.group is None:
-            return []
+            return [], []
         domains = set(stage.group.split("-"))
-        found = {}
-        for col, domain in self.domains.items():
-            if domain not in domains:
-                continue
+        salts: dict[str, SaltFunction] = {}
+        attached = []
+        for col in sorted(c for c, d in self.domains.items() if d in domains):
+            place = state.places.get(("mask", *col))
+            if isinstance(place, MaskAttachment):
+                attached.append(place)
             for policy in state.masks_on(*col):
-                for ref in (
-                    references(state.defs.get(policy.upper()))
-                    if policy.upper() in state.defs
-                    else ()
-                ):  # type: ignore[arg-type]
-                    salt = state.defs.get(ref)
-                    if isinstance(salt, SaltFunction):
-                        found[salt.name] = salt
-        return [found[n] for n in sorted(found)]
+                definition = state.defs.get(policy.upper())
+                for ref in references(definition) if definition is not None else ():
+                    if isinstance(salt := state.defs.get(ref), SaltFunction):
+                        salts[salt.name] = salt
+        return [salts[n] for n in sorted(salts)], attached
 
     def _replay(self, stage: Stage, state: State) -> list[Step]:
         """Run the stage on ``state`` (checking every statement) and return its rollback."""

@@ -38,10 +38,15 @@ class Check:
 
 
 def checks_for(
-    steps: list[Step], after: State, st: Statements, salts: list[SaltFunction]
+    steps: list[Step],
+    after: State,
+    st: Statements,
+    salts: list[SaltFunction],
+    attached: list[MaskAttachment],
 ) -> list[Check]:
-    """The checks of a stage made of ``steps``, given the catalog ``after`` it. ``salts`` are
-    the salt functions of a cutover group's domain, whose canary is checked in any case."""
+    """The checks of a stage made of ``steps``, given the catalog ``after`` it. For a cutover
+    stage, ``salts`` and ``attached`` are the salt functions and mask attachments of the
+    group's domain columns: their canary and their policy references are checked in any case."""
     found: dict[tuple[str, ...], Check] = {}
     for step in steps:
         obj = step.obj
@@ -67,6 +72,8 @@ def checks_for(
             now = after.places.get(key)
             assert now is None or isinstance(now, RowFilterAttachment | MaskAttachment)
             found[("place", *key)] = _placement(obj, now, st)
+    for place in attached:
+        found.setdefault(("place", *place_key(place)), _placement(place, place, st))
     for salt in salts:
         found.setdefault(("canary", salt.name), _canary(salt, st))
     return list(found.values())
