@@ -161,15 +161,12 @@ def test_two_abac_filters_for_one_user_is_refused() -> None:
         name="gov.pol.programme_filter_abac",
     )
     head = abac_style("gov.pol.programme_filter_abac")
-    head = replace(
-        head,
-        objects=tuple(
-            replace(o, name="programme_filter_2")
-            if isinstance(o, AbacPolicy) and o.name == "programme_filter"
-            else o
-            for o in head.objects
-        )
-        + (function,),
+    renamed = tuple(
+        replace(o, name="programme_filter_2")
+        if isinstance(o, AbacPolicy) and o.name == "programme_filter"
+        else o
+        for o in head.objects
     )
-    with pytest.raises(PlanError, match="carries ABAC policies .* for the same users"):
+    head = replace(head, objects=(*renamed, function))
+    with pytest.raises(PlanError, match=r"carries ABAC policies .* for the same users"):
         plan(base, head)
