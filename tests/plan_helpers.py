@@ -94,3 +94,32 @@ def position(sqls: list[str], *needles: str) -> int:
         if all(n in text for n in needles):
             return i
     raise AssertionError(f"no statement contains {needles}:\n" + "\n---\n".join(sqls))
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def reference_plan(out: Path) -> Path:
+    """The roll-out from examples/as-found to policies/, written under ``out``."""
+    from compiler.plan.write import write_plan
+    from compiler.validate import load_project
+
+    plan = plan_projects(load_project(ROOT / "examples/as-found"), load_project(ROOT / "policies"))
+    plan_id, _ = write_plan(plan, str(out))
+    return out / plan_id
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    """Run ``accord`` in-process: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from compiler.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else 0
+    return code, out.getvalue(), err.getvalue()
