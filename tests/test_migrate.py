@@ -190,6 +190,7 @@ def test_apply_snowflake_in_order_with_salts_in_memory_only(plans: Path) -> None
         "07_snowflake_retire",
     ]
     executed = "\n".join(fake.executed)
+    assert "  check 1: digest" in lines  # the canary digest, for comparison across platforms
     assert "AS $$ 'sf-7c1d-secret' $$" in executed  # filled, in memory, for execution
     assert "accord_salt" not in executed
     assert (

@@ -253,15 +253,20 @@ def apply(
         echo(f"{stage.plan}/{stage.id}: applying")
         try:
             run.run(text)
-            failed = [
-                i
-                for i, rows in enumerate(run.results(checks), start=1)
-                if not rows or not all(_ok(row[0]) for row in rows)
-            ]
+            results = run.results(checks)
         except ExecutionError as err:
             _record(ledger, stage, "failed")
             done.append((stage.id, "failed"))
             return Outcome(done, f"{stage.plan}/{stage.id} failed: {err}")
+        failed = [
+            i
+            for i, rows in enumerate(results, start=1)
+            if not rows or not all(_ok(r[0]) for r in rows)
+        ]
+        for i, rows in enumerate(results, start=1):
+            for row in rows:
+                if len(row) > 1:  # a canary digest: compare it across the group's platforms
+                    echo(f"  check {i}: " + ", ".join(str(v)[:16] for v in row[1:]))
         if failed:
             _record(ledger, stage, "failed")
             done.append((stage.id, "failed"))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import Diagnostic, InputError, Location
+from compiler.errors import Diagnostic, InputError, Location, UsageError
 
 LEDGER = "ledger.jsonl"
 PLAN_FILE = "plan.json"
@@ -78,7 +78,7 @@ def read_plans(plans_dir: str | Path) -> list[PlanInfo]:
     """Every plan under ``plans_dir`` (directories holding a plan.json), in number order."""
     root = Path(plans_dir)
     if not root.is_dir():
-        raise InputError(Diagnostic(Location(str(root), 1, 1), "no such plans directory"))
+        raise UsageError(f"{root}: no such plans directory")
     out = []
     for child in sorted(root.iterdir()):
         path = child / PLAN_FILE

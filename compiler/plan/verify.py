@@ -5,8 +5,9 @@ Every query returns a first column ``ok`` that must be true on every row it retu
 otherwise). Policy references (Snowflake ``INFORMATION_SCHEMA.POLICY_REFERENCES``) or
 column-mask / row-filter metadata (Unity Catalog ``information_schema``) show the object in
 place; mapping tables hold the planned number of grants; a canary identifier's salted digest
-differs from its unsalted digest. The canary digest is returned as ``canary_digest`` too, for
-comparison across platforms: within one cutover group the platforms' digests must differ.
+differs from its unsalted digest. The canary digest is returned as ``canary_digest`` too (apply
+prints its first 16 hex digits), for comparison across platforms: within one cutover group the
+platforms' digests must differ.
 """
 
 from __future__ import annotations
