@@ -43,7 +43,6 @@ class StageInfo:
     id: str
     platform: str
     group: str | None
-    requires: tuple[str, ...]
     file: Path
     sha256: str
     verify: Path
@@ -55,7 +54,6 @@ class StageInfo:
 @dataclass(frozen=True)
 class PlanInfo:
     id: str
-    directory: Path
     stages: tuple[StageInfo, ...]
     groups: dict[str, tuple[str, ...]]
 
@@ -97,7 +95,6 @@ def _read_plan(directory: Path, path: Path) -> PlanInfo:
                 id=s["id"],
                 platform=s["platform"],
                 group=s["group"],
-                requires=tuple(s["requires"]),
                 file=directory / s["file"],
                 sha256=s["sha256"],
                 verify=directory / s["verify"],
@@ -108,7 +105,7 @@ def _read_plan(directory: Path, path: Path) -> PlanInfo:
             for s in data["stages"]
         )
         groups = {g["id"]: tuple(g["stages"]) for g in data["groups"]}
-        return PlanInfo(data["id"], directory, stages, groups)
+        return PlanInfo(data["id"], stages, groups)
     except OSError as err:
         raise InputError(Diagnostic(where, f"cannot read plan: {err.strerror}")) from None
     except json.JSONDecodeError as err:

@@ -20,7 +20,7 @@ from pathlib import Path
 from compiler.compile import write_tree
 from compiler.errors import UsageError
 from compiler.plan.ledger import PLAN_FILE
-from compiler.plan.order import WHY, Plan, Stage
+from compiler.plan.order import WHY, Group, Plan, Stage
 from compiler.plan.steps import Step
 from targets.objects import (
     AbacPolicy,
@@ -207,7 +207,7 @@ def _header(plan_id: str, stage: Stage, title: str) -> list[str]:
     return lines
 
 
-def _stage_sql(plan_id: str, stage: Stage, groups: dict) -> str:  # type: ignore[type-arg]
+def _stage_sql(plan_id: str, stage: Stage, groups: dict[str, Group]) -> str:
     lines = _header(plan_id, stage, f"stage {stage.id}")
     if stage.group is not None:
         group = groups[stage.group]
