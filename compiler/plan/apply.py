@@ -201,14 +201,16 @@ def _ok(value: Any) -> bool:
     return value is True or str(value).lower() == "true"
 
 
-def pending_stages(plans: list[PlanInfo], records: list[Record], platform: str) -> list[StageInfo]:
+def _on(plans: list[PlanInfo], records: list[Record], platform: str) -> list[tuple[StageInfo, str]]:
+    """Every stage of ``platform`` in order, with its status."""
     last = latest(records)
     return [
-        s
-        for plan in plans
-        for s in plan.stages
-        if s.platform == platform and stage_status(s, last) != "applied"
+        (s, stage_status(s, last)) for plan in plans for s in plan.stages if s.platform == platform
     ]
+
+
+def pending_stages(plans: list[PlanInfo], records: list[Record], platform: str) -> list[StageInfo]:
+    return [s for s, status in _on(plans, records, platform) if status != "applied"]
 
 
 def changed_files(stages: list[StageInfo]) -> list[str]:
@@ -251,43 +253,43 @@ def apply(
     done = []
     for stage, text, checks in runnable:
         echo(f"{stage.plan}/{stage.id}: applying")
-        try:
-            run.run(text)
-            results = run.results(checks)
-        except ExecutionError as err:
-            _record(ledger, stage, "failed")
-            done.append((stage.id, "failed"))
-            return Outcome(done, f"{stage.plan}/{stage.id} failed: {err}")
-        failed = [
-            i
-            for i, rows in enumerate(results, start=1)
-            if not rows or not all(_ok(r[0]) for r in rows)
-        ]
-        for i, rows in enumerate(results, start=1):
-            for row in rows:
-                if len(row) > 1:  # a canary digest: compare it across the group's platforms
-                    echo(f"  check {i}: " + ", ".join(str(v)[:16] for v in row[1:]))
-        if failed:
-            _record(ledger, stage, "failed")
-            done.append((stage.id, "failed"))
-            return Outcome(
-                done,
-                f"{stage.plan}/{stage.id}: its statements ran, but check(s) "
-                f"{', '.join(map(str, failed))} of {stage.verify.name} are not ok",
-            )
-        _record(ledger, stage, "applied")
-        done.append((stage.id, "applied"))
+        error = _run_stage(run, stage, text, checks, echo)
+        status = "failed" if error else "applied"
+        _record(ledger, stage, status)
+        done.append((stage.id, status))
+        if error:
+            return Outcome(done, error)
     return Outcome(done)
 
 
-def last_applied(plans: list[PlanInfo], records: list[Record], platform: str) -> StageInfo | None:
-    last = latest(records)
-    done = [
-        s
-        for plan in plans
-        for s in plan.stages
-        if s.platform == platform and stage_status(s, last) == "applied"
+def _run_stage(
+    run: Executor, stage: StageInfo, text: str, checks: str, echo: Callable[[str], None]
+) -> str:
+    """Run a stage, then its checks; the failure in words, or "" when all went well."""
+    try:
+        run.run(text)
+        results = run.results(checks)
+    except ExecutionError as err:
+        return f"{stage.plan}/{stage.id} failed: {err}"
+    for i, rows in enumerate(results, start=1):
+        for row in rows:
+            if len(row) > 1:  # a canary digest: compare it across the group's platforms
+                echo(f"  check {i}: " + ", ".join(str(v)[:16] for v in row[1:]))
+    failed = [
+        str(i)
+        for i, rows in enumerate(results, start=1)
+        if not rows or not all(_ok(r[0]) for r in rows)
     ]
+    if failed:
+        return (
+            f"{stage.plan}/{stage.id}: its statements ran, but check(s) {', '.join(failed)} of "
+            f"{stage.verify.name} are not ok"
+        )
+    return ""
+
+
+def last_applied(plans: list[PlanInfo], records: list[Record], platform: str) -> StageInfo | None:
+    done = [s for s, status in _on(plans, records, platform) if status == "applied"]
     return done[-1] if done else None
 
 
