@@ -152,9 +152,8 @@ def build_plan(
 ) -> Plan:
     """The staged migration from the ``base`` catalogs to the ``head`` catalogs."""
     targets = targets or {}
-    diffs = {
-        p: diff_catalogs(p, base.get(p), head.get(p)) for p in sorted(base.keys() | head.keys())
-    }
+    platforms = sorted(base.keys() | head.keys(), key=PLATFORMS.index)  # type: ignore[arg-type]
+    diffs = {p: diff_catalogs(p, base.get(p), head.get(p)) for p in platforms}
     units: list[Unit] = []
     planners: dict[str, _PlatformPlanner] = {}
     for platform, diff in diffs.items():
