@@ -369,7 +369,7 @@ class State:
     def detach(self, obj: Placement) -> list[str]:
         key = place_key(obj)
         if self.places.pop(key, None) is None:
-            return [f"{_describe(obj)} is removed but is not there"]
+            return [f"{' '.join(key)} is removed but is not there"]
         return []
 
 
@@ -382,13 +382,3 @@ def _overlapping(policies: list[AbacPolicy], where: str) -> list[str]:
                     f"{where} carries ABAC policies {a.name} and {b.name} for the same users"
                 )
     return out
-
-
-def _describe(obj: Placement) -> str:
-    if isinstance(obj, RowFilterAttachment):
-        return f"the row filter of {obj.table}"
-    if isinstance(obj, MaskAttachment):
-        return f"the mask of {obj.table}.{obj.column}"
-    if isinstance(obj, TagAssignment):
-        return f"tag {obj.tag} on {obj.table}" + (f".{obj.column}" if obj.column else "")
-    return f"ABAC policy {obj.name}"
