@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= build/compiled
 
-.PHONY: demo test lint format golden bench clean
+.PHONY: demo test lint format golden migrations bench clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ format: $(BIN)/accord
 # Regenerate the golden files under tests/golden/ after an intended change of output.
 golden: $(BIN)/accord
 	$(BIN)/python -m tests.regen_golden
+
+# Regenerate migrations/: the staged roll-out from examples/as-found/ to policies/. Planning the
+# same base and head again rewrites that plan in place; tests fail while it is stale.
+migrations: $(BIN)/accord
+	$(BIN)/accord plan policies --base examples/as-found --out migrations
 
 bench: $(BIN)/accord
 	$(BIN)/python bench/run.py

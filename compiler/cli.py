@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("schema", "Print the JSON Schema of the policy format."),
     "terraform": ("terraform", "Plan and apply the compiled Terraform configuration."),
     "verify": ("verify", "Execute the compiled policies on DuckDB and compare with the model."),
+    "plan": ("plan", "Plan the staged migration between two versions of the model."),
+    "migrate": ("migrate", "Apply, roll back and report staged migration plans."),
 }
 
 

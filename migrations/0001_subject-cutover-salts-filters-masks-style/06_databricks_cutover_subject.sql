@@ -1,0 +1,29 @@
+-- accord migration 0001_subject-cutover-salts-filters-masks-style: stage 06_databricks_cutover_subject
+-- Platform databricks. Requires: 04_databricks_apply.
+-- Cutover group 'subject' (identifier domain subject): stages 05_snowflake_cutover_subject,
+-- 06_databricks_cutover_subject. The group is done only when every one of them is applied.
+--
+-- What this stage does:
+--   - mask function governance.policies.subject_pseudonym_mask: body changed (salt introduced:
+--     governance.policies.subject_pseudonym_salt)
+--
+-- Why this stage: it changes what a masked identifier looks like on this platform. The same
+-- identifier domain is held on other platforms, and they change in the same group: until every
+-- platform has applied its stage, digests on one side no longer match the plan for the other (or
+-- still join with it). `accord migrate status` and lint rule ACC601 report the group until it is
+-- done everywhere.
+--
+-- Checks: 06_databricks_cutover_subject.verify.sql. Undo:
+-- 06_databricks_cutover_subject.rollback.sql.
+
+-- mask function governance.policies.subject_pseudonym_mask: body changed (salt introduced:
+-- governance.policies.subject_pseudonym_salt)
+CREATE OR REPLACE FUNCTION governance.policies.subject_pseudonym_mask(val STRING)
+  RETURNS STRING
+  COMMENT 'accord: mask subject_pseudonym (hash); clear for clinical_unblinded'
+  RETURN
+  CASE
+    WHEN is_account_group_member('clinical-unblinded')
+    THEN val
+    ELSE sha2(concat(val, governance.policies.subject_pseudonym_salt()), 256)
+  END;
