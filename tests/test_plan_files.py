@@ -30,7 +30,7 @@ def tree(directory: Path) -> dict[str, bytes]:
 
 def test_plan_json_and_stage_files(tmp_path: Path) -> None:
     plan_dir = reference_plan(tmp_path)
-    assert plan_dir.name == "0001_subject-cutover-salts-filters-masks-style"
+    assert plan_dir.name == "0001_subject-cutover-salts-filters-masks-tags-abac-style"
     data = json.loads((plan_dir / "plan.json").read_text())
     assert set(data) >= {"id", "base_fingerprint", "head_fingerprint", "stages", "groups"}
     assert data["id"] == plan_dir.name

@@ -1,4 +1,4 @@
--- accord migration 0001_subject-cutover-salts-filters-masks-style: checks after stage 08_databricks_retire
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: checks after stage 08_databricks_retire
 -- Platform databricks. Requires: 06_databricks_cutover_subject.
 -- Every query returns a first column `ok` that must be true on every row; `accord migrate apply`
 -- runs them after the stage and records it as failed otherwise.

@@ -1,4 +1,4 @@
--- accord migration 0001_subject-cutover-salts-filters-masks-style: stage 03_snowflake_apply
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: stage 03_snowflake_apply
 -- Platform snowflake. Requires: 01_snowflake_prepare.
 --
 -- What this stage does:

@@ -1,4 +1,4 @@
--- accord migration 0001_subject-cutover-salts-filters-masks-style: stage 07_snowflake_retire
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: stage 07_snowflake_retire
 -- Platform snowflake. Requires: 05_snowflake_cutover_subject.
 --
 -- What this stage does:

@@ -1,4 +1,4 @@
--- accord migration 0001_subject-cutover-salts-filters-masks-style: rollback of stage 07_snowflake_retire
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: rollback of stage 07_snowflake_retire
 -- Platform snowflake. Requires: 05_snowflake_cutover_subject.
 -- Undoes the stage statement by statement, in reverse order, keeping every governed table and
 -- column protected. Run it only over a stage that was applied in full; after a partial failure,

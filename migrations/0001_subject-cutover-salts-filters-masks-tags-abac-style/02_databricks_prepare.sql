@@ -1,4 +1,4 @@
--- accord migration 0001_subject-cutover-salts-filters-masks-style: stage 02_databricks_prepare
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: stage 02_databricks_prepare
 -- Platform databricks. Requires: nothing.
 --
 -- What this stage does:

@@ -1,4 +1,4 @@
--- accord migration 0001_subject-cutover-salts-filters-masks-style: stage 01_snowflake_prepare
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: stage 01_snowflake_prepare
 -- Platform snowflake. Requires: nothing.
 --
 -- What this stage does:

@@ -1,4 +1,4 @@
--- accord migration 0001_subject-cutover-salts-filters-masks-style: stage 05_snowflake_cutover_subject
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: stage 05_snowflake_cutover_subject
 -- Platform snowflake. Requires: 03_snowflake_apply.
 -- Cutover group 'subject' (identifier domain subject): stages 05_snowflake_cutover_subject,
 -- 06_databricks_cutover_subject. The group is done only when every one of them is applied.

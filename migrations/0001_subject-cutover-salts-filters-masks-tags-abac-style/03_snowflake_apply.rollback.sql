@@ -1,4 +1,4 @@
--- accord migration 0001_subject-cutover-salts-filters-masks-style: rollback of stage 03_snowflake_apply
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: rollback of stage 03_snowflake_apply
 -- Platform snowflake. Requires: 01_snowflake_prepare.
 -- Undoes the stage statement by statement, in reverse order, keeping every governed table and
 -- column protected. Run it only over a stage that was applied in full; after a partial failure,
