@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= build/compiled
 
-.PHONY: demo test lint format golden docs bench clean
+.PHONY: demo test lint format golden docs migrations bench clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,12 +12,15 @@ $(BIN)/accord: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(BIN)/accord
 
-# Compile the reference estate in policies/ and print what was written.
+# Compile the reference estate in policies/, print what was written, prove on DuckDB that the
+# compiled SQL means what the model says, and show what every surface answers per persona.
 demo: $(BIN)/accord
 	$(BIN)/accord validate policies
 	$(BIN)/accord lint policies
 	$(BIN)/accord compile policies --out $(OUT) --target all
 	@for f in $$(cd $(OUT) && find . -type f -name '*.sql' | sort); do echo "-- ===== $(OUT)/$${f#./} ====="; cat "$(OUT)/$${f#./}"; echo; done
+	$(BIN)/accord verify policies --compiled $(OUT)
+	$(BIN)/accord analyze policies --format markdown
 
 # Lint (ruff) and the whole test suite.
 test: $(BIN)/accord
@@ -36,6 +39,11 @@ golden: $(BIN)/accord
 # Regenerate docs/rules.md from the lint rules' docstrings (a test fails when it is stale).
 docs: $(BIN)/accord
 	$(BIN)/python -m compiler.lint.docs
+
+# Regenerate migrations/: the staged roll-out from examples/as-found/ to policies/. Planning the
+# same base and head again rewrites that plan in place; tests fail while it is stale.
+migrations: $(BIN)/accord
+	$(BIN)/accord plan policies --base examples/as-found --out migrations
 
 bench: $(BIN)/accord
 	$(BIN)/python bench/run.py

@@ -21,7 +21,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lint": ("lint", "Lint policy files and hand-written policy SQL."),
     "rules": ("rules", "List the lint rules, or print one rule's documentation."),
     "compile": ("compile", "Compile the model to Snowflake, Databricks and Terraform."),
+    "analyze": ("analyze", "What every surface answers, per persona; where surfaces diverge."),
     "schema": ("schema", "Print the JSON Schema of the policy format."),
+    "terraform": ("terraform", "Plan and apply the compiled Terraform configuration."),
+    "verify": ("verify", "Execute the compiled policies on DuckDB and compare with the model."),
+    "plan": ("plan", "Plan the staged migration between two versions of the model."),
+    "migrate": ("migrate", "Apply, roll back and report staged migration plans."),
 }
 
 

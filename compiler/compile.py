@@ -21,6 +21,15 @@ from targets.objects import Catalog
 
 MANIFEST = "manifest.json"
 TARGET_CHOICES = ("snowflake", "databricks", "terraform", "all")
+#: Terraform's own files in ``OUT/terraform`` (``accord terraform`` runs there): carried into
+#: a recompiled tree so that recompiling never loses state. A saved plan is not carried: it
+#: belongs to the configuration it was made from.
+TERRAFORM_KEPT = (
+    "terraform.tfstate",
+    "terraform.tfstate.backup",
+    ".terraform.lock.hcl",
+    ".terraform",
+)
 
 
 def lower_all(project: Project) -> dict[str, Catalog]:
@@ -49,13 +58,9 @@ def render_files(project: Project, target: str = "all") -> dict[str, str]:
         for name, text in get_target(platform).render(catalogs[platform]).items():
             files[f"{platform}/{name}"] = text
     if target in ("terraform", "all"):
-        try:
-            from targets import terraform
-        except ImportError:  # pragma: no cover - the Terraform target is optional until built
-            if target == "terraform":
-                raise UsageError("the terraform target is not available in this build") from None
-        else:
-            files.update(terraform.render_files(project, catalogs))
+        from targets import terraform
+
+        files.update(terraform.render_files(project, catalogs))
     return dict(sorted(files.items()))
 
 
@@ -71,7 +76,7 @@ def write_tree(out: str | os.PathLike[str], files: dict[str, str]) -> list[str]:
     """Write ``files`` plus the manifest under ``out`` atomically: everything is written to a
     temporary sibling directory and moved into place, so a failed run leaves no half tree.
     An existing ``out`` is replaced only if accord wrote it (it holds a manifest) or it is
-    empty."""
+    empty; Terraform's state and working files in it are kept (``TERRAFORM_KEPT``)."""
     target = Path(out)
     if target.exists():
         if not target.is_dir():
@@ -90,6 +95,14 @@ def write_tree(out: str | os.PathLike[str], files: dict[str, str]) -> list[str]:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
+        for name in TERRAFORM_KEPT:
+            kept = target / "terraform" / name
+            if kept.exists():
+                (staging / "terraform").mkdir(exist_ok=True)
+                if kept.is_dir():
+                    shutil.copytree(kept, staging / "terraform" / name, symlinks=True)
+                else:
+                    shutil.copy2(kept, staging / "terraform" / name)
         if target.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
             old.rmdir()

@@ -123,16 +123,27 @@ def load_directory(directory: str | os.PathLike[str]) -> RawProject:
 
 def load_files(files: list[tuple[Path, str]], root: Path) -> RawProject:
     diagnostics: list[Diagnostic] = []
-    merged: dict[str, Any] = {}
-    source = SourceMap()
+    documents: list[tuple[bytes, str]] = []
     for path, name in files:
         try:
-            raw = path.read_bytes()
+            documents.append((path.read_bytes(), name))
         except OSError as err:
             diagnostics.append(
                 Diagnostic(Location(name, 1, 1), f"cannot read file: {err.strerror}")
             )
-            continue
+    return load_documents(documents, root, diagnostics)
+
+
+def load_documents(
+    documents: list[tuple[bytes, str]], root: Path, diagnostics: list[Diagnostic] | None = None
+) -> RawProject:
+    """Parse and merge policy files given as (content, display name) pairs: the files of a
+    directory, or blobs read from a git revision. ``diagnostics`` carries earlier problems
+    (files that could not be read), reported together with these."""
+    diagnostics = list(diagnostics or [])
+    merged: dict[str, Any] = {}
+    source = SourceMap()
+    for raw, name in documents:
         try:
             doc, doc_source = parse_document(raw, name)
         except InputError as err:
@@ -141,9 +152,11 @@ def load_files(files: list[tuple[Path, str]], root: Path) -> RawProject:
         _merge(merged, source, doc, doc_source, name, diagnostics)
     if diagnostics:
         raise InputError(diagnostics)
-    origin = Location(files[0][1], 1, 1)
+    if not documents:
+        raise UsageError(f"{root}: no *.yaml or *.yml files found")
+    origin = Location(documents[0][1], 1, 1)
     return RawProject(
-        root=root, files=[n for _, n in files], data=merged, source=source, origin=origin
+        root=root, files=[n for _, n in documents], data=merged, source=source, origin=origin
     )
 
 

@@ -4,15 +4,20 @@ In the manner of sqlglot's dialects, :class:`Target` holds everything the two pl
 (what objects the model needs, how a mask strategy is expressed, the order of files) and
 ``targets/snowflake.py`` / ``targets/databricks.py`` override the few hooks that differ: the
 membership check, concatenation, identifier case, the principal column and the DDL spelling.
+The platform ``style`` is expressed through hooks too: :meth:`Target.identity_in_body` (ABAC
+names principals in the policy, not in the function body), :meth:`Target.lower_tags`,
+:meth:`Target.attach_row_filter` and :meth:`Target.attach_mask` (tag-based masking and ABAC
+attach through tags instead of column by column).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Literal
 
 from sqlglot import exp
 
-from compiler.model import Dataset, PolicyModel
+from compiler.model import ColumnSpec, Dataset, PolicyModel
 from compiler.sqlexpr import parse_predicate
 from compiler.sqltypes import policy_type
 from targets import sql
@@ -26,6 +31,7 @@ from targets.objects import (
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
+    Tag,
 )
 
 HEADER = (
@@ -57,6 +63,26 @@ class Target:
     def identity(self, model: PolicyModel, principal: str) -> str | None:
         return model.principals[principal].identity(self.platform)
 
+    def identities(self, model: PolicyModel, principals: list[str]) -> tuple[str, ...]:
+        """The platform identities of ``principals``, sorted; those without one are left out
+        (rule ACC502 reports them)."""
+        return tuple(sorted({i for p in principals if (i := self.identity(model, p)) is not None}))
+
+    def style(self, model: PolicyModel) -> str:
+        cfg = model.platform_config(self.platform)
+        assert cfg is not None, f"platform {self.platform} is not declared"
+        return cfg.style
+
+    def identity_in_body(self, model: PolicyModel) -> bool:
+        """Whether filter and mask bodies decide who sees every row or the clear value
+        (``unfiltered_for`` / ``unmasked_for``). ABAC names those principals in the policy
+        instead (TO / EXCEPT)."""
+        return True
+
+    def policy_note(self, model: PolicyModel, kind: Literal["row_filter", "mask"]) -> str:
+        """A note for reviewers, rendered above each filter or mask of ``kind``."""
+        return ""
+
     # ---- names ------------------------------------------------------------------------------------
 
     def governance_schema(self, model: PolicyModel) -> str:
@@ -74,7 +100,7 @@ class Target:
         return self.qualified(model, f"{mask}_salt")
 
     def mask_policy_name(self, model: PolicyModel, mask: str, ptype: str) -> str:
-        suffix = "" if ptype == self.string_type else "_" + _type_suffix(ptype)
+        suffix = "" if ptype == self.string_type else "_" + type_suffix(ptype)
         return self.qualified(model, f"{mask}_mask{suffix}")
 
     def row_policy_name(self, model: PolicyModel, dataset: str, ds: Dataset) -> str:
@@ -101,6 +127,7 @@ class Target:
         objects += self.lower_salts(model)
         objects += self.lower_row_filters(model)
         objects += self.lower_masks(model)
+        objects += self.lower_tags(model)
         objects += self.lower_attachments(model)
         return Catalog(
             platform=self.platform,  # type: ignore[arg-type]
@@ -154,14 +181,14 @@ class Target:
                 spec = ds.columns.get(rf.column)
                 ptype = policy_type(spec.type, self.platform) if spec else self.string_type
                 param = Param(self.case(f"{rf.entitlement}_value"), ptype)
+                unfiltered = rf.unfiltered_for if self.identity_in_body(model) else []
                 policies[name] = RowFilterPolicy(
                     name=name,
                     params=(param,),
-                    body=self.entitlement_predicate(
-                        model, rf.entitlement, param.name, rf.unfiltered_for
-                    ),
+                    body=self.entitlement_predicate(model, rf.entitlement, param.name, unfiltered),
                     dimension=rf.entitlement,
-                    comment=self.row_filter_comment(model, rf.entitlement, rf.unfiltered_for),
+                    comment=self.row_filter_comment(model, rf.entitlement, unfiltered),
+                    note=self.policy_note(model, "row_filter"),
                 )
             else:
                 assert rf.expression is not None and rf.arguments is not None
@@ -225,10 +252,11 @@ class Target:
             mask = model.masks[mask_name]
             value = sql.column(val, self.platform)
             masked = self.masked_value(model, mask_name, value, ptype)
+            in_body = self.identity_in_body(model)
             clear = [
                 self.member(sql.literal(identity))
                 for p in sorted(mask.unmasked_for)
-                if (identity := self.identity(model, p)) is not None
+                if in_body and (identity := self.identity(model, p)) is not None
             ]
             if clear:
                 cond = clear[0] if len(clear) == 1 else exp.or_(*clear)
@@ -240,6 +268,8 @@ class Target:
             comment = f"accord: mask {mask_name} ({mask.strategy})"
             if mask.unmasked_for:
                 comment += "; clear for " + ", ".join(sorted(mask.unmasked_for))
+                if not in_body:
+                    comment += " (named in the policy, not here)"
             out.append(
                 MaskPolicy(
                     name=self.mask_policy_name(model, mask_name, ptype),
@@ -249,6 +279,7 @@ class Target:
                     mask=mask_name,
                     strategy=mask.strategy,
                     comment=comment,
+                    note=self.policy_note(model, "mask"),
                 )
             )
         return out
@@ -283,32 +314,47 @@ class Target:
         tail = exp.Anonymous(this="RIGHT", expressions=[value.copy(), keep])
         return exp.Anonymous(this="CONCAT", expressions=[stars, tail])
 
+    def lower_tags(self, model: PolicyModel) -> list[Tag]:
+        """Tags that attachments refer to (none when masks are attached column by column)."""
+        return []
+
     def lower_attachments(self, model: PolicyModel) -> list[CatalogObject]:
+        """Per dataset: its row filter's attachment, then each masked column's."""
         out: list[CatalogObject] = []
         for dname, ds in self.datasets(model):
-            rf = ds.row_filter
-            if rf is not None:
-                cols = (rf.column,) if rf.column else tuple(rf.arguments or {})
-                out.append(
-                    RowFilterAttachment(
-                        table=ds.table,
-                        policy=self.row_policy_name(model, dname, ds),
-                        columns=tuple(c for c in cols if c),
-                        dataset=dname,
-                    )
-                )
+            if ds.row_filter is not None:
+                out += self.attach_row_filter(model, dname, ds)
             for col, spec in ds.columns.items():
                 if spec.mask:
-                    ptype = policy_type(spec.type, self.platform)
-                    out.append(
-                        MaskAttachment(
-                            table=ds.table,
-                            column=col,
-                            policy=self.mask_policy_name(model, spec.mask, ptype),
-                            dataset=dname,
-                        )
-                    )
+                    out += self.attach_mask(model, dname, ds, col, spec)
         return out
+
+    def attach_row_filter(self, model: PolicyModel, dname: str, ds: Dataset) -> list[CatalogObject]:
+        rf = ds.row_filter
+        assert rf is not None
+        cols = (rf.column,) if rf.column else tuple(rf.arguments or {})
+        return [
+            RowFilterAttachment(
+                table=ds.table,
+                policy=self.row_policy_name(model, dname, ds),
+                columns=tuple(c for c in cols if c),
+                dataset=dname,
+            )
+        ]
+
+    def attach_mask(
+        self, model: PolicyModel, dname: str, ds: Dataset, column: str, spec: ColumnSpec
+    ) -> list[CatalogObject]:
+        assert spec.mask is not None
+        ptype = policy_type(spec.type, self.platform)
+        return [
+            MaskAttachment(
+                table=ds.table,
+                column=column,
+                policy=self.mask_policy_name(model, spec.mask, ptype),
+                dataset=dname,
+            )
+        ]
 
     # ---- rendering ------------------------------------------------------------------------------
 
@@ -347,10 +393,14 @@ class Target:
     def params_sql(self, params: tuple[Param, ...]) -> str:
         return ", ".join(f"{self.q(p.name)} {p.type}" for p in params)
 
+    def note_sql(self, note: str) -> str:
+        """``note`` as SQL comment lines (with a trailing newline), or nothing."""
+        return "".join(f"-- {line}".rstrip() + "\n" for line in note.splitlines())
+
 
 def _snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
 
 
-def _type_suffix(ptype: str) -> str:
+def type_suffix(ptype: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in ptype).strip("_").replace("__", "_")

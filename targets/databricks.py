@@ -1,19 +1,43 @@
-"""Databricks Unity Catalog: SQL UDFs attached with SET ROW FILTER / SET MASK."""
+"""Databricks Unity Catalog: SQL UDFs attached with SET ROW FILTER / SET MASK (``style:
+table``), or through governed column tags and CREATE POLICY (``style: abac``, lowered in
+``targets/abac.py``)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from sqlglot import exp
 
+from compiler.model import ColumnSpec, Dataset, PolicyModel
+from targets import abac, sql
 from targets.base import Target
 from targets.objects import (
+    AbacPolicy,
+    CatalogObject,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
+    Tag,
+    TagAssignment,
 )
 from targets.salts import placeholder
+
+ABAC_ROW_FILTER_NOTE = (
+    "ABAC evaluates this function as the session user; who sees every row is named in the\n"
+    "policy's EXCEPT, not here. The grants themselves live in the mapping table, so the lookup\n"
+    "must still ask which of a value's granted groups the caller belongs to:\n"
+    "is_account_group_member(g.group_name) inside the EXISTS, once per grant row of the value.\n"
+    "The ABAC guidance advises against per-row membership checks in policy functions; this one\n"
+    "is the price of keeping grants as data (one table generated from the YAML) instead of one\n"
+    "policy per value, whose TO lists would soon pass the quota of 20 principals per policy."
+)
+ABAC_MASK_NOTE = (
+    "Transforms the value only: who sees the clear value is named in the ABAC policy's EXCEPT\n"
+    "(050_policies.sql), as the ABAC guidance asks."
+)
 
 
 class DatabricksTarget(Target):
@@ -29,6 +53,42 @@ class DatabricksTarget(Target):
     def concat(self, left: exp.Expression, right: exp.Expression) -> exp.Expression:
         return exp.Anonymous(this="CONCAT", expressions=[left, right])
 
+    # ---- style: abac ------------------------------------------------------------------------------
+
+    def identity_in_body(self, model: PolicyModel) -> bool:
+        return self.style(model) != "abac"
+
+    def policy_note(self, model: PolicyModel, kind: Literal["row_filter", "mask"]) -> str:
+        if self.style(model) != "abac":
+            return ""
+        return ABAC_ROW_FILTER_NOTE if kind == "row_filter" else ABAC_MASK_NOTE
+
+    def row_policy_name(self, model: PolicyModel, dataset: str, ds: Dataset) -> str:
+        # under ABAC the function no longer depends on unfiltered_for: one per dimension
+        rf = ds.row_filter
+        if self.style(model) == "abac" and rf is not None and rf.entitlement is not None:
+            return self.qualified(model, f"{rf.entitlement}_row_filter")
+        return super().row_policy_name(model, dataset, ds)
+
+    def lower_tags(self, model: PolicyModel) -> list[Tag]:
+        return abac.governed_tags(self, model) if self.style(model) == "abac" else []
+
+    def lower_attachments(self, model: PolicyModel) -> list[CatalogObject]:
+        out = super().lower_attachments(model)
+        return out + abac.policies(self, model) if self.style(model) == "abac" else out
+
+    def attach_row_filter(self, model: PolicyModel, dname: str, ds: Dataset) -> list[CatalogObject]:
+        if self.style(model) == "abac":
+            return list(abac.row_filter_tags(dname, ds))
+        return super().attach_row_filter(model, dname, ds)
+
+    def attach_mask(
+        self, model: PolicyModel, dname: str, ds: Dataset, column: str, spec: ColumnSpec
+    ) -> list[CatalogObject]:
+        if self.style(model) == "abac":
+            return [abac.mask_tag(self, dname, ds, column, spec)]
+        return super().attach_mask(model, dname, ds, column, spec)
+
     # ---- rendering ------------------------------------------------------------------------------
 
     def render_mapping_table(self, t: MappingTable) -> tuple[str, str]:
@@ -37,6 +97,7 @@ class DatabricksTarget(Target):
         lines = [
             f"-- Grants of entitlement dimension {t.dimension!r}: one row per (value, group).",
             "-- One MERGE makes the table equal to the model: rows added and removed atomically.",
+            "-- (A MERGE source alias may not carry a column list; the inline table names them.)",
             f"CREATE TABLE IF NOT EXISTS {name} (\n  {key} STRING NOT NULL,\n"
             f"  {pcol} STRING NOT NULL\n);",
         ]
@@ -44,7 +105,7 @@ class DatabricksTarget(Target):
             rows = ",\n    ".join("(" + ", ".join(self.lit(v) for v in row) + ")" for row in t.rows)
             lines.append(
                 f"MERGE INTO {name} AS t\n"
-                f"USING (\n  VALUES\n    {rows}\n) AS s({key}, {pcol})\n"
+                f"USING (\n  SELECT * FROM VALUES\n    {rows}\n    AS v({key}, {pcol})\n) AS s\n"
                 f"ON t.{key} = s.{key} AND t.{pcol} = s.{pcol}\n"
                 f"WHEN NOT MATCHED THEN INSERT ({key}, {pcol}) VALUES (s.{key}, s.{pcol})\n"
                 "WHEN NOT MATCHED BY SOURCE THEN DELETE;"
@@ -66,21 +127,25 @@ class DatabricksTarget(Target):
         return "020_salt_functions.sql", text
 
     def _function(
-        self, name: str, params: str, returns: str, comment: str, body: exp.Expression
+        self, name: str, params: str, returns: str, comment: str, body: exp.Expression, note: str
     ) -> str:
         return (
-            f"CREATE OR REPLACE FUNCTION {self.q(name)}({params})\n"
+            self.note_sql(note) + f"CREATE OR REPLACE FUNCTION {self.q(name)}({params})\n"
             f"  RETURNS {returns}\n"
             f"  COMMENT {self.lit(comment)}\n"
             f"  RETURN\n{self.body_sql(body)};"
         )
 
     def render_row_filter_policy(self, p: RowFilterPolicy) -> tuple[str, str]:
-        text = self._function(p.name, self.params_sql(p.params), "BOOLEAN", p.comment, p.body)
+        text = self._function(
+            p.name, self.params_sql(p.params), "BOOLEAN", p.comment, p.body, p.note
+        )
         return "030_row_filters.sql", text
 
     def render_mask_policy(self, p: MaskPolicy) -> tuple[str, str]:
-        text = self._function(p.name, self.params_sql(p.params), p.returns, p.comment, p.body)
+        text = self._function(
+            p.name, self.params_sql(p.params), p.returns, p.comment, p.body, p.note
+        )
         return "040_masks.sql", text
 
     def render_row_filter_attachment(self, a: RowFilterAttachment) -> tuple[str, str]:
@@ -97,3 +162,43 @@ class DatabricksTarget(Target):
             f"ALTER TABLE {self.q(a.table)} ALTER COLUMN {self.q(a.column)} "
             f"SET MASK {self.q(a.policy)}{using};"
         )
+
+    def render_tag(self, t: Tag) -> tuple[str, str]:
+        values = ", ".join(self.lit(v) for v in t.allowed_values)
+        # a governed tag is an account-level tag policy: no SQL statement creates one
+        return "045_tags.sql", (
+            f"-- Governed tag {t.name!r}, allowed values {values}.\n" + self.note_sql(abac.TAG_NOTE)
+        ).rstrip()
+
+    def render_tag_assignment(self, a: TagAssignment) -> tuple[str, str]:
+        target = f"ALTER TABLE {self.q(a.table)}"
+        if a.column is not None:
+            target += f" ALTER COLUMN {self.q(a.column)}"
+        return "045_tags.sql", f"{target} SET TAGS ({self.lit(a.tag)} = {self.lit(a.value)});"
+
+    def render_abac_policy(self, p: AbacPolicy) -> tuple[str, str]:
+        def principals(names: tuple[str, ...]) -> str:
+            return ", ".join(
+                sql.render(exp.to_identifier(n, quoted=True), self.platform) for n in names
+            )
+
+        lines = [
+            f"CREATE OR REPLACE POLICY {self.q(p.name)}",
+            f"ON {p.securable_type} {self.q(p.securable)}",
+            f"COMMENT {self.lit(p.comment)}",
+            f"{p.kind} {self.q(p.function)}",
+            f"TO {principals(p.to)}",
+        ]
+        if p.except_:
+            lines.append(f"EXCEPT {principals(p.except_)}")
+        lines.append("FOR TABLES")
+        if p.when:
+            lines.append(f"WHEN {p.when}")
+        if p.match_columns:
+            matches = ", ".join(f"{cond} AS {self.q(alias)}" for cond, alias in p.match_columns)
+            lines.append(f"MATCH COLUMNS {matches}")
+        if p.on_column is not None:
+            lines.append(f"ON COLUMN {self.q(p.on_column)}")
+        if p.using:
+            lines.append("USING COLUMNS (" + ", ".join(self.q(u) for u in p.using) + ")")
+        return "050_policies.sql", "\n".join(lines) + ";"

@@ -54,6 +54,8 @@ class RowFilterPolicy:
     #: the entitlement dimension it enforces, or None for a hand-written predicate
     dimension: str | None
     comment: str
+    #: a reviewer's note rendered as comment lines above the statement
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class MaskPolicy:
     mask: str
     strategy: str
     comment: str
+    #: a reviewer's note rendered as comment lines above the statement
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -88,16 +92,20 @@ class MaskAttachment:
 
 @dataclass(frozen=True)
 class Tag:
-    """A tag (Snowflake) or governed tag policy (Databricks) and its allowed values."""
+    """A tag (Snowflake: a schema object) or a governed tag (Databricks: an account-level tag
+    policy, which SQL cannot create) and its allowed values."""
 
     name: str
     allowed_values: tuple[str, ...] = ()
-    #: Snowflake tag-based masking: masking policies attached to the tag
+    #: Snowflake tag-based masking: masking policies attached to the tag, one per data type
     masking_policies: tuple[str, ...] = ()
+    comment: str = ""
 
 
 @dataclass(frozen=True)
 class TagAssignment:
+    """A tag set on a column (``column``) or on the table itself (``column`` None)."""
+
     table: str
     column: str | None
     tag: str
@@ -107,13 +115,14 @@ class TagAssignment:
 
 @dataclass(frozen=True)
 class AbacPolicy:
-    """A Unity Catalog ABAC policy (CREATE POLICY)."""
+    """A Unity Catalog ABAC policy (CREATE POLICY). ``name`` is local to the securable."""
 
     name: str
     securable_type: Literal["CATALOG", "SCHEMA", "TABLE"]
     securable: str
     kind: Literal["ROW FILTER", "COLUMN MASK"]
     function: str
+    #: principals (Databricks account groups, or ``account users``)
     to: tuple[str, ...]
     except_: tuple[str, ...]
     #: (condition, alias) pairs, e.g. ("has_tag_value('accord_mask', 'x')", "c")
@@ -122,6 +131,12 @@ class AbacPolicy:
     using: tuple[str, ...]
     comment: str
     when: str | None = None
+    #: the mask a COLUMN MASK policy applies, or the dimension a ROW FILTER policy enforces
+    #: (None for a hand-written predicate)
+    mask: str | None = None
+    dimension: str | None = None
+    #: the datasets whose tables the policy governs
+    datasets: tuple[str, ...] = ()
 
 
 CatalogObject = (

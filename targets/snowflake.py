@@ -1,18 +1,31 @@
-"""Snowflake: row access policies, masking policies, IS_ROLE_IN_SESSION, ``||``."""
+"""Snowflake: row access policies, masking policies, IS_ROLE_IN_SESSION, ``||``.
+
+``style: column`` attaches each masking policy column by column. ``style: tag`` attaches masks
+through tags (tag-based masking): a tag holds at most one masking policy per data type, so each
+mask gets its own tag, ``<governance schema>.ACCORD_MASK_<MASK>``, carrying the mask's policy for
+every data type it is used with, and each masked column is tagged with it (value: the mask's
+name). Row access policies are attached to tables the same way in both styles.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from sqlglot import exp
 
+from compiler.model import ColumnSpec, Dataset, PolicyModel
 from targets import sql
 from targets.base import Target
 from targets.objects import (
+    CatalogObject,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
+    Tag,
+    TagAssignment,
 )
 from targets.salts import placeholder
 
@@ -30,6 +43,37 @@ class SnowflakeTarget(Target):
 
     def concat(self, left: exp.Expression, right: exp.Expression) -> exp.Expression:
         return exp.DPipe(this=left, expression=right)
+
+    # ---- style: tag -------------------------------------------------------------------------------
+
+    def mask_tag_name(self, model: PolicyModel, mask: str) -> str:
+        return self.qualified(model, f"accord_mask_{mask}")
+
+    def lower_tags(self, model: PolicyModel) -> list[Tag]:
+        if self.style(model) != "tag":
+            return []
+        policies: dict[str, list[str]] = defaultdict(list)
+        for mask, ptype in self.mask_types(model):
+            policies[mask].append(self.mask_policy_name(model, mask, ptype))
+        return [
+            Tag(
+                name=self.mask_tag_name(model, mask),
+                allowed_values=(mask,),
+                masking_policies=tuple(names),
+                comment=f"accord: columns tagged with it are masked by mask {mask}",
+            )
+            for mask, names in sorted(policies.items())
+        ]
+
+    def attach_mask(
+        self, model: PolicyModel, dname: str, ds: Dataset, column: str, spec: ColumnSpec
+    ) -> list[CatalogObject]:
+        if self.style(model) != "tag":
+            return super().attach_mask(model, dname, ds, column, spec)
+        assert spec.mask is not None
+        return [
+            TagAssignment(ds.table, column, self.mask_tag_name(model, spec.mask), spec.mask, dname)
+        ]
 
     # ---- rendering ------------------------------------------------------------------------------
 
@@ -71,7 +115,7 @@ class SnowflakeTarget(Target):
         return "020_salt_functions.sql", text
 
     def render_row_filter_policy(self, p: RowFilterPolicy) -> tuple[str, str]:
-        text = (
+        text = self.note_sql(p.note) + (
             f"CREATE OR REPLACE ROW ACCESS POLICY {self.q(p.name)}\n"
             f"  AS ({self.params_sql(p.params)}) RETURNS BOOLEAN ->\n"
             f"{self.body_sql(p.body)}\n"
@@ -80,7 +124,7 @@ class SnowflakeTarget(Target):
         return "030_row_access_policies.sql", text
 
     def render_mask_policy(self, p: MaskPolicy) -> tuple[str, str]:
-        text = (
+        text = self.note_sql(p.note) + (
             f"CREATE OR REPLACE MASKING POLICY {self.q(p.name)}\n"
             f"  AS ({self.params_sql(p.params)}) RETURNS {p.returns} ->\n"
             f"{self.body_sql(p.body)}\n"
@@ -101,3 +145,25 @@ class SnowflakeTarget(Target):
             f"SET MASKING POLICY {self.q(a.policy)};"
         )
         return "050_attachments.sql", text
+
+    def render_tag(self, t: Tag) -> tuple[str, str]:
+        values = ", ".join(self.lit(v) for v in t.allowed_values)
+        policies = ", ".join(f"MASKING POLICY {self.q(p)}" for p in t.masking_policies)
+        text = (
+            f"-- A column tagged {t.name.rsplit('.', 1)[-1]} is masked by the policy below for\n"
+            "-- its data type (a tag holds one masking policy per data type; a column of a type\n"
+            "-- with no policy here would stay in the clear, so accord sets one for every type\n"
+            "-- the mask is used with). FORCE replaces a policy already set for that type in\n"
+            "-- the same statement, never leaving a gap.\n"
+            f"CREATE TAG IF NOT EXISTS {self.q(t.name)}\n"
+            f"  ALLOWED_VALUES {values}\n"
+            f"  COMMENT = {self.lit(t.comment)};\n"
+            f"ALTER TAG {self.q(t.name)} SET {policies} FORCE;"
+        )
+        return "045_tags.sql", text
+
+    def render_tag_assignment(self, a: TagAssignment) -> tuple[str, str]:
+        target = f"ALTER TABLE {self.q(a.table)}"
+        if a.column is not None:
+            target += f" MODIFY COLUMN {self.q(a.column)}"
+        return "050_attachments.sql", f"{target} SET TAG {self.q(a.tag)} = {self.lit(a.value)};"

@@ -33,9 +33,21 @@ def reference() -> Project:
     return load_project(ROOT / "policies")
 
 
+def abac() -> Project:
+    """The reference estate with Unity Catalog ABAC on Databricks."""
+    return with_styles(reference(), databricks="abac")
+
+
+def snowflake_tag() -> Project:
+    """The reference estate with tag-based masking on Snowflake."""
+    return with_styles(reference(), snowflake="tag")
+
+
 #: case name -> (function giving the project, target)
 CASES: dict[str, tuple[Callable[[], Project], str]] = {
     "reference": (reference, "all"),
+    "abac": (abac, "all"),
+    "snowflake_tag": (snowflake_tag, "all"),
 }
 
 

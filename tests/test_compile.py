@@ -190,3 +190,25 @@ def test_hand_written_expression_is_rendered_inside_a_policy(write_tree) -> None
     assert "REGION = 'EU' OR IS_ROLE_IN_SESSION('GLOBAL')" in policy
     attach = files["snowflake/050_attachments.sql"]
     assert "ADD ROW ACCESS POLICY GOV.POL.CUSTOMERS_ROW_FILTER ON (REGION)" in attach
+
+
+def test_every_compiled_statement_scans_without_error() -> None:
+    from compiler.sqlscan import scan
+
+    files = render_files(load_project(REFERENCE), "all")
+    kinds: set[str] = set()
+    for rel, text in files.items():
+        if not rel.endswith(".sql") or "salt" in rel:
+            continue
+        result = scan(text, rel, rel.split("/")[0])
+        assert not result.errors, result.errors
+        kinds |= {s.kind for s in result.statements}
+    assert {
+        "row_access_policy",
+        "masking_policy",
+        "function",
+        "set_row_filter",
+        "set_mask",
+        "add_row_access",
+        "set_masking_policy",
+    } <= kinds

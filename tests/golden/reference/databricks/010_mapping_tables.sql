@@ -3,19 +3,21 @@
 
 -- Grants of entitlement dimension 'programme': one row per (value, group).
 -- One MERGE makes the table equal to the model: rows added and removed atomically.
+-- (A MERGE source alias may not carry a column list; the inline table names them.)
 CREATE TABLE IF NOT EXISTS governance.policies.programme_grants (
   programme_code STRING NOT NULL,
   group_name STRING NOT NULL
 );
 MERGE INTO governance.policies.programme_grants AS t
 USING (
-  VALUES
+  SELECT * FROM VALUES
     ('CNS-204', 'clinical-unblinded'),
     ('CNS-204', 'cro-external'),
     ('IMM-310', 'bench-chemists'),
     ('ONC-101', 'bench-chemists'),
     ('ONC-101', 'clinical-unblinded')
-) AS s(programme_code, group_name)
+    AS v(programme_code, group_name)
+) AS s
 ON t.programme_code = s.programme_code AND t.group_name = s.group_name
 WHEN NOT MATCHED THEN INSERT (programme_code, group_name) VALUES (s.programme_code, s.group_name)
 WHEN NOT MATCHED BY SOURCE THEN DELETE;

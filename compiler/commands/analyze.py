@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import sys
+
+import click
+
+from compiler.analyze import Analysis, analyze, summary, tables, to_json, to_markdown, to_text
+from compiler.validate import load_project
+
+
+@click.command("analyze")
+@click.argument("directory", default="policies", type=click.Path())
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+)
+def command(directory: str, fmt: str) -> int:
+    """The surface table and, per persona, what every surface answers of each governed
+    dataset and column. Exit 1 when the same facts are looser on one surface (ACC403)."""
+    result = analyze(load_project(directory).model)
+    if fmt == "json":
+        click.echo(to_json(result))
+    elif fmt == "markdown":
+        click.echo(to_markdown(result), nl=False)
+    elif sys.stdout.isatty():
+        print_rich(result)
+    else:
+        click.echo(to_text(result))
+    return 1 if result.divergences else 0
+
+
+def print_rich(result: Analysis) -> None:
+    """The text tables as rich tables (used on a terminal only)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for title, header, rows in tables(result):
+        table = Table(title=title, title_justify="left")
+        for h in header:
+            table.add_column(h)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    console.print(summary(result))

@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from compiler.plan.apply import Outcome
+
+PLATFORM = click.Choice(["snowflake", "databricks"])
+
+
+def _ledger(plans: str, ledger: str | None) -> Path:
+    from compiler.plan.ledger import default_ledger
+
+    return Path(ledger) if ledger else default_ledger(plans)
+
+
+plans_option = click.option(
+    "--plans", default="migrations", show_default=True, type=click.Path(), help="Plans directory."
+)
+ledger_option = click.option(
+    "--ledger", default=None, type=click.Path(), help="Ledger file [default: PLANS/ledger.jsonl]."
+)
+
+
+@click.group("migrate")
+def command() -> None:
+    """Apply staged migration plans, roll them back, and report their state."""
+
+
+@command.command("status")
+@plans_option
+@ledger_option
+def status(plans: str, ledger: str | None) -> int:
+    """Every plan and stage: applied, pending or failed. Exit 1 when a cutover group is applied
+    on some of its platforms and not all."""
+    from compiler.plan.ledger import half_applied, latest, read_ledger, read_plans, stage_status
+
+    path = _ledger(plans, ledger)
+    infos, records = read_plans(plans), read_ledger(path)
+    last = latest(records)
+    if not infos:
+        click.echo(f"{plans}: no plans")
+    for plan in infos:
+        click.echo(plan.id)
+        for stage in plan.stages:
+            state = stage_status(stage, last)
+            record = last.get((plan.id, stage.id))
+            when = f"  {record.at}" if record is not None and state != "pending" else ""
+            if state == "applied" and record is not None and record.sha256 != stage.sha256:
+                state = "applied (from a different file: sha256 differs)"
+            group = f"  [cutover group {stage.group}]" if stage.group else ""
+            click.echo(f"  {stage.id:<40} {stage.platform:<11} {state}{when}{group}")
+    broken = half_applied(infos, records, path)
+    for h in broken:
+        click.echo(
+            f"{h.location}: cutover group {h.group!r} of {h.plan} is applied on "
+            f"{', '.join(h.applied)} but not on {', '.join(h.missing)}: it is done only when "
+            "every platform is",
+            err=True,
+        )
+    return 1 if broken else 0
+
+
+@command.command("apply")
+@click.option("--platform", required=True, type=PLATFORM, help="The platform to apply on.")
+@plans_option
+@ledger_option
+@click.option("--dry-run", is_flag=True, help="Print the statements; run nothing.")
+def apply_command(platform: str, plans: str, ledger: str | None, dry_run: bool) -> int:
+    """Run the next pending stages of PLATFORM in order, stopping at the first failure, and
+    record each in the ledger. A stage whose file changed since the plan was written is
+    refused (exit 1)."""
+    from compiler.plan import apply as runner
+    from compiler.plan.ledger import read_ledger, read_plans
+
+    path = _ledger(plans, ledger)
+    if dry_run:
+        stages = runner.pending_stages(read_plans(plans), read_ledger(path), platform)
+        bad = runner.changed_files(stages)
+        if bad:
+            click.echo(
+                f"accord migrate apply: refused: changed since planned: {', '.join(bad)}", err=True
+            )
+            return 1
+        for stage in stages:
+            click.echo(f"-- ===== {stage.plan}/{stage.file.name} =====")
+            click.echo(stage.file.read_text(encoding="utf-8"))
+        if not stages:
+            click.echo(f"nothing pending on {platform}")
+        return 0
+    outcome = runner.apply(plans, path, platform, runner.EXECUTORS[platform], click.echo)
+    return _report(outcome, f"nothing pending on {platform}", "apply")
+
+
+@command.command("rollback")
+@click.option("--platform", required=True, type=PLATFORM, help="The platform to roll back on.")
+@plans_option
+@ledger_option
+def rollback_command(platform: str, plans: str, ledger: str | None) -> int:
+    """Undo the last applied stage of PLATFORM with its rollback file, and record it."""
+    from compiler.plan import apply as runner
+
+    outcome = runner.rollback(
+        plans, _ledger(plans, ledger), platform, runner.EXECUTORS[platform], click.echo
+    )
+    return _report(outcome, f"nothing applied on {platform}", "rollback")
+
+
+def _report(outcome: Outcome, nothing: str, verb: str) -> int:
+    for stage, state in outcome.done:
+        click.echo(f"{stage}: {state}")
+    if outcome.error:
+        click.echo(f"accord migrate {verb}: {outcome.error}", err=True)
+        return 1
+    if not outcome.done:
+        click.echo(nothing)
+    return 0

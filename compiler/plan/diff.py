@@ -1,0 +1,179 @@
+"""What changed between two lowered catalogs of one platform.
+
+Objects are matched by identity: definitions by name, placements by what they occupy (a
+table's filter, a column's mask, a tag on a column, an ABAC policy on a securable). Nothing
+here looks at the YAML: base and head are the lowered :class:`~targets.objects.Catalog`
+objects, the same ones ``compile`` renders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from compiler.plan.state import fingerprint, is_definition, place_key, references
+from targets.objects import (
+    AbacPolicy,
+    Catalog,
+    CatalogObject,
+    MappingTable,
+    MaskAttachment,
+    MaskPolicy,
+    RowFilterAttachment,
+    RowFilterPolicy,
+    SaltFunction,
+    Tag,
+    TagAssignment,
+)
+
+Kind = Literal["added", "removed", "changed"]
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: Kind
+    base: CatalogObject | None
+    head: CatalogObject | None
+    #: for "changed": what changed ("body", "signature", "rows", "salt", "placement", ...)
+    detail: str = ""
+    #: for "changed": the change in words
+    note: str = ""
+
+    @property
+    def obj(self) -> CatalogObject:
+        obj = self.head if self.head is not None else self.base
+        assert obj is not None
+        return obj
+
+    def describe(self, platform: str) -> str:
+        what = describe_object(self.obj, platform)
+        return f"{what}: {self.note or self.kind}"
+
+
+@dataclass
+class PlatformDiff:
+    platform: str
+    base: Catalog | None
+    head: Catalog | None
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def style(self) -> tuple[str, str] | None:
+        """(base style, head style) when the platform's style switched."""
+        if self.base is None or self.head is None or self.base.style == self.head.style:
+            return None
+        return (self.base.style, self.head.style)
+
+
+def identity(obj: CatalogObject) -> tuple[str, ...]:
+    if is_definition(obj):
+        return ("def", obj.name.upper())  # type: ignore[union-attr]
+    return place_key(obj)  # type: ignore[arg-type]
+
+
+def diff_catalogs(platform: str, base: Catalog | None, head: Catalog | None) -> PlatformDiff:
+    before = {identity(o): o for o in (base.objects if base else ())}
+    after = {identity(o): o for o in (head.objects if head else ())}
+    salts = {
+        o.name.upper(): o.name
+        for o in (*before.values(), *after.values())
+        if isinstance(o, SaltFunction)
+    }
+    changes = []
+    for key in sorted(before.keys() | after.keys()):
+        old, new = before.get(key), after.get(key)
+        if old is None:
+            changes.append(Change("added", None, new))
+        elif new is None:
+            changes.append(Change("removed", old, None))
+        elif type(old) is not type(new):
+            changes.append(Change("removed", old, None))
+            changes.append(Change("added", None, new))
+        elif fingerprint(old) != fingerprint(new) or old != new:
+            detail = _what_changed(old, new)
+            changes.append(Change("changed", old, new, detail, _note(old, new, detail, salts)))
+    return PlatformDiff(platform, base, head, changes)
+
+
+def _what_changed(old: CatalogObject, new: CatalogObject) -> str:
+    if isinstance(old, RowFilterPolicy | MaskPolicy):
+        same_signature = old.params == new.params and getattr(old, "returns", None) == getattr(
+            new, "returns", None
+        )
+        return "body" if same_signature else "signature"
+    if isinstance(old, MappingTable):
+        return "rows"
+    if isinstance(old, SaltFunction):
+        return "salt"
+    return "placement" if not is_definition(old) else "definition"
+
+
+# --------------------------------------------------------------------------------------------
+# descriptions (plan headers, plan.json, command output)
+
+_NAMES = {
+    ("snowflake", RowFilterPolicy): "row access policy",
+    ("snowflake", MaskPolicy): "masking policy",
+    ("databricks", RowFilterPolicy): "row filter function",
+    ("databricks", MaskPolicy): "mask function",
+}
+
+
+def describe_object(obj: CatalogObject, platform: str) -> str:
+    if isinstance(obj, RowFilterPolicy | MaskPolicy):
+        return f"{_NAMES[(platform, type(obj))]} {obj.name}"
+    if isinstance(obj, MappingTable):
+        return f"mapping table {obj.name}"
+    if isinstance(obj, SaltFunction):
+        return f"salt function {obj.name}"
+    if isinstance(obj, Tag):
+        return f"tag {obj.name}"
+    if isinstance(obj, RowFilterAttachment):
+        return f"row filter of {obj.table}"
+    if isinstance(obj, MaskAttachment):
+        return f"mask of {obj.table}.{obj.column}"
+    if isinstance(obj, TagAssignment):
+        return f"tag {obj.tag} on {obj.table}" + (f".{obj.column}" if obj.column else "")
+    assert isinstance(obj, AbacPolicy)
+    return f"ABAC policy {obj.name} on {obj.securable_type.lower()} {obj.securable}"
+
+
+def _note(old: CatalogObject, new: CatalogObject, detail: str, salts: dict[str, str]) -> str:
+    if isinstance(old, MappingTable) and isinstance(new, MappingTable):
+        added = len(set(new.rows) - set(old.rows))
+        removed = len(set(old.rows) - set(new.rows))
+        return f"grants changed ({added} row(s) added, {removed} removed)"
+    if isinstance(old, SaltFunction) and isinstance(new, SaltFunction):
+        return f"salt rotated ({old.salt_ref} -> {new.salt_ref})"
+    if isinstance(old, RowFilterPolicy | MaskPolicy) and isinstance(
+        new, RowFilterPolicy | MaskPolicy
+    ):
+        if detail == "signature":
+            sig = ", ".join(f"{p.name} {p.type}" for p in new.params)
+            return f"signature changed (now ({sig}))"
+        notes = []
+        if (
+            isinstance(old, MaskPolicy)
+            and isinstance(new, MaskPolicy)
+            and old.strategy != new.strategy
+        ):
+            notes.append(f"strategy {old.strategy} -> {new.strategy}")
+        read_before, read_now = references(old) & salts.keys(), references(new) & salts.keys()
+        if read_now - read_before:
+            notes.append(
+                "salt introduced: " + ", ".join(salts[n] for n in sorted(read_now - read_before))
+            )
+        if read_before - read_now:
+            notes.append(
+                "salt removed: " + ", ".join(salts[n] for n in sorted(read_before - read_now))
+            )
+        return "body changed" + (f" ({'; '.join(notes)})" if notes else "")
+    if isinstance(old, RowFilterAttachment | MaskAttachment) and isinstance(
+        new, RowFilterAttachment | MaskAttachment
+    ):
+        if old.policy != new.policy:
+            return f"moved from {old.policy} to {new.policy}"
+        return "arguments changed"
+    if isinstance(old, TagAssignment) and isinstance(new, TagAssignment):
+        return f"value {old.value!r} -> {new.value!r}"
+    return "changed"

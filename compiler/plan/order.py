@@ -1,0 +1,597 @@
+"""Order the changes between two lowered models into stages, and prove the order safe.
+
+Every change becomes a *unit*: one or a few steps that belong together, with a phase that
+fixes its place inside a stage (create before attach, attach before detach, detach before
+drop). Units go into stages per platform:
+
+``prepare``
+    new objects that nothing uses yet (policies, salt functions, mapping tables, tags):
+    no query answers differently afterwards;
+``apply``
+    everything that changes what queries return and belongs to one platform only: grants
+    (one transaction / one MERGE), bodies changed in place, attachments added or swapped in
+    one statement, signature changes through an interim policy;
+``cutover``
+    one stage per platform for each *cutover group*: the changes to an identifier domain
+    held on several platforms (a salt introduced or rotated, a mask's strategy changed).
+    The group is done only when every platform's stage is;
+``retire``
+    what the head model no longer uses, dropped after everything was detached from it.
+
+The planner then replays every stage, and every stage's rollback, on :class:`State` and
+refuses the plan (:class:`PlanError`, exit 1) when a statement would break an invariant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from compiler.model import PLATFORMS
+from compiler.plan.diff import Change, PlatformDiff, diff_catalogs, identity
+from compiler.plan.state import (
+    Column,
+    Definition,
+    Placement,
+    PlanError,
+    State,
+    is_definition,
+    place_key,
+    references,
+)
+from compiler.plan.steps import Statements, Step, statements_for
+from compiler.plan.verify import Check, checks_for
+from targets.base import Target
+from targets.objects import (
+    AbacPolicy,
+    Catalog,
+    CatalogObject,
+    MappingTable,
+    MaskAttachment,
+    MaskPolicy,
+    RowFilterAttachment,
+    RowFilterPolicy,
+    SaltFunction,
+    Tag,
+    TagAssignment,
+)
+
+StageKind = Literal["prepare", "apply", "cutover", "retire"]
+#: (platform, TABLE, COLUMN) upper-cased -> identifier domain
+Domains = dict[tuple[str, str, str], str]
+
+# phases: the order of units inside a stage; < APPLY_PHASES go to prepare, >= RETIRE to retire
+CREATE_TABLE, CREATE_SALT, CREATE_POLICY, CREATE_TAG = 0, 1, 2, 3
+APPLY_PHASES = 10
+ROWS, SALT, BODY, TAG_DEF, ATTACH, TAG_SET, ABAC_SET = 10, 11, 12, 13, 14, 15, 16
+DETACH, TAG_UNSET, ABAC_UNSET = 20, 21, 22
+FLOW_IN, FLOW_OUT = 30, 31
+RETIRE = 40
+DROP_TAG, DROP_POLICY, DROP_REST = 40, 41, 42
+
+WHY = {
+    "prepare": "creates objects that nothing uses yet: no query answers differently afterwards.",
+    "apply": "changes what queries return, on this platform only. Bodies change in place and "
+    "attachments are swapped in single statements, so every governed table and column stays "
+    "protected between any two statements.",
+    "cutover": "changes what a masked identifier looks like on this platform. The same "
+    "identifier domain is held on other platforms, and they change in the same group: until "
+    "every platform has applied its stage, digests on one side no longer match the plan for the "
+    "other (or still join with it). `accord migrate status` and lint rule ACC601 report the "
+    "group until it is done everywhere.",
+    "retire": "removes what the head model no longer uses. Everything was detached from it in "
+    "the earlier stages: an attached policy is never dropped.",
+}
+
+
+@dataclass
+class Unit:
+    platform: str
+    phase: int
+    key: str
+    steps: list[Step]
+    change: str
+    #: identifier domains whose masked values this unit changes
+    domains: set[str] = field(default_factory=set)
+    #: policies this unit stops using (so their flow can drop them afterwards)
+    releases: set[str] = field(default_factory=set)
+    #: tables whose protection this unit adds (attach-class) or removes (detach-class)
+    tables: set[str] = field(default_factory=set)
+    #: for FLOW_OUT units: the policy re-created under its own name
+    flow: str | None = None
+    group: str | None = None
+
+
+@dataclass
+class Stage:
+    platform: str
+    kind: StageKind
+    group: str | None
+    steps: list[Step]
+    changes: list[str]
+    rollback: list[Step] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    id: str = ""
+    requires: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Group:
+    id: str
+    domains: tuple[str, ...]
+    platforms: tuple[str, ...]
+    changes: list[str]
+    stages: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    diffs: dict[str, PlatformDiff]
+    stages: list[Stage]
+    groups: list[Group]
+    base_fingerprint: str = ""
+    head_fingerprint: str = ""
+    #: changes of the model that lower to no catalog object (indexes, surfaces)
+    outside: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.stages
+
+
+# --------------------------------------------------------------------------------------------
+# entry point
+
+
+def build_plan(
+    base: dict[str, Catalog],
+    head: dict[str, Catalog],
+    domains: Domains,
+    targets: dict[str, Target] | None = None,
+) -> Plan:
+    """The staged migration from the ``base`` catalogs to the ``head`` catalogs."""
+    targets = targets or {}
+    platforms = sorted(base.keys() | head.keys(), key=PLATFORMS.index)  # type: ignore[arg-type]
+    diffs = {p: diff_catalogs(p, base.get(p), head.get(p)) for p in platforms}
+    units: list[Unit] = []
+    planners: dict[str, _PlatformPlanner] = {}
+    for platform, diff in diffs.items():
+        if not diff.changes:
+            continue
+        planners[platform] = _PlatformPlanner(diff, domains, targets.get(platform))
+        units += planners[platform].units()
+    members = _cutover_groups(units)
+    for platform, planner in planners.items():
+        planner.place([u for u in units if u.platform == platform])
+    groups = _groups(units, members)
+    stages: list[Stage] = []
+    for platform, planner in planners.items():
+        stages += planner.stages([u for u in units if u.platform == platform])
+    stages.sort(key=_order_key)
+    _number(stages, groups)
+    return Plan(diffs=diffs, stages=stages, groups=groups)
+
+
+# --------------------------------------------------------------------------------------------
+# one platform
+
+
+class _PlatformPlanner:
+    def __init__(self, diff: PlatformDiff, domains: Domains, target: Target | None) -> None:
+        self.diff = diff
+        self.platform = diff.platform
+        everything = [
+            *(diff.base.objects if diff.base else ()),
+            *(diff.head.objects if diff.head else ()),
+        ]
+        self.names = {o.name.upper() for o in everything if is_definition(o)}  # type: ignore[union-attr]
+        types = {o.name.upper(): o.params[0].type for o in everything if isinstance(o, MaskPolicy)}
+        self.st: Statements = statements_for(self.platform, target, types)
+        self.before = State.of(diff.base, self.platform, self.names)
+        self.after = State.of(diff.head, self.platform, self.names)
+        self.domains = {(t, c): d for (p, t, c), d in domains.items() if p == self.platform}
+        self.protected_tables, self.protected_columns = self._protected()
+
+    # ---- what must stay protected --------------------------------------------------------------
+
+    def _protected(self) -> tuple[list[str], list[Column]]:
+        tables: set[str] = set()
+        columns: set[Column] = set()
+        for state in (self.before, self.after):
+            for p in state.places.values():
+                tables.add(_table_of(p).upper())
+                if isinstance(p, MaskAttachment | TagAssignment) and p.column:
+                    columns.add((p.table.upper(), p.column.upper()))
+        tables |= {t for t, _ in self.domains}
+        columns |= set(self.domains)
+        keep_tables = sorted(
+            t for t in tables if self.before.filters_on(t) and self.after.filters_on(t)
+        )
+        keep_columns = sorted(
+            c for c in columns if self.before.masks_on(*c) and self.after.masks_on(*c)
+        )
+        return keep_tables, keep_columns
+
+    # ---- units ---------------------------------------------------------------------------------
+
+    def units(self) -> list[Unit]:
+        flows = {
+            c.obj.name.upper()
+            for c in self.diff.changes
+            if c.kind == "changed" and c.detail == "signature"
+        }
+        out: list[Unit] = []
+        for change in self.diff.changes:
+            obj = change.obj
+            if is_definition(obj):
+                if change.kind == "changed" and change.detail == "signature":
+                    out += self._flow(change)
+                else:
+                    out.append(self._definition_unit(change))
+            elif not (change.head is not None and _policy_of(change.head) in flows):
+                out.append(self._placement_unit(change))
+        for unit in out:
+            unit.domains = self._domains_touched(unit)
+        return out
+
+    def _unit(self, phase: int, obj: CatalogObject, steps: list[Step], change: Change) -> Unit:
+        key = "/".join(identity(obj))
+        return Unit(self.platform, phase, key, steps, change.describe(self.platform))
+
+    def _definition_unit(self, change: Change) -> Unit:
+        obj: Definition = change.obj  # type: ignore[assignment]
+        what = change.describe(self.platform)
+        if change.kind == "added":
+            phase = {
+                MappingTable: CREATE_TABLE,
+                SaltFunction: CREATE_SALT,
+                RowFilterPolicy: CREATE_POLICY,
+                MaskPolicy: CREATE_POLICY,
+                Tag: CREATE_TAG,
+            }[type(obj)]
+            return self._unit(phase, obj, [self.st.define(obj, None, f"new: {what}")], change)
+        if change.kind == "removed":
+            phase = (
+                DROP_TAG
+                if isinstance(obj, Tag)
+                else DROP_POLICY
+                if isinstance(obj, RowFilterPolicy | MaskPolicy)
+                else DROP_REST
+            )
+            return self._unit(phase, obj, [self.st.drop(obj, f"unused: {what}")], change)
+        phase = {MappingTable: ROWS, SaltFunction: SALT, Tag: TAG_DEF}.get(type(obj), BODY)
+        step = self.st.define(change.head, change.base, what)  # type: ignore[arg-type]
+        return self._unit(phase, obj, [step], change)
+
+    def _placement_unit(self, change: Change) -> Unit:
+        what = change.describe(self.platform)
+        obj = change.obj
+        add_phase, remove_phase = {
+            RowFilterAttachment: (ATTACH, DETACH),
+            MaskAttachment: (ATTACH, DETACH),
+            TagAssignment: (TAG_SET, TAG_UNSET),
+            AbacPolicy: (ABAC_SET, ABAC_UNSET),
+        }[type(obj)]
+        if change.kind == "removed":
+            unit = self._unit(remove_phase, obj, [self.st.detach(obj, what)], change)  # type: ignore[arg-type]
+        else:
+            step = self.st.attach(change.head, change.base, what)  # type: ignore[arg-type]
+            unit = self._unit(add_phase, obj, [step], change)
+        if change.base is not None and _policy_of(change.base) != _policy_of(change.head):
+            unit.releases.add(_policy_of(change.base) or "")
+        unit.tables = {t for t in map(_protected_table, (change.base, change.head)) if t}
+        return unit
+
+    def _flow(self, change: Change) -> list[Unit]:
+        """A signature change: the policy cannot change in place, and an attached policy
+        cannot be dropped. Swap every attachment to an interim policy with the new signature
+        (one statement each), drop and re-create the policy under its own name, swap back, drop
+        the interim: every statement leaves the tables protected, and the catalog ends up
+        exactly as compiled."""
+        old: RowFilterPolicy | MaskPolicy = change.base  # type: ignore[assignment]
+        new: RowFilterPolicy | MaskPolicy = change.head  # type: ignore[assignment]
+        what = change.describe(self.platform)
+        interim = replace(new, name=self._interim_name(new.name))
+        attached = [
+            p
+            for p in self.after.places.values()
+            if isinstance(p, RowFilterAttachment | MaskAttachment)
+            and p.policy.upper() == new.name.upper()
+        ]
+        flow_in: list[Step] = []
+        swap_back: list[Step] = []
+        if attached:
+            flow_in.append(self.st.define(interim, None, f"{what}: interim policy, new signature"))
+            for place in attached:
+                current = self.before.places.get(place_key(place))
+                via = replace(place, policy=interim.name)
+                flow_in.append(self.st.attach(via, current, f"{what}: swap to the interim policy"))
+                swap_back.append(self.st.attach(place, via, f"{what}: swap back to {new.name}"))
+        flow_out = [
+            self.st.drop(old, f"{what}: drop the old signature, now detached"),
+            self.st.define(new, None, f"{what}: re-create under its own name"),
+            *swap_back,
+        ]
+        if attached:
+            flow_out.append(self.st.drop(interim, f"{what}: drop the interim policy"))
+        key = new.name.upper()
+        tables = {p.table.upper() for p in attached}
+        out = Unit(self.platform, FLOW_OUT, key, flow_out, what, flow=key, tables=tables)
+        if not flow_in:
+            return [out]
+        released = {
+            c.policy.upper()  # type: ignore[union-attr]
+            for p in attached
+            if (c := self.before.places.get(place_key(p))) is not None
+        }
+        flow = Unit(self.platform, FLOW_IN, key, flow_in, what, releases=released, tables=tables)
+        return [flow, out]
+
+    def _interim_name(self, name: str) -> str:
+        n = 2
+        while f"{name}_V{n}".upper() in self.names:
+            n += 1
+        interim = self.st.target.case(f"{name}_v{n}")
+        self.names.add(interim.upper())
+        return interim
+
+    # ---- identifier domains ---------------------------------------------------------------------
+
+    def _columns_using(self, names: set[str]) -> set[Column]:
+        """Domain columns masked, in base or head, by a policy in ``names`` or by a policy that
+        reads one of ``names`` (a salt function)."""
+        found = set()
+        for state in (self.before, self.after):
+            for col in self.domains:
+                for policy in state.masks_on(*col):
+                    reads = (
+                        references(state.defs[policy.upper()])
+                        if policy.upper() in state.defs
+                        else set()
+                    )
+                    if policy.upper() in names or reads & names:
+                        found.add(col)
+        return found
+
+    def _domains_touched(self, unit: Unit) -> set[str]:
+        if unit.phase < APPLY_PHASES or unit.phase >= RETIRE:
+            return set()
+        cols: set[Column] = set()
+        for step in unit.steps:
+            obj = step.obj
+            if isinstance(obj, MaskPolicy | SaltFunction) and step.op == "define":
+                cols |= self._columns_using({obj.name.upper()})
+            elif isinstance(obj, MaskAttachment):
+                cols.add((obj.table.upper(), obj.column.upper()))
+            elif isinstance(obj, TagAssignment):
+                cols |= {
+                    c
+                    for c in self.domains
+                    if c[0] == obj.table.upper() and (not obj.column or c[1] == obj.column.upper())
+                }
+            elif isinstance(obj, Tag):
+                tagged = {
+                    (p.table.upper(), (p.column or "").upper())
+                    for s in (self.before, self.after)
+                    for p in s.places.values()
+                    if isinstance(p, TagAssignment) and p.tag.upper() == obj.name.upper()
+                }
+                cols |= {c for c in self.domains if c in tagged or (c[0], "") in tagged}
+            elif isinstance(obj, AbacPolicy) and obj.kind == "COLUMN MASK":
+                cols |= self._columns_using({obj.function.upper()})
+        return {self.domains[c] for c in cols if c in self.domains}
+
+    # ---- stages -------------------------------------------------------------------------------
+
+    def place(self, units: list[Unit]) -> None:
+        """Move units that must not run before others into the same or a later stage: a unit
+        that removes protection from a table follows the units that add its new protection, and
+        a policy is dropped and re-created only after everything else left it."""
+        order = ["apply", *sorted({u.group for u in units if u.group})]
+
+        def rank(u: Unit) -> int:
+            return order.index(u.group) if u.group else 0
+
+        changed = True
+        while changed:
+            changed = False
+            for u in units:
+                if u.phase < APPLY_PHASES or u.phase >= RETIRE:
+                    continue
+                after: Iterable[Unit] = ()
+                if DETACH <= u.phase <= ABAC_UNSET:
+                    after = [
+                        o for o in units if ATTACH <= o.phase <= ABAC_SET and o.tables & u.tables
+                    ]
+                elif u.phase == FLOW_OUT:
+                    after = [
+                        o
+                        for o in units
+                        if (u.flow in o.releases or (o.phase == FLOW_IN and o.key == u.flow))
+                        and o is not u
+                    ]
+                latest = max(after, key=rank, default=None)
+                if latest is not None and rank(latest) > rank(u):
+                    u.group = latest.group
+                    changed = True
+
+    def stages(self, units: list[Unit]) -> list[Stage]:
+        buckets: dict[tuple[int, str], list[Unit]] = {}
+        for u in units:
+            if u.phase < APPLY_PHASES:
+                slot = (0, "prepare")
+            elif u.phase >= RETIRE:
+                slot = (3, "retire")
+            elif u.group:
+                slot = (2, u.group)
+            else:
+                slot = (1, "apply")
+            buckets.setdefault(slot, []).append(u)
+        state = self.before.copy()
+        stages = []
+        for (rank, name), members in sorted(buckets.items()):
+            members.sort(key=lambda u: (u.phase, u.key))
+            kind: StageKind = "cutover" if rank == 2 else name  # type: ignore[assignment]
+            stage = Stage(
+                platform=self.platform,
+                kind=kind,
+                group=name if rank == 2 else None,
+                steps=[s for u in members for s in u.steps],
+                changes=_unique(u.change for u in members),
+            )
+            start = state.copy()
+            stage.rollback = self._replay(stage, state)
+            undone = state.copy()
+            self._simulate(undone, stage.rollback, f"rollback of the {stage.kind} stage")
+            if not undone.same_as(start):
+                raise PlanError(
+                    f"{self.platform}: the rollback of the {stage.kind} stage does not restore "
+                    "the catalog as it was"
+                )
+            salts, attached = self.group_subjects(state, stage)
+            stage.checks = checks_for(stage.steps, state, self.st, salts, attached)
+            stages.append(stage)
+        if not state.same_as(self.after):
+            raise PlanError(f"{self.platform}: the stages do not produce the head catalog")
+        return stages
+
+    def group_subjects(
+        self, state: State, stage: Stage
+    ) -> tuple[list[SaltFunction], list[MaskAttachment]]:
+        """For a cutover stage: the salt functions behind the masks of the group's domain
+        columns, and those columns' attachments, for the stage's checks."""
+        if stage.group is None:
+            return [], []
+        domains = set(stage.group.split("-"))
+        salts: dict[str, SaltFunction] = {}
+        attached = []
+        for col in sorted(c for c, d in self.domains.items() if d in domains):
+            place = state.places.get(("mask", *col))
+            if isinstance(place, MaskAttachment):
+                attached.append(place)
+            for policy in state.masks_on(*col):
+                definition = state.defs.get(policy.upper())
+                for ref in references(definition) if definition is not None else ():
+                    if isinstance(salt := state.defs.get(ref), SaltFunction):
+                        salts[salt.name] = salt
+        return [salts[n] for n in sorted(salts)], attached
+
+    def _replay(self, stage: Stage, state: State) -> list[Step]:
+        """Run the stage on ``state`` (checking every statement) and return its rollback."""
+        undo = []
+        for i, step in enumerate(stage.steps, start=1):
+            before = state.copy()
+            self._check(step, state, f"{stage.kind} stage, statement {i}")
+            undo.append(self.st.inverse(step, before))
+        return list(reversed(undo))
+
+    def _simulate(self, state: State, steps: list[Step], where: str) -> None:
+        for i, step in enumerate(steps, start=1):
+            self._check(step, state, f"{where}, statement {i}")
+
+    def _check(self, step: Step, state: State, where: str) -> None:
+        problems = step.run(state)
+        problems += state.unprotected(self.protected_tables, self.protected_columns)
+        problems += state.doubled(self.protected_tables, self.protected_columns)
+        if problems:
+            raise PlanError(
+                f"{self.platform}, {where} ({step.note}): {'; '.join(problems)}. No ordering "
+                "accord knows keeps every invariant here: plan this change in two steps, or "
+                "keep the object's name so it can change in place."
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# cutover groups and numbering
+
+
+def _cutover_groups(units: list[Unit]) -> dict[str, tuple[str, ...]]:
+    """Give every unit that changes a domain held on several platforms its cutover group;
+    domains changed together by one unit share a group. Returns group id -> its domains."""
+    platforms: dict[str, set[str]] = {}
+    for u in units:
+        for d in u.domains:
+            platforms.setdefault(d, set()).add(u.platform)
+    shared = {d for d, ps in platforms.items() if len(ps) > 1}
+    parent = {d: d for d in sorted(shared)}
+
+    def find(d: str) -> str:
+        while parent[d] != d:
+            d = parent[d]
+        return d
+
+    for u in units:
+        ds = sorted(u.domains & shared)
+        for d in ds[1:]:
+            parent[find(d)] = find(ds[0])
+    members: dict[str, set[str]] = {}
+    for d in shared:
+        members.setdefault(find(d), set()).add(d)
+    for u in units:
+        ds = u.domains & shared
+        if ds:
+            u.group = "-".join(sorted(members[find(min(ds))]))
+    return {"-".join(sorted(m)): tuple(sorted(m)) for m in members.values()}
+
+
+def _groups(units: list[Unit], members: dict[str, tuple[str, ...]]) -> list[Group]:
+    groups = []
+    for gid in sorted(members):
+        inside = [u for u in units if u.group == gid]
+        groups.append(
+            Group(
+                id=gid,
+                domains=members[gid],
+                platforms=tuple(p for p in PLATFORMS if any(u.platform == p for u in inside)),
+                changes=_unique(f"{u.platform}: {u.change}" for u in inside),
+            )
+        )
+    return groups
+
+
+def _order_key(stage: Stage) -> tuple[int, str, int]:
+    rank = {"prepare": 0, "apply": 1, "cutover": 2, "retire": 3}[stage.kind]
+    return (rank, stage.group or "", PLATFORMS.index(stage.platform))  # type: ignore[arg-type]
+
+
+def _number(stages: list[Stage], groups: list[Group]) -> None:
+    """Ids in listing order (a cutover group's stages on every platform next to each other);
+    each stage requires the previous stage of its platform."""
+    last: dict[str, str] = {}
+    by_group = {g.id: g for g in groups}
+    for n, stage in enumerate(stages, start=1):
+        suffix = f"_{stage.group}" if stage.group else ""
+        stage.id = f"{n:02d}_{stage.platform}_{stage.kind}{suffix}"
+        stage.requires = [last[stage.platform]] if stage.platform in last else []
+        last[stage.platform] = stage.id
+        if stage.group:
+            by_group[stage.group].stages.append(stage.id)
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def _policy_of(obj: CatalogObject | None) -> str | None:
+    if isinstance(obj, RowFilterAttachment | MaskAttachment):
+        return obj.policy.upper()
+    if isinstance(obj, AbacPolicy):
+        return obj.function.upper()
+    return None
+
+
+def _table_of(obj: Placement) -> str:
+    return obj.securable if isinstance(obj, AbacPolicy) else obj.table
+
+
+def _protected_table(obj: CatalogObject | None) -> str | None:
+    if obj is None or is_definition(obj):
+        return None
+    if isinstance(obj, AbacPolicy):
+        return obj.securable.upper()
+    return _table_of(obj).upper()  # type: ignore[arg-type]
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))

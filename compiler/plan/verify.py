@@ -1,0 +1,170 @@
+"""Verification queries: after a stage, the catalog shows what the stage should have made.
+
+Every query returns a first column ``ok`` that must be true on every row it returns
+(``accord migrate apply`` runs them after each stage and records the stage as failed
+otherwise). Policy references (Snowflake ``INFORMATION_SCHEMA.POLICY_REFERENCES``) or
+column-mask / row-filter metadata (Unity Catalog ``information_schema``) show the object in
+place; mapping tables hold the planned number of grants; a canary identifier's salted digest
+differs from its unsalted digest. The canary digest is returned as ``canary_digest`` too (apply
+prints its first 16 hex digits), for comparison across platforms: within one cutover group the
+platforms' digests must differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from compiler.plan.state import State, place_key, references
+from compiler.plan.steps import Statements, Step
+from targets import sql
+from targets.objects import (
+    MappingTable,
+    MaskAttachment,
+    MaskPolicy,
+    RowFilterAttachment,
+    RowFilterPolicy,
+    SaltFunction,
+)
+
+#: the identifier whose digest shows a salt at work (never a real identifier)
+CANARY = "accord-canary"
+
+
+@dataclass(frozen=True)
+class Check:
+    comment: str
+    sql: str
+
+
+def checks_for(
+    steps: list[Step],
+    after: State,
+    st: Statements,
+    salts: list[SaltFunction],
+    attached: list[MaskAttachment],
+) -> list[Check]:
+    """The checks of a stage made of ``steps``, given the catalog ``after`` it. For a cutover
+    stage, ``salts`` and ``attached`` are the salt functions and mask attachments of the
+    group's domain columns: their canary and their policy references are checked in any case."""
+    found: dict[tuple[str, ...], Check] = {}
+    for step in steps:
+        obj = step.obj
+        if isinstance(obj, MappingTable) and obj.name.upper() in after.defs:
+            table = after.defs[obj.name.upper()]
+            assert isinstance(table, MappingTable)
+            found[("rows", obj.name)] = Check(
+                f"{obj.name} holds the {len(table.rows)} grants of the model",
+                f"SELECT COUNT(*) = {len(table.rows)} AS ok FROM {st.q(obj.name)};",
+            )
+        elif isinstance(obj, SaltFunction) and obj.name.upper() in after.defs:
+            found[("canary", obj.name)] = _canary(obj, st)
+        elif isinstance(obj, RowFilterPolicy | MaskPolicy) and obj.name.upper() in after.defs:
+            current = after.defs[obj.name.upper()]
+            read = sorted(
+                d.name
+                for r in references(current)
+                if isinstance(d := after.defs.get(r), SaltFunction)
+            )
+            found[("policy", obj.name)] = _policy(current.name, read, st)
+        elif isinstance(obj, RowFilterAttachment | MaskAttachment):
+            key = place_key(obj)
+            now = after.places.get(key)
+            assert now is None or isinstance(now, RowFilterAttachment | MaskAttachment)
+            found[("place", *key)] = _placement(obj, now, st)
+    for place in attached:
+        found.setdefault(("place", *place_key(place)), _placement(place, place, st))
+    for salt in salts:
+        found.setdefault(("canary", salt.name), _canary(salt, st))
+    return list(found.values())
+
+
+def _canary(salt: SaltFunction, st: Statements) -> Check:
+    p = st.platform
+
+    def digest(value: exp.Expression) -> exp.Expression:
+        return exp.Anonymous(this="SHA2", expressions=[value, exp.Literal.number(256)])
+
+    salted = digest(st.target.concat(sql.literal(CANARY), sql.call(salt.name, p)))
+    query = exp.select(
+        exp.NEQ(this=salted, expression=digest(sql.literal(CANARY))).as_("ok"),
+        salted.copy().as_("canary_digest"),
+    )
+    return Check(
+        f"salt {salt.salt_ref} is in effect: the canary's salted digest differs from its "
+        "unsalted digest (compare canary_digest with the other platforms': it must differ)",
+        sql.render(query, p) + ";",
+    )
+
+
+def _split(name: str) -> tuple[str, str, str]:
+    catalog, schema, leaf = name.split(".")
+    return catalog, schema, leaf
+
+
+def _policy(name: str, salts: list[str], st: Statements) -> Check:
+    lit = st.lit
+    if st.platform == "snowflake":
+        ddl = f"GET_DDL('POLICY', {lit(name)})"
+        if not salts:
+            return Check(f"{name} exists", f"SELECT {ddl} IS NOT NULL AS ok;")
+        reads = " AND ".join(f"CONTAINS({ddl}, {lit(s.split('.')[-1])})" for s in salts)
+        return Check(f"{name} reads {', '.join(salts)}", f"SELECT {reads} AS ok;")
+    catalog, schema, leaf = _split(name)
+    where = f"routine_schema = {lit(schema)} AND routine_name = {lit(leaf)}"
+    what = f"{name} exists"
+    for s in salts:
+        where += f" AND instr(routine_definition, {lit(s.split('.')[-1].lower())}) > 0"
+        what = f"{name} reads {', '.join(salts)}"
+    return Check(
+        what,
+        f"SELECT COUNT(*) = 1 AS ok FROM {st.q(catalog)}.information_schema.routines "
+        f"WHERE {where};",
+    )
+
+
+def _placement(
+    obj: RowFilterAttachment | MaskAttachment,
+    now: RowFilterAttachment | MaskAttachment | None,
+    st: Statements,
+) -> Check:
+    lit = st.lit
+    column = obj.column if isinstance(obj, MaskAttachment) else None
+    where = f"{obj.table}.{column}" if column else obj.table
+    what = f"{'mask' if column else 'row filter'} of {where}"
+    expected = f"{what} is {now.policy}" if now else f"{what} is removed"
+    catalog, schema, table = _split(obj.table)
+    if st.platform == "snowflake":
+        kind = "MASKING_POLICY" if column else "ROW_ACCESS_POLICY"
+        conditions = [f"POLICY_KIND = {lit(kind)}"]
+        if column:
+            conditions.append(f"REF_COLUMN_NAME = {lit(column)}")
+        if now is not None:
+            conditions.append(
+                f"POLICY_DB || '.' || POLICY_SCHEMA || '.' || POLICY_NAME = {lit(now.policy)}"
+            )
+        return Check(
+            expected,
+            f"SELECT COUNT(*) = {1 if now else 0} AS ok\n"
+            f"FROM TABLE({st.q(catalog)}.INFORMATION_SCHEMA.POLICY_REFERENCES(\n"
+            f"  REF_ENTITY_NAME => {lit(obj.table)}, REF_ENTITY_DOMAIN => 'table'))\n"
+            f"WHERE {' AND '.join(conditions)};",
+        )
+    view, prefix = ("column_masks", "mask") if column else ("row_filters", "filter")
+    conditions = [f"table_schema = {lit(schema)}", f"table_name = {lit(table)}"]
+    if column:
+        conditions.append(f"column_name = {lit(column)}")
+    if now is not None:
+        p_catalog, p_schema, p_name = _split(now.policy)
+        conditions += [
+            f"{prefix}_catalog = {lit(p_catalog)}",
+            f"{prefix}_schema = {lit(p_schema)}",
+            f"{prefix}_name = {lit(p_name)}",
+        ]
+    return Check(
+        expected,
+        f"SELECT COUNT(*) = {1 if now else 0} AS ok\n"
+        f"FROM {st.q(catalog)}.information_schema.{view}\n"
+        f"WHERE {' AND '.join(conditions)};",
+    )

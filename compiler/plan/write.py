@@ -1,0 +1,268 @@
+"""Lay a plan out on disk: ``<out>/<NNNN>_<slug>/plan.json`` and three SQL files per stage.
+
+``plan.json`` is the reviewed plan as data: the fingerprints of the base and head models, the
+cutover groups, and every stage with its platform, group, requirements, and its statement,
+verification and rollback files with their SHA-256 (``accord migrate apply`` runs exactly
+these files and refuses one that changed). Everything is deterministic: no timestamps,
+sorted keys; the same two models give the same bytes. ``NNNN`` is one more than the highest
+existing plan, except that planning the same base and head again rewrites that plan in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import textwrap
+from pathlib import Path
+
+from compiler.compile import write_tree
+from compiler.errors import UsageError
+from compiler.plan.ledger import PLAN_FILE
+from compiler.plan.order import WHY, Group, Plan, Stage
+from compiler.plan.steps import Step
+from targets.objects import (
+    AbacPolicy,
+    MappingTable,
+    MaskAttachment,
+    MaskPolicy,
+    RowFilterAttachment,
+    RowFilterPolicy,
+    SaltFunction,
+    Tag,
+    TagAssignment,
+)
+from targets.salts import PLACEHOLDER
+
+PLAN_DIR = re.compile(r"^(?P<number>\d{4})_[a-z0-9][a-z0-9-]*$")
+SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
+FORMAT = 1
+
+_CATEGORIES = (
+    ("grants", (MappingTable,)),
+    ("salts", (SaltFunction,)),
+    ("filters", (RowFilterPolicy, RowFilterAttachment)),
+    ("masks", (MaskPolicy, MaskAttachment)),
+    ("tags", (Tag, TagAssignment)),
+    ("abac", (AbacPolicy,)),
+)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def existing_plans(out: Path) -> dict[int, Path]:
+    """Plan directories under ``out`` by number."""
+    if not out.is_dir():
+        return {}
+    found = {}
+    for child in sorted(out.iterdir()):
+        m = PLAN_DIR.match(child.name)
+        if m and (child / PLAN_FILE).is_file():
+            found[int(m.group("number"))] = child
+    return found
+
+
+def slug_of(plan: Plan) -> str:
+    """A short name from what the plan changes: its cutover groups, then the kinds of object."""
+    parts = [f"{g.id}-cutover" for g in plan.groups]
+    kinds = {type(c.obj) for d in plan.diffs.values() for c in d.changes}
+    parts += [name for name, types in _CATEGORIES if kinds & set(types)]
+    if any(d.style for d in plan.diffs.values()):
+        parts.append("style")
+    slug = "-".join(parts).replace("_", "-")
+    while len(slug) > 60:
+        slug = slug.rsplit("-", 1)[0]
+    return slug
+
+
+def write_plan(plan: Plan, out: str, name: str | None = None) -> tuple[str, list[str]]:
+    """Write ``plan`` under ``out``; return its id and the files written (relative to out)."""
+    if name is not None and not SLUG.match(name):
+        raise UsageError(f"--name {name!r}: use lower-case letters, digits and '-' (max 60)")
+    root = Path(out)
+    plans = existing_plans(root)
+    same = [
+        (n, d)
+        for n, d in plans.items()
+        if _fingerprints(d) == (plan.base_fingerprint, plan.head_fingerprint)
+    ]
+    number = same[0][0] if same else max(plans, default=0) + 1
+    plan_id = f"{number:04d}_{name or slug_of(plan)}"
+    files = render_plan(plan, plan_id)
+    written = write_tree(root / plan_id, files)
+    for _, old in same:
+        if old.name != plan_id:
+            shutil.rmtree(old)
+    return plan_id, [f"{plan_id}/{f}" for f in written]
+
+
+def _fingerprints(directory: Path) -> tuple[str, str] | None:
+    try:
+        data = json.loads((directory / PLAN_FILE).read_text(encoding="utf-8"))
+        return (data["base_fingerprint"], data["head_fingerprint"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def render_plan(plan: Plan, plan_id: str) -> dict[str, str]:
+    """Every file of the plan directory: name -> text."""
+    files: dict[str, str] = {}
+    entries = []
+    groups = {g.id: g for g in plan.groups}
+    for stage in plan.stages:
+        texts = {
+            "file": _stage_sql(plan_id, stage, groups),
+            "verify": _verify_sql(plan_id, stage),
+            "rollback": _rollback_sql(plan_id, stage),
+        }
+        names = {
+            "file": f"{stage.id}.sql",
+            "verify": f"{stage.id}.verify.sql",
+            "rollback": f"{stage.id}.rollback.sql",
+        }
+        for role, text in texts.items():
+            files[names[role]] = text
+        entries.append(
+            {
+                "id": stage.id,
+                "platform": stage.platform,
+                "kind": stage.kind,
+                "group": stage.group,
+                "requires": stage.requires,
+                "changes": stage.changes,
+                "statements": len(stage.steps),
+                "file": names["file"],
+                "sha256": sha256(texts["file"]),
+                "verify": names["verify"],
+                "verify_sha256": sha256(texts["verify"]),
+                "rollback": names["rollback"],
+                "rollback_sha256": sha256(texts["rollback"]),
+            }
+        )
+    document = {
+        "format": FORMAT,
+        "id": plan_id,
+        "base_fingerprint": plan.base_fingerprint,
+        "head_fingerprint": plan.head_fingerprint,
+        "changes": {
+            p: [c.describe(p) for c in d.changes] for p, d in plan.diffs.items() if d.changes
+        },
+        "style": {p: list(d.style) for p, d in plan.diffs.items() if d.style},
+        "groups": [
+            {
+                "id": g.id,
+                "domains": list(g.domains),
+                "platforms": list(g.platforms),
+                "stages": g.stages,
+                "changes": g.changes,
+            }
+            for g in plan.groups
+        ],
+        "outside_catalogs": plan.outside,
+        "stages": entries,
+    }
+    files[PLAN_FILE] = json.dumps(document, indent=2, sort_keys=True) + "\n"
+    return files
+
+
+# --------------------------------------------------------------------------------------------
+# SQL files
+
+
+def _comment(text: str, indent: str = "") -> list[str]:
+    return [
+        "--" + (" " + line if line else "")
+        for line in textwrap.wrap(
+            text,
+            width=94,
+            initial_indent=indent,
+            subsequent_indent=indent or "",
+            break_on_hyphens=False,
+        )
+    ] or ["--"]
+
+
+def _paragraph(text: str) -> list[str]:
+    """A comment paragraph after an empty comment line."""
+    return ["--", *_comment(text)]
+
+
+def _bullets(items: list[str]) -> list[str]:
+    out = []
+    for item in items:
+        wrapped = textwrap.wrap(item, width=90, break_on_hyphens=False)
+        out.append(f"--   - {wrapped[0]}")
+        out += [f"--     {w}" for w in wrapped[1:]]
+    return out
+
+
+def _header(plan_id: str, stage: Stage, title: str) -> list[str]:
+    lines = [f"-- accord migration {plan_id}: {title}"]
+    lines += _comment(
+        f"Platform {stage.platform}. Requires: {', '.join(stage.requires) or 'nothing'}."
+    )
+    return lines
+
+
+def _stage_sql(plan_id: str, stage: Stage, groups: dict[str, Group]) -> str:
+    lines = _header(plan_id, stage, f"stage {stage.id}")
+    if stage.group is not None:
+        group = groups[stage.group]
+        lines += _comment(
+            f"Cutover group {group.id!r} (identifier domain {', '.join(group.domains)}): stages "
+            f"{', '.join(group.stages)}. The group is done only when every one of them is "
+            "applied."
+        )
+    lines += ["--", "-- What this stage does:", *_bullets(stage.changes), "--"]
+    lines += _comment(f"Why this stage: it {WHY[stage.kind]}")
+    body = [_statement(s) for s in stage.steps]
+    if any(PLACEHOLDER.search(b) for b in body):
+        lines += _paragraph(
+            "Salt placeholders below are filled with the secret only in memory by `accord "
+            "migrate apply`, never in a file: run this stage through it, not by hand."
+        )
+    lines += _paragraph(f"Checks: {stage.id}.verify.sql. Undo: {stage.id}.rollback.sql.")
+    return "\n".join(lines) + "\n\n" + "\n\n".join(body) + "\n"
+
+
+def _statement(step: Step) -> str:
+    return "\n".join([*_comment(step.note), step.sql])
+
+
+def _verify_sql(plan_id: str, stage: Stage) -> str:
+    lines = _header(plan_id, stage, f"checks after stage {stage.id}")
+    lines += _comment(
+        "Every query returns a first column `ok` that must be true on every row; `accord "
+        "migrate apply` runs them after the stage and records it as failed otherwise."
+    )
+    if stage.platform == "databricks":
+        lines += _comment(
+            "information_schema column names have differed between the reference pages and "
+            "live workspaces: if a query fails on a column name, check with SELECT * first."
+        )
+    if not stage.checks:
+        lines += _paragraph(
+            "Nothing this stage does is visible to a query (it only removes unused objects): "
+            "no checks."
+        )
+        return "\n".join(lines) + "\n"
+    body = ["\n".join([*_comment(c.comment), c.sql]) for c in stage.checks]
+    return "\n".join(lines) + "\n\n" + "\n\n".join(body) + "\n"
+
+
+def _rollback_sql(plan_id: str, stage: Stage) -> str:
+    lines = _header(plan_id, stage, f"rollback of stage {stage.id}")
+    lines += _comment(
+        "Undoes the stage statement by statement, in reverse order, keeping every governed "
+        "table and column protected. Run it only over a stage that was applied in full; after "
+        "a partial failure, run the statements that match what was applied."
+    )
+    body = [_statement(s) for s in stage.rollback]
+    if any(PLACEHOLDER.search(b) for b in body):
+        lines += _comment(
+            "Salt placeholders are filled only in memory, by the same code that applies stages."
+        )
+    return "\n".join(lines) + "\n\n" + "\n\n".join(body) + "\n"

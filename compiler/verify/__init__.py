@@ -1,0 +1,31 @@
+"""``accord verify``: execute the compiled policies on embedded DuckDB, per persona, and
+compare what they show with what the model says (:mod:`compiler.semantics`).
+
+The modules: :mod:`~compiler.verify.sources` reads the SQL that ships,
+:mod:`~compiler.verify.bind` binds policy bodies to DuckDB, :mod:`~compiler.verify.data`
+generates rows, :mod:`~compiler.verify.engine` runs and compares (it alone imports duckdb),
+:mod:`~compiler.verify.report` renders the result.
+"""
+
+from __future__ import annotations
+
+from compiler.validate import Project
+from compiler.verify.report import Report
+
+
+def verify(project: Project, compiled: str | None = None) -> Report:
+    """Verify the SQL compiled from ``project`` (in memory), or the files under ``compiled``
+    (a directory written by ``accord compile``) as they are now."""
+    from compiler.compile import render_files
+    from compiler.verify.engine import TestSalts, Verifier
+    from compiler.verify.sources import load_sql, read_compiled_dir
+
+    salts = TestSalts()
+    if compiled is None:
+        files = render_files(project, "all")
+        origin = "the SQL `accord compile` writes for this model (compiled in memory)"
+    else:
+        files = read_compiled_dir(compiled)
+        origin = f"the compiled SQL in {compiled}"
+    sql = load_sql(files, salts, origin)
+    return Verifier(project, sql, salts).run()

@@ -1,0 +1,211 @@
+"""Generated rows: deterministic test data for every dataset.
+
+Each replica group (a dataset and its replicas) shares one set of rows, so replicas hold the
+same facts and can be compared row by row. Column values, by what the column is:
+
+* the entitlement column of a row filter: every value of the dimension, one value granted to
+  nobody, and NULL;
+* an argument of a hand-written predicate: every literal the predicate compares it with, one
+  other value, and NULL;
+* an identifier column: a few identifiers of its domain, the same in every dataset of that
+  domain, and NULL;
+* any other column: recognisable values (``notes-1``) and NULL.
+
+Rows cycle through each column's values; the longest list sets the number of rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from compiler.model import PolicyModel
+from compiler.sqlexpr import parse_predicate
+from compiler.sqltypes import is_string_type, parse_type
+
+IDENTIFIERS_PER_DOMAIN = 3
+Value = str | int | bool | None
+
+
+@dataclass(frozen=True)
+class GenColumn:
+    name: str
+    duck_type: str
+    values: tuple[Value, ...]
+    #: what the column is: "entitlement:<dim>", "argument", "identifier:<domain>", "other"
+    role: str
+
+
+@dataclass(frozen=True)
+class GenTable:
+    dataset: str
+    columns: tuple[GenColumn, ...]
+    rows: tuple[tuple[Value, ...], ...]
+
+    def column_index(self, name: str) -> int | None:
+        folded = name.lower()
+        return next((i for i, c in enumerate(self.columns) if c.name.lower() == folded), None)
+
+    def value(self, row: int, column: str) -> Value:
+        i = self.column_index(column)
+        return None if i is None else self.rows[row][i]
+
+    def describe(self, row: int, column: str | None = None) -> str:
+        """``row 2 (PROGRAMME_CODE='CNS-204')``: the row and its deciding value."""
+        key = column or next((c.name for c in self.columns if c.role != "other"), None)
+        if key is None:
+            return f"row {row}"
+        return f"row {row} ({key}={_show(self.value(row, key))})"
+
+
+def _show(value: Value) -> str:
+    return "NULL" if value is None else repr(value)
+
+
+def nobody_value(dimension: str) -> str:
+    return f"{dimension.upper()}-GRANTED-TO-NOBODY"
+
+
+def identifiers(domain: str) -> tuple[str, ...]:
+    return tuple(f"{domain}-{i:03d}" for i in range(1, IDENTIFIERS_PER_DOMAIN + 1))
+
+
+def _literals(predicate: exp.Expression, column: str) -> list[Value]:
+    """String and number literals the predicate compares ``column`` with."""
+    out: list[Value] = []
+    folded = column.lower()
+
+    def is_col(node: exp.Expression) -> bool:
+        return isinstance(node, exp.Column) and node.name.lower() == folded and not node.table
+
+    def add(node: exp.Expression) -> None:
+        if isinstance(node, exp.Literal):
+            out.append(node.this if node.is_string else int(float(node.this)))
+
+    for node in predicate.walk():
+        if isinstance(node, exp.EQ | exp.NEQ | exp.Like | exp.ILike):
+            if is_col(node.this):
+                add(node.expression)
+            elif is_col(node.expression):
+                add(node.this)
+        elif isinstance(node, exp.In) and is_col(node.this):
+            for item in node.expressions:
+                add(item)
+    return out
+
+
+def _kind(type_text: str, platform: str) -> str:
+    dtype = parse_type(type_text, platform)
+    if dtype is None or is_string_type(dtype):
+        return "string"
+    if dtype.is_type(*exp.DataType.NUMERIC_TYPES):
+        return "number"
+    if dtype.is_type(exp.DataType.Type.BOOLEAN):
+        return "boolean"
+    return "other"
+
+
+def _duck_type(type_text: str, platform: str) -> str:
+    dtype = parse_type(type_text, platform)
+    if dtype is None or is_string_type(dtype):
+        return "VARCHAR"
+    return dtype.sql("duckdb")
+
+
+def generate(model: PolicyModel, extra_columns: dict[str, set[str]]) -> dict[str, GenTable]:
+    """One table per dataset. ``extra_columns`` names, per dataset, columns the compiled SQL
+    refers to that the model does not list (they get recognisable values)."""
+    out: dict[str, GenTable] = {}
+    groups: dict[str, list[str]] = {}
+    for name in sorted(model.datasets):
+        groups.setdefault(model.replica_root(name), []).append(name)
+    for members in groups.values():
+        specs = _group_columns(model, members, extra_columns)
+        length = max((len(v) for _, _, v, _ in specs.values()), default=1)
+        for name in members:
+            ds = model.datasets[name]
+            wanted = _dataset_columns(model, name, extra_columns)
+            cols = []
+            for col in wanted:
+                _, type_text, values, role = specs[col.lower()]
+                cols.append(GenColumn(col, _duck_type(type_text, ds.platform), values, role))
+            rows = tuple(tuple(c.values[i % len(c.values)] for c in cols) for i in range(length))
+            out[name] = GenTable(name, tuple(cols), rows)
+    return out
+
+
+def _dataset_columns(
+    model: PolicyModel, name: str, extra_columns: dict[str, set[str]]
+) -> list[str]:
+    ds = model.datasets[name]
+    cols: dict[str, str] = {}
+    rf = ds.row_filter
+    wanted = [
+        *([rf.column] if rf and rf.column else []),
+        *((rf.arguments or {}) if rf else {}),
+        *ds.columns,
+        *sorted(extra_columns.get(name, ())),
+    ]
+    for col in wanted:
+        cols.setdefault(col.lower(), col)
+    return list(cols.values())
+
+
+def _group_columns(
+    model: PolicyModel, members: list[str], extra_columns: dict[str, set[str]]
+) -> dict[str, tuple[str, str, tuple[Value, ...], str]]:
+    """folded column name -> (platform, type, values, role), decided across the group."""
+    specs: dict[str, tuple[str, str, tuple[Value, ...], str]] = {}
+    for name in members:
+        ds = model.datasets[name]
+        rf = ds.row_filter
+        for col in _dataset_columns(model, name, extra_columns):
+            key = col.lower()
+            spec = ds.columns.get(col)
+            type_text = spec.type if spec else (rf.arguments or {}).get(col, "") if rf else ""
+            type_text = type_text or ("VARCHAR" if ds.platform == "snowflake" else "STRING")
+            kind = _kind(type_text, ds.platform)
+            if rf is not None and rf.entitlement and rf.column and rf.column.lower() == key:
+                dim = rf.entitlement
+                values: tuple[Value, ...] = (*sorted(model.entitlements[dim]), nobody_value(dim))
+                role = f"entitlement:{dim}"
+            elif (
+                rf is not None and rf.expression and key in {a.lower() for a in rf.arguments or {}}
+            ):
+                found: list[Value] = []
+                for platform, text in sorted(rf.expression.items()):
+                    for v in _literals(parse_predicate(text, platform), col):
+                        if v not in found:
+                            found.append(v)
+                values = (*found, f"{col.lower()}-other" if kind == "string" else 999)
+                role = "argument"
+            elif spec is not None and spec.identifier:
+                values = identifiers(spec.identifier)
+                role = f"identifier:{spec.identifier}"
+            else:
+                values = _recognisable(col, kind)
+                role = "other"
+            if kind == "number":
+                values = tuple(
+                    v if isinstance(v, int) or v is None else i for i, v in enumerate(values, 1)
+                )
+            elif kind == "boolean":
+                values = (True, False)
+            elif kind == "other":
+                values = ()
+            values = (*values, None)
+            # across a replica group the more telling role decides: an entitlement column's
+            # values over a predicate's literals, over identifiers, over plain values
+            if key not in specs or _RANK[role.split(":")[0]] < _RANK[specs[key][3].split(":")[0]]:
+                specs[key] = (ds.platform, type_text, values, role)
+    return specs
+
+
+_RANK = {"entitlement": 0, "argument": 1, "identifier": 2, "other": 3}
+
+
+def _recognisable(col: str, kind: str) -> tuple[Value, ...]:
+    if kind == "string":
+        return tuple(f"{col.lower()}-{i}" for i in range(1, 4))
+    return (1, 2, 3)

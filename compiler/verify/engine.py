@@ -1,0 +1,780 @@
+"""Execute the compiled policies on embedded DuckDB and compare with the model.
+
+Per dataset, one query evaluates every persona at once: the dataset's generated rows are
+cross-joined with the persona table (``accord_p``), whose columns answer the platform's
+context functions (see :mod:`compiler.verify.bind`). Each row of the result says, for one
+persona and one generated row, whether the row is visible and what every column shows.
+
+The answers are compared with :mod:`compiler.semantics` (the oracle: ``dataset_view``,
+``column_view``, ``apply_mask``), replicas are compared with each other, and identifier
+digests are compared across platforms. duckdb is imported here only: ``accord lint`` never
+loads this module.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, SqlglotError
+
+from compiler import semantics
+from compiler.errors import Diagnostic, InputError, Location
+from compiler.model import PolicyModel
+from compiler.sqlscan import AbacPolicy, Statement
+from compiler.validate import Project
+from compiler.verify.bind import PERSONA, ROWS, Binder, BindError, duck_table, row_column
+from compiler.verify.data import GenTable, generate
+from compiler.verify.report import Mismatch, Observation, Report, SqlObject
+from compiler.verify.sources import (
+    Attachment,
+    CompiledSQL,
+    PlatformSQL,
+    Routine,
+    fold,
+)
+
+#: a persona with no principal at all: used to compare identifier digests across platforms
+NOBODY = "accord:nobody"
+ACCOUNT_USERS = "account users"
+
+
+class TestSalts:
+    """One random salt per salt reference, generated for this run and never written."""
+
+    __test__ = False  # not a pytest class
+
+    def __init__(self) -> None:
+        self._salts: dict[str, str] = {}
+
+    def __call__(self, ref: str) -> str:
+        if ref not in self._salts:
+            self._salts[ref] = secrets.token_hex(16)
+        return self._salts[ref]
+
+    def for_mask(self, model: PolicyModel, mask: str, platform: str) -> str | None:
+        ref = (model.masks[mask].salt or {}).get(platform)  # type: ignore[call-overload]
+        return self(ref) if ref else None
+
+
+def user_name(persona: str) -> str:
+    return f"{persona}@verify.accord.invalid"
+
+
+# --------------------------------------------------------------------------------------------
+# what is evaluated per dataset
+
+
+@dataclass
+class Part:
+    """One evaluated output of a dataset's query: the row predicate or a column's value."""
+
+    sql: str
+    objects: list[SqlObject] = field(default_factory=list)
+    #: SQL that is true when more than one ABAC policy applies (the platform refuses)
+    conflict: str | None = None
+    #: the statements whose bodies ``sql`` holds (to locate an execution failure)
+    statements: list[Statement] = field(default_factory=list)
+
+
+def _routine_object(routine: Routine, platform: str, sql: PlatformSQL) -> list[SqlObject]:
+    kinds = {
+        "row_access_policy": "row access policy",
+        "masking_policy": "masking policy",
+        "function": "function",
+        "alter_policy_body": "policy body",
+    }
+    out = [
+        SqlObject(
+            kinds.get(routine.stmt.kind, routine.stmt.kind),
+            routine.name,
+            routine.stmt.file,
+            routine.stmt.line,
+        )
+    ]
+    # the mapping tables it reads, located where the compiled SQL fills them
+    read = {
+        duck_table(platform, ".".join(p.name for p in t.parts))
+        for t in routine.body.find_all(exp.Table)
+    }
+    for stmt in sql.table_statements:
+        target = stmt.expression.find(exp.Table) if stmt.expression is not None else None
+        if target is None or isinstance(stmt.expression, exp.Create):
+            continue
+        name = ".".join(p.name for p in target.parts)
+        if duck_table(platform, name) in read:
+            out.append(SqlObject("mapping rows of", name, stmt.file, stmt.line))
+    return out
+
+
+def _attachment_object(att: Attachment, what: str) -> SqlObject:
+    return SqlObject(what, att.policy, att.stmt.file, att.stmt.line)
+
+
+class Verifier:
+    def __init__(self, project: Project, compiled: CompiledSQL, salts: TestSalts) -> None:
+        self.project = project
+        self.model = project.model
+        self.compiled = compiled
+        self.salts = salts
+        self.con = duckdb.connect(":memory:")
+        self.personas = sorted(self.model.personas)
+        self.report = Report(
+            origin=compiled.origin,
+            personas=len(self.personas),
+            datasets=len(self.model.datasets),
+            platforms=tuple(sorted({d.platform for d in self.model.datasets.values()})),
+        )
+        self.table_columns: dict[str, set[str]] = {}
+        self.binders: dict[str, Binder] = {}
+        self.tables: dict[str, GenTable] = {}
+        #: dataset -> persona -> row -> (visible, {column: value})
+        self.results: dict[str, dict[str, dict[int, tuple[bool, dict[str, Any]]]]] = {}
+        #: dataset -> (row part, column parts) as executed
+        self.parts_of: dict[str, tuple[Part, dict[str, Part]]] = {}
+        #: (dataset, persona) -> "rows" or the columns where several ABAC policies apply
+        self.conflicts: dict[tuple[str, str], list[str]] = {}
+
+    def sql_for(self, platform: str) -> PlatformSQL:
+        return self.compiled.platforms.get(platform) or PlatformSQL(platform)
+
+    # ---- setup ---------------------------------------------------------------------------------
+
+    def build(self) -> None:
+        for platform in sorted(self.compiled.platforms):
+            self._run_table_statements(self.compiled.platforms[platform])
+        for name, cols in self.con.execute(
+            "SELECT table_name, list(lower(column_name)) FROM information_schema.columns "
+            "GROUP BY table_name"
+        ).fetchall():
+            self.table_columns[name] = set(cols)
+        for platform in self.report.platforms:
+            self.binders[platform] = Binder(self.sql_for(platform), self.table_columns)
+        extra: dict[str, set[str]] = {}
+        for name, ds in self.model.datasets.items():
+            named = self.sql_for(ds.platform).attached_columns(ds.table)
+            extra[name] = {c for c in named if c.lower() not in {k.lower() for k in ds.columns}}
+        self.tables = generate(self.model, extra)
+        for name, table in self.tables.items():
+            cols = ", ".join(
+                f"{exp.to_identifier(c.name, quoted=True).sql('duckdb')} {c.duck_type}"
+                for c in table.columns
+            )
+            ident = exp.to_identifier(f"accord_data:{name}", quoted=True).sql("duckdb")
+            self.con.execute(f"CREATE TABLE {ident} (accord_row INTEGER, {cols})")
+            marks = ", ".join("?" for _ in range(len(table.columns) + 1))
+            self.con.executemany(
+                f"INSERT INTO {ident} VALUES ({marks})",
+                [[i, *row] for i, row in enumerate(table.rows)],
+            )
+        self._personas()
+
+    def _run_table_statements(self, sql: PlatformSQL) -> None:
+        for stmt in sql.table_statements:
+            assert stmt.expression is not None
+            tree = stmt.expression.copy()
+            for table in tree.find_all(exp.Table):
+                if table.name:
+                    name = ".".join(p.name for p in table.parts)
+                    table.set("catalog", None)
+                    table.set("db", None)
+                    table.set(
+                        "this", exp.to_identifier(duck_table(sql.platform, name), quoted=True)
+                    )
+            try:
+                text = tree.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
+                self.con.execute(text)
+            except (SqlglotError, duckdb.Error) as err:
+                message = str(err).strip().splitlines()[0]
+                raise InputError(
+                    Diagnostic(
+                        Location(stmt.file, stmt.line, stmt.column),
+                        f"cannot execute this statement on DuckDB: {message}",
+                    )
+                ) from None
+
+    def _personas(self) -> None:
+        self.con.execute(
+            "CREATE TABLE accord_personas (persona VARCHAR, user_name VARCHAR, "
+            "sf_primary VARCHAR, sf_roles VARCHAR[], sf_available VARCHAR, "
+            "sf_available_list VARCHAR[], dbx_groups VARCHAR[], dbx_workspace_groups VARCHAR[])"
+        )
+        rows = []
+        for persona in [*self.personas, NOBODY]:
+            if persona == NOBODY:
+                roles: list[str] = []
+                groups: list[str] = []
+                primary = None
+            else:
+                roles = self._identities(persona, "snowflake")
+                groups = self._identities(persona, "databricks")
+                first = self.model.principals[semantics.primary_principal(self.model, persona)]
+                primary = first.snowflake
+            available = "[" + ",".join(f'"{r}"' for r in roles) + "]"
+            rows.append([persona, user_name(persona), primary, roles, available, roles, groups, []])
+        self.con.executemany("INSERT INTO accord_personas VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def _identities(self, persona: str, platform: str) -> list[str]:
+        out = []
+        for p in semantics.principals_on(self.model, persona, platform):
+            identity = self.model.principals[p].identity(platform)
+            if identity is not None:
+                out.append(identity)
+        return out
+
+    # ---- per dataset ---------------------------------------------------------------------------
+
+    def parts(self, dataset: str) -> tuple[Part, dict[str, Part]]:
+        ds = self.model.datasets[dataset]
+        platform = ds.platform
+        sql = self.sql_for(platform)
+        binder = self.binders[platform]
+        table = self.tables[dataset]
+        key = fold(ds.table, platform)
+        abac = [
+            s for s in sql.abac.values() if s.abac is not None and _covers(s.abac, key, platform)
+        ]
+        col_tags = {c.name: sql.tags.get((key, fold(c.name, platform)), {}) for c in table.columns}
+        table_tags = sql.tags.get((key, ""), {})
+
+        # rows
+        row = Part("TRUE")
+        terms = []
+        att = sql.row_filters.get(key)
+        if att is not None:
+            routine = self._routine(sql, att.policy, att.stmt)
+            args = [binder.argument(c, routine) for c in att.columns]
+            terms.append(f"COALESCE(({binder.call_sql(routine, args)}), FALSE)")
+            row.objects += _routine_object(routine, platform, sql)
+            row.objects.append(_attachment_object(att, "attached by"))
+            row.statements += [routine.stmt, att.stmt]
+        applies_rf = []
+        for stmt in abac:
+            a = stmt.abac
+            assert a is not None
+            if a.kind != "ROW FILTER" or not _tags_match(stmt, a.when, table_tags):
+                continue
+            matched = _match_aliases(stmt, a, col_tags)
+            if matched is None:
+                continue
+            routine = self._routine(sql, a.function or "", stmt)
+            args = [
+                row_column(matched[u][0]) if u in matched else binder.argument(u, routine)
+                for u in a.using
+            ]
+            applies = _applies(a)
+            applies_rf.append(applies)
+            terms.append(
+                f"(NOT ({applies}) OR COALESCE(({binder.call_sql(routine, args)}), FALSE))"
+            )
+            row.objects += _routine_object(routine, platform, sql)
+            row.objects.append(SqlObject("ABAC policy", stmt.name or "", stmt.file, stmt.line))
+            row.statements += [routine.stmt, stmt]
+        if terms:
+            row.sql = " AND ".join(terms)
+        if len(applies_rf) > 1:
+            row.conflict = _more_than_one(applies_rf)
+
+        # columns
+        columns: dict[str, Part] = {}
+        for col in table.columns:
+            ckey = fold(col.name, platform)
+            part = Part(row_column(col.name).sql("duckdb"))
+            mask = sql.masks.get((key, ckey))
+            if mask is None and platform == "snowflake":
+                mask = _tag_mask(sql, key, ckey, col.duck_type)
+            if mask is not None:
+                routine = self._routine(sql, mask.policy, mask.stmt)
+                args = [row_column(col.name)] + [binder.argument(c, routine) for c in mask.columns]
+                part.sql = binder.call_sql(routine, args)
+                part.objects += _routine_object(routine, platform, sql)
+                part.objects.append(_attachment_object(mask, "attached by"))
+                part.statements += [routine.stmt, mask.stmt]
+            cases = []
+            for stmt in abac:
+                a = stmt.abac
+                assert a is not None
+                if a.kind != "COLUMN MASK" or not _tags_match(stmt, a.when, table_tags):
+                    continue
+                matched = _match_aliases(stmt, a, col_tags)
+                if matched is None or a.on_column not in matched:
+                    continue
+                if col.name not in matched[a.on_column]:
+                    continue
+                routine = self._routine(sql, a.function or "", stmt)
+                args = [row_column(col.name)]
+                for u in a.using:
+                    if u == a.on_column:
+                        args.append(row_column(col.name))
+                    elif u in matched:
+                        args.append(row_column(matched[u][0]))
+                    else:
+                        args.append(binder.argument(u, routine))
+                cases.append((_applies(a), binder.call_sql(routine, args)))
+                part.objects += _routine_object(routine, platform, sql)
+                part.objects.append(SqlObject("ABAC policy", stmt.name or "", stmt.file, stmt.line))
+                part.statements += [routine.stmt, stmt]
+            if cases:
+                whens = " ".join(f"WHEN {a} THEN ({m})" for a, m in cases)
+                part.sql = f"CASE {whens} ELSE ({part.sql}) END"
+                if len(cases) > 1:
+                    part.conflict = _more_than_one([a for a, _ in cases])
+            columns[col.name] = part
+        return row, columns
+
+    def _routine(self, sql: PlatformSQL, name: str, site: Statement) -> Routine:
+        routine = sql.routine(name)
+        if routine is None:
+            raise InputError(
+                Diagnostic(
+                    Location(site.file, site.line, site.column),
+                    f"{name} is not created by the compiled {sql.platform} SQL (or has no SQL "
+                    "body that verification can execute)",
+                )
+            )
+        return routine
+
+    def execute(self, dataset: str) -> tuple[Part, dict[str, Part], list[tuple[Any, ...]]]:
+        try:
+            row, columns = self.parts(dataset)
+        except BindError as err:
+            raise InputError(
+                Diagnostic(Location(err.file, err.line, err.column), err.message)
+            ) from None
+        outputs = [f"({row.sql}) AS accord_visible"]
+        outputs += [f"({p.sql})" for p in columns.values()]
+        outputs.append(f"({row.conflict or 'FALSE'})")
+        outputs += [f"({p.conflict or 'FALSE'})" for p in columns.values()]
+        source = exp.to_identifier(f"accord_data:{dataset}", quoted=True).sql("duckdb")
+        query = (
+            f"SELECT {PERSONA}.persona, {ROWS}.accord_row, {', '.join(outputs)} "
+            f"FROM {source} AS {ROWS} CROSS JOIN accord_personas AS {PERSONA} "
+            "ORDER BY 1, 2"
+        )
+        try:
+            result = self.con.execute(query).fetchall()
+        except duckdb.Error:
+            self._locate_failure(source, [row, *columns.values()])
+            raise
+        return row, columns, result
+
+    def _locate_failure(self, source: str, parts: Iterable[Part]) -> None:
+        for part in parts:
+            try:
+                self.con.execute(
+                    f"SELECT ({part.sql}) FROM {source} AS {ROWS} "
+                    f"CROSS JOIN accord_personas AS {PERSONA}"
+                ).fetchall()
+            except duckdb.Error as err:
+                stmt = part.statements[0] if part.statements else None
+                message = str(err).strip().splitlines()[0]
+                if stmt is None:
+                    break
+                line = stmt.body_line or stmt.line
+                col = stmt.body_column if stmt.body_line else stmt.column
+                raise InputError(
+                    Diagnostic(
+                        Location(stmt.file, line, col),
+                        f"{stmt.name or 'this statement'}: cannot execute on DuckDB: {message}",
+                    )
+                ) from None
+
+    # ---- comparisons ---------------------------------------------------------------------------
+
+    def run(self) -> Report:
+        self.build()
+        for dataset in sorted(self.model.datasets):
+            row, columns, result = self.execute(dataset)
+            self.parts_of[dataset] = (row, columns)
+            self._collect(dataset, columns, result)
+            self._compare(dataset, row, columns)
+        self._compare_replicas()
+        self._compare_digests()
+        return self.report
+
+    def _collect(
+        self, dataset: str, columns: dict[str, Part], result: list[tuple[Any, ...]]
+    ) -> None:
+        names = list(columns)
+        n = len(names)
+        out: dict[str, dict[int, tuple[bool, dict[str, Any]]]] = {}
+        for record in result:
+            persona, row_id, visible = record[0], record[1], bool(record[2])
+            values = dict(zip(names, record[3 : 3 + n], strict=True))
+            flags = record[3 + n :]
+            out.setdefault(persona, {})[row_id] = (visible, values)
+            if flags[0]:
+                self.conflicts.setdefault((dataset, persona), []).append("rows")
+            for name, flag in zip(names, flags[1:], strict=True):
+                if flag:
+                    self.conflicts.setdefault((dataset, persona), []).append(name)
+        self.results[dataset] = out
+
+    def _compare(self, dataset: str, row: Part, columns: dict[str, Part]) -> None:
+        ds = self.model.datasets[dataset]
+        platform = ds.platform
+        table = self.tables[dataset]
+        rf = ds.row_filter
+        for persona in self.personas:
+            got = self.results[dataset][persona]
+            shown = sorted(r for r, (visible, _) in got.items() if visible)
+            conflicts = sorted(set(self.conflicts.get((dataset, persona), [])))
+            for what in conflicts:
+                self.report.mismatches.append(
+                    Mismatch(
+                        "refused",
+                        persona,
+                        dataset,
+                        platform,
+                        None if what == "rows" else what,
+                        "at most one ABAC " + ("row filter" if what == "rows" else "column mask"),
+                        "several apply: the platform refuses the read",
+                        (),
+                        tuple((row if what == "rows" else columns[what]).objects),
+                        "more than one ABAC policy applies to this persona "
+                        "(UC_ABAC_MULTIPLE_ROW_FILTERS / MULTIPLE_MASKS)",
+                    )
+                )
+            self.report.checks += 1
+            if rf is not None and rf.expression is not None:
+                self.report.observations.append(
+                    Observation(persona, dataset, platform, tuple(table.describe(r) for r in shown))
+                )
+            else:
+                view = semantics.dataset_view(self.model, persona, dataset)
+                key = rf.column if rf is not None else None
+                expected = [
+                    r
+                    for r in range(len(table.rows))
+                    if view.rows.sees(table.value(r, key) if key else None)
+                ]
+                if expected != shown:
+                    hidden = [r for r in expected if r not in shown]
+                    extra = [r for r in shown if r not in expected]
+                    parts = []
+                    if hidden:
+                        parts.append(f"{len(hidden)} entitled row(s) hidden")
+                    if extra:
+                        parts.append(f"{len(extra)} row(s) shown that the model withholds")
+                    self.report.mismatches.append(
+                        Mismatch(
+                            "rows",
+                            persona,
+                            dataset,
+                            platform,
+                            key,
+                            _rows_text(table, expected, key),
+                            _rows_text(table, shown, key),
+                            tuple(
+                                [table.describe(r, key) + " hidden" for r in hidden]
+                                + [table.describe(r, key) + " shown" for r in extra]
+                            ),
+                            tuple(row.objects) or _nothing("row filter", ds.table),
+                            "; ".join(parts),
+                        )
+                    )
+            for col, part in columns.items():
+                spec = ds.columns.get(col)
+                if spec is None and not part.objects:
+                    continue  # a column no one governs: nothing to check
+                self.report.checks += 1
+                cv = semantics.column_view(self.model, persona, dataset, col)
+                salt = self.salts.for_mask(self.model, cv.mask, platform) if cv.mask else None
+                bad = []
+                for r in shown:
+                    original = table.value(r, col)
+                    if cv.disposition == "masked" and cv.mask is not None:
+                        want = semantics.apply_mask(
+                            self.model.masks[cv.mask],
+                            None if original is None else str(original),
+                            salt,
+                        )
+                    else:
+                        want = original
+                    actual = got[r][1][col]
+                    if not _same(want, actual):
+                        bad.append((r, want, actual))
+                if bad:
+                    r0, want0, actual0 = bad[0]
+                    what = (
+                        f"{cv.strategy} mask {cv.mask}" if cv.disposition == "masked" else "clear"
+                    )
+                    self.report.mismatches.append(
+                        Mismatch(
+                            "column",
+                            persona,
+                            dataset,
+                            platform,
+                            col,
+                            f"{what}: {_show(want0)} for {table.describe(r0, col)}",
+                            f"{_show(actual0)}",
+                            tuple(table.describe(r, col) for r, _, _ in bad),
+                            tuple(part.objects) or _nothing("mask", f"{ds.table}.{col}"),
+                            f"{col} should be {cv.disposition} for {persona}; "
+                            f"{len(bad)} visible row(s) differ",
+                        )
+                    )
+
+    def _compare_replicas(self) -> None:
+        groups: dict[str, list[str]] = {}
+        for name in sorted(self.model.datasets):
+            groups.setdefault(self.model.replica_root(name), []).append(name)
+        for members in groups.values():
+            for i, a in enumerate(members):
+                for b in members[i + 1 :]:
+                    self._compare_pair(a, b)
+
+    def _compare_pair(self, a: str, b: str) -> None:
+        ta, tb = self.tables[a], self.tables[b]
+        da, db = self.model.datasets[a], self.model.datasets[b]
+        common = [
+            (ca.name, cb.name)
+            for ca in ta.columns
+            for cb in tb.columns
+            if ca.name.lower() == cb.name.lower()
+            and (ca.name in da.columns or cb.name in db.columns)
+        ]
+        for persona in self.personas:
+            ga, gb = self.results[a][persona], self.results[b][persona]
+            sa = sorted(r for r, (v, _) in ga.items() if v)
+            sb = sorted(r for r, (v, _) in gb.items() if v)
+            self.report.checks += 1
+            key = da.row_filter.column if da.row_filter and da.row_filter.column else None
+            if sa != sb:
+                only_a = [r for r in sa if r not in sb]
+                only_b = [r for r in sb if r not in sa]
+                self.report.mismatches.append(
+                    Mismatch(
+                        "replica-rows",
+                        persona,
+                        f"{a} / {b}",
+                        f"{da.platform} / {db.platform}",
+                        None,
+                        f"the rows {a} shows on {da.platform}: {_rows_text(ta, sa, key)}",
+                        _rows_text(tb, sb, key),
+                        tuple(
+                            [f"{ta.describe(r)} only on {a}" for r in only_a]
+                            + [f"{tb.describe(r)} only on {b}" for r in only_b]
+                        ),
+                        self._objects(a, None) + self._objects(b, None),
+                        f"replicas {a} ({da.platform}) and {b} ({db.platform}) show "
+                        f"{persona} different rows of the same facts",
+                    )
+                )
+            for ca, cb in common:
+                self.report.checks += 1
+                diffs = []
+                for r in sorted(set(sa) & set(sb)):
+                    original = ta.value(r, ca)
+                    va, vb = ga[r][1][ca], gb[r][1][cb]
+                    state_a = "clear" if _same(va, original) else "masked"
+                    state_b = "clear" if _same(vb, original) else "masked"
+                    hashed = _strategy(self.model, da, ca) == "hash" or (
+                        _strategy(self.model, db, cb) == "hash"
+                    )
+                    if state_a != state_b or (
+                        state_a == "masked" and not hashed and not _same(va, vb)
+                    ):
+                        diffs.append((r, va, vb, state_a, state_b))
+                if diffs:
+                    _, va0, vb0, s_a, s_b = diffs[0]
+                    self.report.mismatches.append(
+                        Mismatch(
+                            "replica-column",
+                            persona,
+                            f"{a} / {b}",
+                            f"{da.platform} / {db.platform}",
+                            ca if ca == cb else f"{ca} / {cb}",
+                            f"as {a}.{ca} on {da.platform}: {s_a} {_show(va0)}",
+                            f"{s_b} {_show(vb0)}",
+                            tuple(ta.describe(r, ca) for r, *_ in diffs),
+                            self._objects(a, ca) + self._objects(b, cb),
+                            f"replicas {a}.{ca} and {b}.{cb} show {persona} the same column "
+                            "differently",
+                        )
+                    )
+
+    def _compare_digests(self) -> None:
+        """An identifier hashed on two platforms must give different digests."""
+        by_domain: dict[str, list[tuple[str, str]]] = {}
+        for name in sorted(self.model.datasets):
+            ds = self.model.datasets[name]
+            for col, spec in ds.columns.items():
+                if spec.identifier and spec.mask and self.model.masks[spec.mask].strategy == "hash":
+                    by_domain.setdefault(spec.identifier, []).append((name, col))
+        for domain, cols in sorted(by_domain.items()):
+            for i, (a, ca) in enumerate(cols):
+                for b, cb in cols[i + 1 :]:
+                    pa, pb = self.model.datasets[a].platform, self.model.datasets[b].platform
+                    if pa == pb:
+                        continue
+                    self.report.checks += 1
+                    digests_a = self._digests(a, ca)
+                    digests_b = self._digests(b, cb)
+                    same = sorted(
+                        v
+                        for v, d in digests_a.items()
+                        if d is not None and d != v and digests_b.get(v) == d
+                    )
+                    if same:
+                        self.report.mismatches.append(
+                            Mismatch(
+                                "digest",
+                                None,
+                                f"{a} / {b}",
+                                f"{pa} / {pb}",
+                                ca if ca == cb else f"{ca} / {cb}",
+                                f"different digests of the same {domain} on {pa} and {pb}",
+                                f"{a}.{ca} on {pa} and {b}.{cb} on {pb} give the same digest "
+                                f"for {', '.join(repr(v) for v in same)}",
+                                tuple(same),
+                                self._objects(a, ca) + self._objects(b, cb),
+                                f"masked {domain} identifiers join across platforms: the salt "
+                                "functions must differ per platform",
+                            )
+                        )
+
+    def _objects(self, dataset: str, column: str | None) -> tuple[SqlObject, ...]:
+        row, columns = self.parts_of[dataset]
+        part = row if column is None else columns.get(column)
+        return tuple(part.objects) if part is not None else ()
+
+    def _digests(self, dataset: str, column: str) -> dict[str, Any]:
+        """identifier -> what the column's mask shows a persona with no principal."""
+        table = self.tables[dataset]
+        nobody = self.results[dataset][NOBODY]
+        return {
+            value: nobody[r][1][column]
+            for r in range(len(table.rows))
+            if isinstance(value := table.value(r, column), str)
+        }
+
+
+def _covers(a: AbacPolicy, table: str, platform: str) -> bool:
+    securable = fold(a.securable, platform)
+    if a.securable_type == "TABLE":
+        return securable == table
+    return table.startswith(securable + ".")
+
+
+def _tag_value(node: exp.Expression, stmt: Statement, tags: dict[str, str]) -> bool:
+    """Evaluate an ABAC tag condition (has_tag, has_tag_value, AND, OR, NOT) on ``tags``."""
+    if isinstance(node, exp.Paren):
+        return _tag_value(node.this, stmt, tags)
+    if isinstance(node, exp.And):
+        return _tag_value(node.this, stmt, tags) and _tag_value(node.expression, stmt, tags)
+    if isinstance(node, exp.Or):
+        return _tag_value(node.this, stmt, tags) or _tag_value(node.expression, stmt, tags)
+    if isinstance(node, exp.Not):
+        return not _tag_value(node.this, stmt, tags)
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Anonymous) and all(
+        isinstance(a, exp.Literal) and a.is_string for a in node.expressions
+    ):
+        args = [a.this for a in node.expressions]
+        if node.name.lower() == "has_tag" and len(args) == 1:
+            return args[0] in tags
+        if node.name.lower() == "has_tag_value" and len(args) == 2:
+            return tags.get(args[0]) == args[1]
+    raise BindError(
+        stmt,
+        f"cannot evaluate the tag condition {node.sql('databricks')} (has_tag, "
+        "has_tag_value, AND, OR, NOT only)",
+    )
+
+
+def _tags_match(stmt: Statement, cond: exp.Expression | None, tags: dict[str, str]) -> bool:
+    return cond is None or _tag_value(cond, stmt, tags)
+
+
+def _match_aliases(
+    stmt: Statement, a: AbacPolicy, col_tags: dict[str, dict[str, str]]
+) -> dict[str, list[str]] | None:
+    """alias -> matching columns, or None when some condition matches no column (the policy
+    does not apply to the table)."""
+    out: dict[str, list[str]] = {}
+    for cond, alias in a.match_columns:
+        cols = [c for c, tags in col_tags.items() if _tag_value(cond, stmt, tags)]
+        if not cols:
+            return None
+        if alias:
+            out[alias] = cols
+    return out
+
+
+def _principal_list(names: Iterable[str]) -> str:
+    return "[" + ", ".join(exp.Literal.string(n).sql("duckdb") for n in names) + "]::VARCHAR[]"
+
+
+def _who(principals: tuple[str, ...]) -> str:
+    if any(p.lower() == ACCOUNT_USERS for p in principals):
+        return "TRUE"
+    names = _principal_list(principals)
+    return (
+        f"(list_has_any({PERSONA}.dbx_groups, {names}) "
+        f"OR list_contains({names}, {PERSONA}.user_name))"
+    )
+
+
+def _applies(a: AbacPolicy) -> str:
+    """SQL: the ABAC policy applies to the persona of the row (TO, and not EXCEPT)."""
+    text = _who(a.to)
+    if a.except_:
+        text = f"{text} AND NOT {_who(a.except_)}"
+    return f"({text})"
+
+
+def _more_than_one(conditions: list[str]) -> str:
+    return "(" + " + ".join(f"CASE WHEN {c} THEN 1 ELSE 0 END" for c in conditions) + ") > 1"
+
+
+def _tag_mask(sql: PlatformSQL, table: str, column: str, duck_type: str) -> Attachment | None:
+    """Snowflake tag-based masking: a policy attached to a tag the column (or its table)
+    carries, of the column's type family."""
+    is_string = duck_type == "VARCHAR"
+    for key in ((table, column), (table, "")):
+        for tag in sorted(sql.tags.get(key, {})):
+            for policy in sql.tag_policies.get(fold(tag, sql.platform), ()):
+                routine = sql.routine(policy)
+                if routine is None or not routine.params:
+                    continue
+                ptype = routine.params[0].type
+                if (
+                    ptype in ("VARCHAR", "STRING", "TEXT") or ptype.startswith("VARCHAR")
+                ) == is_string:
+                    return Attachment(policy, (), routine.stmt)
+    return None
+
+
+def _strategy(model: PolicyModel, ds: Any, column: str) -> str | None:
+    spec = ds.columns.get(column)
+    return model.masks[spec.mask].strategy if spec and spec.mask else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a == b or str(a) == str(b)
+
+
+def _show(value: Any) -> str:
+    return "NULL" if value is None else repr(value)
+
+
+def _rows_text(table: GenTable, rows: list[int], key: str | None) -> str:
+    if not rows:
+        return "no rows"
+    if len(rows) == len(table.rows):
+        return f"every row ({len(rows)})"
+    if key is None:
+        return ", ".join(f"row {r}" for r in rows)
+    return "rows with " + key + " in (" + ", ".join(_show(table.value(r, key)) for r in rows) + ")"
+
+
+def _nothing(what: str, where: str) -> tuple[SqlObject, ...]:
+    return (SqlObject(f"no {what} attached to", where),)

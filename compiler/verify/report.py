@@ -1,0 +1,107 @@
+"""What verification found: mismatches, observations and the summary, as text or JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class SqlObject:
+    """A compiled SQL object held responsible, located in its file."""
+
+    kind: str
+    name: str
+    file: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f" ({self.file}:{self.line})" if self.file else ""
+        return f"{self.kind} {self.name}{where}"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    #: rows | column | replica-rows | replica-column | digest | refused
+    kind: str
+    persona: str | None
+    dataset: str
+    platform: str
+    column: str | None
+    expected: str
+    actual: str
+    rows: tuple[str, ...]
+    objects: tuple[SqlObject, ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Rows a hand-written predicate admitted: executed, but not comparable with the model."""
+
+    persona: str
+    dataset: str
+    platform: str
+    admitted: tuple[str, ...]
+
+
+@dataclass
+class Report:
+    origin: str
+    personas: int
+    datasets: int
+    platforms: tuple[str, ...]
+    checks: int = 0
+    mismatches: list[Mismatch] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
+
+    def summary(self) -> str:
+        n = len(self.mismatches)
+        return (
+            f"accord verify: {self.checks} checks, {self.personas} personas, {self.datasets} "
+            f"datasets, {len(self.platforms)} platforms ({', '.join(self.platforms) or 'none'}): "
+            f"{n} mismatch{'es' if n != 1 else ''}"
+        )
+
+    def to_json(self) -> str:
+        doc = {
+            "origin": self.origin,
+            "summary": {
+                "checks": self.checks,
+                "personas": self.personas,
+                "datasets": self.datasets,
+                "platforms": list(self.platforms),
+                "mismatches": len(self.mismatches),
+            },
+            "mismatches": [asdict(m) for m in self.mismatches],
+            "unchecked": [{**asdict(o), "note": UNCHECKED_NOTE} for o in self.observations],
+        }
+        return json.dumps(doc, indent=2, sort_keys=True)
+
+    def to_text(self) -> str:
+        lines = [f"verifying {self.origin}"]
+        for m in self.mismatches:
+            who = f"persona {m.persona}" if m.persona else "every persona"
+            col = f", column {m.column}" if m.column else ""
+            lines.append(f"MISMATCH [{m.kind}] {who}, dataset {m.dataset} on {m.platform}{col}")
+            lines.append(f"  {m.message}")
+            lines.append(f"  expected: {m.expected}")
+            lines.append(f"  actual:   {m.actual}")
+            if m.rows:
+                shown = ", ".join(m.rows[:6]) + (" ..." if len(m.rows) > 6 else "")
+                lines.append(f"  rows:     {shown}")
+            for obj in m.objects:
+                lines.append(f"  object:   {obj}")
+        if self.observations:
+            lines.append(f"hand-written predicates ({UNCHECKED_NOTE}):")
+            for o in self.observations:
+                admitted = ", ".join(o.admitted) if o.admitted else "no rows"
+                lines.append(f"  {o.dataset} on {o.platform}, persona {o.persona}: {admitted}")
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+
+UNCHECKED_NOTE = (
+    "executed per persona; the model cannot say which rows they admit, so these rows are "
+    "compared only across replicas"
+)

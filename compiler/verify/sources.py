@@ -1,0 +1,190 @@
+"""The policy SQL that ships, read back into per-platform state for execution.
+
+Verification never re-derives policy logic from the YAML: it reads the SQL files that
+``accord compile`` writes (rendered in memory, or a compiled directory as it is now, perhaps
+edited by hand), scans them with :mod:`compiler.sqlscan` and replays the statements in file
+order into a :class:`PlatformSQL`: which policies and functions exist (later definitions
+replace earlier ones), what is attached to which table and column, which tags are set, which
+ABAC policies exist, and which statements fill the mapping tables.
+
+Salt placeholders are filled in memory with test salts generated for the run
+(:func:`targets.salts.materialize`); nothing here is ever written to a file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlglot import exp
+
+from compiler.errors import Diagnostic, InputError, Location, UsageError
+from compiler.sqlscan import Param, Statement, scan
+from targets.salts import materialize
+
+PLATFORM_DIRS = ("snowflake", "databricks")
+
+#: ``other`` statements that build or fill the mapping tables; everything else of kind
+#: ``other`` (transactions, grants, USE ...) changes nothing verification can see.
+TABLE_STATEMENTS = (exp.Create, exp.Insert, exp.Merge, exp.Delete, exp.Update, exp.TruncateTable)
+
+
+def fold(name: str, platform: str) -> str:
+    """A catalog name as the platform resolves it: Snowflake upper-cases unquoted names,
+    Databricks is case-insensitive (lower case here)."""
+    return name.upper() if platform == "snowflake" else name.lower()
+
+
+@dataclass(frozen=True)
+class Routine:
+    """A masking policy, row access policy or SQL function with a parsed body."""
+
+    name: str
+    params: tuple[Param, ...]
+    body: exp.Expression
+    stmt: Statement
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A row filter on a table (``column`` None) or a mask on a column."""
+
+    policy: str
+    columns: tuple[str, ...]
+    stmt: Statement
+
+
+@dataclass
+class PlatformSQL:
+    platform: str
+    routines: dict[str, Routine] = field(default_factory=dict)
+    row_filters: dict[str, Attachment] = field(default_factory=dict)
+    masks: dict[tuple[str, str], Attachment] = field(default_factory=dict)
+    #: (table, column or "" for the table) -> {tag: value}
+    tags: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    #: Snowflake tag-based masking: tag -> masking policies
+    tag_policies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: ABAC policies by (name, securable)
+    abac: dict[tuple[str, str], Statement] = field(default_factory=dict)
+    #: CREATE TABLE / INSERT / MERGE / DELETE ... in file order
+    table_statements: list[Statement] = field(default_factory=list)
+
+    def routine(self, name: str) -> Routine | None:
+        return self.routines.get(fold(name, self.platform))
+
+    def attached_columns(self, table: str) -> set[str]:
+        """Every column of ``table`` that the SQL names (filters, masks, tags)."""
+        key = fold(table, self.platform)
+        out: set[str] = set()
+        if key in self.row_filters:
+            out.update(c for c in self.row_filters[key].columns if not c.startswith("'"))
+        for (t, col), att in self.masks.items():
+            if t == key:
+                out.add(col)
+                out.update(c for c in att.columns if not c.startswith("'"))
+        out.update(col for (t, col) in self.tags if t == key and col)
+        return out
+
+
+@dataclass(frozen=True)
+class CompiledSQL:
+    """Where the SQL came from, and each platform's state."""
+
+    origin: str
+    platforms: dict[str, PlatformSQL]
+
+
+def read_compiled_dir(out: str) -> dict[str, str]:
+    """``OUT/<platform>/**/*.sql`` as {path as given: text}."""
+    root = Path(out)
+    if not root.is_dir():
+        raise UsageError(f"--compiled {out}: no such directory (write one with `accord compile`)")
+    files: dict[str, str] = {}
+    for platform in PLATFORM_DIRS:
+        for path in sorted((root / platform).rglob("*.sql")):
+            rel = path.relative_to(root).as_posix()
+            try:
+                files[os.path.join(out, rel)] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as err:
+                raise UsageError(f"{path}: cannot read: {err}") from None
+    if not files:
+        raise UsageError(
+            f"--compiled {out}: no snowflake/*.sql or databricks/*.sql files (was it written by "
+            "`accord compile`?)"
+        )
+    return files
+
+
+def platform_of(path: str) -> str | None:
+    parts = Path(path).parts
+    return next((p for p in reversed(parts[:-1]) if p in PLATFORM_DIRS), None)
+
+
+def load_sql(files: Mapping[str, str], salt: Callable[[str], str], origin: str) -> CompiledSQL:
+    """Scan ``files`` ({path: text}, each under a ``snowflake/`` or ``databricks/`` folder)
+    and replay them per platform. ``salt`` gives the run's test salt of a salt reference.
+    Scan errors are raised together as located :class:`InputError`."""
+    platforms: dict[str, PlatformSQL] = {}
+    problems: list[Diagnostic] = []
+    for path in sorted(files):
+        platform = platform_of(path)
+        if platform is None:
+            continue
+        state = platforms.setdefault(platform, PlatformSQL(platform))
+        text = materialize(files[path], platform, salt)
+        result = scan(text, path, platform)
+        problems.extend(
+            Diagnostic(Location(e.file, e.line, e.column), e.message) for e in result.errors
+        )
+        for stmt in result.statements:
+            _replay(state, stmt)
+    if problems:
+        raise InputError(problems)
+    return CompiledSQL(origin, platforms)
+
+
+def _replay(state: PlatformSQL, stmt: Statement) -> None:
+    p = state.platform
+    kind = stmt.kind
+    if kind in ("row_access_policy", "masking_policy", "function") and stmt.name:
+        if stmt.body is not None:
+            state.routines[fold(stmt.name, p)] = Routine(stmt.name, stmt.params, stmt.body, stmt)
+        else:  # a non-SQL function: it exists, but verification cannot execute it
+            state.routines.pop(fold(stmt.name, p), None)
+    elif kind == "alter_policy_body" and stmt.name and stmt.body is not None:
+        old = state.routine(stmt.name)
+        if old is not None:
+            state.routines[fold(stmt.name, p)] = Routine(old.name, old.params, stmt.body, stmt)
+    elif kind in ("drop_masking_policy", "drop_row_access_policy") and stmt.name:
+        state.routines.pop(fold(stmt.name, p), None)
+    elif kind in ("add_row_access", "set_row_filter") and stmt.table and stmt.policy:
+        state.row_filters[fold(stmt.table, p)] = Attachment(stmt.policy, stmt.columns, stmt)
+    elif kind in ("drop_row_access", "drop_row_filter") and stmt.table:
+        state.row_filters.pop(fold(stmt.table, p), None)
+    elif kind in ("set_masking_policy", "set_mask") and stmt.table and stmt.column_name:
+        key = (fold(stmt.table, p), fold(stmt.column_name, p))
+        state.masks[key] = Attachment(stmt.policy or "", stmt.columns, stmt)
+    elif kind in ("unset_masking_policy", "drop_mask") and stmt.table and stmt.column_name:
+        state.masks.pop((fold(stmt.table, p), fold(stmt.column_name, p)), None)
+    elif kind in ("set_tags", "set_column_tag", "set_table_tag") and stmt.table:
+        key = (fold(stmt.table, p), fold(stmt.column_name or "", p))
+        state.tags.setdefault(key, {}).update(stmt.tags)
+    elif kind == "alter_tag_set_masking" and stmt.name:
+        tag = fold(stmt.name, p)
+        state.tag_policies[tag] = (*state.tag_policies.get(tag, ()), *stmt.policies)
+    elif kind == "alter_tag_unset_masking" and stmt.name:
+        tag = fold(stmt.name, p)
+        gone = {fold(x, p) for x in stmt.policies}
+        state.tag_policies[tag] = tuple(
+            x for x in state.tag_policies.get(tag, ()) if fold(x, p) not in gone
+        )
+    elif kind == "abac_policy" and stmt.name and stmt.abac is not None:
+        state.abac[(fold(stmt.name, p), fold(stmt.abac.securable, p))] = stmt
+    elif kind == "drop_abac_policy" and stmt.name and stmt.abac is not None:
+        state.abac.pop((fold(stmt.name, p), fold(stmt.abac.securable, p)), None)
+    elif kind == "other" and isinstance(stmt.expression, TABLE_STATEMENTS):
+        e = stmt.expression
+        if not isinstance(e, exp.Create) or str(e.args.get("kind", "")).upper() == "TABLE":
+            state.table_statements.append(stmt)

@@ -1,0 +1,36 @@
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: stage 01_snowflake_prepare
+-- Platform snowflake. Requires: nothing.
+--
+-- What this stage does:
+--   - salt function GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT: added
+--   - row access policy GOVERNANCE.POLICIES.PROGRAMME_ROW_FILTER_EXCEPT_DATA_STEWARD: added
+--
+-- Why this stage: it creates objects that nothing uses yet: no query answers differently
+-- afterwards.
+--
+-- Salt placeholders below are filled with the secret only in memory by `accord migrate apply`,
+-- never in a file: run this stage through it, not by hand.
+--
+-- Checks: 01_snowflake_prepare.verify.sql. Undo: 01_snowflake_prepare.rollback.sql.
+
+-- new: salt function GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT: added
+-- Salt of mask 'subject_pseudonym', from env:SUBJECT_SALT_SNOWFLAKE. A secure function hides its body
+-- from every role but its owner. The placeholder below is filled with the secret
+-- only when the SQL is applied (accord apply); applied as written it is a syntax
+-- error, so the function can never be created with a known salt.
+CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT()
+  RETURNS VARCHAR
+  AS $$ {{ accord_salt('env:SUBJECT_SALT_SNOWFLAKE') }} $$;
+
+-- new: row access policy GOVERNANCE.POLICIES.PROGRAMME_ROW_FILTER_EXCEPT_DATA_STEWARD: added
+CREATE OR REPLACE ROW ACCESS POLICY GOVERNANCE.POLICIES.PROGRAMME_ROW_FILTER_EXCEPT_DATA_STEWARD
+  AS (PROGRAMME_VALUE VARCHAR) RETURNS BOOLEAN ->
+  EXISTS(
+    SELECT
+      1
+    FROM GOVERNANCE.POLICIES.PROGRAMME_GRANTS AS g
+    WHERE
+      g.PROGRAMME_CODE = PROGRAMME_VALUE AND IS_ROLE_IN_SESSION(g.ROLE_NAME)
+  )
+  OR IS_ROLE_IN_SESSION('DATA_STEWARD')
+  COMMENT = 'accord: rows by entitlement programme; every row for data_steward';

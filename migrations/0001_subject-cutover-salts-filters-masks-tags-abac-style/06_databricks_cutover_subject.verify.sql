@@ -1,0 +1,23 @@
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: checks after stage 06_databricks_cutover_subject
+-- Platform databricks. Requires: 04_databricks_apply.
+-- Every query returns a first column `ok` that must be true on every row; `accord migrate apply`
+-- runs them after the stage and records it as failed otherwise.
+-- information_schema column names have differed between the reference pages and live workspaces:
+-- if a query fails on a column name, check with SELECT * first.
+
+-- governance.policies.subject_pseudonym_mask reads governance.policies.subject_pseudonym_salt
+SELECT COUNT(*) = 1 AS ok FROM governance.information_schema.routines WHERE routine_schema = 'policies' AND routine_name = 'subject_pseudonym_mask' AND instr(routine_definition, 'subject_pseudonym_salt') > 0;
+
+-- mask of discovery_lake.assays.results.subject_id is governance.policies.subject_pseudonym_mask
+SELECT COUNT(*) = 1 AS ok
+FROM discovery_lake.information_schema.column_masks
+WHERE table_schema = 'assays' AND table_name = 'results' AND column_name = 'subject_id' AND mask_catalog = 'governance' AND mask_schema = 'policies' AND mask_name = 'subject_pseudonym_mask';
+
+-- mask of omics.variants.calls.subject_id is governance.policies.subject_pseudonym_mask
+SELECT COUNT(*) = 1 AS ok
+FROM omics.information_schema.column_masks
+WHERE table_schema = 'variants' AND table_name = 'calls' AND column_name = 'subject_id' AND mask_catalog = 'governance' AND mask_schema = 'policies' AND mask_name = 'subject_pseudonym_mask';
+
+-- salt env:SUBJECT_SALT_DATABRICKS is in effect: the canary's salted digest differs from its
+-- unsalted digest (compare canary_digest with the other platforms': it must differ)
+SELECT sha2(concat('accord-canary', governance.policies.subject_pseudonym_salt()), 256) <> sha2('accord-canary', 256) AS ok, sha2(concat('accord-canary', governance.policies.subject_pseudonym_salt()), 256) AS canary_digest;

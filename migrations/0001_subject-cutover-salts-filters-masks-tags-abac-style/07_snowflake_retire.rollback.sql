@@ -1,0 +1,17 @@
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: rollback of stage 07_snowflake_retire
+-- Platform snowflake. Requires: 05_snowflake_cutover_subject.
+-- Undoes the stage statement by statement, in reverse order, keeping every governed table and
+-- column protected. Run it only over a stage that was applied in full; after a partial failure,
+-- run the statements that match what was applied.
+
+-- undo: unused: row access policy GOVERNANCE.POLICIES.ASSAY_RESULTS_ROW_FILTER: removed
+CREATE OR REPLACE ROW ACCESS POLICY GOVERNANCE.POLICIES.ASSAY_RESULTS_ROW_FILTER
+  AS (PROGRAMME_CODE VARCHAR) RETURNS BOOLEAN ->
+  PROGRAMME_CODE IN (
+    SELECT
+      g.PROGRAMME_CODE
+    FROM GOVERNANCE.POLICIES.PROGRAMME_GRANTS AS g
+    WHERE
+      g.ROLE_NAME = CURRENT_ROLE()
+  )
+  COMMENT = 'accord: hand-written row filter of dataset assay_results';

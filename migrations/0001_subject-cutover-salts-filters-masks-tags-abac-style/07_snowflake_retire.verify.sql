@@ -1,0 +1,6 @@
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: checks after stage 07_snowflake_retire
+-- Platform snowflake. Requires: 05_snowflake_cutover_subject.
+-- Every query returns a first column `ok` that must be true on every row; `accord migrate apply`
+-- runs them after the stage and records it as failed otherwise.
+--
+-- Nothing this stage does is visible to a query (it only removes unused objects): no checks.

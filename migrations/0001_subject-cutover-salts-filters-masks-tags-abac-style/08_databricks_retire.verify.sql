@@ -1,0 +1,8 @@
+-- accord migration 0001_subject-cutover-salts-filters-masks-tags-abac-style: checks after stage 08_databricks_retire
+-- Platform databricks. Requires: 06_databricks_cutover_subject.
+-- Every query returns a first column `ok` that must be true on every row; `accord migrate apply`
+-- runs them after the stage and records it as failed otherwise.
+-- information_schema column names have differed between the reference pages and live workspaces:
+-- if a query fails on a column name, check with SELECT * first.
+--
+-- Nothing this stage does is visible to a query (it only removes unused objects): no checks.

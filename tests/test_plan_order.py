@@ -1,0 +1,368 @@
+"""The planner's ordering invariants, one base/head pair per case, with assertions on the
+statements and their order."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from compiler.compile import lower_all
+from compiler.plan.apply import split_statements
+from compiler.plan.order import Plan, build_plan
+from compiler.plan.source import plan_projects
+from compiler.plan.state import PlanError
+from targets.objects import MaskPolicy, Param, RowFilterPolicy
+from tests.plan_helpers import (
+    SALTS,
+    base_estate,
+    edited,
+    plan_between,
+    position,
+    project,
+    statements,
+)
+
+
+def assert_never_unset_then_set(plan: Plan) -> None:
+    """No column that is masked in the head is ever unset: masks are replaced with FORCE."""
+    for platform, diff in plan.diffs.items():
+        head = diff.head.objects if diff.head else ()
+        masked = {
+            (a.table, a.column) for a in head if hasattr(a, "column") and hasattr(a, "policy")
+        }
+        for text in statements(plan, platform):
+            for table, column in masked:
+                assert not (
+                    "UNSET MASKING POLICY" in text and f"{table} MODIFY COLUMN {column} " in text
+                ), text
+                assert not ("DROP MASK" in text and f"{table} ALTER COLUMN {column} " in text), text
+
+
+def test_create_before_attach() -> None:
+    def add_email(e: dict) -> None:
+        e["masks"]["email"] = {"strategy": "partial", "keep_last": 4}
+        e["datasets"]["wh"]["columns"]["EMAIL"] = {"type": "VARCHAR", "mask": "email"}
+
+    plan = plan_between(base_estate(), edited(base_estate(), add_email))
+    sf = statements(plan, "snowflake")
+    create = position(sf, "CREATE OR REPLACE MASKING POLICY GOV.POL.EMAIL_MASK")
+    attach = position(sf, "MODIFY COLUMN EMAIL SET MASKING POLICY GOV.POL.EMAIL_MASK;")
+    assert create < attach
+    kinds = {s.kind for s in plan.stages if s.platform == "snowflake"}
+    assert kinds == {"prepare", "apply"}
+    assert "databricks" not in {s.platform for s in plan.stages}
+
+
+def test_detach_before_drop_and_no_attached_policy_dropped() -> None:
+    def drop_notes(e: dict) -> None:
+        del e["masks"]["notes"]
+        del e["datasets"]["wh"]["columns"]["NOTES"]
+        del e["datasets"]["lake"]["columns"]["notes"]
+
+    plan = plan_between(base_estate(), edited(base_estate(), drop_notes))
+    sf = statements(plan, "snowflake")
+    detach = position(sf, "ALTER TABLE DB.S.T MODIFY COLUMN NOTES UNSET MASKING POLICY;")
+    drop = position(sf, "DROP MASKING POLICY GOV.POL.NOTES_MASK;")
+    assert detach < drop
+    dbx = statements(plan, "databricks")
+    assert position(dbx, "ALTER TABLE cat.s.t ALTER COLUMN notes DROP MASK;") < position(
+        dbx, "DROP FUNCTION gov.pol.notes_mask;"
+    )
+    retire = [s for s in plan.stages if s.kind == "retire"]
+    assert {s.platform for s in retire} == {"snowflake", "databricks"}
+    assert all(step.op == "drop" for s in retire for step in s.steps)
+
+
+def test_body_change_in_place() -> None:
+    def unmask_for_analysts(e: dict) -> None:
+        e["masks"]["notes"]["unmasked_for"] = ["steward", "analyst"]
+
+    plan = plan_between(base_estate(), edited(base_estate(), unmask_for_analysts))
+    sf = statements(plan, "snowflake")
+    assert sf[position(sf, "GOV.POL.NOTES_MASK")].startswith(
+        "ALTER MASKING POLICY GOV.POL.NOTES_MASK SET BODY ->"
+    )
+    assert "SET COMMENT = 'accord: mask notes (redact); clear for analyst, steward'" in "".join(sf)
+    assert not any("CREATE OR REPLACE MASKING POLICY" in s for s in sf)
+    assert not any("SET MASKING POLICY" in s for s in sf)
+    dbx = statements(plan, "databricks")
+    assert dbx == [dbx[position(dbx, "CREATE OR REPLACE FUNCTION gov.pol.notes_mask(val STRING)")]]
+    # rollback sets the old body back, in place as well
+    rollback = next(s for s in plan.stages if s.platform == "snowflake").rollback
+    assert rollback[0].sql.startswith("ALTER MASKING POLICY GOV.POL.NOTES_MASK SET BODY ->")
+    assert "IS_ROLE_IN_SESSION('STEWARD')" in rollback[0].sql
+
+
+def test_row_filter_signature_change_swaps_through_an_interim_policy() -> None:
+    def numeric_programme(e: dict) -> None:
+        e["datasets"]["wh"]["columns"]["PROGRAMME"]["type"] = "NUMBER(10,0)"
+        e["datasets"]["lake"]["columns"]["programme"]["type"] = "INT"
+
+    plan = plan_between(base_estate(), edited(base_estate(), numeric_programme))
+    sf = statements(plan, "snowflake")
+    expected = [
+        "CREATE OR REPLACE ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V2\n"
+        "  AS (PROGRAMME_VALUE DECIMAL(10, 0))",
+        "ALTER TABLE DB.S.T DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER,\n"
+        "  ADD ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V2 ON (PROGRAMME);",
+        "DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER;",
+        "CREATE OR REPLACE ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER\n"
+        "  AS (PROGRAMME_VALUE DECIMAL(10, 0))",
+        "ALTER TABLE DB.S.T DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V2,\n"
+        "  ADD ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER ON (PROGRAMME);",
+        "DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V2;",
+    ]
+    assert len(sf) == len(expected)
+    for text, start in zip(sf, expected, strict=True):
+        assert text.startswith(start), text
+    dbx = statements(plan, "databricks")
+    assert [d.splitlines()[0] for d in dbx] == [
+        "CREATE OR REPLACE FUNCTION gov.pol.programme_row_filter_v2(programme_value INT)",
+        "ALTER TABLE cat.s.t SET ROW FILTER gov.pol.programme_row_filter_v2 ON (programme);",
+        "DROP FUNCTION gov.pol.programme_row_filter;",
+        "CREATE OR REPLACE FUNCTION gov.pol.programme_row_filter(programme_value INT)",
+        "ALTER TABLE cat.s.t SET ROW FILTER gov.pol.programme_row_filter ON (programme);",
+        "DROP FUNCTION gov.pol.programme_row_filter_v2;",
+    ]
+    assert not any("UNSET" in s or "DROP ROW FILTER" in s for s in sf + dbx)
+
+
+def test_mask_signature_change_swaps_with_force() -> None:
+    base = lower_all(project(base_estate()))
+    head = dict(base)
+    # a new signature under the same name (e.g. a widened parameter type)
+    sf = base["snowflake"]
+    objects = tuple(
+        replace(o, params=(Param("VAL", "VARCHAR(200)"),))
+        if isinstance(o, MaskPolicy) and o.name == "GOV.POL.NOTES_MASK"
+        else o
+        for o in sf.objects
+    )
+    head["snowflake"] = replace(sf, objects=objects)
+    plan = build_plan(base, head, {})
+    assert [s.sql.splitlines()[0] for s in plan.stages[0].steps] == [
+        "CREATE OR REPLACE MASKING POLICY GOV.POL.NOTES_MASK_V2",
+        "ALTER TABLE DB.S.T MODIFY COLUMN NOTES SET MASKING POLICY GOV.POL.NOTES_MASK_V2 FORCE;",
+        "DROP MASKING POLICY GOV.POL.NOTES_MASK;",
+        "CREATE OR REPLACE MASKING POLICY GOV.POL.NOTES_MASK",
+        "ALTER TABLE DB.S.T MODIFY COLUMN NOTES SET MASKING POLICY GOV.POL.NOTES_MASK FORCE;",
+        "DROP MASKING POLICY GOV.POL.NOTES_MASK_V2;",
+    ]
+
+
+def test_interim_name_skips_names_in_use() -> None:
+    def numeric(e: dict) -> None:
+        e["datasets"]["wh"]["columns"]["PROGRAMME"]["type"] = "NUMBER(10,0)"
+
+    base = lower_all(project(base_estate()))
+    head = lower_all(project(edited(base_estate(), numeric)))
+    taken = replace(base["snowflake"].get(RowFilterPolicy, "GOV.POL.PROGRAMME_ROW_FILTER"))
+    taken = replace(taken, name="GOV.POL.PROGRAMME_ROW_FILTER_V2")
+    for side in (base, head):
+        side["snowflake"] = replace(side["snowflake"], objects=(*side["snowflake"].objects, taken))
+    sf = statements(build_plan(base, head, {}), "snowflake")
+    assert sf[0].startswith("CREATE OR REPLACE ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V3")
+
+
+def test_moved_mask_is_replaced_with_force_never_unset_then_set() -> None:
+    def notes_hashed(e: dict) -> None:
+        e["datasets"]["wh"]["columns"]["NOTES"]["mask"] = "subject"
+
+    plan = plan_between(base_estate(), edited(base_estate(), notes_hashed))
+    sf = statements(plan, "snowflake")
+    swap = position(
+        sf, "ALTER TABLE DB.S.T MODIFY COLUMN NOTES SET MASKING POLICY GOV.POL.SUBJECT_MASK FORCE;"
+    )
+    assert swap < position(sf, "DROP MASKING POLICY GOV.POL.NOTES_MASK;")
+    assert_never_unset_then_set(plan)
+
+
+def test_moved_row_filter_is_one_drop_add_statement() -> None:
+    def stewards_see_all(e: dict) -> None:
+        e["datasets"]["wh"]["row_filter"]["unfiltered_for"] = ["steward"]
+
+    plan = plan_between(base_estate(), edited(base_estate(), stewards_see_all))
+    sf = statements(plan, "snowflake")
+    new = "GOV.POL.PROGRAMME_ROW_FILTER_EXCEPT_STEWARD"
+    create = position(sf, f"CREATE OR REPLACE ROW ACCESS POLICY {new}")
+    swap = position(
+        sf,
+        "ALTER TABLE DB.S.T DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER,\n"
+        f"  ADD ROW ACCESS POLICY {new} ON (PROGRAMME);",
+    )
+    drop = position(sf, "DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER;")
+    assert create < swap < drop
+    assert len(split_statements(sf[swap], "snowflake")) == 1
+
+
+def test_grant_changes_are_one_transaction_and_one_merge() -> None:
+    def grant(e: dict) -> None:
+        e["entitlements"]["programme"]["P3"] = ["steward"]
+        e["entitlements"]["programme"]["P1"] = ["steward"]
+
+    plan = plan_between(base_estate(), edited(base_estate(), grant))
+    (sf,) = statements(plan, "snowflake")
+    parts = split_statements(sf, "snowflake")
+    begin = parts.index("BEGIN TRANSACTION")
+    assert parts[begin + 1 :] == [
+        "DELETE FROM GOV.POL.PROGRAMME_GRANTS",
+        parts[begin + 2],
+        "COMMIT",
+    ]
+    assert parts[begin + 2].startswith("INSERT INTO GOV.POL.PROGRAMME_GRANTS")
+    (dbx,) = statements(plan, "databricks")
+    merges = [p for p in split_statements(dbx, "databricks") if not p.startswith("CREATE")]
+    assert len(merges) == 1 and merges[0].startswith("MERGE INTO gov.pol.programme_grants")
+    assert "WHEN NOT MATCHED BY SOURCE THEN DELETE" in merges[0]
+    assert [s.kind for s in plan.stages] == ["apply", "apply"]
+
+
+def _cutover(plan: Plan) -> list:
+    return [s for s in plan.stages if s.kind == "cutover"]
+
+
+def test_salt_introduced_on_a_shared_domain_is_one_cutover_group() -> None:
+    def salted(e: dict) -> None:
+        e["masks"]["subject"]["salt"] = dict(SALTS)
+
+    plan = plan_between(base_estate(), edited(base_estate(), salted))
+    (group,) = plan.groups
+    assert group.id == "subject" and group.platforms == ("snowflake", "databricks")
+    cutover = _cutover(plan)
+    assert [s.id for s in cutover] == group.stages
+    # listed together: one right after the other
+    ids = [s.id for s in plan.stages]
+    assert ids.index(group.stages[1]) == ids.index(group.stages[0]) + 1
+    sf, dbx = cutover
+    assert sf.steps[0].sql.startswith("ALTER MASKING POLICY GOV.POL.SUBJECT_MASK SET BODY ->")
+    assert "SHA2(VAL || GOV.POL.SUBJECT_MASK_SALT()" not in sf.steps[0].sql
+    assert "SHA2(VAL || GOV.POL.SUBJECT_SALT(), 256)" in sf.steps[0].sql
+    assert dbx.steps[0].sql.startswith("CREATE OR REPLACE FUNCTION gov.pol.subject_mask")
+    # the salt functions are created first, in the prepare stages
+    prepare = [s for s in plan.stages if s.kind == "prepare"]
+    assert {s.platform for s in prepare} == {"snowflake", "databricks"}
+    assert all("accord_salt('env:" in s.steps[0].sql for s in prepare)
+    # each cutover stage is verified: policy references / column-mask metadata show the
+    # policy on every column of the domain, and the canary's digest is salted
+    sf_checks = "\n".join(c.sql for c in sf.checks)
+    assert "DB.INFORMATION_SCHEMA.POLICY_REFERENCES" in sf_checks
+    assert "REF_COLUMN_NAME = 'SUBJECT_ID'" in sf_checks
+    assert (
+        "SHA2('accord-canary' || GOV.POL.SUBJECT_SALT(), 256) <> SHA2('accord-canary', 256) AS ok"
+        in sf_checks
+    )
+    dbx_checks = "\n".join(c.sql for c in dbx.checks)
+    assert "cat.information_schema.column_masks" in dbx_checks
+    assert "mask_name = 'subject_mask'" in dbx_checks
+    assert "sha2(concat('accord-canary', gov.pol.subject_salt()), 256) <>" in dbx_checks
+
+
+def test_salt_rotated_on_both_platforms_is_a_cutover_group() -> None:
+    salted = edited(base_estate(), lambda e: e["masks"]["subject"].update(salt=dict(SALTS)))
+    rotated = edited(
+        salted,
+        lambda e: e["masks"]["subject"].update(
+            salt={"snowflake": "env:SUBJECT_SALT_SF_2", "databricks": "env:SUBJECT_SALT_DBX_2"}
+        ),
+    )
+    plan = plan_between(salted, rotated)
+    assert [s.kind for s in plan.stages] == ["cutover", "cutover"]
+    sf, dbx = plan.stages
+    assert "accord_salt('env:SUBJECT_SALT_SF_2')" in sf.steps[0].sql
+    assert "CREATE OR REPLACE SECURE FUNCTION GOV.POL.SUBJECT_SALT()" in sf.steps[0].sql
+    assert "accord_salt('env:SUBJECT_SALT_DBX_2')" in dbx.steps[0].sql
+    assert plan.diffs["snowflake"].changes[0].describe("snowflake") == (
+        "salt function GOV.POL.SUBJECT_SALT: salt rotated "
+        "(env:SUBJECT_SALT_SF -> env:SUBJECT_SALT_SF_2)"
+    )
+
+
+def test_salt_rotated_on_one_platform_is_no_group() -> None:
+    salted = edited(base_estate(), lambda e: e["masks"]["subject"].update(salt=dict(SALTS)))
+    rotated = edited(
+        salted, lambda e: e["masks"]["subject"]["salt"].update(snowflake="env:OTHER_SALT")
+    )
+    plan = plan_between(salted, rotated)
+    assert not plan.groups
+    assert [(s.platform, s.kind) for s in plan.stages] == [("snowflake", "apply")]
+
+
+def test_strategy_change_on_a_shared_domain_is_a_cutover_group() -> None:
+    def redacted(e: dict) -> None:
+        e["masks"]["subject"] = {"strategy": "redact", "unmasked_for": ["steward"]}
+
+    plan = plan_between(base_estate(), edited(base_estate(), redacted))
+    (group,) = plan.groups
+    assert any("strategy hash -> redact" in c for c in group.changes)
+    assert {s.platform for s in _cutover(plan)} == {"snowflake", "databricks"}
+
+
+def test_mask_on_an_unshared_domain_is_no_group() -> None:
+    def salted_notes(e: dict) -> None:
+        e["masks"]["notes"] = {"strategy": "hash", "salt": dict(SALTS)}
+
+    plan = plan_between(base_estate(), edited(base_estate(), salted_notes))
+    assert not plan.groups and not _cutover(plan)
+
+
+def test_no_difference_is_an_empty_plan() -> None:
+    assert plan_between(base_estate(), base_estate()).empty
+
+
+def test_platform_removed_detaches_then_drops_everything() -> None:
+    def no_lake(e: dict) -> None:
+        del e["platforms"]["databricks"]
+        del e["datasets"]["lake"]
+
+    plan = plan_between(base_estate(), edited(base_estate(), no_lake))
+    dbx = statements(plan, "databricks")
+    assert position(dbx, "DROP ROW FILTER") < position(dbx, "DROP FUNCTION gov.pol.programme_row")
+    assert position(dbx, "DROP FUNCTION gov.pol.programme_row") < position(
+        dbx, "DROP TABLE gov.pol.programme_grants;"
+    )
+
+
+def test_stage_rollbacks_reverse_the_stage() -> None:
+    def stewards_see_all(e: dict) -> None:
+        e["datasets"]["wh"]["row_filter"]["unfiltered_for"] = ["steward"]
+
+    plan = plan_between(base_estate(), edited(base_estate(), stewards_see_all))
+    apply = next(s for s in plan.stages if s.kind == "apply")
+    (undo,) = apply.rollback
+    assert undo.sql == (
+        "ALTER TABLE DB.S.T DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_EXCEPT_STEWARD,\n"
+        "  ADD ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER ON (PROGRAMME);"
+    )
+
+
+@pytest.mark.parametrize("change", ["salt", "signature", "notes-removed"])
+def test_plans_never_unset_a_kept_mask(change: str) -> None:
+    def edit(e: dict) -> None:
+        if change == "salt":
+            e["masks"]["subject"]["salt"] = dict(SALTS)
+        elif change == "signature":
+            e["datasets"]["wh"]["columns"]["PROGRAMME"]["type"] = "NUMBER"
+        else:
+            del e["datasets"]["wh"]["columns"]["NOTES"]
+
+    assert_never_unset_then_set(plan_between(base_estate(), edited(base_estate(), edit)))
+
+
+def test_plan_projects_is_refused_with_an_explanation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A change the simulator cannot order is a PlanError naming the broken invariant."""
+    import compiler.plan.order as order
+
+    real = order._PlatformPlanner._protected
+
+    def protect_notes_forever(self):  # type: ignore[no-untyped-def]
+        tables, columns = real(self)
+        return tables, [*columns, ("DB.S.T", "NOTES")]
+
+    monkeypatch.setattr(order._PlatformPlanner, "_protected", protect_notes_forever)
+
+    def drop_notes(e: dict) -> None:
+        del e["datasets"]["wh"]["columns"]["NOTES"]
+
+    with pytest.raises(PlanError, match=r"column DB\.S\.T\.NOTES has no mask"):
+        plan_projects(project(base_estate()), project(edited(base_estate(), drop_notes)))
