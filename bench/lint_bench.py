@@ -128,7 +128,7 @@ def estate(tables: int) -> dict[str, dict[str, Any]]:
     for p in range(5):  # defects: pipelines with no catalog reading governed tables
         surfaces[f"pipeline_{p}"] = {
             "platform": "none",
-            "reads": [dbx_names[p * 7], f"reference_{p:02d}"],
+            "reads": [dbx_names[p * 7 % len(dbx_names)], f"reference_{p:02d}"],
             "identity": "service",
         }
     indexes = {

@@ -5,6 +5,7 @@ A pre-commit hook: imports neither duckdb nor any platform client.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -69,6 +70,10 @@ def command(
 ) -> int:
     """Lint PATH...: a policy directory, YAML files of one project, or .sql files (default:
     policies). Exit 0 clean, 1 findings at or above --fail-on, 2 unusable input."""
+    # A loaded estate is a large graph of long-lived objects; at the default threshold (700
+    # allocations) the cyclic collector rescans it thousands of times. A larger first
+    # threshold cuts lint time on a 3,000-table estate by about a third (bench/lint_bench.py).
+    gc.set_threshold(100_000, 50, 100)
     directories, yaml_files, sql_files = _classify(paths or ("policies",))
     extra: dict[str, object] = {"plans": plans, "ledger": ledger}
     findings: list[Finding] = []

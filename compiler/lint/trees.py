@@ -107,11 +107,11 @@ def hash_name(node: exp.Expression, dialect: str) -> tuple[str, bool] | None:
 def weak_hashes(tree: exp.Expression, dialect: str) -> list[tuple[exp.Expression, str]]:
     """MD5, SHA1 and non-cryptographic hash calls, in source order (ACC204)."""
     found = []
-    for node in _in_source_order(list(tree.find_all(exp.Func))):
+    for node in tree.find_all(exp.Func):
         named = hash_name(node, dialect)
         if named is not None and named[1]:
             found.append((node, named[0]))
-    return found
+    return sorted(found, key=lambda f: start_offset(f[0]) or 0)
 
 
 #: One piece of a hash input: ("value", name) the masked value; ("literal", text) a constant;
@@ -237,10 +237,10 @@ def hash_calls(tree: exp.Expression, value: str | None, dialect: str) -> list[Ha
     ``value`` is the masked value: the first parameter of the mask. When the signature is not
     known (``ALTER ... SET BODY``), the first unqualified column of each input stands for it."""
     out = []
-    for node in _in_source_order(list(tree.find_all(exp.Func))):
+    hashes = [n for n in tree.find_all(exp.Func) if hash_name(n, dialect) is not None]
+    for node in _in_source_order(hashes):
         named = hash_name(node, dialect)
-        if named is None:
-            continue
+        assert named is not None
         source = _hash_input(node)
         if source is None:
             continue
