@@ -118,7 +118,7 @@ class DatabricksTarget(Target):
         text = (
             f"-- Salt of mask {f.mask!r}, from {f.salt_ref}. Grant EXECUTE on this function to\n"
             "-- the owner of the mask functions only. The placeholder below is filled with the\n"
-            "-- secret only when the SQL is applied (accord apply); applied as written it is a\n"
+            "-- secret only when accord applies the SQL (accord migrate apply); as written it is a\n"
             "-- syntax error, so the function can never be created with a known salt.\n"
             f"CREATE OR REPLACE FUNCTION {self.q(f.name)}()\n"
             "  RETURNS STRING\n"

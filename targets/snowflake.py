@@ -106,7 +106,7 @@ class SnowflakeTarget(Target):
         text = (
             f"-- Salt of mask {f.mask!r}, from {f.salt_ref}. A secure function hides its body\n"
             "-- from every role but its owner. The placeholder below is filled with the secret\n"
-            "-- only when the SQL is applied (accord apply); applied as written it is a syntax\n"
+            "-- only when accord applies the SQL (accord migrate apply); as written it is a syntax\n"
             "-- error, so the function can never be created with a known salt.\n"
             f"CREATE OR REPLACE SECURE FUNCTION {self.q(f.name)}()\n"
             "  RETURNS VARCHAR\n"

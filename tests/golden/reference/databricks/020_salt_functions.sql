@@ -3,7 +3,7 @@
 
 -- Salt of mask 'subject_pseudonym', from env:SUBJECT_SALT_DATABRICKS. Grant EXECUTE on this function to
 -- the owner of the mask functions only. The placeholder below is filled with the
--- secret only when the SQL is applied (accord apply); applied as written it is a
+-- secret only when accord applies the SQL (accord migrate apply); as written it is a
 -- syntax error, so the function can never be created with a known salt.
 CREATE OR REPLACE FUNCTION governance.policies.subject_pseudonym_salt()
   RETURNS STRING

@@ -3,7 +3,7 @@
 
 -- Salt of mask 'subject_pseudonym', from env:SUBJECT_SALT_SNOWFLAKE. A secure function hides its body
 -- from every role but its owner. The placeholder below is filled with the secret
--- only when the SQL is applied (accord apply); applied as written it is a syntax
+-- only when accord applies the SQL (accord migrate apply); as written it is a syntax
 -- error, so the function can never be created with a known salt.
 CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT()
   RETURNS VARCHAR
