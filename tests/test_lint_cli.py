@@ -322,3 +322,15 @@ def test_pre_commit_hooks_lint_the_whole_policy_directory() -> None:
     sql = hooks["accord-lint-sql"]
     assert sql["entry"] == "accord lint" and re.compile(sql["files"]).search("a.snowflake.sql")
     assert sql.get("pass_filenames", True) is True
+
+
+@pytest.mark.parametrize("color", [True, False])
+def test_colour_only_when_asked(color: bool) -> None:
+    from compiler.lint import lint_project
+    from compiler.lint.report import render_text
+    from compiler.validate import load_project
+
+    findings = lint_project(load_project(ROOT / AS_FOUND))
+    text = render_text(findings, files=6, color=color)
+    assert ("\x1b[" in text) is color
+    assert text.rstrip().endswith("accord lint: 10 errors, 0 warnings in 6 files")
