@@ -42,22 +42,24 @@ _PLAIN_TAGS = {
 }
 
 Path_ = tuple[Any, ...]
+#: a position as stored: (file, line, column), 1-based; made a Location only when asked for
+Pos = tuple[str, int, int]
 
 
 @dataclass
 class SourceMap:
     """Where each value (and each mapping key) of the merged document came from."""
 
-    values: dict[Path_, Location] = field(default_factory=dict)
-    keys: dict[Path_, Location] = field(default_factory=dict)
+    values: dict[Path_, Pos] = field(default_factory=dict)
+    keys: dict[Path_, Pos] = field(default_factory=dict)
 
     def value(self, path: Path_) -> Location | None:
         """The location of the value at ``path``, or of its nearest located ancestor."""
         path = tuple(path)
         while True:
-            loc = self.values.get(path)
-            if loc is not None:
-                return loc
+            pos = self.values.get(path)
+            if pos is not None:
+                return Location(*pos)
             if not path:
                 return None
             path = path[:-1]
@@ -65,7 +67,8 @@ class SourceMap:
     def key(self, path: Path_) -> Location | None:
         """The location of the key that introduces ``path`` (falls back to the value)."""
         path = tuple(path)
-        return self.keys.get(path) or self.value(path)
+        pos = self.keys.get(path)
+        return Location(*pos) if pos is not None else self.value(path)
 
     def at(self, path: Path_, fallback: Location) -> Location:
         return self.value(path) or fallback
@@ -225,8 +228,13 @@ def _refuse_tab_indentation(text: str, name: str) -> None:
             )
 
 
+def _pos(name: str, node: yaml.Node) -> Pos:
+    mark = node.start_mark
+    return (name, mark.line + 1, mark.column + 1)
+
+
 def _loc(name: str, node: yaml.Node) -> Location:
-    return Location(name, node.start_mark.line + 1, node.start_mark.column + 1)
+    return Location(*_pos(name, node))
 
 
 class _Converter:
@@ -257,7 +265,7 @@ class _Converter:
                     "mappings, lists, strings, numbers and booleans",
                 )
             )
-        self.source.values.setdefault(path, _loc(self.name, node))
+        self.source.values.setdefault(path, _pos(self.name, node))
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path, depth)
         if isinstance(node, yaml.SequenceNode):
@@ -266,9 +274,18 @@ class _Converter:
             return node.value
         return self.constructor.construct_object(node, deep=True)
 
+    def _key(self, node: yaml.Node, depth: int) -> Any:
+        """A mapping key's value (keys are not located as values: their places are kept in
+        ``SourceMap.keys``)."""
+        if node.tag == _STR:
+            return node.value
+        value = self.convert(node, ("\0key",), depth + 1)
+        self.source.values.pop(("\0key",), None)
+        return value
+
     def _mapping(self, node: yaml.MappingNode, path: Path_, depth: int) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
-        seen: dict[Any, Location] = {}
+        seen: dict[Any, Pos] = {}
         merges: list[yaml.Node] = []
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
@@ -278,16 +295,18 @@ class _Converter:
                 raise InputError(
                     Diagnostic(_loc(self.name, key_node), "mapping keys must be plain scalars")
                 )
-            key = self.convert(key_node, (*path, "\0key"), depth + 1)
-            self.source.values.pop((*path, "\0key"), None)
+            key = self._key(key_node, depth)
             if not isinstance(key, str | int | bool) or key is None:
                 raise InputError(
                     Diagnostic(_loc(self.name, key_node), "mapping keys must be plain scalars")
                 )
-            here = _loc(self.name, key_node)
+            here = _pos(self.name, key_node)
             if key in seen:
                 raise InputError(
-                    Diagnostic(here, f"duplicate key {key!r}: first defined at {seen[key]}")
+                    Diagnostic(
+                        Location(*here),
+                        f"duplicate key {key!r}: first defined at {Location(*seen[key])}",
+                    )
                 )
             seen[key] = here
             self.source.keys[(*path, key)] = here
@@ -319,7 +338,7 @@ def _merge(
 ) -> None:
     accepted: set[Path_] = set()
     for section, value in doc.items():
-        key_loc = doc_source.keys[(section,)]
+        key_loc = doc_source.key((section,)) or Location(name, 1, 1)
         if not isinstance(section, str):
             diagnostics.append(Diagnostic(key_loc, f"section names are strings, not {section!r}"))
             continue
@@ -344,7 +363,7 @@ def _merge(
             diagnostics.append(Diagnostic(key_loc, f"section {section!r} must be a mapping"))
             continue
         if (section,) not in source.keys:
-            source.keys[(section,)] = key_loc
+            source.keys[(section,)] = doc_source.keys[(section,)]
             source.values[(section,)] = doc_source.values[(section,)]
         for entry, entry_value in value.items():
             if entry in target:

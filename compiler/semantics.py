@@ -242,9 +242,14 @@ class Perspective:
     The functions above build one per call; :func:`divergences` keeps one per persona, since
     the views of thousands of datasets ask the same few questions."""
 
-    def __init__(self, model: PolicyModel, persona: str) -> None:
+    def __init__(
+        self, model: PolicyModel, persona: str, shared: dict[tuple[str, ...], object] | None = None
+    ) -> None:
         self.model = model
         self.persona = persona
+        #: answers that do not depend on the persona (a dataset's governed columns, a column
+        #: seen clear or masked), shared by the perspectives of one model
+        self._shared: dict[tuple[str, ...], object] = {} if shared is None else shared
         self._mine: dict[str, frozenset[str]] = {}
         self._rows: dict[tuple[str, str, tuple[str, ...]], RowSet] = {}
         self._clear: dict[tuple[str, str], bool] = {}
@@ -287,15 +292,30 @@ class Perspective:
         return found
 
     def column(self, dataset: str, column: str) -> ColumnView:
-        return self._column(self.model.datasets[dataset], column)
+        return self._column(dataset, self.model.datasets[dataset], column)
 
-    def _column(self, ds: Dataset, column: str) -> ColumnView:
+    def _column(self, name: str, ds: Dataset, column: str) -> ColumnView:
         spec = ds.columns.get(column)
-        if spec is None or spec.mask is None:
-            return ColumnView(column, "clear", identifier=spec.identifier if spec else None)
-        strategy = self.model.masks[spec.mask].strategy
-        seen: Disposition = "clear" if self.unmasked(spec.mask, ds.platform) else "masked"
-        return ColumnView(column, seen, spec.mask, strategy, spec.identifier)
+        seen: Disposition = "clear"
+        if spec is not None and spec.mask is not None and not self.unmasked(spec.mask, ds.platform):
+            seen = "masked"
+        key = ("column", name, column, seen)
+        found = self._shared.get(key)
+        if found is None:
+            if spec is None or spec.mask is None:
+                found = ColumnView(column, "clear", identifier=spec.identifier if spec else None)
+            else:
+                strategy = self.model.masks[spec.mask].strategy
+                found = ColumnView(column, seen, spec.mask, strategy, spec.identifier)
+            self._shared[key] = found
+        return found  # type: ignore[return-value]
+
+    def _governed(self, name: str, ds: Dataset) -> list[str]:
+        key = ("governed", name)
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = tuple(governed_columns(ds))
+        return list(found)  # type: ignore[call-overload]
 
     def mode(self, surface: str | None) -> str:
         if surface is None:
@@ -310,9 +330,8 @@ class Perspective:
         self, dataset: str, surface: str | None = None, also: Iterable[str] = ()
     ) -> DatasetView:
         """See :func:`dataset_view`."""
-        model, persona = self.model, self.persona
-        ds = model.datasets[dataset]
-        cols = governed_columns(ds)
+        ds = self.model.datasets[dataset]
+        cols = self._governed(dataset, ds)
         if also:
             shown = {c.lower() for c in cols}
             listed = {c.lower(): c for c in ds.columns}
@@ -321,38 +340,46 @@ class Perspective:
                     shown.add(extra.lower())
                     cols.append(listed.get(extra.lower(), extra))
         mode = self.mode(surface)
+        rows, row_disp = self._rows_through(dataset, ds, mode)
+        views = tuple(self._column_through(dataset, ds, mode, rows, c) for c in cols)
+        return DatasetView(self.persona, dataset, surface, ds.platform, rows, row_disp, views)
+
+    def column_through(self, dataset: str, surface: str | None, column: str) -> ColumnView:
+        """One column of :meth:`view`, without building the rest of the view."""
+        ds = self.model.datasets[dataset]
+        mode = self.mode(surface)
+        rows, _ = self._rows_through(dataset, ds, mode)
+        return self._column_through(dataset, ds, mode, rows, column)
+
+    def _rows_through(self, dataset: str, ds: Dataset, mode: str) -> tuple[RowSet, Disposition]:
         if mode == "catalog" or not ds.governed:
             rows = self.rows(dataset)
             if ds.row_filter is None:
-                row_disp: Disposition = "clear" if ds.governed else "ungoverned"
-            elif rows.all:
-                row_disp = "clear"
-            elif rows.nothing:
-                row_disp = "denied"
-            else:
-                row_disp = "filtered"
-            views = tuple(self._column(ds, c) for c in cols)
-            if not ds.governed:
-                views = tuple(
-                    ColumnView(v.column, "ungoverned", identifier=v.identifier) for v in views
-                )
-            elif rows.nothing:
-                views = tuple(
-                    ColumnView(v.column, "denied", v.mask, v.strategy, v.identifier) for v in views
-                )
-            return DatasetView(persona, dataset, surface, ds.platform, rows, row_disp, views)
-        specs = [(c, ds.columns.get(c)) for c in cols]
+                return rows, "clear" if ds.governed else "ungoverned"
+            if rows.all:
+                return rows, "clear"
+            return rows, "denied" if rows.nothing else "filtered"
         # no-rows: the runtime returns nothing; otherwise (service identity or no catalog)
         # nothing is enforced per caller
+        if mode == "no-rows":
+            return NO_ROWS, "denied"
+        return ALL_ROWS, "ungoverned"
+
+    def _column_through(
+        self, dataset: str, ds: Dataset, mode: str, rows: RowSet, column: str
+    ) -> ColumnView:
+        if mode == "catalog" and ds.governed and not rows.nothing:
+            return self._column(dataset, ds, column)
+        spec = ds.columns.get(column)
+        identifier = spec.identifier if spec else None
+        if not ds.governed:
+            return ColumnView(column, "ungoverned", identifier=identifier)
+        mask = spec.mask if spec else None
+        if mode == "catalog":  # every row filtered away
+            strategy = self.model.masks[mask].strategy if mask else None
+            return ColumnView(column, "denied", mask, strategy, identifier)
         disposition: Disposition = "denied" if mode == "no-rows" else "ungoverned"
-        views = tuple(
-            ColumnView(
-                c, disposition, s.mask if s else None, identifier=s.identifier if s else None
-            )
-            for c, s in specs
-        )
-        rows = NO_ROWS if mode == "no-rows" else ALL_ROWS
-        return DatasetView(persona, dataset, surface, ds.platform, rows, disposition, views)
+        return ColumnView(column, disposition, mask, identifier=identifier)
 
 
 # --------------------------------------------------------------------------------------------
@@ -445,8 +472,9 @@ def divergences(
             also.update((d, union) for d in members)
 
     out: list[Divergence] = []
+    shared: dict[tuple[str, ...], object] = {}
     for persona in personas:
-        view = _Views(model, persona, refused, also)
+        view = _Views(model, persona, refused, also, shared)
         for root, members in sorted(groups.items()):
             places = [r for d in members for r in by_dataset[d]]
             if len(places) < 2 or not any(model.datasets[d].governed for d in members):
@@ -462,9 +490,14 @@ class _Views:
     """One persona's views, computed once per (surface, dataset)."""
 
     def __init__(
-        self, model: PolicyModel, persona: str, refused: set[str], also: dict[str, list[str]]
+        self,
+        model: PolicyModel,
+        persona: str,
+        refused: set[str],
+        also: dict[str, list[str]],
+        shared: dict[tuple[str, ...], object],
     ) -> None:
-        self.perspective = Perspective(model, persona)
+        self.perspective = Perspective(model, persona, shared)
         self.refused = refused
         self.also = also
         self.cache: dict[tuple[str, str], DatasetView] = {}
@@ -480,6 +513,16 @@ class _Views:
                 found = self.perspective.view(dataset, surface, also)
             self.cache[key] = found
         return found
+
+    def column(self, surface: str, dataset: str, column: str) -> ColumnView:
+        """One column of the view, from the cache or computed alone."""
+        found = self.cache.get((surface, dataset))
+        if found is not None:
+            cv = found.column(column)
+            assert cv is not None
+            return cv
+        through = None if surface in self.refused else surface
+        return self.perspective.column_through(dataset, through, column)
 
 
 _View = Callable[[str, str], DatasetView]
@@ -550,16 +593,14 @@ def _domain_divergences(
     cols: list[tuple[str, str]],
     by_dataset: dict[str, list[tuple[str, str]]],
     root_of: dict[str, str],
-    view: _View,
+    view: _Views,
 ) -> Iterator[Divergence]:
     """An identifier domain: each place more open than the strictest place of another
     replica group (replicas are compared column by column above)."""
     places: list[tuple[tuple[str, str, str], ColumnView]] = []
     for d, c in cols:
         for s, _ in by_dataset[d]:
-            cv = view(s, d).column(c)
-            if cv is not None:
-                places.append(((s, d, c), cv))
+            places.append(((s, d, c), view.column(s, d, c)))
     # the strictest place of each replica group, then the two strictest groups: the
     # strictest place outside any one group is the first of those two not in it
     per_group: dict[str, tuple[int, tuple[str, str, str], ColumnView]] = {}

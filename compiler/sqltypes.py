@@ -26,6 +26,13 @@ def is_string_type(dtype: exp.DataType) -> bool:
     return dtype.is_type(*exp.DataType.TEXT_TYPES)
 
 
+@lru_cache(maxsize=1024)
+def is_string(text: str, platform: str) -> bool:
+    """Whether ``text`` names a string type on ``platform`` (False if it is no type)."""
+    dtype = parse_type(text, platform)
+    return dtype is not None and is_string_type(dtype)
+
+
 def render_type(text: str, platform: str) -> str:
     """The type as the platform spells it (sqlglot's canonical form)."""
     dtype = parse_type(text, platform)
@@ -34,6 +41,7 @@ def render_type(text: str, platform: str) -> str:
     return dtype.sql(DIALECTS[platform])
 
 
+@lru_cache(maxsize=1024)
 def policy_type(text: str, platform: str) -> str:
     """The type a policy signature uses for a column of type ``text``: string types are
     normalised (VARCHAR on Snowflake, STRING on Databricks) so that one policy serves every
@@ -41,6 +49,6 @@ def policy_type(text: str, platform: str) -> str:
     dtype = parse_type(text, platform)
     if dtype is None:
         raise ValueError(f"not a {platform} type: {text}")
-    if is_string_type(dtype):
+    if is_string(text, platform):
         return "VARCHAR" if platform == "snowflake" else "STRING"
     return dtype.sql(DIALECTS[platform])

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from compiler.errors import Diagnostic, InputError, Location
 from compiler.loader import RawProject, SourceMap, load_directory
 from compiler.model import PLATFORMS, PolicyModel
-from compiler.sqltypes import is_string_type, parse_type
+from compiler.sqltypes import is_string, parse_type
 
 
 @dataclass
@@ -254,7 +254,11 @@ def _resolve(project: Project) -> list[Diagnostic]:
                 bad((*cpath, "type"), f"{spec.type!r} is not a {ds.platform} data type")
             if spec.mask is not None and need("mask", m.masks, spec.mask, (*cpath, "mask")):
                 strategy = m.masks[spec.mask].strategy
-                if strategy != "nullify" and dtype is not None and not is_string_type(dtype):
+                if (
+                    strategy != "nullify"
+                    and dtype is not None
+                    and not is_string(spec.type, ds.platform)
+                ):
                     bad(
                         (*cpath, "type"),
                         f"mask {spec.mask!r} uses strategy {strategy}, which applies to string "
