@@ -13,7 +13,7 @@ from compiler.lint import lint_project
 from compiler.validate import Project
 from targets.salts import materialize
 from tests.estates import databricks_estate, make_project, teams
-from tests.golden_cases import CASES, abac
+from tests.golden_cases import CASES, abac, render_case
 from tests.sql_statements import Statement, function_body, parse_policy, split
 
 #: identity checks that have no place in an ABAC mask function (TO / EXCEPT decide)
@@ -334,9 +334,8 @@ def test_acc504_can_be_suppressed_with_a_reason(tmp_path: Path) -> None:
 def test_every_function_and_policy_body_parses_in_its_dialect(case: str) -> None:
     """Across every golden case: each CREATE FUNCTION (Databricks) and each Snowflake policy
     body parses with sqlglot; salt placeholders are filled first, as apply would."""
-    make, target = CASES[case]
     bodies = 0
-    for name, text in render_files(make(), target).items():
+    for name, text in render_case(case).items():
         dialect = name.split("/", 1)[0]
         if not name.endswith(".sql"):
             continue
@@ -347,4 +346,4 @@ def test_every_function_and_policy_body_parses_in_its_dialect(case: str) -> None
             if databricks_function or snowflake_policy:
                 function_body(stmt, dialect)
                 bodies += 1
-    assert bodies >= 6
+    assert bodies >= 3  # a style case keeps one platform: at least a filter and two masks
