@@ -63,3 +63,22 @@ def materialize(text: str, dialect: str, resolver: Callable[[str], str] = resolv
         return exp.Literal.string(resolver(match.group("ref"))).sql(dialect)
 
     return PLACEHOLDER.sub(fill, text)
+
+
+class SaltBox:
+    """Resolves salts for one run and remembers them, so that anything printed afterwards (a
+    platform's error message quoting the failed statement) can be scrubbed of them."""
+
+    def __init__(self, resolver: Callable[[str], str] = resolve) -> None:
+        self._resolver = resolver
+        self._values: set[str] = set()
+
+    def __call__(self, ref: str) -> str:
+        value = self._resolver(ref)
+        self._values.add(value)
+        return value
+
+    def redact(self, text: str) -> str:
+        for value in sorted(self._values, key=len, reverse=True):
+            text = text.replace(value, "<salt>")
+        return text

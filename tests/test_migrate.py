@@ -462,3 +462,27 @@ def test_split_statements_respects_strings_and_comments() -> None:
         "SELECT 'a;b' AS x",
         "MERGE INTO t USING s ON t.a = s.a",
     ]
+
+
+class QuotingSnowflake(FakeSnowflake):
+    """A platform whose error message quotes the failed statement, salt literal included."""
+
+    def execute_string(self, text: str) -> list[FakeCursor]:
+        for statement in split_statements(text, "snowflake"):
+            if "SECURE FUNCTION" in statement:
+                raise ProgrammingError(msg=f"001003 (42000): syntax error in: {statement}")
+        return super().execute_string(text)
+
+
+def test_a_platform_error_quoting_the_statement_never_prints_the_salt(plans: Path) -> None:
+    lines: list[str] = []
+    outcome = apply(
+        str(plans),
+        plans / "ledger.jsonl",
+        "snowflake",
+        lambda: SnowflakeExecutor(QuotingSnowflake()),
+        _echo(lines),
+    )
+    assert outcome.error and "syntax error in" in outcome.error
+    assert "sf-7c1d-secret" not in outcome.error + "\n".join(lines)
+    assert "<salt>" in outcome.error

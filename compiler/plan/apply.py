@@ -37,7 +37,7 @@ from compiler.plan.ledger import (
     stage_status,
 )
 from compiler.plan.write import sha256
-from targets.salts import SaltError, materialize
+from targets.salts import SaltBox, SaltError, materialize
 
 
 class ExecutionError(Exception):
@@ -223,12 +223,14 @@ def changed_files(stages: list[StageInfo]) -> list[str]:
     return bad
 
 
-def prepared(stages: list[StageInfo], platform: str) -> Iterator[tuple[StageInfo, str, str]]:
+def prepared(
+    stages: list[StageInfo], platform: str, salts: SaltBox
+) -> Iterator[tuple[StageInfo, str, str]]:
     """Each stage with its statements (salts filled in memory) and its checks."""
     for s in stages:
         text = s.file.read_text(encoding="utf-8")
         try:
-            yield s, materialize(text, platform), s.verify.read_text(encoding="utf-8")
+            yield s, materialize(text, platform, salts), s.verify.read_text(encoding="utf-8")
         except SaltError as err:
             raise UsageError(f"{s.file}: {err}") from None
 
@@ -248,12 +250,14 @@ def apply(
     if bad:
         return Outcome([], "changed since the plan was written (sha256 differs): " + ", ".join(bad))
     # every salt is read before anything runs: a missing one stops the run at no cost
-    runnable = list(prepared(stages, platform))
+    salts = SaltBox()
+    runnable = list(prepared(stages, platform, salts))
     run = executor()
     done = []
     for stage, text, checks in runnable:
         echo(f"{stage.plan}/{stage.id}: applying")
-        error = _run_stage(run, stage, text, checks, echo)
+        # a platform's error may quote the failed statement: never print a salt with it
+        error = salts.redact(_run_stage(run, stage, text, checks, echo))
         status = "failed" if error else "applied"
         _record(ledger, stage, status)
         done.append((stage.id, status))
@@ -307,15 +311,16 @@ def rollback(
     path = stage.rollback
     if not path.is_file() or sha256(path.read_text(encoding="utf-8")) != stage.rollback_sha256:
         return Outcome([], f"changed since the plan was written (sha256 differs): {path}")
+    salts = SaltBox()
     try:
-        text = materialize(path.read_text(encoding="utf-8"), platform)
+        text = materialize(path.read_text(encoding="utf-8"), platform, salts)
     except SaltError as err:
         raise UsageError(f"{path}: {err}") from None
     echo(f"{stage.plan}/{stage.id}: rolling back")
     try:
         executor().run(text)
     except ExecutionError as err:
-        return Outcome([], f"{stage.plan}/{stage.id}: rollback failed: {err}")
+        return Outcome([], salts.redact(f"{stage.plan}/{stage.id}: rollback failed: {err}"))
     _record(ledger, stage, "rolled_back")
     return Outcome([(stage.id, "rolled_back")])
 
