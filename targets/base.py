@@ -390,6 +390,14 @@ class Target:
         text = sql.render(body, self.platform, pretty=True)
         return "\n".join(indent + line for line in text.splitlines())
 
+    def mapping_table_ddl(self, t: MappingTable) -> str:
+        """CREATE TABLE IF NOT EXISTS for a mapping table: (key, principal), both strings."""
+        key, pcol, typ = self.q(t.key_column), self.q(t.principal_column), self.string_type
+        return (
+            f"CREATE TABLE IF NOT EXISTS {self.q(t.name)} (\n  {key} {typ} NOT NULL,\n"
+            f"  {pcol} {typ} NOT NULL\n);"
+        )
+
     def params_sql(self, params: tuple[Param, ...]) -> str:
         return ", ".join(f"{self.q(p.name)} {p.type}" for p in params)
 

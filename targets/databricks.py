@@ -98,8 +98,7 @@ class DatabricksTarget(Target):
             f"-- Grants of entitlement dimension {t.dimension!r}: one row per (value, group).",
             "-- One MERGE makes the table equal to the model: rows added and removed atomically.",
             "-- (A MERGE source alias may not carry a column list; the inline table names them.)",
-            f"CREATE TABLE IF NOT EXISTS {name} (\n  {key} STRING NOT NULL,\n"
-            f"  {pcol} STRING NOT NULL\n);",
+            self.mapping_table_ddl(t),
         ]
         if t.rows:
             rows = ",\n    ".join("(" + ", ".join(self.lit(v) for v in row) + ")" for row in t.rows)

@@ -79,12 +79,10 @@ class SnowflakeTarget(Target):
 
     def render_mapping_table(self, t: MappingTable) -> tuple[str, str]:
         name = self.q(t.name)
-        key, pcol = self.q(t.key_column), self.q(t.principal_column)
         lines = [
             f"-- Grants of entitlement dimension {t.dimension!r}: one row per (value, role).",
             "-- Replaced as a whole inside one transaction, so a policy never reads half a table.",
-            f"CREATE TABLE IF NOT EXISTS {name} (\n  {key} VARCHAR NOT NULL,\n"
-            f"  {pcol} VARCHAR NOT NULL\n);",
+            self.mapping_table_ddl(t),
             "BEGIN TRANSACTION;",
             f"DELETE FROM {name};",
         ]
