@@ -72,13 +72,35 @@ def manifest(files: dict[str, str]) -> str:
     return json.dumps({"version": 1, "files": entries}, indent=2, sort_keys=True) + "\n"
 
 
+def _refuse_symlinks(target: Path) -> None:
+    """accord never follows a symbolic link in a directory it manages: recompiling would
+    otherwise copy Terraform state from, or write through it to, wherever it points. Inside
+    Terraform's own ``.terraform/`` (where a plugin cache puts links) links are carried over as
+    links, never followed, so only ``.terraform`` itself is checked there."""
+    for root, dirs, names in os.walk(target, followlinks=False):
+        here = Path(root)
+        for name in dirs + names:
+            path = here / name
+            if path.is_symlink():
+                raise UsageError(
+                    f"{path}: is a symbolic link inside an output directory accord manages; "
+                    "accord never writes or copies through one (replace it with the real file "
+                    "or directory)"
+                )
+        if here.name == "terraform":
+            dirs[:] = [d for d in dirs if d != ".terraform"]
+
+
 def write_tree(out: str | os.PathLike[str], files: dict[str, str]) -> list[str]:
     """Write ``files`` plus the manifest under ``out`` atomically: everything is written to a
     temporary sibling directory and moved into place, so a failed run leaves no half tree.
     An existing ``out`` is replaced only if accord wrote it (it holds a manifest) or it is
     empty; Terraform's state and working files in it are kept (``TERRAFORM_KEPT``)."""
     target = Path(out)
+    if target.is_symlink():
+        raise UsageError(f"{out}: is a symbolic link; give the real directory as --out")
     if target.exists():
+        _refuse_symlinks(target)
         if not target.is_dir():
             raise UsageError(f"{out}: exists and is not a directory")
         if any(target.iterdir()) and not (target / MANIFEST).is_file():
@@ -102,7 +124,7 @@ def write_tree(out: str | os.PathLike[str], files: dict[str, str]) -> list[str]:
                 if kept.is_dir():
                     shutil.copytree(kept, staging / "terraform" / name, symlinks=True)
                 else:
-                    shutil.copy2(kept, staging / "terraform" / name)
+                    shutil.copy2(kept, staging / "terraform" / name, follow_symlinks=False)
         if target.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
             old.rmdir()

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from compiler.rules import is_known_rule
+from targets.salts import salt_ref_problem
 
 CatalogPlatform = Literal["snowflake", "databricks"]
 PLATFORMS: tuple[CatalogPlatform, ...] = ("snowflake", "databricks")
@@ -30,7 +31,6 @@ _SCHEMA = re.compile(rf"^{_SF_IDENT}\.{_SF_IDENT}$")
 _COLUMN = re.compile(rf"^{_SF_IDENT}$")
 _SF_ROLE = re.compile(rf"^{_SF_IDENT}$")
 _DBX_GROUP = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.@+-]*$")
-_SALT = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]*|file:\S.*)$")
 _RULE = re.compile(r"^ACC\d{3}$")
 _RUNTIME = re.compile(r"^(\d+)\.(\d+)(\.[0-9x]+)?([.-][A-Za-z0-9.-]+)?$")
 
@@ -60,9 +60,18 @@ SnowflakeRole = Annotated[str, _checker(_SF_ROLE, "Snowflake role name")]
 DatabricksGroup = Annotated[
     str, _checker(_DBX_GROUP, "Databricks group name (letters, digits, space, _ . @ + -)")
 ]
-SaltRef = Annotated[
-    str, _checker(_SALT, "salt reference: env:NAME or file:PATH (never the salt itself)")
-]
+
+
+def _salt_ref(value: str) -> str:
+    # the grammar is the one placeholders are rendered and read back with (targets/salts.py):
+    # no quote, brace, semicolon, space or line break can reach compiled SQL through it
+    problem = salt_ref_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+SaltRef = Annotated[str, AfterValidator(_salt_ref)]
 Text = Annotated[str, AfterValidator(_no_control)]
 
 

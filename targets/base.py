@@ -17,6 +17,7 @@ from typing import Literal
 
 from sqlglot import exp
 
+from compiler.errors import UsageError
 from compiler.model import ColumnSpec, Dataset, PolicyModel
 from compiler.sqlexpr import parse_predicate
 from compiler.sqltypes import policy_type
@@ -373,10 +374,32 @@ class Target:
         }
 
     def render_object(self, obj: CatalogObject) -> tuple[str, str] | None:
+        """The file and SQL text of ``obj``. The text is checked to hold exactly the statements
+        the object needs (:meth:`expected_statements`), so that no value that reaches SQL can
+        ever add one."""
         method = getattr(self, "render_" + _snake(type(obj).__name__), None)
         if method is None:
             raise NotImplementedError(f"{type(self).__name__} cannot render {type(obj).__name__}")
-        return method(obj)
+        rendered = method(obj)
+        if rendered is not None:
+            want = self.expected_statements(obj)
+            try:
+                got = sql.statement_count(rendered[1], self.platform)
+            except Exception as err:  # sqlglot's TokenError, or anything a tokenizer raises
+                raise UnsafeOutput(
+                    f"the {self.platform} SQL of {type(obj).__name__} {_label(obj)} does not "
+                    f"tokenize ({err}); nothing was written"
+                ) from None
+            if got != want:
+                raise UnsafeOutput(
+                    f"the {self.platform} SQL of {type(obj).__name__} {_label(obj)} holds {got} "
+                    f"statement(s) where {want} belong; refusing to write it"
+                )
+        return rendered
+
+    def expected_statements(self, obj: CatalogObject) -> int:
+        """How many statements the SQL of ``obj`` holds: one, unless a platform says more."""
+        return 1
 
     # helpers for renderers
 
@@ -403,7 +426,22 @@ class Target:
 
     def note_sql(self, note: str) -> str:
         """``note`` as SQL comment lines (with a trailing newline), or nothing."""
-        return "".join(f"-- {line}".rstrip() + "\n" for line in note.splitlines())
+        return (
+            "".join(f"-- {sql.comment_text(line)}".rstrip() + "\n" for line in note.split("\n"))
+            if note
+            else ""
+        )
+
+
+class UnsafeOutput(UsageError):
+    """Rendered SQL that does not hold exactly the statements its object needs."""
+
+
+def _label(obj: CatalogObject) -> str:
+    name = getattr(obj, "name", None)
+    if name is not None:
+        return str(name)
+    return ".".join(str(p) for p in (getattr(obj, "table", ""), getattr(obj, "column", "")) if p)
 
 
 def _snake(name: str) -> str:

@@ -91,6 +91,13 @@ class DatabricksTarget(Target):
 
     # ---- rendering ------------------------------------------------------------------------------
 
+    def expected_statements(self, obj: CatalogObject) -> int:
+        if isinstance(obj, MappingTable):  # CREATE TABLE, then one MERGE (or DELETE)
+            return 2
+        if isinstance(obj, Tag):  # a governed tag: a comment only (an account-level object)
+            return 0
+        return 1
+
     def render_mapping_table(self, t: MappingTable) -> tuple[str, str]:
         name = self.q(t.name)
         key, pcol = self.q(t.key_column), self.q(t.principal_column)
@@ -115,7 +122,7 @@ class DatabricksTarget(Target):
 
     def render_salt_function(self, f: SaltFunction) -> tuple[str, str]:
         text = (
-            f"-- Salt of mask {f.mask!r}, from {f.salt_ref}. Grant EXECUTE on this function to\n"
+            f"-- Salt of mask {f.mask!r}, from {sql.comment_text(f.salt_ref)}. Grant EXECUTE on this function to\n"
             "-- the owner of the mask functions only. The placeholder below is filled with the\n"
             "-- secret only when accord applies the SQL (accord migrate apply); as written it is a\n"
             "-- syntax error, so the function can never be created with a known salt.\n"

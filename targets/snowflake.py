@@ -77,6 +77,13 @@ class SnowflakeTarget(Target):
 
     # ---- rendering ------------------------------------------------------------------------------
 
+    def expected_statements(self, obj: CatalogObject) -> int:
+        if isinstance(obj, MappingTable):  # CREATE, BEGIN, DELETE, [INSERT,] COMMIT
+            return 5 if obj.rows else 4
+        if isinstance(obj, Tag):  # CREATE TAG, ALTER TAG ... SET MASKING POLICY
+            return 2
+        return 1
+
     def render_mapping_table(self, t: MappingTable) -> tuple[str, str]:
         name = self.q(t.name)
         lines = [
@@ -102,7 +109,7 @@ class SnowflakeTarget(Target):
 
     def render_salt_function(self, f: SaltFunction) -> tuple[str, str]:
         text = (
-            f"-- Salt of mask {f.mask!r}, from {f.salt_ref}. A secure function hides its body\n"
+            f"-- Salt of mask {f.mask!r}, from {sql.comment_text(f.salt_ref)}. A secure function hides its body\n"
             "-- from every role but its owner. The placeholder below is filled with the secret\n"
             "-- only when accord applies the SQL (accord migrate apply); as written it is a syntax\n"
             "-- error, so the function can never be created with a known salt.\n"

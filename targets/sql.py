@@ -76,6 +76,32 @@ def literal(value: str) -> exp.Literal:
     return exp.Literal.string(value)
 
 
+#: characters that end a line for some reader: a ``--`` comment must hold none of them
+_LINE_BREAKS = str.maketrans({c: " " for c in "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
+
+
+def comment_text(text: str) -> str:
+    """``text`` made safe for one ``--`` comment line: every line break becomes a space, so
+    nothing after it can become SQL."""
+    return text.translate(_LINE_BREAKS)
+
+
+def statement_count(text: str, platform: str) -> int:
+    """How many statements ``text`` holds, as the platform's tokenizer (sqlglot's) splits them:
+    comments and strings (Snowflake ``$$`` bodies included) never split."""
+    from sqlglot.tokens import TokenType
+
+    tokens = Dialect.get_or_raise(DIALECTS[platform]).tokenizer_class().tokenize(text)
+    count, open_ = 0, False
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            count += open_
+            open_ = False
+        else:
+            open_ = True
+    return count + open_
+
+
 def render(node: exp.Expression, platform: str, pretty: bool = False) -> str:
     lower = platform == "databricks"
     return node.sql(

@@ -365,7 +365,7 @@ BAD = [
         "databricks/040_masks.sql",
         "sha2(concat(val, governance.policies.subject_pseudonym_salt()), 256)",
         "no_such_function(val)",
-        "040_masks.sql:18:3: governance.policies.subject_pseudonym_mask: cannot execute",
+        "040_masks.sql:18:3: governance.policies.subject_pseudonym_mask: calls no_such_function()",
     ),
     (
         "policy-not-created",

@@ -34,6 +34,7 @@ from targets.objects import (
     TagAssignment,
 )
 from targets.salts import PLACEHOLDER
+from targets.sql import comment_text
 
 PLAN_DIR = re.compile(r"^(?P<number>\d{4})_[a-z0-9][a-z0-9-]*$")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
@@ -176,7 +177,7 @@ def _comment(text: str, indent: str = "") -> list[str]:
     return [
         "--" + (" " + line if line else "")
         for line in textwrap.wrap(
-            text,
+            comment_text(text),
             width=94,
             initial_indent=indent,
             subsequent_indent=indent or "",
@@ -193,7 +194,7 @@ def _paragraph(text: str) -> list[str]:
 def _bullets(items: list[str]) -> list[str]:
     out = []
     for item in items:
-        wrapped = textwrap.wrap(item, width=90, break_on_hyphens=False)
+        wrapped = textwrap.wrap(comment_text(item), width=90, break_on_hyphens=False) or [""]
         out.append(f"--   - {wrapped[0]}")
         out += [f"--     {w}" for w in wrapped[1:]]
     return out

@@ -125,6 +125,9 @@ class Binder:
     def call_sql(self, routine: Routine, args: list[exp.Expression]) -> str:
         """DuckDB SQL for ``routine(args...)`` evaluated per row and persona."""
         tree = self._bind(routine, args, 0)
+        problem = unknown_function(tree)
+        if problem:
+            raise BindError(routine.stmt, f"{routine.name}: {problem}")
         try:
             return tree.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
         except SqlglotError as err:
@@ -276,6 +279,105 @@ class Binder:
         key = fold(name, self.platform)
         matches = [r for k, r in self.sql.routines.items() if k.rsplit(".", 1)[-1] == key]
         return matches[0] if len(matches) == 1 else None
+
+
+#: The functions verify executes: pure scalar functions that policy bodies use, and the calls
+#: binding itself writes. Compiled SQL given with ``--compiled`` is untrusted input (it may have
+#: been edited by hand), so anything else (a table function such as ``read_text``, a setting,
+#: a catalog function) is refused before DuckDB sees it; DuckDB also runs with its external
+#: access disabled and its configuration locked (``compiler.verify.engine``).
+SAFE_FUNCTIONS: frozenset[type[exp.Expression]] = frozenset(
+    cls
+    for name in [
+        "Abs",
+        "Array",
+        "ArraySize",
+        "Contains",
+        "EndsWith",
+        "StartsWith",
+        "StrPosition",
+        "Replace",
+        "Reverse",
+        "SplitPart",
+        "Mod",
+        "Sign",
+        "Length",
+        "ArrayContains",
+        "Between",
+        "Case",
+        "Cast",
+        "Ceil",
+        "Coalesce",
+        "Concat",
+        "ConcatWs",
+        "Exists",
+        "Floor",
+        "Greatest",
+        "If",
+        "Initcap",
+        "Least",
+        "Left",
+        "Lower",
+        "MD5",
+        "Nullif",
+        "ParseJSON",
+        "Repeat",
+        "RegexpLike",
+        "RegexpReplace",
+        "Right",
+        "Round",
+        "SHA",
+        "SHA2",
+        "Substring",
+        "Trim",
+        "TryCast",
+        "Upper",
+        "Pad",
+    ]
+    if (cls := getattr(exp, name, None)) is not None
+)
+SAFE_ANONYMOUS = frozenset(
+    [
+        "list_contains",
+        "hash",
+        "md5",
+        "sha1",
+        "sha256",
+        "lpad",
+        "rpad",
+        "reverse",
+        "replace",
+        "strpos",
+        "contains",
+        "starts_with",
+        "ends_with",
+        "split_part",
+    ]
+)
+
+
+def unknown_function(tree: exp.Expression) -> str:
+    """Why ``tree`` may not run on DuckDB (a function verify does not know, a table it did not
+    create), or "" when every function in it is one of :data:`SAFE_FUNCTIONS`."""
+    for node in tree.walk():
+        if isinstance(node, exp.Table) and not isinstance(node.this, exp.Identifier):
+            return f"reads {node.this.sql('duckdb')[:60]!r}, which is not a table"
+        if isinstance(node, exp.Anonymous):
+            if node.name.lower() not in SAFE_ANONYMOUS:
+                return (
+                    f"calls {node.name}(), which accord verify does not execute (only the "
+                    "functions policy bodies use, and the compiled functions themselves)"
+                )
+        elif (
+            isinstance(node, exp.Func)
+            and not isinstance(node, exp.Binary | exp.Connector | exp.Unary)
+            and type(node) not in SAFE_FUNCTIONS
+        ):
+            return (
+                f"calls {node.sql_name()}(), which accord verify does not execute (only the "
+                "functions policy bodies use, and the compiled functions themselves)"
+            )
+    return ""
 
 
 def _post_order(

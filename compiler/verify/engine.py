@@ -27,7 +27,15 @@ from compiler.errors import Diagnostic, InputError, Location
 from compiler.model import PolicyModel
 from compiler.sqlscan import AbacPolicy, Statement
 from compiler.validate import Project
-from compiler.verify.bind import PERSONA, ROWS, Binder, BindError, duck_table, row_column
+from compiler.verify.bind import (
+    PERSONA,
+    ROWS,
+    Binder,
+    BindError,
+    duck_table,
+    row_column,
+    unknown_function,
+)
 from compiler.verify.data import GenTable, generate
 from compiler.verify.report import Mismatch, Observation, Report, SqlObject
 from compiler.verify.sources import (
@@ -115,13 +123,29 @@ def _attachment_object(att: Attachment, what: str) -> SqlObject:
     return SqlObject(what, att.policy, att.stmt.file, att.stmt.line)
 
 
+#: Reviewed or hand-edited SQL is untrusted input: DuckDB runs it with no file, network or
+#: extension access and with its configuration locked, so that nothing it computes can come
+#: from outside the generated test data.
+LOCKED = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "lock_configuration": True,
+}
+
+
+def locked_connection() -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(":memory:", config=dict(LOCKED))
+
+
 class Verifier:
     def __init__(self, project: Project, compiled: CompiledSQL, salts: TestSalts) -> None:
         self.project = project
         self.model = project.model
         self.compiled = compiled
         self.salts = salts
-        self.con = duckdb.connect(":memory:")
+        self.con = locked_connection()
         self.personas = sorted(self.model.personas)
         self.report = Report(
             origin=compiled.origin,
@@ -186,6 +210,14 @@ class Verifier:
                         "this", exp.to_identifier(duck_table(sql.platform, name), quoted=True)
                     )
             try:
+                problem = unknown_function(tree)
+                if problem:
+                    raise InputError(
+                        Diagnostic(
+                            Location(stmt.file, stmt.line, stmt.column),
+                            f"accord verify will not execute this statement: it {problem}",
+                        )
+                    )
                 text = tree.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
                 self.con.execute(text)
             except (SqlglotError, duckdb.Error) as err:

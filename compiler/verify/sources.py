@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from compiler.errors import Diagnostic, InputError, Location, UsageError
 from compiler.sqlscan import Param, Statement, scan
-from targets.salts import materialize
+from targets.salts import SaltError, materialize
 
 PLATFORM_DIRS = ("snowflake", "databricks")
 
@@ -133,7 +133,13 @@ def load_sql(files: Mapping[str, str], salt: Callable[[str], str], origin: str) 
         if platform is None:
             continue
         state = platforms.setdefault(platform, PlatformSQL(platform))
-        text = materialize(files[path], platform, salt)
+        try:
+            text = materialize(files[path], platform, salt)
+        except SaltError as err:
+            line, _, message = str(err).partition(": ")
+            where = int(line.split()[-1]) if line.startswith("line ") else 1
+            problems.append(Diagnostic(Location(path, where, 1), message or str(err)))
+            continue
         result = scan(text, path, platform)
         problems.extend(
             Diagnostic(Location(e.file, e.line, e.column), e.message) for e in result.errors
