@@ -543,3 +543,47 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
     assert answers[("cro_cannot_unmask_cns_subjects", "warehouse_agent")] == "denied"
     # input required is not an answer
     assert answers[("cro_cannot_unmask_cns_subjects", "lakehouse_agent")] is None
+
+
+# --------------------------------------------------------------------------------------------
+# the three depths agree on the reference estate
+
+
+def test_three_depths_agree_on_the_reference_estate(tmp_path: Path) -> None:
+    """Model (ACC404), compiled SQL on DuckDB (verify) and the live depth against a catalog
+    stand-in that answers through the same compiled policies give every probe the same
+    answer, and every answer is the expected one."""
+    from compiler.probes import evaluate
+    from compiler.verify import verify
+    from tests.probe_catalog_standin import CompiledPolicyRunner
+
+    base = load_project(POLICIES)
+    # canaries: the generated value of each probe's column in a row of its `where` value
+    probe_runner = CompiledPolicyRunner(base, "snowflake")
+    tables = probe_runner.verifier.tables
+    root = tmp_path / "estate"
+    shutil.copytree(POLICIES, root)
+    doc = yaml.safe_load((root / "probes.yaml").read_text())
+    for name, p in doc["probes"].items():
+        table = tables[p["dataset"]]
+        ((dim, value),) = p["where"].items()
+        key = next(c.name for c in table.columns if c.role == f"entitlement:{dim}")
+        col = p.get("column") or key
+        row = next(r for r in range(len(table.rows)) if table.value(r, key) == value)
+        doc["probes"][name]["canary"] = str(table.value(row, col))
+    (root / "probes.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    project = load_project(root)
+
+    model = {(o.probe, o.surface): o.actual for o in evaluate(project.model)}
+    compiled = {(o.probe, o.surface): o.actual for o in verify(project).probes}
+    runners = {p: CompiledPolicyRunner(project, p) for p in ("snowflake", "databricks")}
+    live_run = run_live(project, LiveOptions(runners=runners))
+    live = {(o.probe, o.surface): o.actual for o in live_run.outcomes}
+    expected = {(n, s): d for n, p in project.model.probes.items() for s, d in p.expect.items()}
+    assert model == compiled == live == expected, live_run.text()
+    assert {o.depth for o in live_run.outcomes} == {"live"}
+    # the pharmacologist was asked with her secondary role in the session
+    assert any(
+        s[:2] == ["USE ROLE BENCH_CHEMIST", "USE SECONDARY ROLES CLINICAL_UNBLINDED"]
+        for _, s in runners["snowflake"].seen
+    )

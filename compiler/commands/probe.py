@@ -39,7 +39,7 @@ from compiler.errors import UsageError
     "out",
     type=click.Path(),
     default=None,
-    help="Live: write the result file (fingerprints, outcomes, SHA-256) here.",
+    help="Write the result file (fingerprints, outcomes, SHA-256) here.",
 )
 @click.option(
     "--config",
@@ -49,7 +49,12 @@ from compiler.errors import UsageError
     help="Live: the local, uncommitted probe config (probe_profiles, snowflake user); "
     "default .accord/probe.yaml, else $ACCORD_PROBE_CONFIG.",
 )
-@click.option("--compiled", type=click.Path(), default=None, help="Live: compiled output dir.")
+@click.option(
+    "--compiled",
+    type=click.Path(),
+    default=None,
+    help="The compiled output the result file fingerprints (default: compiled afresh).",
+)
 @click.option("--connection", default=None, help="Snowflake connection name (connections.toml).")
 @click.option("--warehouse-id", default=None, help="Databricks SQL warehouse id.")
 @click.option("--where", "where", default=None, help="init: DIMENSION=VALUE")
@@ -112,6 +117,11 @@ def command(
     from compiler.probes import evaluate
 
     run = ProbeRun.from_outcomes(project, evaluate(project.model), depth="model")
+    if out:
+        from compiler.probe_live.run import compiled_fingerprint
+
+        run.compiled_fingerprint = compiled_fingerprint(project, compiled)
+        run.write(out)
     click.echo(run.render(fmt), nl=False)
     return 0 if run.passed else 1
 
