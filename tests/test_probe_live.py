@@ -35,6 +35,7 @@ from compiler.probe_live.catalog import (
     SnowflakeRunner,
     probe_query,
     session_statements,
+    snowflake_connect_kwargs,
 )
 from compiler.probe_live.denials import TABLE_FILE, denial_table, find_denial
 from compiler.probe_live.result import digest
@@ -270,8 +271,7 @@ class FakeCursor:
     def __init__(self, conn: FakeConnection) -> None:
         self.conn = conn
 
-    def execute(self, stmt: str, timeout: int | None = None) -> None:
-        assert timeout and timeout > 0  # every statement has a timeout
+    def execute(self, stmt: str) -> None:
         self.conn.executed.append(stmt)
         if self.conn.fail is not None and not stmt.startswith("USE"):
             raise self.conn.fail
@@ -307,12 +307,20 @@ def test_snowflake_runner_denial_codes_come_from_the_connector_error() -> None:
     conn = FakeConnection(
         [], ProgrammingError("002003 (42S02): does not exist or not authorized", 2003, "42S02")
     )
-    runner = SnowflakeRunner(lambda: conn, timeout=10)
+    runner = SnowflakeRunner(lambda: conn)
     with pytest.raises(QueryError) as err:
         runner.run("cro_collaborator", ["USE ROLE CRO_EXTERNAL", "SELECT 1"])
     assert err.value.codes == {"errorCode": "002003", "sqlState": "42S02"}
     assert find_denial(err.value.codes).code == "002003"
     assert conn.closed
+
+
+def test_snowflake_connections_have_timeouts() -> None:
+    kwargs = snowflake_connect_kwargs(12, "accord_probe")
+    assert kwargs["connection_name"] == "accord_probe"
+    assert kwargs["login_timeout"] == 12
+    assert kwargs["session_parameters"] == {"STATEMENT_TIMEOUT_IN_SECONDS": 12}
+    assert {"query_timeout", "network_timeout"} & set(kwargs)
 
 
 class _Status:

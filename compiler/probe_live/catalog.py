@@ -173,13 +173,30 @@ def ask_catalog(
 # runners on the real clients (imported only when a live run needs them)
 
 
-class SnowflakeRunner:
-    """One session of the probe user per persona (``connect()`` opens it), statements in
-    order with a per-statement timeout."""
+def snowflake_connect_kwargs(timeout: float, connection: str | None) -> dict[str, Any]:
+    """``snowflake.connector.connect`` arguments: the probe user's connection and timeouts on
+    the login, every request and every statement (the 3.x connector and the 4.x/5.x core
+    name them differently)."""
+    import snowflake.connector
 
-    def __init__(self, connect: Any, timeout: float) -> None:
+    t = max(1, int(timeout))
+    kwargs: dict[str, Any] = {"login_timeout": t}
+    if hasattr(snowflake.connector, "ConnectionConfig"):  # the 4.x/5.x core
+        kwargs.update(connect_timeout=t, query_timeout=t, request_timeout=t)
+    else:  # the 3.x connector
+        kwargs.update(network_timeout=t, socket_timeout=t)
+    kwargs["session_parameters"] = {"STATEMENT_TIMEOUT_IN_SECONDS": t}
+    if connection:
+        kwargs["connection_name"] = connection
+    return kwargs
+
+
+class SnowflakeRunner:
+    """One session of the probe user per persona (``connect()`` opens it, with the timeouts
+    of :func:`snowflake_connect_kwargs`), statements in order."""
+
+    def __init__(self, connect: Any) -> None:
         self.connect = connect
-        self.timeout = timeout
 
     def run(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
         conn = self.connect()
@@ -188,7 +205,7 @@ class SnowflakeRunner:
             rows: list[tuple[Any, ...]] = []
             for stmt in statements:
                 try:
-                    cur.execute(stmt, timeout=int(self.timeout))
+                    cur.execute(stmt)
                 except Exception as err:  # the connector's ProgrammingError and friends
                     errno = getattr(err, "errno", None)
                     codes = {

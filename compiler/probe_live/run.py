@@ -43,6 +43,7 @@ from compiler.probe_live.catalog import (
     Runner,
     SnowflakeRunner,
     ask_catalog,
+    snowflake_connect_kwargs,
 )
 from compiler.probe_live.result import ProbeRun, describe
 from compiler.probes import Answer, ProbeOutcome, answer, loosest, reaching
@@ -124,22 +125,14 @@ def load_config(path: str | None) -> ProbeConfig:
 
 def _snowflake_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
     try:
-        import snowflake.connector  # noqa: F401
+        import snowflake.connector
     except ImportError:
         raise UsageError("pip install 'accord[snowflake]' to probe Snowflake") from None
-    import snowflake.connector as sf
-
     section = config.data.get("snowflake") or {}
-    name = options.connection or section.get("connection")
-    timeout = config.timeout
-
-    def connect() -> Any:
-        kwargs: dict[str, Any] = {"login_timeout": timeout, "network_timeout": timeout}
-        if name:
-            kwargs["connection_name"] = name
-        return sf.connect(**kwargs)
-
-    return SnowflakeRunner(connect, timeout)
+    kwargs = snowflake_connect_kwargs(
+        config.timeout, options.connection or section.get("connection")
+    )
+    return SnowflakeRunner(lambda: snowflake.connector.connect(**kwargs))
 
 
 def _databricks_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
@@ -165,7 +158,11 @@ def _databricks_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
                 f"{config.path}: databricks.probe_profiles has no profile for {persona} (group "
                 "membership cannot be switched per session: one profile per persona)"
             )
-        return WorkspaceClient(profile=profile, http_timeout_seconds=int(timeout))
+        return WorkspaceClient(
+            profile=profile,
+            http_timeout_seconds=int(timeout),
+            retry_timeout_seconds=int(timeout),
+        )
 
     return DatabricksRunner(client_for, str(warehouse), timeout)
 
