@@ -266,36 +266,60 @@ def loosest(answers: list[Answer]) -> Answer:
     return unknown[0]
 
 
-def evaluate(model: PolicyModel, names: Iterable[str] | None = None) -> list[ProbeOutcome]:
-    """Every probe (or those named) on every surface its ``expect`` names, per the model.
+@dataclass(frozen=True)
+class Question:
+    """One probe asked of one surface it names: what every depth answers."""
 
-    Deterministic order (probe, surface). An ``expect`` entry for a surface that does not
-    reach the fact is a validation error, so a validated model gives one outcome per entry.
-    """
-    out: list[ProbeOutcome] = []
+    name: str
+    probe: Probe
+    surface: str
+    #: the places of the fact the surface reads, with their index in its ``reads``
+    places: tuple[tuple[int, Place], ...]
+    perspective: sem.Perspective = field(compare=False)
+
+    def modelled(self, model: PolicyModel) -> Answer:
+        """The model's answer (:func:`surface_answer`)."""
+        return loosest(
+            [
+                answer(model, self.probe, self.surface, p, i, self.perspective)
+                for i, p in self.places
+            ]
+        )
+
+    def outcome(self, a: Answer, depth: str = "model") -> ProbeOutcome:
+        p = self.probe
+        return ProbeOutcome(
+            self.name,
+            p.owner,
+            p.persona,
+            self.surface,
+            p.expect[self.surface],
+            a.disposition,
+            a.place.dataset,
+            a.place.column,
+            a.detail,
+            a.deciders,
+            depth,
+        )
+
+
+def questions(model: PolicyModel, names: Iterable[str] | None = None) -> Iterable[Question]:
+    """Every probe (or those named) on every reaching surface its ``expect`` names, in a
+    deterministic order (probe, surface). An ``expect`` entry for a surface that does not
+    reach the fact is a validation error, so a validated model gives one per entry."""
     for name in sorted(model.probes if names is None else names):
         probe = model.probes[name]
         perspective = sem.Perspective(model, probe.persona)
         reach = reaching(model, probe)
         for surface in sorted(probe.expect):
-            if surface not in reach:
-                continue
-            a = surface_answer(model, probe, surface, perspective)
-            out.append(
-                ProbeOutcome(
-                    name,
-                    probe.owner,
-                    probe.persona,
-                    surface,
-                    probe.expect[surface],
-                    a.disposition,
-                    a.place.dataset,
-                    a.place.column,
-                    a.detail,
-                    a.deciders,
-                )
-            )
-    return out
+            if surface in reach:
+                yield Question(name, probe, surface, tuple(reach[surface]), perspective)
+
+
+def evaluate(model: PolicyModel, names: Iterable[str] | None = None) -> list[ProbeOutcome]:
+    """Every probe (or those named) on every surface its ``expect`` names, per the model
+    (depth 1, what ACC404 checks and the exposure diff compares)."""
+    return [q.outcome(q.modelled(model)) for q in questions(model, names)]
 
 
 # --------------------------------------------------------------------------------------------

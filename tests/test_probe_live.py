@@ -500,47 +500,32 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
         },
     )
     out = tmp_path / "probe-result.json"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compiler.cli",
-            "probe",
-            "--live",
-            str(root),
-            "--platform",
-            "a2a",
-            "--format",
-            "junit",
-            "--out",
-            str(out),
-            "--config",
-            str(tmp_path / "none.yaml"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+
+    def probe_live(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "compiler.cli",
+                "probe",
+                "--live",
+                str(root),
+                "--platform",
+                "a2a",
+                "--format",
+                "junit",
+                "--out",
+                str(out),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+
+    run = probe_live("--config", str(tmp_path / "none.yaml"))
     assert run.returncode == 2 and "does not exist" in run.stderr  # an absent config named
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compiler.cli",
-            "probe",
-            "--live",
-            str(root),
-            "--platform",
-            "a2a",
-            "--format",
-            "junit",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    run = probe_live()
     assert run.returncode == 1, run.stderr
     suite = ET.fromstring(run.stdout).find("testsuite")
     names = {c.get("name") for c in suite.findall("testcase")}

@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from compiler.compile import render_files, write_tree
 from compiler.probes import evaluate
 from compiler.validate import load_project
 from compiler.verify import verify
+from tests import test_verify
 from tests.conftest import ROOT
+
+# the compiled reference output, and a fresh copy of it per test (test_verify's fixtures)
+compiled_tree = test_verify.compiled_tree
+compiled = test_verify.compiled
 
 POLICIES = ROOT / "policies"
 AS_FOUND = ROOT / "examples" / "as-found"
-
-
-@pytest.fixture(scope="module")
-def compiled_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("compiled") / "out"
-    write_tree(out, render_files(load_project(POLICIES), "all"))
-    return out
-
-
-@pytest.fixture
-def compiled(compiled_tree: Path, tmp_path: Path) -> Path:
-    out = tmp_path / "out"
-    shutil.copytree(compiled_tree, out)
-    return out
 
 
 def edit(path: Path, old: str, new: str) -> None:

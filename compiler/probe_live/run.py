@@ -34,7 +34,6 @@ from typing import Any
 
 import yaml
 
-from compiler import semantics as sem
 from compiler.errors import Diagnostic, InputError, Location, UsageError
 from compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
 from compiler.probe_live.canary import Canary, canary_for
@@ -46,7 +45,7 @@ from compiler.probe_live.catalog import (
     snowflake_connect_kwargs,
 )
 from compiler.probe_live.result import ProbeRun, describe
-from compiler.probes import Answer, ProbeOutcome, answer, loosest, reaching
+from compiler.probes import Answer, ProbeOutcome, loosest, questions
 
 DEFAULT_CONFIG = Path(".accord/probe.yaml")
 DEFAULT_TIMEOUT = 30.0
@@ -209,48 +208,25 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
             runners[platform] = make(config, options)
         return runners[platform]
 
-    for name in sorted(model.probes):
-        probe = model.probes[name]
-        perspective = sem.Perspective(model, probe.persona)
-        reach = reaching(model, probe)
-        for surface in sorted(probe.expect):
-            if surface not in reach:
+    for q in questions(model):
+        name, probe, surface = q.name, q.probe, q.surface
+        s = model.surfaces[surface]
+        model_says = q.modelled(model)
+        if s.a2a is not None:
+            if not _wanted(options, "a2a"):
                 continue
-            s = model.surfaces[surface]
-            modelled = [answer(model, probe, surface, p, i, perspective) for i, p in reach[surface]]
-            model_says = loosest(modelled)
-            if s.a2a is not None:
-                if not _wanted(options, "a2a"):
-                    continue
-                got, depth = _ask_agent(model, name, probe, surface, reach, config), "live"
-            elif perspective.mode(surface) == "catalog":
-                if not _wanted(options, s.platform):
-                    continue
-                got = _ask_platform(model, probe, reach[surface], runner(s.platform))
-                depth = "live"
-            else:
-                if options.platform != "all":
-                    continue
-                got, depth = model_says, "model"
-            if _withheld(got.disposition, model_says):
-                got = Answer(
-                    "denied", got.place, f"{got.detail} (a row filter answers with no rows)"
-                )
-            outcomes.append(
-                ProbeOutcome(
-                    name,
-                    probe.owner,
-                    probe.persona,
-                    surface,
-                    probe.expect[surface],
-                    got.disposition,
-                    got.place.dataset,
-                    got.place.column,
-                    got.detail,
-                    got.deciders,
-                    depth,
-                )
-            )
+            got, depth = _ask_agent(model, name, probe, surface, q.places, config), "live"
+        elif q.perspective.mode(surface) == "catalog":
+            if not _wanted(options, s.platform):
+                continue
+            got, depth = _ask_platform(model, probe, q.places, runner(s.platform)), "live"
+        else:
+            if options.platform != "all":
+                continue
+            got, depth = model_says, "model"
+        if _withheld(got.disposition, model_says):
+            got = Answer("denied", got.place, f"{got.detail} (a row filter answers with no rows)")
+        outcomes.append(q.outcome(got, depth))
     return ProbeRun(
         "live",
         project.fingerprint,
@@ -265,7 +241,9 @@ def _withheld(got: str | None, model_says: Answer) -> bool:
     return got == "empty" and model_says.disposition == "denied"
 
 
-def _ask_platform(model: Any, probe: Any, places: list[tuple[int, Any]], runner: Runner) -> Answer:
+def _ask_platform(
+    model: Any, probe: Any, places: tuple[tuple[int, Any], ...], runner: Runner
+) -> Answer:
     answers = []
     for _, place in places:
         a = ask_catalog(
@@ -280,12 +258,12 @@ def _ask_agent(
     name: str,
     probe: Any,
     surface: str,
-    reach: dict[str, list[tuple[int, Any]]],
+    places: tuple[tuple[int, Any], ...],
     config: ProbeConfig,
 ) -> Answer:
     s = model.surfaces[surface]
     assert s.a2a is not None
-    place = reach[surface][0][1]
+    place = places[0][1]
     question = probe.question or _question(probe)
     canary = _canary(model, probe, place.dataset, place.column)
     timeout = min(s.a2a.timeout_seconds, config.timeout)

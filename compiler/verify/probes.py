@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compiler import semantics as sem
-from compiler.probes import Answer, Place, ProbeOutcome, answer, loosest, reaching
+from compiler.probes import Answer, Place, ProbeOutcome, answer, loosest, questions
 from compiler.verify.report import Mismatch, SqlObject
 
 if TYPE_CHECKING:
@@ -85,63 +84,49 @@ def check_probes(verifier: Verifier) -> list[ProbeOutcome]:
     surfaces) or the model (the others); mismatches are added to the verifier's report."""
     model = verifier.model
     out: list[ProbeOutcome] = []
-    for name in sorted(model.probes):
-        probe = model.probes[name]
-        perspective = sem.Perspective(model, probe.persona)
-        reach = reaching(model, probe)
-        for surface in sorted(probe.expect):
-            if surface not in reach:
-                continue
-            catalog = perspective.mode(surface) == "catalog"
-            answers = [
-                executed_answer(verifier, probe, place)
-                if catalog and model.datasets[place.dataset].governed
-                else answer(model, probe, surface, place, i, perspective)
-                for i, place in reach[surface]
-            ]
-            a = loosest(answers)
-            depth = "compiled" if catalog else "model"
-            outcome = ProbeOutcome(
-                name,
-                probe.owner,
+    for q in questions(model):
+        probe, surface, name = q.probe, q.surface, q.name
+        catalog = q.perspective.mode(surface) == "catalog"
+        if catalog:
+            a = loosest(
+                [
+                    executed_answer(verifier, probe, place)
+                    if model.datasets[place.dataset].governed
+                    else answer(model, probe, surface, place, i, q.perspective)
+                    for i, place in q.places
+                ]
+            )
+        else:
+            a = q.modelled(model)
+        outcome = q.outcome(a, "compiled" if catalog else "model")
+        out.append(outcome)
+        verifier.report.checks += 1
+        if outcome.ok:
+            continue
+        objects: tuple[SqlObject, ...] = ()
+        if catalog and a.place.dataset in verifier.parts_of:
+            # rows withheld: the row filter decides; otherwise the column's mask
+            by_column = a.place.column is not None and a.disposition not in ("denied", None)
+            objects = verifier._objects(
+                a.place.dataset, _generated(verifier, a.place) if by_column else None
+            )
+        got = a.disposition or "no answer"
+        verifier.report.mismatches.append(
+            Mismatch(
+                "probe",
                 probe.persona,
-                surface,
-                probe.expect[surface],
-                a.disposition,
                 a.place.dataset,
+                model.datasets[a.place.dataset].platform if catalog else f"{surface} (model)",
                 a.place.column,
-                a.detail,
-                a.deciders,
-                depth,
+                f"{probe.expect[surface]} on {surface}",
+                got,
+                (),
+                objects,
+                f"probe {name} (owner {probe.owner}) fails on {surface}: expected "
+                f"{probe.expect[surface]}, {'the compiled SQL' if catalog else 'the model'} "
+                f"gives {got} ({a.detail})",
             )
-            out.append(outcome)
-            verifier.report.checks += 1
-            if outcome.ok:
-                continue
-            objects: tuple[SqlObject, ...] = ()
-            if catalog and a.place.dataset in verifier.parts_of:
-                # rows withheld: the row filter decides; otherwise the column's mask
-                by_column = a.place.column is not None and a.disposition not in ("denied", None)
-                objects = verifier._objects(
-                    a.place.dataset, _generated(verifier, a.place) if by_column else None
-                )
-            got = a.disposition or "no answer"
-            verifier.report.mismatches.append(
-                Mismatch(
-                    "probe",
-                    probe.persona,
-                    a.place.dataset,
-                    model.datasets[a.place.dataset].platform if catalog else f"{surface} (model)",
-                    a.place.column,
-                    f"{probe.expect[surface]} on {surface}",
-                    got,
-                    (),
-                    objects,
-                    f"probe {name} (owner {probe.owner}) fails on {surface}: expected "
-                    f"{probe.expect[surface]}, {'the compiled SQL' if catalog else 'the model'} "
-                    f"gives {got} ({a.detail})",
-                )
-            )
+        )
     return out
 
 
