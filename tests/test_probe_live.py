@@ -315,6 +315,16 @@ def test_snowflake_runner_denial_codes_come_from_the_connector_error() -> None:
     assert conn.closed
 
 
+def test_a_platform_that_cannot_be_reached_is_no_answer() -> None:
+    def refuse() -> Any:
+        raise TimeoutError("login timed out")
+
+    with pytest.raises(QueryError) as err:
+        SnowflakeRunner(refuse).run("cro_collaborator", ["SELECT 1"])
+    assert "cannot connect to Snowflake: login timed out" in str(err.value)
+    assert find_denial(err.value.codes) is None  # a fault, never a denial
+
+
 def test_snowflake_connections_have_timeouts() -> None:
     kwargs = snowflake_connect_kwargs(12, "accord_probe")
     assert kwargs["connection_name"] == "accord_probe"

@@ -372,3 +372,28 @@ def test_probe_init_text_matches_the_library() -> None:
     text = probe_init(model, "cro_collaborator", "variant_calls", where={"programme": "ONC-101"})
     assert "      lakehouse_agent: denied  # " in text
     assert text.startswith("probes:\n  cro_collaborator_variant_calls:\n")
+
+
+def test_a_new_surface_reading_a_probed_fact_fails_validation_until_the_probe_says(
+    tmp_path: Path,
+) -> None:
+    """The quiet widening of the issue: a new surface reads a governed table. Every probe of
+    that fact names it as a reaching surface without an expect entry."""
+    root = estate(
+        tmp_path,
+        (POLICIES / "probes.yaml").read_text(),
+        surfaces="surfaces:\n->surfaces:\n  report_builder:\n    platform: none\n"
+        "    reads: [assay_results_lake]\n    identity: service\n",
+    )
+    with pytest.raises(InputError) as err:
+        load_project(root)
+    named = sorted(
+        d.message.split(":")[0]
+        for d in err.value.diagnostics
+        if "surface report_builder reaches" in d.message
+    )
+    assert named == [
+        "probe bench_chemist_reads_redacted_oncology_notes",
+        "probe cro_cannot_unmask_cns_subjects",
+        "probe pharmacologist_sees_cns_subjects",
+    ]

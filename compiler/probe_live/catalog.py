@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from sqlglot import exp
 
 from compiler import semantics as sem
+from compiler.errors import UsageError
 from compiler.model import PolicyModel, Probe
 from compiler.probe_live.canary import Canary
 from compiler.probe_live.denials import DenialCode, find_denial
@@ -199,7 +200,10 @@ class SnowflakeRunner:
         self.connect = connect
 
     def run(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
-        conn = self.connect()
+        try:
+            conn = self.connect()
+        except Exception as err:  # the connector's errors, OSError, TimeoutError
+            raise QueryError(f"cannot connect to Snowflake: {_first_line(err)}", {}) from None
         try:
             cur = conn.cursor()
             rows: list[tuple[Any, ...]] = []
@@ -229,7 +233,12 @@ class DatabricksRunner:
         self.timeout = timeout
 
     def run(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
-        client = self.client_for(persona)
+        try:
+            client = self.client_for(persona)
+        except UsageError:
+            raise
+        except Exception as err:  # the SDK's configuration errors
+            raise QueryError(f"cannot connect to Databricks: {_first_line(err)}", {}) from None
         wait = f"{max(5, min(50, int(self.timeout)))}s"  # the API accepts 5s..50s
         rows: list[tuple[Any, ...]] = []
         for stmt in statements:
