@@ -590,3 +590,23 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path) -> None:
         s[:2] == ["USE ROLE BENCH_CHEMIST", "USE SECONDARY ROLES CLINICAL_UNBLINDED"]
         for _, s in runners["snowflake"].seen
     )
+
+
+def test_a_run_that_asks_nothing_is_not_a_pass(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "compiler.cli",
+            "probe",
+            "--live",
+            str(POLICIES),
+            "--platform",
+            "a2a",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 1
+    assert "no probe was answered" in run.stdout

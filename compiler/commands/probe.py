@@ -46,8 +46,8 @@ from compiler.errors import UsageError
     "config",
     type=click.Path(),
     default=None,
-    help="Live: the local, uncommitted probe config (probe_profiles, snowflake user); "
-    "default .accord/probe.yaml, else $ACCORD_PROBE_CONFIG.",
+    help="Live: the local, uncommitted probe config (probe_profiles, the Snowflake probe "
+    "user, A2A tokens); default $ACCORD_PROBE_CONFIG, else .accord/probe.yaml.",
 )
 @click.option(
     "--compiled",
@@ -76,7 +76,14 @@ def command(
     owner: str,
     name: str | None,
 ) -> int:
-    """Run the probes (against the model, or --live), or print a new one (init)."""
+    """Run the probes, or print a new one.
+
+    \b
+    accord probe [DIR]                        against the model (as ACC404)
+    accord probe --live [DIR] [--platform P]  against the live platforms and A2A agents
+    accord probe init PERSONA DATASET [DIR]   a probe with today's dispositions
+
+    Exit 1 when an answer differs from `expect` or two surfaces disagree."""
     from compiler.validate import load_project
 
     if args and args[0] == "init":

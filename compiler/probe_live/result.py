@@ -91,8 +91,14 @@ class ProbeRun:
         return [o for o in self.outcomes if not o.ok]
 
     @property
+    def unasked(self) -> bool:
+        """The model has probes and none was answered (a platform filter left nothing): not a
+        pass."""
+        return bool(self.questions) and not self.outcomes
+
+    @property
     def passed(self) -> bool:
-        return not self.failed and not self.disagreements
+        return not self.failed and not self.disagreements and not self.unasked
 
     # ---- formats -------------------------------------------------------------------------
 
@@ -132,6 +138,10 @@ class ProbeRun:
                 f"DISAGREE probe {d.probe} (owner {d.owner}): {d.surfaces[0]} answered "
                 f"{d.answers[0]}, {d.surfaces[1]} answered {d.answers[1]}"
             )
+        if self.unasked:
+            lines.append("no probe was answered: nothing this run could ask reaches a probe")
+        elif not self.questions:
+            lines.append("the model has no probes")
         lines.append(self.summary())
         return "\n".join(lines) + "\n"
 
