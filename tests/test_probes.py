@@ -397,3 +397,19 @@ def test_a_new_surface_reading_a_probed_fact_fails_validation_until_the_probe_sa
         "probe cro_cannot_unmask_cns_subjects",
         "probe pharmacologist_sees_cns_subjects",
     ]
+
+
+def test_probe_at_the_model_depth_imports_no_heavy_client() -> None:
+    code = (
+        "import sys\n"
+        "from compiler.cli import main\n"
+        "for args in (['probe', 'policies'], ['probe', 'init', 'bench_chemist', 'assay_results']):\n"
+        "    try:\n"
+        "        main(args)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = ('duckdb', 'snowflake', 'databricks', 'python_terraform', 'terraform')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert run.stdout.strip().splitlines()[-1] == "[]", run.stderr
