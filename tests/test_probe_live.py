@@ -45,6 +45,7 @@ from compiler.semantics import apply_mask
 from compiler.validate import load_project
 from tests.a2a_standin import a2a_standin, url
 from tests.conftest import ROOT
+from tests.databricks_sql_standin import databricks_sql_standin, host
 
 POLICIES = ROOT / "policies"
 CANARY = "SUBJ-CANARY-204"
@@ -371,6 +372,38 @@ def test_databricks_runner_reads_failed_statements() -> None:
     assert statements.calls[0]["wait_timeout"] == "30s"
 
 
+def test_databricks_denial_through_the_real_sdk(tmp_path: Path, monkeypatch) -> None:
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.core import Config
+
+    def refuse(persona: str, statement: str) -> list[tuple[Any, ...]]:
+        raise QueryError(
+            "[INSUFFICIENT_PERMISSIONS] User does not have SELECT on Table "
+            "'omics.variants.calls'. SQLSTATE: 42501",
+            {"sqlState": "42501"},
+        )
+
+    with databricks_sql_standin({"tok-cro": "cro_collaborator"}, refuse) as server:
+        for var in ("DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_CONFIG_PROFILE"):
+            monkeypatch.delenv(var, raising=False)
+        cfg = tmp_path / "databrickscfg"
+        cfg.write_text(f"[probe-cro]\nhost = {host(server)}\ntoken = tok-cro\n")
+        monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(cfg))
+        runner = DatabricksRunner(
+            lambda persona: WorkspaceClient(
+                config=Config(profile="probe-cro", http_timeout_seconds=5)
+            ),
+            "wh-1",
+            timeout=10,
+        )
+        with pytest.raises(QueryError) as err:
+            runner.run("cro_collaborator", ["SELECT subject_id FROM omics.variants.calls"])
+    assert err.value.codes["sqlState"] == "42501"
+    assert err.value.codes["reason"] == "INSUFFICIENT_PERMISSIONS"
+    denial = find_denial(err.value.codes)
+    assert denial is not None and denial.platform == "databricks"
+
+
 class TableRunner:
     """Rows per (persona, dataset table): what a platform's policies would show."""
 
@@ -552,10 +585,11 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
 # the three depths agree on the reference estate
 
 
-def test_three_depths_agree_on_the_reference_estate(tmp_path: Path) -> None:
-    """Model (ACC404), compiled SQL on DuckDB (verify) and the live depth against a catalog
-    stand-in that answers through the same compiled policies give every probe the same
-    answer, and every answer is the expected one."""
+def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch) -> None:
+    """Model (ACC404), compiled SQL on DuckDB (verify) and the live depth against catalog
+    stand-ins that answer through the same compiled policies give every probe the same
+    answer, and every answer is the expected one. Databricks is asked through the real
+    databricks-sdk client, one profile per persona, against a local SQL statements endpoint."""
     from compiler.probes import evaluate
     from compiler.verify import verify
     from tests.probe_catalog_standin import CompiledPolicyRunner
@@ -579,8 +613,33 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path) -> None:
 
     model = {(o.probe, o.surface): o.actual for o in evaluate(project.model)}
     compiled = {(o.probe, o.surface): o.actual for o in verify(project).probes}
-    runners = {p: CompiledPolicyRunner(project, p) for p in ("snowflake", "databricks")}
-    live_run = run_live(project, LiveOptions(runners=runners))
+    runners = {"snowflake": CompiledPolicyRunner(project, "snowflake")}
+    lakehouse = CompiledPolicyRunner(project, "databricks")
+    personas = sorted(project.model.personas)
+    tokens = {f"tok-{p}": p for p in personas}
+    with databricks_sql_standin(tokens, lambda who, sql: lakehouse.run(who, [sql])) as server:
+        cfg = tmp_path / "databrickscfg"
+        cfg.write_text(
+            "".join(f"[probe-{p}]\nhost = {host(server)}\ntoken = tok-{p}\n\n" for p in personas)
+        )
+        for var in ("DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_CONFIG_PROFILE"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(cfg))
+        config = tmp_path / "probe.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "databricks": {
+                        "warehouse_id": "wh-probe",
+                        "probe_profiles": {p: f"probe-{p}" for p in personas},
+                    },
+                    "timeout_seconds": 10,
+                }
+            )
+        )
+        live_run = run_live(project, LiveOptions(runners=runners, config=str(config)))
+        asked = {(r["persona"], r["body"]["warehouse_id"]) for r in server.requests}
+    assert ("cro_collaborator", "wh-probe") in asked
     live = {(o.probe, o.surface): o.actual for o in live_run.outcomes}
     expected = {(n, s): d for n, p in project.model.probes.items() for s, d in p.expect.items()}
     assert model == compiled == live == expected, live_run.text()

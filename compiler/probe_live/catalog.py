@@ -257,12 +257,13 @@ class DatabricksRunner:
                 error = getattr(status, "error", None)
                 message = getattr(error, "message", None) or f"statement {state}"
                 code = getattr(error, "error_code", None)
-                sqlstate = _SQLSTATE.search(message or "")
+                found = _SQLSTATE.search(message or "")
+                sqlstate = getattr(status, "sql_state", None) or (found.group(1) if found else None)
                 raise QueryError(
                     message.splitlines()[0],
                     {
                         "errorCode": getattr(code, "value", code),
-                        "sqlState": sqlstate.group(1) if sqlstate else None,
+                        "sqlState": sqlstate,
                         "reason": _bracketed(message),
                     },
                 )

@@ -137,6 +137,7 @@ def _snowflake_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
 def _databricks_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
     try:
         from databricks.sdk import WorkspaceClient
+        from databricks.sdk.core import Config
     except ImportError:
         raise UsageError("pip install 'accord[databricks]' to probe Databricks") from None
     section = config.data.get("databricks") or {}
@@ -158,9 +159,11 @@ def _databricks_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
                 "membership cannot be switched per session: one profile per persona)"
             )
         return WorkspaceClient(
-            profile=profile,
-            http_timeout_seconds=int(timeout),
-            retry_timeout_seconds=int(timeout),
+            config=Config(
+                profile=profile,
+                http_timeout_seconds=int(timeout),
+                retry_timeout_seconds=int(timeout),
+            )
         )
 
     return DatabricksRunner(client_for, str(warehouse), timeout)
