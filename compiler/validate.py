@@ -357,12 +357,14 @@ def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
         if probe.dataset in m.datasets and probe.column is not None:
             known = probe_columns(m, probe.dataset)
             if probe.column.lower() not in {c.lower() for c in known}:
-                need(
-                    f"column of {probe.dataset} (declare it under datasets.{probe.dataset}."
-                    "columns to probe it)",
-                    {c: None for c in known},
-                    probe.column,
-                    (*base, "column"),
+                close = difflib.get_close_matches(probe.column, known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                out.append(
+                    Diagnostic(
+                        project.loc(*base, "column"),
+                        f"unknown column {probe.column!r} of {probe.dataset} ({hint}declare it "
+                        f"under datasets.{probe.dataset}.columns to probe it)",
+                    )
                 )
                 ok = False
         for surface in probe.expect:

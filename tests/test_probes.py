@@ -78,7 +78,7 @@ INVALID = [
         CRO_CNS.replace("column: SUBJECT_ID", "column: SUBJECT"),
         7,
         13,
-        "unknown column of assay_results",
+        "unknown column 'SUBJECT' of assay_results (did you mean 'SUBJECT_ID'? declare it",
     ),
     (
         CRO_CNS.replace("warehouse_agent: masked", "warehouse_agnt: masked"),
