@@ -669,3 +669,34 @@ def test_a_run_that_asks_nothing_is_not_a_pass(tmp_path: Path) -> None:
     )
     assert run.returncode == 1
     assert "no probe was answered" in run.stdout
+
+
+ROW_CASES = [
+    # (where, column, rows, canary, expected)
+    (None, None, [("ONC-101",), ("CNS-204",), ("IMM-310",)], None, "clear"),
+    (None, None, [("CNS-204",)], None, "filtered"),
+    (None, None, [], None, "empty"),
+    ({"programme": "CNS-204"}, None, [(1,)], None, "clear"),
+    ({"programme": "CNS-204"}, "subject_id", [(CANARY,)], SUBJECT, "clear"),
+    ({"programme": "CNS-204"}, "subject_id", [("f" * 64,)], SUBJECT, "masked"),
+    ({"programme": "CNS-204"}, "subject_id", [("someone-else",)], SUBJECT, "empty"),
+    ({"programme": "CNS-204"}, "subject_id", [(CANARY,)], None, None),  # no canary: no answer
+]
+
+
+@pytest.mark.parametrize(("where", "column", "rows", "canary", "expected"), ROW_CASES)
+def test_catalog_rows_are_classified(where, column, rows, canary, expected) -> None:
+    from compiler.model import Probe
+    from compiler.probe_live.catalog import classify_rows
+
+    model = load_project(POLICIES).model
+    probe = Probe(
+        owner="o",
+        persona="cro_collaborator",
+        dataset="variant_calls",
+        where=where,
+        column=column,
+        expect={},
+    )
+    got, why = classify_rows(model, probe, Place("variant_calls", column), rows, canary)
+    assert got == expected, why
