@@ -137,10 +137,10 @@ def places(model: PolicyModel, probe: Probe) -> list[Place]:
     )
     if spec is not None and spec.identifier:
         for d in sorted(model.datasets):
+            if d in group:
+                continue  # a replica is asked by the column of the probe's name
             for col, other in model.datasets[d].columns.items():
-                if other.identifier == spec.identifier and Place(d, col) not in out:
-                    if any(p.dataset == d for p in out):
-                        continue
+                if other.identifier == spec.identifier:
                     out.append(Place(d, col))
     return out
 
@@ -221,7 +221,7 @@ def answer(
             why = f"{probe.persona} {'sees' if seen else 'is not granted'} the {dim} {value} rows of {d}"
         else:
             rows = view.row_disposition
-            why = f"{d} shows {probe.persona} {sem._describe_rows(view.rows, view.row_disposition)}"
+            why = f"{d} shows {probe.persona} {_rows_text(view.rows)}"
     if place.column is None or rows in (None, "denied"):
         return Answer(rows, place, why, tuple(deciders))
     cv = view.column(place.column)
@@ -237,6 +237,14 @@ def answer(
     else:
         why += f"; {d}.{cv.column} has no mask"
     return Answer(cv.disposition, place, why, tuple(deciders))
+
+
+def _rows_text(rows: sem.RowSet) -> str:
+    if rows.all:
+        return "every row"
+    if rows.nothing:
+        return "no rows"
+    return f"the {rows.dimension} rows of {', '.join(sorted(rows.values))}"
 
 
 def surface_answer(
