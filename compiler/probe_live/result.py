@@ -127,11 +127,12 @@ class ProbeRun:
                 lines.append(
                     f"probe {o.probe} (owner {o.owner}): {self.questions.get(o.probe, '')}"
                 )
+            by = f" (answered by the {o.depth})" if o.depth != self.depth else ""
             if o.ok:
-                lines.append(f"  ok    {o.surface}: {o.actual}")
+                lines.append(f"  ok    {o.surface}: {o.actual}{by}")
             else:
                 got = o.actual if o.actual is not None else "no answer"
-                lines.append(f"  FAIL  {o.surface}: expected {o.expected}, got {got}")
+                lines.append(f"  FAIL  {o.surface}: expected {o.expected}, got {got}{by}")
                 lines.append(f"        {o.detail}")
         for d in self.disagreements:
             lines.append(
