@@ -440,7 +440,17 @@ def live_estate(tmp_path: Path, agent: Any, paths: dict[str, str]) -> Path:
     for name, path in paths.items():
         surfaces["surfaces"][name]["a2a"] = {"url": url(agent, path), "timeout_seconds": 5}
     (root / "surfaces.yaml").write_text(yaml.safe_dump(surfaces, sort_keys=False))
+    personas = yaml.safe_load((root / "principals.yaml").read_text())["personas"]
+    config = {"a2a_tokens": {p: f"env:A2A_TOKEN_{p.upper()}" for p in personas}}
+    (tmp_path / "probe.yaml").write_text(yaml.safe_dump(config))
     return root
+
+
+@pytest.fixture
+def tokens(monkeypatch) -> None:
+    """A bearer token per persona, as the probe config written by live_estate names them."""
+    for persona in load_project(POLICIES).model.personas:
+        monkeypatch.setenv(f"A2A_TOKEN_{persona.upper()}", f"tok-{persona}")
 
 
 def reference_runners() -> dict[str, TableRunner]:
@@ -465,7 +475,7 @@ def reference_runners() -> dict[str, TableRunner]:
 def test_reference_probes_pass_live_and_agree_with_the_model(tmp_path: Path, agent) -> None:
     project = load_project(live_estate(tmp_path, agent, {}))
     runners = reference_runners()
-    run = run_live(project, LiveOptions(runners=runners, config=None))
+    run = run_live(project, LiveOptions(runners=runners, config=str(tmp_path / "probe.yaml")))
     assert run.passed, run.text()
     assert {o.depth for o in run.outcomes} == {"live"}
     assert len(run.outcomes) == 7
@@ -474,11 +484,22 @@ def test_reference_probes_pass_live_and_agree_with_the_model(tmp_path: Path, age
     assert sessions[0][:2] == ["USE ROLE BENCH_CHEMIST", "USE SECONDARY ROLES CLINICAL_UNBLINDED"]
 
 
-def test_a_live_leak_fails_with_the_owner_and_a_disagreement(tmp_path: Path, agent) -> None:
+def test_a_live_leak_fails_with_the_owner_and_a_disagreement(tmp_path: Path, agent, tokens) -> None:
     root = live_estate(tmp_path, agent, {"warehouse_agent": "/task/TASK_STATE_COMPLETED"})
     project = load_project(root)
     runners = reference_runners()
-    run = run_live(project, LiveOptions(runners=runners))
+    agent.requests.clear()
+    run = run_live(project, LiveOptions(runners=runners, config=str(tmp_path / "probe.yaml")))
+    # each question asked with the persona's own credentials
+    asked = {
+        (
+            r["body"]["params"]["message"]["metadata"]["accord"]["persona"],
+            r["headers"]["Authorization"],
+        )
+        for r in agent.requests
+    }
+    assert ("cro_collaborator", "Bearer tok-cro_collaborator") in asked
+    assert all(auth == f"Bearer tok-{who}" for who, auth in asked)
     assert not run.passed
     bad = {(o.probe, o.surface): o.actual for o in run.failed}
     # the agent answers the CRO (and the chemist) with the clear canary
@@ -518,13 +539,14 @@ def test_a_catalog_denial_code_is_denied_and_an_empty_answer_is_a_row_filter(
     runners["databricks"].answers[("cro_collaborator", "omics.variants.calls")] = QueryError(
         "[INSUFFICIENT_PERMISSIONS]", {"sqlState": "42501"}
     )
-    run = run_live(project, LiveOptions(runners=runners))
+    config = str(tmp_path / "probe.yaml")
+    run = run_live(project, LiveOptions(runners=runners, config=config))
     got = {(o.probe, o.surface): (o.actual, o.detail) for o in run.outcomes}
     actual, detail = got[("cro_sees_no_oncology_variants", "lakehouse_agent")]
     assert actual == "denied" and "42501" in detail
     # the ONC-101 rows withheld from the CRO by the row filter: no rows, which is `denied`
     del runners["databricks"].answers[("cro_collaborator", "omics.variants.calls")]
-    run = run_live(project, LiveOptions(runners=runners))
+    run = run_live(project, LiveOptions(runners=runners, config=config))
     got = {(o.probe, o.surface): (o.actual, o.detail) for o in run.outcomes}
     actual, detail = got[("cro_sees_no_oncology_variants", "lakehouse_agent")]
     assert actual == "denied" and "a row filter answers with no rows" in detail
@@ -532,7 +554,7 @@ def test_a_catalog_denial_code_is_denied_and_an_empty_answer_is_a_row_filter(
 
 
 def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
-    tmp_path: Path, agent
+    tmp_path: Path, agent, tokens
 ) -> None:
     root = live_estate(
         tmp_path,
@@ -568,7 +590,7 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
 
     run = probe_live("--config", str(tmp_path / "none.yaml"))
     assert run.returncode == 2 and "does not exist" in run.stderr  # an absent config named
-    run = probe_live()
+    run = probe_live("--config", str(tmp_path / "probe.yaml"))
     assert run.returncode == 1, run.stderr
     suite = ET.fromstring(run.stdout).find("testsuite")
     names = {c.get("name") for c in suite.findall("testcase")}
@@ -649,6 +671,24 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
         s[:2] == ["USE ROLE BENCH_CHEMIST", "USE SECONDARY ROLES CLINICAL_UNBLINDED"]
         for _, s in runners["snowflake"].seen
     )
+
+
+def test_a_caller_agent_is_never_asked_without_the_personas_credentials(
+    tmp_path: Path, agent, monkeypatch
+) -> None:
+    root = live_estate(tmp_path, agent, {"warehouse_agent": "/task/TASK_STATE_COMPLETED"})
+    (tmp_path / "probe.yaml").write_text("timeout_seconds: 5\n")
+    agent.requests.clear()
+    run = run_live(
+        load_project(root),
+        LiveOptions(
+            runners=reference_runners(), config=str(tmp_path / "probe.yaml"), platform="a2a"
+        ),
+    )
+    assert agent.requests == []
+    assert run.outcomes and all(o.actual is None for o in run.outcomes)
+    assert all("cannot be asked as the persona" in o.detail for o in run.outcomes)
+    assert not run.passed
 
 
 def test_a_run_that_asks_nothing_is_not_a_pass(tmp_path: Path) -> None:

@@ -270,12 +270,22 @@ def _ask_agent(
     question = probe.question or _question(probe)
     canary = _canary(model, probe, place.dataset, place.column)
     timeout = min(s.a2a.timeout_seconds, config.timeout)
+    token = config.token(probe.persona)
+    if token is None and s.identity == "caller":
+        # an agent that runs as its caller answers whoever asks: asked without the persona's
+        # credentials, its answer says nothing about the persona
+        return Answer(
+            None,
+            place,
+            f"A2A: {config.path} has no a2a_tokens entry for {probe.persona}, so {surface} "
+            "(identity: caller) cannot be asked as the persona",
+        )
     try:
         result = send_message(
             s.a2a.url,
             question,
             timeout=timeout,
-            token=config.token(probe.persona),
+            token=token,
             metadata={"accord": {"probe": name, "persona": probe.persona}},
         )
         got = classify_task(result, canary, place.column is not None)
