@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 import click
 
 from compiler.errors import Diagnostic, InputError, Location, UsageError
-from compiler.lint import Finding, lint_project, lint_sql
+from compiler.lint import Finding, lint_project, lint_sql_batch
 from compiler.lint.report import FORMATS, render_github, render_json, render_sarif, render_text
-from compiler.sqlscan import DIALECTS, ScanResult, scan
+from compiler.lint.sqlfiles import read_sql_files
+from compiler.loader import display_path
+from compiler.sqlscan import DIALECTS
 
 if TYPE_CHECKING:
     from compiler.validate import Project
@@ -74,10 +76,10 @@ def command(
     # allocations) the cyclic collector rescans it thousands of times. A larger first
     # threshold cuts lint time on a 3,000-table estate by about a third (bench/lint_bench.py).
     gc.set_threshold(100_000, 50, 100)
-    directories, yaml_files, sql_files = _classify(paths or ("policies",))
+    problems: list[Diagnostic] = []
+    directories, yaml_files, sql_files = _classify(paths or ("policies",), problems)
     extra: dict[str, object] = {"plans": plans, "ledger": ledger}
     findings: list[Finding] = []
-    problems: list[Diagnostic] = []
     files = 0
     projects = [(d, None) for d in directories]
     if yaml_files:
@@ -90,25 +92,31 @@ def command(
         except InputError as err:
             problems += err.diagnostics
     if sql_files:
-        try:
-            findings += lint_sql(_scan(sql_files, dialect))
-            files += len(sql_files)
-        except InputError as err:
-            problems += err.diagnostics
-    if problems:
-        raise InputError(problems)
+        results, unreadable = read_sql_files(sql_files, dialect)
+        problems += unreadable
+        sql_findings, bad_suppressions = lint_sql_batch(results)
+        findings += sql_findings
+        problems += bad_suppressions
+        files += len(results)
     findings.sort()
+    problems = sorted(set(problems))
     if fmt == "json":
-        click.echo(render_json(findings, show_suppressed))
+        click.echo(render_json(findings, show_suppressed, problems))
     elif fmt == "sarif":
-        click.echo(render_sarif(findings))
+        click.echo(render_sarif(findings, problems))
     elif fmt == "github":
-        text = render_github(findings, show_suppressed)
+        text = render_github(findings, show_suppressed, problems)
         if text:
             click.echo(text)
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        click.echo(render_text(findings, files, show_suppressed, color), color=color)
+        click.echo(render_text(findings, files, show_suppressed, color, problems), color=color)
+    if problems:
+        for d in problems:
+            click.echo(str(d), err=True)
+        n = len(problems)
+        click.echo(f"accord lint: {n} input error{'s' if n != 1 else ''}", err=True)
+        return 2
     return exit_code(findings, fail_on)
 
 
@@ -122,21 +130,72 @@ def exit_code(findings: list[Finding], fail_on: str) -> int:
     return 1 if any(f.severity == "error" for f in active) else 0
 
 
-def _classify(paths: tuple[str, ...]) -> tuple[list[str], list[str], list[str]]:
+#: folders a repository walk never enters (build tools' caches, virtual environments, dbt's
+#: compiled output and installed packages)
+_SKIPPED_DIRS = frozenset(
+    {"node_modules", "target", "dbt_packages", "dbt_modules", "logs", "__pycache__", "venv"}
+)
+
+
+def _classify(
+    paths: tuple[str, ...], problems: list[Diagnostic]
+) -> tuple[list[str], list[str], list[str]]:
+    """Policy directories, YAML policy files and SQL files among ``paths``. A directory with
+    ``dbt_project.yml``, or without YAML files of its own, is a repository: its SQL files
+    (dbt macros and models, notebooks, scripts) are linted, and its ``policies/`` directory
+    if it has one. Paths that do not exist are reported and the others still linted."""
     directories, yaml_files, sql_files = [], [], []
     for path in paths:
         lowered = path.lower()
         if os.path.isdir(path):
-            directories.append(path)
+            if _is_repository(path):
+                sql_files += _walk_sql(path)
+                default = os.path.join(path, "policies")
+                if os.path.isdir(default) and not _is_repository(default):
+                    directories.append(default)
+            else:
+                directories.append(path)
         elif not os.path.exists(path):
-            raise UsageError(f"{path}: no such file or directory")
+            problems.append(Diagnostic(Location(path, 1, 1), "no such file or directory"))
         elif lowered.endswith(".sql"):
             sql_files.append(path)
         elif lowered.endswith((".yaml", ".yml")):
             yaml_files.append(path)
         else:
             raise UsageError(f"{path}: not a policy directory, a YAML policy file or a .sql file")
-    return directories, yaml_files, sql_files
+    return directories, yaml_files, list(dict.fromkeys(sql_files))
+
+
+def _is_repository(path: str) -> bool:
+    """A dbt project, a directory with no YAML file under it, or one with a ``policies/``
+    folder and no YAML file of its own; anything else is a policy directory."""
+    from compiler.loader import discover
+
+    names = os.listdir(path)
+    if "dbt_project.yml" in names or "dbt_project.yaml" in names:
+        return True
+    own_yaml = any(
+        n.endswith((".yaml", ".yml"))
+        and not n.startswith(".")
+        and os.path.isfile(os.path.join(path, n))
+        for n in names
+    )
+    if not own_yaml and os.path.isdir(os.path.join(path, "policies")):
+        return True
+    return not discover(Path(path))
+
+
+def _walk_sql(root: str) -> list[str]:
+    """Every ``.sql`` file under ``root``, in a stable order; hidden and tool folders skipped."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS
+        )
+        for name in sorted(filenames):
+            if name.lower().endswith(".sql") and not name.startswith("."):
+                found.append(display_path(Path(dirpath) / name, Path(root), root))
+    return found
 
 
 def _load(directory: str | None, yaml_files: list[str] | None) -> Project:
@@ -148,31 +207,3 @@ def _load(directory: str | None, yaml_files: list[str] | None) -> Project:
     assert yaml_files
     root = Path(yaml_files[0]).parent
     return validate_raw(load_files([(Path(f), f) for f in yaml_files], root))
-
-
-def _scan(paths: list[str], dialect: str | None) -> list[ScanResult]:
-    results = []
-    problems = []
-    for path in paths:
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as err:
-            problems.append(Diagnostic(Location(path, 1, 1), f"cannot read file: {err.strerror}"))
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            before = raw[: err.start]
-            line = before.count(b"\n") + 1
-            column = len(before) - (before.rfind(b"\n") + 1) + 1
-            problems.append(
-                Diagnostic(
-                    Location(path, line, column),
-                    f"file is not valid UTF-8 (byte 0x{raw[err.start]:02x})",
-                )
-            )
-            continue
-        results.append(scan(text, path, dialect))
-    if problems:
-        raise InputError(problems)
-    return results

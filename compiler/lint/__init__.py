@@ -229,12 +229,24 @@ def lint_project(project: Project, extra: dict[str, object] | None = None) -> li
 
 def lint_sql(results: Sequence[ScanResult]) -> list[Finding]:
     """Every finding of every registered SQL check over files scanned together (so a finding
-    across platforms can name two files), suppression comments applied, sorted.
+    across platforms can name two files), suppression comments applied, sorted. What the
+    scanner could not read is an ACC001 finding.
 
-    Raises InputError for scan errors and for suppression comments that name an unknown rule
-    or give no reason."""
+    Raises InputError for suppression comments that are malformed, name an unknown rule or
+    give no reason (see :func:`lint_sql_batch`, which returns them instead)."""
+    findings, problems = lint_sql_batch(results)
+    if problems:
+        raise InputError(problems)
+    return findings
+
+
+def suppression_problems(results: Sequence[ScanResult]) -> list[Diagnostic]:
+    """Suppression comments that are malformed, name an unknown rule or give no reason."""
     problems = [
-        Diagnostic(Location(e.file, e.line, e.column), e.message) for r in results for e in r.errors
+        Diagnostic(Location(e.file, e.line, e.column), e.message)
+        for r in results
+        for e in r.errors
+        if e.kind == "suppression"
     ]
     for result in results:
         for stmt in result.statements:
@@ -254,10 +266,17 @@ def lint_sql(results: Sequence[ScanResult]) -> list[Finding]:
                             f"`-- accord: ignore {s.rule} <why this is safe>`",
                         )
                     )
-    if problems:
-        raise InputError(problems)
+    return sorted(set(problems))
+
+
+def lint_sql_batch(results: Sequence[ScanResult]) -> tuple[list[Finding], list[Diagnostic]]:
+    """The findings of :func:`lint_sql` and, separately, the suppression problems: one
+    broken file never hides the findings of the others."""
+    problems = suppression_problems(results)
     _load_rules()
     ctx = SqlContext(results)
+    templates = {r.statements[0].file if r.statements else None: r.template for r in results}
+    templates.update({e.file: r.template for r in results for e in r.errors})
     findings: list[Finding] = []
     for rule_id in sorted(REGISTRY):
         for registered in REGISTRY[rule_id]:
@@ -276,5 +295,13 @@ def lint_sql(results: Sequence[ScanResult]) -> list[Finding]:
                 )
                 if reason:
                     f = replace(f, suppressed=True, reason=reason)
+                template = templates.get(f.location.file)
+                if template is not None:
+                    f = replace(
+                        f,
+                        object=template.restore(f.object),
+                        message=template.restore(f.message),
+                        fix=template.restore(f.fix),
+                    )
                 findings.append(f)
-    return sorted(set(findings))
+    return sorted(set(findings)), problems

@@ -1,0 +1,148 @@
+"""ACC001: what accord could not read is a finding, never a silent pass."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator
+
+from compiler.errors import Location
+from compiler.lint import Finding, SqlContext, SqlHit, sql_rule
+from compiler.sqlscan import ScanError, ScanResult, Statement
+
+_FIX = {
+    "statement": "correct the statement at this position; until then accord cannot check it",
+    "tokenize": "close the quoted text; accord cannot read the statements after this point",
+    "dialect": "name the file *.snowflake.sql or *.databricks.sql, or pass --dialect",
+    "template": "correct the template syntax; accord cannot read the file until then",
+}
+#: words that make an unrecognised CREATE / ALTER statement a policy statement
+_POLICY_WORDS = frozenset({"POLICY", "MASK", "FILTER", "FUNCTION"})
+
+
+def _offsets(text: str) -> list[int]:
+    starts = [0]
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    return starts
+
+
+def _offset(starts: list[int], line: int, column: int) -> int:
+    return starts[min(line, len(starts)) - 1] + column - 1
+
+
+def _unresolved(result: ScanResult, start: int, end: int, at: int) -> str:
+    """For a template: the construct accord could not resolve nearest the error at ``at``."""
+    template = result.template
+    if template is None:
+        return ""
+    inside = template.constructs_in(start, end)
+    if not inside:
+        return ""
+    before = [c for c in inside if c.start <= at]
+    construct = before[-1] if before else inside[0]
+    starts = _offsets(template.variants[0]) if template.variants else [0]
+    line = bisect.bisect_right(starts, construct.start)
+    column = construct.start - starts[line - 1] + 1
+    return (
+        f" (this template statement holds {construct.described} at {line}:{column}, which "
+        "accord cannot resolve and reads as a name)"
+    )
+
+
+def _error_finding(result: ScanResult, error: ScanError) -> Finding:
+    why = error.message
+    if error.kind == "statement":
+        why = f"{why[:1].lower()}{why[1:]}"
+    extra = ""
+    if error.span is not None and result.template is not None and result.template.variants:
+        starts = _offsets(result.template.variants[0])
+        extra = _unresolved(result, *error.span, _offset(starts, error.line, error.column))
+    message = {
+        "statement": f"a policy statement could not be analysed: {why}{extra}",
+        "tokenize": f"the rest of the file could not be analysed: {why}",
+        "dialect": f"a policy statement could not be analysed: {why}",
+        "template": f"no statement of this file could be analysed: {why}",
+    }[error.kind]
+    return Finding(
+        Location(error.file, error.line, error.column),
+        "ACC001",
+        "",
+        message,
+        _FIX[error.kind],
+    )
+
+
+def _policy_like(stmt: Statement) -> bool:
+    words = stmt.text.upper().split()
+    return bool(words) and words[0] in ("CREATE", "ALTER") and bool(_POLICY_WORDS & set(words))
+
+
+def _unrecognised(result: ScanResult) -> Iterator[SqlHit]:
+    """In a template, a CREATE / ALTER statement about a policy, mask, filter or function
+    that accord did not recognise because a template expression stands where SQL syntax is
+    expected (``CREATE {{ kind }} POLICY``)."""
+    template = result.template
+    if template is None or not template.variants:
+        return
+    starts = _offsets(template.variants[0])
+    for stmt in result.statements:
+        if stmt.kind != "other" or not _policy_like(stmt):
+            continue
+        start = _offset(starts, stmt.line, stmt.column)
+        inside = template.constructs_in(start, start + len(stmt.text))
+        if not inside:
+            continue
+        construct = inside[0]
+        line = bisect.bisect_right(starts, construct.start)
+        column = construct.start - starts[line - 1] + 1
+        finding = Finding(
+            Location(stmt.file, line, column),
+            "ACC001",
+            "",
+            f"a statement that looks like a policy statement could not be recognised: "
+            f"{construct.described} stands where accord expects SQL syntax and cannot be "
+            "resolved",
+            "write the statement's keywords in the template (keep template expressions to "
+            "names and literals), or move the choice into an {% if %} around whole statements",
+        )
+        yield SqlHit(finding, (stmt,))
+
+
+@sql_rule("ACC001")
+def unanalysed_policy(ctx: SqlContext) -> Iterator[SqlHit]:
+    """A policy statement in a SQL file could not be analysed.
+
+    ## What it does
+    Reports every policy statement accord could not read: a masking or row access policy, a
+    filter or mask function, an ABAC policy or an attachment with a syntax error (at the
+    line and column of the error), text after an unterminated quote, a function in a file
+    whose dialect cannot be told, a Jinja template with a syntax error, or a template
+    statement whose keywords come from an expression accord cannot resolve. The rest of the
+    batch is still linted, and the command exits 1, not 2, when these are the only
+    problems (as ruff reports a syntax error as a diagnostic and goes on).
+
+    ## Why is this bad?
+    A governance linter that reports "no findings" for a file it could not read gives a
+    false all-clear: the `CURRENT_ROLE()` or unsalted `SHA2` in the statement it skipped
+    ships unchecked. accord never reports a file clean that it could not read.
+
+    ## Example
+    ```sql
+    -- the body's CASE has no END: nothing in this policy can be checked
+    CREATE MASKING POLICY gov.pol.email_mask AS (val VARCHAR) RETURNS VARCHAR ->
+      CASE WHEN CURRENT_ROLE() = 'SUPPORT' THEN val ELSE '***';
+    ```
+
+    ## How to fix
+    Correct the statement at the position given (the message says what accord expected
+    there). For a file of unknown dialect, name it `*.snowflake.sql` or `*.databricks.sql`
+    or pass `--dialect`. In a template, keep template expressions to names and literals
+    (`{{ target.schema }}`, `'{{ var("role") }}'`), not SQL keywords.
+    """
+    for result in ctx.results:
+        for error in result.errors:
+            if error.kind != "suppression":
+                yield SqlHit(_error_finding(result, error), ())
+        yield from _unrecognised(result)

@@ -1,0 +1,92 @@
+"""Reading the SQL files lint is given: plain SQL, Snowflake scripts, Databricks notebook
+source, and Jinja templates (dbt models and macros), each into one :class:`ScanResult`.
+
+A template is read by :mod:`compiler.sqltemplate` (imported only when a file holds template
+syntax) into one or more SQL variants with the template's own offsets; each variant is
+scanned and the statements and errors merged, so a finding points at the template file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from compiler.errors import Diagnostic, Location
+from compiler.sqlscan import ScanError, ScanResult, detect_dialect, scan
+
+
+def read_text(path: str) -> tuple[str | None, Diagnostic | None]:
+    """The file's text, or a located reason it cannot be read."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        return None, Diagnostic(Location(path, 1, 1), f"cannot read file: {err.strerror}")
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as err:
+        before = raw[: err.start]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        message = f"file is not valid UTF-8 (byte 0x{raw[err.start]:02x})"
+        return None, Diagnostic(Location(path, line, column), message)
+
+
+def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
+    """Scan one SQL file, reading it as a Jinja template when it holds template syntax."""
+    from compiler.sqltemplate import has_template_syntax
+
+    if not has_template_syntax(text):
+        return scan(text, path, dialect)
+    from compiler.sqltemplate import read_template
+
+    template = read_template(text)
+    if template.error is not None:
+        offset, message = template.error
+        line = text.count("\n", 0, offset) + 1
+        error = ScanError(
+            path,
+            line,
+            1,
+            f"the Jinja template cannot be read: {message}",
+            "template",
+            (0, len(text)),
+        )
+        return ScanResult((), dialect, (error,), template)
+    variants = template.variants
+    first = scan(variants[0], path, dialect or detect_dialect(variants[0], path), template.breaks)
+    results = [first]
+    if first.dialect is not None:
+        results += [scan(v, path, first.dialect, template.breaks) for v in variants[1:]]
+    return _merge(results, template)
+
+
+def _merge(results: Sequence[ScanResult], template: object) -> ScanResult:
+    """One result from the scans of a template's variants: each statement and error once."""
+    seen: set[tuple[object, ...]] = set()
+    statements = []
+    for result in results:
+        for stmt in result.statements:
+            key = (stmt.kind, stmt.line, stmt.column, stmt.text, stmt.column_name, stmt.policy)
+            if key not in seen:
+                seen.add(key)
+                statements.append(stmt)
+    errors = sorted(
+        {e for r in results for e in r.errors}, key=lambda e: (e.line, e.column, e.message)
+    )
+    statements.sort(key=lambda s: (s.line, s.column))
+    return ScanResult(tuple(statements), results[0].dialect, tuple(errors), template)
+
+
+def read_sql_files(
+    paths: Sequence[str], dialect: str | None
+) -> tuple[list[ScanResult], list[Diagnostic]]:
+    """Every readable file scanned, and the files that could not be read."""
+    results: list[ScanResult] = []
+    problems: list[Diagnostic] = []
+    for path in paths:
+        text, problem = read_text(path)
+        if problem is not None:
+            problems.append(problem)
+        elif text is not None:
+            results.append(scan_sql(text, path, dialect))
+    return results, problems
