@@ -1558,18 +1558,28 @@ def scan(
     errors: list[ScanError] = []
     statements: list[Statement] = []
     tokens = read.tokens
+    unread = len(text)
     if read.error is not None:
         # Keep the statements completed before the failure.
         while tokens and tokens[-1].token_type is not TokenType.SEMICOLON:
+            unread = tokens[-1].start
             tokens = tokens[:-1]
+        unread = min(unread, read.error[0])
     with _quiet():
         for stmt_tokens, before in _split_with_prev(tokens, breaks):
             statements.extend(_scan_statement(ctx, stmt_tokens, before, errors))
     if read.error is not None:
+        # Located at the first statement not read; the message says where reading stopped.
         offset, message = read.error
-        line, column = lines.position(offset)
-        span = (offset, len(text))
-        errors.append(ScanError(file, line, column, message, "tokenize", span))
+        line, column = lines.position(unread)
+        if unread != offset:
+            at_line, at_column = lines.position(offset)
+            where = f"the one at {at_line}:{at_column}"
+            if "the one here" in message:
+                message = message.replace("the one here", where)
+            else:
+                message = f"{message} (at {at_line}:{at_column})"
+        errors.append(ScanError(file, line, column, message, "tokenize", (unread, len(text))))
     errors.sort(key=lambda e: (e.line, e.column))
     return ScanResult(tuple(statements), dialect, tuple(errors))
 

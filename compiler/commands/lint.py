@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from compiler.validate import Project
 
 FAIL_ON = ("error", "warning", "never")
+_MISSING = "no such file or directory"
 
 
 @click.command("lint")
@@ -113,7 +114,8 @@ def command(
         click.echo(render_text(findings, files, show_suppressed, color, problems), color=color)
     if problems:
         for d in problems:
-            click.echo(str(d), err=True)
+            missing = d.message == _MISSING and d.location.line == 1 == d.location.column
+            click.echo(f"{d.location.file}: {d.message}" if missing else str(d), err=True)
         n = len(problems)
         click.echo(f"accord lint: {n} input error{'s' if n != 1 else ''}", err=True)
         return 2
@@ -156,7 +158,7 @@ def _classify(
             else:
                 directories.append(path)
         elif not os.path.exists(path):
-            problems.append(Diagnostic(Location(path, 1, 1), "no such file or directory"))
+            problems.append(Diagnostic(Location(path, 1, 1), _MISSING))
         elif lowered.endswith(".sql"):
             sql_files.append(path)
         elif lowered.endswith((".yaml", ".yml")):

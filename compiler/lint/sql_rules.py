@@ -176,6 +176,11 @@ def weak_hash_sql(ctx: SqlContext) -> Iterator[SqlHit]:
             yield SqlHit(finding, (stmt,))
 
 
+def _strong(call: HashCall) -> str:
+    """The hash a fix names: the call's own when it is SHA-2, never one ACC204 flags."""
+    return call.function if call.function.startswith("SHA2") and not call.weak else "SHA2"
+
+
 @sql_rule("ACC201")
 def unsalted_hash_sql(ctx: SqlContext) -> Iterator[SqlHit]:
     """ACC201 in mask bodies (see the policy-file check for the rule page)."""
@@ -192,7 +197,7 @@ def unsalted_hash_sql(ctx: SqlContext) -> Iterator[SqlHit]:
             f"({render(call.node, stmt.dialect)}): anyone can hash candidate values and match the "
             "digests, and the same value gets the same digest on every platform",
             f"mix in a secret salt read from a secure function: "
-            f"{call.function}({value} || <governance schema>.<mask>_salt(), 256), "
+            f"{_strong(call)}({value} || <governance schema>.<mask>_salt(), 256), "
             "a different secret on each platform",
         )
         yield SqlHit(finding, (stmt,))
@@ -327,6 +332,9 @@ def joinable_digest_sql(ctx: SqlContext) -> Iterator[SqlHit]:
         if len({p.dialect for p in places}) < 2:
             continue
         places = sorted(places, key=lambda p: (p.location, p.attachment.line))
+        # one place per mask position and attached column (a body may hash twice)
+        unique = {(p.location, p.attachment.table, p.attachment.column_name): p for p in places}
+        places = list(unique.values())
         first = places[0]
         listed = "; ".join(
             f"{p.location} ({p.dialect} {_describe(p.mask.stmt)} on "
@@ -343,7 +351,9 @@ def joinable_digest_sql(ctx: SqlContext) -> Iterator[SqlHit]:
             "join across the platforms on the digest",
             "mix a different secret salt into the hash on each platform, read from a secure "
             "salt function",
-            related=tuple(p.location for p in places[1:]),
+            related=tuple(
+                dict.fromkeys(p.location for p in places[1:] if p.location != first.location)
+            ),
         )
         statements = tuple(s for p in places for s in (p.mask.stmt, p.attachment))
         yield SqlHit(finding, statements)
