@@ -132,21 +132,35 @@ class RegisteredRule:
     check: Callable[..., Iterable[Any]]
     doc: str
     source: Source
+    #: a check over the other checks' results (see :func:`post_rule`)
+    post: bool = False
 
 
 REGISTRY: dict[str, list[RegisteredRule]] = {}
+#: selects rules: the rule ids a run reports (``--select`` / ``--ignore``, the configuration)
+Selected = Callable[[str], bool]
 
 
-def _register(rule_id: str, source: Source) -> Callable[[Callable[..., Any]], Any]:
+def _register(
+    rule_id: str, source: Source, post: bool = False
+) -> Callable[[Callable[..., Any]], Any]:
     if rule_id not in RULES_BY_ID:
         raise KeyError(f"{rule_id} is not in the rule table (compiler/rules.py)")
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         doc = inspect.cleandoc(fn.__doc__ or "")
-        REGISTRY.setdefault(rule_id, []).append(RegisteredRule(rule_id, fn, doc, source))
+        REGISTRY.setdefault(rule_id, []).append(RegisteredRule(rule_id, fn, doc, source, post))
         return fn
 
     return register
+
+
+def post_rule(rule_id: str, source: Source) -> Callable[[Callable[..., Any]], Any]:
+    """Register a check that runs after every other check of ``source``: for policy files it
+    is called as ``check(project, findings, selected)``, for SQL files as ``check(results,
+    used, selected)`` with ``used`` the (file, line, column, rule) of every suppression
+    comment that silenced a finding. It yields findings."""
+    return _register(rule_id, source, post=True)
 
 
 def rule(rule_id: str) -> Callable[[PolicyCheck], PolicyCheck]:
@@ -210,21 +224,33 @@ def suppression_for(project: Project, obj: str, rule_id: str) -> str | None:
     return entry.ignore.get(rule_id) if entry is not None else None
 
 
-def lint_project(project: Project, extra: dict[str, object] | None = None) -> list[Finding]:
+def _all(rule_id: str) -> bool:
+    return True
+
+
+def lint_project(
+    project: Project, extra: dict[str, object] | None = None, selected: Selected = _all
+) -> list[Finding]:
     """Every finding of every registered policy check, suppressions applied, sorted."""
     _load_rules()
     ctx = Context(project, extra or {})
     findings: list[Finding] = []
+    post = []
     for rule_id in sorted(REGISTRY):
         for registered in REGISTRY[rule_id]:
             if registered.source != "policy":
+                continue
+            if registered.post:
+                post.append(registered)
                 continue
             for f in registered.check(ctx):
                 reason = suppression_for(project, f.object, f.rule)
                 if reason:
                     f = replace(f, suppressed=True, reason=reason)
                 findings.append(f)
-    return sorted(set(findings))
+    for registered in post:
+        findings.extend(registered.check(project, findings, selected))
+    return sorted({f for f in findings if selected(f.rule)})
 
 
 def lint_sql(results: Sequence[ScanResult]) -> list[Finding]:
@@ -269,7 +295,9 @@ def suppression_problems(results: Sequence[ScanResult]) -> list[Diagnostic]:
     return sorted(set(problems))
 
 
-def lint_sql_batch(results: Sequence[ScanResult]) -> tuple[list[Finding], list[Diagnostic]]:
+def lint_sql_batch(
+    results: Sequence[ScanResult], selected: Selected = _all
+) -> tuple[list[Finding], list[Diagnostic]]:
     """The findings of :func:`lint_sql` and, separately, the suppression problems: one
     broken file never hides the findings of the others."""
     problems = suppression_problems(results)
@@ -278,23 +306,30 @@ def lint_sql_batch(results: Sequence[ScanResult]) -> tuple[list[Finding], list[D
     templates = {r.statements[0].file if r.statements else None: r.template for r in results}
     templates.update({e.file: r.template for r in results for e in r.errors})
     findings: list[Finding] = []
+    used: set[tuple[str, int, int, str]] = set()
+    post = []
     for rule_id in sorted(REGISTRY):
         for registered in REGISTRY[rule_id]:
             if registered.source != "sql":
                 continue
+            if registered.post:
+                post.append(registered)
+                continue
             for hit in registered.check(ctx):
                 f = hit.finding
-                reason = next(
+                silencer = next(
                     (
-                        s.reason
+                        (stmt, s)
                         for stmt in hit.statements
                         for s in stmt.suppressions
                         if s.rule == f.rule
                     ),
                     None,
                 )
-                if reason:
-                    f = replace(f, suppressed=True, reason=reason)
+                if silencer is not None and selected(f.rule):
+                    stmt, s = silencer
+                    used.add((stmt.file, s.line, s.column, s.rule))
+                    f = replace(f, suppressed=True, reason=s.reason)
                 template = templates.get(f.location.file)
                 if template is not None:
                     f = replace(
@@ -304,4 +339,6 @@ def lint_sql_batch(results: Sequence[ScanResult]) -> tuple[list[Finding], list[D
                         fix=template.restore(f.fix),
                     )
                 findings.append(f)
-    return sorted(set(findings)), problems
+    for registered in post:
+        findings.extend(registered.check(results, used, selected))
+    return sorted({f for f in findings if selected(f.rule)}), problems

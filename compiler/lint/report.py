@@ -14,6 +14,7 @@ from compiler.errors import Diagnostic, Location
 from compiler.lint import Finding, registered_rules, rule_doc, rule_sources
 from compiler.lint.docs import doc_sections
 from compiler.lint.sources import source_line
+from compiler.rules import RULES_BY_ID
 
 FORMATS = ("text", "json", "sarif", "github")
 #: longest source excerpt shown in text output; longer lines are cut around the column
@@ -114,6 +115,25 @@ def render_text(
     if not shown:
         return summary
     return format_findings(shown, color) + "\n\n" + summary
+
+
+def render_statistics(
+    findings: Sequence[Finding], files: int, show_suppressed: bool = False, problems: int = 0
+) -> str:
+    """``--statistics``: findings counted by rule, most frequent first, then the summary."""
+    by_rule: dict[str, int] = {}
+    for f in findings:
+        if show_suppressed or not f.suppressed:
+            by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
+    lines = []
+    if by_rule:
+        width = len(str(max(by_rule.values())))
+        for rule_id, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
+            info = RULES_BY_ID[rule_id]
+            lines.append(f"{n:>{width}}  {rule_id}  {info.name}  ({info.severity})")
+        lines.append("")
+    lines.append(summary_line(findings, files, problems))
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------
