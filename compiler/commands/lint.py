@@ -179,19 +179,20 @@ _SKIPPED_DIRS = frozenset(
 def _classify(
     paths: tuple[str, ...], problems: list[Diagnostic], config: LintConfig
 ) -> tuple[list[str], list[str], list[str]]:
-    """Policy directories, YAML policy files and SQL files among ``paths``. A directory with
-    ``dbt_project.yml``, or without YAML files of its own, is a repository: its SQL files
-    (dbt macros and models, notebooks, scripts) are linted, and its ``policies/`` directory
-    if it has one. Paths that do not exist are reported and the others still linted."""
+    """Policy directories, YAML policy files and SQL files among ``paths``. A directory that
+    is a repository (see :func:`_is_repository`) has its SQL files linted (dbt macros and
+    models, notebooks, scripts), and its policy directory: the configured ``policies`` when
+    it lies inside, else ``policies/``. Paths that do not exist are reported and the others
+    still linted."""
     directories, yaml_files, sql_files = [], [], []
     for path in paths:
         lowered = path.lower()
         if os.path.isdir(path):
-            if _is_repository(path):
+            inside = _policies_inside(path, config)
+            if _is_repository(path, inside):
                 sql_files += [f for f in _walk_sql(path) if not config.excluded(f)]
-                default = os.path.join(path, "policies")
-                if os.path.isdir(default) and not _is_repository(default):
-                    directories.append(default)
+                if inside is not None:
+                    directories.append(inside)
             else:
                 directories.append(path)
         elif not os.path.exists(path):
@@ -205,9 +206,24 @@ def _classify(
     return directories, yaml_files, list(dict.fromkeys(sql_files))
 
 
-def _is_repository(path: str) -> bool:
-    """A dbt project, a directory with no YAML file under it, or one with a ``policies/``
-    folder and no YAML file of its own; anything else is a policy directory."""
+def _policies_inside(path: str, config: LintConfig) -> str | None:
+    """The policy directory inside ``path``: the configured one, else ``policies/``."""
+    candidates = []
+    if config.policies:
+        configured = os.path.abspath(os.path.join(config.root, config.policies))
+        candidates.append(configured)
+    candidates.append(os.path.abspath(os.path.join(path, "policies")))
+    here = os.path.abspath(path)
+    for found in candidates:
+        if found != here and found.startswith(here + os.sep) and os.path.isdir(found):
+            return display_path(Path(found), Path(here), path)
+    return None
+
+
+def _is_repository(path: str, policies: str | None) -> bool:
+    """A dbt project; or a directory with no YAML file of its own that holds a policy
+    directory (configured, or ``policies/``), SQL files, or no YAML at all. Anything else
+    (YAML files, at the top or in sub-folders) is a policy directory."""
     from compiler.loader import discover
 
     names = os.listdir(path)
@@ -219,9 +235,9 @@ def _is_repository(path: str) -> bool:
         and os.path.isfile(os.path.join(path, n))
         for n in names
     )
-    if not own_yaml and os.path.isdir(os.path.join(path, "policies")):
-        return True
-    return not discover(Path(path))
+    if own_yaml:
+        return False
+    return policies is not None or bool(_walk_sql(path)) or not discover(Path(path))
 
 
 def _walk_sql(root: str) -> list[str]:
