@@ -30,6 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: commands that write files (and so say "nothing was written" when they refuse)
+WRITERS = frozenset({"compile", "plan", "migrate", "terraform"})
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -55,16 +59,21 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the command, map errors to exit codes, never print a traceback."""
+    args = sys.argv[1:] if argv is None else argv
     try:
         code = cli.main(args=argv, prog_name="accord", standalone_mode=False)
     except InputError as err:
         for d in err.diagnostics:
             click.echo(f"{d}", err=True)
         n = len(err.diagnostics)
-        click.echo(f"accord: {n} error{'s' if n != 1 else ''}; nothing was written", err=True)
+        # only a command that writes files says that it wrote none
+        writes = next((a for a in args if not a.startswith("-")), None) in WRITERS
+        tail = "; nothing was written" if writes else ""
+        click.echo(f"accord: {n} error{'s' if n != 1 else ''}{tail}", err=True)
         sys.exit(2)
     except UsageError as err:
-        click.echo(f"accord: {err}", err=True)
+        text = str(err)
+        click.echo(text if text.startswith("accord") else f"accord: {text}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)

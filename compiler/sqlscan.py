@@ -530,6 +530,40 @@ def _angle_delta(tok: Token) -> int:
 # --------------------------------------------------------------------------- parsing bodies
 
 
+_REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '(?:[\w.]+\.)?(\w+)'>")
+_CLASS = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
+
+
+def _words(name: str) -> str:
+    """``AlterColumn`` -> ``alter column``."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()
+
+
+#: sqlglot node classes named in its "Required keyword" errors, in SQL terms
+_CONSTRUCTS = {
+    "If": "a WHEN ... THEN branch",
+    "Case": "a CASE expression",
+    "Cast": "a CAST",
+    "Anonymous": "a function call",
+    "Column": "a column reference",
+    "Aliases": "an expression",
+    "Alias": "an expression",
+    "In": "an IN list",
+    "Between": "a BETWEEN",
+    "Not": "a NOT",
+}
+
+
+def sql_terms(description: str) -> str:
+    """A sqlglot parse error said in SQL terms: no Python class names, no internals."""
+    found = _REQUIRED.search(description)
+    if found:
+        construct = _CONSTRUCTS.get(found.group(2), "the expression")
+        return f"{construct} is incomplete here: a part of it is missing or not valid SQL"
+    description = _CLASS.sub(lambda m: _words(m.group(1)), description)
+    return description or "not valid SQL here"
+
+
 class _Context:
     """Per-file state shared by the statement readers."""
 
@@ -552,7 +586,8 @@ class _Context:
         except ParseError as err:
             raise self._parse_fail(err, tokens, what, base) from None
         except SqlglotError as err:
-            raise _Fail(tokens[0].start + base, f"cannot parse {what}: {err}") from None
+            message = sql_terms(str(err).strip().splitlines()[0] if str(err).strip() else "")
+            raise _Fail(tokens[0].start + base, f"cannot parse {what}: {message}") from None
         trees = [p for p in parsed if p is not None]
         if len(trees) != 1:
             raise _Fail(tokens[0].start + base, f"{what} is not one expression")
@@ -563,7 +598,7 @@ class _Context:
 
     def _parse_fail(self, err: ParseError, tokens: Sequence[Token], what: str, base: int) -> _Fail:
         info = err.errors[0] if err.errors else {}
-        description = str(info.get("description") or err).strip().splitlines()[0]
+        description = sql_terms(str(info.get("description") or err).strip().splitlines()[0])
         line, col = info.get("line"), info.get("col")
         offset = tokens[0].start
         for tok in tokens:

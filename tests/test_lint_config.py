@@ -169,3 +169,82 @@ def test_statistics_counts_by_rule(tmp_path: Path) -> None:
         "",
         "accord lint: 4 errors, 0 warnings in 2 files",
     ]
+
+
+# --------------------------------------------------------------------------------------------
+# messages a person can act on (item 8)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "body", "fix_names"),
+    [
+        pytest.param("snowflake", "HASH(val)", "SHA2(val ||", id="snowflake HASH"),
+        pytest.param("snowflake", "MD5(val)", "SHA2(val ||", id="MD5"),
+        pytest.param("snowflake", "SHA1(val)", "SHA2(val ||", id="SHA1"),
+        pytest.param("snowflake", "SHA2(val, 512)", "SHA2(val ||", id="SHA2 keeps SHA2"),
+    ],
+)
+def test_acc201_fix_never_suggests_a_flagged_function(
+    tmp_path: Path, dialect: str, body: str, fix_names: str
+) -> None:
+    sql = (
+        "CREATE MASKING POLICY gov.pol.m AS (val VARCHAR) RETURNS VARCHAR ->\n"
+        f"  CASE WHEN IS_ROLE_IN_SESSION('A') THEN val ELSE {body} -- legacy digest\n  END;\n"
+    )
+    write(tmp_path, {f"m.{dialect}.sql": sql})
+    run = accord("lint", f"m.{dialect}.sql", "--format", "json", cwd=tmp_path)
+    [acc201] = [f for f in json.loads(run.stdout)["findings"] if f["rule"] == "ACC201"]
+    assert fix_names in acc201["fix"]
+    assert not any(w in acc201["fix"] for w in ("HASH(", "MD5(", "SHA1("))
+    assert "legacy" not in acc201["message"] and "/*" not in acc201["message"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "says", "column"),
+    [
+        pytest.param(
+            "CREATE FUNCTION f() RETURNS STRING RETURN {{ accord_salt('env:X') }};",
+            "databricks",
+            "an expression is incomplete here",
+            58,
+            id="brace in a body",
+        ),
+        pytest.param(
+            "CREATE MASKING POLICY p AS (v VARCHAR) RETURNS VARCHAR -> CASE WHEN THEN v END;",
+            "snowflake",
+            "a WHEN ... THEN branch is incomplete here",
+            76,
+            id="WHEN without a condition",
+        ),
+    ],
+)
+def test_parse_errors_speak_sql(sql: str, dialect: str, says: str, column: int) -> None:
+    from compiler.sqlscan import scan
+
+    [error] = scan(sql, "f.sql", dialect).errors
+    assert says in error.message and error.column == column
+    assert "<class" not in error.message and "Required keyword" not in error.message
+
+
+@pytest.mark.parametrize(
+    ("args", "writes"),
+    [
+        pytest.param(["validate", "p"], False, id="validate"),
+        pytest.param(["analyze", "p"], False, id="analyze"),
+        pytest.param(["compile", "p", "--out", "out"], True, id="compile"),
+    ],
+)
+def test_nothing_was_written_only_from_commands_that_write(
+    tmp_path: Path, args: list[str], writes: bool
+) -> None:
+    write(tmp_path, {"p/a.yaml": "version: 1\nmasks: [\n"})
+    run = accord(*args, cwd=tmp_path)
+    assert run.returncode == 2
+    assert ("nothing was written" in run.stderr) is writes
+    assert "accord: accord" not in run.stderr
+
+
+def test_usage_errors_are_never_prefixed_twice(tmp_path: Path) -> None:
+    run = accord("terraform", "plan", str(tmp_path), cwd=tmp_path)
+    assert run.returncode == 2 and run.stderr.strip()
+    assert "accord: accord" not in run.stderr

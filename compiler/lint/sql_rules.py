@@ -176,6 +176,14 @@ def weak_hash_sql(ctx: SqlContext) -> Iterator[SqlHit]:
             yield SqlHit(finding, (stmt,))
 
 
+def _quote(node: exp.Expression, dialect: str) -> str:
+    """An expression as a message quotes it: without the SQL comments sqlglot keeps on it."""
+    bare = node.copy()
+    for n in bare.walk():
+        n.comments = None
+    return render(bare, dialect)
+
+
 def _strong(call: HashCall) -> str:
     """The hash a fix names: the call's own when it is SHA-2, never one ACC204 flags."""
     return call.function if call.function.startswith("SHA2") and not call.weak else "SHA2"
@@ -194,7 +202,7 @@ def unsalted_hash_sql(ctx: SqlContext) -> Iterator[SqlHit]:
             "ACC201",
             stmt.name or "",
             f"{_describe(stmt)} hashes the masked value {value} with nothing mixed in "
-            f"({render(call.node, stmt.dialect)}): anyone can hash candidate values and match the "
+            f"({_quote(call.node, stmt.dialect)}): anyone can hash candidate values and match the "
             "digests, and the same value gets the same digest on every platform",
             f"mix in a secret salt read from a secure function: "
             f"{_strong(call)}({value} || <governance schema>.<mask>_salt(), 256), "
