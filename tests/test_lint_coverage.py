@@ -139,6 +139,29 @@ END;
 $$;
 """
 
+#: A Databricks dynamic view in the style of the Unity Catalog documentation's "dynamic
+#: views" examples (is_member / is_account_group_member in CASE and WHERE), and a view that
+#: only computes an md5 surrogate key (dbt_utils.generate_surrogate_key style): not a policy.
+DYNAMIC_VIEW = """\
+CREATE OR REPLACE VIEW main.hr.v_employees AS
+SELECT
+  CASE WHEN is_member('hr_admins') THEN ssn ELSE sha1(ssn) END AS ssn,
+  CASE WHEN is_account_group_member('hr') THEN email ELSE sha2(email, 256) END AS email
+FROM main.hr.employees
+WHERE is_account_group_member('emea') OR region <> 'EMEA';
+CREATE OR REPLACE VIEW main.hr.v_keys AS SELECT md5(id) AS k FROM main.hr.employees;
+ALTER TABLE main.hr.employees SET ROW FILTER main.hr.f ON (region);
+"""
+
+#: A Snowflake secure view in the style of Snowflake's "secure views" documentation; a plain
+#: (not secure) view is not read as a policy.
+SECURE_VIEW = """\
+CREATE OR REPLACE SECURE VIEW GOV.V.CUSTOMERS AS
+SELECT CASE WHEN CURRENT_ROLE() IN ('SUPPORT') THEN EMAIL ELSE MD5(EMAIL) END AS EMAIL
+FROM SALES.CRM.CUSTOMERS;
+CREATE VIEW GOV.V.PLAIN AS SELECT CASE WHEN CURRENT_ROLE() = 'X' THEN 1 END AS A FROM T;
+"""
+
 GOOD_SF = """\
 CREATE MASKING POLICY gov.pol.notes AS (val VARCHAR) RETURNS VARCHAR ->
   CASE WHEN IS_ROLE_IN_SESSION('CLINICAL') THEN val ELSE '***' END;
@@ -254,6 +277,35 @@ CASES = [
         {"u.sql": "CREATE FUNCTION f(x INT) RETURNS INT LANGUAGE PYTHON AS $$ return x $$;\n"},
         [("u.sql", 1, "ACC001", "CREATE")],
         ["--dialect"],
+    ),
+    Case(
+        "Databricks dynamic view",
+        {"views.databricks.sql": DYNAMIC_VIEW},
+        [
+            ("views.databricks.sql", 3, "ACC102", "is_member('hr_admins')"),
+            ("views.databricks.sql", 3, "ACC201", "sha1(ssn)"),
+            ("views.databricks.sql", 3, "ACC204", "sha1(ssn)"),
+            ("views.databricks.sql", 4, "ACC201", "sha2(email, 256)"),
+        ],
+    ),
+    Case(
+        "Snowflake secure view",
+        {"views.snowflake.sql": SECURE_VIEW},
+        [
+            ("views.snowflake.sql", 2, "ACC101", "CURRENT_ROLE()"),
+            ("views.snowflake.sql", 2, "ACC201", "MD5(EMAIL)"),
+            ("views.snowflake.sql", 2, "ACC204", "MD5(EMAIL)"),
+        ],
+    ),
+    Case(
+        "dynamic view that cannot be parsed",
+        {
+            "broken_view.databricks.sql": (
+                "CREATE VIEW main.hr.v AS SELECT CASE WHEN is_member('a') THEN x FROM t;\n"
+            )
+        },
+        [("broken_view.databricks.sql", 1, "ACC001", "CREATE VIEW")],
+        ["decides access", "could not be analysed"],
     ),
     Case(
         "no policy statement needs no dialect",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterator
 
 from compiler.errors import Location
@@ -110,13 +111,41 @@ def _unrecognised(result: ScanResult) -> Iterator[SqlHit]:
         yield SqlHit(finding, (stmt,))
 
 
+#: calls that make a view decide access (as compiler.lint.sql_rules reads views)
+_ACCESS_WORDS = frozenset(
+    {"IS_MEMBER", "IS_ACCOUNT_GROUP_MEMBER", "IS_ROLE_IN_SESSION", "CURRENT_ROLE", "CURRENT_USER"}
+)
+
+
+def _unparsed_views(result: ScanResult) -> Iterator[SqlHit]:
+    """A ``CREATE VIEW`` that decides access per caller and that sqlglot could not parse."""
+    for stmt in result.statements:
+        if stmt.kind != "other" or stmt.expression is not None:
+            continue
+        words = re.findall(r"[A-Za-z_]+", stmt.text.upper())
+        if not words or words[0] != "CREATE" or "VIEW" not in words[:6]:
+            continue
+        if not _ACCESS_WORDS & set(words):
+            continue
+        finding = Finding(
+            Location(stmt.file, stmt.line, stmt.column),
+            "ACC001",
+            "",
+            "a view that decides access per caller (it checks roles, groups or the user) "
+            "could not be analysed: accord cannot parse its query",
+            "correct the view's SQL; until then its role checks and masks are not checked",
+        )
+        yield SqlHit(finding, (stmt,))
+
+
 @sql_rule("ACC001")
 def unanalysed_policy(ctx: SqlContext) -> Iterator[SqlHit]:
     """A policy statement in a SQL file could not be analysed.
 
     ## What it does
     Reports every policy statement accord could not read: a masking or row access policy, a
-    filter or mask function, an ABAC policy or an attachment with a syntax error (at the
+    filter or mask function, an ABAC policy, an attachment, or a view that decides access
+    per caller (a Databricks dynamic view, a Snowflake secure view) with a syntax error (at the
     line and column of the error), text after an unterminated quote, a function in a file
     whose dialect cannot be told, a Jinja template with a syntax error, or a template
     statement whose keywords come from an expression accord cannot resolve. The rest of the
@@ -146,3 +175,4 @@ def unanalysed_policy(ctx: SqlContext) -> Iterator[SqlHit]:
             if error.kind != "suppression":
                 yield SqlHit(_error_finding(result, error), ())
         yield from _unrecognised(result)
+        yield from _unparsed_views(result)
