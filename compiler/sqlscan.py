@@ -554,9 +554,32 @@ _CONSTRUCTS = {
 }
 
 
+#: binary operators by sqlglot class: a missing "expression" is their right-hand operand
+_OPERATORS = {
+    "Add": "+",
+    "Sub": "-",
+    "Mul": "*",
+    "Div": "/",
+    "Mod": "%",
+    "DPipe": "||",
+    "EQ": "=",
+    "NEQ": "<>",
+    "GT": ">",
+    "GTE": ">=",
+    "LT": "<",
+    "LTE": "<=",
+    "And": "AND",
+    "Or": "OR",
+    "Like": "LIKE",
+    "ILike": "ILIKE",
+}
+
+
 def sql_terms(description: str) -> str:
     """A sqlglot parse error said in SQL terms: no Python class names, no internals."""
     found = _REQUIRED.search(description)
+    if found and found.group(2) in _OPERATORS and found.group(1) == "expression":
+        return f"the {_OPERATORS[found.group(2)]} operator has no right-hand operand"
     if found:
         construct = _CONSTRUCTS.get(found.group(2), "the expression")
         return f"{construct} is incomplete here: a part of it is missing or not valid SQL"

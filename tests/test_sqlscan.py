@@ -949,8 +949,8 @@ def test_databricks_fixture() -> None:
             "CREATE FUNCTION f(a INT) RETURNS INT AS 'a +\n  ';\nSELECT 2;",
             1,
             44,
-            "cannot parse the function body: Required keyword: 'expression' missing for "
-            "<class 'sqlglot.expressions.core.Add'>",
+            # said in SQL terms, never sqlglot's "Required keyword ... <class ...>"
+            "cannot parse the function body: the + operator has no right-hand operand",
             id="broken-string-body",
         ),
         pytest.param(
@@ -958,8 +958,7 @@ def test_databricks_fixture() -> None:
             "CREATE FUNCTION f(a INT) RETURNS INT\n  RETURN a + ) 2;\nSELECT 2;",
             2,
             14,
-            "cannot parse the function body: Required keyword: 'expression' missing for "
-            "<class 'sqlglot.expressions.core.Add'>",
+            "cannot parse the function body: the + operator has no right-hand operand",
             id="broken-return-body",
         ),
         pytest.param(
