@@ -240,6 +240,10 @@ def analyze(model: PolicyModel) -> Analysis:
 Table = tuple[str, list[str], list[list[str]]]
 
 
+def _divergence_row(d: DivergenceGroup) -> list[str]:
+    return [" ".join(d.facts), d.aspect, _reach_text(d.loose), _reach_text(d.strict)]
+
+
 def tables(a: Analysis) -> list[Table]:
     """(title, header, rows) of every table, in order: surfaces, one matrix per persona,
     divergences, counts."""
@@ -276,17 +280,7 @@ def tables(a: Analysis) -> list[Table]:
         (
             "Divergences (ACC403)",
             ["facts", "aspect", "looser", "stricter", "decides", "personas"],
-            [
-                [
-                    " ".join(d.facts),
-                    d.aspect,
-                    _reach_text(d.loose),
-                    _reach_text(d.strict),
-                    d.decides,
-                    ", ".join(d.personas),
-                ]
-                for d in a.divergences
-            ],
+            [[*_divergence_row(d), d.decides, ", ".join(d.personas)] for d in a.divergences],
         )
     )
     if a.suppressed:
@@ -295,14 +289,7 @@ def tables(a: Analysis) -> list[Table]:
                 "Suppressed divergences (ACC403)",
                 ["facts", "aspect", "looser", "stricter", "personas", "reason"],
                 [
-                    [
-                        " ".join(d.facts),
-                        d.aspect,
-                        _reach_text(d.loose),
-                        _reach_text(d.strict),
-                        ", ".join(d.personas),
-                        reason,
-                    ]
+                    [*_divergence_row(d), ", ".join(d.personas), reason]
                     for d, reason in a.suppressed
                 ],
             )

@@ -24,19 +24,9 @@ from compiler.lint import Finding, lint_sql_batch
 from compiler.lint.sources import source_line
 from compiler.lint.sqlfiles import read_sql_files
 from tests.conftest import ROOT
+from tests.test_lint_cli import accord
 
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
-
-
-def accord(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from compiler.cli import main; main()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_COLOR": "1"},
-        check=False,
-    )
 
 
 def write(root: Path, files: dict[str, str]) -> None:
