@@ -80,6 +80,42 @@ end
 {%- endmacro -%}
 """
 
+#: In the style of infinitelambda/dbt-tags (macros/resources/masking-policies/ and the
+#: per-tag `create_masking_policy__<tag>` macros of its getting-started guide): a dispatching
+#: macro that builds the query in a `{% set %}` block over a `{% for %}` and runs it, and a
+#: policy macro with a `--` comment inside the body.
+DBT_TAGS_DISPATCH = """\
+{% macro create_masking_policies(debug=False) -%}
+  {{ return(adapter.dispatch('create_masking_policies', 'dbt_tags')(debug=debug)) }}
+{%- endmacro %}
+
+{% macro default__create_masking_policies(debug=False) %}
+  {% set ns = dbt_tags.get_resource_ns() %}
+  {% set query -%}
+    {% for item in dbt_tags.get_dbt_tags() -%}
+      {%- if loop.first -%}
+        create schema if not exists {{ ns }};
+      {%- endif %}
+      {{ context.get("create_masking_policy__" ~ item.tag)(ns) }}
+    {%- endfor %}
+  {%- endset %}
+  {{ log("query: " ~ query, info=True) if execute }}
+  {% if not debug %}{% set results = run_query(query) %}{% endif %}
+{% endmacro %}
+"""
+DBT_TAGS_POLICY = """\
+{% macro create_masking_policy__pii_email(ns) -%}
+
+  create masking policy if not exists {{ ns }}.pii_email as (val string)
+    returns string ->
+    case --/ your definition starts here
+      when is_role_in_session('PII_READER') then val
+      else sha2(val, 256)
+    end;
+
+{%- endmacro %}
+"""
+
 #: A dbt model with a config() call before its SQL (dbt docs, "config" Jinja function); no
 #: policy statement: nothing to report.
 DBT_MODEL = """\
@@ -198,6 +234,14 @@ CASES = [
         ],
     ),
     Case("dbt model with config()", {"models/customers.sql": DBT_MODEL}, []),
+    Case(
+        "dbt-tags dispatcher and policy macro",
+        {
+            "macros/create_masking_policies.sql": DBT_TAGS_DISPATCH,
+            "macros/mp-ddl/create_masking_policy__pii_email.sql": DBT_TAGS_POLICY,
+        },
+        [("macros/mp-ddl/create_masking_policy__pii_email.sql", 7, "ACC201", "sha2(val, 256)")],
+    ),
     Case(
         "template syntax error",
         {"macros/broken.sql": "{% macro m() %}\nCREATE MASKING POLICY p AS (v string)\n"},
