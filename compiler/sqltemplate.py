@@ -73,6 +73,8 @@ class Template:
     #: (offset, message) of a template syntax error; the variants are then empty
     error: tuple[int, str] | None = None
     placeholders: dict[str, str] = field(default_factory=dict)
+    #: placeholder -> the function its expression calls ("" when it calls none)
+    calls: dict[str, str] = field(default_factory=dict)
 
     def restore(self, text: str) -> str:
         """``text`` (a message, a name) with every placeholder back to its template source."""
@@ -178,6 +180,7 @@ def _render(source: str, constructs: list[Construct]) -> Template:
     chars = list(source)
     breaks: list[tuple[int, bool]] = []
     placeholders: dict[str, str] = {}
+    calls: dict[str, str] = {}
     n = 0
     for c in constructs:
         _blank(chars, c.start, c.end)
@@ -189,6 +192,7 @@ def _render(source: str, constructs: list[Construct]) -> Template:
             if len(name) <= width:
                 name = name.ljust(width, "_")
                 placeholders[name] = " ".join(c.source.split())
+                calls[name] = c.tag
             else:
                 name = "_" * width
             chars[c.start : c.start + width] = list(name)
@@ -210,7 +214,7 @@ def _render(source: str, constructs: list[Construct]) -> Template:
                     if i != keep:
                         _blank(variant, start, end)
             variants.append("".join(variant))
-    return Template(variants, sorted(breaks), constructs, None, placeholders)
+    return Template(variants, sorted(breaks), constructs, None, placeholders, calls)
 
 
 def _if_blocks(constructs: list[Construct]) -> list[list[tuple[int, int]]]:

@@ -274,6 +274,20 @@ CASES = [
         ["{{ allowed() }}", "3:13", "cannot resolve"],
     ),
     Case(
+        "a macro call where an expression stands in a policy body",
+        {
+            "macros/mm.sql": """\
+            {% macro create_mp(ns) %}
+            create masking policy {{ ns }}.email as (val string) returns string ->
+              case when is_role_in_session('{{ var("reader") }}') then val
+                   else {{ mask_hash('val') }} end
+            {% endmacro %}
+            """
+        },
+        [("macros/mm.sql", 4, "ACC001", "{{ mask_hash('val') }}")],
+        ["`{{ mask_hash('val') }}`", "cannot resolve"],
+    ),
+    Case(
         "notebook: COMMAND lines end statements",
         {"notebooks/governance.sql": NOTEBOOK},
         [

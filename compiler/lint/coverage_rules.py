@@ -6,9 +6,11 @@ import bisect
 import re
 from collections.abc import Iterator
 
+from sqlglot import exp
+
 from compiler.errors import Location
 from compiler.lint import Finding, SqlContext, SqlHit, sql_rule
-from compiler.sqlscan import ScanError, ScanResult, Statement
+from compiler.sqlscan import ScanError, ScanResult, Statement, node_position
 
 _FIX = {
     "statement": "correct the statement at this position; until then accord cannot check it",
@@ -138,6 +140,39 @@ def _unparsed_views(result: ScanResult) -> Iterator[SqlHit]:
         yield SqlHit(finding, (stmt,))
 
 
+#: calls in ``{{ }}`` that give a value (a name, a literal), not SQL of their own
+_VALUE_CALLS = frozenset({"var", "env_var", "ref", "source", "accord_salt", "adapter"})
+
+
+def _macro_bodies(result: ScanResult) -> Iterator[SqlHit]:
+    """In a template, a policy or function body holding ``{{ some_macro(...) }}`` where an
+    expression stands: the SQL the macro renders (perhaps a hash or a role check) is not in
+    the file, so the body cannot be checked."""
+    template = result.template
+    if template is None:
+        return
+    for stmt in result.statements:
+        if stmt.body is None:
+            continue
+        for column in stmt.body.find_all(exp.Column):
+            called = template.calls.get(column.name)
+            if not called or called in _VALUE_CALLS:
+                continue
+            line, col = node_position(stmt, column)
+            source = template.placeholders[column.name]
+            finding = Finding(
+                Location(stmt.file, line, col),
+                "ACC001",
+                stmt.name or "",
+                f"a policy statement could not be analysed in full: its body calls the macro "
+                f"`{source}`, whose SQL accord cannot resolve (what it renders, a hash or a "
+                "role check, is not checked)",
+                "write the expression in the policy body, or lint the macro's rendered SQL "
+                "(dbt compile) as well",
+            )
+            yield SqlHit(finding, (stmt,))
+
+
 @sql_rule("ACC001")
 def unanalysed_policy(ctx: SqlContext) -> Iterator[SqlHit]:
     """A policy statement in a SQL file could not be analysed.
@@ -176,3 +211,4 @@ def unanalysed_policy(ctx: SqlContext) -> Iterator[SqlHit]:
                 yield SqlHit(_error_finding(result, error), ())
         yield from _unrecognised(result)
         yield from _unparsed_views(result)
+        yield from _macro_bodies(result)
