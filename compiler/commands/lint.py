@@ -96,8 +96,12 @@ def command(
     plans: str | None,
     ledger: str | None,
 ) -> int:
-    """Lint PATH...: a policy directory, YAML files of one project, or .sql files (default:
-    policies). Exit 0 clean, 1 findings at or above --fail-on, 2 unusable input."""
+    """Lint PATH...: a policy directory, YAML files of one project, .sql files (plain SQL,
+    dbt / Jinja templates, Databricks notebook source, Snowflake scripts), or a repository
+    (a dbt project, or a folder with no YAML of its own: every .sql file under it and its
+    policy directory). Default: the configured policies, else policies. Exit 0 clean, 1
+    findings at or above --fail-on (a policy statement that could not be analysed is one:
+    ACC001), 2 unusable input."""
     # A loaded estate is a large graph of long-lived objects; at the default threshold (700
     # allocations) the cyclic collector rescans it thousands of times. A larger first
     # threshold cuts lint time on a 3,000-table estate by about a third (bench/lint_bench.py).

@@ -182,8 +182,9 @@ def unanalysed_policy(ctx: SqlContext) -> Iterator[SqlHit]:
     filter or mask function, an ABAC policy, an attachment, or a view that decides access
     per caller (a Databricks dynamic view, a Snowflake secure view) with a syntax error (at the
     line and column of the error), text after an unterminated quote, a function in a file
-    whose dialect cannot be told, a Jinja template with a syntax error, or a template
-    statement whose keywords come from an expression accord cannot resolve. The rest of the
+    whose dialect cannot be told, a Jinja template with a syntax error, a template
+    statement whose keywords come from an expression accord cannot resolve, or a policy
+    body that calls a macro (`{{ mask_hash('val') }}`) whose SQL is not in the file. The rest of the
     batch is still linted, and the command exits 1, not 2, when these are the only
     problems (as ruff reports a syntax error as a diagnostic and goes on).
 
