@@ -85,6 +85,13 @@ def test_bad_configuration_is_a_located_error(tmp_path: Path) -> None:
     run = accord("lint", "a.sql", cwd=tmp_path)
     assert run.returncode == 2 and "accord.toml:" in run.stderr and "invalid TOML" in run.stderr
     assert "Traceback" not in run.stderr
+    # machine formats still print one document, the files linted with the defaults
+    run = accord("lint", "a.sql", "--format", "json", cwd=tmp_path)
+    doc = json.loads(run.stdout)
+    assert run.returncode == 2 and doc["errors"][0]["file"] == "accord.toml"
+    # a bad --select is bad usage
+    run = accord("lint", "a.sql", "--select", "ACC999", cwd=tmp_path)
+    assert run.returncode == 2 and "accord: --select / --ignore: no rule matches" in run.stderr
 
 
 def test_acc001_cannot_be_deselected(tmp_path: Path) -> None:

@@ -106,14 +106,14 @@ def command(
     # allocations) the cyclic collector rescans it thousands of times. A larger first
     # threshold cuts lint time on a 3,000-table estate by about a third (bench/lint_bench.py).
     gc.set_threshold(100_000, 50, 100)
-    config = load_config()
-    where = Location("--select/--ignore", 1, 1)
-    if select is not None:
-        config = replace(config, select=parse_codes(select, where))
-    if ignore_rules is not None:
-        config = replace(config, ignore=config.ignore + parse_codes(ignore_rules, where))
-    fail_on = fail_on or config.fail_on or "error"
     problems: list[Diagnostic] = []
+    try:
+        config = load_config()
+    except InputError as err:  # reported with the findings of the default configuration
+        problems += err.diagnostics
+        config = LintConfig()
+    config = _with_options(config, select, ignore_rules)
+    fail_on = fail_on or config.fail_on or "error"
     default = config.policies and os.path.relpath(os.path.join(config.root, config.policies))
     given = paths or (default or "policies",)
     directories, yaml_files, sql_files = _classify(given, problems, config)
@@ -161,6 +161,19 @@ def command(
         click.echo(f"accord lint: {n} input error{'s' if n != 1 else ''}", err=True)
         return 2
     return exit_code(findings, fail_on)
+
+
+def _with_options(config: LintConfig, select: str | None, ignore: str | None) -> LintConfig:
+    """``--select`` replaces the configured select; ``--ignore`` adds to its ignore."""
+    where = Location("<command line>", 1, 1)
+    try:
+        if select is not None:
+            config = replace(config, select=parse_codes(select, where))
+        if ignore is not None:
+            config = replace(config, ignore=config.ignore + parse_codes(ignore, where))
+    except InputError as err:
+        raise UsageError(f"--select / --ignore: {err.diagnostics[0].message}") from None
+    return config
 
 
 def exit_code(findings: list[Finding], fail_on: str) -> int:
