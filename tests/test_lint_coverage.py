@@ -146,6 +146,29 @@ RETURN CASE WHEN is_account_group_member('hr_admins') THEN ssn ELSE sha1(ssn) EN
 ALTER TABLE main.hr.employees SET ROW FILTER main.hr.region_filter ON (region)
 """
 
+#: A Python notebook exported as source, in the style of the Databricks row-filter labs
+#: (`# Databricks notebook source`, `# MAGIC %sql` cells between `# COMMAND` lines).
+PY_NOTEBOOK = """\
+# Databricks notebook source
+# MAGIC %md
+# MAGIC ### Row filters
+
+# COMMAND ----------
+
+user = dbutils.widgets.get("user")
+
+# COMMAND ----------
+
+# MAGIC %sql
+# MAGIC CREATE OR REPLACE FUNCTION main.sec.region_filter(region STRING)
+# MAGIC RETURN IF(is_member('admins'), true, region = 'EMEA')
+
+# COMMAND ----------
+
+# MAGIC %sql
+# MAGIC ALTER TABLE main.sales.orders SET ROW FILTER main.sec.region_filter ON (region)
+"""
+
 #: A Snowflake worksheet in the style of the Snowflake documentation's masking examples:
 #: `//` comments, USE statements, a `$$` function body and an EXECUTE IMMEDIATE block.
 WORKSHEET = """\
@@ -295,6 +318,11 @@ CASES = [
             ("notebooks/governance.sql", 13, "ACC201", "sha1(ssn)"),
             ("notebooks/governance.sql", 13, "ACC204", "sha1(ssn)"),
         ],
+    ),
+    Case(
+        "Python notebook: %sql cells",
+        {"notebooks/rls.py": PY_NOTEBOOK},
+        [("notebooks/rls.py", 13, "ACC102", "is_member('admins')")],
     ),
     Case(
         "worksheet: // comments, $$ bodies, EXECUTE IMMEDIATE",
@@ -499,6 +527,8 @@ def test_lint_dot_in_a_dbt_repository_finds_macros_notebooks_and_scripts(tmp_pat
             "macros/snow_mask/create_masking_policy_mp_email.sql": DBT_SNOW_MASK,
             "macros/hide_string.sql": GITLAB_MASKING,
             "notebooks/governance.sql": NOTEBOOK,
+            "notebooks/rls.py": PY_NOTEBOOK,
+            "scripts/load.py": "import os\nprint(os.environ['X'])\n",  # not a notebook
             "scripts/worksheet.sql": WORKSHEET,
             "target/compiled/ignored.sql": BAD_ROLE_SF,  # dbt's build output: not walked
             "dbt_packages/pkg/macros/x.sql": BAD_ROLE_SF,
@@ -511,10 +541,11 @@ def test_lint_dot_in_a_dbt_repository_finds_macros_notebooks_and_scripts(tmp_pat
         "macros/hide_string.sql",
         "macros/snow_mask/create_masking_policy_mp_email.sql",
         "notebooks/governance.sql",
+        "notebooks/rls.py",
         "scripts/worksheet.sql",
     ]
     summary = accord("lint", ".", cwd=tmp_path).stdout.splitlines()[-1]
-    assert summary == "accord lint: 9 errors, 0 warnings in 5 files"
+    assert summary == "accord lint: 10 errors, 0 warnings in 6 files"
 
 
 def test_repository_with_a_policies_directory_lints_both(tmp_path: Path) -> None:

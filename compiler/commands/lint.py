@@ -25,7 +25,7 @@ from compiler.lint.report import (
     render_statistics,
     render_text,
 )
-from compiler.lint.sqlfiles import read_sql_files
+from compiler.lint.sqlfiles import is_python_notebook, read_sql_files
 from compiler.loader import display_path
 from compiler.sqlscan import DIALECTS
 
@@ -214,7 +214,7 @@ def _classify(
                 directories.append(path)
         elif not os.path.exists(path):
             problems.append(Diagnostic(Location(path, 1, 1), _MISSING))
-        elif lowered.endswith(".sql"):
+        elif lowered.endswith(".sql") or is_python_notebook(path):
             sql_files.append(path)
         elif lowered.endswith((".yaml", ".yml")):
             yaml_files.append(path)
@@ -258,15 +258,19 @@ def _is_repository(path: str, policies: str | None) -> bool:
 
 
 def _walk_sql(root: str) -> list[str]:
-    """Every ``.sql`` file under ``root``, in a stable order; hidden and tool folders skipped."""
+    """Every ``.sql`` file (and Databricks Python notebook) under ``root``, in a stable order;
+    hidden and tool folders skipped."""
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
             d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS
         )
         for name in sorted(filenames):
-            if name.lower().endswith(".sql") and not name.startswith("."):
-                found.append(display_path(Path(dirpath) / name, Path(root), root))
+            if name.startswith("."):
+                continue
+            path = Path(dirpath) / name
+            if name.lower().endswith(".sql") or is_python_notebook(str(path)):
+                found.append(display_path(path, Path(root), root))
     return found
 
 

@@ -8,6 +8,7 @@ scanned and the statements and errors merged, so a finding points at the templat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,10 +32,58 @@ def read_text(path: str) -> tuple[str | None, Diagnostic | None]:
         return None, Diagnostic(Location(path, line, column), message)
 
 
+#: the first line of a Python notebook exported by Databricks (File > Export > Source file)
+PY_NOTEBOOK = "# Databricks notebook source"
+_CELL = re.compile(r"^# COMMAND -{4,}[ \t]*$")
+_MAGIC = "# MAGIC"
+
+
+def is_python_notebook(path: str) -> bool:
+    """A ``.py`` file that is a Databricks notebook export (its ``%sql`` cells are SQL)."""
+    if not path.lower().endswith(".py"):
+        return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.readline().lstrip("\ufeff").startswith(PY_NOTEBOOK)
+    except OSError:
+        return False
+
+
+def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]]]:
+    """The ``%sql`` cells of a Python notebook as SQL of the same length, line for line and
+    column for column: each ``# MAGIC `` prefix becomes spaces, every other line (Python,
+    other magics, the ``%sql`` line itself) blanks; each ``# COMMAND`` line ends a
+    statement."""
+    out: list[str] = []
+    breaks: list[tuple[int, bool]] = []
+    offset = 0
+    in_sql = False
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        if _CELL.match(body):
+            in_sql = False
+            breaks.append((offset, True))
+            out.append(" " * len(body) + ending)
+        elif body.startswith(_MAGIC) and body[len(_MAGIC) :].strip().startswith("%sql"):
+            in_sql = True
+            out.append(" " * len(body) + ending)
+        elif in_sql and body.startswith(_MAGIC):
+            out.append(" " * len(_MAGIC) + body[len(_MAGIC) :] + ending)
+        else:
+            out.append(" " * len(body) + ending)
+        offset += len(line)
+    return "".join(out), breaks
+
+
 def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
-    """Scan one SQL file, reading it as a Jinja template when it holds template syntax."""
+    """Scan one SQL file, reading it as a Jinja template when it holds template syntax, and
+    the ``%sql`` cells of a Databricks Python notebook as Databricks SQL."""
     from compiler.sqltemplate import has_template_syntax
 
+    if path.lower().endswith(".py") and text.lstrip("\ufeff").startswith(PY_NOTEBOOK):
+        sql, breaks = notebook_sql(text)
+        return scan(sql, path, dialect or "databricks", breaks)
     if not has_template_syntax(text):
         return scan(text, path, dialect)
     from compiler.sqltemplate import read_template
