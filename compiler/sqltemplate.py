@@ -6,7 +6,9 @@ checked by its parser (``Environment.parse``); nothing here tokenizes Jinja by h
 construct is then replaced, in place and by text of the same length (newlines kept), so a
 position in the SQL is the same line and column in the template file:
 
-* ``{# comments #}`` and ``{% tags %}`` become spaces; ``{% raw %}`` keeps its content;
+* ``{# comments #}`` and ``{% tags %}`` become spaces (a one-line ``{# accord: ignore ACC101
+  why #}`` becomes the SQL comment ``-- accord: ignore ACC101 why``); ``{% raw %}`` keeps its
+  content;
 * ``{{ expression }}`` becomes an identifier (``__j1_``...) of the same length: it stands for
   whatever the expression renders (a name, a literal inside quotes, an expression), and
   :meth:`Template.restore` puts the original text back in messages. dbt calls that render
@@ -184,6 +186,10 @@ def _render(source: str, constructs: list[Construct]) -> Template:
     n = 0
     for c in constructs:
         _blank(chars, c.start, c.end)
+        if c.kind == "comment" and "accord:" in c.source and "\n" not in c.source:
+            # {# accord: ignore ACC101 why #} is a suppression, as -- accord: ignore is
+            inner = c.source[2:-2].strip("-")
+            chars[c.start : c.end] = list(("--" + inner).ljust(c.end - c.start))
         if c.kind == "expression" and c.tag not in _SILENT_CALLS:
             n += 1
             first_line = source[c.start : c.end].split("\n", 1)[0]

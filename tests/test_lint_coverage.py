@@ -424,6 +424,16 @@ def test_sql_in_real_world_shapes(tmp_path: Path, case: Case) -> None:
                 assert word in f.message, f.message
 
 
+def test_a_jinja_comment_can_suppress(tmp_path: Path) -> None:
+    macro = DBT_SNOW_MASK.replace(
+        "\nCREATE MASKING POLICY",
+        "{# accord: ignore ACC101, ACC201 legacy policy, replaced in Q3 #}\nCREATE MASKING POLICY",
+    )
+    write(tmp_path, {"m.sql": macro})
+    findings = _lint(tmp_path, ["m.sql"])
+    assert findings and all(f.suppressed for f in findings)
+
+
 def test_template_positions_point_into_the_template(tmp_path: Path) -> None:
     write(tmp_path, {"m.sql": DBT_SNOW_MASK})
     [first, *_] = _lint(tmp_path, ["m.sql"])
