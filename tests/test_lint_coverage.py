@@ -258,6 +258,26 @@ CASES = [
     ),
     Case("dbt model with config()", {"models/customers.sql": DBT_MODEL}, []),
     Case(
+        # dbt's own block tags (a generic test; a custom materialization, in the style of dbt
+        # packages that deploy policies as a `masking_policy` materialization)
+        "dbt test and materialization blocks",
+        {
+            "tests/generic/is_masked.sql": """\
+            {% test is_masked(model, column_name) %}
+            select * from {{ model }} where {{ column_name }} not like '***%'
+            {% endtest %}
+            """,
+            "macros/materializations/masking_policy.sql": """\
+            {% materialization masking_policy, adapter='snowflake' %}
+            {% set target_relation = this %}
+            create masking policy {{ this }} as (val string) returns string ->
+              case when current_role() = 'A' then val end;
+            {% endmaterialization %}
+            """,
+        },
+        [("macros/materializations/masking_policy.sql", 4, "ACC101", "current_role()")],
+    ),
+    Case(
         "dbt-tags dispatcher and policy macro",
         {
             "macros/create_masking_policies.sql": DBT_TAGS_DISPATCH,
