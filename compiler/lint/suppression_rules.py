@@ -58,13 +58,16 @@ def unused_ignore_entries(
         if f.suppressed
     }
     model = project.model
+    in_policy: dict[str, bool] = {}
     for section in _SECTIONS:
         entries = getattr(model, section)
         for name in sorted(entries):
             for rule_id in sorted(entries[name].ignore):
                 if not selected(rule_id) or (section, name, rule_id) in used:
                     continue
-                applies = "policy" in rule_sources(rule_id)
+                if rule_id not in in_policy:
+                    in_policy[rule_id] = "policy" in rule_sources(rule_id)
+                applies = in_policy[rule_id]
                 why = (
                     "no finding of it is raised on this entry"
                     if applies
