@@ -91,6 +91,11 @@ def _refuse_symlinks(target: Path) -> None:
             dirs[:] = [d for d in dirs if d != ".terraform"]
 
 
+def _write_file(path: Path, text: str) -> None:
+    with open(path, "x", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+
+
 def write_tree(out: str | os.PathLike[str], files: dict[str, str]) -> list[str]:
     """Write ``files`` plus the manifest under ``out`` atomically: everything is written to a
     temporary sibling directory and moved into place, so a failed run leaves no half tree.
@@ -115,8 +120,7 @@ def write_tree(out: str | os.PathLike[str], files: dict[str, str]) -> list[str]:
         for rel, text in all_files.items():
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            _write_file(path, text)
         for name in TERRAFORM_KEPT:
             kept = target / "terraform" / name
             if kept.exists():

@@ -36,6 +36,7 @@ from compiler.plan.ledger import (
     read_plans,
     stage_status,
 )
+from compiler.plan.lock import locked
 from compiler.plan.write import sha256
 from targets.salts import SaltBox, SaltError, materialize
 
@@ -235,6 +236,7 @@ def prepared(
             raise UsageError(f"{s.file}: {err}") from None
 
 
+@locked
 def apply(
     plans_dir: str,
     ledger: Path,
@@ -297,6 +299,7 @@ def last_applied(plans: list[PlanInfo], records: list[Record], platform: str) ->
     return done[-1] if done else None
 
 
+@locked
 def rollback(
     plans_dir: str,
     ledger: Path,

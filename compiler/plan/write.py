@@ -19,7 +19,7 @@ from pathlib import Path
 
 from compiler.compile import write_tree
 from compiler.errors import UsageError
-from compiler.plan.ledger import PLAN_FILE
+from compiler.plan.ledger import PLAN_DIR, PLAN_FILE, default_ledger, ledger_lock, read_ledger
 from compiler.plan.order import WHY, Group, Plan, Stage
 from compiler.plan.steps import Step
 from targets.objects import (
@@ -36,7 +36,6 @@ from targets.objects import (
 from targets.salts import PLACEHOLDER
 from targets.sql import comment_text
 
-PLAN_DIR = re.compile(r"^(?P<number>\d{4})_[a-z0-9][a-z0-9-]*$")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
 FORMAT = 1
 
@@ -80,11 +79,31 @@ def slug_of(plan: Plan) -> str:
 
 
 def write_plan(plan: Plan, out: str, name: str | None = None) -> tuple[str, list[str]]:
-    """Write ``plan`` under ``out``; return its id and the files written (relative to out)."""
+    """Write ``plan`` under ``out``; return its id and the files written (relative to out).
+
+    The plan directory appears atomically (``write_tree``: staged in a hidden sibling, renamed
+    into place) under the lock of the plans directory's ledger, so no run of ``migrate apply``
+    sees it half written. A plan whose stages appear in the ledger is immutable: planning the
+    same base and head again leaves it as it is when nothing changed and is refused otherwise."""
     if name is not None and not SLUG.match(name):
         raise UsageError(f"--name {name!r}: use lower-case letters, digits and '-' (max 60)")
     root = Path(out)
+    if root.is_symlink() or (root.exists() and not root.is_dir()):
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    existed = root.exists()
+    try:
+        with ledger_lock(default_ledger(root)):
+            return _write_plan(plan, root, name)
+    except BaseException:
+        if not existed and root.is_dir() and not any(root.iterdir()):
+            root.rmdir()  # nothing written: not even the directory
+        raise
+
+
+def _write_plan(plan: Plan, root: Path, name: str | None) -> tuple[str, list[str]]:
     plans = existing_plans(root)
+    ledger = default_ledger(root)
+    recorded = {r.plan: r.line for r in read_ledger(ledger)}
     same = [
         (n, d)
         for n, d in plans.items()
@@ -93,11 +112,30 @@ def write_plan(plan: Plan, out: str, name: str | None = None) -> tuple[str, list
     number = same[0][0] if same else max(plans, default=0) + 1
     plan_id = f"{number:04d}_{name or slug_of(plan)}"
     files = render_plan(plan, plan_id)
+    for _, old in same:
+        if old.name in recorded:
+            if old.name == plan_id and _unchanged(old, files):
+                return plan_id, []
+            raise UsageError(
+                f"{old}: its stages appear in {ledger} (line {recorded[old.name]}), so the plan "
+                "is immutable: it is never rewritten, renamed or deleted. Plan the next change "
+                "from the model as applied (--base) instead"
+            )
     written = write_tree(root / plan_id, files)
     for _, old in same:
         if old.name != plan_id:
             shutil.rmtree(old)
     return plan_id, [f"{plan_id}/{f}" for f in written]
+
+
+def _unchanged(directory: Path, files: dict[str, str]) -> bool:
+    for rel, text in files.items():
+        try:
+            if (directory / rel).read_text(encoding="utf-8") != text:
+                return False
+        except (OSError, UnicodeDecodeError):
+            return False
+    return True
 
 
 def _fingerprints(directory: Path) -> tuple[str, str] | None:

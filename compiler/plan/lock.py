@@ -1,0 +1,101 @@
+"""One ``accord migrate apply`` or ``rollback`` at a time per ledger.
+
+The lock is a file beside the ledger (``ledger.jsonl.lock``) holding the holder's pid, host
+and start time. It is taken atomically with an exclusive ``flock`` on that file, which the
+kernel releases when the holder exits, however it exits: a lock file left behind by a killed
+run is stale and simply taken over (its contents are rewritten). While another run holds it,
+the second run stops before reading the ledger, with a message naming the holder.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import socket
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from compiler.errors import UsageError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows
+    fcntl = None  # type: ignore[assignment]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class LedgerLocked(UsageError):
+    """Another run holds the ledger."""
+
+
+def lock_path(ledger: Path) -> Path:
+    return ledger.with_name(ledger.name + ".lock")
+
+
+def _holder(path: Path) -> str:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")[:4096])
+        return f"pid {int(data['pid'])} on host {str(data['host'])[:255]} since {data['since']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process (its lock file names no holder yet)"
+
+
+@contextmanager
+def ledger_lock(ledger: Path) -> Iterator[None]:
+    """Hold the lock of ``ledger`` for the duration of the block, or raise LedgerLocked."""
+    path = lock_path(Path(ledger))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as err:
+            raise UsageError(f"{path}: cannot create the ledger's lock: {err.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise LedgerLocked(
+                f"{ledger} is locked by {_holder(path)} (another accord migrate apply or "
+                f"rollback): wait for it to finish; the lock ({path}) is released when it exits"
+            ) from None
+        # the file may have been removed by a holder releasing it between our open and our
+        # lock: then we hold a lock on a file nobody else sees, so take the new one instead
+        try:
+            same = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        holder = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        os.ftruncate(fd, 0)
+        os.write(fd, (json.dumps(holder) + "\n").encode("utf-8"))
+        yield
+    finally:
+        with suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+
+
+def locked(function: F) -> F:
+    """Run ``function(plans_dir, ledger, ...)`` holding the lock of ``ledger``."""
+
+    @functools.wraps(function)
+    def run(plans_dir: Any, ledger: Any, *args: Any, **kwargs: Any) -> Any:
+        with ledger_lock(Path(ledger)):
+            return function(plans_dir, ledger, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
