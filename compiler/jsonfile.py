@@ -19,9 +19,13 @@ MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_JSON_DEPTH = 32
 
 
-def read_bytes(path: Path, what: str, limit: int = MAX_JSON_BYTES) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them."""
-    where = Location(str(path), 1, 1)
+def read_bytes(
+    path: Path, what: str, limit: int = MAX_JSON_BYTES, name: str | None = None
+) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them (``name``: the path as
+    reported). A FIFO, a device (a symlink to ``/dev/zero``) or a directory is refused without
+    reading from it; the size is checked before reading and again while reading."""
+    where = Location(name if name is not None else str(path), 1, 1)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as err:

@@ -59,6 +59,11 @@ def validate_raw(raw: RawProject) -> Project:
         raise InputError(
             Diagnostic(raw.origin, "no file declares 'version: 1' (required in at least one file)")
         )
+    from compiler.scalars import scalar_problems
+
+    misread = scalar_problems(raw)
+    if misread:
+        raise InputError(misread)
     try:
         model = PolicyModel.model_validate(raw.data)
     except ValidationError as err:
@@ -140,7 +145,10 @@ def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
             )
             continue
         where = raw.source.value(path) or raw.origin
-        out.append(Diagnostic(where, f"{_dotted(path) or 'top level'}: {_message(e)}"))
+        from compiler.scalars import quote_hint
+
+        hint = quote_hint(raw, path) if kind in ("string_type", "literal_error") else ""
+        out.append(Diagnostic(where, f"{_dotted(path) or 'top level'}: {_message(e)}{hint}"))
     return out
 
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from compiler.filelock import LedgerLocked, ledger_lock, lock_path
 from compiler.plan.apply import apply, rollback
 from compiler.plan.ledger import append_record, read_ledger, read_plans
-from compiler.plan.lock import LedgerLocked, ledger_lock, lock_path
 from tests.plan_helpers import ROOT, reference_plan, run_cli
 
 SECRETS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}
@@ -102,7 +102,7 @@ def test_a_second_apply_during_the_first_stops_and_names_the_holder(plans: Path)
 _HOLDER = """
 import sys, time
 from pathlib import Path
-from compiler.plan.lock import ledger_lock
+from compiler.filelock import ledger_lock
 with ledger_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(120)

@@ -154,10 +154,13 @@ def _scan(paths: list[str], dialect: str | None) -> list[ScanResult]:
     results = []
     problems = []
     for path in paths:
+        from compiler.jsonfile import read_bytes
+        from compiler.loader import MAX_FILE_BYTES
+
         try:
-            raw = Path(path).read_bytes()
-        except OSError as err:
-            problems.append(Diagnostic(Location(path, 1, 1), f"cannot read file: {err.strerror}"))
+            raw = read_bytes(Path(path), "SQL file", MAX_FILE_BYTES, path)
+        except InputError as err:
+            problems.extend(err.diagnostics)
             continue
         try:
             text = raw.decode("utf-8")

@@ -26,6 +26,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 from compiler.errors import UsageError
+from compiler.filelock import locked
 from compiler.plan.ledger import (
     PlanInfo,
     Record,
@@ -36,7 +37,6 @@ from compiler.plan.ledger import (
     read_plans,
     stage_status,
 )
-from compiler.plan.lock import locked
 from compiler.plan.write import sha256
 from targets.salts import SaltBox, SaltError, materialize
 

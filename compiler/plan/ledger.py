@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.errors import Location, UsageError
+from compiler.filelock import ledger_lock as ledger_lock
 from compiler.jsonfile import decode, loads, read_bytes, read_json
-from compiler.plan.lock import ledger_lock as ledger_lock
 
 LEDGER = "ledger.jsonl"
 PLAN_FILE = "plan.json"

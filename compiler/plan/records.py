@@ -21,7 +21,7 @@ from compiler.jsonfile import locate_key, read_json
 
 Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 #: a stage id, a group id, a plan id: plain names, never a path
-Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}$")]
+Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,1023}$")]
 #: a file of the plan directory: a plain name ending in .sql, never a path out of it
 FileName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}\.sql$")]
 Short = Annotated[str, StringConstraints(max_length=4096)]

@@ -73,9 +73,23 @@ def slug_of(plan: Plan) -> str:
     if any(d.style for d in plan.diffs.values()):
         parts.append("style")
     slug = "-".join(parts).replace("_", "-")
-    while len(slug) > 60:
+    while len(slug) > 60 and "-" in slug:
         slug = slug.rsplit("-", 1)[0]
+    if len(slug) > 60:  # one long word (a domain name without '_'): cut it, and say which
+        slug = f"{slug[:51]}-{hashlib.sha256(slug.encode()).hexdigest()[:8]}"
     return slug
+
+
+#: the longest stage file name written (the filesystem's limit is 255 bytes)
+MAX_FILE_STEM = 100
+
+
+def file_stem(stage_id: str) -> str:
+    """The name stage files are written under: the stage id, or, when that is too long for a
+    file name, its start and a digest of the whole (deterministic, and distinct per id)."""
+    if len(stage_id.encode("utf-8")) <= MAX_FILE_STEM:
+        return stage_id
+    return f"{stage_id[: MAX_FILE_STEM - 17]}-{hashlib.sha256(stage_id.encode()).hexdigest()[:16]}"
 
 
 def write_plan(plan: Plan, out: str, name: str | None = None) -> tuple[str, list[str]]:
@@ -157,10 +171,11 @@ def render_plan(plan: Plan, plan_id: str) -> dict[str, str]:
             "verify": _verify_sql(plan_id, stage),
             "rollback": _rollback_sql(plan_id, stage),
         }
+        stem = file_stem(stage.id)
         names = {
-            "file": f"{stage.id}.sql",
-            "verify": f"{stage.id}.verify.sql",
-            "rollback": f"{stage.id}.rollback.sql",
+            "file": f"{stem}.sql",
+            "verify": f"{stem}.verify.sql",
+            "rollback": f"{stem}.rollback.sql",
         }
         for role, text in texts.items():
             files[names[role]] = text
@@ -263,7 +278,8 @@ def _stage_sql(plan_id: str, stage: Stage, groups: dict[str, Group]) -> str:
             "Salt placeholders below are filled with the secret only in memory by `accord "
             "migrate apply`, never in a file: run this stage through it, not by hand."
         )
-    lines += _paragraph(f"Checks: {stage.id}.verify.sql. Undo: {stage.id}.rollback.sql.")
+    stem = file_stem(stage.id)
+    lines += _paragraph(f"Checks: {stem}.verify.sql. Undo: {stem}.rollback.sql.")
     return "\n".join(lines) + "\n\n" + "\n\n".join(body) + "\n"
 
 

@@ -1,10 +1,12 @@
-"""One ``accord migrate apply`` or ``rollback`` at a time per ledger.
+"""Lock files: one ``accord migrate apply`` or ``rollback`` at a time per ledger, one
+``accord compile`` or ``plan`` at a time per output directory.
 
-The lock is a file beside the ledger (``ledger.jsonl.lock``) holding the holder's pid, host
-and start time. It is taken atomically with an exclusive ``flock`` on that file, which the
-kernel releases when the holder exits, however it exits: a lock file left behind by a killed
-run is stale and simply taken over (its contents are rewritten). While another run holds it,
-the second run stops before reading the ledger, with a message naming the holder.
+A lock is a file (``ledger.jsonl.lock`` beside the ledger; ``.OUT.accord-lock`` beside an
+output directory) holding the holder's pid, host and start time. It is taken atomically with
+an exclusive ``flock`` on that file, which the kernel releases when the holder exits, however
+it exits: a lock file left behind by a killed run is stale and simply taken over (its contents
+are rewritten). While another run holds it, the second run stops (the ledger: before reading
+it) or waits (an output directory), with a message naming the holder.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import functools
 import json
 import os
 import socket
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -29,8 +32,11 @@ except ImportError:  # pragma: no cover - not on Windows
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class LedgerLocked(UsageError):
-    """Another run holds the ledger."""
+class Locked(UsageError):
+    """Another run holds the lock."""
+
+
+LedgerLocked = Locked
 
 
 def lock_path(ledger: Path) -> Path:
@@ -46,26 +52,27 @@ def _holder(path: Path) -> str:
 
 
 @contextmanager
-def ledger_lock(ledger: Path) -> Iterator[None]:
-    """Hold the lock of ``ledger`` for the duration of the block, or raise LedgerLocked."""
-    path = lock_path(Path(ledger))
+def exclusive(path: Path, busy: Callable[[str], str], wait: float = 0.0) -> Iterator[None]:
+    """Hold the lock file ``path`` for the duration of the block. While another process holds
+    it, retry for ``wait`` seconds, then raise :class:`Locked` with ``busy(holder)``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if fcntl is None:  # pragma: no cover
         yield
         return
+    deadline = time.monotonic() + wait
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         except OSError as err:
-            raise UsageError(f"{path}: cannot create the ledger's lock: {err.strerror}") from None
+            raise UsageError(f"{path}: cannot create the lock file: {err.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
-            raise LedgerLocked(
-                f"{ledger} is locked by {_holder(path)} (another accord migrate apply or "
-                f"rollback): wait for it to finish; the lock ({path}) is released when it exits"
-            ) from None
+            if time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            raise Locked(busy(_holder(path))) from None
         # the file may have been removed by a holder releasing it between our open and our
         # lock: then we hold a lock on a file nobody else sees, so take the new one instead
         try:
@@ -88,6 +95,18 @@ def ledger_lock(ledger: Path) -> Iterator[None]:
         with suppress(OSError):
             os.unlink(path)
         os.close(fd)
+
+
+def ledger_lock(ledger: Path) -> Any:
+    """The lock of one ledger: a second ``migrate apply`` or ``rollback`` stops at once."""
+    path = lock_path(Path(ledger))
+    return exclusive(
+        path,
+        lambda holder: (
+            f"{ledger} is locked by {holder} (another accord migrate apply or rollback): wait "
+            f"for it to finish; the lock ({path}) is released when it exits"
+        ),
+    )
 
 
 def locked(function: F) -> F:
