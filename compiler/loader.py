@@ -204,20 +204,11 @@ def parse_document(raw: bytes, name: str) -> tuple[dict[str, Any], SourceMap]:
 
 
 def _decode(raw: bytes, name: str) -> str:
+    from compiler.jsonfile import decode
+
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        before = raw[: err.start]
-        line = before.count(b"\n") + 1
-        column = len(before) - (before.rfind(b"\n") + 1) + 1
-        raise InputError(
-            Diagnostic(
-                Location(name, line, column),
-                f"file is not valid UTF-8 (byte 0x{raw[err.start]:02x})",
-            )
-        ) from None
+    return decode(raw, name, "file")
 
 
 def _refuse_tab_indentation(text: str, name: str) -> None:
