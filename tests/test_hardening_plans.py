@@ -399,3 +399,15 @@ def test_an_oversized_plan_is_refused_before_reading(
     monkeypatch.setattr(ledger_module, "MAX_PLAN_BYTES", 1024)
     code, out, err = run_cli(["migrate", "status", "--plans", str(plans)])
     _assert_clean_refusal(code, out, err, "plan.json:1:1", "at most 1024 are read")
+
+
+@pytest.mark.parametrize(
+    "raw", [b"[" * 100_000, b"\xff\xfe", b"{}"], ids=["deep", "not-utf8", "empty"]
+)
+def test_planning_beside_a_corrupt_plan_never_crashes(plans: Path, raw: bytes) -> None:
+    (_plan_dir(plans) / "plan.json").write_bytes(raw)
+    argv = ["plan", str(ROOT / "policies"), "--base", str(ROOT / "examples/as-found")]
+    code, out, err = run_cli([*argv, "--out", str(plans)])
+    assert code == 0, err
+    assert "Traceback" not in out + err and "internal error" not in err
+    assert (_plan_dir(plans) / "plan.json").read_bytes() == raw  # the other plan is left alone

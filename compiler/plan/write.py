@@ -153,10 +153,14 @@ def _unchanged(directory: Path, files: dict[str, str]) -> bool:
 
 
 def _fingerprints(directory: Path) -> tuple[str, str] | None:
+    from compiler.errors import InputError
+    from compiler.jsonfile import read_json
+    from compiler.plan.ledger import MAX_PLAN_BYTES
+
     try:
-        data = json.loads((directory / PLAN_FILE).read_text(encoding="utf-8"))
+        data, _ = read_json(directory / PLAN_FILE, "plan", MAX_PLAN_BYTES)
         return (data["base_fingerprint"], data["head_fingerprint"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (InputError, KeyError, TypeError):
         return None
 
 
