@@ -197,7 +197,6 @@ def _check_existing(target: Path, out: str) -> None:
         return
     if not target.is_dir():
         raise UsageError(f"{out}: exists and is not a directory")
-    _refuse_symlinks(target)
     if not any(target.iterdir()):
         return
     if not (target / MANIFEST).is_file():
@@ -205,6 +204,8 @@ def _check_existing(target: Path, out: str) -> None:
             f"{out}: exists, is not empty and was not written by accord (no {MANIFEST}); "
             "refusing to replace it"
         )
+    # only a directory that claims to be accord's is walked (never someone's whole tree)
+    _refuse_symlinks(target)
     problem = _manifest_problem(target)
     if problem:
         raise UsageError(f"{out}: refusing to replace it: {problem}")

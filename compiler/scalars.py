@@ -44,7 +44,15 @@ def scalar_problems(raw: RawProject) -> list[Diagnostic]:
             )
         elif isinstance(value, bool):
             if not _BOOL.match(text):
-                out.append(_misread(where, dotted, text, f"the boolean {str(value).lower()}"))
+                out.append(
+                    _misread(
+                        where,
+                        dotted,
+                        text,
+                        f"the boolean {str(value).lower()}",
+                        f"write {str(value).lower()} for a flag, or ",
+                    )
+                )
         elif isinstance(value, int):
             if not _INT.match(text):
                 out.append(_misread(where, dotted, text, f"the number {value}"))
@@ -53,10 +61,10 @@ def scalar_problems(raw: RawProject) -> list[Diagnostic]:
     return out
 
 
-def _misread(where: Location, dotted: str, text: str, what: str) -> Diagnostic:
+def _misread(where: Location, dotted: str, text: str, what: str, flag: str = "") -> Diagnostic:
     return Diagnostic(
         where,
-        f'{dotted}: YAML 1.1 reads {text} as {what}, not as written: quote it ("{text}") '
+        f'{dotted}: YAML 1.1 reads {text} as {what}, not as written: {flag}quote it ("{text}") '
         "where a name or code is meant",
     )
 

@@ -95,14 +95,14 @@ SCALARS = [
         "principals.yaml",
         lambda t: t.replace("snowflake: BENCH_CHEMIST", "snowflake: yes"),
         r"principals.yaml:\d+:16: ",
-        'YAML 1.1 reads yes as the boolean true, not as written: quote it ("yes")',
+        'YAML 1.1 reads yes as the boolean true, not as written: write true for a flag, or quote it ("yes")',
     ),
     (
         "on-in-a-list-of-names",
         "masks.yaml",
         lambda t: t.replace("unmasked_for: [clinical_unblinded]", "unmasked_for: [on]", 1),
         r"masks.yaml:\d+:\d+: ",
-        'YAML 1.1 reads on as the boolean true, not as written: quote it ("on")',
+        'YAML 1.1 reads on as the boolean true, not as written: write true for a flag, or quote it ("on")',
     ),
     (
         "version-true",
