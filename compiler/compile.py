@@ -231,6 +231,21 @@ def _recover(target: Path) -> None:
         shutil.rmtree(leftover, ignore_errors=True)
 
 
+def recover_all(parent: Path) -> None:
+    """:func:`_recover` for every output directory of ``parent`` that a killed run left
+    temporary siblings of (the plans directory, whose plans are written one by one). Call it
+    only holding a lock that keeps every writer of ``parent`` out."""
+    import re
+
+    leftover = re.compile(rf"^\.(?P<name>.+)\.(?:{_STAGING}|{_OLD})")
+    try:
+        names = {m.group("name") for p in parent.iterdir() if (m := leftover.match(p.name))}
+    except OSError:
+        return
+    for name in sorted(names):
+        _recover(parent / name)
+
+
 @contextlib.contextmanager
 def _signals_interrupt() -> Iterator[None]:
     """Turn SIGTERM and SIGHUP into an exception while files are written, so the cleanup of

@@ -411,3 +411,18 @@ def test_planning_beside_a_corrupt_plan_never_crashes(plans: Path, raw: bytes) -
     assert code == 0, err
     assert "Traceback" not in out + err and "internal error" not in err
     assert (_plan_dir(plans) / "plan.json").read_bytes() == raw  # the other plan is left alone
+
+
+def test_what_a_killed_plan_left_is_recovered_by_the_next(plans: Path) -> None:
+    applied = _plan_dir(plans)
+    # killed between its two renames while rewriting 0001, and while staging another plan
+    moved = plans / f".{applied.name}.accord-old-k1ll3d"
+    applied.rename(moved)
+    staged = plans / ".0002_other.accord-new-s1gk1l"
+    shutil.copytree(moved, staged)
+    assert read_plans(plans) == []  # neither is ever a plan
+    argv = ["plan", str(ROOT / "policies"), "--base", str(ROOT / "examples/as-found")]
+    code, _, err = run_cli([*argv, "--out", str(plans)])
+    assert code == 0, err
+    assert sorted(p.name for p in plans.iterdir()) == [applied.name]
+    assert [p.id for p in read_plans(plans)] == [applied.name]

@@ -17,7 +17,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from compiler.compile import write_tree
+from compiler.compile import recover_all, write_tree
 from compiler.errors import UsageError
 from compiler.plan.ledger import PLAN_DIR, PLAN_FILE, default_ledger, ledger_lock, read_ledger
 from compiler.plan.order import WHY, Group, Plan, Stage
@@ -115,6 +115,7 @@ def write_plan(plan: Plan, out: str, name: str | None = None) -> tuple[str, list
 
 
 def _write_plan(plan: Plan, root: Path, name: str | None) -> tuple[str, list[str]]:
+    recover_all(root)  # what a killed plan left: a plan moved aside is put back first
     plans = existing_plans(root)
     ledger = default_ledger(root)
     recorded = {r.plan: r.line for r in read_ledger(ledger)}
