@@ -426,3 +426,25 @@ def test_what_a_killed_plan_left_is_recovered_by_the_next(plans: Path) -> None:
     assert code == 0, err
     assert sorted(p.name for p in plans.iterdir()) == [applied.name]
     assert [p.id for p in read_plans(plans)] == [applied.name]
+
+
+def test_a_stage_file_swapped_after_its_check_never_runs(
+    plans: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import compiler.plan.apply as runner
+    from compiler.errors import UsageError
+
+    stage = _plan_dir(plans) / "01_snowflake_prepare.sql"
+    real = runner.changed_files
+
+    def check_then_swap(stages: list[Any]) -> list[str]:
+        bad = real(stages)
+        stage.write_text(stage.read_text() + "\nDROP TABLE DISCOVERY.ASSAYS.RESULTS;\n")
+        return bad
+
+    monkeypatch.setattr(runner, "changed_files", check_then_swap)
+    executor = Recorder()
+    with pytest.raises(UsageError, match="changed while being read"):
+        apply(str(plans), plans / "ledger.jsonl", "snowflake", lambda: executor, print)
+    assert executor.executed == []
+    assert not (plans / "ledger.jsonl").exists()
