@@ -485,3 +485,19 @@ def test_terraform_resources_that_would_share_a_name_are_disambiguated(tmp_path:
     ]
     columns = sorted(body["column"] for name, body in applications.items() if "notes" in name)
     assert columns == ["NOTES", "NOTES$1", "NOTES_1"]
+
+
+@pytest.mark.parametrize("written", ["true", "4.0", "0x4", "04", "4_0", "1:4"])
+def test_a_whole_number_field_takes_only_a_plain_number(tmp_path: Path, written: str) -> None:
+    policies = _policies(
+        tmp_path,
+        {
+            "masks.yaml": lambda t: t.replace(
+                "  free_text:\n",
+                f"  card_tail:\n    strategy: partial\n    keep_last: {written}\n  free_text:\n",
+                1,
+            )
+        },
+    )
+    code, out, err = run_cli(["validate", str(policies)])
+    _refused(code, out, err, r"masks.yaml:\d+:16: ", f"keep_last: {written} is not a whole number")
