@@ -15,7 +15,9 @@ A small number of examples runs in ``make test``; ``ACCORD_FUZZ=1`` runs many mo
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections import Counter
 from typing import Any
 
@@ -178,6 +180,20 @@ def check_compiled(proj: Any, files: dict[str, str]) -> None:
     """The property itself: ``files`` hold exactly the statements and objects of ``proj``."""
     catalogs = lower_all(proj)
     model = proj.model
+    # Terraform: valid JSON, valid and distinct resource names, one application per mask
+    document = json.loads(files["terraform/main.tf.json"])
+    for resources in document["resource"].values():
+        for name in resources:
+            assert re.fullmatch(r"[a-z_][a-z0-9_]*", name) and len(name) <= 140, name
+    applications = document["resource"].get("snowflake_table_column_masking_policy_application", {})
+    masked = [
+        (ds.table, c)
+        for ds in model.datasets.values()
+        if ds.platform == "snowflake"
+        for c, spec in ds.columns.items()
+        if spec.mask
+    ]
+    assert len(applications) == len(masked)
     for platform in ("snowflake", "databricks"):
         catalog = catalogs[platform]
         want = Counter()
