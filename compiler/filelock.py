@@ -114,6 +114,8 @@ def locked(function: F) -> F:
 
     @functools.wraps(function)
     def run(plans_dir: Any, ledger: Any, *args: Any, **kwargs: Any) -> Any:
+        if not Path(plans_dir).is_dir():  # before the lock creates anything
+            raise UsageError(f"{plans_dir}: no such plans directory")
         with ledger_lock(Path(ledger)):
             return function(plans_dir, ledger, *args, **kwargs)
 

@@ -448,3 +448,14 @@ def test_a_stage_file_swapped_after_its_check_never_runs(
         apply(str(plans), plans / "ledger.jsonl", "snowflake", lambda: executor, print)
     assert executor.executed == []
     assert not (plans / "ledger.jsonl").exists()
+
+
+@pytest.mark.parametrize("command", ["apply", "rollback", "status"])
+def test_a_missing_plans_directory_is_refused_and_not_created(tmp_path: Path, command: str) -> None:
+    plans = tmp_path / "no-such-plans"
+    argv = ["migrate", command, "--plans", str(plans)]
+    if command != "status":
+        argv += ["--platform", "snowflake"]
+    code, out, err = run_cli(argv)
+    _assert_clean_refusal(code, out, err, "accord: ", "no such plans directory")
+    assert list(tmp_path.iterdir()) == []
