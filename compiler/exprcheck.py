@@ -98,9 +98,11 @@ def type_problem(dtype: exp.DataType, platform: str) -> str:
 
 
 def _fold(name: str, platform: str, quoted: bool) -> str:
-    if quoted:
-        return name
-    return name.upper() if platform == "snowflake" else name.lower()
+    """Snowflake resolves an unquoted name in upper case and a quoted one as written;
+    Databricks column names are case-insensitive, quoted or not."""
+    if platform != "snowflake":
+        return name.lower()
+    return name if quoted else name.upper()
 
 
 def predicate_problems(tree: exp.Expression, arguments: dict[str, str], platform: str) -> list[str]:
