@@ -318,6 +318,9 @@ def _replace(target: Path, all_files: dict[str, str]) -> list[str]:
                 else:
                     shutil.copy2(kept, staging / "terraform" / name, follow_symlinks=False)
         if target.exists():
+            if _exchange(staging, target):  # one atomic step: OUT is never missing
+                shutil.rmtree(staging, ignore_errors=True)  # now the previous output
+                return sorted(all_files)
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.{_OLD}", dir=target.parent))
             old.rmdir()
             target.rename(old)
@@ -329,6 +332,25 @@ def _replace(target: Path, all_files: dict[str, str]) -> list[str]:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return sorted(all_files)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where
+    the system or the filesystem cannot, and the caller falls back to two renames."""
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    done = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    return done == 0
 
 
 def _umask() -> int:
