@@ -12,24 +12,20 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from compiler.errors import Diagnostic, Location
+from compiler.errors import Diagnostic, InputError
 from compiler.sqlscan import ScanError, ScanResult, detect_dialect, scan
 
 
 def read_text(path: str) -> tuple[str | None, Diagnostic | None]:
-    """The file's text, or a located reason it cannot be read."""
+    """The file's text, or a located reason it cannot be read (a bounded read of a regular
+    file: never a FIFO or a device; UTF-8)."""
+    from compiler.jsonfile import decode, read_bytes
+    from compiler.loader import MAX_FILE_BYTES
+
     try:
-        raw = Path(path).read_bytes()
-    except OSError as err:
-        return None, Diagnostic(Location(path, 1, 1), f"cannot read file: {err.strerror}")
-    try:
-        return raw.decode("utf-8"), None
-    except UnicodeDecodeError as err:
-        before = raw[: err.start]
-        line = before.count(b"\n") + 1
-        column = len(before) - (before.rfind(b"\n") + 1) + 1
-        message = f"file is not valid UTF-8 (byte 0x{raw[err.start]:02x})"
-        return None, Diagnostic(Location(path, line, column), message)
+        return decode(read_bytes(Path(path), "SQL file", MAX_FILE_BYTES, path), path, "file"), None
+    except InputError as err:
+        return None, err.diagnostics[0]
 
 
 #: the first line of a Python notebook exported by Databricks (File > Export > Source file)
