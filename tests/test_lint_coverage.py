@@ -641,3 +641,17 @@ def test_pre_commit_sql_hook_runs_clean_on_this_repository() -> None:
     assert any(f.startswith("migrations/") for f in files)
     run = accord(*hook["entry"].split()[1:], *files)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_a_repository_walk_never_opens_a_fifo(tmp_path: Path) -> None:
+    write(tmp_path, {"sql/c_bad.sql": BAD_ROLE_SF})
+    os.mkfifo(tmp_path / "sql" / "pipe.py")  # a .py is opened to see if it is a notebook
+    run = subprocess.run(
+        [sys.executable, "-c", "from compiler.cli import main; main()", "lint", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 1 and "ACC101" in run.stdout

@@ -8,7 +8,9 @@ scanned and the statements and errors merged, so a finding points at the templat
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,6 +41,8 @@ def is_python_notebook(path: str) -> bool:
     if not path.lower().endswith(".py"):
         return False
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device
+            return False
         with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.readline().lstrip("\ufeff").startswith(PY_NOTEBOOK)
     except OSError:
