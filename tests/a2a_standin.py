@@ -10,13 +10,14 @@ taken as 0.3 and refused with ``-32009`` (VersionNotSupportedError), the 0.3 met
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
+
+from tests.local_server import base_url, running
 
 
 def task(state: str, text: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -142,16 +143,9 @@ def a2a_standin(canary_text: str = "") -> Iterator[_Server]:
     server = _Server(("127.0.0.1", 0), _Handler)
     server.requests = []
     server.canary_text = canary_text
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def url(server: _Server, path: str) -> str:
-    host, port = server.server_address[:2]
-    return f"http://{host}:{port}{path}"
+    return base_url(server) + path

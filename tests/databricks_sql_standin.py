@@ -9,13 +9,13 @@ back from the API: HTTP 200 and ``status.state == FAILED``."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from compiler.probe_live.catalog import QueryError
+from tests.local_server import base_url, running
 
 Answer = Callable[[str, str], list[tuple[Any, ...]]]
 
@@ -83,16 +83,9 @@ def databricks_sql_standin(tokens: dict[str, str], answer: Answer) -> Iterator[_
     server.tokens = tokens
     server.answer = answer
     server.requests = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def host(server: _Server) -> str:
-    address, port = server.server_address[:2]
-    return f"http://{address}:{port}"
+    return base_url(server)
