@@ -222,7 +222,8 @@ def test_apply_stops_at_the_first_failure(plans: Path) -> None:
         str(plans), plans / "ledger.jsonl", "snowflake", lambda: SnowflakeExecutor(fake), _echo([])
     )
     assert outcome.done == [("01_snowflake_prepare", "applied"), ("03_snowflake_apply", "failed")]
-    assert "03_snowflake_apply failed: 002003 (42S02)" in outcome.error
+    assert "03_snowflake_apply failed: denied: the deploying role needs" in outcome.error
+    assert "002003 (42S02)" in outcome.error
     assert not any("MASKING POLICY" in s for s in fake.executed)
     assert [r.status for r in read_ledger(plans / "ledger.jsonl")] == ["applied", "failed"]
 
