@@ -450,7 +450,8 @@ def test_a_failed_statement_with_http_200_fails_the_stage(plans: Path, warehouse
     )
     assert code == 1
     assert "02_databricks_prepare: applied" in out and "04_databricks_apply: failed" in out
-    assert "FAILED: [INSUFFICIENT_PERMISSIONS]" in err
+    assert "failed: denied: the deploying role needs MANAGE" in err
+    assert "([INSUFFICIENT_PERMISSIONS] Insufficient privileges. SQLSTATE: 42501)" in err
     assert [r.status for r in read_ledger(plans / "ledger.jsonl")] == ["applied", "failed"]
     assert not any("DROP FUNCTION" in s["statement"] for s in Warehouse.statements)
 
