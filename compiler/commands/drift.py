@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from compiler.commands.live_options import live_options, options_from, platforms_of, progress
+from compiler.validate import load_project
+
+
+@click.command("drift")
+@click.argument("directory", default="policies", type=click.Path())
+@click.option("--platform", required=True, type=click.Choice(["snowflake", "databricks", "all"]))
+@click.option("--format", "fmt", default="text", type=click.Choice(["text", "json", "sarif"]))
+@live_options
+def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
+    """Compare the model with what the platforms hold: findings ACC701-ACC706, located at the
+    model's file:line:column. Exit 1 when anything differs. Reads only; changes nothing."""
+    from compiler.lint import lint_project
+    from compiler.lint.report import render_json, render_sarif, render_text
+    from compiler.live.drift import drift
+    from compiler.live.session import read_live
+
+    project = load_project(directory)
+    options = options_from(kwargs)
+    expected, lives, executors = read_live(
+        project, platforms_of(platform), options, progress(), keep_open=True
+    )
+    try:
+        found = drift(project, expected, lives, executors)
+    finally:
+        for ex in executors.values():
+            ex.close()
+    findings = [f for f in lint_project(project, extra={"drift": found}) if f.rule.startswith("ACC7")]
+    if fmt == "json":
+        click.echo(render_json(findings))
+    elif fmt == "sarif":
+        click.echo(render_sarif(findings))
+    else:
+        click.echo(render_text(findings, len(project.files)).replace("accord lint:", "accord drift:"))
+    return 1 if any(not f.suppressed for f in findings) else 0
