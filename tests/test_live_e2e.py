@@ -1,0 +1,131 @@
+"""End to end on both stand-ins: deploy policies/ from an empty estate through
+``plan --base live:all`` + ``migrate apply``; drift is clean; tamper in the stand-ins; drift
+reports each difference at the model's file:line:column; a plan from live repairs it; drift is
+clean again. And introspection of the deployed estate equals the lowered catalog object by
+object."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from compiler.compile import lower_all
+from compiler.live.introspect import identity
+from compiler.validate import load_project
+from tests.live_helpers import ROOT, Platforms, platforms  # noqa: F401  (fixture)
+from tests.plan_helpers import run_cli
+
+POLICIES = str(ROOT / "policies")
+
+
+def deploy(plans: Path) -> None:
+    code, out, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])
+    assert code == 0, err
+    for platform in ("snowflake", "databricks"):
+        code, out, err = run_cli(["migrate", "apply", "--platform", platform, "--plans", str(plans)])
+        assert code == 0, out + err
+
+
+def drift_json() -> tuple[int, list[dict[str, object]]]:
+    code, out, err = run_cli(["drift", POLICIES, "--platform", "all", "--format", "json"])
+    assert code in (0, 1), err
+    return code, json.loads(out)["findings"]
+
+
+def test_deploy_from_empty_then_drift_is_clean(platforms: Platforms, tmp_path: Path) -> None:
+    code, findings = drift_json()
+    assert code == 1 and {f["rule"] for f in findings} == {"ACC701"}  # nothing deployed yet
+    deploy(tmp_path / "migrations")
+    plan = json.loads(next((tmp_path / "migrations").glob("0001_*/plan.json")).read_text())
+    assert plan["base_fingerprint"].startswith("live:databricks=")
+    assert drift_json() == (0, [])
+    # planning again from the deployed estate finds nothing to do
+    code, out, _ = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(tmp_path / "m2")])
+    assert code == 0 and "do not differ" in out
+
+
+def test_introspect_equals_the_lowered_catalog(platforms: Platforms, tmp_path: Path) -> None:
+    deploy(tmp_path / "migrations")
+    lowered = lower_all(load_project(POLICIES))
+    for platform in ("snowflake", "databricks"):
+        code, out, err = run_cli(["introspect", "--platform", platform, POLICIES, "--format", "json"])
+        assert code == 0, err
+        live = json.loads(out)
+        assert live["unreadable"] == [] and live["salt_grants"] == []
+        from compiler.live.introspect import object_json
+
+        want = sorted(
+            (json.dumps(object_json(o, platform), sort_keys=True) for o in lowered[platform]),
+        )
+        got = sorted(json.dumps(o, sort_keys=True) for o in live["objects"])
+        assert got == want
+        assert not any("secret" in json.dumps(o) for o in live["objects"])  # salts never read out
+    assert identity  # the comparison is by identity and content, object by object
+
+
+def test_tamper_drift_repair(platforms: Platforms, tmp_path: Path) -> None:
+    deploy(tmp_path / "migrations")
+    sf, dbx = platforms.snowflake, platforms.databricks
+    # unset a mask (Snowflake), add a console policy on a governed table (Snowflake)
+    sf.execute("ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID UNSET MASKING POLICY")
+    sf.seed_table("OPS.ADHOC.UNUSED", {"X": "VARCHAR"})
+    sf.execute("CREATE MASKING POLICY OPS.ADHOC.CONSOLE_MASK AS (VAL VARCHAR) RETURNS VARCHAR -> VAL")
+    sf.execute(
+        "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN NOTES SET MASKING POLICY "
+        "OPS.ADHOC.CONSOLE_MASK FORCE"
+    )
+    # delete a mapping row on one platform only (Databricks)
+    dbx.execute(
+        "DELETE FROM governance.policies.programme_grants "
+        "WHERE programme_code = 'ONC-101' AND group_name = 'bench-chemists'"
+    )
+    # widen a salt function grant (Snowflake)
+    sf.execute("GRANT USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() TO ROLE ANALYST")
+
+    code, findings = drift_json()
+    assert code == 1
+    got = {(f["rule"], f["file"], f["line"]) for f in findings}
+    by_rule = {f["rule"]: f for f in findings}
+    datasets = str(ROOT / "policies/datasets.yaml")
+    entitlements = str(ROOT / "policies/entitlements.yaml")
+    masks = str(ROOT / "policies/masks.yaml")
+    assert {r for r, _, _ in got} == {"ACC701", "ACC702", "ACC704", "ACC705"}
+    missing = [f for f in findings if f["rule"] == "ACC701"]
+    assert len(missing) == 1 and "SUBJECT_ID is not deployed" in missing[0]["message"]
+    assert missing[0]["file"] == datasets
+    assert "OPS.ADHOC.CONSOLE_MASK" in by_rule["ACC702"]["message"] and by_rule["ACC702"]["file"] == datasets
+    grants = [f for f in findings if f["rule"] == "ACC704"]
+    assert all(f["file"] == entitlements for f in grants)
+    assert any("missing 'ONC-101' -> bench-chemists" in f["message"] for f in grants)
+    assert any(
+        "value 'ONC-101': databricks grants clinical_pharmacologist" in f["message"]
+        or "value 'ONC-101'" in f["message"] and "snowflake grants" in f["message"]
+        for f in grants
+    )
+    assert "ANALYST" in by_rule["ACC705"]["message"] and by_rule["ACC705"]["file"] == masks
+    for f in findings:
+        assert f["line"] > 0 and f["column"] > 0
+
+    # a plan from live refuses what accord did not make, unless told
+    plans = tmp_path / "migrations"
+    code, _, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])
+    assert code == 1 and "OPS.ADHOC.CONSOLE_MASK" in err and "--adopt" in err
+    code, out, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans), "--adopt"])
+    assert code == 0, err
+    assert "REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT FROM ANALYST" in out
+    for platform in ("snowflake", "databricks"):
+        code, out, err = run_cli(["migrate", "apply", "--platform", platform, "--plans", str(plans)])
+        assert code == 0, out + err
+    # the grant is not a catalog object: the plan names the REVOKE, a person runs it
+    sf.execute("REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() FROM ROLE ANALYST")
+    assert drift_json() == (0, [])
+
+
+def test_sarif_and_text_formats(platforms: Platforms, tmp_path: Path) -> None:
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "snowflake", "--format", "sarif"])
+    assert code == 1
+    doc = json.loads(out)
+    rules = {r["ruleId"] for r in doc["runs"][0]["results"]}
+    assert rules == {"ACC701"}
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "databricks"])
+    assert code == 1 and "ACC701 live-missing" in out and "policies/datasets.yaml" in out
