@@ -53,3 +53,12 @@ def write_tree(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
         return root
 
     return write
+
+
+@pytest.fixture
+def platforms(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Both live stand-ins (tests/standins), seeded with policies/' data tables."""
+    from tests.live_helpers import running_platforms
+
+    with running_platforms(monkeypatch) as running:
+        yield running

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,8 +39,10 @@ class Platforms:
     databricks: DatabricksEstate
 
 
-@pytest.fixture
-def platforms(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platforms]:
+@contextmanager
+def running_platforms(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platforms]:
+    """Both stand-ins, seeded, with the environment pointing accord at them (the ``platforms``
+    fixture of tests/conftest.py)."""
     sf, dbx = SnowflakeEstate(), DatabricksEstate()
     seed(sf)
     seed(dbx)

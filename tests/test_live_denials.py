@@ -14,9 +14,7 @@ SET_MASK = (
     "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID SET MASKING POLICY "
     "GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_MASK"
 )
-ADD_RAP = (
-    "ALTER TABLE DISCOVERY.ASSAYS.RESULTS ADD ROW ACCESS POLICY GOVERNANCE.POLICIES.P ON (PROGRAMME_CODE)"
-)
+ADD_RAP = "ALTER TABLE DISCOVERY.ASSAYS.RESULTS ADD ROW ACCESS POLICY GOVERNANCE.POLICIES.P ON (PROGRAMME_CODE)"
 
 
 def sf(errno: int, sqlstate: str, msg: str) -> ProgrammingError:
@@ -98,7 +96,9 @@ def test_every_row_has_a_case() -> None:
     assert sorted(r.id for r in ROWS) == sorted(c[0] for c in CASES)
 
 
-@pytest.mark.parametrize(("row", "platform", "error", "sql", "needs"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("row", "platform", "error", "sql", "needs"), CASES, ids=[c[0] for c in CASES]
+)
 def test_denial_row(row: str, platform: str, error: object, sql: str | None, needs: str) -> None:
     denial = classify(platform, error, sql)
     assert denial is not None and denial.row == row

@@ -12,7 +12,7 @@ from pathlib import Path
 from compiler.compile import lower_all
 from compiler.live.introspect import identity
 from compiler.validate import load_project
-from tests.live_helpers import ROOT, Platforms, platforms  # noqa: F401  (fixture)
+from tests.live_helpers import ROOT, Platforms
 from tests.plan_helpers import run_cli
 
 POLICIES = str(ROOT / "policies")
@@ -22,8 +22,14 @@ def deploy(plans: Path) -> None:
     code, out, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])
     assert code == 0, err
     for platform in ("snowflake", "databricks"):
-        code, out, err = run_cli(["migrate", "apply", "--platform", platform, "--plans", str(plans)])
+        code, out, err = apply_on(platform, plans)
         assert code == 0, out + err
+
+
+def apply_on(platform: str, plans: Path) -> tuple[int, str, str]:
+    return run_cli(
+        ["migrate", "apply", "--platform", platform, "--plans", str(plans), "--policies", POLICIES]
+    )
 
 
 def drift_json() -> tuple[int, list[dict[str, object]]]:
@@ -48,7 +54,9 @@ def test_introspect_equals_the_lowered_catalog(platforms: Platforms, tmp_path: P
     deploy(tmp_path / "migrations")
     lowered = lower_all(load_project(POLICIES))
     for platform in ("snowflake", "databricks"):
-        code, out, err = run_cli(["introspect", "--platform", platform, POLICIES, "--format", "json"])
+        code, out, err = run_cli(
+            ["introspect", "--platform", platform, POLICIES, "--format", "json"]
+        )
         assert code == 0, err
         live = json.loads(out)
         assert live["unreadable"] == [] and live["salt_grants"] == []
@@ -69,7 +77,9 @@ def test_tamper_drift_repair(platforms: Platforms, tmp_path: Path) -> None:
     # unset a mask (Snowflake), add a console policy on a governed table (Snowflake)
     sf.execute("ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID UNSET MASKING POLICY")
     sf.seed_table("OPS.ADHOC.UNUSED", {"X": "VARCHAR"})
-    sf.execute("CREATE MASKING POLICY OPS.ADHOC.CONSOLE_MASK AS (VAL VARCHAR) RETURNS VARCHAR -> VAL")
+    sf.execute(
+        "CREATE MASKING POLICY OPS.ADHOC.CONSOLE_MASK AS (VAL VARCHAR) RETURNS VARCHAR -> VAL"
+    )
     sf.execute(
         "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN NOTES SET MASKING POLICY "
         "OPS.ADHOC.CONSOLE_MASK FORCE"
@@ -80,7 +90,9 @@ def test_tamper_drift_repair(platforms: Platforms, tmp_path: Path) -> None:
         "WHERE programme_code = 'ONC-101' AND group_name = 'bench-chemists'"
     )
     # widen a salt function grant (Snowflake)
-    sf.execute("GRANT USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() TO ROLE ANALYST")
+    sf.execute(
+        "GRANT USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() TO ROLE ANALYST"
+    )
 
     code, findings = drift_json()
     assert code == 1
@@ -93,15 +105,18 @@ def test_tamper_drift_repair(platforms: Platforms, tmp_path: Path) -> None:
     missing = [f for f in findings if f["rule"] == "ACC701"]
     assert len(missing) == 1 and "SUBJECT_ID is not deployed" in missing[0]["message"]
     assert missing[0]["file"] == datasets
-    assert "OPS.ADHOC.CONSOLE_MASK" in by_rule["ACC702"]["message"] and by_rule["ACC702"]["file"] == datasets
+    assert (
+        "OPS.ADHOC.CONSOLE_MASK" in by_rule["ACC702"]["message"]
+        and by_rule["ACC702"]["file"] == datasets
+    )
     grants = [f for f in findings if f["rule"] == "ACC704"]
     assert all(f["file"] == entitlements for f in grants)
     assert any("missing 'ONC-101' -> bench-chemists" in f["message"] for f in grants)
-    assert any(
-        "value 'ONC-101': databricks grants clinical_pharmacologist" in f["message"]
-        or "value 'ONC-101'" in f["message"] and "snowflake grants" in f["message"]
-        for f in grants
-    )
+    # the eleven hours: the dimension, the value and the principals each side grants
+    assert (
+        "dimension 'programme', value 'ONC-101': databricks grants clinical_unblinded, "
+        "snowflake grants bench_chemist, clinical_unblinded"
+    ) in [f["message"] for f in grants]
     assert "ANALYST" in by_rule["ACC705"]["message"] and by_rule["ACC705"]["file"] == masks
     for f in findings:
         assert f["line"] > 0 and f["column"] > 0
@@ -110,14 +125,18 @@ def test_tamper_drift_repair(platforms: Platforms, tmp_path: Path) -> None:
     plans = tmp_path / "migrations"
     code, _, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])
     assert code == 1 and "OPS.ADHOC.CONSOLE_MASK" in err and "--adopt" in err
-    code, out, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans), "--adopt"])
+    code, out, err = run_cli(
+        ["plan", POLICIES, "--base", "live:all", "--out", str(plans), "--adopt"]
+    )
     assert code == 0, err
     assert "REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT FROM ANALYST" in out
     for platform in ("snowflake", "databricks"):
-        code, out, err = run_cli(["migrate", "apply", "--platform", platform, "--plans", str(plans)])
+        code, out, err = apply_on(platform, plans)
         assert code == 0, out + err
     # the grant is not a catalog object: the plan names the REVOKE, a person runs it
-    sf.execute("REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() FROM ROLE ANALYST")
+    sf.execute(
+        "REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() FROM ROLE ANALYST"
+    )
     assert drift_json() == (0, [])
 
 
@@ -129,3 +148,36 @@ def test_sarif_and_text_formats(platforms: Platforms, tmp_path: Path) -> None:
     assert rules == {"ACC701"}
     code, out, _ = run_cli(["drift", POLICIES, "--platform", "databricks"])
     assert code == 1 and "ACC701 live-missing" in out and "policies/datasets.yaml" in out
+
+
+def test_apply_refuses_when_the_live_base_changed(platforms: Platforms, tmp_path: Path) -> None:
+    plans = tmp_path / "migrations"
+    code, _, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])
+    assert code == 0, err
+    # someone deploys a table's filter by hand between the review and the apply
+    platforms.databricks.execute(
+        "CREATE OR REPLACE FUNCTION governance.policies.adhoc(v STRING) RETURNS BOOLEAN RETURN TRUE"
+    )
+    code, _, err = apply_on("databricks", plans)
+    assert code == 1
+    assert "live databricks estate changed since the plan was made" in err
+    assert "accord drift --platform databricks" in err
+    assert not platforms.databricks.tables["DISCOVERY_LAKE.ASSAYS.RESULTS"].masks  # nothing ran
+    # the other platform did not change: its stages run
+    code, _, err = apply_on("snowflake", plans)
+    assert code == 0, err
+
+
+def test_a_resumed_apply_is_not_refused_for_its_own_changes(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    plans = tmp_path / "migrations"
+    assert run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])[0] == 0
+    platforms.databricks.fail_on.append("SET ROW FILTER")
+    code, out, err = apply_on("databricks", plans)
+    assert code == 1 and "prepare: applied" in out and "denied: the deploying role needs" in err
+    platforms.databricks.fail_on.clear()
+    # the prepare stage changed the estate, as planned: the resumed apply runs the rest
+    code, out, err = apply_on("databricks", plans)
+    assert code == 0, err
+    assert "apply: applied" in out

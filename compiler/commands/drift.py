@@ -31,11 +31,15 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
     finally:
         for ex in executors.values():
             ex.close()
-    findings = [f for f in lint_project(project, extra={"drift": found}) if f.rule.startswith("ACC7")]
+    findings = [
+        f for f in lint_project(project, extra={"drift": found}) if f.rule.startswith("ACC7")
+    ]
     if fmt == "json":
         click.echo(render_json(findings))
     elif fmt == "sarif":
         click.echo(render_sarif(findings))
     else:
-        click.echo(render_text(findings, len(project.files)).replace("accord lint:", "accord drift:"))
+        click.echo(
+            render_text(findings, len(project.files)).replace("accord lint:", "accord drift:")
+        )
     return 1 if any(not f.suppressed for f in findings) else 0

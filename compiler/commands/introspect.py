@@ -28,12 +28,18 @@ def command(platform: str, directory: str, fmt: str, **kwargs: Any) -> int:
     if fmt == "json":
         click.echo(json.dumps(live.to_json(), indent=2, sort_keys=True))
         return 0
-    click.echo(f"{platform}: {live.catalog.governance_schema} (fingerprint {live.fingerprint[:16]})")
+    click.echo(
+        f"{platform}: {live.catalog.governance_schema} (fingerprint {live.fingerprint[:16]})"
+    )
     for obj in sort_objects(live.catalog.objects):
         data = object_json(obj, platform)
         kind = data.pop("kind")
         name = data.get("name") or data.get("table", "")
-        detail = {k: v for k, v in data.items() if k not in ("name", "body") and v not in ("", (), [], None)}
+        detail = {
+            k: v
+            for k, v in data.items()
+            if k not in ("name", "body") and v not in ("", (), [], None)
+        }
         click.echo(f"  {kind:<20} {name}  {json.dumps(detail, sort_keys=True)}")
     for g in live.salt_grants:
         click.echo(f"  salt grant: {g.privilege} on {g.function} to {g.grantee}")

@@ -22,8 +22,12 @@ from compiler.validate import load_project
 @click.option(
     "--name", default=None, help="Slug of the plan directory (default: from its changes)."
 )
-@click.option("--adopt", is_flag=True, help="--base live:...: take over attachments accord did not make.")
-@click.option("--keep-unmanaged", is_flag=True, help="--base live:...: leave attachments accord did not make.")
+@click.option(
+    "--adopt", is_flag=True, help="--base live:...: take over attachments accord did not make."
+)
+@click.option(
+    "--keep-unmanaged", is_flag=True, help="--base live:...: leave attachments accord did not make."
+)
 @live_options
 def command(
     directory: str,

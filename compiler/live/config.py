@@ -57,9 +57,7 @@ def require_extra(platform: str) -> None:
     except ModuleNotFoundError:
         found = False
     if not found:
-        raise UsageError(
-            f"the {platform} client is not installed: pip install 'accord[{extra}]'"
-        )
+        raise UsageError(f"the {platform} client is not installed: pip install 'accord[{extra}]'")
 
 
 @dataclass(frozen=True)

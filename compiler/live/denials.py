@@ -106,8 +106,8 @@ def _text(err: Any) -> str:
 
 
 def _sf(code: int, state: str) -> Callable[[Any], bool]:
-    return lambda err: _errno(err) == code or (
-        _attr(err, "sqlstate") == state and _errno(err) in (None, -1, code)
+    return lambda err: (
+        _errno(err) == code or (_attr(err, "sqlstate") == state and _errno(err) in (None, -1, code))
     )
 
 

@@ -71,9 +71,15 @@ class Locator:
                 if key is not None:
                     return p.loc("datasets", ds, "columns", key), f"datasets.{ds}"
                 return p.loc("datasets", ds), f"datasets.{ds}"
-        if isinstance(obj, MaskPolicy | SaltFunction) and getattr(obj, "mask", "") in self.model.masks:
+        if (
+            isinstance(obj, MaskPolicy | SaltFunction)
+            and getattr(obj, "mask", "") in self.model.masks
+        ):
             return p.loc("masks", obj.mask), f"masks.{obj.mask}"
-        if isinstance(obj, MappingTable | RowFilterPolicy) and obj.dimension in self.model.entitlements:
+        if (
+            isinstance(obj, MappingTable | RowFilterPolicy)
+            and obj.dimension in self.model.entitlements
+        ):
             return p.loc("entitlements", obj.dimension), f"entitlements.{obj.dimension}"
         if isinstance(obj, AbacPolicy) and obj.datasets:
             return p.loc("datasets", obj.datasets[0]), f"datasets.{obj.datasets[0]}"
@@ -84,9 +90,13 @@ class Locator:
 
 
 def _changed_what(old: CatalogObject, new: CatalogObject, platform: str) -> str:
-    if isinstance(old, RowFilterPolicy | MaskPolicy) and isinstance(new, RowFilterPolicy | MaskPolicy):
+    if isinstance(old, RowFilterPolicy | MaskPolicy) and isinstance(
+        new, RowFilterPolicy | MaskPolicy
+    ):
         parts = []
-        if old.params != new.params or getattr(old, "returns", None) != getattr(new, "returns", None):
+        if old.params != new.params or getattr(old, "returns", None) != getattr(
+            new, "returns", None
+        ):
             parts.append("signature")
         if not same_body(old.body, new.body, platform):
             parts.append("body")
@@ -107,7 +117,9 @@ def drift_platform(
     findings: list[Finding] = []
     model_objs = {identity(o): o for o in expected}
     live_objs = {identity(o): o for o in live.catalog}
-    model_policies = {o.name.upper() for o in expected if isinstance(o, RowFilterPolicy | MaskPolicy)}
+    model_policies = {
+        o.name.upper() for o in expected if isinstance(o, RowFilterPolicy | MaskPolicy)
+    }
     model_policies |= {o.function.upper() for o in expected if isinstance(o, AbacPolicy)}
 
     def add(rule: str, obj: CatalogObject, message: str, fix: str) -> None:
@@ -149,14 +161,18 @@ def drift_platform(
                     want,
                     f"{want.name} differs from the model's entitlement {want.dimension!r}: "
                     + "; ".join(
-                        [f"missing {v!r} -> {p}" for v, p in lost] + [f"extra {v!r} -> {p}" for v, p in extra]
+                        [f"missing {v!r} -> {p}" for v, p in lost]
+                        + [f"extra {v!r} -> {p}" for v, p in extra]
                     ),
                     f"re-apply the grants: accord plan --base live:{platform}",
                 )
         elif fingerprint(want) != fingerprint(have):
             what = _changed_what(have, want, platform)
             policy = getattr(have, "policy", "")
-            if isinstance(have, MaskAttachment | RowFilterAttachment) and policy.upper() not in model_policies:
+            if (
+                isinstance(have, MaskAttachment | RowFilterAttachment)
+                and policy.upper() not in model_policies
+            ):
                 add(
                     "ACC702",
                     want,
@@ -263,7 +279,11 @@ def canary_findings(
                 value = box(salt.salt_ref)
             except SaltError:
                 continue  # no salt in the environment: nothing to compare
-            concat = f"'{CANARY}' || {salt.name}()" if platform == "snowflake" else f"concat('{CANARY}', {salt.name}())"
+            concat = (
+                f"'{CANARY}' || {salt.name}()"
+                if platform == "snowflake"
+                else f"concat('{CANARY}', {salt.name}())"
+            )
             try:
                 rows = executors[platform].query(f"SELECT SHA2({concat}, 256) AS canary_digest")
             except ExecutionError:
@@ -273,10 +293,14 @@ def canary_findings(
             loc, owner = locator.at(salt, platform)
             if live_digest != want:
                 findings.append(
-                    Finding(loc, "ACC706", owner,
-                            f"{platform}: salt function {salt.name} does not return the salt "
-                            f"{salt.salt_ref} names (canary digest {live_digest[:16]}, expected {want[:16]})",
-                            f"re-create it: accord plan --base live:{platform}")  # fmt: skip
+                    Finding(
+                        loc,
+                        "ACC706",
+                        owner,
+                        f"{platform}: salt function {salt.name} does not return the salt "
+                        f"{salt.salt_ref} names (canary digest {live_digest[:16]}, expected {want[:16]})",
+                        f"re-create it: accord plan --base live:{platform}",
+                    )
                 )
             digests.setdefault(salt.mask, []).append((platform, live_digest, salt))
     for mask, seen in sorted(digests.items()):
@@ -284,10 +308,14 @@ def canary_findings(
             platform, _, salt = seen[0]
             loc, owner = locator.at(salt, platform)
             findings.append(
-                Finding(loc, "ACC706", owner,
-                        f"mask {mask}: the live salts give the same canary digest on "
-                        f"{', '.join(p for p, _, _ in seen)}: masked rows join across them",
-                        "give each platform its own salt")  # fmt: skip
+                Finding(
+                    loc,
+                    "ACC706",
+                    owner,
+                    f"mask {mask}: the live salts give the same canary digest on "
+                    f"{', '.join(p for p, _, _ in seen)}: masked rows join across them",
+                    "give each platform its own salt",
+                )
             )
     return findings
 
@@ -311,11 +339,14 @@ def drift(
 def unmanaged(expected: Catalog, live: LiveCatalog) -> Iterable[CatalogObject]:
     """Placements on governed tables and columns the model did not make (plan --adopt)."""
     model_ids = {identity(o) for o in expected}
-    model_policies = {o.name.upper() for o in expected if isinstance(o, RowFilterPolicy | MaskPolicy)}
+    model_policies = {
+        o.name.upper() for o in expected if isinstance(o, RowFilterPolicy | MaskPolicy)
+    }
     for o in live.catalog:
         if is_definition(o):
             continue
-        if identity(o) not in model_ids:
-            yield o
-        elif getattr(o, "policy", "").upper() not in model_policies and isinstance(o, MaskAttachment | RowFilterAttachment):
+        foreign = isinstance(o, MaskAttachment | RowFilterAttachment) and (
+            o.policy.upper() not in model_policies
+        )
+        if identity(o) not in model_ids or foreign:
             yield o

@@ -10,6 +10,7 @@ raises :class:`DeniedError` and is never retried.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -141,10 +142,9 @@ class SnowflakeExecutor:
     def close(self) -> None:
         close = getattr(self.connection, "close", None)
         if close is not None:
-            try:
+            # closing is best effort: the session expires on its own
+            with contextlib.suppress(Exception):
                 close()
-            except Exception:  # closing is best effort: the session expires on its own
-                pass
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,10 +207,9 @@ class DatabricksExecutor:
             while response.status.state in (StatementState.PENDING, StatementState.RUNNING):
                 left = deadline - self.clock()
                 if left <= 0:
-                    try:
+                    # the statement is reported as timed out in any case
+                    with contextlib.suppress(DatabricksError):
                         api.cancel_execution(response.statement_id)
-                    except DatabricksError:
-                        pass  # the statement is reported as timed out in any case
                     raise ExecutionError(
                         f"timed out: still {response.status.state.value} after the statement "
                         f"timeout of {self.timeouts.statement:g}s (cancelled; statement "

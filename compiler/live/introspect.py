@@ -109,7 +109,9 @@ class LiveCatalog:
             "platform": self.catalog.platform,
             "governance_schema": self.catalog.governance_schema,
             "fingerprint": self.fingerprint,
-            "objects": [object_json(o, self.catalog.platform) for o in sort_objects(self.catalog.objects)],
+            "objects": [
+                object_json(o, self.catalog.platform) for o in sort_objects(self.catalog.objects)
+            ],
             "salt_grants": [dataclasses.asdict(g) for g in self.salt_grants],
             "insecure_salts": self.insecure_salts,
             "unreadable": self.unreadable,
@@ -225,7 +227,11 @@ class Reader:
             for o in self.expected
             if isinstance(o, RowFilterAttachment | MaskAttachment | TagAssignment)
         }
-        tables |= {o.securable for o in self.expected if isinstance(o, AbacPolicy) and o.securable_type == "TABLE"}
+        tables |= {
+            o.securable
+            for o in self.expected
+            if isinstance(o, AbacPolicy) and o.securable_type == "TABLE"
+        }
         return sorted(tables)
 
     def query(self, sql: str, what: str) -> list[dict[str, Any]] | None:
@@ -243,11 +249,15 @@ class Reader:
         try:
             rows = self.run.query(sql)
         except ExecutionError as err:
-            if "does not exist" in str(err) or "NOT_FOUND" in str(err) or "cannot be found" in str(err):
+            if (
+                "does not exist" in str(err)
+                or "NOT_FOUND" in str(err)
+                or "cannot be found" in str(err)
+            ):
                 return None
             self.unreadable.append(f"mapping table {table.name}: {err}")
             return None
-        values = sorted({(str(list(r.values())[0]), str(list(r.values())[1])) for r in rows})
+        values = sorted({tuple(str(v) for v in list(r.values())[:2]) for r in rows})
         return dataclasses.replace(table, rows=tuple(values))
 
 
@@ -275,7 +285,9 @@ class SnowflakeReader(Reader):
         for kind, show in (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES")):
             for row in self.query(f"SHOW {show} IN SCHEMA {gov}", f"SHOW {show}") or []:
                 name = f"{row['database_name']}.{row['schema_name']}.{row['name']}"
-                desc = self.query(f"DESCRIBE {kind} POLICY {name}", f"DESCRIBE {kind} POLICY {name}")
+                desc = self.query(
+                    f"DESCRIBE {kind} POLICY {name}", f"DESCRIBE {kind} POLICY {name}"
+                )
                 if not desc:
                     continue
                 d = desc[0]
@@ -285,10 +297,18 @@ class SnowflakeReader(Reader):
                     continue
                 comment = row.get("comment") or ""
                 if kind == "ROW ACCESS":
-                    obj: CatalogObject = RowFilterPolicy(name, _params(d["signature"]), body, None, comment)
+                    obj: CatalogObject = RowFilterPolicy(
+                        name, _params(d["signature"]), body, None, comment
+                    )
                 else:
                     obj = MaskPolicy(
-                        name, _params(d["signature"]), _norm_type(d["return_type"]), body, "", "", comment
+                        name,
+                        _params(d["signature"]),
+                        _norm_type(d["return_type"]),
+                        body,
+                        "",
+                        "",
+                        comment,
                     )
                 objects.append(self.keep(obj))
         self.progress(f"snowflake: salt functions in {gov}")
@@ -315,12 +335,16 @@ class SnowflakeReader(Reader):
             )
             for r in rows or []:
                 policy = f"{r['policy_db']}.{r['policy_schema']}.{r['policy_name']}"
-                args = json.loads(r["ref_arg_column_names"]) if r.get("ref_arg_column_names") else []
+                args = (
+                    json.loads(r["ref_arg_column_names"]) if r.get("ref_arg_column_names") else []
+                )
                 if r["policy_kind"] == "ROW_ACCESS_POLICY":
                     objects.append(self.keep(RowFilterAttachment(table, policy, tuple(args), "")))
                 elif r["policy_kind"] == "MASKING_POLICY" and not r.get("tag_name"):
                     objects.append(
-                        self.keep(MaskAttachment(table, r["ref_column_name"], policy, "", tuple(args)))
+                        self.keep(
+                            MaskAttachment(table, r["ref_column_name"], policy, "", tuple(args))
+                        )
                     )
         if self.expected.style == "tag":
             self.unreadable.append("tag-based masks (style: tag) are not read yet")
@@ -366,23 +390,33 @@ class DatabricksReader(Reader):
             if found is not None:
                 objects.append(self.keep(found))
         self.progress(f"databricks: functions in {gov}")
-        functions = self.sdk(
-            f"functions in {gov}",
-            lambda: list(client.functions.list(catalog_name=catalog_name, schema_name=schema_name)),
-        ) or []
+        functions = (
+            self.sdk(
+                f"functions in {gov}",
+                lambda: list(
+                    client.functions.list(catalog_name=catalog_name, schema_name=schema_name)
+                ),
+            )
+            or []
+        )
         salts = {s.name.lower() for s in self.expected.of(SaltFunction)}
         filters = {p.name.lower() for p in self.expected.of(RowFilterPolicy)}
         for fn in functions:
             name = fn.full_name
             params = tuple(
                 Param(p.name, _norm_type(p.type_text))
-                for p in sorted((fn.input_params.parameters if fn.input_params else None) or [], key=lambda p: p.position)
+                for p in sorted(
+                    (fn.input_params.parameters if fn.input_params else None) or [],
+                    key=lambda p: p.position,
+                )
             )
             returns = _norm_type(fn.full_data_type or (fn.data_type.value if fn.data_type else ""))
             if name.lower() in salts:
                 objects.append(self.keep(SaltFunction(name, "", "")))
                 live.salt_owners[name] = fn.owner or ""
-                perms = self.sdk(f"grants on {name}", lambda n=name: client.grants.get("function", n))
+                perms = self.sdk(
+                    f"grants on {name}", lambda n=name: client.grants.get("function", n)
+                )
                 for pa in (perms.privilege_assignments if perms else None) or []:
                     for priv in pa.privileges or []:
                         value = priv.value if hasattr(priv, "value") else str(priv)
@@ -407,13 +441,23 @@ class DatabricksReader(Reader):
             if info.row_filter is not None:
                 rf = info.row_filter
                 objects.append(
-                    self.keep(RowFilterAttachment(table, rf.function_name, tuple(rf.input_column_names or ()), ""))
+                    self.keep(
+                        RowFilterAttachment(
+                            table, rf.function_name, tuple(rf.input_column_names or ()), ""
+                        )
+                    )
                 )
             for col in info.columns or []:
                 if col.mask is not None and col.mask.function_name:
                     objects.append(
                         self.keep(
-                            MaskAttachment(table, col.name, col.mask.function_name, "", tuple(col.mask.using_column_names or ()))
+                            MaskAttachment(
+                                table,
+                                col.name,
+                                col.mask.function_name,
+                                "",
+                                tuple(col.mask.using_column_names or ()),
+                            )
                         )
                     )
             cat, sch, _ = table.split(".")
@@ -435,8 +479,14 @@ class DatabricksReader(Reader):
                 )
                 for t in found or []:
                     if t.tag_key == o.tag:
-                        objects.append(self.keep(TagAssignment(o.table, o.column, t.tag_key, t.tag_value or "", "")))
-        live.catalog = dataclasses.replace(live.catalog, objects=tuple(sort_objects(_unique(objects))))
+                        objects.append(
+                            self.keep(
+                                TagAssignment(o.table, o.column, t.tag_key, t.tag_value or "", "")
+                            )
+                        )
+        live.catalog = dataclasses.replace(
+            live.catalog, objects=tuple(sort_objects(_unique(objects)))
+        )
         live.unreadable = self.unreadable
         return live
 
@@ -468,6 +518,8 @@ def _abac(p: Any, kind: str, securable: str) -> AbacPolicy:
     )
 
 
-def introspect(platform: str, executor: Any, expected: Catalog, progress: Callable[[str], None]) -> LiveCatalog:
+def introspect(
+    platform: str, executor: Any, expected: Catalog, progress: Callable[[str], None]
+) -> LiveCatalog:
     reader = SnowflakeReader if platform == "snowflake" else DatabricksReader
     return reader(executor, expected, progress).read()

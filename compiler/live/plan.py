@@ -67,7 +67,9 @@ def plan_from_live(
         live = lives[p]
         if live.unreadable:
             raise PlanError(
-                f"{p}: could not read " + "; ".join(live.unreadable) + ": a plan from a partly read estate could drop or miss objects"
+                f"{p}: could not read "
+                + "; ".join(live.unreadable)
+                + ": a plan from a partly read estate could drop or miss objects"
             )
         extra = list(unmanaged(expected[p], live))
         model_ids = {identity(o) for o in expected[p]}
@@ -77,7 +79,9 @@ def plan_from_live(
                 notes.append(f"{what}: adopted (the plan converges it to the model)")
             elif keep_unmanaged:
                 if identity(obj) in model_ids:
-                    refused.append(f"{what}, and the model needs its place: --keep-unmanaged cannot keep it")
+                    refused.append(
+                        f"{what}, and the model needs its place: --keep-unmanaged cannot keep it"
+                    )
                 notes.append(f"{what}: kept (--keep-unmanaged)")
             else:
                 refused.append(what)
@@ -111,7 +115,7 @@ def plan_from_live(
 
 
 def live_changed(plan_base: str, head: Project, platform: str, options: LiveOptions) -> str:
-    """"" when ``platform`` still holds what the plan was planned from, else the difference."""
+    """ "" when ``platform`` still holds what the plan was planned from, else the difference."""
     recorded = parse_live_fingerprint(plan_base).get(platform)
     if recorded is None:
         return ""
@@ -131,7 +135,13 @@ def _foreign_policies(objects: tuple[Any, ...], platform: str) -> tuple[Any, ...
     changes or drops them (they are not accord's)."""
     from sqlglot import exp
 
-    from targets.objects import MaskAttachment, MaskPolicy, Param, RowFilterAttachment, RowFilterPolicy
+    from targets.objects import (
+        MaskAttachment,
+        MaskPolicy,
+        Param,
+        RowFilterAttachment,
+        RowFilterPolicy,
+    )
 
     defined = {o.name.upper() for o in objects if isinstance(o, MaskPolicy | RowFilterPolicy)}
     out: dict[str, Any] = {}
@@ -145,3 +155,44 @@ def _foreign_policies(objects: tuple[Any, ...], platform: str) -> tuple[Any, ...
             else:
                 out[o.policy.upper()] = RowFilterPolicy(o.policy, (), exp.null(), None, "")
     return tuple(out[k] for k in sorted(out))
+
+
+def check_live_base(
+    plans_dir: str,
+    stages: list[Any],
+    records: list[Any],
+    platform: str,
+    directory: str,
+    options: LiveOptions,
+) -> str:
+    """Before the first stage of a plan made from a live base runs on ``platform``: re-read the
+    platform and compare with the fingerprint the plan recorded. The refusal in words, or ""."""
+    import json
+    from pathlib import Path
+
+    from compiler.plan.ledger import latest
+    from compiler.validate import load_project
+
+    last = latest(records)
+    for plan_id in dict.fromkeys(s.plan for s in stages):
+        path = Path(plans_dir) / plan_id / "plan.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        base = data.get("base_fingerprint", "")
+        if platform not in parse_live_fingerprint(base):
+            continue
+        started = any(
+            key[0] == plan_id and rec.platform == platform and rec.status == "applied"
+            for key, rec in last.items()
+        )
+        if started:
+            continue  # its own earlier stages changed the estate, as planned
+        head = load_project(directory)
+        if head.fingerprint != data.get("head_fingerprint"):
+            return (
+                f"{plan_id} was planned from the live estate for another version of {directory} "
+                "(head fingerprint differs): plan again"
+            )
+        changed = live_changed(base, head, platform, options)
+        if changed:
+            return f"{plan_id}: {changed}"
+    return ""

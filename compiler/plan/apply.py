@@ -129,16 +129,25 @@ def apply(
     runnable = list(prepared(stages, platform, salts))
     run = executor()
     done = []
-    for stage, text, checks in runnable:
-        echo(f"{stage.plan}/{stage.id}: applying")
-        # a platform's error may quote the failed statement: never print a salt with it
-        error = salts.redact(_run_stage(run, stage, text, checks, echo))
-        status = "failed" if error else "applied"
-        _record(ledger, stage, status)
-        done.append((stage.id, status))
-        if error:
-            return Outcome(done, error)
+    try:
+        for stage, text, checks in runnable:
+            echo(f"{stage.plan}/{stage.id}: applying")
+            # a platform's error may quote the failed statement: never print a salt with it
+            error = salts.redact(_run_stage(run, stage, text, checks, echo))
+            status = "failed" if error else "applied"
+            _record(ledger, stage, status)
+            done.append((stage.id, status))
+            if error:
+                return Outcome(done, error)
+    finally:
+        _close(run)
     return Outcome(done)
+
+
+def _close(run: Executor) -> None:
+    close = getattr(run, "close", None)
+    if close is not None:
+        close()
 
 
 def _run_stage(
@@ -192,10 +201,13 @@ def rollback(
     except SaltError as err:
         raise UsageError(f"{path}: {err}") from None
     echo(f"{stage.plan}/{stage.id}: rolling back")
+    run = executor()
     try:
-        executor().run(text)
+        run.run(text)
     except ExecutionError as err:
         return Outcome([], salts.redact(f"{stage.plan}/{stage.id}: rollback failed: {err}"))
+    finally:
+        _close(run)
     _record(ledger, stage, "rolled_back")
     return Outcome([(stage.id, "rolled_back")])
 

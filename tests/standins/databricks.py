@@ -278,10 +278,13 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                             "schema": {
                                 "column_count": len(names),
                                 "columns": [
-                                    {"name": n, "position": i,
-                                     "type_name": _type_name(rows[0][i]) if rows else "STRING"}
+                                    {
+                                        "name": n,
+                                        "position": i,
+                                        "type_name": _type_name(rows[0][i]) if rows else "STRING",
+                                    }
                                     for i, n in enumerate(names)
-                                ],  # fmt: skip
+                                ],
                             },
                             "total_row_count": len(rows),
                         },

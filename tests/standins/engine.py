@@ -12,6 +12,10 @@ live here, modelled on the platforms' documented behaviour (shared/reference/pla
 * Databricks: one filter per table, one mask per column (SET replaces); functions in use may be
   replaced.
 
+Error codes: 002003 / 42S02 (missing or not authorized), 002002 (already exists), 001003
+(syntax) and 000904 (invalid identifier) are the platform's; the codes of the refusals above
+(0031xx) are placeholders: the documentation quotes the messages, not their codes.
+
 Rows live in an in-memory DuckDB database (one attached catalog per catalog name), so mapping
 tables are real tables that accord's ``INSERT`` / ``MERGE`` fill, and a SELECT runs on DuckDB
 after the platform's catalog functions (``POLICY_REFERENCES``, ``GET_DDL``, information_schema
@@ -126,7 +130,7 @@ class Estate:
     def _ensure(self, name: str) -> None:
         catalog, schema, _ = self.key(name).split(".")
         if catalog not in self._catalogs:
-            self.db.execute(f'ATTACH \':memory:\' AS "{catalog}"')
+            self.db.execute(f"ATTACH ':memory:' AS \"{catalog}\"")
             self._catalogs.add(catalog)
         self.db.execute(f'CREATE SCHEMA IF NOT EXISTS "{catalog}"."{schema}"')
 
@@ -188,7 +192,9 @@ class Estate:
             if t.row_filter and self.key(t.row_filter[0]) == key:
                 where.append(t.name)
             where += [f"{t.name}.{c}" for c, (p, _) in t.masks.items() if self.key(p) == key]
-        where += [tag.name for tag in self.tags.values() if key in map(self.key, tag.masking_policies)]
+        where += [
+            tag.name for tag in self.tags.values() if key in map(self.key, tag.masking_policies)
+        ]
         return where
 
     def _define(self, stmt: Statement, kind: str) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -198,7 +204,9 @@ class Estate:
         if old is not None and not stmt.or_replace:
             if stmt.if_not_exists:
                 return self._ok(f"{stmt.name} already exists, statement succeeded.")
-            raise SqlError("002002", "42710", f"SQL compilation error:\nObject '{key}' already exists.")
+            raise SqlError(
+                "002002", "42710", f"SQL compilation error:\nObject '{key}' already exists."
+            )
         if (
             old is not None
             and kind == "ROW_ACCESS_POLICY"
@@ -278,7 +286,9 @@ class Estate:
         key = (column or "").strip('"`').upper()
         if key not in table.columns:
             raise SqlError(
-                "000904", "42000", f"SQL compilation error: error line 0 at position 0\ninvalid identifier '{key}'"
+                "000904",
+                "42000",
+                f"SQL compilation error: error line 0 at position 0\ninvalid identifier '{key}'",
             )
         return key
 
@@ -305,7 +315,9 @@ class Estate:
             name is not None and self.key(table.row_filter[0]) != self.key(name)
         ):
             raise SqlError(
-                "003159", "0A000", f"SQL compilation error:\nRow access policy '{name}' is not attached to {table.name}."
+                "003159",
+                "0A000",
+                f"SQL compilation error:\nRow access policy '{name}' is not attached to {table.name}.",
             )
         table.row_filter = None
         return self._ok("Statement executed successfully.")
@@ -318,9 +330,9 @@ class Estate:
             raise SqlError(
                 "003157",
                 "0A000",
-                f"SQL compilation error:\nSpecified column already attached to another masking "
-                f"policy. A column cannot be attached to multiple masking policies. Please drop "
-                f"the current association in order to attach a new masking policy.",
+                "SQL compilation error:\nSpecified column already attached to another masking "
+                "policy. A column cannot be attached to multiple masking policies. Please drop "
+                "the current association in order to attach a new masking policy.",
             )
         using = tuple(c.upper() for c in stmt.columns[1:]) if stmt.columns else ()
         table.masks[column] = (policy.name, using)
@@ -334,7 +346,10 @@ class Estate:
     def _do_set_row_filter(self, stmt: Statement) -> Any:
         table = self.table(stmt.table)
         policy = self._policy(stmt.policy, "Routine")
-        table.row_filter = (policy.name, tuple(self._column(table, c).lower() for c in stmt.columns))
+        table.row_filter = (
+            policy.name,
+            tuple(self._column(table, c).lower() for c in stmt.columns),
+        )
         return self._ok("OK")
 
     def _do_drop_row_filter(self, stmt: Statement) -> Any:
@@ -428,7 +443,11 @@ class Estate:
         if kind == "POLICY_TYPE_ROW_FILTER":
             info["row_filter"] = {"function_name": a.function, "using": using}
         else:
-            info["column_mask"] = {"function_name": a.function, "on_column": a.on_column, "using": using}
+            info["column_mask"] = {
+                "function_name": a.function,
+                "on_column": a.on_column,
+                "using": using,
+            }
         self.abac[key] = info
         return self._ok("OK")
 

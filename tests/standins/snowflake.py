@@ -163,7 +163,9 @@ class SnowflakeEstate(Estate):
             tables = [self.table(entity)]
         only = self.key(args["POLICY_NAME"]) if "POLICY_NAME" in args else None
 
-        def add(policy: str, kind: str, t: str, column: str | None, argcols: Any, tag: str | None) -> None:
+        def add(
+            policy: str, kind: str, t: str, column: str | None, argcols: Any, tag: str | None
+        ) -> None:
             if only is not None and self.key(policy) != only:
                 return
             pdb, psch, pname = self.key(policy).split(".")
@@ -233,7 +235,9 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
                 })  # fmt: skip
             if self.path.startswith("/queries/v1/query-request"):
                 return self._query(body.get("sqlText", ""))
-            return self.send_json(200, {"data": None, "success": True, "code": None, "message": None})
+            return self.send_json(
+                200, {"data": None, "success": True, "code": None, "message": None}
+            )
 
         def _query(self, sql: str) -> None:
             qid = str(uuid.uuid4())
