@@ -78,26 +78,34 @@ class LiveOptions:
     timeouts: Timeouts = Timeouts()
 
 
-def _default_snowflake_connection() -> bool:
-    """Whether connections.toml names a default connection (the connector reads it itself)."""
-    if os.environ.get("SNOWFLAKE_DEFAULT_CONNECTION_NAME"):
-        return True
-    home = os.environ.get("SNOWFLAKE_HOME") or os.path.expanduser("~/.snowflake")
-    for name in ("connections.toml", "config.toml"):
-        path = os.path.join(home, name)
-        if os.path.isfile(path):
-            import tomllib
+def _default_snowflake_connection() -> str | None:
+    """The name of the connector's default connection, when one is configured: the
+    ``SNOWFLAKE_DEFAULT_CONNECTION_NAME`` variable, else ``default_connection_name`` in
+    ``config.toml``, else a ``[default]`` entry of ``connections.toml`` (the connector's own
+    order). accord passes it as ``connection_name``: the connector reads the default by itself
+    only when no other parameter is given, and accord always gives timeouts."""
+    import tomllib
 
-            try:
-                with open(path, "rb") as fh:
-                    data = tomllib.load(fh)
-            except (OSError, tomllib.TOMLDecodeError) as err:
-                raise UsageError(f"{path}: cannot read it: {err}") from None
-            if name == "connections.toml" and data:
-                return True
-            if data.get("default_connection_name") or data.get("connections"):
-                return True
-    return False
+    named = os.environ.get("SNOWFLAKE_DEFAULT_CONNECTION_NAME")
+    if named:
+        return named
+    home = os.environ.get("SNOWFLAKE_HOME") or os.path.expanduser("~/.snowflake")
+    found: dict[str, Any] = {}
+    for name in ("config.toml", "connections.toml"):
+        path = os.path.join(home, name)
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path, "rb") as fh:
+                found[name] = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError) as err:
+            raise UsageError(f"{path}: cannot read it: {err}") from None
+    config = found.get("config.toml", {})
+    if config.get("default_connection_name"):
+        return str(config["default_connection_name"])
+    if "default" in found.get("connections.toml", {}) or "default" in config.get("connections", {}):
+        return "default"
+    return None
 
 
 def snowflake_params(options: LiveOptions) -> dict[str, Any]:
@@ -118,8 +126,9 @@ def snowflake_params(options: LiveOptions) -> dict[str, Any]:
     if options.connection:
         return {**params, "connection_name": options.connection}
     env = {k: os.environ[v] for k, v in SNOWFLAKE_ENV.items() if os.environ.get(v)}
-    if not env.get("account") and _default_snowflake_connection():
-        return params  # the connector's default connection
+    default = None if env.get("account") else _default_snowflake_connection()
+    if default:
+        return {**params, "connection_name": default}
     missing = [SNOWFLAKE_ENV[k] for k in ("account", "user") if not env.get(k)]
     if missing:
         raise UsageError(

@@ -44,6 +44,10 @@ class DeniedError(ExecutionError):
         super().__init__(str(denial))
 
 
+class UnreachableError(UsageError):
+    """The platform cannot be reached within the connect timeout: exit 2, one line."""
+
+
 class Executor(Protocol):
     platform: str
 
@@ -172,10 +176,35 @@ class DatabricksExecutor:
 
     @classmethod
     def connect(cls, options: LiveOptions | None = None) -> DatabricksExecutor:
+        """Configure the client and check it reaches the workspace (``current_user.me()``),
+        all within the connect timeout: the SDK retries a silent host for several request
+        timeouts, so the whole connect runs under one deadline."""
         require_extra("databricks")
         options = options or LiveOptions()
         warehouse = warehouse_id(options)
-        return cls(databricks_client(options), warehouse, timeouts=options.timeouts)
+
+        def reach() -> Any:
+            from databricks.sdk.errors import DatabricksError
+
+            from databricks.sdk.errors import PermissionDenied, Unauthenticated
+
+            client = databricks_client(options)
+            try:
+                client.current_user.me()
+            except (PermissionDenied, Unauthenticated) as err:
+                raise UsageError(
+                    f"cannot log in to Databricks at {client.config.host}: {_first_line(err)[:300]}"
+                ) from None
+            except DatabricksError:
+                pass  # the workspace answered: reachable (DatabricksError is an OSError too)
+            except (OSError, TimeoutError) as err:
+                raise UnreachableError(
+                    f"cannot reach Databricks at {client.config.host}: {_first_line(err)[:300]}"
+                ) from None
+            return client
+
+        client = within(options.timeouts.connect, reach, "Databricks")
+        return cls(client, warehouse, timeouts=options.timeouts)
 
     @classmethod
     def from_env(cls) -> DatabricksExecutor:
@@ -219,8 +248,12 @@ class DatabricksExecutor:
                 response = api.get_statement(response.statement_id)
         except DatabricksError as err:
             raise self._fail(err, statement) from None
-        except OSError as err:
-            raise ExecutionError(_first_line(err)) from None
+        except (OSError, TimeoutError) as err:
+            host = getattr(getattr(self.client, "config", None), "host", "the workspace")
+            raise UnreachableError(
+                f"cannot reach Databricks at {host} within {self.timeouts.connect:g}s: "
+                f"{_first_line(err)[:300]}"
+            ) from None
         state = response.status.state
         if state != StatementState.SUCCEEDED:
             error = response.status.error
@@ -262,6 +295,32 @@ class DatabricksExecutor:
 
     def close(self) -> None:
         pass
+
+
+def within(seconds: float, fn: Callable[[], Any], platform: str) -> Any:
+    """``fn()``, or UnreachableError when it has not returned after ``seconds`` (the worker is
+    a daemon thread: a client stuck in its own retries never holds the command)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as err:  # handed to the caller's thread
+            box["error"] = err
+
+    worker = threading.Thread(target=work, daemon=True, name=f"accord-connect-{platform}")
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise UnreachableError(
+            f"cannot reach {platform} within the connect timeout of {seconds:g}s "
+            "(--connect-timeout): is the host right and reachable from here?"
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def open_executor(platform: str, options: LiveOptions) -> SnowflakeExecutor | DatabricksExecutor:

@@ -39,7 +39,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from compiler.live.executor import ExecutionError
+from compiler.errors import UsageError
+from compiler.live.executor import ExecutionError, UnreachableError
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -373,10 +374,13 @@ class DatabricksReader(Reader):
             return call()
         except NotFound:
             return None
-        except DatabricksError as err:
+        except DatabricksError as err:  # before OSError: DatabricksError is an IOError
             denial = classify("databricks", err)
-            self.unreadable.append(f"{what}: {denial or err}")
+            self.unreadable.append(f"{what}: {denial or _one_line(err)}")
             return None
+        except (OSError, TimeoutError) as err:
+            host = getattr(getattr(self.run.client, "config", None), "host", "the workspace")
+            raise UsageError(f"cannot reach Databricks at {host}: {_one_line(err)}") from None
 
     def read(self) -> LiveCatalog:
         client = self.run.client
@@ -489,6 +493,10 @@ class DatabricksReader(Reader):
         )
         live.unreadable = self.unreadable
         return live
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split())[:300] or type(err).__name__
 
 
 def _unique(objects: list[CatalogObject]) -> list[CatalogObject]:

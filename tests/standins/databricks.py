@@ -36,6 +36,10 @@ class DatabricksEstate(Estate):
         self.forbidden: list[str] = []
         self.fail_on: list[str] = []
         self.hang_on: list[str] = []
+        #: statements answered with a final state other than SUCCEEDED (CANCELED, CLOSED)
+        self.state_on: dict[str, str] = {}
+        #: statement id -> the last answer (what GET /api/2.0/sql/statements/{id} returns)
+        self.statements: dict[str, dict[str, Any]] = {}
 
     # catalog.information_schema.{routines,row_filters,column_masks}
     def rewrite_tables(self, tree: exp.Expression) -> exp.Expression:
@@ -195,7 +199,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
 
     class Workspace(Handler):
         state: ClassVar[DatabricksEstate] = estate
-        statements: ClassVar[dict[str, dict[str, Any]]] = {}
+        statements: ClassVar[dict[str, dict[str, Any]]] = estate.statements
         requests: ClassVar[list[tuple[str, str]]] = []
 
         def _route(self, method: str) -> None:
@@ -231,6 +235,8 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 return 200, {}
             if path.startswith("/api/2.0/sql/statements/"):
                 return 200, self.statements[path.rsplit("/", 1)[1]]
+            if path == "/api/2.0/preview/scim/v2/Me":
+                return 200, {"id": "1", "userName": "accord-ci@example.com", "active": True}
             if path.startswith(uc + "tables/"):
                 return 200, estate.table_info(path[len(uc + "tables/") :])
             if path == uc + "functions":
@@ -256,6 +262,11 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
             sid = f"01ef-{next(ids):04d}"
             if any(s in statement for s in estate.hang_on):
                 answer: dict[str, Any] = {"statement_id": sid, "status": {"state": "RUNNING"}}
+                self.statements[sid] = answer
+                return answer
+            forced = next((v for k, v in estate.state_on.items() if k in statement), None)
+            if forced is not None:
+                answer = {"statement_id": sid, "status": {"state": forced}}
                 self.statements[sid] = answer
                 return answer
             if any(s in statement for s in estate.fail_on):
