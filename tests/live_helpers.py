@@ -49,6 +49,9 @@ def running_platforms(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platforms]:
     for name in [n for n in os.environ if n.startswith(("DATABRICKS_", "SNOWFLAKE_"))]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("SNOWFLAKE_HOME", "/nonexistent/.snowflake")
+    # the connector's cloud-platform detection probes metadata endpoints: no network in tests
+    monkeypatch.setenv("SNOWFLAKE_DISABLE_PLATFORM_DETECTION", "true")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     for name, value in SALTS.items():
         monkeypatch.setenv(name, value)
     with account(sf) as params, workspace(dbx) as host:

@@ -49,7 +49,9 @@ def test_canceled_and_closed_are_not_successes(platforms: Platforms, state: str)
 def test_a_statement_running_past_the_timeout_is_cancelled(platforms: Platforms) -> None:
     platforms.databricks.hang_on.append("SELECT 'slow'")
     run = databricks(statement_timeout=1)
-    with pytest.raises(ExecutionError, match="timed out: still RUNNING after the statement timeout of 1s"):
+    with pytest.raises(
+        ExecutionError, match="timed out: still RUNNING after the statement timeout of 1s"
+    ):
         run.query("SELECT 'slow'")
     answered = [a for a in _statements(platforms) if a["status"]["state"] == "CANCELED"]
     assert len(answered) == 1  # the executor cancelled it on the platform
@@ -84,14 +86,18 @@ def test_an_unreachable_host_is_one_line_exit_2(
     assert err.startswith("accord: cannot ") and "Traceback" not in err
 
 
-def test_a_refused_port_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch, platforms: Platforms) -> None:
+def test_a_refused_port_is_one_line_exit_2(
+    monkeypatch: pytest.MonkeyPatch, platforms: Platforms
+) -> None:
     monkeypatch.setenv("SNOWFLAKE_PORT", str(closed_port()))
     code, _, err = run_cli(["drift", POLICIES, "--platform", "snowflake", "--connect-timeout", "1"])
     assert code == 2 and err.startswith("accord: cannot connect to Snowflake:")
     assert len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize(("platform", "extra"), [("snowflake", "snowflake"), ("databricks", "databricks")])
+@pytest.mark.parametrize(
+    ("platform", "extra"), [("snowflake", "snowflake"), ("databricks", "databricks")]
+)
 def test_a_missing_extra_names_the_pip_command(
     platform: str, extra: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -131,6 +137,7 @@ def test_snowflake_named_and_default_connections(
     }
     for name in [n for n in os.environ if n.startswith("SNOWFLAKE_")]:
         monkeypatch.delenv(name)
+    monkeypatch.setenv("SNOWFLAKE_DISABLE_PLATFORM_DETECTION", "true")
     _connections(tmp_path / "sfhome", params, default=how != "--connection")  # type: ignore[arg-type]
     monkeypatch.setenv("SNOWFLAKE_HOME", str(tmp_path / "sfhome"))
     argv = ["introspect", "--platform", "snowflake", POLICIES, "--format", "json"]
@@ -150,9 +157,13 @@ def test_snowflake_needs_some_connection(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert "SNOWFLAKE_ACCOUNT and SNOWFLAKE_USER" in err and "--connection NAME" in err
 
 
-def test_databricks_needs_a_warehouse(platforms: Platforms, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_databricks_needs_a_warehouse(
+    platforms: Platforms, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("DATABRICKS_WAREHOUSE_ID")
     code, _, err = run_cli(["introspect", "--platform", "databricks", POLICIES])
     assert code == 2 and "--warehouse-id" in err
-    code, _, err = run_cli(["introspect", "--platform", "databricks", POLICIES, "--warehouse-id", "wh-9"])
+    code, _, err = run_cli(
+        ["introspect", "--platform", "databricks", POLICIES, "--warehouse-id", "wh-9"]
+    )
     assert code == 0, err

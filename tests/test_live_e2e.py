@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from compiler.compile import lower_all
 from compiler.live.introspect import identity
 from compiler.validate import load_project
@@ -181,3 +183,46 @@ def test_a_resumed_apply_is_not_refused_for_its_own_changes(
     code, out, err = apply_on("databricks", plans)
     assert code == 0, err
     assert "apply: applied" in out
+
+
+def test_databricks_tamper_and_salt_drift(
+    platforms: Platforms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deploy(tmp_path / "migrations")
+    sf, dbx = platforms.snowflake, platforms.databricks
+    # a mask dropped in the lakehouse, an ABAC policy added from a console, a salt grant widened
+    dbx.execute("ALTER TABLE omics.variants.calls ALTER COLUMN subject_id DROP MASK")
+    dbx.execute(
+        "CREATE POLICY console_filter ON SCHEMA omics.variants "
+        "ROW FILTER governance.policies.programme_row_filter_except_data_steward "
+        "TO `account users` FOR TABLES"
+    )
+    dbx.execute(
+        "GRANT EXECUTE ON FUNCTION governance.policies.subject_pseudonym_salt TO `analysts`"
+    )
+    # a policy body edited in place, and the warehouse's salt function re-created by hand with
+    # the lakehouse's salt
+    sf.execute("ALTER MASKING POLICY GOVERNANCE.POLICIES.FREE_TEXT_MASK SET BODY -> VAL")
+    sf.execute(
+        "CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() "
+        "RETURNS VARCHAR AS $$ 'dbx-90aa-secret' $$"
+    )
+    code, findings = drift_json()
+    assert code == 1
+    seen = {(f["rule"], f["message"].split(":")[0]) for f in findings}
+    assert ("ACC701", "databricks") in seen  # the dropped mask
+    messages = "\n".join(f["message"] for f in findings)
+    assert "mask of omics.variants.calls.subject_id is not deployed" in messages
+    assert "ABAC policy console_filter on schema omics.variants" in messages
+    assert "grants EXECUTE to analysts" in messages
+    assert "FREE_TEXT_MASK changed on the platform: body" in messages
+    assert "does not return the salt env:SUBJECT_SALT_SNOWFLAKE names" in messages
+    assert "the live salts give the same canary digest on databricks, snowflake" in messages
+    rules = {f["rule"] for f in findings}
+    assert rules == {"ACC701", "ACC702", "ACC703", "ACC705", "ACC706"}
+    assert "dbx-90aa-secret" not in json.dumps(findings)  # a salt is never printed
+    # without the salts in the environment there is no canary to compare: no ACC706
+    monkeypatch.delenv("SUBJECT_SALT_SNOWFLAKE")
+    monkeypatch.delenv("SUBJECT_SALT_DATABRICKS")
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "all", "--format", "json"])
+    assert code == 1 and "ACC703" in out and "ACC706" not in out

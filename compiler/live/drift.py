@@ -313,7 +313,7 @@ def canary_findings(
                     "ACC706",
                     owner,
                     f"mask {mask}: the live salts give the same canary digest on "
-                    f"{', '.join(p for p, _, _ in seen)}: masked rows join across them",
+                    f"{', '.join(sorted(p for p, _, _ in seen))}: masked rows join across them",
                     "give each platform its own salt",
                 )
             )
