@@ -184,9 +184,7 @@ class DatabricksExecutor:
         warehouse = warehouse_id(options)
 
         def reach() -> Any:
-            from databricks.sdk.errors import DatabricksError
-
-            from databricks.sdk.errors import PermissionDenied, Unauthenticated
+            from databricks.sdk.errors import DatabricksError, PermissionDenied, Unauthenticated
 
             client = databricks_client(options)
             try:

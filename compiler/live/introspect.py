@@ -40,7 +40,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from compiler.errors import UsageError
-from compiler.live.executor import ExecutionError, UnreachableError
+from compiler.live.executor import ExecutionError
 from targets.objects import (
     AbacPolicy,
     Catalog,
