@@ -48,7 +48,7 @@ def live_missing(ctx: Context) -> Iterator[Finding]:
 
 @rule("ACC702")
 def live_unmanaged(ctx: Context) -> Iterator[Finding]:
-    """A policy, filter, mask or tag-based mask is attached to a governed table or column and the model did not put it there.
+    """A policy, filter or mask on a governed table or column that the model did not put there.
 
     ## What it does
     Reports every attachment on a governed table or column that is not in the model: a
@@ -76,7 +76,7 @@ def live_unmanaged(ctx: Context) -> Iterator[Finding]:
 
 @rule("ACC703")
 def live_changed(ctx: Context) -> Iterator[Finding]:
-    """A deployed object's body, signature, comment or attachment differs from what the model compiles to.
+    """A deployed object's body, signature, comment or attachment differs from the model's.
 
     ## What it does
     Compares each deployed policy or function with the compiled one as syntax trees (parsed
@@ -102,7 +102,7 @@ def live_changed(ctx: Context) -> Iterator[Finding]:
 
 @rule("ACC704")
 def grants_diverge(ctx: Context) -> Iterator[Finding]:
-    """A platform's mapping rows differ from the model's entitlements, or from the other platform's copy of the same dimension.
+    """A platform's mapping rows differ from the model, or from the other platform's copy.
 
     ## What it does
     Reads every mapping table and compares its rows with the model's entitlements; with
@@ -115,8 +115,13 @@ def grants_diverge(ctx: Context) -> Iterator[Finding]:
     and the loosest copy decides what leaks.
 
     ## Example
-    A row `('ONC-101', 'bench-chemists')` deleted from `governance.policies.programme_grants`
-    on Databricks only.
+    A row deleted on Databricks only:
+    ```sql
+    DELETE FROM governance.policies.programme_grants
+    WHERE programme_code = 'ONC-101' AND group_name = 'bench-chemists';
+    ```
+    `dimension 'programme', value 'ONC-101': databricks grants clinical_unblinded, snowflake
+    grants bench_chemist, clinical_unblinded`
 
     ## How to fix
     Re-apply the model's grants: `accord plan --base live:P` replaces the rows in one
@@ -127,7 +132,7 @@ def grants_diverge(ctx: Context) -> Iterator[Finding]:
 
 @rule("ACC705")
 def salt_exposed(ctx: Context) -> Iterator[Finding]:
-    """A salt function can be called by a role or group other than the owner of the policies that call it.
+    """A salt function can be called by someone other than the owner of its policies.
 
     ## What it does
     Reads the grants on every salt function (Snowflake `SHOW GRANTS ON FUNCTION`, Databricks
@@ -165,7 +170,11 @@ def salt_drift(ctx: Context) -> Iterator[Finding]:
     across the two catalogs again.
 
     ## Example
-    `SUBJECT_SALT_SNOWFLAKE` is set, and the warehouse's salt function returns an older value.
+    `SUBJECT_SALT_SNOWFLAKE` is set, and the warehouse's salt function was re-created by hand:
+    ```sql
+    CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT()
+      RETURNS VARCHAR AS $$ '<an older salt>' $$;
+    ```
 
     ## How to fix
     Re-create the salt function from the model (`accord plan --base live:P`, then apply), and

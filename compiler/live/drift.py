@@ -261,6 +261,22 @@ def drift_across(
     return findings
 
 
+def canary_query(function: str, platform: str) -> str:
+    """SELECT SHA2(<canary> || salt(), 256): the digest that shows which salt is live."""
+    from sqlglot import exp
+
+    from targets import sql as tsql
+
+    call = tsql.call(function, platform)
+    canary = tsql.literal(CANARY)
+    if platform == "snowflake":
+        joined: exp.Expression = exp.DPipe(this=canary, expression=call)
+    else:
+        joined = exp.Anonymous(this="concat", expressions=[canary, call])
+    digest = exp.Anonymous(this="SHA2", expressions=[joined, exp.Literal.number(256)])
+    return tsql.render(exp.select(digest.as_("canary_digest")), platform)
+
+
 def canary_findings(
     project: Project, lives: dict[str, LiveCatalog], executors: dict[str, Any], locator: Locator
 ) -> list[Finding]:
@@ -279,14 +295,21 @@ def canary_findings(
                 value = box(salt.salt_ref)
             except SaltError:
                 continue  # no salt in the environment: nothing to compare
-            concat = (
-                f"'{CANARY}' || {salt.name}()"
-                if platform == "snowflake"
-                else f"concat('{CANARY}', {salt.name}())"
-            )
             try:
-                rows = executors[platform].query(f"SELECT SHA2({concat}, 256) AS canary_digest")
-            except ExecutionError:
+                rows = executors[platform].query(canary_query(salt.name, platform))
+            except ExecutionError as err:
+                loc, owner = locator.at(salt, platform)
+                findings.append(
+                    Finding(
+                        loc,
+                        "ACC706",
+                        owner,
+                        f"{platform}: could not run the canary query of {salt.name} ({err}): "
+                        "drift cannot say the live salt is the referenced one",
+                        "grant the reading role USAGE / EXECUTE on the salt function, or run "
+                        "drift as its owner",
+                    )
+                )
                 continue
             live_digest = str(next(iter(rows[0].values()))) if rows else ""
             want = hashlib.sha256((CANARY + value).encode()).hexdigest()

@@ -272,6 +272,18 @@ def _sf_quote(name: str) -> str:
     return tsql.ident(name, "snowflake").sql(dialect="snowflake")
 
 
+def _sf_name(name: str) -> str:
+    from targets import sql as tsql
+
+    return tsql.name_sql(name, "snowflake")
+
+
+def _sf_literal(value: str) -> str:
+    from targets import sql as tsql
+
+    return tsql.literal(value).sql(dialect="snowflake")
+
+
 class SnowflakeReader(Reader):
     def read(self) -> LiveCatalog:
         gov = self.expected.governance_schema
@@ -284,10 +296,10 @@ class SnowflakeReader(Reader):
                 objects.append(self.keep(found))
         self.progress(f"snowflake: policies in {gov}")
         for kind, show in (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES")):
-            for row in self.query(f"SHOW {show} IN SCHEMA {gov}", f"SHOW {show}") or []:
+            for row in self.query(f"SHOW {show} IN SCHEMA {_sf_name(gov)}", f"SHOW {show}") or []:
                 name = f"{row['database_name']}.{row['schema_name']}.{row['name']}"
                 desc = self.query(
-                    f"DESCRIBE {kind} POLICY {name}", f"DESCRIBE {kind} POLICY {name}"
+                    f"DESCRIBE {kind} POLICY {_sf_name(name)}", f"DESCRIBE {kind} POLICY {name}"
                 )
                 if not desc:
                     continue
@@ -314,14 +326,19 @@ class SnowflakeReader(Reader):
                 objects.append(self.keep(obj))
         self.progress(f"snowflake: salt functions in {gov}")
         wanted = {s.name.upper(): s for s in self.expected.of(SaltFunction)}
-        for row in self.query(f"SHOW USER FUNCTIONS IN SCHEMA {gov}", "SHOW USER FUNCTIONS") or []:
+        for row in (
+            self.query(f"SHOW USER FUNCTIONS IN SCHEMA {_sf_name(gov)}", "SHOW USER FUNCTIONS")
+            or []
+        ):
             name = f"{row['catalog_name']}.{row['schema_name']}.{row['name']}"
             if name.upper() not in wanted:
                 continue
             objects.append(self.keep(SaltFunction(name, "", "")))
             if str(row.get("is_secure", "")).upper() != "Y":
                 live.insecure_salts.append(name)
-            for g in self.query(f"SHOW GRANTS ON FUNCTION {name}()", f"grants on {name}") or []:
+            for g in (
+                self.query(f"SHOW GRANTS ON FUNCTION {_sf_name(name)}()", f"grants on {name}") or []
+            ):
                 if g["privilege"] == "OWNERSHIP":
                     live.salt_owners[name] = g["grantee_name"]
                 elif g["privilege"] in ("USAGE", "ALL"):
@@ -330,8 +347,8 @@ class SnowflakeReader(Reader):
             self.progress(f"snowflake: policy references of {table}")
             db = table.split(".")[0]
             rows = self.query(
-                f"SELECT * FROM TABLE({db}.INFORMATION_SCHEMA.POLICY_REFERENCES("
-                f"REF_ENTITY_NAME => '{table}', REF_ENTITY_DOMAIN => 'table'))",
+                f"SELECT * FROM TABLE({_sf_name(db)}.INFORMATION_SCHEMA.POLICY_REFERENCES("
+                f"REF_ENTITY_NAME => {_sf_literal(table)}, REF_ENTITY_DOMAIN => 'table'))",
                 f"policy references of {table}",
             )
             for r in rows or []:
