@@ -131,14 +131,15 @@ def test_tamper_drift_repair(platforms: Platforms, tmp_path: Path) -> None:
         ["plan", POLICIES, "--base", "live:all", "--out", str(plans), "--adopt"]
     )
     assert code == 0, err
-    assert "REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT FROM ANALYST" in out
+    assert "grants USAGE to ANALYST (ACC705): the plan revokes it" in out
+    apply_sql = next(plans.glob("0002_*/*_snowflake_apply.sql")).read_text()
+    assert (
+        "REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() FROM ROLE ANALYST"
+        in apply_sql
+    )
     for platform in ("snowflake", "databricks"):
         code, out, err = apply_on(platform, plans)
         assert code == 0, out + err
-    # the grant is not a catalog object: the plan names the REVOKE, a person runs it
-    sf.execute(
-        "REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() FROM ROLE ANALYST"
-    )
     assert drift_json() == (0, [])
 
 
@@ -221,7 +222,24 @@ def test_databricks_tamper_and_salt_drift(
     rules = {f["rule"] for f in findings}
     assert rules == {"ACC701", "ACC702", "ACC703", "ACC705", "ACC706"}
     assert "dbx-90aa-secret" not in json.dumps(findings)  # a salt is never printed
+    # a plan from live repairs all of it (the console ABAC policy adopted and dropped, the grant
+    # revoked, the body set back, the salt function re-created with its own salt)
+    plans = tmp_path / "migrations"
+    code, out, err = run_cli(
+        ["plan", POLICIES, "--base", "live:all", "--out", str(plans), "--adopt"]
+    )
+    assert code == 0, err
+    assert "SUBJECT_PSEUDONYM_SALT does not return its salt (ACC706): re-created" in out
+    for platform in ("snowflake", "databricks"):
+        code, out, err = apply_on(platform, plans)
+        assert code == 0, out + err
+    assert drift_json() == (0, [])
     # without the salts in the environment there is no canary to compare: no ACC706
+    sf.execute("ALTER MASKING POLICY GOVERNANCE.POLICIES.FREE_TEXT_MASK SET BODY -> VAL")
+    sf.execute(
+        "CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() "
+        "RETURNS VARCHAR AS $$ 'dbx-90aa-secret' $$"
+    )
     monkeypatch.delenv("SUBJECT_SALT_SNOWFLAKE")
     monkeypatch.delenv("SUBJECT_SALT_DATABRICKS")
     code, out, _ = run_cli(["drift", POLICIES, "--platform", "all", "--format", "json"])

@@ -23,6 +23,7 @@ from compiler.plan.order import Plan, build_plan
 from compiler.plan.source import domains_of
 from compiler.plan.state import PlanError
 from compiler.validate import Project
+from targets.objects import SaltFunction
 
 PREFIX = "live:"
 
@@ -58,7 +59,12 @@ def plan_from_live(
     from compiler.compile import lower_all
 
     platforms = platforms_of_base(base)
-    expected, lives, _ = read_live(head, platforms, options, progress)
+    expected, lives, executors = read_live(head, platforms, options, progress, keep_open=True)
+    try:
+        drifted = drifted_salts(lives, executors)
+    finally:
+        for ex in executors.values():
+            ex.close()
     notes: list[str] = []
     bases: dict[str, Any] = {}
     refused: list[str] = []
@@ -85,7 +91,14 @@ def plan_from_live(
                 notes.append(f"{what}: kept (--keep-unmanaged)")
             else:
                 refused.append(what)
-        objects = live.catalog.objects
+        objects = tuple(
+            dataclasses.replace(o, mask=f"{o.mask} (live salt differs)")
+            if isinstance(o, SaltFunction) and o.name in drifted
+            else o
+            for o in live.catalog.objects
+        )
+        for name in sorted(n for n in drifted if live.catalog.get(SaltFunction, n) is not None):
+            notes.append(f"{p}: salt function {name} does not return its salt (ACC706): re-created")
         if keep_unmanaged and not adopt:
             drop = {identity(o) for o in extra}
             objects = tuple(o for o in objects if identity(o) not in drop)
@@ -94,7 +107,7 @@ def plan_from_live(
         for g in live.salt_grants:
             notes.append(
                 f"{p}: salt function {g.function} grants {g.privilege} to {g.grantee} (ACC705): "
-                f"not a catalog object; revoke it: REVOKE {g.privilege} ON FUNCTION {g.function} FROM {g.grantee}"
+                "the plan revokes it"
             )
     if refused:
         raise PlanError(
@@ -109,6 +122,7 @@ def plan_from_live(
     }
     bases = {p: dataclasses.replace(c, objects=c.objects + foreign[p]) for p, c in bases.items()}
     plan = build_plan(bases, head_catalogs, domains_of(head))
+    add_revokes(plan, {p: lives[p] for p in platforms}, head_catalogs)
     plan.base_fingerprint = live_fingerprint({p: lives[p].fingerprint for p in platforms})
     plan.head_fingerprint = head.fingerprint
     return plan, notes
@@ -196,3 +210,80 @@ def check_live_base(
         if changed:
             return f"{plan_id}: {changed}"
     return ""
+
+
+def revoke_sql(platform: str, function: str, privilege: str, grantee: str) -> str:
+    """REVOKE of a grant on a salt function, every name spelled through sqlglot."""
+    from targets import sql as tsql
+
+    name = tsql.name_sql(function, platform)
+    if platform == "snowflake":
+        who = tsql.render(tsql.ident(grantee, platform), platform)
+        return f"REVOKE {privilege} ON FUNCTION {name}() FROM ROLE {who}"
+    who = tsql.render(exp_identifier(grantee), platform)
+    return f"REVOKE {privilege} ON FUNCTION {name} FROM {who}"
+
+
+def exp_identifier(name: str) -> Any:
+    from sqlglot import exp
+
+    return exp.Identifier(this=name, quoted=True)
+
+
+def add_revokes(plan: Plan, lives: dict[str, Any], head: dict[str, Any]) -> None:
+    """Grants that expose a salt (ACC705) are not catalog objects: the plan revokes them at the
+    end of the platform's apply stage (one is added when the platform has none). A rollback
+    never grants them back."""
+    from compiler.plan.order import Stage, _number, _order_key
+    from compiler.plan.steps import Step
+    from targets.objects import SaltFunction
+
+    for platform, live in lives.items():
+        steps = []
+        for g in sorted(live.salt_grants, key=lambda g: (g.function, g.grantee)):
+            salt = head[platform].get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
+            sql = revoke_sql(platform, g.function, g.privilege, g.grantee)
+            note = f"salt function {g.function} is callable by {g.grantee} (ACC705): revoke it"
+            steps.append(Step("define", salt, salt, sql, note))
+        if not steps:
+            continue
+        stage = next((s for s in plan.stages if s.platform == platform and s.kind == "apply"), None)
+        change = f"salt function grants revoked ({len(steps)})"
+        if stage is None:
+            stage = Stage(platform, "apply", None, [], [])
+            plan.stages.append(stage)
+        stage.steps.extend(steps)
+        stage.changes.append(change)
+    plan.stages.sort(key=_order_key)
+    for group in plan.groups:
+        group.stages = []
+    _number(plan.stages, plan.groups)
+
+
+def drifted_salts(lives: dict[str, Any], executors: dict[str, Any]) -> set[str]:
+    """Salt functions whose canary digest is not their referenced salt's (salts in the
+    environment only): the plan re-creates them, as a salt rotation."""
+    import hashlib
+
+    from compiler.live.drift import CANARY, canary_query
+    from compiler.live.executor import ExecutionError
+    from targets.salts import SaltBox, SaltError
+
+    box = SaltBox()
+    out = set()
+    for platform, live in lives.items():
+        for salt in live.catalog.of(SaltFunction):
+            try:
+                value = box(salt.salt_ref) if salt.salt_ref else None
+            except SaltError:
+                value = None
+            if value is None:
+                continue
+            try:
+                rows = executors[platform].query(canary_query(salt.name, platform))
+            except ExecutionError:
+                continue  # drift reports it (ACC706); the plan cannot tell
+            digest = str(next(iter(rows[0].values()))) if rows else ""
+            if digest != hashlib.sha256((CANARY + value).encode()).hexdigest():
+                out.add(salt.name)
+    return out
