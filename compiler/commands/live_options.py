@@ -37,8 +37,9 @@ def options_from(kwargs: dict[str, Any]) -> Any:
 
 
 def progress() -> Callable[[str], None]:
-    """On a terminal: what is being read, on one rewritten line; in CI: nothing."""
-    if not sys.stderr.isatty():
+    """On a terminal: what is being read or run, on one rewritten line; in CI: nothing (the
+    commands print one line per stage)."""
+    if not terminal():
         return lambda _: None
 
     def show(text: str) -> None:
@@ -49,3 +50,7 @@ def progress() -> Callable[[str], None]:
 
 def platforms_of(platform: str) -> list[str]:
     return ["snowflake", "databricks"] if platform == "all" else [platform]
+
+
+def terminal() -> bool:
+    return sys.stderr.isatty()

@@ -113,8 +113,11 @@ def apply_command(
     if changed:
         click.echo(f"accord migrate apply: refused, nothing ran: {changed}", err=True)
         return 1
+    from compiler.commands.live_options import progress, terminal
+
+    shown = progress() if terminal() else None
     outcome = runner.apply(
-        plans, path, platform, lambda: open_executor(platform, options), click.echo
+        plans, path, platform, lambda: open_executor(platform, options, shown), click.echo
     )
     return _report(outcome, f"nothing pending on {platform}", "apply")
 

@@ -95,6 +95,8 @@ class SnowflakeExecutor:
 
     def __init__(self, connection: Any) -> None:
         self.connection = connection
+        #: on a terminal: "statement n of m" (None in CI logs)
+        self.progress: Callable[[str], None] | None = None
 
     @classmethod
     def connect(cls, options: LiveOptions | None = None) -> SnowflakeExecutor:
@@ -128,7 +130,10 @@ class SnowflakeExecutor:
 
     def _each(self, text: str) -> list[Any]:
         cursors = []
-        for statement in split_statements(text, "snowflake"):
+        statements = split_statements(text, "snowflake")
+        for n, statement in enumerate(statements, start=1):
+            if self.progress is not None:
+                self.progress(f"snowflake: statement {n} of {len(statements)}")
             cursors += self._execute(statement)
         return cursors
 
@@ -173,6 +178,8 @@ class DatabricksExecutor:
         self.poll_seconds = poll_seconds
         self.timeouts = timeouts or Timeouts()
         self.clock = clock
+        #: on a terminal: "statement n of m" (None in CI logs)
+        self.progress: Callable[[str], None] | None = None
 
     @classmethod
     def connect(cls, options: LiveOptions | None = None) -> DatabricksExecutor:
@@ -273,7 +280,10 @@ class DatabricksExecutor:
         return response
 
     def run(self, text: str) -> None:
-        for statement in split_statements(text, "databricks"):
+        statements = split_statements(text, "databricks")
+        for n, statement in enumerate(statements, start=1):
+            if self.progress is not None:
+                self.progress(f"databricks: statement {n} of {len(statements)}")
             self._execute(statement)
 
     def results(self, text: str) -> list[list[tuple[Any, ...]]]:
@@ -321,7 +331,13 @@ def within(seconds: float, fn: Callable[[], Any], platform: str) -> Any:
     return box["value"]
 
 
-def open_executor(platform: str, options: LiveOptions) -> SnowflakeExecutor | DatabricksExecutor:
+def open_executor(
+    platform: str, options: LiveOptions, progress: Callable[[str], None] | None = None
+) -> SnowflakeExecutor | DatabricksExecutor:
+    executor: SnowflakeExecutor | DatabricksExecutor
     if platform == "snowflake":
-        return SnowflakeExecutor.connect(options)
-    return DatabricksExecutor.connect(options)
+        executor = SnowflakeExecutor.connect(options)
+    else:
+        executor = DatabricksExecutor.connect(options)
+    executor.progress = progress
+    return executor
