@@ -244,3 +244,62 @@ def test_databricks_tamper_and_salt_drift(
     monkeypatch.delenv("SUBJECT_SALT_DATABRICKS")
     code, out, _ = run_cli(["drift", POLICIES, "--platform", "all", "--format", "json"])
     assert code == 1 and "ACC703" in out and "ACC706" not in out
+
+
+def abac_estate(platforms: Platforms, tmp_path: Path) -> Path:
+    """policies/ with `style: abac` on Databricks; the account admin has created the governed
+    tags (SQL cannot)."""
+    import shutil
+
+    from targets.objects import Tag
+
+    d = tmp_path / "abac"
+    shutil.copytree(ROOT / "policies", d)
+    p = d / "platforms.yaml"
+    p.write_text(p.read_text().replace("style: table", "style: abac"))
+    for tag in lower_all(load_project(d))["databricks"].of(Tag):
+        platforms.databricks.govern_tag(tag.name, tag.allowed_values, tag.comment)
+    return d
+
+
+def test_abac_estate_introspects_equal_drifts_and_repairs(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    d = abac_estate(platforms, tmp_path)
+    plans = tmp_path / "migrations"
+    dbx = ["--platform", "databricks"]
+    assert run_cli(["plan", str(d), "--base", "live:databricks", "--out", str(plans)])[0] == 0
+    code, out, err = run_cli(
+        ["migrate", "apply", *dbx, "--plans", str(plans), "--policies", str(d)]
+    )
+    assert code == 0, out + err
+    code, out, err = run_cli(["introspect", *dbx, str(d), "--format", "json"])
+    lowered = lower_all(load_project(d))["databricks"]
+    from compiler.live.introspect import object_json
+
+    want = sorted(json.dumps(object_json(o, "databricks"), sort_keys=True) for o in lowered)
+    assert sorted(json.dumps(o, sort_keys=True) for o in json.loads(out)["objects"]) == want
+    assert run_cli(["drift", str(d), *dbx])[0] == 0
+    # a console edit widens an ABAC policy's EXCEPT list, and a column loses its governed tag
+    platforms.databricks.execute(
+        "CREATE OR REPLACE POLICY accord_free_text_mask ON SCHEMA discovery_lake.assays "
+        "COLUMN MASK governance.policies.free_text_mask TO `account users` "
+        "EXCEPT `clinical-unblinded`, `cro-external` FOR TABLES "
+        "MATCH COLUMNS has_tag_value('accord_mask', 'free_text') AS c ON COLUMN c"
+    )
+    table = platforms.databricks.tables["DISCOVERY_LAKE.ASSAYS.RESULTS"]
+    del table.tags[("SUBJECT_ID", "accord_mask")]
+    code, out, _ = run_cli(["drift", str(d), *dbx, "--format", "json"])
+    findings = json.loads(out)["findings"]
+    assert code == 1
+    assert {(f["rule"], f["message"].split(":")[1].strip()) for f in findings} == {
+        ("ACC703", "ABAC policy accord_free_text_mask on schema discovery_lake.assays changed on the platform"),
+        ("ACC701", "tag accord_mask on discovery_lake.assays.results.subject_id is not deployed"),
+    }  # fmt: skip
+    code, out, err = run_cli(["plan", str(d), "--base", "live:databricks", "--out", str(plans)])
+    assert code == 0, err
+    code, out, err = run_cli(
+        ["migrate", "apply", *dbx, "--plans", str(plans), "--policies", str(d)]
+    )
+    assert code == 0, out + err
+    assert run_cli(["drift", str(d), *dbx])[0] == 0

@@ -162,12 +162,33 @@ def same_body(a: exp.Expression, b: exp.Expression, platform: str) -> bool:
     return norm(a) == norm(b)
 
 
+def same_condition(a: str, b: str, platform: str) -> bool:
+    left, right = parse_body(a, platform), parse_body(b, platform)
+    if left is None or right is None:
+        return a == b
+    return same_body(left, right, platform)
+
+
 def annotate(live: CatalogObject, model: CatalogObject | None, platform: str) -> CatalogObject:
     """``live`` with the model's bookkeeping fields, and the model's body expression when the
     two bodies are equal as trees (so equal objects compare equal downstream)."""
     if model is None or type(model) is not type(live):
         return live
     changes = {name: getattr(model, name) for name in MODEL_ONLY[type(live)]}
+    if isinstance(live, AbacPolicy) and isinstance(model, AbacPolicy):
+        # conditions are SQL: equal as trees, whatever the spelling the platform returns
+        if len(live.match_columns) == len(model.match_columns) and all(
+            a[1] == b[1] and same_condition(a[0], b[0], platform)
+            for a, b in zip(live.match_columns, model.match_columns, strict=True)
+        ):
+            changes["match_columns"] = model.match_columns
+        if live.when and model.when and same_condition(live.when, model.when, platform):
+            changes["when"] = model.when
+    if isinstance(live, Tag) and isinstance(model, Tag):
+        if set(live.allowed_values) == set(model.allowed_values):
+            changes["allowed_values"] = model.allowed_values
+        if set(live.masking_policies) == set(model.masking_policies):
+            changes["masking_policies"] = model.masking_policies
     body = getattr(live, "body", None)
     if isinstance(body, exp.Expression) and same_body(body, model.body, platform):  # type: ignore[union-attr]
         changes["body"] = model.body  # type: ignore[union-attr]
@@ -491,6 +512,16 @@ class DatabricksReader(Reader):
             for p in found or []:
                 objects.append(self.keep(_abac(p, kind, name)))
         if self.expected.style == "abac":
+            for tag in self.expected.of(Tag):
+                found = self.sdk(
+                    f"governed tag {tag.name}",
+                    lambda k=tag.name: client.tag_policies.get_tag_policy(k),
+                )
+                if found is not None:
+                    values = tuple(v.name for v in found.values or ())
+                    objects.append(
+                        self.keep(Tag(found.tag_key, values, (), found.description or ""))
+                    )
             for o in self.expected.of(TagAssignment):
                 entity = f"{o.table}.{o.column}" if o.column else o.table
                 kind = "columns" if o.column else "tables"

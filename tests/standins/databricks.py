@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlparse
 
 from sqlglot import exp
 
-from tests.standins.engine import Estate, SqlError
+from tests.standins.engine import Estate, SqlError, TagDef
 from tests.standins.http import Handler, serve
 
 TYPE_NAMES = {"STRING": "STRING", "BOOLEAN": "BOOLEAN", "INT": "INT", "BIGINT": "LONG"}
@@ -148,6 +148,20 @@ class DatabricksEstate(Estate):
             "parameter_style": "S",
         }
 
+    def tag_policy(self, key: str) -> dict[str, Any]:
+        """A governed tag (account level: an account admin creates it, SQL cannot)."""
+        tag = self.tags.get(key.upper())
+        if tag is None:
+            raise SqlError("NOT_FOUND", "42704", f"Tag policy {key} does not exist")
+        return {
+            "tag_key": tag.name,
+            "description": tag.comment,
+            "values": [{"name": v} for v in tag.allowed_values],
+        }
+
+    def govern_tag(self, key: str, values: tuple[str, ...], description: str = "") -> None:
+        self.tags[key.upper()] = TagDef(key, tuple(values), comment=description)
+
     def permissions(self, full_name: str) -> dict[str, Any]:
         p = self._policy(full_name, "Routine")
         by: dict[str, list[str]] = {}
@@ -237,6 +251,8 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 return 200, self.statements[path.rsplit("/", 1)[1]]
             if path == "/api/2.0/preview/scim/v2/Me":
                 return 200, {"id": "1", "userName": "accord-ci@example.com", "active": True}
+            if path.startswith("/api/2.1/tag-policies/"):
+                return 200, estate.tag_policy(path.rsplit("/", 1)[1])
             if path.startswith(uc + "tables/"):
                 return 200, estate.table_info(path[len(uc + "tables/") :])
             if path == uc + "functions":
