@@ -303,3 +303,43 @@ def test_abac_estate_introspects_equal_drifts_and_repairs(
     )
     assert code == 0, out + err
     assert run_cli(["drift", str(d), *dbx])[0] == 0
+
+
+def test_snowflake_tag_estate_introspects_equal_drifts_and_repairs(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    import shutil
+
+    d = tmp_path / "tag"
+    shutil.copytree(ROOT / "policies", d)
+    p = d / "platforms.yaml"
+    schema = "governance_schema: GOVERNANCE.POLICIES"
+    p.write_text(p.read_text().replace(schema, f"{schema}\n    style: tag"))
+    plans = tmp_path / "migrations"
+    sf = ["--platform", "snowflake"]
+    assert run_cli(["plan", str(d), "--base", "live:snowflake", "--out", str(plans)])[0] == 0
+    code, out, err = run_cli(["migrate", "apply", *sf, "--plans", str(plans), "--policies", str(d)])
+    assert code == 0, out + err
+    code, out, err = run_cli(["introspect", *sf, str(d), "--format", "json"])
+    from compiler.live.introspect import object_json
+
+    lowered = lower_all(load_project(d))["snowflake"]
+    want = sorted(json.dumps(object_json(o, "snowflake"), sort_keys=True) for o in lowered)
+    live = json.loads(out)
+    assert sorted(json.dumps(o, sort_keys=True) for o in live["objects"]) == want
+    assert {o["kind"] for o in live["objects"]} >= {"Tag", "TagAssignment"}
+    assert run_cli(["drift", str(d), *sf])[0] == 0
+    # a tag's masking policy unset from a console: every column carrying the tag is clear
+    platforms.snowflake.execute(
+        "ALTER TAG GOVERNANCE.POLICIES.ACCORD_MASK_FREE_TEXT UNSET MASKING POLICY "
+        "GOVERNANCE.POLICIES.FREE_TEXT_MASK"
+    )
+    code, out, _ = run_cli(["drift", str(d), *sf, "--format", "json"])
+    (finding,) = json.loads(out)["findings"]
+    assert code == 1 and finding["rule"] == "ACC703"
+    assert "tag GOVERNANCE.POLICIES.ACCORD_MASK_FREE_TEXT changed" in finding["message"]
+    assert finding["file"].endswith("masks.yaml")
+    assert run_cli(["plan", str(d), "--base", "live:snowflake", "--out", str(plans)])[0] == 0
+    code, out, err = run_cli(["migrate", "apply", *sf, "--plans", str(plans), "--policies", str(d)])
+    assert code == 0, out + err
+    assert run_cli(["drift", str(d), *sf])[0] == 0

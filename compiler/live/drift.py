@@ -29,6 +29,7 @@ from targets.objects import (
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
+    Tag,
     TagAssignment,
 )
 
@@ -42,8 +43,11 @@ class Locator:
         self.project = project
         self.model = project.model
         self.policy_uses: dict[str, CatalogObject] = {}
+        self.policies: dict[str, CatalogObject] = {}
         for catalog in expected.values():
             for o in catalog:
+                if isinstance(o, MaskPolicy | RowFilterPolicy):
+                    self.policies[o.name.upper()] = o
                 if isinstance(o, MaskAttachment | RowFilterAttachment):
                     self.policy_uses.setdefault(o.policy.upper(), o)
 
@@ -81,6 +85,10 @@ class Locator:
             and obj.dimension in self.model.entitlements
         ):
             return p.loc("entitlements", obj.dimension), f"entitlements.{obj.dimension}"
+        if isinstance(obj, Tag) and obj.masking_policies:
+            policy = self.policies.get(obj.masking_policies[0].upper())
+            if policy is not None:
+                return self.at(policy, platform)
         if isinstance(obj, AbacPolicy) and obj.datasets:
             return p.loc("datasets", obj.datasets[0]), f"datasets.{obj.datasets[0]}"
         use = self.policy_uses.get(getattr(obj, "name", "").upper())

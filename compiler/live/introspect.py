@@ -385,11 +385,53 @@ class SnowflakeReader(Reader):
                             MaskAttachment(table, r["ref_column_name"], policy, "", tuple(args))
                         )
                     )
-        if self.expected.style == "tag":
-            self.unreadable.append("tag-based masks (style: tag) are not read yet")
+        if self.expected.of(Tag):
+            objects += self.tags(gov, [o.name for o in objects if isinstance(o, MaskPolicy)])
         live.catalog = dataclasses.replace(live.catalog, objects=tuple(sort_objects(objects)))
         live.unreadable = self.unreadable
         return live
+
+    def tags(self, gov: str, masking_policies: list[str]) -> list[CatalogObject]:
+        """Tags of the governance schema (SHOW TAGS), the masking policies set on them
+        (POLICY_REFERENCES(POLICY_NAME => ...) rows whose REF_ENTITY_DOMAIN is TAG), and their
+        assignments on the governed tables' columns (TAG_REFERENCES_ALL_COLUMNS)."""
+        self.progress(f"snowflake: tags in {gov}")
+        found: dict[str, Tag] = {}
+        for row in self.query(f"SHOW TAGS IN SCHEMA {_sf_name(gov)}", "SHOW TAGS") or []:
+            name = f"{row['database_name']}.{row['schema_name']}.{row['name']}"
+            allowed = tuple(json.loads(row["allowed_values"])) if row.get("allowed_values") else ()
+            found[name.upper()] = Tag(name, allowed, (), row.get("comment") or "")
+        for policy in masking_policies:
+            db = policy.split(".")[0]
+            rows = self.query(
+                f"SELECT * FROM TABLE({_sf_name(db)}.INFORMATION_SCHEMA.POLICY_REFERENCES("
+                f"POLICY_NAME => {_sf_literal(policy)}))",
+                f"references of {policy}",
+            )
+            for r in rows or []:
+                if str(r.get("ref_entity_domain", "")).upper() != "TAG":
+                    continue
+                tag = f"{r['ref_database_name']}.{r['ref_schema_name']}.{r['ref_entity_name']}"
+                if tag.upper() in found:
+                    old = found[tag.upper()]
+                    found[tag.upper()] = dataclasses.replace(
+                        old, masking_policies=(*old.masking_policies, policy)
+                    )
+        out: list[CatalogObject] = [self.keep(t) for t in found.values()]
+        for table in self.governed_tables():
+            db = table.split(".")[0]
+            rows = self.query(
+                f"SELECT * FROM TABLE({_sf_name(db)}.INFORMATION_SCHEMA.TAG_REFERENCES_ALL_COLUMNS("
+                f"{_sf_literal(table)}, 'table'))",
+                f"tags on {table}",
+            )
+            for r in rows or []:
+                tag = f"{r['tag_database']}.{r['tag_schema']}.{r['tag_name']}"
+                if tag.upper() in found:  # tags of the governance schema only
+                    out.append(
+                        self.keep(TagAssignment(table, r["column_name"], tag, r["tag_value"], ""))
+                    )
+        return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -377,8 +377,25 @@ class Estate:
             return self._ok("exists")
         if key in self.tags and stmt.or_replace and self.tags[key].masking_policies:
             raise SqlError("003161", "0A000", f"Tag {key} has masking policies: unset them first.")
-        self.tags[key] = TagDef(key, comment=stmt.comment)
+        self.tags[key] = TagDef(key, self._allowed_values(stmt.text), comment=stmt.comment)
         return self._ok(f"Tag {key} successfully created.")
+
+    def _allowed_values(self, text: str) -> tuple[str, ...]:
+        """The string literals after ALLOWED_VALUES, read from sqlglot's tokens."""
+        from sqlglot.dialects.dialect import Dialect
+        from sqlglot.tokens import TokenType
+
+        tokens = Dialect.get_or_raise(self.dialect).tokenizer_class().tokenize(text)
+        values: list[str] = []
+        inside = False
+        for tok in tokens:
+            if tok.text.upper() == "ALLOWED_VALUES":
+                inside = True
+            elif inside and tok.token_type == TokenType.STRING:
+                values.append(tok.text)
+            elif inside and tok.token_type != TokenType.COMMA:
+                break
+        return tuple(values)
 
     def _do_alter_tag_set_masking(self, stmt: Statement) -> Any:
         tag = self.tags.get(self.key(stmt.name or ""))

@@ -132,13 +132,24 @@ class SnowflakeEstate(Estate):
                 rows.append((CREATED, leaf, db, sch, self.owner, t.comment or "", allowed, "ROLE"))
         return cols, rows
 
-    # TABLE(db.INFORMATION_SCHEMA.POLICY_REFERENCES(...)) -> the references this estate holds
+    # TABLE(db.INFORMATION_SCHEMA.POLICY_REFERENCES(...)) and TAG_REFERENCES_ALL_COLUMNS(...)
+    # -> what this estate holds
     def rewrite_tables(self, tree: exp.Expression) -> exp.Expression:
         def replace(node: exp.Expression) -> exp.Expression:
             if not isinstance(node, exp.TableFromRows):
                 return node
             call = node.this.expression if isinstance(node.this, exp.Dot) else node.this
-            if not isinstance(call, exp.Anonymous) or call.name.upper() != "POLICY_REFERENCES":
+            if not isinstance(call, exp.Anonymous):
+                return node
+            if call.name.upper() == "TAG_REFERENCES_ALL_COLUMNS":
+                name, domain = (a.name for a in call.expressions[:2])
+                if domain.lower() != "table":
+                    raise SqlError("002140", "22023", "object_domain must be 'table'")
+                table = self.materialize(TAG_REFERENCE_COLUMNS, self.tag_references(name))
+                if node.args.get("alias") is not None:
+                    table.set("alias", node.args["alias"])
+                return table
+            if call.name.upper() != "POLICY_REFERENCES":
                 return node
             args = {
                 kw.this.name.upper(): kw.expression.name
@@ -152,6 +163,14 @@ class SnowflakeEstate(Estate):
             return table
 
         return tree.transform(replace)
+
+    def tag_references(self, table_name: str) -> list[tuple[Any, ...]]:
+        t = self.table(table_name)
+        return [
+            _tag_ref_row(tag, value, t.name, t.columns[column][0])
+            for (column, tag), value in sorted(t.tags.items())
+            if column
+        ]
 
     def policy_references(self, args: dict[str, str]) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
@@ -176,6 +195,15 @@ class SnowflakeEstate(Estate):
                  json.dumps(list(argcols)) if argcols else None, *tag_parts, "ACTIVE")
             )  # fmt: skip
 
+        if only is not None and entity is None:
+            for tag in sorted(self.tags.values(), key=lambda t: t.name):
+                if only in tag.masking_policies:
+                    pdb, psch, pname = only.split(".")
+                    tdb, tsch, tname = tag.name.split(".")
+                    rows.append(
+                        (pdb, psch, pname, "MASKING_POLICY", tdb, tsch, tname, "TAG", None,
+                         None, None, None, None, "ACTIVE")
+                    )  # fmt: skip
         for t in tables:
             if t.row_filter is not None:
                 add(t.row_filter[0], "ROW_ACCESS_POLICY", t.name, None, t.row_filter[1], None)
@@ -191,6 +219,27 @@ class SnowflakeEstate(Estate):
                     if p is not None and p.returns.upper() == col_type:
                         add(policy, "MASKING_POLICY", t.name, column, (), tag)
         return rows
+
+
+TAG_REFERENCE_COLUMNS = [
+    "TAG_DATABASE",
+    "TAG_SCHEMA",
+    "TAG_NAME",
+    "TAG_VALUE",
+    "APPLY_METHOD",
+    "LEVEL",
+    "OBJECT_DATABASE",
+    "OBJECT_SCHEMA",
+    "OBJECT_NAME",
+    "DOMAIN",
+    "COLUMN_NAME",
+]
+
+
+def _tag_ref_row(tag: str, value: str, table: str, column: str) -> tuple[Any, ...]:
+    tdb, tsch, tname = tag.split(".")
+    odb, osch, oname = table.split(".")
+    return (tdb, tsch, tname, value, "MANUAL", "COLUMN", odb, osch, oname, "COLUMN", column)
 
 
 def _rowtype(names: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
