@@ -343,3 +343,39 @@ def test_snowflake_tag_estate_introspects_equal_drifts_and_repairs(
     code, out, err = run_cli(["migrate", "apply", *sf, "--plans", str(plans), "--policies", str(d)])
     assert code == 0, out + err
     assert run_cli(["drift", str(d), *sf])[0] == 0
+
+
+def test_keep_unmanaged_leaves_what_accord_did_not_make(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    deploy(tmp_path / "migrations")
+    sf = platforms.snowflake
+    sf.seed_table("OPS.ADHOC.UNUSED", {"X": "VARCHAR"})
+    sf.execute(
+        "CREATE MASKING POLICY OPS.ADHOC.CONSOLE_MASK AS (VAL VARCHAR) RETURNS VARCHAR -> VAL"
+    )
+    # on a column the model does not mask: it can be kept
+    sf.execute(
+        "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN RESULT_VALUE SET MASKING POLICY "
+        "OPS.ADHOC.CONSOLE_MASK"
+    )
+    sf.execute("ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID UNSET MASKING POLICY")
+    plans = tmp_path / "migrations"
+    base = ["plan", POLICIES, "--base", "live:snowflake", "--out", str(plans)]
+    code, out, err = run_cli([*base, "--keep-unmanaged"])
+    assert code == 0, err
+    assert "RESULT_VALUE -> OPS.ADHOC.CONSOLE_MASK is not the model's: kept" in out
+    code, out, err = apply_on("snowflake", plans)
+    assert code == 0, out + err
+    table = sf.tables["DISCOVERY.ASSAYS.RESULTS"]
+    assert table.masks["RESULT_VALUE"][0] == "OPS.ADHOC.CONSOLE_MASK"  # left where it was
+    assert table.masks["SUBJECT_ID"][0] == "GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_MASK"
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "snowflake", "--format", "json"])
+    assert code == 1 and [f["rule"] for f in json.loads(out)["findings"]] == ["ACC702"]
+    # on a column the model masks: it cannot be kept
+    sf.execute(
+        "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN NOTES SET MASKING POLICY "
+        "OPS.ADHOC.CONSOLE_MASK FORCE"
+    )
+    code, _, err = run_cli([*base, "--keep-unmanaged"])
+    assert code == 1 and "the model needs its place: --keep-unmanaged cannot keep it" in err
