@@ -149,6 +149,14 @@ def test_sarif_and_text_formats(platforms: Platforms, tmp_path: Path) -> None:
     doc = json.loads(out)
     rules = {r["ruleId"] for r in doc["runs"][0]["results"]}
     assert rules == {"ACC701"}
+    code, out, _ = run_cli(["introspect", "--platform", "snowflake", POLICIES])
+    assert code == 0 and out.startswith("snowflake: GOVERNANCE.POLICIES (fingerprint ")
+    deploy(tmp_path / "migrations")
+    code, out, _ = run_cli(["introspect", "--platform", "databricks", POLICIES])
+    assert code == 0
+    assert "  MaskAttachment       omics.variants.calls  " in out
+    assert "governance.policies.subject_pseudonym_salt" in out and "secret" not in out
+    platforms.databricks.execute("ALTER TABLE omics.variants.calls DROP ROW FILTER")
     code, out, _ = run_cli(["drift", POLICIES, "--platform", "databricks"])
     assert code == 1 and "ACC701 live-missing" in out and "policies/datasets.yaml" in out
 

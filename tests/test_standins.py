@@ -96,7 +96,11 @@ def test_databricks_set_mask_replaces_and_tables_get_shows_it(platforms: Platfor
 def test_a_persona_session_binds_the_context_functions(platforms: Platforms) -> None:
     """The hook probes need: the stand-in evaluates IS_ROLE_IN_SESSION for the session set."""
     run = SnowflakeExecutor.connect(LiveOptions())
-    platforms.snowflake.session = {"CLINICAL_UNBLINDED"}
-    assert run.query("SELECT IS_ROLE_IN_SESSION('CLINICAL_UNBLINDED') AS ok") == [{"ok": True}]
-    platforms.snowflake.session = {"CRO_EXTERNAL"}
-    assert run.query("SELECT IS_ROLE_IN_SESSION('CLINICAL_UNBLINDED') AS ok") == [{"ok": False}]
+    try:
+        platforms.snowflake.session = {"CLINICAL_UNBLINDED"}
+        query = "SELECT IS_ROLE_IN_SESSION('CLINICAL_UNBLINDED') AS ok"
+        assert run.query(query) == [{"ok": True}]
+        platforms.snowflake.session = {"CRO_EXTERNAL"}
+        assert run.query(query) == [{"ok": False}]
+    finally:
+        run.close()

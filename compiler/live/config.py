@@ -119,6 +119,8 @@ def snowflake_params(options: LiveOptions) -> dict[str, Any]:
             connect_timeout=max(1, int(t.connect)),
             query_timeout=max(1, int(t.statement)),
             request_timeout=max(1, int(t.connect)),
+            # accord runs no asynchronous queries: always log out on close
+            enable_server_session_keep_alive_auto_detection=False,
         )
     else:  # the 3.x connector
         params.update(network_timeout=max(1, int(t.statement)), socket_timeout=int(t.connect))
