@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from compiler.errors import Location
@@ -285,55 +286,71 @@ def canary_query(function: str, platform: str) -> str:
     return tsql.render(exp.select(digest.as_("canary_digest")), platform)
 
 
-def canary_findings(
-    project: Project, lives: dict[str, LiveCatalog], executors: dict[str, Any], locator: Locator
-) -> list[Finding]:
-    """ACC706: with the salts in the environment, each live salt's canary digest."""
+@dataclass(frozen=True)
+class Canary:
+    """One salt function's canary: the digest the platform computes and the one the referenced
+    salt gives (``error`` when the query could not run)."""
+
+    platform: str
+    salt: SaltFunction
+    live: str
+    want: str
+    error: str = ""
+
+
+def canaries(lives: dict[str, LiveCatalog], executors: dict[str, Any]) -> list[Canary]:
+    """Every salt function whose salt is in the environment, with its canary digests."""
     from compiler.live.executor import ExecutionError
     from targets.salts import SaltBox, SaltError
 
     box = SaltBox()
-    digests: dict[str, list[tuple[str, str, SaltFunction]]] = {}
-    findings = []
+    out = []
     for platform, live in lives.items():
         for salt in live.catalog.of(SaltFunction):
-            if not salt.salt_ref:
-                continue
             try:
-                value = box(salt.salt_ref)
+                value = box(salt.salt_ref) if salt.salt_ref else None
             except SaltError:
-                continue  # no salt in the environment: nothing to compare
+                value = None  # no salt in the environment: nothing to compare
+            if value is None:
+                continue
+            want = hashlib.sha256((CANARY + value).encode()).hexdigest()
             try:
                 rows = executors[platform].query(canary_query(salt.name, platform))
             except ExecutionError as err:
-                loc, owner = locator.at(salt, platform)
-                findings.append(
-                    Finding(
-                        loc,
-                        "ACC706",
-                        owner,
-                        f"{platform}: could not run the canary query of {salt.name} ({err}): "
-                        "drift cannot say the live salt is the referenced one",
-                        "grant the reading role USAGE / EXECUTE on the salt function, or run "
-                        "drift as its owner",
-                    )
-                )
+                out.append(Canary(platform, salt, "", want, str(err)))
                 continue
-            live_digest = str(next(iter(rows[0].values()))) if rows else ""
-            want = hashlib.sha256((CANARY + value).encode()).hexdigest()
-            loc, owner = locator.at(salt, platform)
-            if live_digest != want:
-                findings.append(
-                    Finding(
-                        loc,
-                        "ACC706",
-                        owner,
-                        f"{platform}: salt function {salt.name} does not return the salt "
-                        f"{salt.salt_ref} names (canary digest {live_digest[:16]}, expected {want[:16]})",
-                        f"re-create it: accord plan --base live:{platform}",
-                    )
-                )
-            digests.setdefault(salt.mask, []).append((platform, live_digest, salt))
+            digest = str(next(iter(rows[0].values()))) if rows else ""
+            out.append(Canary(platform, salt, digest, want))
+    return out
+
+
+def canary_findings(
+    project: Project, lives: dict[str, LiveCatalog], executors: dict[str, Any], locator: Locator
+) -> list[Finding]:
+    """ACC706: with the salts in the environment, each live salt's canary digest."""
+    digests: dict[str, list[tuple[str, str, SaltFunction]]] = {}
+    findings = []
+    for c in canaries(lives, executors):
+        loc, owner = locator.at(c.salt, c.platform)
+        name, ref = c.salt.name, c.salt.salt_ref
+        if c.error:
+            message = (
+                f"could not run the canary query of {name} ({c.error}): drift cannot say the "
+                "live salt is the referenced one"
+            )
+            fix = "grant the reading role USAGE / EXECUTE on the salt function, or run drift as its owner"
+        elif c.live != c.want:
+            message = (
+                f"salt function {name} does not return the salt {ref} names (canary digest "
+                f"{c.live[:16]}, expected {c.want[:16]})"
+            )
+            fix = f"re-create it: accord plan --base live:{c.platform}"
+        else:
+            message = ""
+        if message:
+            findings.append(Finding(loc, "ACC706", owner, f"{c.platform}: {message}", fix))
+        if not c.error:
+            digests.setdefault(c.salt.mask, []).append((c.platform, c.live, c.salt))
     for mask, seen in sorted(digests.items()):
         if len(seen) > 1 and len({d for _, d, _ in seen}) == 1:
             platform, _, salt = seen[0]

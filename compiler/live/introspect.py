@@ -263,10 +263,37 @@ class Reader:
             self.unreadable.append(f"{what}: {err}")
             return None
 
-    def mapping_rows(self, table: MappingTable, quote: Callable[[str], str]) -> MappingTable | None:
+    def start(self) -> tuple[str, list[CatalogObject], LiveCatalog]:
+        """The governance schema, the objects read so far (the mapping tables) and the result."""
+        gov = self.expected.governance_schema
+        live = LiveCatalog(Catalog(self.platform, gov, self.expected.style))
+        self.progress(f"{self.platform}: mapping tables in {gov}")
+        objects: list[CatalogObject] = []
+        for table in self.expected.of(MappingTable):
+            found = self.mapping_rows(table)
+            if found is not None:
+                objects.append(self.keep(found))
+        return gov, objects, live
+
+    def finish(self, live: LiveCatalog, objects: list[CatalogObject]) -> LiveCatalog:
+        unique: dict[tuple[str, ...], CatalogObject] = {}
+        for o in objects:
+            unique.setdefault(identity(o), o)
+        live.catalog = dataclasses.replace(
+            live.catalog, objects=tuple(sort_objects(unique.values()))
+        )
+        live.unreadable = self.unreadable
+        return live
+
+    def mapping_rows(self, table: MappingTable) -> MappingTable | None:
+        from targets import sql as tsql
+
+        def q(name: str) -> str:
+            return tsql.name_sql(name, self.platform)
+
         sql = (
-            f"SELECT {quote(table.key_column)}, {quote(table.principal_column)} FROM "
-            f"{'.'.join(quote(p) for p in table.name.split('.'))} ORDER BY 1, 2"
+            f"SELECT {q(table.key_column)}, {q(table.principal_column)} FROM {q(table.name)} "
+            "ORDER BY 1, 2"
         )
         try:
             rows = self.run.query(sql)
@@ -287,12 +314,6 @@ class Reader:
 # Snowflake
 
 
-def _sf_quote(name: str) -> str:
-    from targets import sql as tsql
-
-    return tsql.ident(name, "snowflake").sql(dialect="snowflake")
-
-
 def _sf_name(name: str) -> str:
     from targets import sql as tsql
 
@@ -307,14 +328,7 @@ def _sf_literal(value: str) -> str:
 
 class SnowflakeReader(Reader):
     def read(self) -> LiveCatalog:
-        gov = self.expected.governance_schema
-        objects: list[CatalogObject] = []
-        live = LiveCatalog(Catalog("snowflake", gov, self.expected.style))
-        self.progress(f"snowflake: mapping tables in {gov}")
-        for table in self.expected.of(MappingTable):
-            found = self.mapping_rows(table, _sf_quote)
-            if found is not None:
-                objects.append(self.keep(found))
+        gov, objects, live = self.start()
         self.progress(f"snowflake: policies in {gov}")
         for kind, show in (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES")):
             for row in self.query(f"SHOW {show} IN SCHEMA {_sf_name(gov)}", f"SHOW {show}") or []:
@@ -387,9 +401,7 @@ class SnowflakeReader(Reader):
                     )
         if self.expected.of(Tag):
             objects += self.tags(gov, [o.name for o in objects if isinstance(o, MaskPolicy)])
-        live.catalog = dataclasses.replace(live.catalog, objects=tuple(sort_objects(objects)))
-        live.unreadable = self.unreadable
-        return live
+        return self.finish(live, objects)
 
     def tags(self, gov: str, masking_policies: list[str]) -> list[CatalogObject]:
         """Tags of the governance schema (SHOW TAGS), the masking policies set on them
@@ -438,12 +450,6 @@ class SnowflakeReader(Reader):
 # Databricks
 
 
-def _dbx_quote(name: str) -> str:
-    from targets import sql as tsql
-
-    return tsql.ident(name, "databricks").sql(dialect="databricks")
-
-
 class DatabricksReader(Reader):
     def sdk(self, what: str, call: Callable[[], Any]) -> Any:
         from databricks.sdk.errors import DatabricksError, NotFound
@@ -464,15 +470,8 @@ class DatabricksReader(Reader):
 
     def read(self) -> LiveCatalog:
         client = self.run.client
-        gov = self.expected.governance_schema
+        gov, objects, live = self.start()
         catalog_name, schema_name = gov.split(".")
-        objects: list[CatalogObject] = []
-        live = LiveCatalog(Catalog("databricks", gov, self.expected.style))
-        self.progress(f"databricks: mapping tables in {gov}")
-        for table in self.expected.of(MappingTable):
-            found = self.mapping_rows(table, _dbx_quote)
-            if found is not None:
-                objects.append(self.keep(found))
         self.progress(f"databricks: functions in {gov}")
         functions = (
             self.sdk(
@@ -578,22 +577,11 @@ class DatabricksReader(Reader):
                                 TagAssignment(o.table, o.column, t.tag_key, t.tag_value or "", "")
                             )
                         )
-        live.catalog = dataclasses.replace(
-            live.catalog, objects=tuple(sort_objects(_unique(objects)))
-        )
-        live.unreadable = self.unreadable
-        return live
+        return self.finish(live, objects)
 
 
 def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split())[:300] or type(err).__name__
-
-
-def _unique(objects: list[CatalogObject]) -> list[CatalogObject]:
-    seen: dict[tuple[str, ...], CatalogObject] = {}
-    for o in objects:
-        seen.setdefault(identity(o), o)
-    return list(seen.values())
 
 
 def _abac(p: Any, kind: str, securable: str) -> AbacPolicy:

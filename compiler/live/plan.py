@@ -262,28 +262,8 @@ def add_revokes(plan: Plan, lives: dict[str, Any], head: dict[str, Any]) -> None
 
 def drifted_salts(lives: dict[str, Any], executors: dict[str, Any]) -> set[str]:
     """Salt functions whose canary digest is not their referenced salt's (salts in the
-    environment only): the plan re-creates them, as a salt rotation."""
-    import hashlib
+    environment only): the plan re-creates them, as a salt rotation. One whose canary could not
+    run is left to drift (ACC706): the plan cannot tell."""
+    from compiler.live.drift import canaries
 
-    from compiler.live.drift import CANARY, canary_query
-    from compiler.live.executor import ExecutionError
-    from targets.salts import SaltBox, SaltError
-
-    box = SaltBox()
-    out = set()
-    for platform, live in lives.items():
-        for salt in live.catalog.of(SaltFunction):
-            try:
-                value = box(salt.salt_ref) if salt.salt_ref else None
-            except SaltError:
-                value = None
-            if value is None:
-                continue
-            try:
-                rows = executors[platform].query(canary_query(salt.name, platform))
-            except ExecutionError:
-                continue  # drift reports it (ACC706); the plan cannot tell
-            digest = str(next(iter(rows[0].values()))) if rows else ""
-            if digest != hashlib.sha256((CANARY + value).encode()).hexdigest():
-                out.add(salt.name)
-    return out
+    return {c.salt.name for c in canaries(lives, executors) if not c.error and c.live != c.want}
