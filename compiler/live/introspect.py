@@ -327,6 +327,11 @@ def _sf_literal(value: str) -> str:
 
 
 class SnowflakeReader(Reader):
+    def information_schema(self, name: str, call: str, what: str) -> list[dict[str, Any]] | None:
+        """SELECT * FROM TABLE(<name's database>.INFORMATION_SCHEMA.<call>)."""
+        db = _sf_name(name.split(".")[0])
+        return self.query(f"SELECT * FROM TABLE({db}.INFORMATION_SCHEMA.{call})", what)
+
     def read(self) -> LiveCatalog:
         gov, objects, live = self.start()
         self.progress(f"snowflake: policies in {gov}")
@@ -380,10 +385,10 @@ class SnowflakeReader(Reader):
                     live.salt_grants.append(SaltGrant(name, g["privilege"], g["grantee_name"]))
         for table in self.governed_tables():
             self.progress(f"snowflake: policy references of {table}")
-            db = table.split(".")[0]
-            rows = self.query(
-                f"SELECT * FROM TABLE({_sf_name(db)}.INFORMATION_SCHEMA.POLICY_REFERENCES("
-                f"REF_ENTITY_NAME => {_sf_literal(table)}, REF_ENTITY_DOMAIN => 'table'))",
+            rows = self.information_schema(
+                table,
+                f"POLICY_REFERENCES(REF_ENTITY_NAME => {_sf_literal(table)}, "
+                "REF_ENTITY_DOMAIN => 'table')",
                 f"policy references of {table}",
             )
             for r in rows or []:
@@ -414,10 +419,9 @@ class SnowflakeReader(Reader):
             allowed = tuple(json.loads(row["allowed_values"])) if row.get("allowed_values") else ()
             found[name.upper()] = Tag(name, allowed, (), row.get("comment") or "")
         for policy in masking_policies:
-            db = policy.split(".")[0]
-            rows = self.query(
-                f"SELECT * FROM TABLE({_sf_name(db)}.INFORMATION_SCHEMA.POLICY_REFERENCES("
-                f"POLICY_NAME => {_sf_literal(policy)}))",
+            rows = self.information_schema(
+                policy,
+                f"POLICY_REFERENCES(POLICY_NAME => {_sf_literal(policy)})",
                 f"references of {policy}",
             )
             for r in rows or []:
@@ -431,10 +435,9 @@ class SnowflakeReader(Reader):
                     )
         out: list[CatalogObject] = [self.keep(t) for t in found.values()]
         for table in self.governed_tables():
-            db = table.split(".")[0]
-            rows = self.query(
-                f"SELECT * FROM TABLE({_sf_name(db)}.INFORMATION_SCHEMA.TAG_REFERENCES_ALL_COLUMNS("
-                f"{_sf_literal(table)}, 'table'))",
+            rows = self.information_schema(
+                table,
+                f"TAG_REFERENCES_ALL_COLUMNS({_sf_literal(table)}, 'table')",
                 f"tags on {table}",
             )
             for r in rows or []:
