@@ -167,3 +167,24 @@ def test_databricks_needs_a_warehouse(
         ["introspect", "--platform", "databricks", POLICIES, "--warehouse-id", "wh-9"]
     )
     assert code == 0, err
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_drift_machine_formats_still_print_one_document_on_exit_2(
+    fmt: str, monkeypatch: pytest.MonkeyPatch, platforms: Platforms
+) -> None:
+    monkeypatch.setenv("SNOWFLAKE_PORT", str(closed_port()))
+    argv = ["drift", POLICIES, "--platform", "snowflake", "--format", fmt, "--connect-timeout", "1"]
+    code, out, err = run_cli(argv)
+    assert code == 2 and err.startswith("accord: cannot connect to Snowflake:")
+    doc = json.loads(out)
+    if fmt == "json":
+        assert doc["findings"] == [] and doc["errors"][0]["message"].startswith("cannot connect")
+    else:
+        import jsonschema
+
+        schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+        jsonschema.validators.validator_for(schema)(schema).validate(doc)
+        (invocation,) = doc["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is False
+        assert "cannot connect" in invocation["toolExecutionNotifications"][0]["message"]["text"]

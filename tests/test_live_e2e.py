@@ -147,6 +147,10 @@ def test_sarif_and_text_formats(platforms: Platforms, tmp_path: Path) -> None:
     code, out, _ = run_cli(["drift", POLICIES, "--platform", "snowflake", "--format", "sarif"])
     assert code == 1
     doc = json.loads(out)
+    import jsonschema
+
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.validators.validator_for(schema)(schema).validate(doc)
     rules = {r["ruleId"] for r in doc["runs"][0]["results"]}
     assert rules == {"ACC701"}
     code, out, _ = run_cli(["introspect", "--platform", "snowflake", POLICIES])
