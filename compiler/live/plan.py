@@ -181,17 +181,19 @@ def check_live_base(
 ) -> str:
     """Before the first stage of a plan made from a live base runs on ``platform``: re-read the
     platform and compare with the fingerprint the plan recorded. The refusal in words, or ""."""
-    import json
     from pathlib import Path
 
+    from compiler.jsonfile import read_json
     from compiler.plan.ledger import latest
     from compiler.validate import load_project
 
     last = latest(records)
     for plan_id in dict.fromkeys(s.plan for s in stages):
         path = Path(plans_dir) / plan_id / "plan.json"
-        data = json.loads(path.read_text(encoding="utf-8"))
-        base = data.get("base_fingerprint", "")
+        data, _ = read_json(path, "plan")
+        base = data.get("base_fingerprint", "") if isinstance(data, dict) else ""
+        if not isinstance(base, str):
+            continue
         if platform not in parse_live_fingerprint(base):
             continue
         started = any(
