@@ -11,6 +11,7 @@ measured in the same run, and how each grows with N. Asserts nothing.
     BENCH_SIZES=500,2000 make bench     # any sizes
     BENCH_RUNS=5 make bench             # runs per measurement (default 3; the median is kept)
     BENCH_ONLY=lint,plan-salt make bench  # some rows only (floors always run)
+    BENCH_VERIFY_MAX=4000 make bench    # verify runs up to this N (default 1,000: it is slow)
     python bench/run.py --keep /tmp/estates   # keep the generated estates
 
 Floors: ``floor: yaml load`` parses every file of the estate with PyYAML's C loader
@@ -23,6 +24,7 @@ Cold start compares ``accord lint policies`` (the small reference estate) with
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import platform
 import shutil
@@ -60,6 +62,9 @@ else:
 class Sample:
     seconds: float
     rss_mb: float
+    #: user + system CPU time of the process: what the ratios use, since wall time on a loaded
+    #: machine measures the other processes too
+    cpu: float
 
 
 def run(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> Sample:
@@ -77,7 +82,7 @@ def run(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> Sample:
         raise SystemExit(
             f"bench: {' '.join(argv)} exited {proc.returncode}:\n{err.decode()[-3000:]}"
         )
-    return Sample(elapsed, usage.ru_maxrss / 1024)
+    return Sample(elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
 def _env() -> dict[str, str]:
@@ -143,7 +148,11 @@ def measure(argv: list[str], runs: int, scratch: Path) -> Sample:
         shutil.rmtree(scratch / "plans", ignore_errors=True)
         shutil.rmtree(scratch / "compiled", ignore_errors=True)
         samples.append(run(argv, ROOT))
-    return Sample(statistics.median(s.seconds for s in samples), max(s.rss_mb for s in samples))
+    return Sample(
+        statistics.median(s.seconds for s in samples),
+        max(s.rss_mb for s in samples),
+        statistics.median(s.cpu for s in samples),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,10 +181,13 @@ def main(argv: list[str] | None = None) -> int:
             for label, cmd in commands(dirs, scratch).items():
                 if only and not label.startswith("floor") and label not in only:
                     continue
+                if label == "verify" and n > int(os.environ.get("BENCH_VERIFY_MAX", "1000")):
+                    continue
                 sample = measure(cmd, runs, scratch)
                 table.setdefault(label, {})[n] = sample
                 print(
-                    f"  N={n:<6} {label:<18} {sample.seconds:8.2f} s  {sample.rss_mb:6.0f} MB",
+                    f"  N={n:<6} {label:<18} {sample.seconds:8.2f} s wall "
+                    f"{sample.cpu:8.2f} s cpu {sample.rss_mb:6.0f} MB",
                     flush=True,
                 )
         finally:
@@ -193,11 +205,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def render(table: dict[str, dict[int, Sample]], sizes: list[int], cold: dict[str, Sample]) -> str:
-    """One markdown table: per size, median seconds, x the YAML load floor, peak RSS."""
+    """One markdown table: per size, median wall and CPU seconds, CPU time over each floor's,
+    peak RSS; then CPU growth between sizes."""
     head = ["command"]
     for n in sizes:
-        head += [f"N={n:,} s", "x load", "x compose", "MB"]
-    for a, b in zip(sizes, sizes[1:], strict=False):
+        head += [f"N={n:,} wall s", "cpu s", "x load", "x compose", "MB"]
+    for a, b in itertools.pairwise(sizes):
         head.append(f"t({b:,})/t({a:,})")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     floor = table.get("floor: yaml load", {})
@@ -207,24 +220,28 @@ def render(table: dict[str, dict[int, Sample]], sizes: list[int], cold: dict[str
         for n in sizes:
             s = by_n.get(n)
             if s is None:
-                row += ["", "", "", ""]
+                row += ["", "", "", "", ""]
                 continue
             row += [
                 f"{s.seconds:.2f}",
-                f"{s.seconds / floor[n].seconds:.2f}" if n in floor else "",
-                f"{s.seconds / compose[n].seconds:.2f}" if n in compose else "",
+                f"{s.cpu:.2f}",
+                f"{s.cpu / floor[n].cpu:.2f}" if n in floor else "",
+                f"{s.cpu / compose[n].cpu:.2f}" if n in compose else "",
                 f"{s.rss_mb:.0f}",
             ]
-        for a, b in zip(sizes, sizes[1:], strict=False):
+        for a, b in itertools.pairwise(sizes):
             ok = a in by_n and b in by_n
-            row.append(f"{by_n[b].seconds / by_n[a].seconds:.2f}" if ok else "")
+            row.append(f"{by_n[b].cpu / by_n[a].cpu:.2f}" if ok else "")
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
-    base = cold["cold: import yaml, pydantic"].seconds
-    lines.append("| cold start | s | x floor | MB |")
-    lines.append("|---|---|---|---|")
+    base = cold["cold: import yaml, pydantic"]
+    lines.append("| cold start | wall s | cpu s | x floor (wall) | x floor (cpu) | MB |")
+    lines.append("|---|---|---|---|---|---|")
     for label, s in cold.items():
-        lines.append(f"| {label} | {s.seconds:.3f} | {s.seconds / base:.2f} | {s.rss_mb:.0f} |")
+        lines.append(
+            f"| {label} | {s.seconds:.3f} | {s.cpu:.3f} | {s.seconds / base.seconds:.2f} | "
+            f"{s.cpu / base.cpu:.2f} | {s.rss_mb:.0f} |"
+        )
     return "\n".join(lines)
 
 
