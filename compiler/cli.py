@@ -7,6 +7,7 @@ Each command lives in ``compiler/commands/<name>.py`` and is imported only when 
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -55,6 +56,10 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the command, map errors to exit codes, never print a traceback."""
+    # A loaded estate is a large graph of long-lived objects; at the default threshold (700
+    # allocations) the cyclic collector rescans it thousands of times. Every command loads
+    # one (validate was slower than lint, which alone raised it): bench/README.md.
+    gc.set_threshold(100_000, 50, 100)
     try:
         code = cli.main(args=argv, prog_name="accord", standalone_mode=False)
     except InputError as err:

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from compiler import cache
 from compiler.errors import Diagnostic, InputError, Location, UsageError
 
 try:  # the C loader is a hard requirement of speed, but fall back rather than fail
@@ -108,6 +109,12 @@ def display_path(path: Path, root: Path, given: str) -> str:
 
 def load_directory(directory: str | os.PathLike[str]) -> RawProject:
     """Load and merge every YAML file of a policy directory (or a single YAML file)."""
+    return load_files(*directory_files(directory))
+
+
+def directory_files(directory: str | os.PathLike[str]) -> tuple[list[tuple[Path, str]], Path]:
+    """The (path, display name) of every YAML file of a policy directory (or of a single YAML
+    file), and the project root."""
     given = os.fspath(directory)
     root = Path(given)
     if root.is_file():
@@ -121,10 +128,18 @@ def load_directory(directory: str | os.PathLike[str]) -> RawProject:
         raise UsageError(f"{given}: no such policy directory")
     if not files:
         raise UsageError(f"{given}: no *.yaml or *.yml files found")
-    return load_files(list(zip(files, names, strict=True)), root)
+    return list(zip(files, names, strict=True)), root
 
 
 def load_files(files: list[tuple[Path, str]], root: Path) -> RawProject:
+    documents, diagnostics = read_files(files)
+    return load_documents(documents, root, diagnostics)
+
+
+def read_files(
+    files: list[tuple[Path, str]],
+) -> tuple[list[tuple[bytes, str]], list[Diagnostic]]:
+    """The bytes of each file with its display name; unreadable files as diagnostics."""
     diagnostics: list[Diagnostic] = []
     documents: list[tuple[bytes, str]] = []
     for path, name in files:
@@ -134,7 +149,7 @@ def load_files(files: list[tuple[Path, str]], root: Path) -> RawProject:
             diagnostics.append(
                 Diagnostic(Location(name, 1, 1), f"cannot read file: {err.strerror}")
             )
-    return load_documents(documents, root, diagnostics)
+    return documents, diagnostics
 
 
 def load_documents(
@@ -148,7 +163,8 @@ def load_documents(
     source = SourceMap()
     for raw, name in documents:
         try:
-            doc, doc_source = parse_document(raw, name)
+            # through the cache of parsed files when the command turned it on (compiler/cache.py)
+            doc, doc_source = cache.parse(raw, name, parse_document)
         except InputError as err:
             diagnostics.extend(err.diagnostics)
             continue

@@ -13,15 +13,18 @@ from typing import TYPE_CHECKING
 
 import click
 
+from compiler import cache
 from compiler.errors import Diagnostic, InputError, Location, UsageError
 from compiler.lint import Finding, lint_project, lint_sql
 from compiler.lint.report import FORMATS, render_github, render_json, render_sarif, render_text
-from compiler.sqlscan import DIALECTS, ScanResult, scan
 
 if TYPE_CHECKING:
-    from compiler.validate import Project
+    from compiler.sqlscan import ScanResult
 
 FAIL_ON = ("error", "warning", "never")
+#: compiler.sqlscan.DIALECTS, spelled out so that linting policy files never imports sqlscan
+#: and its sqlglot dialects (tests/test_cache.py checks they agree)
+DIALECTS = ("snowflake", "databricks")
 
 
 @click.command("lint")
@@ -59,6 +62,12 @@ FAIL_ON = ("error", "warning", "never")
     type=click.Path(exists=True, dir_okay=False),
     help="Migration ledger file (read by ACC601).",
 )
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the cache of parsed files and results (.accord_cache/, or "
+    "$ACCORD_CACHE_DIR; also ACCORD_NO_CACHE=1).",
+)
 def command(
     paths: tuple[str, ...],
     fmt: str,
@@ -67,6 +76,7 @@ def command(
     show_suppressed: bool,
     plans: str | None,
     ledger: str | None,
+    no_cache: bool = False,
 ) -> int:
     """Lint PATH...: a policy directory, YAML files of one project, or .sql files (default:
     policies). Exit 0 clean, 1 findings at or above --fail-on, 2 unusable input."""
@@ -74,6 +84,22 @@ def command(
     # allocations) the cyclic collector rescans it thousands of times. A larger first
     # threshold cuts lint time on a 3,000-table estate by about a third (bench/lint_bench.py).
     gc.set_threshold(100_000, 50, 100)
+    cache.enable(not no_cache)
+    try:
+        return _run(paths, fmt, fail_on, dialect, show_suppressed, plans, ledger)
+    finally:
+        cache.enable(False)
+
+
+def _run(
+    paths: tuple[str, ...],
+    fmt: str,
+    fail_on: str,
+    dialect: str | None,
+    show_suppressed: bool,
+    plans: str | None,
+    ledger: str | None,
+) -> int:
     directories, yaml_files, sql_files = _classify(paths or ("policies",))
     extra: dict[str, object] = {"plans": plans, "ledger": ledger}
     findings: list[Finding] = []
@@ -84,9 +110,9 @@ def command(
         projects.append((None, yaml_files))
     for directory, yaml in projects:
         try:
-            project = _load(directory, yaml)
-            findings += lint_project(project, extra)
-            files += len(project.files)
+            found, count = _lint_project(directory, yaml, extra)
+            findings += found
+            files += count
         except InputError as err:
             problems += err.diagnostics
     if sql_files:
@@ -139,18 +165,38 @@ def _classify(paths: tuple[str, ...]) -> tuple[list[str], list[str], list[str]]:
     return directories, yaml_files, sql_files
 
 
-def _load(directory: str | None, yaml_files: list[str] | None) -> Project:
-    from compiler.loader import load_files
-    from compiler.validate import load_project, validate_raw
+def _lint_project(
+    directory: str | None, yaml_files: list[str] | None, extra: dict[str, object]
+) -> tuple[list[Finding], int]:
+    """The findings of one project and its number of files; from the cache when the files,
+    and accord, are those the cached findings were computed from (compiler/cache.py)."""
+    from compiler.loader import directory_files, load_documents, read_files
 
     if directory is not None:
-        return load_project(directory)
-    assert yaml_files
-    root = Path(yaml_files[0]).parent
-    return validate_raw(load_files([(Path(f), f) for f in yaml_files], root))
+        files, root = directory_files(directory)
+    else:
+        assert yaml_files
+        files, root = [(Path(f), f) for f in yaml_files], Path(yaml_files[0]).parent
+    documents, unreadable = read_files(files)
+    key = None
+    if cache.enabled() and not unreadable and not any(extra.values()):
+        key = cache.project_key(documents, "lint")
+        payload = cache.read("lint", key)
+        hit = cache.findings_from_json(payload) if payload is not None else None
+        if hit is not None:
+            return hit
+    from compiler.validate import validate_raw
+
+    project = validate_raw(load_documents(documents, root, unreadable))
+    findings = lint_project(project, extra)
+    if key is not None:
+        cache.write("lint", key, cache.findings_to_json(findings, len(project.files)))
+    return findings, len(project.files)
 
 
 def _scan(paths: list[str], dialect: str | None) -> list[ScanResult]:
+    from compiler.sqlscan import scan
+
     results = []
     problems = []
     for path in paths:
