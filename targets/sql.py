@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -18,7 +19,7 @@ def _keywords(platform: str) -> frozenset[str]:
     return frozenset(w.upper() for k in tokenizer.KEYWORDS for w in k.split() if w.isalpha())
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1 << 18)  # one entry per distinct name (4,096 thrashed on big estates)
 def _needs_quotes(name: str, platform: str) -> bool:
     """Whether a name must be quoted: it is a keyword (or otherwise does not read back as a
     plain column), or has unusual characters. Asked of sqlglot's own parser."""
@@ -91,7 +92,7 @@ def statement_count(text: str, platform: str) -> int:
     comments and strings (Snowflake ``$$`` bodies included) never split."""
     from sqlglot.tokens import TokenType
 
-    tokens = Dialect.get_or_raise(DIALECTS[platform]).tokenizer_class().tokenize(text)
+    tokens = _tokenizer(platform).tokenize(text)
     count, open_ = 0, False
     for token in tokens:
         if token.token_type == TokenType.SEMICOLON:
@@ -100,6 +101,13 @@ def statement_count(text: str, platform: str) -> int:
         else:
             open_ = True
     return count + open_
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(platform: str) -> Any:
+    """One tokenizer per platform (``tokenize`` resets it): building one per call was a tenth
+    of compile time."""
+    return Dialect.get_or_raise(DIALECTS[platform]).tokenizer_class()
 
 
 def render(node: exp.Expression, platform: str, pretty: bool = False) -> str:
@@ -111,8 +119,10 @@ def render(node: exp.Expression, platform: str, pretty: bool = False) -> str:
     )
 
 
+@lru_cache(maxsize=1 << 16)
 def name_sql(name: str, platform: str) -> str:
-    """A dotted object name, each part quoted as needed."""
+    """A dotted object name, each part quoted as needed (a string of strings: cached, since
+    every attachment names its table, column and policy again)."""
     return ".".join(render(ident(p, platform), platform) for p in name.split("."))
 
 
