@@ -67,11 +67,13 @@ class Sample:
     cpu: float
 
 
-def run(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> Sample:
+def run(
+    argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1), cache: Path | None = None
+) -> Sample:
     """Run one process; wall time and its own peak RSS (``wait4``: this child only)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env()
+        argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(cache)
     )
     assert proc.stderr is not None
     err = proc.stderr.read()
@@ -85,11 +87,39 @@ def run(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> Sample:
     return Sample(elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
-def _env() -> dict[str, str]:
+def _env(cache: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env.pop("ACCORD_CACHE", None)
-    env.setdefault("ACCORD_NO_CACHE", "1")  # cold runs unless a row asks for the cache
+    if cache is None:
+        env["ACCORD_NO_CACHE"] = "1"  # cold runs unless a row asks for the cache
+    else:
+        env.pop("ACCORD_NO_CACHE", None)
+        env["ACCORD_CACHE_DIR"] = str(cache)
     return env
+
+
+def measure_warm(base: Path, runs: int, scratch: Path) -> dict[str, Sample]:
+    """``accord lint`` with the cache (compiler/cache.py): unchanged files, and after a change
+    of one datasets file (a different one each run, so every run misses on it)."""
+    cache = scratch / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    argv = accord("lint", str(base))
+    run(argv, ROOT, cache=cache)  # fill the cache
+    same = [run(argv, ROOT, cache=cache) for _ in range(runs)]
+    changed = []
+    files = sorted((base / "datasets").rglob("*.yaml"))
+    for i in range(runs):
+        path = files[i % len(files)]
+        path.write_text(path.read_text(encoding="utf-8") + f"# edit {i}\n", encoding="utf-8")
+        changed.append(run(argv, ROOT, cache=cache))
+    return {"lint, warm cache": _median(same), "lint, warm, 1 file changed": _median(changed)}
+
+
+def _median(samples: list[Sample]) -> Sample:
+    return Sample(
+        statistics.median(s.seconds for s in samples),
+        max(s.rss_mb for s in samples),
+        statistics.median(s.cpu for s in samples),
+    )
 
 
 def accord(*args: str) -> list[str]:
@@ -148,11 +178,7 @@ def measure(argv: list[str], runs: int, scratch: Path) -> Sample:
         shutil.rmtree(scratch / "plans", ignore_errors=True)
         shutil.rmtree(scratch / "compiled", ignore_errors=True)
         samples.append(run(argv, ROOT))
-    return Sample(
-        statistics.median(s.seconds for s in samples),
-        max(s.rss_mb for s in samples),
-        statistics.median(s.cpu for s in samples),
-    )
+    return _median(samples)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,16 +211,17 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 sample = measure(cmd, runs, scratch)
                 table.setdefault(label, {})[n] = sample
-                print(
-                    f"  N={n:<6} {label:<18} {sample.seconds:8.2f} s wall "
-                    f"{sample.cpu:8.2f} s cpu {sample.rss_mb:6.0f} MB",
-                    flush=True,
-                )
+                _show(n, label, sample)
+            if not only or "warm" in only:
+                for label, sample in measure_warm(dirs["base"], runs, scratch).items():
+                    table.setdefault(label, {})[n] = sample
+                    _show(n, label, sample)
         finally:
             if not keep:
                 shutil.rmtree(root, ignore_errors=True)
     cold = {
         "cold: accord lint policies": measure(accord("lint", "policies"), max(runs, 5), ROOT),
+        "cold: accord lint policies, warm cache": _warm_policies(max(runs, 5)),
         "cold: import yaml, pydantic": measure(
             [sys.executable, "-c", "import yaml, pydantic"], max(runs, 5), ROOT
         ),
@@ -202,6 +229,21 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(render(table, sizes, cold))
     return 0
+
+
+def _warm_policies(runs: int) -> Sample:
+    with tempfile.TemporaryDirectory(prefix="accord-bench-cache-") as cache:
+        argv = accord("lint", "policies")
+        run(argv, ROOT, cache=Path(cache))
+        return _median([run(argv, ROOT, cache=Path(cache)) for _ in range(runs)])
+
+
+def _show(n: int, label: str, sample: Sample) -> None:
+    print(
+        f"  N={n:<6} {label:<26} {sample.seconds:8.2f} s wall "
+        f"{sample.cpu:8.2f} s cpu {sample.rss_mb:6.0f} MB",
+        flush=True,
+    )
 
 
 def render(table: dict[str, dict[int, Sample]], sizes: list[int], cold: dict[str, Sample]) -> str:
