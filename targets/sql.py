@@ -92,6 +92,10 @@ def statement_count(text: str, platform: str) -> int:
     comments and strings (Snowflake ``$$`` bodies included) never split."""
     from sqlglot.tokens import TokenType
 
+    if _PLAIN_SQL.issuperset(text):
+        # no quote, comment, escape or dollar can occur: every ';' is a statement end as the
+        # tokenizer sees it, and a statement is a stretch between them that holds a token
+        return sum(1 for part in text.split(";") if part.strip(" \n"))
     tokens = _tokenizer(platform).tokenize(text)
     count, open_ = 0, False
     for token in tokens:
@@ -101,6 +105,11 @@ def statement_count(text: str, platform: str) -> int:
         else:
             open_ = True
     return count + open_
+
+
+#: characters of SQL text in which no string, quoted name, comment or escape can begin
+#: (``-`` and ``/`` are left out: they start comments); most attachment statements are these
+_PLAIN_SQL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ \n.,()=;")
 
 
 @lru_cache(maxsize=4)
