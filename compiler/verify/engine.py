@@ -162,6 +162,8 @@ class Verifier:
         self.parts_of: dict[str, tuple[Part, dict[str, Part]]] = {}
         #: (dataset, persona) -> "rows" or the columns where several ABAC policies apply
         self.conflicts: dict[tuple[str, str], list[str]] = {}
+        #: one object per distinct value seen (results hold every persona's every row)
+        self._canon: dict[Any, Any] = {}
 
     def sql_for(self, platform: str) -> PlatformSQL:
         return self.compiled.platforms.get(platform) or PlatformSQL(platform)
@@ -438,10 +440,12 @@ class Verifier:
     ) -> None:
         names = list(columns)
         n = len(names)
+        index = {name: i for i, name in enumerate(names)}
+        canon = self._canon
         out: dict[str, dict[int, tuple[bool, dict[str, Any]]]] = {}
         for record in result:
             persona, row_id, visible = record[0], record[1], bool(record[2])
-            values = dict(zip(names, record[3 : 3 + n], strict=True))
+            values = _Values(index, tuple(_canonical(canon, v) for v in record[3 : 3 + n]))
             flags = record[3 + n :]
             out.setdefault(persona, {})[row_id] = (visible, values)
             if flags[0]:
@@ -710,6 +714,27 @@ class Verifier:
             for r in range(len(table.rows))
             if isinstance(value := table.value(r, column), str)
         }
+
+
+class _Values:
+    """One result row's column values, looked up by column name like the dict it replaces:
+    the name -> position index is shared by every row of the dataset (a dict per row and
+    persona took gigabytes on a few thousand datasets)."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: dict[str, int], values: tuple[Any, ...]) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[self._index[name]]
+
+
+def _canonical(canon: dict[Any, Any], value: Any) -> Any:
+    # strings only (digests and redactions, repeated for every persona): equal strings are
+    # interchangeable, where 1, 1.0 and True are equal keys but not the same value
+    return canon.setdefault(value, value) if type(value) is str else value
 
 
 def _covers(a: AbacPolicy, table: str, platform: str) -> bool:
