@@ -90,12 +90,17 @@ def comment_text(text: str) -> str:
 def statement_count(text: str, platform: str) -> int:
     """How many statements ``text`` holds, as the platform's tokenizer (sqlglot's) splits them:
     comments and strings (Snowflake ``$$`` bodies included) never split."""
-    from sqlglot.tokens import TokenType
-
     if _PLAIN_SQL.issuperset(text):
         # no quote, comment, escape or dollar can occur: every ';' is a statement end as the
         # tokenizer sees it, and a statement is a stretch between them that holds a token
         return sum(1 for part in text.split(";") if part.strip(" \n"))
+    return _tokenized_count(text, platform)
+
+
+def _tokenized_count(text: str, platform: str) -> int:
+    """:func:`statement_count` through the tokenizer, for any text."""
+    from sqlglot.tokens import TokenType
+
     tokens = _tokenizer(platform).tokenize(text)
     count, open_ = 0, False
     for token in tokens:

@@ -9,7 +9,7 @@ import gc
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -68,25 +68,12 @@ DIALECTS = ("snowflake", "databricks")
     help="Neither read nor write the cache of parsed files and results (.accord_cache/, or "
     "$ACCORD_CACHE_DIR; also ACCORD_NO_CACHE=1).",
 )
-def command(
-    paths: tuple[str, ...],
-    fmt: str,
-    fail_on: str,
-    dialect: str | None,
-    show_suppressed: bool,
-    plans: str | None,
-    ledger: str | None,
-    no_cache: bool = False,
-) -> int:
+def command(no_cache: bool = False, **options: Any) -> int:
     """Lint PATH...: a policy directory, YAML files of one project, or .sql files (default:
     policies). Exit 0 clean, 1 findings at or above --fail-on, 2 unusable input."""
-    # A loaded estate is a large graph of long-lived objects; at the default threshold (700
-    # allocations) the cyclic collector rescans it thousands of times. A larger first
-    # threshold cuts lint time on a 3,000-table estate by about a third (bench/lint_bench.py).
-    gc.set_threshold(100_000, 50, 100)
     cache.enable(not no_cache)
     try:
-        return _run(paths, fmt, fail_on, dialect, show_suppressed, plans, ledger)
+        return _run(**options)
     finally:
         cache.enable(False)
 
@@ -100,6 +87,10 @@ def _run(
     plans: str | None,
     ledger: str | None,
 ) -> int:
+    # A loaded estate is a large graph of long-lived objects; at the default threshold (700
+    # allocations) the cyclic collector rescans it thousands of times. A larger first
+    # threshold cuts lint time on a 3,000-table estate by about a third (bench/lint_bench.py).
+    gc.set_threshold(100_000, 50, 100)
     directories, yaml_files, sql_files = _classify(paths or ("policies",))
     extra: dict[str, object] = {"plans": plans, "ledger": ledger}
     findings: list[Finding] = []
