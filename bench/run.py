@@ -126,8 +126,9 @@ def accord(*args: str) -> list[str]:
     return [sys.executable, "-m", "compiler.cli", *args]
 
 
-def prepare(root: Path, n: int) -> dict[str, Path]:
+def prepare(root: Path | str, n: int | str) -> dict[str, Path]:
     """The estate of ``n`` datasets and its two plan heads (salt rotation + grant, one line)."""
+    root, n = Path(root), int(n)
     files = estate(n, principals=PRINCIPALS, programmes=PROGRAMMES, defects=False)
     base = write_estate(root / "base", files)
     # a salt rotation plus one grant
@@ -143,6 +144,14 @@ def prepare(root: Path, n: int) -> dict[str, Path]:
     line["masks.yaml"]["masks"]["notes_3"]["unmasked_for"].append("steward")
     write_estate(root / "line", line)
     return {"base": base, "salt": root / "salt", "line": root / "line"}
+
+
+def prepare_apart(root: Path, n: int) -> dict[str, Path]:
+    """:func:`prepare` in a child process: Linux carries a parent's peak RSS into every child
+    it forks, so a bench process that built a big estate itself would inflate every reading."""
+    code = f"import sys; sys.path.insert(0, {str(HERE)!r}); import run; run.prepare(*sys.argv[1:])"
+    subprocess.run([sys.executable, "-c", code, str(root), str(n)], check=True, cwd=ROOT)
+    return {"base": root / "base", "salt": root / "salt", "line": root / "line"}
 
 
 def _copy(value: object) -> object:
@@ -201,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         root = keep / f"estate_{n}" if keep else Path(tempfile.mkdtemp(prefix="accord-bench-"))
         try:
-            dirs = prepare(root, n)
+            dirs = prepare_apart(root, n)
             scratch = root / "scratch"
             scratch.mkdir(exist_ok=True)
             for label, cmd in commands(dirs, scratch).items():
