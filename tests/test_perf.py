@@ -161,3 +161,52 @@ def test_persona_matrix_equals_fresh_views(estate: str) -> None:
             for c in persona_matrix(model, persona)
         ]
         assert got == expected
+
+
+# --------------------------------------------------------------------------------------------
+# verify: the number of DuckDB statements does not grow with the number of personas
+
+
+class _Counting:
+    def __init__(self, con: object) -> None:
+        self._con = con
+        self.calls = 0
+
+    def execute(self, *args: object, **kwargs: object) -> object:
+        self.calls += 1
+        return self._con.execute(*args, **kwargs)  # type: ignore[attr-defined]
+
+    def executemany(self, *args: object, **kwargs: object) -> object:
+        self.calls += 1
+        return self._con.executemany(*args, **kwargs)  # type: ignore[attr-defined]
+
+
+def _statements(project: object, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    from compiler.verify import engine, verify
+
+    made: list[_Counting] = []
+    real = engine.locked_connection
+
+    def counting() -> _Counting:
+        made.append(_Counting(real()))
+        return made[-1]
+
+    monkeypatch.setattr(engine, "locked_connection", counting)
+    report = verify(project)  # type: ignore[arg-type]
+    assert not report.mismatches
+    return made[0].calls, report.checks
+
+
+def test_verify_queries_do_not_grow_with_personas(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    project = load_project(ROOT / "policies")
+    model = project.model
+    first = sorted(model.personas)[:1]
+    fewer = dataclasses.replace(
+        project, model=model.model_copy(update={"personas": {p: model.personas[p] for p in first}})
+    )
+    calls_all, checks_all = _statements(project, monkeypatch)
+    calls_one, checks_one = _statements(fewer, monkeypatch)
+    assert len(model.personas) > 1 and checks_all > checks_one  # more personas were checked
+    assert calls_all == calls_one
