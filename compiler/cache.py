@@ -15,7 +15,9 @@ defined there, so any change of accord invalidates every entry.
 
 The directory is ``$ACCORD_CACHE_DIR``, else ``.accord_cache`` in the working directory; it
 is safe to delete at any time. ``ACCORD_NO_CACHE=1`` (or ``accord lint --no-cache``) turns the
-cache off. Entries are written atomically (a temporary file renamed into place). An entry is
+cache off; git ignores it (it holds a ``.gitignore`` of ``*``). Entries are written only by a
+run that read all of its input (:func:`flush`; a run that exits 2 writes nothing), each
+atomically (a temporary file renamed into place). An entry is
 read as a digest line and a payload; an entry whose digest does not match its payload, or
 that does not decode, is ignored and recomputed, never trusted. Payloads are ``marshal`` (plain
 values only) or JSON, never pickle: reading an entry cannot run code.
@@ -36,6 +38,9 @@ from typing import Any
 
 FORMAT = b"accord-cache-1"
 _enabled: bool | None = None
+#: entries computed by this run, written by :func:`flush` only once the command has read its
+#: whole input without error (a run that exits 2 writes nothing, the cache included)
+_pending: list[tuple[str, str, bytes]] = []
 
 
 def directory() -> Path:
@@ -50,6 +55,18 @@ def enabled() -> bool:
 def enable(on: bool = True) -> None:
     global _enabled
     _enabled = on
+    _pending.clear()
+
+
+def later(kind: str, key: str, payload: bytes) -> None:
+    """Store ``payload`` when the run succeeds (:func:`flush`)."""
+    _pending.append((kind, key, payload))
+
+
+def flush() -> None:
+    """Write the entries this run computed (see ``_pending``)."""
+    while _pending:
+        write(*_pending.pop(0))
 
 
 @lru_cache(maxsize=1)
@@ -99,6 +116,10 @@ def write(kind: str, key: str, payload: bytes) -> None:
     path = _path(kind, key)
     digest = hashlib.sha256(FORMAT + key.encode() + payload).hexdigest().encode()
     try:
+        if not directory().is_dir():
+            directory().mkdir(parents=True)
+            # git ignores the whole cache without the user's .gitignore (as ruff's cache does)
+            (directory() / ".gitignore").write_text("# written by accord\n*\n", encoding="utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
@@ -134,7 +155,7 @@ def parse(raw: bytes, name: str, compute: Callable[[bytes, str], tuple[Any, Any]
             pass
     doc, source = compute(raw, name)
     with contextlib.suppress(ValueError):  # a value marshal cannot hold: not cached
-        write("parse", key, marshal.dumps((doc, source.values, source.keys)))
+        later("parse", key, marshal.dumps((doc, source.values, source.keys)))
     return doc, source
 
 

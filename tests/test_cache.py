@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from compiler import cache
 from compiler.cli import cli
 from compiler.commands import lint as lint_command
+from compiler.errors import InputError
 from compiler.loader import parse_document
 from compiler.sqlscan import DIALECTS
 from tests.conftest import ROOT
@@ -132,6 +133,7 @@ def test_cached_parse_equals_parse(name: str, tmp_path: Path, monkeypatch) -> No
     cache.enable(True)
     try:
         first = cache.parse(raw, name, parse_document)
+        cache.flush()
         second = cache.parse(raw, name, lambda *_: pytest.fail("not read from the cache"))
     finally:
         cache.enable(False)
@@ -160,3 +162,22 @@ def test_env_turns_the_cache_off(estate: Path, tmp_path: Path, monkeypatch) -> N
 
 def test_lint_dialect_choices_are_sqlscans() -> None:
     assert lint_command.DIALECTS == DIALECTS
+
+
+def test_a_run_with_bad_input_writes_nothing(tmp_path: Path) -> None:
+    estate = tmp_path / "estate"
+    shutil.copytree(ROOT / "policies", estate)
+    (estate / "zz_broken.yaml").write_text("masks: [unclosed\n", encoding="utf-8")
+    cache_dir = tmp_path / "cache"
+    result = CliRunner().invoke(
+        cli, ["lint", str(estate)], env={"ACCORD_CACHE_DIR": str(cache_dir)}
+    )
+    assert isinstance(result.exception, InputError)  # main() makes it exit 2
+    assert "zz_broken.yaml:2:1" in str(result.exception)
+    assert not cache_dir.exists()  # not even the files that parsed
+
+
+def test_git_ignores_the_cache(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    lint(str(ROOT / "policies"), cache_dir=cache_dir)
+    assert (cache_dir / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"

@@ -73,7 +73,9 @@ def command(no_cache: bool = False, **options: Any) -> int:
     policies). Exit 0 clean, 1 findings at or above --fail-on, 2 unusable input."""
     cache.enable(not no_cache)
     try:
-        return _run(**options)
+        code = _run(**options)
+        cache.flush()  # only a run that read all of its input writes the cache
+        return code
     finally:
         cache.enable(False)
 
@@ -181,7 +183,7 @@ def _lint_project(
     project = validate_raw(load_documents(documents, root, unreadable))
     findings = lint_project(project, extra)
     if key is not None:
-        cache.write("lint", key, cache.findings_to_json(findings, len(project.files)))
+        cache.later("lint", key, cache.findings_to_json(findings, len(project.files)))
     return findings, len(project.files)
 
 
