@@ -31,6 +31,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: commands that write files (and so say "nothing was written" when they refuse)
+WRITERS = frozenset({"compile", "plan", "migrate", "terraform"})
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -60,16 +64,21 @@ def main(argv: list[str] | None = None) -> None:
     # allocations) the cyclic collector rescans it thousands of times. Every command loads
     # one (validate was slower than lint, which alone raised it): bench/README.md.
     gc.set_threshold(100_000, 50, 100)
+    args = sys.argv[1:] if argv is None else argv
     try:
         code = cli.main(args=argv, prog_name="accord", standalone_mode=False)
     except InputError as err:
         for d in err.diagnostics:
             click.echo(f"{d}", err=True)
         n = len(err.diagnostics)
-        click.echo(f"accord: {n} error{'s' if n != 1 else ''}; nothing was written", err=True)
+        # only a command that writes files says that it wrote none
+        writes = next((a for a in args if not a.startswith("-")), None) in WRITERS
+        tail = "; nothing was written" if writes else ""
+        click.echo(f"accord: {n} error{'s' if n != 1 else ''}{tail}", err=True)
         sys.exit(2)
     except UsageError as err:
-        click.echo(f"accord: {err}", err=True)
+        text = str(err)
+        click.echo(text if text.startswith("accord") else f"accord: {text}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)
@@ -81,18 +90,40 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(0)
+    except SystemExit:
+        from compiler.streams import pipe_closed_in_click
+
+        if pipe_closed_in_click():
+            sys.exit(141)
+        raise
+    except OSError as err:
+        from compiler.streams import output_failure
+
+        failed = output_failure(err)
+        if failed is None:
+            _internal(err)
+        sys.exit(failed)
     except Exception as err:
-        if os.environ.get("ACCORD_DEBUG"):
-            raise
-        click.echo(
-            f"accord: internal error: {type(err).__name__}: {err} "
-            "(set ACCORD_DEBUG=1 for a traceback, and please report it)",
-            err=True,
-        )
-        sys.exit(2)
+        _internal(err)
+    from compiler.streams import flush_stdout
+
+    failed = flush_stdout()
+    if failed is not None:
+        sys.exit(failed)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _internal(err: Exception) -> None:
+    """An error accord did not expect: one line, never a traceback (unless asked for). Called
+    while ``err`` is being handled."""
+    if os.environ.get("ACCORD_DEBUG"):
+        raise err
+    click.echo(
+        f"accord: internal error: {type(err).__name__}: {err} "
+        "(set ACCORD_DEBUG=1 for a traceback, and please report it)",
+        err=True,
+    )
+    sys.exit(2)
 
 
 if __name__ == "__main__":  # pragma: no cover
