@@ -17,7 +17,6 @@ from click.testing import CliRunner
 from compiler import cache
 from compiler.cli import cli
 from compiler.commands import lint as lint_command
-from compiler.errors import InputError
 from compiler.loader import parse_document
 from compiler.sqlscan import DIALECTS
 from tests.conftest import ROOT
@@ -164,16 +163,17 @@ def test_lint_dialect_choices_are_sqlscans() -> None:
     assert lint_command.DIALECTS == DIALECTS
 
 
-def test_a_run_with_bad_input_writes_nothing(tmp_path: Path) -> None:
+def test_a_run_with_bad_input_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     estate = tmp_path / "estate"
     shutil.copytree(ROOT / "policies", estate)
     (estate / "zz_broken.yaml").write_text("masks: [unclosed\n", encoding="utf-8")
     cache_dir = tmp_path / "cache"
-    result = CliRunner().invoke(
-        cli, ["lint", str(estate)], env={"ACCORD_CACHE_DIR": str(cache_dir)}
-    )
-    assert isinstance(result.exception, InputError)  # main() makes it exit 2
-    assert "zz_broken.yaml:2:1" in str(result.exception)
+    monkeypatch.setenv("ACCORD_CACHE_DIR", str(cache_dir))
+    code = lint_command.command.main([str(estate)], standalone_mode=False)
+    assert code == 2
+    assert "zz_broken.yaml:2:1" in capsys.readouterr().err
     assert not cache_dir.exists()  # not even the files that parsed
 
 
