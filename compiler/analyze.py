@@ -156,12 +156,20 @@ def governed_groups(model: PolicyModel) -> list[str]:
     ]
 
 
-def persona_matrix(model: PolicyModel, persona: str) -> list[Cell]:
+def persona_matrix(
+    model: PolicyModel,
+    persona: str,
+    shared: dict[tuple[str, ...], object] | None = None,
+    groups: list[str] | None = None,
+    by_dataset: dict[str, list[tuple[str, str]]] | None = None,
+) -> list[Cell]:
     cells = []
-    by_dataset = semantics.reaches(model)
-    for dataset in governed_groups(model):
+    by_dataset = semantics.reaches(model) if by_dataset is None else by_dataset
+    # one memoised perspective for the persona (semantics.dataset_view builds one per call)
+    seen = semantics.Perspective(model, persona, shared)
+    for dataset in governed_groups(model) if groups is None else groups:
         for surface, _ in by_dataset[dataset]:
-            view = semantics.dataset_view(model, persona, dataset, surface)
+            view = seen.view(dataset, surface)
             values = tuple(sorted(view.rows.values)) if view.row_disposition == "filtered" else ()
             cells.append(Cell(dataset, None, surface, view.row_disposition, values))
             cells.extend(Cell(dataset, c.column, surface, c.disposition) for c in view.columns)
@@ -225,9 +233,14 @@ def _partition(
 
 def analyze(model: PolicyModel) -> Analysis:
     divergences, per_persona, suppressed = _partition(model)
+    shared: dict[tuple[str, ...], object] = {}
+    groups, by_dataset = governed_groups(model), semantics.reaches(model)
     return Analysis(
         surfaces=tuple(surface_table(model)),
-        matrix={p: tuple(persona_matrix(model, p)) for p in sorted(model.personas)},
+        matrix={
+            p: tuple(persona_matrix(model, p, shared, groups, by_dataset))
+            for p in sorted(model.personas)
+        },
         divergences=tuple(divergences),
         per_persona=per_persona,
         suppressed=tuple(suppressed),
@@ -266,10 +279,8 @@ def tables(a: Analysis) -> list[Table]:
     ]
     for persona, cells in a.matrix.items():
         surfaces = sorted({c.surface for c in cells})
-        keys: list[tuple[str, str | None]] = []
-        for c in cells:
-            if (c.dataset, c.column) not in keys:
-                keys.append((c.dataset, c.column))
+        # first-seen order, deduplicated by a dict (a list scan made this quadratic)
+        keys = list(dict.fromkeys((c.dataset, c.column) for c in cells))
         lookup = {(c.dataset, c.column, c.surface): c.text() for c in cells}
         rows = [
             [dataset, column or ROWS] + [lookup.get((dataset, column, s), "") for s in surfaces]
@@ -361,7 +372,8 @@ def to_json(a: Analysis) -> str:
         "surfaces": [asdict(s) for s in a.surfaces],
         "personas": {
             p: [
-                asdict(c)
+                # a Cell holds plain values only: its fields as they are (asdict deep-copies)
+                dict(vars(c))
                 for c in sorted(cells, key=lambda c: (c.dataset, c.column or "", c.surface))
             ]
             for p, cells in a.matrix.items()

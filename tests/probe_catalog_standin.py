@@ -63,7 +63,7 @@ class CompiledPolicyRunner:
             if not visible or (key is not None and gen.value(r, key) != value):
                 continue
             if isinstance(selected, exp.Column):
-                col = next(c for c in values if c.lower() == selected.name.lower())
+                col = next(c.name for c in gen.columns if c.name.lower() == selected.name.lower())
                 out.append((values[col],))
             else:
                 out.append((1,))

@@ -10,10 +10,11 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
+from compiler import cache
 from compiler.errors import Diagnostic, InputError, Location, UsageError
 from compiler.lint import Finding, lint_project, lint_sql_batch
 from compiler.lint.config import LintConfig, load_config, parse_codes
@@ -25,14 +26,12 @@ from compiler.lint.report import (
     render_statistics,
     render_text,
 )
-from compiler.lint.sqlfiles import is_python_notebook, read_sql_files
 from compiler.loader import display_path
-from compiler.sqlscan import DIALECTS
-
-if TYPE_CHECKING:
-    from compiler.validate import Project
 
 FAIL_ON = ("error", "warning", "never")
+#: compiler.sqlscan.DIALECTS, spelled out so that linting policy files imports neither
+#: sqlscan nor its sqlglot dialects (tests/test_cache.py checks they agree)
+DIALECTS = ("snowflake", "databricks")
 _MISSING = "no such file or directory"
 
 
@@ -84,7 +83,30 @@ _MISSING = "no such file or directory"
     type=click.Path(exists=True, dir_okay=False),
     help="Migration ledger file (read by ACC601).",
 )
-def command(
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the cache of parsed files and results (.accord_cache/, or "
+    "$ACCORD_CACHE_DIR; also ACCORD_NO_CACHE=1).",
+)
+def command(no_cache: bool = False, **options: Any) -> int:
+    """Lint PATH...: a policy directory, YAML files of one project, .sql files (plain SQL,
+    dbt / Jinja templates, Databricks notebook source, Snowflake scripts), or a repository
+    (a dbt project, or a folder with no YAML of its own: every .sql file under it and its
+    policy directory). Default: the configured policies, else policies. Exit 0 clean, 1
+    findings at or above --fail-on (a policy statement that could not be analysed is one:
+    ACC001), 2 unusable input."""
+    cache.enable(not no_cache)
+    try:
+        code = _run(**options)
+        if code != 2:
+            cache.flush()  # only a run that read all of its input writes the cache
+        return code
+    finally:
+        cache.enable(False)
+
+
+def _run(
     paths: tuple[str, ...],
     fmt: str,
     fail_on: str | None,
@@ -96,12 +118,6 @@ def command(
     plans: str | None,
     ledger: str | None,
 ) -> int:
-    """Lint PATH...: a policy directory, YAML files of one project, .sql files (plain SQL,
-    dbt / Jinja templates, Databricks notebook source, Snowflake scripts), or a repository
-    (a dbt project, or a folder with no YAML of its own: every .sql file under it and its
-    policy directory). Default: the configured policies, else policies. Exit 0 clean, 1
-    findings at or above --fail-on (a policy statement that could not be analysed is one:
-    ACC001), 2 unusable input."""
     # A loaded estate is a large graph of long-lived objects; at the default threshold (700
     # allocations) the cyclic collector rescans it thousands of times. A larger first
     # threshold cuts lint time on a 3,000-table estate by about a third (bench/lint_bench.py).
@@ -126,12 +142,14 @@ def command(
         projects.append((None, yaml_files))
     for directory, yaml in projects:
         try:
-            project = _load(directory, yaml)
-            findings += lint_project(project, extra, config.selected)
-            files += len(project.files)
+            found, count = _lint_project(directory, yaml, extra, config)
+            findings += found
+            files += count
         except InputError as err:
             problems += err.diagnostics
     if sql_files:
+        from compiler.lint.sqlfiles import read_sql_files
+
         results, unreadable = read_sql_files(sql_files, dialect)
         problems += unreadable
         sql_findings, bad_suppressions = lint_sql_batch(results, config.selected)
@@ -214,7 +232,7 @@ def _classify(
                 directories.append(path)
         elif not os.path.exists(path):
             problems.append(Diagnostic(Location(path, 1, 1), _MISSING))
-        elif lowered.endswith(".sql") or is_python_notebook(path):
+        elif lowered.endswith(".sql") or _is_python_notebook(path):
             sql_files.append(path)
         elif lowered.endswith((".yaml", ".yml")):
             yaml_files.append(path)
@@ -269,17 +287,44 @@ def _walk_sql(root: str) -> list[str]:
             if name.startswith("."):
                 continue
             path = Path(dirpath) / name
-            if name.lower().endswith(".sql") or is_python_notebook(str(path)):
+            if name.lower().endswith(".sql") or _is_python_notebook(str(path)):
                 found.append(display_path(path, Path(root), root))
     return found
 
 
-def _load(directory: str | None, yaml_files: list[str] | None) -> Project:
-    from compiler.loader import load_files
-    from compiler.validate import load_project, validate_raw
+def _is_python_notebook(path: str) -> bool:
+    from compiler.lint.sqlfiles import is_python_notebook  # imports sqlscan: SQL paths only
+
+    return is_python_notebook(path)
+
+
+def _lint_project(
+    directory: str | None, yaml_files: list[str] | None, extra: dict[str, object], config: Any
+) -> tuple[list[Finding], int]:
+    """The findings of one project and its number of files; from the cache when the files,
+    the selected rules and accord are those the cached findings were computed from
+    (compiler/cache.py). The same as loading the project and ``lint_project(project, extra, config.selected)``."""
+    from compiler.loader import directory_files, load_documents, read_files
+    from compiler.rules import RULES_BY_ID
 
     if directory is not None:
-        return load_project(directory)
-    assert yaml_files
-    root = Path(yaml_files[0]).parent
-    return validate_raw(load_files([(Path(f), f) for f in yaml_files], root))
+        files, root = directory_files(directory)
+    else:
+        assert yaml_files
+        files, root = [(Path(f), f) for f in yaml_files], Path(yaml_files[0]).parent
+    documents, unreadable = read_files(files)
+    key = None
+    if cache.enabled() and not unreadable and not any(extra.values()):
+        selected = ",".join(r for r in sorted(RULES_BY_ID) if config.selected(r))
+        key = cache.project_key(documents, "lint\0" + selected)
+        payload = cache.read("lint", key)
+        hit = cache.findings_from_json(payload) if payload is not None else None
+        if hit is not None:
+            return hit
+    from compiler.validate import validate_raw
+
+    project = validate_raw(load_documents(documents, root, unreadable))
+    findings = lint_project(project, extra, config.selected)
+    if key is not None:
+        cache.later("lint", key, cache.findings_to_json(findings, len(project.files)))
+    return findings, len(project.files)

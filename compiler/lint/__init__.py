@@ -84,9 +84,9 @@ class Context:
 
     @cached_property
     def catalogs(self) -> dict[str, Catalog]:
-        from targets import get_target
+        from compiler.compile import lower_all
 
-        return {p: get_target(p).lower(self.model) for p in self.model.declared_platforms()}
+        return lower_all(self.project)  # shared with compile in the same process
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
         """``compute()`` once per lint run, shared by every check that asks for ``key``."""

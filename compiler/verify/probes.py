@@ -67,7 +67,7 @@ def executed_answer(verifier: Verifier, probe: Probe, place: Place) -> Answer:
         original = table.rows[r][index]
         if original is None:
             continue
-        shown = got[r][1].get(column)
+        shown = got[r][1][column]
         (clear if shown is not None and str(shown) == str(original) else masked).append(r)
     if clear:
         sample = table.describe(clear[0], column)
