@@ -175,21 +175,14 @@ def ask_catalog(
 
 
 def snowflake_connect_kwargs(timeout: float, connection: str | None) -> dict[str, Any]:
-    """``snowflake.connector.connect`` arguments: the probe user's connection and timeouts on
-    the login, every request and every statement (the 3.x connector and the 4.x/5.x core
-    name them differently)."""
-    import snowflake.connector
+    """``snowflake.connector.connect`` arguments for the probe user: the live commands' own
+    (:func:`compiler.live.config.snowflake_params`: the named connection, else the connector's
+    default, else ``SNOWFLAKE_*``), with ``timeout`` on the login and on every statement."""
+    from compiler.live.config import LiveOptions, Timeouts, snowflake_params
 
-    t = max(1, int(timeout))
-    kwargs: dict[str, Any] = {"login_timeout": t}
-    if hasattr(snowflake.connector, "ConnectionConfig"):  # the 4.x/5.x core
-        kwargs.update(connect_timeout=t, query_timeout=t, request_timeout=t)
-    else:  # the 3.x connector
-        kwargs.update(network_timeout=t, socket_timeout=t)
-    kwargs["session_parameters"] = {"STATEMENT_TIMEOUT_IN_SECONDS": t}
-    if connection:
-        kwargs["connection_name"] = connection
-    return kwargs
+    return snowflake_params(
+        LiveOptions(connection=connection, timeouts=Timeouts(connect=timeout, statement=timeout))
+    )
 
 
 class SnowflakeRunner:
