@@ -17,17 +17,21 @@ sql-reference/functions/policy_references).
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from tests.standins.engine import Estate, SqlError, missing
+from compiler.sqlscan import Statement
+from tests.standins.engine import Estate, SqlError, Table, missing
 from tests.standins.http import Handler, serve
 
 CREATED = "2026-11-03 10:00:00.000 +0000"
@@ -49,9 +53,221 @@ POLICY_REFERENCE_COLUMNS = [
 ]
 
 
+@dataclass
+class Session:
+    """One login's session: its user, primary role and secondary roles (``None`` until a
+    ``USE ROLE``: then the estate's own :attr:`Estate.session` roles apply, as before)."""
+
+    user: str
+    primary: str | None = None
+    secondary: list[str] = field(default_factory=list)
+
+    def in_session(self) -> set[str]:
+        return {self.primary, *self.secondary} if self.primary else set(self.secondary)
+
+
 class SnowflakeEstate(Estate):
+    """A Snowflake account. A ``SELECT`` reads a governed table the way Snowflake does: its
+    row access policy filters the rows and its masking policies (set on the column, or through
+    a tag on the column or the table whose masking policy returns the column's type) transform
+    the values, the policy bodies being what the deployed statements left here, evaluated on
+    DuckDB with ``IS_ROLE_IN_SESSION`` seeing the session's primary and secondary roles and
+    ``CURRENT_ROLE()`` the primary only (docs.snowflake.com/en/user-guide/security-row-intro,
+    security-column-intro, sql-reference/functions/is_role_in_session, current_role)."""
+
     def __init__(self, owner: str = "ACCORD_DEPLOYER") -> None:
         super().__init__("snowflake", owner)
+        #: UPPER user -> the roles granted to it (a user not listed may use any role)
+        self.user_roles: dict[str, set[str]] = {}
+        #: the session of the statement being executed (set by the HTTP handler)
+        self.current: Session | None = None
+        self._alias = itertools.count(1)
+
+    def grant_roles(self, user: str, roles: list[str]) -> None:
+        self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
+
+    def seed_rows(self, name: str, rows: list[dict[str, Any]]) -> None:
+        """Rows of a data table, written underneath its policies (as its loader would)."""
+        t = self.table(name)
+        for row in rows:
+            cols = [t.columns[c.upper()][0] for c in row]
+            names = ", ".join(f'"{c}"' for c in cols)
+            marks = ", ".join("?" for _ in cols)
+            self.db.execute(
+                f"INSERT INTO {self._quoted(name)} ({names}) VALUES ({marks})", list(row.values())
+            )
+
+    # ------------------------------------------------------------------ the session
+
+    def execute_as(self, session: Session, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        with self.lock:
+            self.current = session
+            try:
+                return self.execute(sql)
+            finally:
+                self.current = None
+
+    def _roles_in_session(self) -> set[str]:
+        if self.current is None or self.current.primary is None:
+            return set(self.session)
+        return self.current.in_session()
+
+    def _other(self, stmt: Statement, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        if isinstance(stmt.expression, exp.Use):
+            return self._use(stmt.expression)
+        return super()._other(stmt, sql)
+
+    def _granted(self) -> set[str] | None:
+        user = self.current.user.upper() if self.current is not None else ""
+        return self.user_roles.get(user)
+
+    def _use(self, tree: exp.Use) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """``USE ROLE r``; ``USE SECONDARY ROLES { ALL | NONE | r [, ...] }``
+        (docs.snowflake.com/en/sql-reference/sql/use-role, use-secondary-roles)."""
+        session = self.current
+        if session is None:
+            raise self._syntax("USE outside a session")
+        kind = (tree.text("kind") or "").upper()
+        granted = self._granted()
+
+        def check(role: str) -> str:
+            role = self.key(role)
+            if granted is not None and role not in granted:
+                raise SqlError(
+                    "002003",
+                    "02000",
+                    f"SQL compilation error:\nRole '{role}' does not exist or not authorized.",
+                )
+            return role
+
+        if kind == "ROLE":
+            session.primary = check(tree.this.name)
+            return self._ok("Statement executed successfully.")
+        if kind == "SECONDARY ROLES":
+            word = tree.this.name.upper() if isinstance(tree.this, exp.Var) else ""
+            if word == "NONE":
+                session.secondary = []
+            elif word == "ALL":
+                session.secondary = sorted(granted or set())
+            else:
+                session.secondary = [check(t.name) for t in tree.expressions]
+            return self._ok("Statement executed successfully.")
+        raise self._syntax(f"unsupported USE {kind}")
+
+    # ------------------------------------------------------------------ governed reads
+
+    def rewrite(self, tree: exp.Expression) -> exp.Expression:
+        if isinstance(tree, exp.Query):
+            tree = self._govern(tree)
+        saved = self.session
+        self.session = self._roles_in_session()
+        try:
+            tree = super().rewrite(tree)
+        finally:
+            self.session = saved
+        primary = self.current.primary if self.current is not None else None
+
+        def current_role(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.CurrentRole):
+                return exp.Literal.string(primary) if primary else exp.null()
+            return node
+
+        return tree.transform(current_role)
+
+    def _govern(self, tree: exp.Expression) -> exp.Expression:
+        """Every governed table a query reads -> the rows and values its policies let through."""
+
+        def replace(node: exp.Expression) -> exp.Expression:
+            if not isinstance(node, exp.Table) or node.meta.get("standin_raw"):
+                return node
+            t = self.tables.get(self.key(self._table_name(node))) if node.name else None
+            if t is None or (t.row_filter is None and not self._masks_of(t)):
+                return node
+            governed = self._governed_select(t).subquery(node.alias or node.name, copy=False)
+            return governed
+
+        return tree.transform(replace)
+
+    def _masks_of(self, t: Table) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """UPPER column -> (masking policy, using columns): set on the column, else through a tag
+        on the column, else through a tag on the table (the policy returning the column's type)."""
+        out = dict(t.masks)
+        for column, (_, col_type) in t.columns.items():
+            if column in out:
+                continue
+            for on in (column, ""):  # the column's own tags first, then the table's
+                for tag in sorted(tag for (c, tag) in t.tags if c == on):
+                    if column not in out:
+                        out.update(self._tag_mask(column, col_type, tag))
+        return out
+
+    def _tag_mask(self, column: str, col_type: str, tag: str) -> dict[str, Any]:
+        tagdef = self.tags.get(tag)
+        for policy in tagdef.masking_policies if tagdef is not None else []:
+            p = self.policies.get(policy)
+            if p is not None and p.returns.upper() == col_type.upper():
+                return {column: (policy, ())}
+        return {}
+
+    def _governed_select(self, t: Table) -> exp.Select:
+        alias = f"__standin_raw_{next(self._alias)}"
+        raw = exp.to_table(self._quoted(t.name), dialect="duckdb")
+        raw.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        raw.meta["standin_raw"] = True
+
+        def col(name: str) -> exp.Column:
+            return exp.column(exp.to_identifier(t.columns[name][0], quoted=True), table=alias)
+
+        masks = self._masks_of(t)
+        selects = []
+        for upper, (name, _) in t.columns.items():
+            value: exp.Expression = col(upper)
+            if upper in masks:
+                policy, using = masks[upper]
+                value = self._bound(policy, [col(upper), *(col(u) for u in using)])
+            selects.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
+        select = exp.select(*selects).from_(raw)
+        if t.row_filter is not None:
+            policy, on = t.row_filter
+            select = select.where(self._bound(policy, [col(c) for c in on]))
+        return select
+
+    def _bound(self, name: str, args: list[exp.Expression]) -> exp.Expression:
+        """A deployed policy's body with its parameters bound to ``args`` (an unqualified
+        column of a parameter's name, unless a table the enclosing subquery reads has that
+        column: the inner scope wins, as in compiler/verify/bind.py)."""
+        policy = self._policy(name)
+        body = sqlglot.parse_one(policy.body, read="snowflake")
+        index = {p.upper(): i for i, (p, _) in enumerate(policy.params)}
+        for column in list(body.find_all(exp.Column)):
+            i = index.get(column.name.upper())
+            if i is None or column.table or self._shadowed(column):
+                continue
+            if column is body:
+                return exp.paren(args[i].copy(), copy=False)
+            column.replace(args[i].copy())
+        return exp.paren(body, copy=False)
+
+    def _shadowed(self, column: exp.Column) -> bool:
+        node = column.parent
+        while node is not None:
+            if isinstance(node, exp.Select):
+                for table in node.find_all(exp.Table):
+                    if table.parent_select is node and self._has_column(table, column.name):
+                        return True
+            node = node.parent
+        return False
+
+    def _has_column(self, table: exp.Table, column: str) -> bool:
+        parts = self.key(self._table_name(table)).split(".")
+        if len(parts) != 3:
+            return False
+        rows = self.db.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_catalog = ? AND "
+            "table_schema = ? AND table_name = ? AND upper(column_name) = ?",
+            [*parts, column.upper()],
+        ).fetchall()
+        return bool(rows)
 
     # SHOW ... is a command sqlglot does not parse: read its tokens
     def _command(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -269,13 +485,18 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
     class Account(Handler):
         state: ClassVar[SnowflakeEstate] = estate
         logins: ClassVar[list[dict[str, Any]]] = []
+        #: token -> the login's session
+        sessions: ClassVar[dict[str, Session]] = {}
 
         def do_POST(self) -> None:
             body = self.body()
             if self.path.startswith("/session/v1/login-request"):
-                self.logins.append(body.get("data", {}))
+                data = body.get("data", {})
+                self.logins.append(data)
+                token = f"standin-token-{len(self.logins)}"
+                self.sessions[token] = Session(str(data.get("LOGIN_NAME") or ""))
                 return self.send_json(200, {
-                    "data": {"token": "standin-token", "masterToken": "standin-master",
+                    "data": {"token": token, "masterToken": "standin-master",
                              "sessionId": 1, "parameters": [], "validityInSeconds": 3600,
                              "masterValidityInSeconds": 14400,
                              "sessionInfo": {"databaseName": None, "schemaName": None,
@@ -283,15 +504,21 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
                     "success": True, "code": None, "message": None,
                 })  # fmt: skip
             if self.path.startswith("/queries/v1/query-request"):
-                return self._query(body.get("sqlText", ""))
+                return self._query(body.get("sqlText", ""), self._session())
             return self.send_json(
                 200, {"data": None, "success": True, "code": None, "message": None}
             )
 
-        def _query(self, sql: str) -> None:
+        def _session(self) -> Session:
+            """The session of the token the connector sends (``Snowflake Token="..."``)."""
+            auth = self.headers.get("Authorization") or ""
+            token = auth.split('Token="', 1)[-1].rstrip('"')
+            return self.sessions.setdefault(token, Session(""))
+
+        def _query(self, sql: str, session: Session) -> None:
             qid = str(uuid.uuid4())
             try:
-                names, rows = self.state.execute(sql.strip().rstrip(";"))
+                names, rows = self.state.execute_as(session, sql.strip().rstrip(";"))
             except SqlError as err:
                 return self.send_json(200, {
                     "data": {"errorCode": err.code, "sqlState": err.sqlstate, "queryId": qid},
