@@ -80,8 +80,8 @@ class SnowflakeTarget(Target):
     def expected_statements(self, obj: CatalogObject) -> int:
         if isinstance(obj, MappingTable):  # CREATE, BEGIN, DELETE, [INSERT,] COMMIT
             return 5 if obj.rows else 4
-        if isinstance(obj, Tag):  # CREATE TAG, ALTER TAG ... SET MASKING POLICY
-            return 2
+        if isinstance(obj, Tag):  # CREATE TAG[, ALTER TAG ... SET MASKING POLICY]
+            return 2 if obj.masking_policies else 1
         return 1
 
     def render_mapping_table(self, t: MappingTable) -> tuple[str, str]:
@@ -162,9 +162,10 @@ class SnowflakeTarget(Target):
             "-- the same statement, never leaving a gap.\n"
             f"CREATE TAG IF NOT EXISTS {self.q(t.name)}\n"
             f"  ALLOWED_VALUES {values}\n"
-            f"  COMMENT = {self.lit(t.comment)};\n"
-            f"ALTER TAG {self.q(t.name)} SET {policies} FORCE;"
+            f"  COMMENT = {self.lit(t.comment)};"
         )
+        if t.masking_policies:
+            text += f"\nALTER TAG {self.q(t.name)} SET {policies} FORCE;"
         return "045_tags.sql", text
 
     def render_tag_assignment(self, a: TagAssignment) -> tuple[str, str]:

@@ -10,7 +10,7 @@ spelled through the target's helpers (targets/sql.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from compiler.plan.state import Definition, Placement, PlanError, State, is_definition, place_key
@@ -172,6 +172,21 @@ class SnowflakeStatements(Statements):
                 f"ALTER TAG {name} DROP ALLOWED_VALUES {', '.join(map(self.lit, removed))};"
             )
         return "\n".join(lines)
+
+    def inverse(self, step: Step, before: State) -> Step:
+        obj = step.obj
+        if (
+            step.op == "define"
+            and isinstance(obj, Tag)
+            and obj.masking_policies
+            and obj.name.upper() not in before.defs
+        ):
+            # undoing a new tag: "a tag cannot be dropped while a masking policy is assigned
+            # to it" (user-guide/tag-based-masking-policies): unset them, then drop the bare tag
+            bare = replace(obj, masking_policies=())
+            sql = f"{self._alter_tag(bare, obj)}\n{self.drop_sql(bare)}"
+            return Step("drop", bare, None, sql, f"undo: {step.note}")
+        return super().inverse(step, before)
 
     def swap(self, obj: Placement, old: Placement) -> str:
         if isinstance(obj, RowFilterAttachment):

@@ -26,6 +26,7 @@ from targets.objects import (
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
+    TagAssignment,
 )
 
 #: the identifier whose digest shows a salt at work (never a real identifier)
@@ -73,6 +74,10 @@ def checks_for(
             now = after.places.get(key)
             assert now is None or isinstance(now, RowFilterAttachment | MaskAttachment)
             found[("place", *key)] = _placement(obj, now, st)
+        elif isinstance(obj, TagAssignment) and obj.column:
+            now_tag = after.places.get(place_key(obj))
+            assert now_tag is None or isinstance(now_tag, TagAssignment)
+            found[("tag", *place_key(obj))] = _tag(obj, now_tag, st)
     for place in attached:
         found.setdefault(("place", *place_key(place)), _placement(place, place, st))
     for salt in salts:
@@ -124,6 +129,59 @@ def _policy(name: str, salts: list[str], st: Statements) -> Check:
     )
 
 
+def _tag(obj: TagAssignment, now: TagAssignment | None, st: Statements) -> Check:
+    """A column tag in place (or removed). Databricks: ``information_schema.column_tags``
+    (catalog_name, schema_name, table_name, column_name, tag_name, tag_value:
+    docs.databricks.com/sql/language-manual/information-schema/column_tags). Snowflake: the
+    tag-based masking policy is active on the column: ``POLICY_REFERENCES`` lists it with
+    ``TAG_NAME`` set and ``POLICY_STATUS = 'ACTIVE'`` (user-guide/tag-based-masking-policies)."""
+    lit = st.lit
+    catalog, schema, table = _split(obj.table)
+    column = obj.column or ""
+    where = f"{obj.table}.{column}"
+    if st.platform == "snowflake":
+        tag = now or obj
+        conditions = [
+            "POLICY_KIND = 'MASKING_POLICY'",
+            f"REF_COLUMN_NAME = {lit(column)}",
+            f"TAG_DATABASE || '.' || TAG_SCHEMA || '.' || TAG_NAME = {lit(tag.tag)}",
+        ]
+        if now is not None:
+            conditions.append("POLICY_STATUS = 'ACTIVE'")
+        what = (
+            f"the masking policy of tag {obj.tag} is active on {where}"
+            if now
+            else f"no masking policy of tag {obj.tag} on {where}"
+        )
+        return Check(
+            what,
+            f"SELECT COUNT(*) {'>= 1' if now else '= 0'} AS ok\n"
+            f"FROM TABLE({st.q(catalog)}.INFORMATION_SCHEMA.POLICY_REFERENCES(\n"
+            f"  REF_ENTITY_NAME => {lit(obj.table)}, REF_ENTITY_DOMAIN => 'table'))\n"
+            f"WHERE {' AND '.join(conditions)};",
+        )
+    conditions = [
+        f"schema_name = {lit(schema)}",
+        f"table_name = {lit(table)}",
+        f"column_name = {lit(column)}",
+        f"tag_name = {lit(obj.tag)}",
+    ]
+    if now is not None:
+        conditions.append(f"tag_value = {lit(now.value)}")
+    what = (
+        f"{where} is tagged {obj.tag} = {now.value!r} (the documentation says a tag can take a "
+        "few minutes more to take effect: wait before the next stage)"
+        if now
+        else f"{where} no longer carries tag {obj.tag}"
+    )
+    return Check(
+        what,
+        f"SELECT COUNT(*) = {1 if now else 0} AS ok\n"
+        f"FROM {st.q(catalog)}.information_schema.column_tags\n"
+        f"WHERE {' AND '.join(conditions)};",
+    )
+
+
 def _placement(
     obj: RowFilterAttachment | MaskAttachment,
     now: RowFilterAttachment | MaskAttachment | None,
@@ -139,7 +197,9 @@ def _placement(
         kind = "MASKING_POLICY" if column else "ROW_ACCESS_POLICY"
         conditions = [f"POLICY_KIND = {lit(kind)}"]
         if column:
-            conditions.append(f"REF_COLUMN_NAME = {lit(column)}")
+            # POLICY_REFERENCES lists tag-based masks too, with TAG_NAME set: count only the
+            # mask attached to the column itself (user-guide/tag-based-masking-policies)
+            conditions += [f"REF_COLUMN_NAME = {lit(column)}", "TAG_NAME IS NULL"]
         if now is not None:
             conditions.append(
                 f"POLICY_DB || '.' || POLICY_SCHEMA || '.' || POLICY_NAME = {lit(now.policy)}"

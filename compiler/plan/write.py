@@ -219,6 +219,8 @@ def _stage_sql(plan_id: str, stage: Stage, groups: dict[str, Group]) -> str:
         )
     lines += ["--", "-- What this stage does:", *_bullets(stage.changes), "--"]
     lines += _comment(f"Why this stage: it {WHY[stage.kind]}")
+    for note in stage.notes:
+        lines += _paragraph(f"Before you run it: {note}")
     body = [_statement(s) for s in stage.steps]
     if any(PLACEHOLDER.search(b) for b in body):
         lines += _paragraph(

@@ -18,6 +18,31 @@ SELECT COUNT(*) = 1 AS ok
 FROM omics.information_schema.column_masks
 WHERE table_schema = 'variants' AND table_name = 'calls' AND column_name = 'subject_id' AND mask_catalog = 'governance' AND mask_schema = 'policies' AND mask_name = 'subject_pseudonym_mask';
 
+-- discovery_lake.assays.results.notes no longer carries tag accord_mask
+SELECT COUNT(*) = 0 AS ok
+FROM discovery_lake.information_schema.column_tags
+WHERE schema_name = 'assays' AND table_name = 'results' AND column_name = 'notes' AND tag_name = 'accord_mask';
+
+-- discovery_lake.assays.results.programme_code no longer carries tag accord_row_key
+SELECT COUNT(*) = 0 AS ok
+FROM discovery_lake.information_schema.column_tags
+WHERE schema_name = 'assays' AND table_name = 'results' AND column_name = 'programme_code' AND tag_name = 'accord_row_key';
+
+-- discovery_lake.assays.results.subject_id no longer carries tag accord_mask
+SELECT COUNT(*) = 0 AS ok
+FROM discovery_lake.information_schema.column_tags
+WHERE schema_name = 'assays' AND table_name = 'results' AND column_name = 'subject_id' AND tag_name = 'accord_mask';
+
+-- omics.variants.calls.programme_code no longer carries tag accord_row_key
+SELECT COUNT(*) = 0 AS ok
+FROM omics.information_schema.column_tags
+WHERE schema_name = 'variants' AND table_name = 'calls' AND column_name = 'programme_code' AND tag_name = 'accord_row_key';
+
+-- omics.variants.calls.subject_id no longer carries tag accord_mask
+SELECT COUNT(*) = 0 AS ok
+FROM omics.information_schema.column_tags
+WHERE schema_name = 'variants' AND table_name = 'calls' AND column_name = 'subject_id' AND tag_name = 'accord_mask';
+
 -- salt env:SUBJECT_SALT_DATABRICKS is in effect: the canary's salted digest differs from its
 -- unsalted digest (compare canary_digest with the other platforms': it must differ)
 SELECT sha2(concat('accord-canary', governance.policies.subject_pseudonym_salt()), 256) <> sha2('accord-canary', 256) AS ok, sha2(concat('accord-canary', governance.policies.subject_pseudonym_salt()), 256) AS canary_digest;

@@ -1,0 +1,253 @@
+"""Platform facts the planner and its simulator encode (issue 10), each test naming the fact
+and the documentation page it comes from. Every plan accord writes is replayed on the
+simulator (compiler/plan/state.py), so these facts are checked by accord's own invariants."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from compiler.compile import lower_all
+from compiler.plan.order import build_plan
+from compiler.plan.state import PlanError, State
+from compiler.plan.steps import DatabricksStatements, SnowflakeStatements
+from targets.objects import AbacPolicy, MaskAttachment, RowFilterAttachment, Tag, TagAssignment
+from tests.plan_helpers import ROOT, base_estate, edited, plan_between, position, project
+
+
+def _abac(e: dict) -> None:
+    e["platforms"]["databricks"]["style"] = "abac"
+
+
+def _tag_style(e: dict) -> None:
+    e["platforms"]["snowflake"]["style"] = "tag"
+
+
+def _stages(plan, platform: str) -> list:  # type: ignore[no-untyped-def]
+    return [s for s in plan.stages if s.platform == platform]
+
+
+def _sql(stage) -> list[str]:  # type: ignore[no-untyped-def]
+    return [s.sql for s in stage.steps]
+
+
+# --------------------------------------------------------------------------------------------
+# item 1: governed-tag assignments are not in effect within the stage that makes them
+# ("After assigning or modifying a tag, it can take a few minutes for the change to take
+# effect": docs.databricks.com/aws/en/data-governance/unity-catalog/abac/requirements)
+
+
+def test_table_to_abac_drops_table_level_protection_only_in_a_later_stage() -> None:
+    plan = plan_between(base_estate(), edited(base_estate(), _abac))
+    stages = _stages(plan, "databricks")
+    tagging = next(i for i, s in enumerate(stages) if any("SET TAGS" in q for q in _sql(s)))
+    dropping = [
+        i
+        for i, s in enumerate(stages)
+        if any("DROP ROW FILTER" in q or "DROP MASK" in q for q in _sql(s))
+    ]
+    assert dropping and all(i > tagging for i in dropping)
+    assert stages[dropping[0]].kind == "handover"
+    # the tags and the policies are made in the same stage, before anything is dropped
+    assert any("CREATE OR REPLACE POLICY" in q for q in _sql(stages[tagging]))
+    # the tagging stage checks every tag is in place before the handover stage may run
+    checks = "\n".join(c.sql for c in stages[tagging].checks)
+    for column in ("notes", "programme", "subject_id"):
+        assert f"column_name = '{column}'" in checks
+    assert "information_schema.column_tags" in checks
+
+
+def test_simulator_refuses_a_drop_in_the_stage_that_tags() -> None:
+    """Tag, create the ABAC policy and drop the table-level mask in one stage: the simulator
+    counts the new tag as not in effect yet, so the column is unprotected."""
+    base = lower_all(project(base_estate()))["databricks"]
+    head = lower_all(project(edited(base_estate(), _abac)))["databricks"]
+    st = DatabricksStatements()
+    state = State.of(base, "databricks")
+    for obj in head.objects:
+        if isinstance(obj, Tag | TagAssignment | AbacPolicy):
+            state.attach(obj, None) if not isinstance(obj, Tag) else state.define(obj, None)
+    mask = next(o for o in base.objects if isinstance(o, MaskAttachment))
+    state.detach(mask)
+    assert state.unprotected([], [(mask.table, mask.column)]) == [
+        f"column {mask.table}.{mask.column} has no mask"
+    ]
+    state.settle()  # the next stage: the tag is in effect
+    assert state.unprotected([], [(mask.table, mask.column)]) == []
+    assert st.platform == "databricks"
+
+
+# --------------------------------------------------------------------------------------------
+# item 8: a table-level and an ABAC filter (mask) with different functions on one table:
+# "Databricks blocks access and returns an error" (unity-catalog/abac/abac-vs-rls-cm)
+
+
+def test_repository_migration_hands_each_schema_over_right_after_its_set() -> None:
+    stage = (
+        ROOT
+        / "migrations/0001_subject-cutover-salts-filters-masks-tags-abac-style"
+        / "04_databricks_apply.sql"
+    ).read_text()
+    statements = [line for line in stage.splitlines() if line and not line.startswith("--")]
+    results = position(statements, "ALTER TABLE discovery_lake.assays.results SET ROW FILTER")
+    drop_assays = position(
+        statements, "DROP POLICY accord_programme_row_filter ON SCHEMA discovery_lake"
+    )
+    calls = position(statements, "ALTER TABLE omics.variants.calls SET ROW FILTER")
+    drop_variants = position(statements, "DROP POLICY accord_programme_row_filter ON SCHEMA omics")
+    assert results < drop_assays < calls < drop_variants
+
+
+def test_simulator_counts_mixed_filters_as_an_outage() -> None:
+    base = lower_all(project(edited(base_estate(), _abac)))["databricks"]
+    state = State.of(base, "databricks")
+    table = "cat.s.t"
+    state.attach(RowFilterAttachment(table, "gov.pol.other_filter", ("programme",), "lake"), None)
+    blocked = state.blocked([table.upper()], [])
+    assert list(blocked) == ["CAT.S.T"] and "accord_programme_row_filter" in blocked["CAT.S.T"]
+    # the same function through both mechanisms is not the documented outage
+    same = State.of(base, "databricks")
+    function = next(o for o in base.objects if isinstance(o, AbacPolicy) and o.kind == "ROW FILTER")
+    same.attach(RowFilterAttachment(table, function.function, ("programme",), "lake"), None)
+    assert same.blocked([table.upper()], []) == {}
+
+
+def test_planner_refuses_an_outage_it_could_have_avoided() -> None:
+    """Two schemas moved from ABAC to table level: setting both tables' filters before dropping
+    either schema's policy keeps the first table refused while the second is set."""
+    two = edited(base_estate(), _abac)
+    two["datasets"]["lake2"] = edited(two["datasets"]["lake"], lambda d: d.update(table="cat.s2.t"))
+    two["datasets"]["lake2"]["columns"]["subject_id"].pop("identifier")
+    head = edited(two, lambda e: e["platforms"]["databricks"].update(style="table"))
+    for name in ("lake", "lake2"):  # a different function from the ABAC one
+        head["datasets"][name]["row_filter"]["unfiltered_for"] = ["steward"]
+    plan = plan_between(two, head)  # accord's own order is accepted
+    out = [q for s in _stages(plan, "databricks") for q in _sql(s)]
+    assert (
+        position(out, "cat.s.t SET ROW FILTER")
+        < position(out, "ON SCHEMA cat.s;")
+        < position(out, "cat.s2.t SET ROW FILTER")
+    )
+    # the same statements in the order of today's migrations/0001 are refused
+    stage = next(s for s in _stages(plan, "databricks") if s.kind == "apply")
+    sets = [s for s in stage.steps if s.op == "attach" and isinstance(s.obj, RowFilterAttachment)]
+    rest = [s for s in stage.steps if s not in sets]
+    bad = replace(stage, steps=sets + rest)
+    from compiler.plan.order import _PlatformPlanner
+
+    planner = _PlatformPlanner(plan.diffs["databricks"], {}, None)
+    state = State.of(plan.diffs["databricks"].base, "databricks")
+    for prepared in _stages(plan, "databricks")[0].steps:
+        prepared.run(state)
+    state.settle()
+    planner._replay(stage, state.copy())
+    with pytest.raises(PlanError, match=r"every query stays refused on table CAT\.S\.T"):
+        planner._replay(bad, state)
+
+
+# --------------------------------------------------------------------------------------------
+# item 9: no principal loses access it has before and after the plan
+
+
+def test_identity_check_is_dropped_only_after_the_table_level_mask() -> None:
+    """Table level to ABAC: the mask functions lose their `unmasked_for` check; while still
+    attached table-level, the stewards would see masked values."""
+    plan = plan_between(base_estate(), edited(base_estate(), _abac))
+    out = [q for s in _stages(plan, "databricks") for q in _sql(s)]
+    assert position(out, "ALTER COLUMN notes DROP MASK") < position(
+        out, "CREATE OR REPLACE FUNCTION gov.pol.notes_mask"
+    )
+
+
+def test_simulator_refuses_a_body_change_that_takes_access_away() -> None:
+    base = lower_all(project(base_estate()))["databricks"]
+    head = lower_all(project(edited(base_estate(), _abac)))["databricks"]
+    state = State.of(base, "databricks")
+    col = ("CAT.S.T", "NOTES")
+    assert state.exempt(*col) == frozenset({"stewards"})
+    new_body = next(o for o in head.objects if getattr(o, "name", "") == "gov.pol.notes_mask")
+    state.define(
+        new_body, next(o for o in base.objects if getattr(o, "name", "") == "gov.pol.notes_mask")
+    )
+    assert state.exempt(*col) == frozenset()
+
+
+def test_planner_orders_body_changes_around_attachment_moves() -> None:
+    """A column moves from mask A (whose body stops naming the analyst) to mask B (whose body
+    starts naming the analyst): B changes before the move, A after it."""
+    base = base_estate()
+    base["masks"]["notes"]["unmasked_for"] = ["analyst"]
+    base["masks"]["other"] = {"strategy": "nullify", "unmasked_for": []}
+    head = edited(base, lambda e: None)
+    head["masks"]["notes"]["unmasked_for"] = []
+    head["masks"]["other"]["unmasked_for"] = ["analyst"]
+    head["datasets"]["wh"]["columns"]["NOTES"]["mask"] = "other"
+    base["datasets"]["wh"]["columns"]["EXTRA"] = {"type": "VARCHAR", "mask": "other"}
+    head["datasets"]["wh"]["columns"]["EXTRA"] = {"type": "VARCHAR", "mask": "notes"}
+    out = [q for s in _stages(plan_between(base, head), "snowflake") for q in _sql(s)]
+    body_other = position(out, "ALTER MASKING POLICY GOV.POL.OTHER_MASK SET BODY")
+    move = position(out, "MODIFY COLUMN NOTES SET MASKING POLICY GOV.POL.OTHER_MASK FORCE")
+    body_notes = position(out, "ALTER MASKING POLICY GOV.POL.NOTES_MASK SET BODY")
+    assert body_other < move < body_notes
+
+
+# --------------------------------------------------------------------------------------------
+# item 6: "A tag cannot be dropped while a masking policy is assigned to it"
+# (docs.snowflake.com/en/user-guide/tag-based-masking-policies)
+
+
+def test_tag_retirement_unsets_its_masking_policies_first() -> None:
+    base = edited(base_estate(), _tag_style)
+    plan = plan_between(base, base_estate())
+    retire = next(s for s in _stages(plan, "snowflake") if s.kind == "retire")
+    out = _sql(retire)
+    tag = "GOV.POL.ACCORD_MASK_NOTES"
+    assert position(out, f"ALTER TAG {tag} UNSET MASKING POLICY GOV.POL.NOTES_MASK;") < position(
+        out, f"DROP TAG {tag};"
+    )
+    # the rollback re-creates the tag and sets the policy back with FORCE
+    assert any("SET MASKING POLICY GOV.POL.NOTES_MASK FORCE" in s.sql for s in retire.rollback)
+
+
+def test_simulator_refuses_a_tag_drop_while_it_has_policies_or_columns() -> None:
+    catalog = lower_all(project(edited(base_estate(), _tag_style)))["snowflake"]
+    state = State.of(catalog, "snowflake")
+    tag = next(o for o in catalog.objects if isinstance(o, Tag))
+    problems = state.drop(tag)
+    assert any("while it carries masking policies" in p for p in problems)
+    assert any("(tagged)" in p for p in problems)
+    assert SnowflakeStatements().drop_sql(tag) == f"DROP TAG {tag.name};"
+
+
+# --------------------------------------------------------------------------------------------
+# item 7 (Snowflake): POLICY_REFERENCES lists tag-based masks too, with TAG_NAME set
+# (user-guide/tag-based-masking-policies): "mask removed" counts direct masks only, and a
+# tagged column is checked to have its tag-based mask active
+
+
+def test_snowflake_mask_checks_tell_direct_from_tag_based_masks() -> None:
+    base = edited(base_estate(), _tag_style)
+    plan = plan_between(base_estate(), base)
+    stage = next(s for s in _stages(plan, "snowflake") if s.kind == "apply")
+    by_comment = {c.comment: c.sql for c in stage.checks}
+    removed = by_comment["mask of DB.S.T.NOTES is removed"]
+    assert "TAG_NAME IS NULL" in removed and "COUNT(*) = 0" in removed
+    active = by_comment[
+        "the masking policy of tag GOV.POL.ACCORD_MASK_NOTES is active on DB.S.T.NOTES"
+    ]
+    assert "POLICY_STATUS = 'ACTIVE'" in active
+    assert (
+        "TAG_DATABASE || '.' || TAG_SCHEMA || '.' || TAG_NAME = 'GOV.POL.ACCORD_MASK_NOTES'"
+        in active
+    )
+
+
+def test_build_plan_is_deterministic_for_handover() -> None:
+    base = lower_all(project(base_estate()))
+    head = lower_all(project(edited(base_estate(), _abac)))
+    one = build_plan(base, head, {})
+    two = build_plan(base, head, {})
+    assert [[s.sql for s in st.steps] for st in one.stages] == [
+        [s.sql for s in st.steps] for st in two.stages
+    ]
