@@ -114,14 +114,24 @@ class SnowflakeTarget(Target):
             "-- only when accord applies the SQL (accord migrate apply); as written it is a syntax\n"
             "-- error, so the function can never be created with a known salt.\n"
             f"CREATE OR REPLACE SECURE FUNCTION {self.q(f.name)}()\n"
+            # without COPY GRANTS a replacement drops the function's grants, among them the
+            # USAGE the policy owner needs (sql-reference/sql/create-function: [ COPY GRANTS ]
+            # between the argument list and RETURNS)
+            "  COPY GRANTS\n"
             "  RETURNS VARCHAR\n"
             f"  AS $$ {placeholder(f.salt_ref)} $$;"
         )
         return "020_salt_functions.sql", text
 
+    # Policies are written CREATE OR ALTER (sql-reference/sql/create-masking-policy,
+    # create-row-access-policy): it changes body and comment in place, where CREATE OR REPLACE
+    # is refused while the policy is attached (sql-reference/sql/alter-row-access-policy).
+    # Compiled SQL is still a first deployment: ADD ROW ACCESS POLICY and SET MASKING POLICY
+    # fail where one is already attached; an existing estate changes through `accord plan`.
+
     def render_row_filter_policy(self, p: RowFilterPolicy) -> tuple[str, str]:
         text = self.note_sql(p.note) + (
-            f"CREATE OR REPLACE ROW ACCESS POLICY {self.q(p.name)}\n"
+            f"CREATE OR ALTER ROW ACCESS POLICY {self.q(p.name)}\n"
             f"  AS ({self.params_sql(p.params)}) RETURNS BOOLEAN ->\n"
             f"{self.body_sql(p.body)}\n"
             f"  COMMENT = {self.lit(p.comment)};"
@@ -130,7 +140,7 @@ class SnowflakeTarget(Target):
 
     def render_mask_policy(self, p: MaskPolicy) -> tuple[str, str]:
         text = self.note_sql(p.note) + (
-            f"CREATE OR REPLACE MASKING POLICY {self.q(p.name)}\n"
+            f"CREATE OR ALTER MASKING POLICY {self.q(p.name)}\n"
             f"  AS ({self.params_sql(p.params)}) RETURNS {p.returns} ->\n"
             f"{self.body_sql(p.body)}\n"
             f"  COMMENT = {self.lit(p.comment)};"

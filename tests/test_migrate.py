@@ -319,7 +319,7 @@ def test_rollback_undoes_the_last_applied_stage(plans: Path) -> None:
     )
     assert outcome.done == [("07_snowflake_retire", "rolled_back")]
     assert fake.executed[0].startswith(
-        "CREATE OR REPLACE ROW ACCESS POLICY GOVERNANCE.POLICIES.ASSAY_RESULTS_ROW_FILTER"
+        "CREATE OR ALTER ROW ACCESS POLICY GOVERNANCE.POLICIES.ASSAY_RESULTS_ROW_FILTER"
     )
     code, out, _ = run_cli(["migrate", "status", "--plans", str(plans)])
     assert "07_snowflake_retire" in out and out.count("pending") == 5

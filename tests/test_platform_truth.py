@@ -251,3 +251,32 @@ def test_build_plan_is_deterministic_for_handover() -> None:
     assert [[s.sql for s in st.steps] for st in one.stages] == [
         [s.sql for s in st.steps] for st in two.stages
     ]
+
+
+# --------------------------------------------------------------------------------------------
+# item 5: re-running compiled SQL. "using CREATE OR REPLACE ROW ACCESS POLICY is not supported
+# if the policy is attached" (sql-reference/sql/alter-row-access-policy); CREATE OR ALTER
+# {MASKING | ROW ACCESS} POLICY changes body and comment in place (create-masking-policy,
+# create-row-access-policy). CREATE OR REPLACE FUNCTION without COPY GRANTS drops the
+# function's grants; COPY GRANTS sits between the argument list and RETURNS
+# (sql-reference/sql/create-function).
+
+
+def test_snowflake_policies_are_created_or_altered_and_functions_keep_their_grants() -> None:
+    from compiler.compile import render_files
+    from compiler.sqlscan import scan
+
+    estate = base_estate()
+    estate["masks"]["subject"]["salt"] = {"snowflake": "env:S1", "databricks": "env:S2"}
+    files = render_files(project(estate), "snowflake")
+    policies = (
+        files["snowflake/030_row_access_policies.sql"] + files["snowflake/040_masking_policies.sql"]
+    )
+    kinds = [s.kind for s in scan(policies, "p.sql", "snowflake").statements]
+    assert kinds and set(kinds) <= {"row_access_policy", "masking_policy"}
+    assert "CREATE OR REPLACE" not in policies
+    assert policies.count("CREATE OR ALTER ") == len(kinds)
+    salts = files["snowflake/020_salt_functions.sql"]
+    for statement in scan(salts, "s.sql", "snowflake").statements:
+        assert statement.kind == "function"
+    assert "SUBJECT_SALT()\n  COPY GRANTS\n  RETURNS VARCHAR" in salts

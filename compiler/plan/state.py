@@ -451,7 +451,7 @@ class State:
             and self.users_of(name)
         ):
             problems.append(
-                f"CREATE OR REPLACE of {obj.name}, which is attached (Snowflake refuses)"
+                f"{obj.name} created again while attached (Snowflake refuses CREATE OR REPLACE; change it in place)"
             )
         if replaces is not None and current is None:
             problems.append(f"{obj.name} is changed in place but does not exist")

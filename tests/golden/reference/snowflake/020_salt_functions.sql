@@ -6,5 +6,6 @@
 -- only when accord applies the SQL (accord migrate apply); as written it is a syntax
 -- error, so the function can never be created with a known salt.
 CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT()
+  COPY GRANTS
   RETURNS VARCHAR
   AS $$ {{ accord_salt('env:SUBJECT_SALT_SNOWFLAKE') }} $$;
