@@ -56,7 +56,26 @@ TableName = Annotated[
 ]
 SchemaName = Annotated[str, _checker(_SCHEMA, "schema name (two parts, database.schema)")]
 ColumnName = Annotated[str, _checker(_COLUMN, "column name (letters, digits, _; no quotes)")]
-SnowflakeRole = Annotated[str, _checker(_SF_ROLE, "Snowflake role name")]
+
+
+def _stored_role_case(value: str) -> str:
+    # Snowflake stores an unquoted identifier in upper case, and IS_ROLE_IN_SESSION('<literal>')
+    # needs "the same casing as how the role is stored"
+    # (docs.snowflake.com/en/sql-reference/functions/is_role_in_session): a policy naming
+    # 'clinical_unblinded' would deny everyone granted CLINICAL_UNBLINDED.
+    if value != value.upper():
+        raise ValueError(
+            f"Snowflake role {value!r} is not upper case: Snowflake stores a role created "
+            "unquoted in upper case and IS_ROLE_IN_SESSION compares names in the stored case, "
+            f"so the policies would deny everyone granted it. Write {value.upper()!r} "
+            "(a role created quoted in another case is not supported)"
+        )
+    return value
+
+
+SnowflakeRole = Annotated[
+    str, _checker(_SF_ROLE, "Snowflake role name"), AfterValidator(_stored_role_case)
+]
 DatabricksGroup = Annotated[
     str, _checker(_DBX_GROUP, "Databricks group name (letters, digits, space, _ . @ + -)")
 ]

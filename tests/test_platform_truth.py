@@ -280,3 +280,39 @@ def test_snowflake_policies_are_created_or_altered_and_functions_keep_their_gran
     for statement in scan(salts, "s.sql", "snowflake").statements:
         assert statement.kind == "function"
     assert "SUBJECT_SALT()\n  COPY GRANTS\n  RETURNS VARCHAR" in salts
+
+
+# --------------------------------------------------------------------------------------------
+# item 4: role-name case. Snowflake stores an unquoted role name upper-case, and
+# IS_ROLE_IN_SESSION('<literal>') needs "the same casing as how the role is stored"
+# (docs.snowflake.com/en/sql-reference/functions/is_role_in_session).
+
+
+def test_lower_case_snowflake_role_is_refused_with_its_location_and_the_fix() -> None:
+    from compiler.errors import InputError
+
+    estate = base_estate()
+    estate["principals"]["steward"]["snowflake"] = "steward"
+    with pytest.raises(InputError) as err:
+        project(estate)
+    text = str(err.value)
+    assert "estate.yaml:" in text and "principals.steward.snowflake" in text
+    assert "Write 'STEWARD'" in text
+
+
+def test_verify_resolves_role_names_in_the_stored_case(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A compiled policy naming the role in lower case matches nobody on Snowflake: verify
+    fails for the entitled persona."""
+    from compiler.compile import render_files, write_tree
+    from compiler.validate import load_project
+    from compiler.verify import verify
+
+    policies = ROOT / "policies"
+    out = tmp_path / "out"
+    write_tree(out, render_files(load_project(policies), "all"))
+    masks = out / "snowflake/040_masking_policies.sql"
+    text = masks.read_text()
+    assert "IS_ROLE_IN_SESSION('CLINICAL_UNBLINDED')" in text
+    masks.write_text(text.replace("'CLINICAL_UNBLINDED'", "'clinical_unblinded'"))
+    report = verify(load_project(policies), str(out))
+    assert any(m.persona == "clinical_pharmacologist" for m in report.mismatches)
