@@ -316,3 +316,92 @@ def test_verify_resolves_role_names_in_the_stored_case(tmp_path) -> None:  # typ
     masks.write_text(text.replace("'CLINICAL_UNBLINDED'", "'clinical_unblinded'"))
     report = verify(load_project(policies), str(out))
     assert any(m.persona == "clinical_pharmacologist" for m in report.mismatches)
+
+
+# --------------------------------------------------------------------------------------------
+# item 7: every check accord writes runs against a stand-in answering in the documented shape
+
+
+def _policy_references(check_sql: str, rows: list[dict]) -> bool:  # type: ignore[type-arg]
+    """Run a Snowflake POLICY_REFERENCES check on DuckDB: the TABLE(...POLICY_REFERENCES(...))
+    source is replaced by a table with the documented columns (POLICY_DB, POLICY_SCHEMA,
+    POLICY_NAME, POLICY_KIND, REF_COLUMN_NAME, TAG_DATABASE, TAG_SCHEMA, TAG_NAME,
+    POLICY_STATUS: sql-reference/functions/policy_references)."""
+    import duckdb
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(check_sql, read="snowflake")
+    source = tree.args["from_"].this
+    source.replace(exp.to_table("policy_references"))
+    con = duckdb.connect()
+    columns = [
+        "POLICY_DB", "POLICY_SCHEMA", "POLICY_NAME", "POLICY_KIND", "REF_COLUMN_NAME",
+        "TAG_DATABASE", "TAG_SCHEMA", "TAG_NAME", "POLICY_STATUS",
+    ]  # fmt: skip
+    con.execute(f"CREATE TABLE policy_references ({', '.join(c + ' VARCHAR' for c in columns)})")
+    for row in rows:
+        con.execute(
+            "INSERT INTO policy_references VALUES (" + ", ".join("?" for _ in columns) + ")",
+            [row.get(c) for c in columns],
+        )
+    (ok,) = con.execute(tree.sql("duckdb")).fetchone()  # type: ignore[misc]
+    return bool(ok)
+
+
+def test_snowflake_checks_run_against_a_policy_references_double() -> None:
+    plan = plan_between(base_estate(), edited(base_estate(), _tag_style))
+    stage = next(s for s in _stages(plan, "snowflake") if s.kind == "apply")
+    by_comment = {c.comment: c.sql for c in stage.checks}
+    removed = by_comment["mask of DB.S.T.NOTES is removed"]
+    active = by_comment[
+        "the masking policy of tag GOV.POL.ACCORD_MASK_NOTES is active on DB.S.T.NOTES"
+    ]
+    tag_based = {
+        "POLICY_DB": "GOV", "POLICY_SCHEMA": "POL", "POLICY_NAME": "NOTES_MASK",
+        "POLICY_KIND": "MASKING_POLICY", "REF_COLUMN_NAME": "NOTES", "TAG_DATABASE": "GOV",
+        "TAG_SCHEMA": "POL", "TAG_NAME": "ACCORD_MASK_NOTES", "POLICY_STATUS": "ACTIVE",
+    }  # fmt: skip
+    direct = {**tag_based, "TAG_DATABASE": None, "TAG_SCHEMA": None, "TAG_NAME": None}
+    # the deployment as planned: only the tag-based mask
+    assert _policy_references(removed, [tag_based]) is True
+    assert _policy_references(active, [tag_based]) is True
+    # the direct mask is still there, or the tag-based one is not active
+    assert _policy_references(removed, [tag_based, direct]) is False
+    assert _policy_references(active, [direct]) is False
+    assert (
+        _policy_references(
+            active,
+            [{**tag_based, "POLICY_STATUS": "MULTIPLE_MASKING_POLICY_ASSIGNED_TO_THE_COLUMN"}],
+        )
+        is False
+    )
+
+
+def test_databricks_metadata_checks_read_the_documented_table_info() -> None:
+    from databricks.sdk.service.catalog import TableInfo
+
+    from compiler.plan import metadata
+
+    info = TableInfo.from_dict(
+        {
+            "full_name": "cat.s.t",
+            "row_filter": {"function_name": "gov.pol.f", "input_column_names": ["programme"]},
+            "columns": [
+                {"name": "notes", "mask": {"function_name": "gov.pol.m", "using_column_names": []}},
+                {"name": "programme"},
+            ],
+        }
+    )
+    check = metadata.MetadataCheck
+    assert metadata.evaluate(check("row_filter", "cat.s.t", None, "gov.pol.f"), info)
+    assert not metadata.evaluate(check("row_filter", "cat.s.t", None, "gov.pol.g"), info)
+    assert not metadata.evaluate(check("row_filter", "cat.s.t", None, None), info)
+    assert metadata.evaluate(check("mask", "cat.s.t", "notes", "gov.pol.m"), info)
+    assert metadata.evaluate(check("mask", "cat.s.t", "programme", None), info)
+    assert not metadata.evaluate(check("mask", "cat.s.t", "programme", "gov.pol.m"), info)
+    assert not metadata.evaluate(check("mask", "cat.s.t", "missing", None), info)
+    line = check("mask", "cat.s.t", "notes", "gov.pol.m").line()
+    assert metadata.parse(f"-- x\n{line}\nSELECT 1;") == [
+        check("mask", "cat.s.t", "notes", "gov.pol.m")
+    ]

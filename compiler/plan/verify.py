@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from compiler.plan.metadata import MetadataCheck
 from compiler.plan.state import State, place_key, references
 from compiler.plan.steps import Statements, Step
 from targets import sql
@@ -192,7 +193,7 @@ def _placement(
     where = f"{obj.table}.{column}" if column else obj.table
     what = f"{'mask' if column else 'row filter'} of {where}"
     expected = f"{what} is {now.policy}" if now else f"{what} is removed"
-    catalog, schema, table = _split(obj.table)
+    catalog = _split(obj.table)[0]
     if st.platform == "snowflake":
         kind = "MASKING_POLICY" if column else "ROW_ACCESS_POLICY"
         conditions = [f"POLICY_KIND = {lit(kind)}"]
@@ -211,20 +212,9 @@ def _placement(
             f"  REF_ENTITY_NAME => {lit(obj.table)}, REF_ENTITY_DOMAIN => 'table'))\n"
             f"WHERE {' AND '.join(conditions)};",
         )
-    view, prefix = ("column_masks", "mask") if column else ("row_filters", "filter")
-    conditions = [f"table_schema = {lit(schema)}", f"table_name = {lit(table)}"]
-    if column:
-        conditions.append(f"column_name = {lit(column)}")
-    if now is not None:
-        p_catalog, p_schema, p_name = _split(now.policy)
-        conditions += [
-            f"{prefix}_catalog = {lit(p_catalog)}",
-            f"{prefix}_schema = {lit(p_schema)}",
-            f"{prefix}_name = {lit(p_name)}",
-        ]
-    return Check(
-        expected,
-        f"SELECT COUNT(*) = {1 if now else 0} AS ok\n"
-        f"FROM {st.q(catalog)}.information_schema.{view}\n"
-        f"WHERE {' AND '.join(conditions)};",
+    # Databricks: table metadata through the SDK (tables.get), not information_schema, whose
+    # column names differ between the reference page and live workspaces (compiler/plan/metadata)
+    check = MetadataCheck(
+        "mask" if column else "row_filter", obj.table, column, now.policy if now else None
     )
+    return Check(f"{expected} (read with tables.get)", check.line())

@@ -243,8 +243,10 @@ def _verify_sql(plan_id: str, stage: Stage) -> str:
     )
     if stage.platform == "databricks":
         lines += _comment(
-            "information_schema column names have differed between the reference pages and "
-            "live workspaces: if a query fails on a column name, check with SELECT * first."
+            "Lines starting `-- accord-check:` are checks written as data: `accord migrate "
+            "apply` reads each table's row filter and column masks with the SDK's "
+            "tables.get (information_schema column names differ between the reference "
+            "pages and live workspaces)."
         )
     if not stage.checks:
         lines += _paragraph(
