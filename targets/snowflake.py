@@ -110,7 +110,9 @@ class SnowflakeTarget(Target):
     def render_salt_function(self, f: SaltFunction) -> tuple[str, str]:
         text = (
             f"-- Salt of mask {f.mask!r}, from {sql.comment_text(f.salt_ref)}. A secure function hides its body\n"
-            "-- from every role but its owner. The placeholder below is filled with the secret\n"
+            "-- from every role but its owner, but any role with USAGE on it can call it and read\n"
+            "-- the salt: grant USAGE to the owner of the masking policies only (the querying\n"
+            "-- roles need none). The placeholder below is filled with the secret\n"
             "-- only when accord applies the SQL (accord migrate apply); as written it is a syntax\n"
             "-- error, so the function can never be created with a known salt.\n"
             f"CREATE OR REPLACE SECURE FUNCTION {self.q(f.name)}()\n"

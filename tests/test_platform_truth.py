@@ -405,3 +405,32 @@ def test_databricks_metadata_checks_read_the_documented_table_info() -> None:
     assert metadata.parse(f"-- x\n{line}\nSELECT 1;") == [
         check("mask", "cat.s.t", "notes", "gov.pol.m")
     ]
+
+
+# --------------------------------------------------------------------------------------------
+# items 10 and 12: comments that are true
+
+
+def test_salt_function_headers_say_who_can_read_the_salt() -> None:
+    """A secure function hides its body, "but any role with USAGE on it can call it"
+    (sql-reference/sql/create-function, secure UDFs); on Databricks, EXECUTE."""
+    from compiler.compile import render_files
+
+    estate = base_estate()
+    estate["masks"]["subject"]["salt"] = {"snowflake": "env:S1", "databricks": "env:S2"}
+    files = render_files(project(estate), "all")
+    sf = files["snowflake/020_salt_functions.sql"]
+    assert "any role with USAGE on it can call it and read\n-- the salt" in sf
+    dbx = files["databricks/020_salt_functions.sql"]
+    assert "Anyone with EXECUTE on this function\n-- can call it and read the salt" in dbx
+
+
+def test_governed_tags_name_create_governed_tag() -> None:
+    """CREATE GOVERNED TAG exists from Runtime 18.1 (no IF NOT EXISTS: ALREADY_EXISTS)."""
+    from compiler.compile import render_files
+
+    text = render_files(project(edited(base_estate(), _abac)), "databricks")[
+        "databricks/045_tags.sql"
+    ]
+    assert "-- Runtime 18.1+: CREATE GOVERNED TAG accord_mask VALUES ('notes', 'subject');" in text
+    assert "no SQL statement creates" not in text

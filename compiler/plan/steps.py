@@ -237,7 +237,8 @@ class DatabricksStatements(Statements):
         if isinstance(obj, MappingTable):
             return f"DROP TABLE {self.q(obj.name)};"
         if isinstance(obj, Tag):
-            # governed tags are account-level tag policies: no SQL statement removes one
+            # governed tags are account-level tag policies, possibly used by other teams'
+            # tables: accord does not remove one itself
             return (
                 f"-- governed tag {obj.name} is no longer used by this model. It is an "
                 "account-level tag\n-- policy: remove it in the account console or with "
