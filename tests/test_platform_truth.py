@@ -434,3 +434,48 @@ def test_governed_tags_name_create_governed_tag() -> None:
     ]
     assert "-- Runtime 18.1+: CREATE GOVERNED TAG accord_mask VALUES ('notes', 'subject');" in text
     assert "no SQL statement creates" not in text
+
+
+# --------------------------------------------------------------------------------------------
+# item 3: what the documentation leaves open and would leak, warned about (ACC505, ACC506)
+
+
+def _lake(style: str, identity: str = "service", salt: bool = True) -> dict:
+    estate = edited(base_estate(), lambda e: e["platforms"]["databricks"].update(style=style))
+    if salt:
+        estate["masks"]["subject"]["salt"] = {"snowflake": "env:S1", "databricks": "env:S2"}
+    estate["surfaces"] = {
+        "export": {"platform": "databricks", "reads": ["lake"], "identity": identity}
+    }
+    return estate
+
+
+@pytest.mark.parametrize(
+    ("case", "estate", "rule", "where"),
+    [
+        (
+            "service identity under abac",
+            _lake("abac"),
+            "ACC505",
+            ("surfaces", "export", "identity"),
+        ),
+        ("caller identity under abac", _lake("abac", "caller"), "ACC505", None),
+        ("service identity, table style", _lake("table"), "ACC505", None),
+        ("salted mask under abac", _lake("abac"), "ACC506", ("masks", "subject", "salt")),
+        ("unsalted mask under abac", _lake("abac", salt=False), "ACC506", None),
+        ("salted mask, table style", _lake("table"), "ACC506", None),
+    ],
+)
+def test_unconfirmed_abac_leaks_are_warned(
+    tmp_path, case: str, estate: dict, rule: str, where
+) -> None:  # type: ignore[no-untyped-def]
+    from compiler.lint import lint_project
+    from tests.estates import make_project
+
+    proj = make_project(tmp_path, estate)
+    found = [f for f in lint_project(proj) if f.rule == rule]
+    if where is None:
+        assert found == [], case
+        return
+    assert [f.location for f in found] == [proj.loc(*where)], case
+    assert found[0].severity == "warning" and found[0].fix
