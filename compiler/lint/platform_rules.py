@@ -12,8 +12,7 @@ from targets.objects import AbacPolicy
 
 @rule("ACC505")
 def abac_service_identity(ctx: Context) -> Iterator[Finding]:
-    """A surface runs as a service identity on tables governed by ABAC policies written for
-    `account users`.
+    """A service identity reads tables whose ABAC policies apply to `account users`.
 
     ## What it does
     Fires, on a Databricks platform with `style: abac`, for every surface with
@@ -68,8 +67,7 @@ def abac_service_identity(ctx: Context) -> Iterator[Finding]:
 
 @rule("ACC506")
 def abac_salt_execute(ctx: Context) -> Iterator[Finding]:
-    """A salted mask is enforced through ABAC, which may need every querying user to hold
-    EXECUTE on the salt function.
+    """A salted mask under ABAC may need every querying user to hold EXECUTE on the salt.
 
     ## What it does
     Fires, on a Databricks platform with `style: abac`, for every hash mask with a Databricks
