@@ -256,8 +256,10 @@ class Index(Strict):
 
 def _runtime_text(value: Any) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool):
+        # the number as written in the file (the loader keeps it): 16.10, not 16.1
+        written = getattr(value, "text", None) or str(value)
         raise ValueError(
-            f'write the runtime as a quoted string, e.g. "{value}": unquoted, YAML reads a '
+            f'write the runtime as a quoted string, e.g. "{written}": unquoted, YAML reads a '
             "number (16.10 would become 16.1)"
         )
     return value

@@ -479,3 +479,86 @@ def test_unconfirmed_abac_leaks_are_warned(
         return
     assert [f.location for f in found] == [proj.loc(*where)], case
     assert found[0].severity == "warning" and found[0].fix
+
+
+# --------------------------------------------------------------------------------------------
+# item 13: validation that catches what the platform would reject
+
+
+def _policies_with(tmp_path, edit) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    from tests.plan_helpers import run_cli
+
+    out = tmp_path / "policies"
+    out.mkdir()
+    for f in (ROOT / "policies").glob("*.yaml"):
+        (out / f.name).write_text(edit(f.name, f.read_text()))
+    code, _, err = run_cli(["validate", str(out)])
+    return code, err
+
+
+@pytest.mark.parametrize(
+    ("case", "file", "old", "new", "message"),
+    [
+        (
+            "runtime 16.10 unquoted",
+            "surfaces.yaml",
+            'runtime: "15.4"',
+            "runtime: 16.10",
+            'e.g. "16.10"',
+        ),
+        (
+            "a type with a comma in a flow mapping",
+            "datasets.yaml",
+            "NOTES: {type: VARCHAR, mask: free_text}",
+            "NOTES: {type: NUMBER(10,2)}",
+            """quote it, {type: "NUMBER(10,2)"}""",
+        ),
+        (
+            "Snowflake NUMBER on a Databricks dataset",
+            "datasets.yaml",
+            "gene_symbol: {type: STRING}",
+            "gene_symbol: {type: NUMBER}",
+            "is a Snowflake type, not a databricks one: write DECIMAL(p, s)",
+        ),
+        (
+            "Databricks STRUCT on a Snowflake dataset",
+            "datasets.yaml",
+            "NOTES: {type: VARCHAR, mask: free_text}",
+            "NOTES: {type: 'STRUCT<a: INT>'}",
+            "is a Databricks type, not a snowflake one",
+        ),
+    ],
+)
+def test_validation_catches_what_the_platform_rejects(
+    tmp_path, case: str, file: str, old: str, new: str, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    def edit(name: str, text: str) -> str:
+        if name != file:
+            return text
+        assert old in text, case
+        return text.replace(old, new, 1)
+
+    code, err = _policies_with(tmp_path, edit)
+    assert code == 2, case
+    assert message in err, err
+    assert f"{file}:" in err
+
+
+def test_index_column_must_be_a_column_of_its_source(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from compiler.errors import InputError
+
+    estate = base_estate()
+    estate["indexes"] = {
+        "search": {
+            "platform": "snowflake",
+            "kind": "cortex_search",
+            "source": "wh",
+            "columns": ["NOTEZ"],
+        }
+    }
+    with pytest.raises(InputError) as err:
+        project(estate)
+    assert "estate.yaml:" in str(err.value)
+    assert "NOTEZ is not a column of dataset wh (did you mean 'NOTES'?)" in str(err.value)
+    estate["indexes"]["search"]["columns"] = ["NOTES"]
+    project(estate)
