@@ -562,3 +562,173 @@ def test_index_column_must_be_a_column_of_its_source(tmp_path) -> None:  # type:
     assert "NOTEZ is not a column of dataset wh (did you mean 'NOTES'?)" in str(err.value)
     estate["indexes"]["search"]["columns"] = ["NOTES"]
     project(estate)
+
+
+# --------------------------------------------------------------------------------------------
+# item 2: Terraform changes that swap protection in two steps are refused. `snowflake_tag`:
+# "provider v2.11 unsets the removed policies and then sets the added ones, without FORCE"
+# (snowflakedb/terraform-provider-snowflake pkg/resources/tag.go). Plan JSON in the format of
+# `terraform show -json` (developer.hashicorp.com/terraform/internals/json-format).
+
+
+def _rc(
+    kind: str, actions: list[str], before: dict | None, after: dict | None, unknown=None
+) -> dict:  # type: ignore[no-untyped-def]
+    return {
+        "address": f"{kind}.x",
+        "type": kind,
+        "change": {
+            "actions": actions,
+            "before": before,
+            "after": after,
+            "after_unknown": unknown or {},
+        },
+    }
+
+
+RAP = {"execute": "ALTER TABLE DB.S.T ADD ROW ACCESS POLICY GOV.POL.P ON (C)", "revert": "x"}
+
+
+@pytest.mark.parametrize(
+    ("case", "change", "refused"),
+    [
+        (
+            "tag policies changed",
+            _rc(
+                "snowflake_tag",
+                ["update"],
+                {"masking_policies": ["a"]},
+                {"masking_policies": ["b"]},
+            ),
+            True,
+        ),
+        (
+            "tag comment changed",
+            _rc(
+                "snowflake_tag",
+                ["update"],
+                {"masking_policies": ["a"], "comment": "x"},
+                {"masking_policies": ["a"], "comment": "y"},
+            ),
+            False,
+        ),
+        ("tag created", _rc("snowflake_tag", ["create"], None, {"masking_policies": ["b"]}), False),
+        (
+            "tag policies unknown after",
+            _rc(
+                "snowflake_tag",
+                ["update"],
+                {"masking_policies": ["a"]},
+                {},
+                {"masking_policies": True},
+            ),
+            True,
+        ),
+        (
+            "mask application replaced",
+            _rc(
+                "snowflake_table_column_masking_policy_application",
+                ["delete", "create"],
+                {"masking_policy": "a"},
+                {"masking_policy": "b"},
+            ),
+            True,
+        ),
+        (
+            "mask application created",
+            _rc(
+                "snowflake_table_column_masking_policy_application",
+                ["create"],
+                None,
+                {"masking_policy": "b"},
+            ),
+            False,
+        ),
+        (
+            "mask application deleted",
+            _rc(
+                "snowflake_table_column_masking_policy_application",
+                ["delete"],
+                {"masking_policy": "a"},
+                None,
+            ),
+            False,
+        ),
+        (
+            "row access attachment replaced",
+            _rc(
+                "snowflake_execute",
+                ["delete", "create"],
+                RAP,
+                {**RAP, "execute": "ALTER TABLE DB.S.T ADD ROW ACCESS POLICY GOV.POL.Q ON (C)"},
+            ),
+            True,
+        ),
+        (
+            "grants rows replaced",
+            _rc(
+                "snowflake_execute",
+                ["delete", "create"],
+                {"execute": "INSERT OVERWRITE INTO t VALUES (1)"},
+                {"execute": "INSERT OVERWRITE INTO t VALUES (2)"},
+            ),
+            False,
+        ),
+        (
+            "no-op",
+            _rc(
+                "snowflake_tag", ["no-op"], {"masking_policies": ["a"]}, {"masking_policies": ["a"]}
+            ),
+            False,
+        ),
+    ],
+)
+def test_terraform_plan_changes_that_unprotect_are_refused(
+    case: str, change: dict, refused: bool
+) -> None:
+    from compiler.tfguard import unsafe_changes
+
+    found = unsafe_changes({"format_version": "1.2", "resource_changes": [change]})
+    assert bool(found) is refused, case
+    if refused:
+        assert found[0].startswith(change["address"] + ": ")
+
+
+def test_accord_terraform_plan_refuses_and_saves_nothing(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from compiler.commands import terraform as tf
+    from tests.plan_helpers import run_cli
+
+    work = tmp_path / "out" / "terraform"
+    work.mkdir(parents=True)
+    (work / "main.tf.json").write_text("{}")
+    plan = {
+        "resource_changes": [
+            _rc(
+                "snowflake_tag",
+                ["update"],
+                {"masking_policies": ["a"]},
+                {"masking_policies": ["b"]},
+            )
+        ]
+    }
+
+    def fake_run(workdir, step, *args, switches=(), **options):  # type: ignore[no-untyped-def]
+        if step == "plan":
+            (workdir / tf.PLAN_FILE).write_bytes(b"plan")
+            return tf.PLAN_CHANGES, "changes", ""
+        if step == "show":
+            assert args == (tf.PLAN_FILE,) and "json" in switches
+            return 0, json.dumps(plan), ""
+        return 0, "", ""
+
+    monkeypatch.setattr(tf, "run", fake_run)
+    code, _, err = run_cli(["terraform", "plan", str(tmp_path / "out")])
+    assert code == 1
+    assert "accord: refused: snowflake_tag.x: the tag's masking policies change" in err
+    assert "accord plan" in err
+    assert not (work / tf.PLAN_FILE).exists() and not (work / tf.DIGEST_FILE).exists()
+    plan["resource_changes"] = []
+    assert run_cli(["terraform", "plan", str(tmp_path / "out")])[0] == 0
+    assert (work / tf.DIGEST_FILE).exists()
