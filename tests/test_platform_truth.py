@@ -732,3 +732,23 @@ def test_accord_terraform_plan_refuses_and_saves_nothing(tmp_path, monkeypatch, 
     plan["resource_changes"] = []
     assert run_cli(["terraform", "plan", str(tmp_path / "out")])[0] == 0
     assert (work / tf.DIGEST_FILE).exists()
+
+
+# --------------------------------------------------------------------------------------------
+# item 11: accord_apply_as_sql names only files that are written; providers pinned
+
+
+def test_terraform_alone_writes_the_sql_files_it_names(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from compiler.compile import render_files
+    from compiler.validate import load_project
+
+    for target in ("terraform", "all"):
+        files = render_files(load_project(ROOT / "policies"), target)
+        doc = json.loads(files["terraform/main.tf.json"])
+        named = doc["output"]["accord_apply_as_sql"]["value"]["databricks"]
+        assert named and all(f in files for f in named), target
+    abac_files = render_files(project(edited(base_estate(), _abac)), "terraform")
+    providers = json.loads(abac_files["terraform/main.tf.json"])["terraform"]["required_providers"]
+    assert providers["databricks"] == {"source": "databricks/databricks", "version": "1.128.0"}
