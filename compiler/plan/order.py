@@ -723,32 +723,29 @@ def _protected_table(obj: CatalogObject | None) -> str | None:
     return _table_of(obj).upper()  # type: ignore[arg-type]
 
 
-def _narrows(unit: Unit) -> bool:
-    """Whether a body change names fewer principals in its identity checks than before, and
-    none that it did not name (a body that also lets someone new through must change before
-    the columns that rely on it move to it)."""
+def _named(unit: Unit) -> tuple[set[str], set[str]]:
+    """The principals a body change stops and starts naming in its identity checks."""
+    lost: set[str] = set()
+    gained: set[str] = set()
     for step in unit.steps:
         old, new = step.replaces, step.obj
-        if (
-            isinstance(old, RowFilterPolicy | MaskPolicy)
-            and isinstance(new, RowFilterPolicy | MaskPolicy)
-            and identity_literals(old.body) - identity_literals(new.body)
+        if isinstance(old, RowFilterPolicy | MaskPolicy) and isinstance(
+            new, RowFilterPolicy | MaskPolicy
         ):
-            return True
-    return False
+            before, after = identity_literals(old.body), identity_literals(new.body)
+            lost |= before - after
+            gained |= after - before
+    return lost, gained
+
+
+def _narrows(unit: Unit) -> bool:
+    """Whether a body change names principals in its identity checks no longer."""
+    return bool(_named(unit)[0])
 
 
 def _widens(unit: Unit) -> bool:
     """Whether a body change names principals in its identity checks it did not name."""
-    for step in unit.steps:
-        old, new = step.replaces, step.obj
-        if (
-            isinstance(old, RowFilterPolicy | MaskPolicy)
-            and isinstance(new, RowFilterPolicy | MaskPolicy)
-            and identity_literals(new.body) - identity_literals(old.body)
-        ):
-            return True
-    return False
+    return bool(_named(unit)[1])
 
 
 def _availability_order(units: list[Unit]) -> list[Unit]:
