@@ -340,6 +340,8 @@ class Warehouse(BaseHTTPRequestHandler):
     #: (row_filter {function_name, input_column_names}; columns[].mask {function_name,
     #: using_column_names}: docs.databricks.com/api/workspace/tables/get)
     tables: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: GET /api/2.1/unity-catalog/policies/{type}/{name}: the ABAC policies on a securable
+    policies: ClassVar[list[dict[str, Any]]] = []
 
     def _send(self, status: int, body: dict[str, Any]) -> None:
         data = json.dumps(body).encode()
@@ -374,7 +376,10 @@ class Warehouse(BaseHTTPRequestHandler):
             self._send(200, {"statement_id": sid, "status": {"state": "SUCCEEDED"}})
 
     def do_GET(self) -> None:
-        if self.path.startswith("/api/2.1/unity-catalog/tables/"):
+        if self.path.startswith("/api/2.1/unity-catalog/policies/"):
+            # ListPolicies: {"policies": [PolicyInfo...]}; accord's plan removes every one
+            self._send(200, {"policies": list(self.policies)})
+        elif self.path.startswith("/api/2.1/unity-catalog/tables/"):
             name = self.path.split("?")[0].rsplit("/", 1)[1]
             if name in self.tables:
                 self._send(200, self.tables[name])
@@ -440,6 +445,7 @@ def warehouse(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     Warehouse.statements = []
     Warehouse.fail_on = None
     Warehouse.tables = deployed_tables()
+    Warehouse.policies = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), Warehouse)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -549,3 +555,18 @@ def test_databricks_checks_fail_when_the_table_is_unreadable(plans: Path, wareho
     outcome = apply(str(plans), plans / "ledger.jsonl", "databricks", _databricks, _echo([]))
     assert outcome.done[-1] == ("04_databricks_apply", "failed")
     assert "its checks did not" in outcome.error
+
+
+def test_databricks_checks_fail_while_a_dropped_abac_policy_is_still_listed(
+    plans: Path, warehouse: str
+) -> None:
+    """ABAC policies appear in no information_schema view: their checks read
+    policies.list_policies (PolicyInfo.name, row_filter.function_name)."""
+    Warehouse.policies = [
+        {
+            "name": "accord_programme_row_filter",
+            "row_filter": {"function_name": "governance.policies.programme_row_filter"},
+        }
+    ]
+    outcome = apply(str(plans), plans / "ledger.jsonl", "databricks", _databricks, _echo([]))
+    assert outcome.done[-1] == ("04_databricks_apply", "failed")

@@ -56,6 +56,8 @@ def test_table_to_abac_drops_table_level_protection_only_in_a_later_stage() -> N
     for column in ("notes", "programme", "subject_id"):
         assert f"column_name = '{column}'" in checks
     assert "information_schema.column_tags" in checks
+    # and every ABAC policy is on its schema with its function (policies.list_policies)
+    assert checks.count('"kind": "abac_policy"') == 3
 
 
 def test_simulator_refuses_a_drop_in_the_stage_that_tags() -> None:
@@ -752,3 +754,32 @@ def test_terraform_alone_writes_the_sql_files_it_names(tmp_path) -> None:  # typ
     abac_files = render_files(project(edited(base_estate(), _abac)), "terraform")
     providers = json.loads(abac_files["terraform/main.tf.json"])["terraform"]["required_providers"]
     assert providers["databricks"] == {"source": "databricks/databricks", "version": "1.128.0"}
+
+
+def test_abac_policy_checks_read_the_documented_policy_info() -> None:
+    from databricks.sdk.service.catalog import PolicyInfo
+
+    from compiler.plan import metadata
+
+    listed = [
+        PolicyInfo.from_dict(
+            {
+                "name": "accord_notes_mask",
+                "on_securable_type": "SCHEMA",
+                "on_securable_fullname": "cat.s",
+                "policy_type": "POLICY_TYPE_COLUMN_MASK",
+                "to_principals": ["account users"],
+                "for_securable_type": "TABLE",
+                "column_mask": {"function_name": "gov.pol.notes_mask", "on_column": "c"},
+            }
+        )
+    ]
+
+    def check(function: str | None, name: str = "accord_notes_mask") -> metadata.MetadataCheck:
+        return metadata.MetadataCheck("abac_policy", "cat.s", None, function, name, "SCHEMA")
+
+    assert metadata.evaluate_policies(check("gov.pol.notes_mask"), listed)
+    assert not metadata.evaluate_policies(check("gov.pol.other"), listed)
+    assert not metadata.evaluate_policies(check(None), listed)
+    assert metadata.evaluate_policies(check(None, "accord_gone"), listed)
+    assert metadata.parse(check("gov.pol.notes_mask").line()) == [check("gov.pol.notes_mask")]

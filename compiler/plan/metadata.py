@@ -5,7 +5,10 @@ between the reference page and what live workspaces answer, so a SQL check writt
 either may fail on a correct deployment. The SDK's ``w.tables.get(full_name)`` is typed:
 ``TableInfo.row_filter`` (``function_name``, ``input_column_names``) and each
 ``ColumnInfo.mask`` (``function_name``, ``using_column_names``)
-(docs.databricks.com/api/workspace/tables/get; databricks-sdk ``service.catalog``).
+(docs.databricks.com/api/workspace/tables/get; databricks-sdk ``service.catalog``). ABAC
+policies appear in no information_schema view: ``w.policies.list_policies(on_securable_type,
+on_securable_fullname)`` lists them (``PolicyInfo.name``, ``row_filter`` / ``column_mask``
+with ``function_name``).
 
 A metadata check is written into the stage's ``.verify.sql`` as one comment line (so it is
 covered by the file's SHA-256 and never sent as SQL)::
@@ -27,15 +30,22 @@ PREFIX = "-- accord-check: "
 
 @dataclass(frozen=True)
 class MetadataCheck:
-    kind: str  # "row_filter" or "mask"
+    #: "row_filter" or "mask" (read with tables.get), or "abac_policy" (policies.list_policies)
+    kind: str
+    #: the table; for "abac_policy", the securable the policy is on
     table: str
     column: str | None
     #: the function expected in place, or None: nothing may be in place
     function: str | None
+    #: for "abac_policy": the policy's name and the securable's type (CATALOG, SCHEMA, TABLE)
+    policy: str | None = None
+    securable_type: str | None = None
 
     def line(self) -> str:
         body = {"kind": self.kind, "table": self.table, "column": self.column}
         body["function"] = self.function
+        if self.policy is not None:
+            body.update(policy=self.policy, securable_type=self.securable_type)
         return PREFIX + json.dumps(body, sort_keys=True)
 
 
@@ -45,8 +55,30 @@ def parse(text: str) -> list[MetadataCheck]:
     for raw in text.splitlines():
         if raw.startswith(PREFIX):
             data = json.loads(raw[len(PREFIX) :])
-            out.append(MetadataCheck(data["kind"], data["table"], data["column"], data["function"]))
+            out.append(
+                MetadataCheck(
+                    data["kind"],
+                    data["table"],
+                    data["column"],
+                    data["function"],
+                    data.get("policy"),
+                    data.get("securable_type"),
+                )
+            )
     return out
+
+
+def evaluate_policies(check: MetadataCheck, policies: list[Any]) -> bool:
+    """Whether the ABAC policies on a securable (``PolicyInfo`` items of
+    ``w.policies.list_policies``: name, row_filter / column_mask .function_name) show what
+    ``check`` expects."""
+    found = [p for p in policies if (p.name or "").lower() == (check.policy or "").lower()]
+    if check.function is None:
+        return not found
+    if len(found) != 1:
+        return False
+    options = found[0].row_filter or found[0].column_mask
+    return _same(getattr(options, "function_name", None), check.function)
 
 
 def _same(a: str | None, b: str | None) -> bool:
@@ -73,13 +105,27 @@ def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]
     """One row ``(ok,)`` per check, read with ``client.tables.get``. Raises ``RuntimeError``
     when the executor has no Databricks client (the checks cannot run)."""
     client = getattr(executor, "client", None)
-    tables = getattr(client, "tables", None)
-    if tables is None:
-        raise RuntimeError("this executor cannot read table metadata (client.tables.get)")
-    cache: dict[str, Any] = {}
+    tables, policies = getattr(client, "tables", None), getattr(client, "policies", None)
+    if tables is None or policies is None:
+        raise RuntimeError(
+            "this executor cannot read table metadata (client.tables.get, client.policies)"
+        )
+    cache: dict[tuple[str, ...], Any] = {}
     out = []
     for check in checks:
-        if check.table not in cache:
-            cache[check.table] = tables.get(full_name=check.table)
-        out.append([(evaluate(check, cache[check.table]),)])
+        if check.kind == "abac_policy":
+            key = ("policies", check.securable_type or "", check.table)
+            if key not in cache:
+                cache[key] = list(
+                    policies.list_policies(
+                        on_securable_type=check.securable_type,
+                        on_securable_fullname=check.table,
+                    )
+                )
+            out.append([(evaluate_policies(check, cache[key]),)])
+            continue
+        key = ("table", check.table)
+        if key not in cache:
+            cache[key] = tables.get(full_name=check.table)
+        out.append([(evaluate(check, cache[key]),)])
     return out

@@ -21,6 +21,7 @@ from compiler.plan.state import State, place_key, references
 from compiler.plan.steps import Statements, Step
 from targets import sql
 from targets.objects import (
+    AbacPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
@@ -75,6 +76,10 @@ def checks_for(
             now = after.places.get(key)
             assert now is None or isinstance(now, RowFilterAttachment | MaskAttachment)
             found[("place", *key)] = _placement(obj, now, st)
+        elif isinstance(obj, AbacPolicy):
+            now_policy = after.places.get(place_key(obj))
+            assert now_policy is None or isinstance(now_policy, AbacPolicy)
+            found[("abac", *place_key(obj))] = _abac(obj, now_policy)
         elif isinstance(obj, TagAssignment) and obj.column:
             now_tag = after.places.get(place_key(obj))
             assert now_tag is None or isinstance(now_tag, TagAssignment)
@@ -128,6 +133,27 @@ def _policy(name: str, salts: list[str], st: Statements) -> Check:
         f"SELECT COUNT(*) = 1 AS ok FROM {st.q(catalog)}.information_schema.routines "
         f"WHERE {where};",
     )
+
+
+def _abac(obj: AbacPolicy, now: AbacPolicy | None) -> Check:
+    """An ABAC policy in place with its function (or removed), read with the SDK's
+    ``policies.list_policies``: ABAC policies are in no information_schema view."""
+    where = f"{obj.securable_type.lower()} {obj.securable}"
+    what = (
+        f"ABAC policy {obj.name} on {where} applies {now.function} (read with "
+        "policies.list_policies; it matches columns once their tags are in effect)"
+        if now
+        else f"ABAC policy {obj.name} is no longer on {where}"
+    )
+    check = MetadataCheck(
+        "abac_policy",
+        obj.securable,
+        None,
+        now.function if now else None,
+        policy=obj.name,
+        securable_type=obj.securable_type,
+    )
+    return Check(what, check.line())
 
 
 def _tag(obj: TagAssignment, now: TagAssignment | None, st: Statements) -> Check:

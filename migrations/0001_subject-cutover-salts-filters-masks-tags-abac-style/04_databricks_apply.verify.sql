@@ -17,6 +17,15 @@ SELECT COUNT(*) = 1 AS ok FROM governance.information_schema.routines WHERE rout
 -- tables.get)
 -- accord-check: {"column": "notes", "function": "governance.policies.free_text_mask", "kind": "mask", "table": "discovery_lake.assays.results"}
 
+-- ABAC policy accord_free_text_mask is no longer on schema discovery_lake.assays
+-- accord-check: {"column": null, "function": null, "kind": "abac_policy", "policy": "accord_free_text_mask", "securable_type": "SCHEMA", "table": "discovery_lake.assays"}
+
+-- ABAC policy accord_programme_row_filter is no longer on schema discovery_lake.assays
+-- accord-check: {"column": null, "function": null, "kind": "abac_policy", "policy": "accord_programme_row_filter", "securable_type": "SCHEMA", "table": "discovery_lake.assays"}
+
 -- row filter of omics.variants.calls is
 -- governance.policies.programme_row_filter_except_data_steward (read with tables.get)
 -- accord-check: {"column": null, "function": "governance.policies.programme_row_filter_except_data_steward", "kind": "row_filter", "table": "omics.variants.calls"}
+
+-- ABAC policy accord_programme_row_filter is no longer on schema omics.variants
+-- accord-check: {"column": null, "function": null, "kind": "abac_policy", "policy": "accord_programme_row_filter", "securable_type": "SCHEMA", "table": "omics.variants"}

@@ -13,9 +13,15 @@ SELECT COUNT(*) = 1 AS ok FROM governance.information_schema.routines WHERE rout
 -- (read with tables.get)
 -- accord-check: {"column": "subject_id", "function": "governance.policies.subject_pseudonym_mask", "kind": "mask", "table": "discovery_lake.assays.results"}
 
+-- ABAC policy accord_subject_pseudonym_mask is no longer on schema discovery_lake.assays
+-- accord-check: {"column": null, "function": null, "kind": "abac_policy", "policy": "accord_subject_pseudonym_mask", "securable_type": "SCHEMA", "table": "discovery_lake.assays"}
+
 -- mask of omics.variants.calls.subject_id is governance.policies.subject_pseudonym_mask (read
 -- with tables.get)
 -- accord-check: {"column": "subject_id", "function": "governance.policies.subject_pseudonym_mask", "kind": "mask", "table": "omics.variants.calls"}
+
+-- ABAC policy accord_subject_pseudonym_mask is no longer on schema omics.variants
+-- accord-check: {"column": null, "function": null, "kind": "abac_policy", "policy": "accord_subject_pseudonym_mask", "securable_type": "SCHEMA", "table": "omics.variants"}
 
 -- discovery_lake.assays.results.notes no longer carries tag accord_mask
 SELECT COUNT(*) = 0 AS ok
