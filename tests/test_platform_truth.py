@@ -783,3 +783,22 @@ def test_abac_policy_checks_read_the_documented_policy_info() -> None:
     assert not metadata.evaluate_policies(check(None), listed)
     assert metadata.evaluate_policies(check(None, "accord_gone"), listed)
     assert metadata.parse(check("gov.pol.notes_mask").line()) == [check("gov.pol.notes_mask")]
+
+
+def test_a_window_the_plan_cannot_avoid_is_in_the_stage_header() -> None:
+    """Table level to ABAC with different functions: once the tags take effect, the table
+    carries both until the handover stage (abac/abac-vs-rls-cm: access is blocked)."""
+    from compiler.plan.write import render_plan
+
+    base = base_estate()
+    base["datasets"]["lake"]["row_filter"]["unfiltered_for"] = ["steward"]
+    plan = plan_between(base, edited(base, _abac))
+    files = render_plan(plan, "0001_x")
+    header = next(t for n, t in files.items() if n.endswith("databricks_apply.sql"))
+    assert (
+        "-- Before you run it: until the next stage of this platform has run, queries may be"
+        in header
+    )
+    assert "programme_row_filter_except_steward" in header
+    handover = next(t for n, t in files.items() if n.endswith("databricks_handover.sql"))
+    assert "DROP ROW FILTER" in handover

@@ -827,12 +827,13 @@ def _outage_notes(blocked: dict[str, str]) -> list[str]:
     if not blocked:
         return []
     return [
-        "Until the next stage of this platform has run, queries may be refused (fail closed) "
-        "on: " + "; ".join(blocked[t] for t in sorted(blocked)) + ". Once a governed tag is in "
-        "effect, Databricks applies both mechanisms and blocks access when their functions "
-        "differ (unity-catalog/abac/abac-vs-rls-cm); with the same function the behaviour is "
-        "not documented. Nothing leaks either way: run the next stage as soon as this "
-        "stage's checks pass and the tags are in effect."
+        "until the next stage of this platform has run, queries may be refused (fail closed) "
+        "on: " + "; ".join(blocked[t] for t in sorted(blocked)) + ". A governed-tag change "
+        "can take minutes to take effect (unity-catalog/abac/requirements; whether an ABAC "
+        "policy's creation or removal lags too is not documented), and while both mechanisms "
+        "apply with different functions Databricks blocks access "
+        "(unity-catalog/abac/abac-vs-rls-cm). Nothing leaks either way: run the next stage "
+        "as soon as this stage's checks pass."
     ]
 
 

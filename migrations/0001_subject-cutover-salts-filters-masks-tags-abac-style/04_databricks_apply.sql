@@ -14,17 +14,17 @@
 -- and attachments are swapped in single statements, so every governed table and column stays
 -- protected between any two statements.
 --
--- Before you run it: Until the next stage of this platform has run, queries may be refused (fail
+-- Before you run it: until the next stage of this platform has run, queries may be refused (fail
 -- closed) on: table DISCOVERY_LAKE.ASSAYS.RESULTS has row filter
 -- governance.policies.programme_row_filter_except_data_steward and ABAC policy
 -- accord_programme_row_filter (governance.policies.programme_row_filter); table
 -- OMICS.VARIANTS.CALLS has row filter
 -- governance.policies.programme_row_filter_except_data_steward and ABAC policy
--- accord_programme_row_filter (governance.policies.programme_row_filter). Once a governed tag is
--- in effect, Databricks applies both mechanisms and blocks access when their functions differ
--- (unity-catalog/abac/abac-vs-rls-cm); with the same function the behaviour is not documented.
--- Nothing leaks either way: run the next stage as soon as this stage's checks pass and the tags
--- are in effect.
+-- accord_programme_row_filter (governance.policies.programme_row_filter). A governed-tag change
+-- can take minutes to take effect (unity-catalog/abac/requirements; whether an ABAC policy's
+-- creation or removal lags too is not documented), and while both mechanisms apply with
+-- different functions Databricks blocks access (unity-catalog/abac/abac-vs-rls-cm). Nothing
+-- leaks either way: run the next stage as soon as this stage's checks pass.
 --
 -- Checks: 04_databricks_apply.verify.sql. Undo: 04_databricks_apply.rollback.sql.
 
