@@ -802,3 +802,35 @@ def test_a_window_the_plan_cannot_avoid_is_in_the_stage_header() -> None:
     assert "programme_row_filter_except_steward" in header
     handover = next(t for n, t in files.items() if n.endswith("databricks_handover.sql"))
     assert "DROP ROW FILTER" in handover
+
+
+def test_an_unavoidable_loss_of_access_is_said_in_the_stage_header() -> None:
+    """Two columns swap masks whose bodies change in opposite ways: every order of single
+    statements leaves someone without access they have before and after, for a statement."""
+    base = base_estate()
+    base["masks"] = {
+        "h": {"strategy": "redact", "unmasked_for": ["analyst", "steward"]},
+        "r": {"strategy": "redact", "unmasked_for": ["partner"]},
+    }
+    base["principals"]["partner"] = {"snowflake": "PARTNER", "databricks": "partners"}
+    base["datasets"] = {
+        "wh": {
+            "platform": "snowflake",
+            "table": "DB.S.A",
+            "columns": {
+                "C1": {"type": "VARCHAR", "mask": "r"},
+                "C2": {"type": "VARCHAR", "mask": "h"},
+            },
+        }
+    }
+    base["platforms"].pop("databricks")
+    head = edited(base, lambda e: None)
+    head["masks"]["h"]["unmasked_for"] = ["analyst", "partner"]
+    head["masks"]["r"]["unmasked_for"] = ["analyst", "steward"]
+    head["datasets"]["wh"]["columns"] = {
+        "C1": {"type": "VARCHAR", "mask": "h"},
+        "C2": {"type": "VARCHAR", "mask": "r"},
+    }
+    plan = plan_between(base, head)
+    (stage,) = plan.stages
+    assert any("may not see the clear values of DB.S.A." in n for n in stage.notes), stage.notes

@@ -212,6 +212,9 @@ class _PlatformPlanner:
         self.after = State.of(diff.head, self.platform, self.names)
         self.domains = {(t, c): d for (p, t, c), d in domains.items() if p == self.platform}
         self.protected_tables, self.protected_columns = self._protected()
+        #: availability lost during the stage being replayed: what -> statement numbers
+        self.degraded: dict[str, list[int]] = {}
+        self.at = 0
         #: who may see every row / the clear values both before and after: nobody may lose it
         self.needed = {
             (t, c): _both(self.before.exempt(t, c), self.after.exempt(t, c))
@@ -519,7 +522,7 @@ class _PlatformPlanner:
         state = self.before.copy()
         stages = []
         for (rank, name), members in sorted(buckets.items()):
-            members = _availability_order(_handover_order(members))
+            members = _availability_order(_handover_order(members), self.needed)
             kind: StageKind = "cutover" if rank == 2 else name  # type: ignore[assignment]
             stage = Stage(
                 platform=self.platform,
@@ -546,7 +549,7 @@ class _PlatformPlanner:
                 )
             salts, attached = self.group_subjects(state, stage)
             stage.checks = checks_for(stage.steps, state, self.st, salts, attached)
-            stage.notes = _outage_notes(
+            stage.notes += _outage_notes(
                 state.blocked(self.protected_tables, self.protected_columns, possible=True)
             )
             state.settle()
@@ -580,10 +583,19 @@ class _PlatformPlanner:
         """Run the stage on ``state`` (checking every statement) and return its rollback."""
         undo = []
         blocked = state.blocked(self.protected_tables, self.protected_columns)
+        self.degraded: dict[str, list[int]] = {}
         for i, step in enumerate(stage.steps, start=1):
             before = state.copy()
+            self.at = i
             blocked = self._check(step, state, f"{stage.kind} stage, statement {i}", blocked)
             undo.append(self.st.inverse(step, before))
+        stage.notes += [
+            f"{what} between statements {min(at)} and {max(at) + 1}: no order of single "
+            "statements avoids it (the policies it moves between change in opposite ways); "
+            "run the stage in one go"
+            for what, at in self.degraded.items()
+        ]
+        self.degraded = {}
         return list(reversed(undo))
 
     def _simulate(self, state: State, steps: list[Step], where: str) -> None:
@@ -619,10 +631,10 @@ class _PlatformPlanner:
                 what = (
                     f"the clear values of {table}.{column}" if column else f"every row of {table}"
                 )
-                problems.append(
-                    f"{', '.join(lost)} may no longer see {what}, which they see "
-                    "before and after the plan"
-                )
+                # not refused: said in the stage header, once the best order is found
+                # (the issue's rule: "or say so in the stage header when it cannot be avoided")
+                loss = f"{', '.join(lost)} may not see {what}, which they see before and after"
+                self.degraded.setdefault(loss, []).append(self.at)
         if problems:
             raise PlanError(
                 f"{self.platform}, {where} ({step.note}): {'; '.join(problems)}. No ordering "
@@ -743,27 +755,37 @@ def _narrows(unit: Unit) -> bool:
     return bool(_named(unit)[0])
 
 
-def _widens(unit: Unit) -> bool:
-    """Whether a body change names principals in its identity checks it did not name."""
-    return bool(_named(unit)[1])
-
-
-def _availability_order(units: list[Unit]) -> list[Unit]:
+def _availability_order(
+    units: list[Unit], needed: dict[tuple[str, str | None], frozenset[str] | None]
+) -> list[Unit]:
     """``units`` in their order, except that a body change that lets fewer principals through
-    follows the attachments that move columns off its policy, and one that lets more through
-    precedes the attachments that move columns onto it (no principal loses access it has
-    before and after). A stable topological sort; on a cycle the order stays as it was."""
+    follows the attachments that move columns needing them off its policy, and one that lets
+    more through precedes the attachments that move columns needing them onto it (no principal
+    loses access it has before and after: ``needed``). A stable topological sort; on a cycle
+    the order stays as it was and the simulator decides."""
+
+    def needs(a: Unit, principals: set[str]) -> bool:
+        obj = a.steps[0].obj if a.steps else None
+        if isinstance(obj, MaskAttachment):
+            need = needed.get((obj.table.upper(), obj.column.upper()), frozenset())
+        elif isinstance(obj, RowFilterAttachment):
+            need = needed.get((obj.table.upper(), None), frozenset())
+        else:
+            need = None  # through tags or ABAC: assume anyone may need it
+        return bool(principals) and (need is None or bool(principals & need))
+
     before: dict[int, set[int]] = {id(u): set() for u in units}
     for b in units:
         if b.phase not in (BODY, BODY_LATE):
             continue
         name = b.key.split("/")[-1]
+        lost, gained = _named(b)
         for a in units:
             if not ATTACH <= a.phase <= ABAC_SET:
                 continue
-            if name in a.releases and _narrows(b):
+            if name in a.releases and needs(a, lost):
                 before[id(b)].add(id(a))
-            elif name in a.uses and _widens(b):
+            elif name in a.uses and needs(a, gained):
                 before[id(a)].add(id(b))
     out: list[Unit] = []
     done: set[int] = set()
