@@ -17,6 +17,8 @@ class RuleInfo:
 
 
 RULE_TABLE: tuple[RuleInfo, ...] = (
+    RuleInfo("ACC001", "unanalysed-policy", "error"),
+    RuleInfo("ACC002", "unused-suppression", "warning"),
     RuleInfo("ACC101", "current-role", "error"),
     RuleInfo("ACC102", "workspace-group-check", "error"),
     RuleInfo("ACC201", "unsalted-hash", "error"),
@@ -37,6 +39,13 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     RuleInfo("ACC505", "abac-service-identity", "warning"),
     RuleInfo("ACC506", "abac-salt-execute", "warning"),
     RuleInfo("ACC601", "half-applied-migration", "error"),
+    # accord drift (live platforms)
+    RuleInfo("ACC701", "live-missing", "error"),
+    RuleInfo("ACC702", "live-unmanaged", "error"),
+    RuleInfo("ACC703", "live-changed", "error"),
+    RuleInfo("ACC704", "grants-diverge", "error"),
+    RuleInfo("ACC705", "salt-exposed", "error"),
+    RuleInfo("ACC706", "salt-drift", "error"),
 )
 
 RULES_BY_ID: dict[str, RuleInfo] = {r.id: r for r in RULE_TABLE}

@@ -54,8 +54,8 @@ def test_table_to_abac_drops_table_level_protection_only_in_a_later_stage() -> N
     # the tagging stage checks every tag is in place before the handover stage may run
     checks = "\n".join(c.sql for c in stages[tagging].checks)
     for column in ("notes", "programme", "subject_id"):
-        assert f"column_name = '{column}'" in checks
-    assert "information_schema.column_tags" in checks
+        assert f'"column": "{column}", "function": null, "kind": "tag"' in checks
+    assert checks.count('"kind": "tag"') == 3
     # and every ABAC policy is on its schema with its function (policies.list_policies)
     assert checks.count('"kind": "abac_policy"') == 3
 
@@ -834,3 +834,25 @@ def test_an_unavoidable_loss_of_access_is_said_in_the_stage_header() -> None:
     plan = plan_between(base, head)
     (stage,) = plan.stages
     assert any("may not see the clear values of DB.S.A." in n for n in stage.notes), stage.notes
+
+
+def test_tag_checks_read_the_documented_entity_tag_assignments() -> None:
+    from databricks.sdk.service.catalog import EntityTagAssignment
+
+    from compiler.plan import metadata
+
+    listed = [
+        EntityTagAssignment.from_dict(
+            {"entity_type": "columns", "entity_name": "cat.s.t.notes", "tag_key": "accord_mask",
+             "tag_value": "notes"}
+        )
+    ]  # fmt: skip
+
+    def check(value: str | None, tag: str = "accord_mask") -> metadata.MetadataCheck:
+        return metadata.MetadataCheck("tag", "cat.s.t", "notes", None, tag=tag, value=value)
+
+    assert metadata.evaluate_tags(check("notes"), listed)
+    assert not metadata.evaluate_tags(check("subject"), listed)
+    assert not metadata.evaluate_tags(check(None), listed)
+    assert metadata.evaluate_tags(check(None, "accord_row_key"), listed)
+    assert metadata.parse(check("notes").line()) == [check("notes")]

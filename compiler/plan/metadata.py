@@ -8,7 +8,8 @@ either may fail on a correct deployment. The SDK's ``w.tables.get(full_name)`` i
 (docs.databricks.com/api/workspace/tables/get; databricks-sdk ``service.catalog``). ABAC
 policies appear in no information_schema view: ``w.policies.list_policies(on_securable_type,
 on_securable_fullname)`` lists them (``PolicyInfo.name``, ``row_filter`` / ``column_mask``
-with ``function_name``).
+with ``function_name``); governed-tag assignments of a column come from
+``w.entity_tag_assignments.list("columns", "<table>.<column>")`` (``tag_key``, ``tag_value``).
 
 A metadata check is written into the stage's ``.verify.sql`` as one comment line (so it is
 covered by the file's SHA-256 and never sent as SQL)::
@@ -40,12 +41,17 @@ class MetadataCheck:
     #: for "abac_policy": the policy's name and the securable's type (CATALOG, SCHEMA, TABLE)
     policy: str | None = None
     securable_type: str | None = None
+    #: for "tag": the governed tag's key and the value expected (None: not assigned)
+    tag: str | None = None
+    value: str | None = None
 
     def line(self) -> str:
         body = {"kind": self.kind, "table": self.table, "column": self.column}
         body["function"] = self.function
         if self.policy is not None:
             body.update(policy=self.policy, securable_type=self.securable_type)
+        if self.tag is not None:
+            body.update(tag=self.tag, value=self.value)
         return PREFIX + json.dumps(body, sort_keys=True)
 
 
@@ -63,9 +69,21 @@ def parse(text: str) -> list[MetadataCheck]:
                     data["function"],
                     data.get("policy"),
                     data.get("securable_type"),
+                    data.get("tag"),
+                    data.get("value"),
                 )
             )
     return out
+
+
+def evaluate_tags(check: MetadataCheck, assignments: list[Any]) -> bool:
+    """Whether a column's governed-tag assignments (``EntityTagAssignment`` items of
+    ``w.entity_tag_assignments.list("columns", "<table>.<column>")``: tag_key, tag_value) show
+    what ``check`` expects."""
+    found = [a for a in assignments if (a.tag_key or "") == check.tag]
+    if check.value is None:
+        return not found
+    return len(found) == 1 and (found[0].tag_value or "") == check.value
 
 
 def evaluate_policies(check: MetadataCheck, policies: list[Any]) -> bool:
@@ -106,13 +124,22 @@ def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]
     when the executor has no Databricks client (the checks cannot run)."""
     client = getattr(executor, "client", None)
     tables, policies = getattr(client, "tables", None), getattr(client, "policies", None)
-    if tables is None or policies is None:
+    tags = getattr(client, "entity_tag_assignments", None)
+    if tables is None or policies is None or tags is None:
         raise RuntimeError(
-            "this executor cannot read table metadata (client.tables.get, client.policies)"
+            "this executor cannot read table metadata (client.tables, client.policies, "
+            "client.entity_tag_assignments)"
         )
     cache: dict[tuple[str, ...], Any] = {}
     out = []
     for check in checks:
+        if check.kind == "tag":
+            entity = f"{check.table}.{check.column}"
+            key = ("tags", entity)
+            if key not in cache:
+                cache[key] = list(tags.list(entity_type="columns", entity_name=entity))
+            out.append([(evaluate_tags(check, cache[key]),)])
+            continue
         if check.kind == "abac_policy":
             key = ("policies", check.securable_type or "", check.table)
             if key not in cache:

@@ -46,6 +46,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from compiler.plan.index import PlaceIndex, Places, index_of
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -205,13 +206,23 @@ class Audience:
 class State:
     platform: str
     defs: dict[str, Definition] = field(default_factory=dict)
-    places: dict[tuple[str, ...], Placement] = field(default_factory=dict)
+    places: dict[tuple[str, ...], Placement] = field(default_factory=Places)
     #: names (upper-cased) of definitions accord manages: a body reference to one of them must
     #: resolve; other references (hand-written SQL reading other tables) are not checked
     managed: frozenset[str] = frozenset()
     #: Databricks governed-tag assignments and ABAC policies changed in the current stage, with
     #: what was there before (None: nothing); not settled until :meth:`settle`
     prior: dict[tuple[str, ...], Placement | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # tags and ABAC policies by table, rebuilt when the placements change (bench/README.md)
+        if not isinstance(self.places, Places):
+            self.places = Places(self.places)
+        self._index: PlaceIndex | None = None
+
+    def _indexed(self) -> PlaceIndex:
+        self._index = index_of(self.places, self._index)  # type: ignore[arg-type]
+        return self._index
 
     @classmethod
     def of(cls, catalog: Catalog | None, platform: str, managed: Iterable[str] = ()) -> State:
@@ -225,7 +236,7 @@ class State:
 
     def copy(self) -> State:
         return State(
-            self.platform, dict(self.defs), dict(self.places), self.managed, dict(self.prior)
+            self.platform, dict(self.defs), Places(self.places), self.managed, dict(self.prior)
         )
 
     def settle(self) -> None:
@@ -250,6 +261,13 @@ class State:
             out += [p for k, p in self.prior.items() if p is not None and k not in self.places]
         return out
 
+    def _index_of_view(self, possible: bool) -> PlaceIndex:
+        """The tag and ABAC index of the placements in effect (see :meth:`_view`): the
+        cached index of every placement while nothing is pending."""
+        if not self.prior:
+            return self._indexed()
+        return index_of(Places({place_key(p): p for p in self._view(possible)}), None)
+
     def same_as(self, other: State) -> bool:
         return {n: (type(o), fingerprint(o)) for n, o in self.defs.items()} == {
             n: (type(o), fingerprint(o)) for n, o in other.defs.items()
@@ -258,30 +276,19 @@ class State:
     # ---- what protects a table or a column ----------------------------------------------------
 
     def _tags(self, table: str, column: str | None, possible: bool = False) -> dict[str, str]:
-        col = (column or "").upper()
-        return {
-            p.tag.lower(): p.value
-            for p in self._view(possible)
-            if isinstance(p, TagAssignment)
-            and p.table.upper() == table.upper()
-            and (p.column or "").upper() == col
-        }
+        index = self._index_of_view(possible)
+        return dict(index.tags.get((table.upper(), (column or "").upper()), {}))
 
     def _tagged_columns(self, table: str, possible: bool = False) -> set[str]:
-        return {
-            p.column.upper()
-            for p in self._view(possible)
-            if isinstance(p, TagAssignment) and p.table.upper() == table.upper() and p.column
-        }
+        return set(self._index_of_view(possible).tagged.get(table.upper(), ()))
 
     def _abac_on(
         self, table: str, kind: str, possible: bool = False
     ) -> Iterable[tuple[AbacPolicy, set[str]]]:
         """ABAC policies of ``kind`` that apply to ``table``, each with the columns it masks."""
         t = table.upper()
-        for p in self._view(possible):
-            if not isinstance(p, AbacPolicy) or p.kind != kind:
-                continue
+        for p in self._index_of_view(possible).abac.get(kind, ()):
+            assert isinstance(p, AbacPolicy)
             if not covers(p, t):
                 continue
             if not condition_holds(p.when, self._tags(table, None, possible)):

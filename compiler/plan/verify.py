@@ -157,13 +157,13 @@ def _abac(obj: AbacPolicy, now: AbacPolicy | None) -> Check:
 
 
 def _tag(obj: TagAssignment, now: TagAssignment | None, st: Statements) -> Check:
-    """A column tag in place (or removed). Databricks: ``information_schema.column_tags``
-    (catalog_name, schema_name, table_name, column_name, tag_name, tag_value:
-    docs.databricks.com/sql/language-manual/information-schema/column_tags). Snowflake: the
+    """A column tag in place (or removed). Databricks: the SDK's ``entity_tag_assignments``
+    (compiler/plan/metadata.py; ``information_schema.column_tags`` would do as well, but one
+    typed reader for every Databricks check keeps them alike). Snowflake: the
     tag-based masking policy is active on the column: ``POLICY_REFERENCES`` lists it with
     ``TAG_NAME`` set and ``POLICY_STATUS = 'ACTIVE'`` (user-guide/tag-based-masking-policies)."""
     lit = st.lit
-    catalog, schema, table = _split(obj.table)
+    catalog = _split(obj.table)[0]
     column = obj.column or ""
     where = f"{obj.table}.{column}"
     if st.platform == "snowflake":
@@ -187,26 +187,17 @@ def _tag(obj: TagAssignment, now: TagAssignment | None, st: Statements) -> Check
             f"  REF_ENTITY_NAME => {lit(obj.table)}, REF_ENTITY_DOMAIN => 'table'))\n"
             f"WHERE {' AND '.join(conditions)};",
         )
-    conditions = [
-        f"schema_name = {lit(schema)}",
-        f"table_name = {lit(table)}",
-        f"column_name = {lit(column)}",
-        f"tag_name = {lit(obj.tag)}",
-    ]
-    if now is not None:
-        conditions.append(f"tag_value = {lit(now.value)}")
     what = (
-        f"{where} is tagged {obj.tag} = {now.value!r} (the documentation says a tag can take a "
-        "few minutes more to take effect: wait before the next stage)"
+        f"{where} is tagged {obj.tag} = {now.value!r} (read with entity_tag_assignments; the "
+        "documentation says a tag can take a few minutes more to take effect: wait before the "
+        "next stage)"
         if now
         else f"{where} no longer carries tag {obj.tag}"
     )
-    return Check(
-        what,
-        f"SELECT COUNT(*) = {1 if now else 0} AS ok\n"
-        f"FROM {st.q(catalog)}.information_schema.column_tags\n"
-        f"WHERE {' AND '.join(conditions)};",
+    check = MetadataCheck(
+        "tag", obj.table, column, None, tag=obj.tag, value=now.value if now else None
     )
+    return Check(what, check.line())
 
 
 def _placement(

@@ -24,29 +24,19 @@ SELECT COUNT(*) = 1 AS ok FROM governance.information_schema.routines WHERE rout
 -- accord-check: {"column": null, "function": null, "kind": "abac_policy", "policy": "accord_subject_pseudonym_mask", "securable_type": "SCHEMA", "table": "omics.variants"}
 
 -- discovery_lake.assays.results.notes no longer carries tag accord_mask
-SELECT COUNT(*) = 0 AS ok
-FROM discovery_lake.information_schema.column_tags
-WHERE schema_name = 'assays' AND table_name = 'results' AND column_name = 'notes' AND tag_name = 'accord_mask';
+-- accord-check: {"column": "notes", "function": null, "kind": "tag", "table": "discovery_lake.assays.results", "tag": "accord_mask", "value": null}
 
 -- discovery_lake.assays.results.programme_code no longer carries tag accord_row_key
-SELECT COUNT(*) = 0 AS ok
-FROM discovery_lake.information_schema.column_tags
-WHERE schema_name = 'assays' AND table_name = 'results' AND column_name = 'programme_code' AND tag_name = 'accord_row_key';
+-- accord-check: {"column": "programme_code", "function": null, "kind": "tag", "table": "discovery_lake.assays.results", "tag": "accord_row_key", "value": null}
 
 -- discovery_lake.assays.results.subject_id no longer carries tag accord_mask
-SELECT COUNT(*) = 0 AS ok
-FROM discovery_lake.information_schema.column_tags
-WHERE schema_name = 'assays' AND table_name = 'results' AND column_name = 'subject_id' AND tag_name = 'accord_mask';
+-- accord-check: {"column": "subject_id", "function": null, "kind": "tag", "table": "discovery_lake.assays.results", "tag": "accord_mask", "value": null}
 
 -- omics.variants.calls.programme_code no longer carries tag accord_row_key
-SELECT COUNT(*) = 0 AS ok
-FROM omics.information_schema.column_tags
-WHERE schema_name = 'variants' AND table_name = 'calls' AND column_name = 'programme_code' AND tag_name = 'accord_row_key';
+-- accord-check: {"column": "programme_code", "function": null, "kind": "tag", "table": "omics.variants.calls", "tag": "accord_row_key", "value": null}
 
 -- omics.variants.calls.subject_id no longer carries tag accord_mask
-SELECT COUNT(*) = 0 AS ok
-FROM omics.information_schema.column_tags
-WHERE schema_name = 'variants' AND table_name = 'calls' AND column_name = 'subject_id' AND tag_name = 'accord_mask';
+-- accord-check: {"column": "subject_id", "function": null, "kind": "tag", "table": "omics.variants.calls", "tag": "accord_mask", "value": null}
 
 -- salt env:SUBJECT_SALT_DATABRICKS is in effect: the canary's salted digest differs from its
 -- unsalted digest (compare canary_digest with the other platforms': it must differ)
