@@ -401,16 +401,20 @@ def compare_rows(
             gained = after.values - shown_before
         elif before.disposition == "filtered":
             gained = declared(before.dimension) - shown_before
-        else:
+        elif rb < ROW_RANK["filtered"] < ra:  # from no rows to every row
             gained = declared(dimension)
+        else:
+            gained = frozenset()
         return [("widening", tuple(sorted(gained)), "")]
     shown_after = after.values if after.disposition == "filtered" else frozenset()
     if before.disposition == "filtered":
         lost = before.values - shown_after
     elif after.disposition == "filtered":
         lost = declared(after.dimension) - shown_after
-    else:
+    elif ra < ROW_RANK["filtered"] < rb:  # from every row to none
         lost = declared(dimension)
+    else:
+        lost = frozenset()
     return [("narrowing", tuple(sorted(lost)), "")]
 
 
@@ -507,6 +511,8 @@ class Causes:
             yield ("datasets", d)
         if s is not None:
             sb, sh = b.surfaces.get(s), h.surfaces.get(s)
+            if sb is None and sh is not None and d in sh.reads:
+                yield ("surfaces", s, "reads", sh.reads.index(d))
             if (sb is None) != (sh is None):
                 yield ("surfaces", s)
             if sb is not None and sh is not None:
