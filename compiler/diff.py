@@ -276,6 +276,7 @@ class Cells:
         for surface, reads in sorted((s, v.reads) for s, v in model.surfaces.items()):
             for d in dict.fromkeys(reads):
                 self.places[d].append(surface)
+        self.grants = json.dumps(model.entitlements, sort_keys=True)
         shared: dict[tuple[str, ...], object] = {}
         self.perspectives = {
             p: semantics.Perspective(model, p, shared) for p in sorted(model.personas)
@@ -301,9 +302,16 @@ class Cells:
         if disp != "filtered":
             return State(disp)
         if view.rows.expression:
+            # what the predicate may read: its text, the persona's identities on the
+            # platform and the grants (the mapping tables); unresolved, a change of any of
+            # them is a change of the rows it admits
             rf = ds.row_filter
             text = (rf.expression or {}).get(ds.platform, "") if rf is not None else ""
-            return State(disp, predicate=text)
+            held = sorted(
+                str(self.model.principals[p].identity(ds.platform))
+                for p in semantics.principals_on(self.model, view.persona, ds.platform)
+            )
+            return State(disp, predicate=json.dumps([text, held, self.grants]))
         return State(disp, values=view.rows.values, dimension=view.rows.dimension)
 
     def _column_state(self, cv: semantics.ColumnView, ds: Any) -> State:
@@ -635,8 +643,9 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
     datasets = _datasets(b, h)
     also = _columns_shown(b, h, datasets)
     cells_b, cells_h = Cells(b, datasets, also), Cells(h, datasets, also)
-    resolved_b = resolve_expressions(base, datasets)
-    resolved_h = resolve_expressions(head, datasets)
+    notes: list[str] = []
+    resolved_b = resolve_expressions(base, datasets, notes)
+    resolved_h = resolve_expressions(head, datasets, notes)
     causes = Causes(base, head)
 
     def declared(dim: str | None) -> frozenset[str]:
@@ -653,7 +662,7 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
                 continue
             changes.extend(_changes(key, sb, sa, b, h, also, declared, causes))
     changes.sort(key=Change.sort_key)
-    return ExposureDiff(changes, divergence_changes(base, head), probe_changes(base, head))
+    return ExposureDiff(changes, divergence_changes(base, head), probe_changes(base, head), notes)
 
 
 def _ordered_keys(before: dict[Key, State], after: dict[Key, State]) -> list[Key]:
@@ -739,7 +748,7 @@ def _changes(
 
 
 def resolve_expressions(
-    project: Project, datasets: list[str]
+    project: Project, datasets: list[str], notes: list[str] | None = None
 ) -> dict[tuple[str, str], State | None]:
     """(persona, dataset) -> the rows a hand-written row predicate admits, as entitlement
     values, by executing it (``accord verify``'s engine, on DuckDB), for datasets whose
@@ -757,10 +766,19 @@ def resolve_expressions(
         return {}
     from compiler.verify import admitted_rows
 
+    try:
+        admitted = admitted_rows(project, wanted)
+    except Exception as err:  # any failure leaves the predicates unresolved, and said so
+        if notes is not None:
+            told = "; ".join(str(err).splitlines()[:3])
+            notes.append(
+                f"the hand-written row predicates of {', '.join(wanted)} in {project.origin.file} "
+                f"could not be executed ({type(err).__name__}: {told}): their rows are compared "
+                "as written, and any change of them is listed as a widening"
+            )
+        return {}
     out: dict[tuple[str, str], State | None] = {}
-    for (persona, dataset), (dimension, values, everything) in admitted_rows(
-        project, wanted
-    ).items():
+    for (persona, dataset), (dimension, values, everything) in admitted.items():
         if everything:
             out[(persona, dataset)] = State("clear")
         elif dimension is None or values is None:
@@ -927,6 +945,7 @@ def to_text(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
             out.append(f"{'New' if status == 'new' else 'Resolved'} divergences (ACC403):")
             out.extend(f"  {x.location}: {x.detail} (for {', '.join(x.personas)})" for x in found_d)
     out.extend(_probe_lines(d))
+    out.extend(f"note: {n}" for n in d.notes)
     out.append(f"accord diff: {verdict(d)}")
     return "\n".join(out)
 
@@ -986,6 +1005,8 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
     else:
         out.extend(f"- {_md(str(p.get('probe')))}: {_md(str(p.get('status')))}" for p in d.probes)
     out.append("")
+    if d.notes:
+        out += ["#### Notes", "", *[f"- {_md(n)}" for n in d.notes], ""]
     return "\n".join(out)
 
 
@@ -994,6 +1015,7 @@ def to_json(d: ExposureDiff, errors: list[Diagnostic] | None = None) -> str:
         "changes": [c.to_json() for c in d.changes],
         "divergences": [x.to_json() for x in d.divergences],
         "probes": d.probes,
+        "notes": d.notes,
         "summary": {
             "widenings": len(d.widenings),
             "narrowings": len(d.narrowings),

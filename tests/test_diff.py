@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.diff import ExposureDiff, exposure_diff, to_markdown, places_of, verdict
+from compiler.diff import ExposureDiff, exposure_diff, places_of, to_markdown, verdict
 from compiler.validate import Project, load_project
 from tests.conftest import ROOT
 from tests.plan_helpers import run_cli
@@ -556,3 +556,35 @@ def test_diff_is_deterministic_and_symmetric(tmp_path: Path) -> None:
     backward = exposure_diff(load_project(head), load_project(base))
     assert len(forward.widenings) == len(backward.narrowings) > 0
     assert not forward.narrowings and not backward.widenings
+
+
+def _predicate(text: str) -> Callable[[Estate], None]:
+    def edit(e: Estate) -> None:
+        e["datasets"]["results"]["row_filter"] = {
+            "expression": {"snowflake": text},
+            "arguments": {"REGION": "VARCHAR"},
+        }
+
+    return edit
+
+
+def test_a_predicate_accord_cannot_compare_is_listed_as_a_widening(tmp_path: Path) -> None:
+    """A hand-written predicate over a column no entitlement filters: executed, but its rows
+    are not entitlement values. Changing it is listed as a widening, never as no change."""
+    base = write(tmp_path / "base", {"policy.yaml": estate()})
+    _predicate("REGION = 'EU'")(data := estate())
+    before = write(tmp_path / "b", {"policy.yaml": data})
+    _predicate("REGION IN ('EU', 'US')")(data := estate())
+    after = write(tmp_path / "a", {"policy.yaml": data})
+    d = exposure_diff(load_project(before), load_project(after))
+    found = {(c.kind, c.persona, c.surface, c.note != "") for c in d.changes if c.column is None}
+    assert found == {
+        ("widening", p, place, True)
+        for p in ("chemist", "clinician", "steward")
+        for place in (None, "wh_agent")
+    }
+    assert {c.cause.object for c in d.changes} == {"datasets.results.row_filter.expression"}
+    same = exposure_diff(load_project(before), load_project(before))
+    assert same.changes == []
+    # from the entitlement filter to the predicate: not comparable either
+    assert exposure_diff(load_project(base), load_project(before)).widenings
