@@ -100,6 +100,7 @@ class State:
 
 EMPTY = State("empty")
 UNGOVERNED = State("ungoverned")
+_PLAIN = {d: State(d) for d in ROW_RANK.keys() | COLUMN_RANK.keys()}
 
 
 @dataclass(frozen=True)
@@ -277,6 +278,7 @@ class Cells:
             for d in dict.fromkeys(reads):
                 self.places[d].append(surface)
         self.grants = json.dumps(model.entitlements, sort_keys=True)
+        self._column_states: dict[tuple[str, str | None, str], State] = {}
         shared: dict[tuple[str, ...], object] = {}
         self.perspectives = {
             p: semantics.Perspective(model, p, shared) for p in sorted(model.personas)
@@ -300,7 +302,7 @@ class Cells:
     def _row_state(self, view: semantics.DatasetView, ds: Any) -> State:
         disp = view.row_disposition
         if disp != "filtered":
-            return State(disp)
+            return _PLAIN[disp]
         if view.rows.expression:
             # what the predicate may read: its text, the persona's identities on the
             # platform and the grants (the mapping tables); unresolved, a change of any of
@@ -315,15 +317,21 @@ class Cells:
         return State(disp, values=view.rows.values, dimension=view.rows.dimension)
 
     def _column_state(self, cv: semantics.ColumnView, ds: Any) -> State:
-        if cv.disposition != "masked" or cv.mask is None:
-            return State(cv.disposition)
-        mask = self.model.masks[cv.mask]
-        return State(
-            "masked",
-            strategy=mask.strategy,
-            salted=bool((mask.salt or {}).get(ds.platform)),  # type: ignore[call-overload]
-            keep_last=mask.keep_last or 0,
-        )
+        key = (cv.disposition, cv.mask if cv.disposition == "masked" else None, ds.platform)
+        found = self._column_states.get(key)
+        if found is None:
+            if cv.disposition != "masked" or cv.mask is None:
+                found = State(cv.disposition)
+            else:
+                mask = self.model.masks[cv.mask]
+                found = State(
+                    "masked",
+                    strategy=mask.strategy,
+                    salted=bool((mask.salt or {}).get(ds.platform)),  # type: ignore[call-overload]
+                    keep_last=mask.keep_last or 0,
+                )
+            self._column_states[key] = found
+        return found
 
 
 def _groups(model: PolicyModel) -> dict[str, list[str]]:
@@ -642,6 +650,9 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
     b, h = base.model, head.model
     datasets = _datasets(b, h)
     also = _columns_shown(b, h, datasets)
+    if _inputs(b) == _inputs(h):
+        rb, rh = _readers(b), _readers(h)
+        datasets = [d for d in datasets if _inputs(b, d, rb) != _inputs(h, d, rh)]
     cells_b, cells_h = Cells(b, datasets, also), Cells(h, datasets, also)
     notes: list[str] = []
     resolved_b = resolve_expressions(base, datasets, notes)
@@ -663,6 +674,42 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
             changes.extend(_changes(key, sb, sa, b, h, also, declared, causes))
     changes.sort(key=Change.sort_key)
     return ExposureDiff(changes, divergence_changes(base, head), probe_changes(base, head), notes)
+
+
+def _readers(model: PolicyModel) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for s in sorted(model.surfaces):
+        for d in dict.fromkeys(model.surfaces[s].reads):
+            out.setdefault(d, []).append(s)
+    return out
+
+
+def _inputs(
+    model: PolicyModel, dataset: str | None = None, readers: dict[str, list[str]] | None = None
+) -> str:
+    """Everything the views of ``dataset`` are computed from (with no dataset: what every
+    view reads -- platforms, principals, personas). Where both models give the same inputs
+    the views are the same, and the dataset is not read again: a diff of a small change
+    costs little more than loading the two models."""
+    if dataset is None:
+        return model.model_dump_json(include={"platforms", "principals", "personas"})
+    ds = model.datasets.get(dataset)
+    if ds is None:
+        return ""
+    masks = sorted({c.mask for c in ds.columns.values() if c.mask})
+    dim = ds.row_filter.entitlement if ds.row_filter is not None else None
+    return json.dumps(
+        [
+            ds.model_dump(mode="json", exclude={"ignore"}),
+            [model.masks[m].model_dump(mode="json", exclude={"ignore"}) for m in masks],
+            model.entitlements.get(dim) if dim else None,
+            [
+                [s, model.surfaces[s].model_dump(mode="json", exclude={"ignore"})]
+                for s in (readers or {}).get(dataset, [])
+            ],
+        ],
+        sort_keys=True,
+    )
 
 
 def _ordered_keys(before: dict[Key, State], after: dict[Key, State]) -> list[Key]:
