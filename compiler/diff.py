@@ -504,8 +504,8 @@ class Causes:
         the persona: the head item that gained the persona a principal, else the list."""
         mine_b = self._held(self.b, persona, platform) & set(before or [])
         mine_h = self._held(self.h, persona, platform) & set(after or [])
-        if (before is None) != (after is None) and (mine_b or mine_h):
-            return path if after is not None else path[:-1]
+        if after is None and mine_b:  # the entry is gone: its parent
+            return path[:-1]
         if mine_b == mine_h:
             return None
         for i, p in enumerate(after or []):

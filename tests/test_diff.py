@@ -176,6 +176,12 @@ CASES: list[tuple[str, Callable[[Estate], None], set[Row], str]] = [
         "entitlements.programme.P2[1]",
     ),
     (
+        "programme-added-for-a-principal",
+        _set(["entitlements", "programme", "P3"], ["chemist"]),
+        everywhere("widening", "chemist", ROWS, "filtered", "filtered", ("P3",)),
+        "entitlements.programme.P3[0]",
+    ),
+    (
         "principal-removed-from-programme",
         _set(["entitlements", "programme", "P1"], ["clinician"]),
         everywhere("narrowing", "chemist", ROWS, "filtered", "denied", ("P1",))
