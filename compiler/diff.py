@@ -1082,15 +1082,10 @@ def to_json(d: ExposureDiff, errors: list[Diagnostic] | None = None) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def annotation(command: str, loc: Location, title: str, text: str) -> str:
+    """A workflow command, escaped as lint's ``--format github`` escapes it."""
+    from compiler.lint.report import _escape_data, _escape_property
+
     props = ",".join(
         [
             f"file={_escape_property(loc.file)}",
