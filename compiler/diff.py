@@ -273,10 +273,7 @@ class Cells:
         self.model = model
         self.datasets = datasets
         self.also = also
-        self.places: dict[str, list[str]] = {d: [] for d in model.datasets}
-        for surface, reads in sorted((s, v.reads) for s, v in model.surfaces.items()):
-            for d in dict.fromkeys(reads):
-                self.places[d].append(surface)
+        self.places = _readers(model)
         self.grants = json.dumps(model.entitlements, sort_keys=True)
         self._column_states: dict[tuple[str, str | None, str], State] = {}
         shared: dict[tuple[str, ...], object] = {}
@@ -354,9 +351,9 @@ def _columns_shown(
                 for c in semantics.governed_columns(model.datasets[d]):
                     cols.setdefault(c.lower(), c)
             for d in members:
-                union.setdefault(d, {}).update(
-                    {k: v for k, v in cols.items() if k not in union.get(d, {})}
-                )
+                mine = union.setdefault(d, {})
+                for k, v in cols.items():
+                    mine.setdefault(k, v)
     return {d: sorted(union.get(d, {}).values(), key=str.lower) for d in datasets}
 
 
@@ -677,11 +674,8 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
 
 
 def _readers(model: PolicyModel) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for s in sorted(model.surfaces):
-        for d in dict.fromkeys(model.surfaces[s].reads):
-            out.setdefault(d, []).append(s)
-    return out
+    """Per dataset, the surfaces that read it (:func:`compiler.semantics.reaches`)."""
+    return {d: list(dict.fromkeys(s for s, _ in r)) for d, r in semantics.reaches(model).items()}
 
 
 def _inputs(
@@ -697,12 +691,21 @@ def _inputs(
     if ds is None:
         return ""
     masks = sorted({c.mask for c in ds.columns.values() if c.mask})
-    dim = ds.row_filter.entitlement if ds.row_filter is not None else None
+    rf = ds.row_filter
+    # an entitlement filter reads its dimension; a hand-written predicate may read any
+    # mapping table
+    grants: Any = None
+    if rf is not None:
+        grants = (
+            model.entitlements
+            if rf.expression is not None
+            else model.entitlements.get(rf.entitlement or "")
+        )
     return json.dumps(
         [
             ds.model_dump(mode="json", exclude={"ignore"}),
             [model.masks[m].model_dump(mode="json", exclude={"ignore"}) for m in masks],
-            model.entitlements.get(dim) if dim else None,
+            grants,
             [
                 [s, model.surfaces[s].model_dump(mode="json", exclude={"ignore"})]
                 for s in (readers or {}).get(dataset, [])
@@ -959,13 +962,11 @@ def lines(d: ExposureDiff, kind: Kind, all_places: dict[str, tuple[str | None, .
 
 
 def places_of(base: PolicyModel, head: PolicyModel) -> dict[str, tuple[str | None, ...]]:
+    """Per dataset, every place it is read in either model (None: directly)."""
     out: dict[str, dict[str | None, None]] = {}
     for m in (base, head):
-        for d in m.datasets:
-            out.setdefault(d, {None: None})
-        for s in sorted(m.surfaces):
-            for d in m.surfaces[s].reads:
-                out[d][s] = None
+        for d, surfaces in _readers(m).items():
+            out.setdefault(d, {None: None}).update(dict.fromkeys(surfaces))
     return {d: tuple(v) for d, v in out.items()}
 
 

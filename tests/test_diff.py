@@ -594,3 +594,20 @@ def test_a_predicate_accord_cannot_compare_is_listed_as_a_widening(tmp_path: Pat
     assert same.changes == []
     # from the entitlement filter to the predicate: not comparable either
     assert exposure_diff(load_project(base), load_project(before)).widenings
+
+
+def test_a_grant_read_by_a_predicate_is_a_change(tmp_path: Path) -> None:
+    """The as-found predicate reads the mapping table: a grant added to the entitlements
+    changes what it admits, although the dataset names no entitlement."""
+    as_found = ROOT / "examples/as-found"
+    head = tmp_path / "head"
+    shutil.copytree(as_found, head)
+    text = (head / "entitlements.yaml").read_text()
+    (head / "entitlements.yaml").write_text(
+        text.replace("IMM-310: [bench_chemist]", "IMM-310: [bench_chemist, cro_external]")
+    )
+    d = exposure_diff(load_project(as_found), load_project(head))
+    gained = {(c.dataset, c.surface) for c in d.widenings if c.persona == "cro_collaborator"}
+    assert ("assay_results", "warehouse_agent") in gained  # the predicate, executed
+    assert ("variant_calls", "lakehouse_agent") not in gained  # the ABAC runtime: no rows
+    assert all(c.values == ("IMM-310",) for c in d.changes if c.column is None)
