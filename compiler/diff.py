@@ -893,12 +893,47 @@ def divergence_changes(base: Project, head: Project) -> list[DivergenceChange]:
 
 
 def probe_changes(base: Project, head: Project) -> list[dict[str, Any]] | None:
-    """The one place probes (ACC404) plug in: probes whose outcome differs between the two
-    models. None while this accord has no probe evaluation (``compiler.probes``); the
-    reports then say that probes were not evaluated rather than that none changed."""
+    """The one place probes (ACC404) plug in: each probe outcome (probe, surface) that
+    fails in the head and did not before (``introduced``), passes in the head and failed
+    before (``resolved``), or fails on both sides with another answer (``changed``), from
+    ``compiler.probes.evaluate`` on each model. None while this accord has no probe
+    evaluation: the reports then say that probes were not evaluated, not that none
+    changed."""
     if importlib.util.find_spec("compiler.probes") is None:
         return None
-    return None  # pragma: no cover - wired when compiler.probes lands
+    from compiler import probes  # type: ignore[attr-defined,unused-ignore]
+
+    def outcomes(p: Project) -> dict[tuple[str, str], Any]:
+        return {(o.probe, o.surface): o for o in probes.evaluate(p.model)}
+
+    before, after = outcomes(base), outcomes(head)
+    out: list[dict[str, Any]] = []
+    for key in sorted(before.keys() | after.keys()):
+        b, a = before.get(key), after.get(key)
+        if a is not None and not a.ok and (b is None or b.ok):
+            status = "introduced"
+        elif a is not None and a.ok and b is not None and not b.ok:
+            status = "resolved"
+        elif a is not None and b is not None and not a.ok and a.actual != b.actual:
+            status = "changed"
+        else:
+            continue
+        loc = locate(head, ("probes", key[0], "expect", key[1])).location
+        out.append(
+            {
+                "probe": key[0],
+                "surface": key[1],
+                "persona": a.persona,
+                "expected": a.expected,
+                "before": b.actual if b is not None else None,
+                "after": a.actual,
+                "status": status,
+                "file": loc.file,
+                "line": loc.line,
+                "column": loc.column,
+            }
+        )
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -998,10 +1033,22 @@ def to_text(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
     return "\n".join(out)
 
 
+def probe_text(p: dict[str, Any]) -> str:
+    return (
+        f"probe {p['probe']} ({p['persona']} on {p['surface']}, expects {p['expected']}): "
+        f"{p['status']}, {p['before'] or 'none'} -> {p['after'] or 'cannot tell'}"
+    )
+
+
 def _probe_lines(d: ExposureDiff) -> list[str]:
     if d.probes is None:
         return ["Probes (ACC404): not evaluated (this accord has no probe evaluation)"]
-    return [f"Probe {p.get('probe')}: {p.get('status')}" for p in d.probes]
+    if not d.probes:
+        return []
+    return [
+        "Probes (ACC404):",
+        *[f"  {p['file']}:{p['line']}:{p['column']}: {probe_text(p)}" for p in d.probes],
+    ]
 
 
 def _md(text: str) -> str:
@@ -1051,7 +1098,7 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
     elif not d.probes:
         out.append("_no probe changes its outcome_")
     else:
-        out.extend(f"- {_md(str(p.get('probe')))}: {_md(str(p.get('status')))}" for p in d.probes)
+        out.extend(f"- {_md(probe_text(p))} (`{p['file']}:{p['line']}`)" for p in d.probes)
     out.append("")
     if d.notes:
         out += ["#### Notes", "", *[f"- {_md(n)}" for n in d.notes], ""]
@@ -1114,4 +1161,8 @@ def to_github(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str
                     f"{x.detail} (for {', '.join(x.personas)})",
                 )
             )
+    for p in d.probes or []:
+        if p["status"] != "resolved":
+            where = Location(p["file"], p["line"], p["column"])
+            out.append(annotation("warning", where, "accord diff: ACC404 probe", probe_text(p)))
     return "\n".join(out)
