@@ -814,7 +814,7 @@ def resolve_expressions(
     ]
     if not wanted:
         return {}
-    from compiler.verify import admitted_rows
+    from compiler.verify.admitted import admitted_rows
 
     try:
         admitted = admitted_rows(project, wanted)
@@ -926,6 +926,7 @@ def probe_changes(base: Project, head: Project) -> list[dict[str, Any]] | None:
                 "persona": a.persona,
                 "expected": a.expected,
                 "before": b.actual if b is not None else None,
+                "was_probed": b is not None,
                 "after": a.actual,
                 "status": status,
                 "file": loc.file,
@@ -1033,10 +1034,17 @@ def to_text(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
     return "\n".join(out)
 
 
+def _probe_answer(actual: str | None, probed: bool) -> str:
+    if not probed:
+        return "no such probe"
+    return actual if actual is not None else "cannot tell"
+
+
 def probe_text(p: dict[str, Any]) -> str:
     return (
         f"probe {p['probe']} ({p['persona']} on {p['surface']}, expects {p['expected']}): "
-        f"{p['status']}, {p['before'] or 'none'} -> {p['after'] or 'cannot tell'}"
+        f"{p['status']}, {_probe_answer(p['before'], p['was_probed'])} -> "
+        f"{_probe_answer(p['after'], True)}"
     )
 
 

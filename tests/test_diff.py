@@ -5,6 +5,7 @@ it narrowed and widened, and the command's formats and exit codes follow shared/
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -611,3 +612,28 @@ def test_a_grant_read_by_a_predicate_is_a_change(tmp_path: Path) -> None:
     assert ("assay_results", "warehouse_agent") in gained  # the predicate, executed
     assert ("variant_calls", "lakehouse_agent") not in gained  # the ABAC runtime: no rows
     assert all(c.values == ("IMM-310",) for c in d.changes if c.column is None)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("compiler.probes") is None,
+    reason="probe evaluation (compiler.probes, ACC404) is not part of this accord yet",
+)
+def test_repair_resolves_probes(repair: tuple[Project, Project, ExposureDiff]) -> None:
+    """With probes: the probe outcomes the repair changes, located at the head's expect."""
+    d = repair[2]
+    assert d.probes is not None
+    resolved = [p for p in d.probes if p["status"] == "resolved"]
+    assert resolved and all(p["file"].endswith("probes.yaml") for p in resolved)
+    assert not [p for p in d.probes if p["status"] == "introduced"]
+
+
+def test_without_probe_evaluation_the_reports_say_so(
+    repair: tuple[Project, Project, ExposureDiff],
+) -> None:
+    base, head, d = repair
+    if importlib.util.find_spec("compiler.probes") is not None:
+        assert d.probes is not None
+        return
+    assert d.probes is None
+    md = to_markdown(d, places_of(base.model, head.model))
+    assert "_not evaluated: this accord has no probe evaluation_" in md
