@@ -274,6 +274,8 @@ class Cells:
         self.datasets = datasets
         self.also = also
         self.places = _readers(model)
+        self._reads = {d: set(v) for d, v in self.places.items()}
+        self._extras: dict[str, list[str]] = {}
         self.grants = json.dumps(model.entitlements, sort_keys=True)
         self._column_states: dict[tuple[str, str | None, str], State] = {}
         shared: dict[tuple[str, ...], object] = {}
@@ -281,20 +283,29 @@ class Cells:
             p: semantics.Perspective(model, p, shared) for p in sorted(model.personas)
         }
 
-    def states(self, persona: str) -> Iterator[tuple[Key, State]]:
+    def at(self, persona: str, dataset: str, place: str | None) -> dict[str | None, State] | None:
+        """The cells of one view: None (the rows) and each folded column name to its state;
+        None when this model has no such view (persona or dataset not declared, or a
+        surface that does not read the dataset)."""
         persp = self.perspectives.get(persona)
-        if persp is None:
-            return
-        for d in self.datasets:
-            ds = self.model.datasets.get(d)
-            if ds is None:
-                continue
-            also = self.also.get(d, [])
-            for place in [None, *self.places[d]]:
-                view = persp.view(d, place, also)
-                yield (persona, d, None, place), self._row_state(view, ds)
-                for cv in view.columns:
-                    yield (persona, d, cv.column.lower(), place), self._column_state(cv, ds)
+        ds = self.model.datasets.get(dataset)
+        if persp is None or ds is None or (place is not None and place not in self._reads[dataset]):
+            return None
+        view = persp.view(dataset, place, self._extra(dataset, ds))
+        out: dict[str | None, State] = {None: self._row_state(view, ds)}
+        for cv in view.columns:
+            out[cv.column.lower()] = self._column_state(cv, ds)
+        return out
+
+    def _extra(self, dataset: str, ds: Any) -> list[str]:
+        """The columns of ``also`` the dataset does not govern itself (most have none)."""
+        found = self._extras.get(dataset)
+        if found is None:
+            own = {c.lower() for c in semantics.governed_columns(ds)}
+            found = self._extras[dataset] = [
+                c for c in self.also.get(dataset, []) if c.lower() not in own
+            ]
+        return found
 
     def _row_state(self, view: semantics.DatasetView, ds: Any) -> State:
         disp = view.row_disposition
@@ -660,17 +671,49 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
         return _declared((b, h), dim)
 
     changes: list[Change] = []
+    changed: set[str] = set()
     for persona in sorted(b.personas.keys() | h.personas.keys()):
-        before = dict(cells_b.states(persona))
-        after = dict(cells_h.states(persona))
-        for key in _ordered_keys(before, after):
-            sb = _resolved(before.get(key) or _absent(b, key), key, resolved_b)
-            sa = _resolved(after.get(key) or _absent(h, key), key, resolved_h)
-            if sb == sa:
-                continue
-            changes.extend(_changes(key, sb, sa, b, h, also, declared, causes))
+        for d in datasets:
+            places = dict.fromkeys([None, *cells_b.places.get(d, []), *cells_h.places.get(d, [])])
+            for place in places:
+                vb, va = cells_b.at(persona, d, place), cells_h.at(persona, d, place)
+                if vb == va:
+                    continue
+                changed.add(persona)
+                for col in dict.fromkeys([*(va or {}), *(vb or {})]):
+                    key: Key = (persona, d, col, place)
+                    sb = _resolved((vb or {}).get(col) or _absent(b, key), key, resolved_b)
+                    sa = _resolved((va or {}).get(col) or _absent(h, key), key, resolved_h)
+                    if sb != sa:
+                        changes.extend(_changes(key, sb, sa, b, h, also, declared, causes))
     changes.sort(key=Change.sort_key)
-    return ExposureDiff(changes, divergence_changes(base, head), probe_changes(base, head), notes)
+    # a persona none of whose views changed keeps its divergences, unless what they compare
+    # (replica groups, identifier domains, governed columns, who reads what) changed
+    personas = None if _structure(b) != _structure(h) else sorted(changed)
+    return ExposureDiff(
+        changes,
+        divergence_changes(base, head, personas),
+        probe_changes(base, head),
+        notes,
+    )
+
+
+def _structure(model: PolicyModel) -> str:
+    """What :func:`compiler.semantics.divergences` compares, apart from the views."""
+    return json.dumps(
+        [
+            {d: model.replica_root(d) for d in model.datasets},
+            {
+                d: [[c, v.identifier] for c, v in ds.columns.items() if v.identifier]
+                for d, ds in model.datasets.items()
+            },
+            {d: semantics.governed_columns(ds) for d, ds in model.datasets.items()},
+            {d: ds.governed for d, ds in model.datasets.items()},
+            _readers(model),
+            {s: semantics.enforcement(model, s).mode for s in model.surfaces},
+        ],
+        sort_keys=True,
+    )
 
 
 def _readers(model: PolicyModel) -> dict[str, list[str]]:
@@ -713,12 +756,6 @@ def _inputs(
         ],
         sort_keys=True,
     )
-
-
-def _ordered_keys(before: dict[Key, State], after: dict[Key, State]) -> list[Key]:
-    keys = dict.fromkeys(after)
-    keys.update(dict.fromkeys(before))
-    return list(keys)
 
 
 def _absent(model: PolicyModel, key: Key) -> State:
@@ -848,12 +885,25 @@ def _divergence_key(d: semantics.Divergence) -> tuple[Any, ...]:
     return (d.facts, d.aspect, d.loose.surface, d.loose.dataset, (d.loose.column or "").lower())
 
 
-def divergence_changes(base: Project, head: Project) -> list[DivergenceChange]:
+def divergence_changes(
+    base: Project, head: Project, personas: list[str] | None = None
+) -> list[DivergenceChange]:
     """ACC403 divergences (as lint computes them: :func:`compiler.semantics.divergences`)
-    present in one model and not the other, one entry per loose place with its personas."""
+    present in one model and not the other, one entry per loose place with its personas;
+    only for ``personas`` when given (those whose divergences may differ)."""
     out: list[DivergenceChange] = []
-    found_b = semantics.divergences(base.model, refused_as_intended=True)
-    found_h = semantics.divergences(head.model, refused_as_intended=True)
+    if personas is not None and not personas:
+        return out
+    found_b = semantics.divergences(
+        base.model,
+        [p for p in personas or base.model.personas if p in base.model.personas],
+        refused_as_intended=True,
+    )
+    found_h = semantics.divergences(
+        head.model,
+        [p for p in personas or head.model.personas if p in head.model.personas],
+        refused_as_intended=True,
+    )
     for status, mine, other, project in (
         ("new", found_h, found_b, head),
         ("resolved", found_b, found_h, base),
