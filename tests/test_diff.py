@@ -637,3 +637,38 @@ def test_without_probe_evaluation_the_reports_say_so(
     assert d.probes is None
     md = to_markdown(d, places_of(base.model, head.model))
     assert "_not evaluated: this accord has no probe evaluation_" in md
+
+
+@pytest.mark.parametrize("edit", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+def test_divergences_of_unchanged_personas_are_not_missed(
+    tmp_path: Path, edit: Callable[[Estate], None]
+) -> None:
+    """The diff recomputes ACC403 only for personas whose views changed: the same result as
+    recomputing it for everyone."""
+    from compiler.diff import divergence_changes
+
+    base = load_project(write(tmp_path / "base", {"policy.yaml": estate()}))
+    data = estate()
+    edit(data)
+    head = load_project(write(tmp_path / "head", {"policy.yaml": data}))
+    assert exposure_diff(base, head).divergences == divergence_changes(base, head)
+
+
+def test_a_replica_declared_is_a_new_divergence_for_every_persona(tmp_path: Path) -> None:
+    """`replica_of` changes no view, only what ACC403 compares."""
+
+    def unlink(e: Estate) -> None:
+        del e["datasets"]["results_lake"]["replica_of"]
+        e["datasets"]["results_lake"]["columns"]["notes"].pop("mask")
+
+    def link(e: Estate) -> None:
+        e["datasets"]["results_lake"]["columns"]["notes"].pop("mask")
+
+    unlink(before := estate())
+    link(after := estate())
+    base = load_project(write(tmp_path / "base", {"policy.yaml": before}))
+    head = load_project(write(tmp_path / "head", {"policy.yaml": after}))
+    d = exposure_diff(base, head)
+    assert d.changes == []
+    new = [x for x in d.divergences if x.status == "new"]
+    assert {p for x in new for p in x.personas} == {"chemist", "steward"}
