@@ -1009,11 +1009,9 @@ class Line:
     def where(self) -> str:
         c = self.first
         if self.everywhere and len(self.places) > 1:
-            return (
-                f"on every surface reading {c.dataset} (and directly on {c.platform})"
-                if (None in self.places)
-                else f"on every surface reading {c.dataset}"
-            )
+            if None in self.places:
+                return f"on every surface reading {c.dataset} (and directly on {c.platform})"
+            return f"on every surface reading {c.dataset}"
         return ", ".join(place_text(p, c.platform) for p in self.places)
 
     def text(self, arrow: str = "->") -> str:
@@ -1114,11 +1112,11 @@ def _md(text: str) -> str:
 
 
 def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
-    out = ["### accord diff: who sees what", "", f"**{verdict(d)}**", ""]
+    out = ["<!-- accord diff -->", "### accord diff: who sees what", "", f"**{verdict(d)}**", ""]
     header = "| persona | what | where | change | caused by |\n|---|---|---|---|---|"
     for kind, title in (("widening", "Widenings"), ("narrowing", "Narrowings")):
         found = lines(d, kind, places)  # type: ignore[arg-type]
-        out.append(f"#### {title} ({sum(len(x.places) for x in found)})")
+        out.append(f"#### {title}: {sum(len(x.places) for x in found)}")
         out.append("")
         if not found:
             out += ["_none_", ""]
@@ -1137,7 +1135,7 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
         ("resolved", "Resolved divergences (ACC403)"),
     ):
         found_d = [x for x in d.divergences if x.status == status]
-        out.append(f"#### {title} ({len(found_d)})")
+        out.append(f"#### {title}: {len(found_d)}")
         out.append("")
         if not found_d:
             out += ["_none_", ""]

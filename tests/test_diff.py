@@ -446,7 +446,7 @@ def test_repair_cli_text_and_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
     again = run_cli(["diff", "policies", "--base", "examples/as-found", "--format", "markdown"])[1]
     assert code == 0 and md == again
     assert md.index("#### Widenings") < md.index("#### Narrowings")
-    assert "#### Resolved divergences (ACC403) (3)" in md
+    assert "#### Resolved divergences (ACC403): 3" in md
     assert "**24 widening" not in md and "widenings, " in md
     assert "`policies/datasets.yaml:" in md
 
