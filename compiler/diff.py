@@ -624,18 +624,18 @@ class Causes:
         yield self._membership(
             c.persona, platform, (*where, "unfiltered_for"), rb.unfiltered_for, rh.unfiltered_for
         )
-        dim = rh.entitlement
-        if dim is None:
-            return
-        grants_b = self.b.entitlements.get(dim, {})
-        grants_h = self.h.entitlements.get(dim, {})
-        values = list(c.values) or sorted(grants_b.keys() | grants_h.keys())
-        for v in values:
-            found = self._membership(
-                c.persona, platform, ("entitlements", dim, v), grants_b.get(v), grants_h.get(v)
-            )
-            if found is not None:
-                yield found
+        # an entitlement filter reads its dimension; a hand-written predicate any mapping table
+        dims = [rh.entitlement] if rh.entitlement else sorted(self.h.entitlements)
+        for dim in dims:
+            grants_b = self.b.entitlements.get(dim, {})
+            grants_h = self.h.entitlements.get(dim, {})
+            values = list(c.values) or sorted(grants_b.keys() | grants_h.keys())
+            for v in values:
+                found = self._membership(
+                    c.persona, platform, ("entitlements", dim, v), grants_b.get(v), grants_h.get(v)
+                )
+                if found is not None:
+                    yield found
 
 
 def _style(m: PolicyModel) -> str:

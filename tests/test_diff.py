@@ -612,6 +612,8 @@ def test_a_grant_read_by_a_predicate_is_a_change(tmp_path: Path) -> None:
     assert ("assay_results", "warehouse_agent") in gained  # the predicate, executed
     assert ("variant_calls", "lakehouse_agent") not in gained  # the ABAC runtime: no rows
     assert all(c.values == ("IMM-310",) for c in d.changes if c.column is None)
+    warehouse = next(c for c in d.widenings if c.surface == "warehouse_agent")
+    assert warehouse.cause.object == "entitlements.programme.IMM-310[1]"
 
 
 @pytest.mark.skipif(
