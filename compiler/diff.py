@@ -531,8 +531,6 @@ class Causes:
         b, h, d, s = self.b, self.h, c.dataset, c.surface
         if (c.persona in b.personas) != (c.persona in h.personas):
             yield ("personas", c.persona)
-        if (d in b.datasets) != (d in h.datasets):
-            yield ("datasets", d)
         if s is not None:
             sb, sh = b.surfaces.get(s), h.surfaces.get(s)
             if sb is None and sh is not None and d in sh.reads:

@@ -674,3 +674,22 @@ def test_a_replica_declared_is_a_new_divergence_for_every_persona(tmp_path: Path
     assert d.changes == []
     new = [x for x in d.divergences if x.status == "new"]
     assert {p for x in new for p in x.personas} == {"chemist", "steward"}
+
+
+def test_a_dataset_dropped_from_the_model(tmp_path: Path) -> None:
+    """Its table keeps no accord policy: ungoverned on its platform (a widening); the agent
+    that read it no longer does (a narrowing)."""
+
+    def drop(e: Estate) -> None:
+        del e["datasets"]["results_lake"]
+        e["surfaces"]["lake_agent"]["reads"] = []
+
+    d = diff_of(tmp_path, drop)
+    direct = [c for c in d.changes if c.surface is None]
+    agent = [c for c in d.changes if c.surface == "lake_agent"]
+    assert direct and agent and len(direct) + len(agent) == len(d.changes)
+    assert {(c.kind, c.after.disposition) for c in direct} == {("widening", "ungoverned")}
+    assert {(c.kind, c.after.disposition) for c in agent} == {("narrowing", "empty")}
+    assert {c.dataset for c in d.changes} == {"results_lake"}
+    assert {c.cause.object for c in direct} == {"datasets"}
+    assert {c.cause.object for c in agent} == {"surfaces.lake_agent.reads"}
