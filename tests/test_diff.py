@@ -693,3 +693,19 @@ def test_a_dataset_dropped_from_the_model(tmp_path: Path) -> None:
     assert {c.dataset for c in d.changes} == {"results_lake"}
     assert {c.cause.object for c in direct} == {"datasets"}
     assert {c.cause.object for c in agent} == {"surfaces.lake_agent.reads"}
+
+
+@pytest.mark.parametrize("edit", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+def test_reverting_a_change_swaps_widenings_and_narrowings(
+    tmp_path: Path, edit: Callable[[Estate], None]
+) -> None:
+    base = load_project(write(tmp_path / "base", {"policy.yaml": estate()}))
+    data = estate()
+    edit(data)
+    head = load_project(write(tmp_path / "head", {"policy.yaml": data}))
+    swap = {"widening": "narrowing", "narrowing": "widening"}
+    forward = {(c.kind, c.persona, c.dataset, c.column, c.surface, c.values)
+               for c in exposure_diff(base, head).changes}  # fmt: skip
+    backward = {(swap[c.kind], c.persona, c.dataset, c.column, c.surface, c.values)
+                for c in exposure_diff(head, base).changes}  # fmt: skip
+    assert forward == backward
