@@ -45,7 +45,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from compiler import semantics
@@ -783,49 +783,35 @@ def _changes(
     declared: Callable[[str | None], frozenset[str]],
     causes: Causes,
 ) -> Iterator[Change]:
+    """The changes of one cell (a row change may be two: values gained and values lost),
+    each with its cause."""
     persona, dataset, folded, place = key
-    ds = h.datasets.get(dataset) or b.datasets[dataset]
-    column = None
-    identifier = None
+    versions = [m.datasets[dataset] for m in (h, b) if dataset in m.datasets]
+    column = identifier = dimension = None
     if folded is not None:
-        own = [c for m in (h, b) if dataset in m.datasets for c in m.datasets[dataset].columns]
-        column = next((c for c in [*own, *also.get(dataset, [])] if c.lower() == folded), folded)
-        for m in (h, b):
-            spec = next(
-                (v for n, v in m.datasets.get(dataset, ds).columns.items() if n.lower() == folded),
-                None,
-            )
-            if spec is not None and spec.identifier:
-                identifier = spec.identifier
-                break
+        specs = [(n, v) for ds in versions for n, v in ds.columns.items() if n.lower() == folded]
+        column = (
+            specs[0][0]
+            if specs
+            else next((c for c in also.get(dataset, []) if c.lower() == folded), folded)
+        )
+        identifier = next((v.identifier for _, v in specs if v.identifier), None)
         kind = compare_columns(sb, sa)
-        found = [(kind, (), "")] if kind else []
-    dimension = sa.dimension or sb.dimension
-    if folded is None and dimension is None:
-        for m in (h, b):
-            rf = m.datasets[dataset].row_filter if dataset in m.datasets else None
-            if rf is not None and rf.entitlement:
-                dimension = rf.entitlement
-                break
-    if folded is None:
-        found = compare_rows(sb, sa, declared, dimension)  # type: ignore[assignment]
+        found: list[tuple[Kind, tuple[str, ...], str]] = [(kind, (), "")] if kind else []
+    else:
+        dimension = sa.dimension or sb.dimension or next(
+            (ds.row_filter.entitlement for ds in versions
+             if ds.row_filter is not None and ds.row_filter.entitlement),
+            None,
+        )  # fmt: skip
+        found = compare_rows(sb, sa, declared, dimension)
+    nowhere = Cause(Location("", 0, 0), "")
     for kind, values, note in found:
         draft = Change(
-            kind,
-            persona,
-            dataset,
-            column,
-            place,
-            ds.platform,
-            sb,
-            sa,
-            values,
-            Cause(Location("", 0, 0), ""),
-            identifier,
-            dimension,
-            note,
-        )
-        yield Change(**{**draft.__dict__, "cause": causes.find(draft)})
+            kind, persona, dataset, column, place, versions[0].platform, sb, sa, values,
+            nowhere, identifier, dimension, note,
+        )  # fmt: skip
+        yield replace(draft, cause=causes.find(draft))
 
 
 # --------------------------------------------------------------------------------------------
