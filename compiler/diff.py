@@ -688,12 +688,26 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
     # a persona none of whose views changed keeps its divergences, unless what they compare
     # (replica groups, identifier domains, governed columns, who reads what) changed
     personas = None if _structure(b) != _structure(h) else sorted(changed)
+    notes.extend(index_notes(b, h))
     return ExposureDiff(
         changes,
         divergence_changes(base, head, personas),
         probe_changes(base, head),
         notes,
     )
+
+
+def index_notes(base: PolicyModel, head: PolicyModel) -> list[str]:
+    """Indexes are not places the views read (a surface reads datasets), so a change of one
+    is not compared per persona; it is said, never passed over (``accord lint`` checks
+    indexes: ACC301)."""
+    from compiler.plan.source import outside_catalogs
+
+    return [
+        f"{note}: not compared per persona (an index is no surface); see `accord lint` (ACC301)"
+        for note in outside_catalogs(base, head)
+        if note.startswith("indexes.")
+    ]
 
 
 def _structure(model: PolicyModel) -> str:
@@ -976,6 +990,9 @@ def probe_changes(base: Project, head: Project) -> list[dict[str, Any]] | None:
 
 
 def verdict(d: ExposureDiff) -> str:
+    if not d.changes and d.notes:
+        n = len(d.notes)
+        return f"no change in exposure on any surface; {n} note{'s' if n != 1 else ''} to read"
     if not d.changes:
         return "no change in exposure"
     w, n = len(d.widenings), len(d.narrowings)

@@ -709,3 +709,31 @@ def test_reverting_a_change_swaps_widenings_and_narrowings(
     backward = {(swap[c.kind], c.persona, c.dataset, c.column, c.surface, c.values)
                 for c in exposure_diff(head, base).changes}  # fmt: skip
     assert forward == backward
+
+
+def test_an_index_change_is_said_not_passed_over(tmp_path: Path) -> None:
+    def index(inherit: bool) -> Callable[[Estate], None]:
+        def edit(e: Estate) -> None:
+            e["indexes"] = {
+                "search": {
+                    "platform": "snowflake",
+                    "kind": "cortex_search",
+                    "source": "results",
+                    "columns": ["NOTES"],
+                    "inherit_governance": inherit,
+                }
+            }
+
+        return edit
+
+    index(True)(before := estate())
+    index(False)(after := estate())
+    base = load_project(write(tmp_path / "base", {"policy.yaml": before}))
+    head = load_project(write(tmp_path / "head", {"policy.yaml": after}))
+    d = exposure_diff(base, head)
+    assert d.changes == []
+    assert d.notes == [
+        "indexes.search.inherit_governance: True -> False: not compared per persona "
+        "(an index is no surface); see `accord lint` (ACC301)"
+    ]
+    assert verdict(d) == "no change in exposure on any surface; 1 note to read"
