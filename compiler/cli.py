@@ -77,18 +77,40 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)
-    except BrokenPipeError:
-        sys.exit(0)
+    except SystemExit:
+        from compiler.streams import pipe_closed_in_click
+
+        if pipe_closed_in_click():
+            sys.exit(141)
+        raise
+    except OSError as err:
+        from compiler.streams import output_failure
+
+        failed = output_failure(err)
+        if failed is None:
+            _internal(err)
+        sys.exit(failed)
     except Exception as err:
-        if os.environ.get("ACCORD_DEBUG"):
-            raise
-        click.echo(
-            f"accord: internal error: {type(err).__name__}: {err} "
-            "(set ACCORD_DEBUG=1 for a traceback, and please report it)",
-            err=True,
-        )
-        sys.exit(2)
+        _internal(err)
+    from compiler.streams import flush_stdout
+
+    failed = flush_stdout()
+    if failed is not None:
+        sys.exit(failed)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _internal(err: Exception) -> None:
+    """An error accord did not expect: one line, never a traceback (unless asked for). Called
+    while ``err`` is being handled."""
+    if os.environ.get("ACCORD_DEBUG"):
+        raise err
+    click.echo(
+        f"accord: internal error: {type(err).__name__}: {err} "
+        "(set ACCORD_DEBUG=1 for a traceback, and please report it)",
+        err=True,
+    )
+    sys.exit(2)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -28,6 +28,8 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 MAX_NODES_PER_FILE = 200_000
 #: Bound on nesting depth (a recursive alias would otherwise never end).
 MAX_DEPTH = 64
+#: Bound on the size of one policy file, checked before it is read.
+MAX_FILE_BYTES = 8 * 1024 * 1024
 
 _STR = "tag:yaml.org,2002:str"
 _PLAIN_TAGS = {
@@ -52,6 +54,9 @@ class SourceMap:
 
     values: dict[Path_, Pos] = field(default_factory=dict)
     keys: dict[Path_, Pos] = field(default_factory=dict)
+    #: the source text of every plain scalar YAML resolved to something other than a string
+    #: (a number, a boolean, null), so that validation can say what was written
+    texts: dict[Path_, str] = field(default_factory=dict)
 
     def value(self, path: Path_) -> Location | None:
         """The location of the value at ``path``, or of its nearest located ancestor."""
@@ -125,15 +130,15 @@ def load_directory(directory: str | os.PathLike[str]) -> RawProject:
 
 
 def load_files(files: list[tuple[Path, str]], root: Path) -> RawProject:
+    from compiler.jsonfile import read_bytes
+
     diagnostics: list[Diagnostic] = []
     documents: list[tuple[bytes, str]] = []
     for path, name in files:
         try:
-            documents.append((path.read_bytes(), name))
-        except OSError as err:
-            diagnostics.append(
-                Diagnostic(Location(name, 1, 1), f"cannot read file: {err.strerror}")
-            )
+            documents.append((read_bytes(path, "policy file", MAX_FILE_BYTES, name), name))
+        except InputError as err:
+            diagnostics.extend(err.diagnostics)
     return load_documents(documents, root, diagnostics)
 
 
@@ -199,20 +204,11 @@ def parse_document(raw: bytes, name: str) -> tuple[dict[str, Any], SourceMap]:
 
 
 def _decode(raw: bytes, name: str) -> str:
+    from compiler.jsonfile import decode
+
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        before = raw[: err.start]
-        line = before.count(b"\n") + 1
-        column = len(before) - (before.rfind(b"\n") + 1) + 1
-        raise InputError(
-            Diagnostic(
-                Location(name, line, column),
-                f"file is not valid UTF-8 (byte 0x{raw[err.start]:02x})",
-            )
-        ) from None
+    return decode(raw, name, "file")
 
 
 def _refuse_tab_indentation(text: str, name: str) -> None:
@@ -272,16 +268,26 @@ class _Converter:
             return [self.convert(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
         if node.tag == _STR:
             return node.value
+        self.source.texts[path] = node.value
         return self.constructor.construct_object(node, deep=True)
 
-    def _key(self, node: yaml.Node, depth: int) -> Any:
-        """A mapping key's value (keys are not located as values: their places are kept in
-        ``SourceMap.keys``)."""
-        if node.tag == _STR:
-            return node.value
-        value = self.convert(node, ("\0key",), depth + 1)
-        self.source.values.pop(("\0key",), None)
-        return value
+    def _key(self, node: yaml.Node, depth: int) -> str:
+        """A mapping key, as written: YAML 1.1 would read ``010:`` as 8, ``0x1F:`` as 31,
+        ``1:30:`` as 90 and ``yes:`` as True, and ``2024:`` beside ``"2024":`` as two keys.
+        Every key is a name or a code, so it is the scalar's source text (its tag still has
+        to be a plain one)."""
+        if node.tag not in _PLAIN_TAGS or node.tag in (
+            "tag:yaml.org,2002:map",
+            "tag:yaml.org,2002:seq",
+        ):
+            raise InputError(
+                Diagnostic(
+                    _loc(self.name, node),
+                    f"tag {node.tag!r} is not allowed on a key: keys are plain names or codes",
+                )
+            )
+        self.count += 1
+        return str(node.value)
 
     def _mapping(self, node: yaml.MappingNode, path: Path_, depth: int) -> dict[Any, Any]:
         result: dict[Any, Any] = {}
@@ -296,10 +302,6 @@ class _Converter:
                     Diagnostic(_loc(self.name, key_node), "mapping keys must be plain scalars")
                 )
             key = self._key(key_node, depth)
-            if not isinstance(key, str | int | bool) or key is None:
-                raise InputError(
-                    Diagnostic(_loc(self.name, key_node), "mapping keys must be plain scalars")
-                )
             here = _pos(self.name, key_node)
             if key in seen:
                 raise InputError(
@@ -345,7 +347,10 @@ def _merge(
         if section == "version" or not isinstance(value, dict):
             # scalars (version) may repeat across files if they agree; anything else is
             # left to validation, which reports the type error at this location
-            if section in merged and merged[section] != value:
+            if section in merged and (type(merged[section]), merged[section]) != (
+                type(value),
+                value,
+            ):
                 first = source.key((section,))
                 diagnostics.append(
                     Diagnostic(
@@ -382,6 +387,7 @@ def _merge(
     for table_src, table_dst in (
         (doc_source.values, source.values),
         (doc_source.keys, source.keys),
+        (doc_source.texts, source.texts),  # type: ignore[arg-type]
     ):
         for path, loc in table_src.items():
             if path[:1] in accepted or path[:2] in accepted:

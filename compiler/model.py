@@ -35,8 +35,18 @@ _RULE = re.compile(r"^ACC\d{3}$")
 _RUNTIME = re.compile(r"^(\d+)\.(\d+)(\.[0-9x]+)?([.-][A-Za-z0-9.-]+)?$")
 
 
+#: the platforms' limit on one identifier (targets/reserved.py has the sources)
+MAX_IDENTIFIER = 255
+
+
 def _checker(pattern: re.Pattern[str], what: str) -> Any:
     def check(value: str) -> str:
+        longest = max((len(part) for part in value.split(".")), default=0)
+        if longest > MAX_IDENTIFIER:
+            raise ValueError(
+                f"{value[:40]!r}... has a name of {longest} characters; Snowflake and "
+                f"Databricks accept at most {MAX_IDENTIFIER}"
+            )
         if not pattern.match(value) or value != value.strip():
             raise ValueError(f"{value!r} is not a valid {what}")
         return value

@@ -59,6 +59,11 @@ def validate_raw(raw: RawProject) -> Project:
         raise InputError(
             Diagnostic(raw.origin, "no file declares 'version: 1' (required in at least one file)")
         )
+    from compiler.scalars import scalar_problems
+
+    misread = scalar_problems(raw)
+    if misread:
+        raise InputError(misread)
     try:
         model = PolicyModel.model_validate(raw.data)
     except ValidationError as err:
@@ -140,7 +145,10 @@ def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
             )
             continue
         where = raw.source.value(path) or raw.origin
-        out.append(Diagnostic(where, f"{_dotted(path) or 'top level'}: {_message(e)}"))
+        from compiler.scalars import quote_hint
+
+        hint = quote_hint(raw, path) if kind in ("string_type", "literal_error") else ""
+        out.append(Diagnostic(where, f"{_dotted(path) or 'top level'}: {_message(e)}{hint}"))
     return out
 
 
@@ -297,6 +305,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
             for arg, typ in rf.arguments.items():
                 if parse_type(typ, ds.platform) is None:
                     bad((*fpath, "arguments", arg), f"{typ!r} is not a {ds.platform} data type")
+            out.extend(_check_predicate(project, fpath, rf.expression, rf.arguments, ds.platform))
 
     for name, idx in m.indexes.items():
         base = ("indexes", name)
@@ -336,6 +345,36 @@ def _replica_cycle(m: PolicyModel, start: str) -> bool:
         seen.add(current)
         current = m.datasets[current].replica_of
     return False
+
+
+def _check_predicate(
+    project: Project,
+    fpath: tuple[Any, ...],
+    expressions: dict[str, str],
+    arguments: dict[str, str],
+    platform: str,
+) -> list[Diagnostic]:
+    """A hand-written predicate reads only its arguments, returns BOOLEAN, and declares types
+    the platform has (``compiler.exprcheck``)."""
+    from compiler.exprcheck import predicate_problems, type_problem
+    from compiler.sqlexpr import ExpressionError, parse_predicate
+
+    out = []
+    for arg, typ in arguments.items():
+        dtype = parse_type(typ, platform)
+        problem = type_problem(dtype, platform) if dtype is not None else ""
+        if problem:
+            out.append(Diagnostic(project.loc(*fpath, "arguments", arg), problem))
+    for on, text in expressions.items():
+        try:
+            tree = parse_predicate(text, on)
+        except ExpressionError:
+            continue  # reported by _check_expression
+        where = project.loc(*fpath, "expression", on)
+        out += [
+            Diagnostic(where, f"expression {p}") for p in predicate_problems(tree, arguments, on)
+        ]
+    return out
 
 
 def _check_expression(

@@ -411,7 +411,9 @@ class Target:
 
     def body_sql(self, body: exp.Expression, indent: str = "  ") -> str:
         text = sql.render(body, self.platform, pretty=True)
-        return "\n".join(indent + line for line in text.splitlines())
+        # split on "\n" only: str.splitlines() also breaks at U+2028, U+2029 and U+0085, which
+        # may sit inside a string literal and must come out byte for byte
+        return "\n".join(indent + line for line in text.split("\n"))
 
     def mapping_table_ddl(self, t: MappingTable) -> str:
         """CREATE TABLE IF NOT EXISTS for a mapping table: (key, principal), both strings."""

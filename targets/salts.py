@@ -114,7 +114,9 @@ def _read_salt_file(ref: str, target: str, root: Path) -> str:
             "directory that holds the salt files)"
         )
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        # the path is resolved: O_NOFOLLOW refuses a symlink swapped in since (a race)
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
     except OSError as err:
         raise SaltError(f"salt {ref}: cannot read {path}: {err.strerror}") from None
     try:

@@ -22,7 +22,13 @@ def _keywords(platform: str) -> frozenset[str]:
 def _needs_quotes(name: str, platform: str) -> bool:
     """Whether a name must be quoted: it is a keyword (or otherwise does not read back as a
     plain column), or has unusual characters. Asked of sqlglot's own parser."""
-    if not _plain(name) or name.upper() in _keywords(platform):
+    from targets.reserved import RESERVED
+
+    if (
+        not _plain(name)
+        or name.upper() in _keywords(platform)
+        or name.upper() in RESERVED[platform]
+    ):
         return True
     try:
         tree = sqlglot.parse_one(f"SELECT {name} FROM t", read=DIALECTS[platform])
@@ -42,6 +48,15 @@ def ident(name: str, platform: str) -> exp.Identifier:
 
     Snowflake resolves unquoted names in upper case, so a quoted Snowflake name is upper-cased
     to keep meaning the same object."""
+    from targets.reserved import MAX_IDENTIFIER
+
+    if len(name) > MAX_IDENTIFIER:
+        from compiler.errors import UsageError
+
+        raise UsageError(
+            f"the {platform} name {name[:40]}... is {len(name)} characters long; {platform} "
+            f"accepts at most {MAX_IDENTIFIER} (shorten the names it is made of)"
+        )
     needs_quote = _needs_quotes(name, platform)
     if needs_quote and platform == "snowflake" and _plain(name):
         name = name.upper()

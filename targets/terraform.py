@@ -37,6 +37,7 @@ so Terraform never interpolates them; only :class:`Ref` values are expressions. 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -111,6 +112,10 @@ def _address_name(*parts: str) -> str:
     return re.sub(r"[^a-z0-9_]", "_", text)
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
 class Document:
     """The JSON document being built: resources by type and name, variables, outputs."""
 
@@ -120,9 +125,16 @@ class Document:
         self.outputs: dict[str, dict[str, Any]] = {}
 
     def add(self, rtype: str, name: str, body: dict[str, Any]) -> str:
-        """Add a resource; returns its address (``type.name``)."""
+        """Add a resource; returns its address (``type.name``). Object names that differ only
+        where a resource name cannot (``COL$1`` and ``COL_1``, case) would give two resources
+        one name: the later one (objects arrive sorted, so always the same one) gets a digest
+        of its body appended, and a name too long for comfort is shortened the same way."""
+        if len(name) > 120:
+            name = f"{name[:100]}_{_digest(name)}"
         if name in self.resources[rtype]:
-            raise ValueError(f"two {rtype} resources would both be named {name!r}")
+            name = f"{name}_{_digest(json.dumps(body, sort_keys=True, default=str))}"
+            if name in self.resources[rtype]:
+                raise ValueError(f"two {rtype} resources would both be named {name!r}")
         self.resources[rtype][name] = body
         return f"{rtype}.{name}"
 

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from compiler.compile import TARGET_CHOICES, render_files, write_tree
+from compiler.compile import TARGET_CHOICES, check_out, render_files, write_tree
 from compiler.validate import load_project
 
 
@@ -27,6 +27,7 @@ def command(directory: str, out: str, target: str) -> int:
     from compiler.lint import lint_project
     from compiler.lint.report import format_findings
 
+    check_out(out, directory)
     project = load_project(directory)
     blocking = [f for f in lint_project(project) if f.severity == "error" and not f.suppressed]
     if blocking:

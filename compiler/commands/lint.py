@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from compiler.errors import Diagnostic, InputError, Location, UsageError
+from compiler.errors import Diagnostic, InputError, UsageError
 from compiler.lint import Finding, lint_project, lint_sql
 from compiler.lint.report import FORMATS, render_github, render_json, render_sarif, render_text
 from compiler.sqlscan import DIALECTS, ScanResult, scan
@@ -154,23 +154,18 @@ def _scan(paths: list[str], dialect: str | None) -> list[ScanResult]:
     results = []
     problems = []
     for path in paths:
+        from compiler.jsonfile import decode, read_bytes
+        from compiler.loader import MAX_FILE_BYTES
+
         try:
-            raw = Path(path).read_bytes()
-        except OSError as err:
-            problems.append(Diagnostic(Location(path, 1, 1), f"cannot read file: {err.strerror}"))
+            raw = read_bytes(Path(path), "SQL file", MAX_FILE_BYTES, path)
+        except InputError as err:
+            problems.extend(err.diagnostics)
             continue
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            before = raw[: err.start]
-            line = before.count(b"\n") + 1
-            column = len(before) - (before.rfind(b"\n") + 1) + 1
-            problems.append(
-                Diagnostic(
-                    Location(path, line, column),
-                    f"file is not valid UTF-8 (byte 0x{raw[err.start]:02x})",
-                )
-            )
+            text = decode(raw, path, "file")
+        except InputError as err:
+            problems.extend(err.diagnostics)
             continue
         results.append(scan(text, path, dialect))
     if problems:

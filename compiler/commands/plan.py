@@ -53,7 +53,9 @@ def command(directory: str, base: str, out: str, name: str | None) -> int:
         click.echo("outside the catalogs (no SQL in the plan; rebuild or redeploy by hand):")
         for note in plan.outside:
             click.echo(f"  {note}")
-    if not plan.empty:
+    if not plan.empty and not written:
+        click.echo(f"{plan_id} is already in the ledger and unchanged: nothing written")
+    elif not plan.empty:
         click.echo("written:")
         for rel in written:
             click.echo(f"  {out.rstrip('/')}/{rel}")

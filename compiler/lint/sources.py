@@ -4,6 +4,7 @@ the text report's excerpts). Read once per file and run."""
 from __future__ import annotations
 
 import os
+import stat
 from functools import lru_cache
 
 
@@ -20,6 +21,8 @@ def source_line(path: str, line: int) -> str | None:
     """Line ``line`` (1-based) of ``path``, or None when the file or line cannot be read."""
     try:
         info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > 64 * 1024 * 1024:
+            return None  # never read a FIFO or a device for an excerpt
         lines = _lines(path, info.st_mtime_ns, info.st_size)
     except OSError:
         return None

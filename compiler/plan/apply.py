@@ -26,6 +26,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 from compiler.errors import UsageError
+from compiler.filelock import locked
 from compiler.plan.ledger import (
     PlanInfo,
     Record,
@@ -229,12 +230,17 @@ def prepared(
     """Each stage with its statements (salts filled in memory) and its checks."""
     for s in stages:
         text = s.file.read_text(encoding="utf-8")
+        checks = s.verify.read_text(encoding="utf-8")
+        # the text that runs is the text checked: a file changed since changed_files() is refused
+        if sha256(text) != s.sha256 or sha256(checks) != s.verify_sha256:
+            raise UsageError(f"{s.file}: changed while being read (sha256 differs); nothing ran")
         try:
-            yield s, materialize(text, platform, salts), s.verify.read_text(encoding="utf-8")
+            yield s, materialize(text, platform, salts), checks
         except SaltError as err:
             raise UsageError(f"{s.file}: {err}") from None
 
 
+@locked
 def apply(
     plans_dir: str,
     ledger: Path,
@@ -297,6 +303,7 @@ def last_applied(plans: list[PlanInfo], records: list[Record], platform: str) ->
     return done[-1] if done else None
 
 
+@locked
 def rollback(
     plans_dir: str,
     ledger: Path,
@@ -309,11 +316,12 @@ def rollback(
     if stage is None:
         return Outcome([])
     path = stage.rollback
-    if not path.is_file() or sha256(path.read_text(encoding="utf-8")) != stage.rollback_sha256:
+    undo = path.read_text(encoding="utf-8") if path.is_file() else None
+    if undo is None or sha256(undo) != stage.rollback_sha256:
         return Outcome([], f"changed since the plan was written (sha256 differs): {path}")
     salts = SaltBox()
     try:
-        text = materialize(path.read_text(encoding="utf-8"), platform, salts)
+        text = materialize(undo, platform, salts)  # the text checked is the text that runs
     except SaltError as err:
         raise UsageError(f"{path}: {err}") from None
     echo(f"{stage.plan}/{stage.id}: rolling back")

@@ -14,16 +14,23 @@ only: it is light enough for ``accord lint`` (rule ACC601).
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from compiler.errors import Diagnostic, InputError, Location, UsageError
+from compiler.errors import Location, UsageError
+from compiler.filelock import ledger_lock as ledger_lock
+from compiler.jsonfile import decode, loads, read_bytes, read_json
 
 LEDGER = "ledger.jsonl"
 PLAN_FILE = "plan.json"
 STATUSES = ("applied", "failed", "rolled_back")
 _FIELDS = ("plan", "stage", "platform", "status", "at", "sha256")
+#: a plan directory: a number and a slug (never hidden: ``.``-names are plans being written)
+PLAN_DIR = re.compile(r"^(?P<number>\d{4})_[a-z0-9][a-z0-9-]*$")
+MAX_PLAN_BYTES = 16 * 1024 * 1024
+MAX_LEDGER_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -73,88 +80,85 @@ def default_ledger(plans: str | Path) -> Path:
 
 
 def read_plans(plans_dir: str | Path) -> list[PlanInfo]:
-    """Every plan under ``plans_dir`` (directories holding a plan.json), in number order."""
+    """Every complete plan under ``plans_dir``, in number order: a directory named
+    ``NNNN_<slug>`` holding a ``plan.json`` that validates, whose ``manifest.json`` (written
+    last, with the plan) lists it with its checksum, and whose stage files all exist. Hidden
+    directories (a plan being written, or one an interrupted run left) are never plans."""
     root = Path(plans_dir)
     if not root.is_dir():
         raise UsageError(f"{root}: no such plans directory")
     out = []
     for child in sorted(root.iterdir()):
+        if child.name.startswith(".") or not PLAN_DIR.match(child.name):
+            continue
         path = child / PLAN_FILE
-        if child.is_dir() and path.is_file():
+        if child.is_dir() and not child.is_symlink() and path.is_file():
             out.append(_read_plan(child, path))
     return out
 
 
 def _read_plan(directory: Path, path: Path) -> PlanInfo:
-    where = Location(str(path), 1, 1)
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-        stages = tuple(
-            StageInfo(
-                plan=data["id"],
-                id=s["id"],
-                platform=s["platform"],
-                group=s["group"],
-                file=directory / s["file"],
-                sha256=s["sha256"],
-                verify=directory / s["verify"],
-                verify_sha256=s["verify_sha256"],
-                rollback=directory / s["rollback"],
-                rollback_sha256=s["rollback_sha256"],
-            )
-            for s in data["stages"]
+    from compiler.plan.records import check_plan
+
+    data, text = read_json(path, "plan", MAX_PLAN_BYTES)
+    document = check_plan(data, text, str(path), directory)
+    stages = tuple(
+        StageInfo(
+            plan=document.id,
+            id=s.id,
+            platform=s.platform,
+            group=s.group,
+            file=directory / s.file,
+            sha256=s.sha256,
+            verify=directory / s.verify,
+            verify_sha256=s.verify_sha256,
+            rollback=directory / s.rollback,
+            rollback_sha256=s.rollback_sha256,
         )
-        groups = {g["id"]: tuple(g["stages"]) for g in data["groups"]}
-        return PlanInfo(data["id"], stages, groups)
-    except OSError as err:
-        raise InputError(Diagnostic(where, f"cannot read plan: {err.strerror}")) from None
-    except json.JSONDecodeError as err:
-        raise InputError(
-            Diagnostic(Location(str(path), err.lineno, err.colno), f"invalid JSON: {err.msg}")
-        ) from None
-    except (KeyError, TypeError) as err:
-        raise InputError(Diagnostic(where, f"not an accord plan (missing {err})")) from None
+        for s in document.stages
+    )
+    groups = {g.id: tuple(g.stages) for g in document.groups}
+    return PlanInfo(document.id, stages, groups)
 
 
 def read_ledger(path: str | Path) -> list[Record]:
-    """The ledger's records in file order; a missing ledger is an empty one."""
+    """The ledger's records in file order; a missing ledger is an empty one. Every line is
+    validated (a JSON object with the string fields of a record, a known status); the first
+    that is not is refused with its ``file:line:column``."""
+    from compiler.plan.records import check_record
+
     ledger = Path(path)
-    if not ledger.exists():
+    if not ledger.exists() and not ledger.is_symlink():
         return []
-    try:
-        lines = ledger.read_text(encoding="utf-8").splitlines()
-    except OSError as err:
-        raise InputError(
-            Diagnostic(Location(str(ledger), 1, 1), f"cannot read ledger: {err.strerror}")
-        ) from None
+    text = decode(read_bytes(ledger, "ledger", MAX_LEDGER_BYTES), str(ledger), "ledger")
     records = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        where = Location(str(ledger), number, 1)
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(
-                Diagnostic(Location(str(ledger), number, err.colno), f"invalid JSON: {err.msg}")
-            ) from None
-        if not isinstance(data, dict) or any(not isinstance(data.get(f), str) for f in _FIELDS):
-            raise InputError(
-                Diagnostic(where, f"a ledger record needs the string fields {', '.join(_FIELDS)}")
-            )
-        if data["status"] not in STATUSES:
-            raise InputError(
-                Diagnostic(where, f"status {data['status']!r} is not one of {', '.join(STATUSES)}")
-            )
-        records.append(Record(*(data[f] for f in _FIELDS), line=number))  # type: ignore[arg-type]
+        data = loads(line, str(ledger), "ledger record", first_line=number)
+        fields = check_record(data, Location(str(ledger), number, 1))
+        records.append(Record(**fields, line=number))
     return records
 
 
 def append_record(path: str | Path, record: dict[str, str]) -> None:
+    """Append one record as one line. A ledger whose last line has no newline (edited by
+    hand) gets one first, so the new record never runs into the old one."""
     ledger = Path(path)
     ledger.parent.mkdir(parents=True, exist_ok=True)
-    with open(ledger, "a", encoding="utf-8", newline="\n") as fh:
-        fh.write(json.dumps({f: record[f] for f in _FIELDS}) + "\n")
+    line = json.dumps({f: record[f] for f in _FIELDS}) + "\n"
+    fd = os.open(ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size:
+            with open(ledger, "rb") as fh:
+                fh.seek(size - 1)
+                if fh.read(1) != b"\n":
+                    line = "\n" + line
+        os.write(fd, line.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def latest(records: list[Record]) -> dict[tuple[str, str], Record]:

@@ -17,9 +17,9 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from compiler.compile import write_tree
+from compiler.compile import recover_all, write_tree
 from compiler.errors import UsageError
-from compiler.plan.ledger import PLAN_FILE
+from compiler.plan.ledger import PLAN_DIR, PLAN_FILE, default_ledger, ledger_lock, read_ledger
 from compiler.plan.order import WHY, Group, Plan, Stage
 from compiler.plan.steps import Step
 from targets.objects import (
@@ -36,7 +36,6 @@ from targets.objects import (
 from targets.salts import PLACEHOLDER
 from targets.sql import comment_text
 
-PLAN_DIR = re.compile(r"^(?P<number>\d{4})_[a-z0-9][a-z0-9-]*$")
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
 FORMAT = 1
 
@@ -74,17 +73,52 @@ def slug_of(plan: Plan) -> str:
     if any(d.style for d in plan.diffs.values()):
         parts.append("style")
     slug = "-".join(parts).replace("_", "-")
-    while len(slug) > 60:
+    while len(slug) > 60 and "-" in slug:
         slug = slug.rsplit("-", 1)[0]
+    if len(slug) > 60:  # one long word (a domain name without '_'): cut it, and say which
+        slug = f"{slug[:51]}-{hashlib.sha256(slug.encode()).hexdigest()[:8]}"
     return slug
 
 
+#: the longest stage file name written (the filesystem's limit is 255 bytes)
+MAX_FILE_STEM = 100
+
+
+def file_stem(stage_id: str) -> str:
+    """The name stage files are written under: the stage id, or, when that is too long for a
+    file name, its start and a digest of the whole (deterministic, and distinct per id)."""
+    if len(stage_id.encode("utf-8")) <= MAX_FILE_STEM:
+        return stage_id
+    return f"{stage_id[: MAX_FILE_STEM - 17]}-{hashlib.sha256(stage_id.encode()).hexdigest()[:16]}"
+
+
 def write_plan(plan: Plan, out: str, name: str | None = None) -> tuple[str, list[str]]:
-    """Write ``plan`` under ``out``; return its id and the files written (relative to out)."""
+    """Write ``plan`` under ``out``; return its id and the files written (relative to out).
+
+    The plan directory appears atomically (``write_tree``: staged in a hidden sibling, renamed
+    into place) under the lock of the plans directory's ledger, so no run of ``migrate apply``
+    sees it half written. A plan whose stages appear in the ledger is immutable: planning the
+    same base and head again leaves it as it is when nothing changed and is refused otherwise."""
     if name is not None and not SLUG.match(name):
         raise UsageError(f"--name {name!r}: use lower-case letters, digits and '-' (max 60)")
     root = Path(out)
+    if root.is_symlink() or (root.exists() and not root.is_dir()):
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    existed = root.exists()
+    try:
+        with ledger_lock(default_ledger(root)):
+            return _write_plan(plan, root, name)
+    except BaseException:
+        if not existed and root.is_dir() and not any(root.iterdir()):
+            root.rmdir()  # nothing written: not even the directory
+        raise
+
+
+def _write_plan(plan: Plan, root: Path, name: str | None) -> tuple[str, list[str]]:
+    recover_all(root)  # what a killed plan left: a plan moved aside is put back first
     plans = existing_plans(root)
+    ledger = default_ledger(root)
+    recorded = {r.plan: r.line for r in read_ledger(ledger)}
     same = [
         (n, d)
         for n, d in plans.items()
@@ -93,6 +127,15 @@ def write_plan(plan: Plan, out: str, name: str | None = None) -> tuple[str, list
     number = same[0][0] if same else max(plans, default=0) + 1
     plan_id = f"{number:04d}_{name or slug_of(plan)}"
     files = render_plan(plan, plan_id)
+    for _, old in same:
+        if old.name in recorded:
+            if old.name == plan_id and _unchanged(old, files):
+                return plan_id, []
+            raise UsageError(
+                f"{old}: its stages appear in {ledger} (line {recorded[old.name]}), so the plan "
+                "is immutable: it is never rewritten, renamed or deleted. Plan the next change "
+                "from the model as applied (--base) instead"
+            )
     written = write_tree(root / plan_id, files)
     for _, old in same:
         if old.name != plan_id:
@@ -100,11 +143,25 @@ def write_plan(plan: Plan, out: str, name: str | None = None) -> tuple[str, list
     return plan_id, [f"{plan_id}/{f}" for f in written]
 
 
+def _unchanged(directory: Path, files: dict[str, str]) -> bool:
+    for rel, text in files.items():
+        try:
+            if (directory / rel).read_text(encoding="utf-8") != text:
+                return False
+        except (OSError, UnicodeDecodeError):
+            return False
+    return True
+
+
 def _fingerprints(directory: Path) -> tuple[str, str] | None:
+    from compiler.errors import InputError
+    from compiler.jsonfile import read_json
+    from compiler.plan.ledger import MAX_PLAN_BYTES
+
     try:
-        data = json.loads((directory / PLAN_FILE).read_text(encoding="utf-8"))
+        data, _ = read_json(directory / PLAN_FILE, "plan", MAX_PLAN_BYTES)
         return (data["base_fingerprint"], data["head_fingerprint"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (InputError, KeyError, TypeError):
         return None
 
 
@@ -119,10 +176,11 @@ def render_plan(plan: Plan, plan_id: str) -> dict[str, str]:
             "verify": _verify_sql(plan_id, stage),
             "rollback": _rollback_sql(plan_id, stage),
         }
+        stem = file_stem(stage.id)
         names = {
-            "file": f"{stage.id}.sql",
-            "verify": f"{stage.id}.verify.sql",
-            "rollback": f"{stage.id}.rollback.sql",
+            "file": f"{stem}.sql",
+            "verify": f"{stem}.verify.sql",
+            "rollback": f"{stem}.rollback.sql",
         }
         for role, text in texts.items():
             files[names[role]] = text
@@ -225,7 +283,8 @@ def _stage_sql(plan_id: str, stage: Stage, groups: dict[str, Group]) -> str:
             "Salt placeholders below are filled with the secret only in memory by `accord "
             "migrate apply`, never in a file: run this stage through it, not by hand."
         )
-    lines += _paragraph(f"Checks: {stage.id}.verify.sql. Undo: {stage.id}.rollback.sql.")
+    stem = file_stem(stage.id)
+    lines += _paragraph(f"Checks: {stem}.verify.sql. Undo: {stem}.rollback.sql.")
     return "\n".join(lines) + "\n\n" + "\n\n".join(body) + "\n"
 
 

@@ -105,10 +105,11 @@ def read_compiled_dir(out: str) -> dict[str, str]:
     for platform in PLATFORM_DIRS:
         for path in sorted((root / platform).rglob("*.sql")):
             rel = path.relative_to(root).as_posix()
-            try:
-                files[os.path.join(out, rel)] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as err:
-                raise UsageError(f"{path}: cannot read: {err}") from None
+            from compiler.jsonfile import decode, read_bytes
+            from compiler.loader import MAX_FILE_BYTES
+
+            name = os.path.join(out, rel)
+            files[name] = decode(read_bytes(path, "SQL file", MAX_FILE_BYTES, name), name, "file")
     if not files:
         raise UsageError(
             f"--compiled {out}: no snowflake/*.sql or databricks/*.sql files (was it written by "
