@@ -31,38 +31,66 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-PROGRAMMES = [f"P-{i:03d}" for i in range(60)]
 REGIONS = ["EU", "US", "APAC", "LATAM"]
 TABLES_PER_FILE = 100
+#: the unmasked payload columns of every dataset (a dozen columns in all with the governed ones)
+PAYLOAD = ["VISIT_DATE", "ASSAY", "RESULT_VALUE", "UNIT", "BATCH", "COMMENTS_CODE"]
 
 
-def estate(tables: int) -> dict[str, dict[str, Any]]:
-    """File name -> document of a generated estate with about ``tables`` datasets."""
-    principals = {
-        f"team_{i:02d}": {"snowflake": f"TEAM_{i:02d}", "databricks": f"team-{i:02d}"}
-        for i in range(40)
+def estate(
+    tables: int, principals: int = 40, programmes: int = 60, defects: bool = True
+) -> dict[str, dict[str, Any]]:
+    """File name -> document of a generated estate with about ``tables`` datasets.
+
+    ``principals`` teams and ``programmes`` entitlement values; a dozen columns per dataset
+    (row-filter column, two identifier domains, four masks, six payload columns); files split
+    as a repository would be: one datasets file per schema (``TABLES_PER_FILE`` tables).
+    ``defects`` adds pipelines with no catalog reading governed tables (ACC402, ACC403), for
+    the linter to report; without them the estate lints clean, so compile, verify and plan run.
+    """
+    team = [f"team_{i:03d}" for i in range(principals)]
+    people: dict[str, Any] = {
+        t: {"snowflake": t.upper(), "databricks": t.replace("_", "-")} for t in team
     }
-    principals["steward"] = {"snowflake": "STEWARD", "databricks": "stewards"}
-    teams = sorted(n for n in principals if n.startswith("team_"))
-    programme = {
-        p: [teams[(i + k) % len(teams)] for k in range(3)] for i, p in enumerate(PROGRAMMES)
-    }
-    region = {r: teams[i::4] for i, r in enumerate(REGIONS)}
-    # one pseudonym mask for the one identifier domain every table shares: the same subject
-    # is masked alike everywhere (different masks per table would be ACC403 divergences)
+    people["steward"] = {"snowflake": "STEWARD", "databricks": "stewards"}
+    codes = [f"P-{i:03d}" for i in range(programmes)]
+    programme = {p: [team[(i + k) % len(team)] for k in range(3)] for i, p in enumerate(codes)}
+    region = {r: team[i::4] for i, r in enumerate(REGIONS)}
+    # one pseudonym mask per identifier domain every table shares: the same subject is masked
+    # alike everywhere (different masks per table would be ACC403 divergences); one salt per
+    # mask and platform (a shared salt would be ACC202)
     masks: dict[str, Any] = {
-        "pseudonym": {
+        domain: {
             "strategy": "hash",
             "unmasked_for": ["steward"],
             "salt": {
-                "snowflake": "env:PSEUDONYM_SALT_SNOWFLAKE",
-                "databricks": "env:PSEUDONYM_SALT_DATABRICKS",
+                "snowflake": f"env:{domain.upper()}_SALT_SNOWFLAKE",
+                "databricks": f"env:{domain.upper()}_SALT_DATABRICKS",
             },
         }
+        for domain in ("pseudonym", "site_pseudonym")
     }
     for i in range(8):
-        masks[f"notes_{i}"] = {"strategy": "redact", "unmasked_for": [teams[i + 8]]}
+        masks[f"notes_{i}"] = {"strategy": "redact", "unmasked_for": [team[(i + 8) % len(team)]]}
         masks[f"phone_{i}"] = {"strategy": "partial", "keep_last": 4}
+    masks["birth_date"] = {"strategy": "nullify", "unmasked_for": ["steward"]}
+
+    def columns(platform: str, k: int) -> dict[str, Any]:
+        text = "VARCHAR" if platform == "snowflake" else "STRING"
+        cols = {
+            "SUBJECT_ID": {"type": text, "mask": "pseudonym", "identifier": "subject"},
+            "SITE_ID": {"type": text, "mask": "site_pseudonym", "identifier": "site"},
+            "NOTES": {"type": text, "mask": f"notes_{k % 8}"},
+            "PHONE": {"type": text, "mask": f"phone_{k % 8}"},
+            "BIRTH_DATE": {"type": "DATE", "mask": "birth_date"},
+            **{c: {"type": text} for c in PAYLOAD},
+        }
+        if platform == "snowflake":
+            return cols
+        return {c.lower(): spec for c, spec in cols.items()}
+
+    def row_filter(entitlement: str, column: str) -> dict[str, Any]:
+        return {"entitlement": entitlement, "column": column, "unfiltered_for": ["steward"]}
 
     datasets: dict[str, Any] = {}
     warehouse = tables * 2 // 3
@@ -70,16 +98,8 @@ def estate(tables: int) -> dict[str, dict[str, Any]]:
         datasets[f"sf_{i:05d}"] = {
             "platform": "snowflake",
             "table": f"DB_{i // 500}.SCH_{i // 50}.T_{i:05d}",
-            "row_filter": {
-                "entitlement": "programme" if i % 3 else "region",
-                "column": "GROUP_CODE",
-                "unfiltered_for": ["steward"],
-            },
-            "columns": {
-                "SUBJECT_ID": {"type": "VARCHAR", "mask": "pseudonym", "identifier": "subject"},
-                "NOTES": {"type": "VARCHAR", "mask": f"notes_{i % 8}"},
-                "PHONE": {"type": "VARCHAR", "mask": f"phone_{i % 8}"},
-            },
+            "row_filter": row_filter("programme" if i % 3 else "region", "GROUP_CODE"),
+            "columns": columns("snowflake", i),
         }
     for j in range(tables - warehouse):
         # every other lakehouse table replicates a warehouse table, governed alike
@@ -90,16 +110,10 @@ def estate(tables: int) -> dict[str, dict[str, Any]]:
             "platform": "databricks",
             "table": f"lake_{j // 500}.sch_{j // 50}.t_{j:05d}",
             **({"replica_of": source} if source else {}),
-            "row_filter": {
-                "entitlement": src["row_filter"]["entitlement"] if src else "programme",
-                "column": "group_code",
-                "unfiltered_for": ["steward"],
-            },
-            "columns": {
-                "subject_id": {"type": "STRING", "mask": "pseudonym", "identifier": "subject"},
-                "notes": {"type": "STRING", "mask": f"notes_{i % 8}" if src else f"notes_{j % 8}"},
-                "phone": {"type": "STRING", "mask": f"phone_{i % 8}" if src else f"phone_{j % 8}"},
-            },
+            "row_filter": row_filter(
+                src["row_filter"]["entitlement"] if src else "programme", "group_code"
+            ),
+            "columns": columns("databricks", i if src else j),
         }
     for k in range(20):
         datasets[f"reference_{k:02d}"] = {
@@ -125,10 +139,13 @@ def estate(tables: int) -> dict[str, dict[str, Any]]:
             "identity": "caller",
             "runtime": "15.4",
         }
-    for p in range(5):  # defects: pipelines with no catalog reading governed tables
+    for p in range(5):
+        # with defects: pipelines with no catalog reading governed tables; without, they
+        # read the ungoverned reference tables only
+        governed = [dbx_names[p * 7 % len(dbx_names)]] if defects else []
         surfaces[f"pipeline_{p}"] = {
             "platform": "none",
-            "reads": [dbx_names[p * 7 % len(dbx_names)], f"reference_{p:02d}"],
+            "reads": [*governed, f"reference_{p:02d}"],
             "identity": "service",
         }
     indexes = {
@@ -141,7 +158,9 @@ def estate(tables: int) -> dict[str, dict[str, Any]]:
         }
         for k in range(50)
     }
-    personas = {f"persona_{i:02d}": [teams[i], teams[(i + 7) % len(teams)]] for i in range(20)}
+    personas = {
+        f"persona_{i:02d}": [team[i % len(team)], team[(i + 7) % len(team)]] for i in range(20)
+    }
     personas["steward"] = ["steward"]
 
     files: dict[str, dict[str, Any]] = {
@@ -152,14 +171,17 @@ def estate(tables: int) -> dict[str, dict[str, Any]]:
                 "databricks": {"governance_schema": "governance.policies"},
             },
         },
-        "principals.yaml": {"principals": principals, "personas": personas},
+        "principals.yaml": {"principals": people, "personas": personas},
         "entitlements.yaml": {"entitlements": {"programme": programme, "region": region}},
         "masks.yaml": {"masks": masks},
-        "surfaces.yaml": {"indexes": indexes, "surfaces": surfaces},
+        "surfaces/indexes.yaml": {"indexes": indexes},
+        "surfaces/agents.yaml": {"surfaces": surfaces},
     }
     for start in range(0, len(names), TABLES_PER_FILE):
         chunk = names[start : start + TABLES_PER_FILE]
-        files[f"datasets/part_{start // TABLES_PER_FILE:03d}.yaml"] = {
+        first = datasets[chunk[0]]["table"].split(".")
+        folder = f"{first[0].lower()}/{first[1].lower()}"
+        files[f"datasets/{folder}_{start // TABLES_PER_FILE:03d}.yaml"] = {
             "datasets": {n: datasets[n] for n in chunk}
         }
     return files
@@ -194,12 +216,17 @@ def sql_files(pairs: int) -> dict[str, str]:
     return out
 
 
-def write(root: Path, tables: int, pairs: int) -> tuple[Path, list[Path]]:
-    policies = root / "policies"
-    for name, doc in estate(tables).items():
+def write_estate(policies: Path, files: dict[str, dict[str, Any]]) -> Path:
+    """Write the documents of :func:`estate` as YAML files under ``policies``."""
+    for name, doc in files.items():
         path = policies / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(doc, sort_keys=False, width=120), encoding="utf-8")
+    return policies
+
+
+def write(root: Path, tables: int, pairs: int) -> tuple[Path, list[Path]]:
+    policies = write_estate(root / "policies", estate(tables))
     sql = []
     for name, text in sql_files(pairs).items():
         path = root / name
@@ -236,7 +263,7 @@ def run_once(root: Path, tables: int, pairs: int, verbose: bool) -> dict[str, fl
     per_rule: dict[str, float] = {}
     for rule_id, checks in sorted(REGISTRY.items()):
         for check in checks:
-            if check.source != "policy":
+            if check.source != "policy" or check.post:  # post checks read other findings
                 continue
             start = time.perf_counter()
             list(check.check(ctx))

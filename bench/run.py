@@ -1,24 +1,299 @@
-"""Run every benchmark under bench/ (each ``*_bench.py``, in name order): ``make bench``.
+"""The accord benchmark suite: ``make bench``.
 
-Benchmarks print their timings; none asserts any. Extra arguments are passed to each one.
+Generates estates of N datasets (``bench/lint_bench.py``'s generator: a few hundred principals
+and programmes, a dozen columns per dataset, replicas, surfaces, one datasets file per schema)
+and runs every command as a fresh process, as a user or a CI job would, several times. Prints
+one table: the median wall time and peak RSS of each command, its ratio to the YAML floors
+measured in the same run, and how each grows with N. Asserts nothing.
+
+    make bench                          # N = 1,000 and 4,000
+    BENCH_LARGE=1 make bench            # adds 16,000
+    BENCH_SIZES=500,2000 make bench     # any sizes
+    BENCH_RUNS=5 make bench             # runs per measurement (default 3; the median is kept)
+    BENCH_ONLY=lint,plan-salt make bench  # some rows only (floors always run)
+    BENCH_VERIFY_MAX=4000 make bench    # verify runs up to this N (default 1,000: it is slow)
+    python bench/run.py --keep /tmp/estates   # keep the generated estates
+
+Floors: ``floor: yaml load`` parses every file of the estate with PyYAML's C loader
+(``yaml.load(..., CSafeLoader)``), ``floor: compose`` only composes the node graph (which is
+what accord does, since it keeps the position of every node); both include interpreter start.
+Cold start compares ``accord lint policies`` (the small reference estate) with
+``python -c "import yaml, pydantic"``.
 """
 
 from __future__ import annotations
 
+import argparse
+import itertools
+import os
+import platform
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from lint_bench import estate, write_estate  # noqa: E402
+
+PRINCIPALS = 300
+PROGRAMMES = 200
+
+FLOOR = """
+import sys, yaml
+from pathlib import Path
+files = sorted(p for p in Path(sys.argv[2]).rglob("*.yaml"))
+if sys.argv[1] == "load":
+    for p in files:
+        yaml.load(p.read_bytes(), Loader=yaml.CSafeLoader)
+else:
+    for p in files:
+        yaml.compose(p.read_bytes().decode(), Loader=yaml.CSafeLoader)
+"""
 
 
-def main() -> int:
-    status = 0
-    for script in sorted(HERE.glob("*_bench.py")):
-        print(f"### {script.name}", flush=True)
-        done = subprocess.run([sys.executable, str(script), *sys.argv[1:]], check=False)
-        status = status or done.returncode
-    return status
+@dataclass
+class Sample:
+    seconds: float
+    rss_mb: float
+    #: user + system CPU time of the process: what the ratios use, since wall time on a loaded
+    #: machine measures the other processes too
+    cpu: float
+
+
+def run(
+    argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1), cache: Path | None = None
+) -> Sample:
+    """Run one process; wall time and its own peak RSS (``wait4``: this child only)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(cache)
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in ok:
+        raise SystemExit(
+            f"bench: {' '.join(argv)} exited {proc.returncode}:\n{err.decode()[-3000:]}"
+        )
+    return Sample(elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
+
+
+def _env(cache: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    if cache is None:
+        env["ACCORD_NO_CACHE"] = "1"  # cold runs unless a row asks for the cache
+    else:
+        env.pop("ACCORD_NO_CACHE", None)
+        env["ACCORD_CACHE_DIR"] = str(cache)
+    return env
+
+
+def measure_warm(base: Path, runs: int, scratch: Path) -> dict[str, Sample]:
+    """``accord lint`` with the cache (compiler/cache.py): unchanged files, and after a change
+    of one datasets file (a different one each run, so every run misses on it)."""
+    cache = scratch / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    argv = accord("lint", str(base))
+    run(argv, ROOT, cache=cache)  # fill the cache
+    same = [run(argv, ROOT, cache=cache) for _ in range(runs)]
+    changed = []
+    files = sorted((base / "datasets").rglob("*.yaml"))
+    for i in range(runs):
+        path = files[i % len(files)]
+        path.write_text(path.read_text(encoding="utf-8") + f"# edit {i}\n", encoding="utf-8")
+        changed.append(run(argv, ROOT, cache=cache))
+    return {"lint, warm cache": _median(same), "lint, warm, 1 file changed": _median(changed)}
+
+
+def _median(samples: list[Sample]) -> Sample:
+    return Sample(
+        statistics.median(s.seconds for s in samples),
+        max(s.rss_mb for s in samples),
+        statistics.median(s.cpu for s in samples),
+    )
+
+
+def accord(*args: str) -> list[str]:
+    return [sys.executable, "-m", "compiler.cli", *args]
+
+
+def prepare(root: Path | str, n: int | str) -> dict[str, Path]:
+    """The estate of ``n`` datasets and its two plan heads (salt rotation + grant, one line)."""
+    root, n = Path(root), int(n)
+    files = estate(n, principals=PRINCIPALS, programmes=PROGRAMMES, defects=False)
+    base = write_estate(root / "base", files)
+    # a salt rotation plus one grant
+    rotated = {k: _copy(v) for k, v in files.items()}
+    salt = rotated["masks.yaml"]["masks"]["pseudonym"]["salt"]
+    salt["snowflake"] = "env:PSEUDONYM_SALT_SNOWFLAKE_V2"
+    salt["databricks"] = "env:PSEUDONYM_SALT_DATABRICKS_V2"
+    grants = rotated["entitlements.yaml"]["entitlements"]["programme"]
+    grants["P-000"].append("team_100" if PRINCIPALS > 100 else "steward")
+    write_estate(root / "salt", rotated)
+    # a one-line change: one more principal sees one dataset's notes
+    line = {k: _copy(v) for k, v in files.items()}
+    line["masks.yaml"]["masks"]["notes_3"]["unmasked_for"].append("steward")
+    write_estate(root / "line", line)
+    return {"base": base, "salt": root / "salt", "line": root / "line"}
+
+
+def prepare_apart(root: Path, n: int) -> dict[str, Path]:
+    """:func:`prepare` in a child process: Linux carries a parent's peak RSS into every child
+    it forks, so a bench process that built a big estate itself would inflate every reading."""
+    code = f"import sys; sys.path.insert(0, {str(HERE)!r}); import run; run.prepare(*sys.argv[1:])"
+    subprocess.run([sys.executable, "-c", code, str(root), str(n)], check=True, cwd=ROOT)
+    return {"base": root / "base", "salt": root / "salt", "line": root / "line"}
+
+
+def _copy(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def commands(dirs: dict[str, Path], scratch: Path) -> dict[str, list[str]]:
+    base = str(dirs["base"])
+    return {
+        "floor: yaml load": [sys.executable, "-c", FLOOR, "load", base],
+        "floor: compose": [sys.executable, "-c", FLOOR, "compose", base],
+        "validate": accord("validate", base),
+        "lint": accord("lint", base),
+        "compile": accord("compile", base, "--out", str(scratch / "compiled"), "--target", "all"),
+        "verify": accord("verify", base),
+        "analyze": accord("analyze", base, "--format", "json"),
+        "plan-salt": accord(
+            "plan", str(dirs["salt"]), "--base", base, "--out", str(scratch / "plans")
+        ),
+        "plan-line": accord(
+            "plan", str(dirs["line"]), "--base", base, "--out", str(scratch / "plans")
+        ),
+    }
+
+
+def measure(argv: list[str], runs: int, scratch: Path) -> Sample:
+    samples = []
+    for _ in range(runs):
+        shutil.rmtree(scratch / "plans", ignore_errors=True)
+        shutil.rmtree(scratch / "compiled", ignore_errors=True)
+        samples.append(run(argv, ROOT))
+    return _median(samples)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="write the estates here and keep them")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in os.environ.get("BENCH_SIZES", "1000,4000").split(",") if s]
+    if os.environ.get("BENCH_LARGE") and "BENCH_SIZES" not in os.environ:
+        sizes.append(16_000)
+    runs = int(os.environ.get("BENCH_RUNS", "3"))
+    only = {s for s in os.environ.get("BENCH_ONLY", "").split(",") if s}
+    print(
+        f"accord bench: python {sys.version.split()[0]}, {platform.machine()}, "
+        f"{os.cpu_count()} cpus, load average {os.getloadavg()[0]:.2f}; "
+        f"median of {runs} runs; sizes {', '.join(map(str, sizes))}",
+        flush=True,
+    )
+    table: dict[str, dict[int, Sample]] = {}
+    keep = args.keep
+    for n in sizes:
+        root = keep / f"estate_{n}" if keep else Path(tempfile.mkdtemp(prefix="accord-bench-"))
+        try:
+            dirs = prepare_apart(root, n)
+            scratch = root / "scratch"
+            scratch.mkdir(exist_ok=True)
+            for label, cmd in commands(dirs, scratch).items():
+                if only and not label.startswith("floor") and label not in only:
+                    continue
+                if label == "verify" and n > int(os.environ.get("BENCH_VERIFY_MAX", "1000")):
+                    continue
+                sample = measure(cmd, runs, scratch)
+                table.setdefault(label, {})[n] = sample
+                _show(n, label, sample)
+            if not only or "warm" in only:
+                for label, sample in measure_warm(dirs["base"], runs, scratch).items():
+                    table.setdefault(label, {})[n] = sample
+                    _show(n, label, sample)
+        finally:
+            if not keep:
+                shutil.rmtree(root, ignore_errors=True)
+    cold = {
+        "cold: accord lint policies": measure(accord("lint", "policies"), max(runs, 5), ROOT),
+        "cold: accord lint policies, warm cache": _warm_policies(max(runs, 5)),
+        "cold: import yaml, pydantic": measure(
+            [sys.executable, "-c", "import yaml, pydantic"], max(runs, 5), ROOT
+        ),
+    }
+    print()
+    print(render(table, sizes, cold))
+    return 0
+
+
+def _warm_policies(runs: int) -> Sample:
+    with tempfile.TemporaryDirectory(prefix="accord-bench-cache-") as cache:
+        argv = accord("lint", "policies")
+        run(argv, ROOT, cache=Path(cache))
+        return _median([run(argv, ROOT, cache=Path(cache)) for _ in range(runs)])
+
+
+def _show(n: int, label: str, sample: Sample) -> None:
+    print(
+        f"  N={n:<6} {label:<26} {sample.seconds:8.2f} s wall "
+        f"{sample.cpu:8.2f} s cpu {sample.rss_mb:6.0f} MB",
+        flush=True,
+    )
+
+
+def render(table: dict[str, dict[int, Sample]], sizes: list[int], cold: dict[str, Sample]) -> str:
+    """One markdown table: per size, median wall and CPU seconds, CPU time over each floor's,
+    peak RSS; then CPU growth between sizes."""
+    head = ["command"]
+    for n in sizes:
+        head += [f"N={n:,} wall s", "cpu s", "x load", "x compose", "MB"]
+    for a, b in itertools.pairwise(sizes):
+        head.append(f"t({b:,})/t({a:,})")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    floor = table.get("floor: yaml load", {})
+    compose = table.get("floor: compose", {})
+    for label, by_n in table.items():
+        row = [label]
+        for n in sizes:
+            s = by_n.get(n)
+            if s is None:
+                row += ["", "", "", "", ""]
+                continue
+            row += [
+                f"{s.seconds:.2f}",
+                f"{s.cpu:.2f}",
+                f"{s.cpu / floor[n].cpu:.2f}" if n in floor else "",
+                f"{s.cpu / compose[n].cpu:.2f}" if n in compose else "",
+                f"{s.rss_mb:.0f}",
+            ]
+        for a, b in itertools.pairwise(sizes):
+            ok = a in by_n and b in by_n
+            row.append(f"{by_n[b].cpu / by_n[a].cpu:.2f}" if ok else "")
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    base = cold["cold: import yaml, pydantic"]
+    lines.append("| cold start | wall s | cpu s | x floor (wall) | x floor (cpu) | MB |")
+    lines.append("|---|---|---|---|---|---|")
+    for label, s in cold.items():
+        lines.append(
+            f"| {label} | {s.seconds:.3f} | {s.cpu:.3f} | {s.seconds / base.seconds:.2f} | "
+            f"{s.cpu / base.cpu:.2f} | {s.rss_mb:.0f} |"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

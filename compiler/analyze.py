@@ -75,6 +75,8 @@ class Analysis:
     matrix: dict[str, tuple[Cell, ...]]
     divergences: tuple[DivergenceGroup, ...]
     per_persona: dict[str, int]
+    #: divergences whose loose surface says ``ignore: {ACC403: reason}``: (group, reason)
+    suppressed: tuple[tuple[DivergenceGroup, str], ...] = ()
 
 
 def _enforcers(model: PolicyModel, platform: str, datasets: list[str]) -> list[str]:
@@ -154,12 +156,20 @@ def governed_groups(model: PolicyModel) -> list[str]:
     ]
 
 
-def persona_matrix(model: PolicyModel, persona: str) -> list[Cell]:
+def persona_matrix(
+    model: PolicyModel,
+    persona: str,
+    shared: dict[tuple[str, ...], object] | None = None,
+    groups: list[str] | None = None,
+    by_dataset: dict[str, list[tuple[str, str]]] | None = None,
+) -> list[Cell]:
     cells = []
-    by_dataset = semantics.reaches(model)
-    for dataset in governed_groups(model):
+    by_dataset = semantics.reaches(model) if by_dataset is None else by_dataset
+    # one memoised perspective for the persona (semantics.dataset_view builds one per call)
+    seen = semantics.Perspective(model, persona, shared)
+    for dataset in governed_groups(model) if groups is None else groups:
         for surface, _ in by_dataset[dataset]:
-            view = semantics.dataset_view(model, persona, dataset, surface)
+            view = seen.view(dataset, surface)
             values = tuple(sorted(view.rows.values)) if view.row_disposition == "filtered" else ()
             cells.append(Cell(dataset, None, surface, view.row_disposition, values))
             cells.extend(Cell(dataset, c.column, surface, c.disposition) for c in view.columns)
@@ -175,36 +185,65 @@ def _reach_text(r: semantics.Reach) -> str:
     return f"{r.surface}: {r.dataset}{column}"
 
 
+def suppression(model: PolicyModel, d: semantics.Divergence) -> str | None:
+    """The reason the loose surface gives for ignoring ACC403 (as ``accord lint`` reads it:
+    the finding's object is the loose surface)."""
+    return model.surfaces[d.loose.surface].ignore.get("ACC403")
+
+
+def _group(items: list[semantics.Divergence]) -> DivergenceGroup:
+    return DivergenceGroup(
+        items[0].facts,
+        items[0].aspect,
+        items[0].loose,
+        items[0].strict,
+        items[0].loose.surface,
+        tuple(sorted({d.persona for d in items})),
+        items[0].detail,
+    )
+
+
 def divergence_groups(model: PolicyModel) -> tuple[list[DivergenceGroup], dict[str, int]]:
-    found = semantics.divergences(model)
+    """The unsuppressed divergences, grouped, and their count per persona."""
+    active, per_persona, _ = _partition(model)
+    return active, per_persona
+
+
+def _partition(
+    model: PolicyModel,
+) -> tuple[list[DivergenceGroup], dict[str, int], list[tuple[DivergenceGroup, str]]]:
+    """The divergences of :func:`compiler.semantics.divergences` (the function ACC403 uses),
+    grouped, split into unsuppressed and suppressed (with the reason)."""
     per_persona = {p: 0 for p in sorted(model.personas)}
     grouped: dict[tuple[Any, ...], list[semantics.Divergence]] = {}
-    for d in found:
-        per_persona[d.persona] += 1
+    ignored: dict[tuple[Any, ...], list[semantics.Divergence]] = {}
+    for d in semantics.divergences(model):
         key = (d.facts, d.aspect, _reach_key(d.loose), _reach_key(d.strict))
+        if suppression(model, d):
+            ignored.setdefault(key, []).append(d)
+            continue
+        per_persona[d.persona] += 1
         grouped.setdefault(key, []).append(d)
-    out = [
-        DivergenceGroup(
-            items[0].facts,
-            items[0].aspect,
-            items[0].loose,
-            items[0].strict,
-            items[0].loose.surface,
-            tuple(sorted({d.persona for d in items})),
-            items[0].detail,
-        )
-        for _, items in sorted(grouped.items())
+    active = [_group(items) for _, items in sorted(grouped.items())]
+    suppressed = [
+        (_group(items), suppression(model, items[0]) or "") for _, items in sorted(ignored.items())
     ]
-    return out, per_persona
+    return active, per_persona, suppressed
 
 
 def analyze(model: PolicyModel) -> Analysis:
-    divergences, per_persona = divergence_groups(model)
+    divergences, per_persona, suppressed = _partition(model)
+    shared: dict[tuple[str, ...], object] = {}
+    groups, by_dataset = governed_groups(model), semantics.reaches(model)
     return Analysis(
         surfaces=tuple(surface_table(model)),
-        matrix={p: tuple(persona_matrix(model, p)) for p in sorted(model.personas)},
+        matrix={
+            p: tuple(persona_matrix(model, p, shared, groups, by_dataset))
+            for p in sorted(model.personas)
+        },
         divergences=tuple(divergences),
         per_persona=per_persona,
+        suppressed=tuple(suppressed),
     )
 
 
@@ -212,6 +251,10 @@ def analyze(model: PolicyModel) -> Analysis:
 # rendering
 
 Table = tuple[str, list[str], list[list[str]]]
+
+
+def _divergence_row(d: DivergenceGroup) -> list[str]:
+    return [" ".join(d.facts), d.aspect, _reach_text(d.loose), _reach_text(d.strict)]
 
 
 def tables(a: Analysis) -> list[Table]:
@@ -236,10 +279,8 @@ def tables(a: Analysis) -> list[Table]:
     ]
     for persona, cells in a.matrix.items():
         surfaces = sorted({c.surface for c in cells})
-        keys: list[tuple[str, str | None]] = []
-        for c in cells:
-            if (c.dataset, c.column) not in keys:
-                keys.append((c.dataset, c.column))
+        # first-seen order, deduplicated by a dict (a list scan made this quadratic)
+        keys = list(dict.fromkeys((c.dataset, c.column) for c in cells))
         lookup = {(c.dataset, c.column, c.surface): c.text() for c in cells}
         rows = [
             [dataset, column or ROWS] + [lookup.get((dataset, column, s), "") for s in surfaces]
@@ -250,19 +291,20 @@ def tables(a: Analysis) -> list[Table]:
         (
             "Divergences (ACC403)",
             ["facts", "aspect", "looser", "stricter", "decides", "personas"],
-            [
-                [
-                    " ".join(d.facts),
-                    d.aspect,
-                    _reach_text(d.loose),
-                    _reach_text(d.strict),
-                    d.decides,
-                    ", ".join(d.personas),
-                ]
-                for d in a.divergences
-            ],
+            [[*_divergence_row(d), d.decides, ", ".join(d.personas)] for d in a.divergences],
         )
     )
+    if a.suppressed:
+        out.append(
+            (
+                "Suppressed divergences (ACC403)",
+                ["facts", "aspect", "looser", "stricter", "personas", "reason"],
+                [
+                    [*_divergence_row(d), ", ".join(d.personas), reason]
+                    for d, reason in a.suppressed
+                ],
+            )
+        )
     out.append(
         (
             "Divergences per persona",
@@ -275,6 +317,8 @@ def tables(a: Analysis) -> list[Table]:
 
 def summary(a: Analysis) -> str:
     n = sum(a.per_persona.values())
+    if not n and a.suppressed:
+        return f"accord analyze: no divergences ({len(a.suppressed)} distinct suppressed)"
     if not n:
         return "accord analyze: no divergences: every surface answers each persona alike"
     worst = [p for p, k in a.per_persona.items() if k]
@@ -328,7 +372,8 @@ def to_json(a: Analysis) -> str:
         "surfaces": [asdict(s) for s in a.surfaces],
         "personas": {
             p: [
-                asdict(c)
+                # a Cell holds plain values only: its fields as they are (asdict deep-copies)
+                dict(vars(c))
                 for c in sorted(cells, key=lambda c: (c.dataset, c.column or "", c.surface))
             ]
             for p, cells in a.matrix.items()
@@ -336,4 +381,6 @@ def to_json(a: Analysis) -> str:
         "divergences": [asdict(d) for d in a.divergences],
         "summary": {"divergences": sum(a.per_persona.values()), "per_persona": a.per_persona},
     }
+    if a.suppressed:
+        doc["suppressed"] = [{**asdict(d), "reason": reason} for d, reason in a.suppressed]
     return json.dumps(doc, indent=2, sort_keys=True)

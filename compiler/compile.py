@@ -38,8 +38,16 @@ TERRAFORM_KEPT = (
 
 
 def lower_all(project: Project) -> dict[str, Catalog]:
-    """The catalog objects of every declared platform: the one lowering everything reads."""
-    return {p: get_target(p).lower(project.model) for p in project.model.declared_platforms()}
+    """The catalog objects of every declared platform: the one lowering everything reads.
+
+    Lowered once per project and kept on it: ``accord compile`` lints first, and the linter's
+    catalogs are the ones rendered (catalog objects are frozen)."""
+    found = project.__dict__.get("_lowered")
+    if found is None:
+        model = project.model
+        found = {p: get_target(p).lower(model) for p in model.declared_platforms()}
+        project.__dict__["_lowered"] = found
+    return dict(found)
 
 
 def selected_platforms(project: Project, target: str) -> list[str]:

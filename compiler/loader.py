@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from compiler import cache
 from compiler.errors import Diagnostic, InputError, Location, UsageError
 
 try:  # the C loader is a hard requirement of speed, but fall back rather than fail
@@ -113,6 +114,12 @@ def display_path(path: Path, root: Path, given: str) -> str:
 
 def load_directory(directory: str | os.PathLike[str]) -> RawProject:
     """Load and merge every YAML file of a policy directory (or a single YAML file)."""
+    return load_files(*directory_files(directory))
+
+
+def directory_files(directory: str | os.PathLike[str]) -> tuple[list[tuple[Path, str]], Path]:
+    """The (path, display name) of every YAML file of a policy directory (or of a single YAML
+    file), and the project root."""
     given = os.fspath(directory)
     root = Path(given)
     if root.is_file():
@@ -126,10 +133,18 @@ def load_directory(directory: str | os.PathLike[str]) -> RawProject:
         raise UsageError(f"{given}: no such policy directory")
     if not files:
         raise UsageError(f"{given}: no *.yaml or *.yml files found")
-    return load_files(list(zip(files, names, strict=True)), root)
+    return list(zip(files, names, strict=True)), root
 
 
 def load_files(files: list[tuple[Path, str]], root: Path) -> RawProject:
+    documents, diagnostics = read_files(files)
+    return load_documents(documents, root, diagnostics)
+
+
+def read_files(
+    files: list[tuple[Path, str]],
+) -> tuple[list[tuple[bytes, str]], list[Diagnostic]]:
+    """The bytes of each file with its display name; unreadable files as diagnostics."""
     from compiler.jsonfile import read_bytes
 
     diagnostics: list[Diagnostic] = []
@@ -139,7 +154,7 @@ def load_files(files: list[tuple[Path, str]], root: Path) -> RawProject:
             documents.append((read_bytes(path, "policy file", MAX_FILE_BYTES, name), name))
         except InputError as err:
             diagnostics.extend(err.diagnostics)
-    return load_documents(documents, root, diagnostics)
+    return documents, diagnostics
 
 
 def load_documents(
@@ -153,7 +168,8 @@ def load_documents(
     source = SourceMap()
     for raw, name in documents:
         try:
-            doc, doc_source = parse_document(raw, name)
+            # through the cache of parsed files when the command turned it on (compiler/cache.py)
+            doc, doc_source = cache.parse(raw, name, parse_document)
         except InputError as err:
             diagnostics.extend(err.diagnostics)
             continue

@@ -17,6 +17,8 @@ class RuleInfo:
 
 
 RULE_TABLE: tuple[RuleInfo, ...] = (
+    RuleInfo("ACC001", "unanalysed-policy", "error"),
+    RuleInfo("ACC002", "unused-suppression", "warning"),
     RuleInfo("ACC101", "current-role", "error"),
     RuleInfo("ACC102", "workspace-group-check", "error"),
     RuleInfo("ACC201", "unsalted-hash", "error"),

@@ -435,7 +435,7 @@ def divergences(
     model: PolicyModel,
     personas: Iterable[str] | None = None,
     *,
-    refused_as_intended: bool = False,
+    refused_as_intended: bool = True,
 ) -> list[Divergence]:
     """Where the same facts are looser for a persona on one surface than on another: a
     dataset and its replicas (rows and same-named columns), and every identifier domain
@@ -445,8 +445,12 @@ def divergences(
     persona and aspect, against the *strictest* place that reads the same facts, so the
     result grows with the number of places, not with the number of pairs of them.
 
-    ``refused_as_intended``: a surface whose runtime returns no rows (:func:`runtime_refusal`)
-    is compared by what its catalog's policies intend instead of as "denied". Its failure is a
+    The one function behind ACC403 in ``accord lint``, ``accord analyze`` (and ``accord
+    diff``): they report the same set.
+
+    ``refused_as_intended`` (the default, as ACC403's page says): a surface whose runtime
+    returns no rows (:func:`runtime_refusal`) is compared by what its catalog's policies
+    intend instead of as "denied". Its failure is a
     defect of its own (ACC401), not a restriction, and counting it as one would make every
     working surface that reads the same facts look loose."""
     personas = sorted(personas if personas is not None else model.personas)
@@ -570,7 +574,9 @@ def _column_divergences(
     by_column: dict[str, list[tuple[tuple[str, str], ColumnView]]] = {}
     for place in places:
         for cv in view(*place).columns:
-            by_column.setdefault(cv.column.lower(), []).append((place, cv))
+            # a column of no row exposes no value: the row aspect reports that place
+            if cv.disposition != "denied":
+                by_column.setdefault(cv.column.lower(), []).append((place, cv))
     for entries in by_column.values():
         b, cb = min(entries, key=lambda e: _COLUMN_OPENNESS[e[1].disposition])
         floor = _COLUMN_OPENNESS[cb.disposition]
@@ -587,6 +593,11 @@ def _column_divergences(
                 )
 
 
+#: how an identifier's *value* is exposed where the persona reaches rows: in the clear, or
+#: masked (a digest or a redaction: neither gives the value)
+_EXPOSURE = {"clear": 2, "ungoverned": 2, "masked": 1}
+
+
 def _domain_divergences(
     persona: str,
     domain: str,
@@ -595,27 +606,34 @@ def _domain_divergences(
     root_of: dict[str, str],
     view: _Views,
 ) -> Iterator[Divergence]:
-    """An identifier domain: each place more open than the strictest place of another
-    replica group (replicas are compared column by column above)."""
-    places: list[tuple[tuple[str, str, str], ColumnView]] = []
+    """An identifier domain: datasets that share it hold the same *kind* of identifier, not
+    the same rows. What is compared is how the identifier value is exposed (clear or masked)
+    on each surface, for the rows the persona reaches there: a place where the persona
+    reaches no row exposes no value and is not compared (being denied a row of one dataset
+    and seeing a masked identifier in another is no divergence), nor are two places of one
+    surface (a surface is not looser than itself) or of one replica group (compared column
+    by column above). Each place is compared with the strictest place of another surface
+    and another group."""
+    places: list[tuple[tuple[str, str, str], ColumnView, int]] = []
     for d, c in cols:
         for s, _ in by_dataset[d]:
-            places.append(((s, d, c), view.column(s, d, c)))
-    # the strictest place of each replica group, then the two strictest groups: the
-    # strictest place outside any one group is the first of those two not in it
-    per_group: dict[str, tuple[int, tuple[str, str, str], ColumnView]] = {}
-    for place, cv in places:
-        rank = _COLUMN_OPENNESS[cv.disposition]
-        group = root_of[place[1]]
-        if group not in per_group or rank < per_group[group][0]:
-            per_group[group] = (rank, place, cv)
-    two = sorted(per_group.items(), key=lambda kv: kv[1][0])[:2]
-    for a3, ca in places:
-        others = [entry for group, entry in two if group != root_of[a3[1]]]
-        if not others:
-            continue
-        rank, b3, cb = others[0]
-        if _COLUMN_OPENNESS[ca.disposition] > rank:
+            cv = view.column(s, d, c)
+            if cv.disposition in _EXPOSURE:
+                places.append(((s, d, c), cv, _EXPOSURE[cv.disposition]))
+    # the strictest place per (replica group, surface), strictest first
+    strictest: dict[tuple[str, str], tuple[int, tuple[str, str, str], ColumnView]] = {}
+    for place, cv, rank in places:
+        key = (root_of[place[1]], place[0])
+        if key not in strictest or rank < strictest[key][0]:
+            strictest[key] = (rank, place, cv)
+    ordered = sorted(strictest.items(), key=lambda kv: (kv[1][0], kv[0]))
+    for a3, ca, rank_a in places:
+        group, surface = root_of[a3[1]], a3[0]
+        for (other_group, other_surface), (rank, b3, cb) in ordered:
+            if rank >= rank_a:
+                break
+            if other_group == group or other_surface == surface:
+                continue
             yield Divergence(
                 persona,
                 ("identifier", domain),
@@ -625,3 +643,4 @@ def _domain_divergences(
                 f"{domain} identifiers are {ca.disposition} in {a3[1]}.{a3[2]} on {a3[0]} "
                 f"but {cb.disposition} in {b3[1]}.{b3[2]} on {b3[0]}",
             )
+            break

@@ -150,12 +150,19 @@ class Suppression:
 
 @dataclass(frozen=True)
 class ScanError:
-    """A located problem in the input: ``file:line:column: message``."""
+    """A located problem in the input: ``file:line:column: message``.
+
+    ``kind`` says what could not be read: ``statement`` (a policy statement, reported by lint
+    as ACC001), ``tokenize`` (the rest of the file from here), ``dialect`` (a policy
+    statement in a file of unknown dialect), ``suppression`` (a malformed suppression
+    comment: bad input). ``span`` is the (start, end) offset of the statement concerned."""
 
     file: str
     line: int
     column: int
     message: str
+    kind: str = "statement"
+    span: tuple[int, int] | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}: {self.message}"
@@ -252,6 +259,8 @@ class ScanResult:
     statements: tuple[Statement, ...]
     dialect: str | None
     errors: tuple[ScanError, ...] = ()
+    #: the :class:`compiler.sqltemplate.Template` the SQL was read from, for a Jinja file
+    template: Any = field(default=None, compare=False)
 
 
 # --------------------------------------------------------------------------- tokenizers
@@ -521,6 +530,63 @@ def _angle_delta(tok: Token) -> int:
 # --------------------------------------------------------------------------- parsing bodies
 
 
+_REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '(?:[\w.]+\.)?(\w+)'>")
+_CLASS = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
+
+
+def _words(name: str) -> str:
+    """``AlterColumn`` -> ``alter column``."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()
+
+
+#: sqlglot node classes named in its "Required keyword" errors, in SQL terms
+_CONSTRUCTS = {
+    "If": "a WHEN ... THEN branch",
+    "Case": "a CASE expression",
+    "Cast": "a CAST",
+    "Anonymous": "a function call",
+    "Column": "a column reference",
+    "Aliases": "an expression",
+    "Alias": "an expression",
+    "In": "an IN list",
+    "Between": "a BETWEEN",
+    "Not": "a NOT",
+}
+
+
+#: binary operators by sqlglot class: a missing "expression" is their right-hand operand
+_OPERATORS = {
+    "Add": "+",
+    "Sub": "-",
+    "Mul": "*",
+    "Div": "/",
+    "Mod": "%",
+    "DPipe": "||",
+    "EQ": "=",
+    "NEQ": "<>",
+    "GT": ">",
+    "GTE": ">=",
+    "LT": "<",
+    "LTE": "<=",
+    "And": "AND",
+    "Or": "OR",
+    "Like": "LIKE",
+    "ILike": "ILIKE",
+}
+
+
+def sql_terms(description: str) -> str:
+    """A sqlglot parse error said in SQL terms: no Python class names, no internals."""
+    found = _REQUIRED.search(description)
+    if found and found.group(2) in _OPERATORS and found.group(1) == "expression":
+        return f"the {_OPERATORS[found.group(2)]} operator has no right-hand operand"
+    if found:
+        construct = _CONSTRUCTS.get(found.group(2), "the expression")
+        return f"{construct} is incomplete here: a part of it is missing or not valid SQL"
+    description = _CLASS.sub(lambda m: _words(m.group(1)), description)
+    return description or "not valid SQL here"
+
+
 class _Context:
     """Per-file state shared by the statement readers."""
 
@@ -543,7 +609,8 @@ class _Context:
         except ParseError as err:
             raise self._parse_fail(err, tokens, what, base) from None
         except SqlglotError as err:
-            raise _Fail(tokens[0].start + base, f"cannot parse {what}: {err}") from None
+            message = sql_terms(str(err).strip().splitlines()[0] if str(err).strip() else "")
+            raise _Fail(tokens[0].start + base, f"cannot parse {what}: {message}") from None
         trees = [p for p in parsed if p is not None]
         if len(trees) != 1:
             raise _Fail(tokens[0].start + base, f"{what} is not one expression")
@@ -554,7 +621,7 @@ class _Context:
 
     def _parse_fail(self, err: ParseError, tokens: Sequence[Token], what: str, base: int) -> _Fail:
         info = err.errors[0] if err.errors else {}
-        description = str(info.get("description") or err).strip().splitlines()[0]
+        description = sql_terms(str(info.get("description") or err).strip().splitlines()[0])
         line, col = info.get("line"), info.get("col")
         offset = tokens[0].start
         for tok in tokens:
@@ -1324,6 +1391,7 @@ def _suppressions(
                         line,
                         column,
                         "suppression comment names no rule: write `-- accord: ignore ACC101 <reason>`",
+                        "suppression",
                     )
                 )
                 continue
@@ -1358,6 +1426,10 @@ _SIGNAL_STARTS = frozenset(w[0] for w in _SNOWFLAKE_SIGNALS + _DATABRICKS_SIGNAL
 
 def _statement_signal(toks: Sequence[Token]) -> str | None:
     c = _Cursor(toks, "")
+    if c.is_kw("EXECUTE"):
+        found = _immediate_string(toks, "snowflake")
+        if found is not None:
+            return _signal(_tokenize(found[0], "snowflake").tokens)
     for k, tok in enumerate(toks):
         if not _is_word(tok) or tok.text.upper() not in _SIGNAL_STARTS:
             continue
@@ -1369,20 +1441,54 @@ def _statement_signal(toks: Sequence[Token]) -> str | None:
         c.accept("OR", "REPLACE")
         if c.is_kw("POLICY"):
             return "databricks"
-        while c.accept("TEMPORARY") or c.accept("TEMP"):
-            pass
+        secure = False
+        while True:
+            if c.accept("SECURE"):
+                secure = True  # Snowflake only: Databricks has no secure functions
+            elif not (c.accept("TEMPORARY") or c.accept("TEMP")):
+                break
         if c.accept("FUNCTION"):
-            depth = 0
-            for tok in toks[c.i :]:
-                if tok.token_type in _OPEN:
-                    depth += 1
-                elif tok.token_type in _CLOSE:
-                    depth -= 1
-                elif depth == 0 and _is_kw(tok, "RETURN"):
-                    return "databricks"
+            return "snowflake" if secure else _function_signal(toks[c.i :])
     if c.is_kw("DROP", "POLICY"):
         return "databricks"
     return None
+
+
+def _function_signal(toks: Sequence[Token]) -> str | None:
+    """A Databricks SQL function has a ``RETURN`` body; a Snowflake SQL function has
+    ``AS '...'`` / ``AS $$...$$`` (a body in another language tells neither)."""
+    depth = 0
+    body_as = False
+    language: str | None = None
+    for k, tok in enumerate(toks):
+        if tok.token_type in _OPEN:
+            depth += 1
+        elif tok.token_type in _CLOSE:
+            depth -= 1
+        elif depth == 0 and _is_kw(tok, "RETURN"):
+            return "databricks"
+        elif depth == 0 and _is_kw(tok, "LANGUAGE") and k + 1 < len(toks):
+            language = toks[k + 1].text.upper()
+        elif (
+            depth == 0
+            and _is_kw(tok, "AS")
+            and k + 1 < len(toks)
+            and toks[k + 1].token_type in _BODY_STRING_TYPES
+        ):
+            body_as = True
+    return "snowflake" if body_as and language in (None, "SQL") else None
+
+
+def _is_function_statement(toks: Sequence[Token]) -> bool:
+    """``CREATE [OR REPLACE] [SECURE|TEMPORARY] FUNCTION``: a policy statement (a filter, a mask
+    or a salt function) whatever its dialect."""
+    c = _Cursor(toks, "")
+    if not c.accept("CREATE"):
+        return False
+    c.accept("OR", "REPLACE") or c.accept("OR", "ALTER")
+    while c.accept("SECURE") or c.accept("TEMPORARY") or c.accept("TEMP"):
+        pass
+    return c.is_kw("FUNCTION")
 
 
 def _signal(tokens: Sequence[Token]) -> str | None:
@@ -1457,63 +1563,143 @@ def _quiet() -> Iterator[None]:
         logger.removeFilter(quiet)
 
 
-def scan(text: str, file: str, dialect: str | None = None) -> ScanResult:
+#: a Databricks notebook exported as SQL source (File > Export > Source file)
+_NOTEBOOK_HEADER = "-- Databricks notebook source"
+_NOTEBOOK_CELL = re.compile(r"^-- COMMAND -{4,}[ \t]*$", re.MULTILINE)
+#: words that begin a statement: after a conditional break (a template tag) they start one
+_STARTERS = frozenset(
+    {"CREATE", "ALTER", "DROP", "GRANT", "REVOKE", "USE", "EXECUTE", "COMMENT", "UNDROP"}
+)
+
+
+def notebook_breaks(text: str) -> list[tuple[int, bool]]:
+    """In a Databricks notebook source file, every ``-- COMMAND ----------`` line ends a
+    statement, with or without a ``;`` (each cell runs on its own). ``-- MAGIC`` lines are
+    comments to the tokenizer already. Other files: no breaks."""
+    if not text.lstrip(" \ufeff").startswith(_NOTEBOOK_HEADER):
+        return []
+    return [(m.start(), True) for m in _NOTEBOOK_CELL.finditer(text)]
+
+
+def scan(
+    text: str,
+    file: str,
+    dialect: str | None = None,
+    breaks: Sequence[tuple[int, bool]] = (),
+) -> ScanResult:
     """Scan one SQL file. ``dialect`` (from ``--dialect``) wins; else the file name suffix,
-    else the statements decide (see :func:`detect_dialect`). An undetectable non-empty file
-    gives ``dialect=None``, no statements and one ScanError."""
+    else the statements decide (see :func:`detect_dialect`); a Databricks notebook source file
+    is Databricks SQL. A file whose dialect cannot be told gives ``dialect=None`` and no
+    statements, and one ScanError (kind ``dialect``) only when it holds a function, which is a
+    policy statement in either dialect; a file of tables, grants and queries needs no dialect.
+
+    ``breaks`` are extra statement boundaries besides ``;``: (offset, always). A break
+    ``always`` ends the statement at the offset (a notebook cell, a ``{% macro %}`` tag); else
+    only when the next token begins a statement (``CREATE``, ``ALTER``, ...)."""
     if dialect is not None and dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}: expected one of {', '.join(DIALECTS)}")
     text = _clean(text)
     lines = _LineIndex(text)
+    breaks = sorted([*breaks, *notebook_breaks(text)])
     read: _Tokens | None = None
     if dialect is None:
         dialect = _dialect_from_suffix(file)
+    if dialect is None and notebook_breaks(text):
+        dialect = "databricks"
     if dialect is None:
-        dialect, read, first = _detect_from_tokens(text)
+        dialect, read, _ = _detect_from_tokens(text)
         if dialect is None:
-            if first is None:
-                return ScanResult((), None, ())
-            line, column = lines.position(first)
-            message = (
-                "cannot tell whether this file is Snowflake or Databricks SQL: name it "
-                "*.snowflake.sql or *.databricks.sql, or pass --dialect"
-            )
-            return ScanResult((), None, (ScanError(file, line, column, message),))
+            return ScanResult((), None, _unknown_dialect(text, file, lines, breaks))
     if read is None:
         read = _tokenize(text, dialect)
     ctx = _Context(text, file, dialect, lines)
     errors: list[ScanError] = []
     statements: list[Statement] = []
     tokens = read.tokens
+    unread = len(text)
     if read.error is not None:
         # Keep the statements completed before the failure.
         while tokens and tokens[-1].token_type is not TokenType.SEMICOLON:
+            unread = tokens[-1].start
             tokens = tokens[:-1]
+        unread = min(unread, read.error[0])
     with _quiet():
-        for stmt_tokens, before in _split_with_prev(tokens):
+        for stmt_tokens, before in _split_with_prev(tokens, breaks):
             statements.extend(_scan_statement(ctx, stmt_tokens, before, errors))
     if read.error is not None:
+        # Located at the first statement not read; the message says where reading stopped.
         offset, message = read.error
-        line, column = lines.position(offset)
-        errors.append(ScanError(file, line, column, message))
+        line, column = lines.position(unread)
+        if unread != offset:
+            at_line, at_column = lines.position(offset)
+            where = f"the one at {at_line}:{at_column}"
+            if "the one here" in message:
+                message = message.replace("the one here", where)
+            else:
+                message = f"{message} (at {at_line}:{at_column})"
+        errors.append(ScanError(file, line, column, message, "tokenize", (unread, len(text))))
     errors.sort(key=lambda e: (e.line, e.column))
     return ScanResult(tuple(statements), dialect, tuple(errors))
 
 
-def _split_with_prev(tokens: Sequence[Token]) -> Iterator[tuple[list[Token], Token | None]]:
-    """Each statement's tokens with the token just before it (a ';' or None)."""
+def _unknown_dialect(
+    text: str, file: str, lines: _LineIndex, breaks: Sequence[tuple[int, bool]]
+) -> tuple[ScanError, ...]:
+    """The error for a file of unknown dialect: located at its first function, if any."""
+    for dialect in DIALECTS:
+        read = _tokenize(text, dialect)
+        for toks, _ in _split_with_prev(read.tokens, breaks):
+            if _is_function_statement(toks):
+                line, column = lines.position(toks[0].start)
+                message = (
+                    "cannot tell whether this function is Snowflake or Databricks SQL: name the "
+                    "file *.snowflake.sql or *.databricks.sql, or pass --dialect"
+                )
+                span = (toks[0].start, toks[-1].end + 1)
+                return (ScanError(file, line, column, message, "dialect", span),)
+    return ()
+
+
+def _split_with_prev(
+    tokens: Sequence[Token], breaks: Sequence[tuple[int, bool]] = ()
+) -> Iterator[tuple[list[Token], Token | None]]:
+    """Each statement's tokens with the token just before it (a ';', the last token of the
+    statement a break ended, or None). A Snowflake Scripting ``BEGIN`` that opens a block
+    of statements is not part of the first one."""
     current: list[Token] = []
     before: Token | None = None
+    pending = list(breaks)
+    k = 0
+
+    def emit() -> Iterator[tuple[list[Token], Token | None]]:
+        if current:
+            toks = current
+            if (
+                len(toks) > 1
+                and _is_kw(toks[0], "BEGIN")
+                and _is_word(toks[1])
+                and toks[1].text.upper() in _STARTERS
+            ):
+                toks = toks[1:]
+            yield toks, before
+
     for tok in tokens:
+        broke = False
+        while k < len(pending) and pending[k][0] <= tok.start:
+            if pending[k][1] or (_is_word(tok) and tok.text.upper() in _STARTERS):
+                broke = True
+            k += 1
+        if broke and current:
+            yield from emit()
+            before = current[-1]
+            current = []
         if tok.token_type is TokenType.SEMICOLON:
-            if current:
-                yield current, before
+            yield from emit()
             current = []
             before = tok
         else:
             current.append(tok)
-    if current:
-        yield current, before
+    yield from emit()
 
 
 def _scan_statement(
@@ -1533,14 +1719,20 @@ def _scan_statement(
         "suppressions": suppressions,
         "_lines": ctx.lines,
     }
+    span = (first.start, last.end + 1)
+    if _is_kw(first, "EXECUTE"):
+        immediate = _immediate_string(toks, ctx.dialect, ctx.text)
+        if immediate is not None:
+            return _scan_immediate(ctx, *immediate, errors)
     try:
         found = _read_statement(ctx, toks)
     except _Fail as fail:
         err_line, err_column = ctx.lines.position(fail.offset)
-        errors.append(ScanError(ctx.file, err_line, err_column, fail.message))
+        errors.append(ScanError(ctx.file, err_line, err_column, fail.message, span=span))
         return []
-    except Exception as err:  # never let a surprise in sqlglot escape scan()
-        errors.append(ScanError(ctx.file, line, column, f"cannot read this statement: {err}"))
+    except Exception:  # never let a surprise in sqlglot escape scan()
+        message = "cannot read this statement (accord does not recognise its syntax)"
+        errors.append(ScanError(ctx.file, line, column, message, span=span))
         return []
     out = []
     for fields in found:
@@ -1548,6 +1740,44 @@ def _scan_statement(
             fields = {"kind": "other", **_parse_other(ctx, toks)}
         out.append(Statement(**common, **fields))
     return out
+
+
+def _immediate_string(
+    toks: Sequence[Token], dialect: str, text: str | None = None
+) -> tuple[str, int] | None:
+    """``EXECUTE IMMEDIATE <string>``: the string's content and its offset in ``text``. The
+    Snowflake tokenizer reads everything after ``EXECUTE`` as one command string; it is read
+    again as tokens. (With ``text`` None the offset is meaningless.)"""
+    if len(toks) == 3 and _is_kw(toks[1], "IMMEDIATE"):
+        tok = toks[2]
+        if tok.token_type in _BODY_STRING_TYPES:
+            return _string_content(tok, text) if text is not None else (tok.text, 0)
+        return None
+    if len(toks) != 2 or toks[1].token_type is not TokenType.STRING:
+        return None
+    if toks[1].text[:9].upper() != "IMMEDIATE":
+        return None
+    base = toks[0].end + 1
+    sub = text[base : toks[1].end + 1] if text is not None else " " + toks[1].text
+    inner = _tokenize(sub, dialect).tokens
+    if len(inner) != 2 or not _is_kw(inner[0], "IMMEDIATE"):
+        return None
+    if inner[1].token_type not in _BODY_STRING_TYPES:
+        return None
+    content, start = _string_content(inner[1], sub)
+    return content, base + start
+
+
+def _scan_immediate(
+    ctx: _Context, content: str, start: int, errors: list[ScanError]
+) -> list[Statement]:
+    """Snowflake ``EXECUTE IMMEDIATE $$ ... $$`` (or ``'...'``): the statements inside the
+    string, a Snowflake Scripting block or single statement, at their places in the file."""
+    # Everything before the string blanked (newlines kept), so offsets are the file's.
+    prefix = "".join(ch if ch == "\n" else " " for ch in ctx.text[:start])
+    inner = scan(prefix + content, ctx.file, ctx.dialect)
+    errors.extend(inner.errors)
+    return list(inner.statements)
 
 
 def _parse_other(ctx: _Context, toks: list[Token]) -> _Fields:

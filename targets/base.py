@@ -41,6 +41,13 @@ HEADER = (
 )
 
 
+#: (target class, id of a catalog object) -> (the object, what render_object gave): renderers
+#: hold no state, so a frozen object renders alike every time (the object is kept, and
+#: compared, so that a reused id never answers for another object)
+_RENDERED: dict[tuple[type, int], tuple[object, tuple[str, str] | None]] = {}
+_RENDERED_MAX = 100_000
+
+
 class Target:
     platform: str = ""
     #: name of the mapping table's principal column
@@ -377,6 +384,21 @@ class Target:
         """The file and SQL text of ``obj``. The text is checked to hold exactly the statements
         the object needs (:meth:`expected_statements`), so that no value that reaches SQL can
         ever add one."""
+        rendered = self._render_checked(obj)
+        if len(_RENDERED) >= _RENDERED_MAX:
+            _RENDERED.clear()
+        _RENDERED[(type(self), id(obj))] = (obj, rendered)
+        return rendered
+
+    def rendered_file(self, obj: CatalogObject) -> str | None:
+        """The file :meth:`render_object` puts ``obj`` in: remembered from rendering this very
+        object (the Terraform output asks again for every object it leaves to SQL), else
+        rendered now."""
+        memo = _RENDERED.get((type(self), id(obj)))
+        rendered = memo[1] if memo is not None and memo[0] is obj else self.render_object(obj)
+        return rendered[0] if rendered is not None else None
+
+    def _render_checked(self, obj: CatalogObject) -> tuple[str, str] | None:
         method = getattr(self, "render_" + _snake(type(obj).__name__), None)
         if method is None:
             raise NotImplementedError(f"{type(self).__name__} cannot render {type(obj).__name__}")

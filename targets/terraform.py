@@ -396,9 +396,9 @@ class DatabricksResources:
             target = get_target("databricks")
             files = set()
             for obj in outside:
-                rendered = target.render_object(obj)
+                rendered = target.rendered_file(obj)
                 assert rendered is not None
-                files.add(f"databricks/{rendered[0]}")
+                files.add(f"databricks/{rendered}")
             self.doc.outputs["accord_apply_as_sql"] = {
                 "description": OUTSIDE_TERRAFORM,
                 "value": {"databricks": sorted(files)},

@@ -148,10 +148,15 @@ def test_as_found_divergences_name_the_deciding_surface() -> None:
     assert rows[0]["loose"]["surface"] == "variant_annotation"
     assert rows[0]["strict"]["surface"] == "lakehouse_agent"
     assert "cro_collaborator" in rows[0]["personas"]
+    # the lakehouse agent's runtime returns no rows (ACC401): it is compared by what its
+    # policies intend, as lint's ACC403 does, so the pipeline is looser than that
+    assert "; lakehouse_agent shows rows of " in rows[0]["detail"]
     # semantics.divergences reports each loose place once, against the strictest place that
-    # reads the same facts (linear in places, not pairwise)
-    assert doc["summary"]["per_persona"]["cro_collaborator"] == 6
-    assert doc["summary"]["divergences"] == 18
+    # reads the same facts (linear in places, not pairwise): for the CRO collaborator the
+    # pipeline's rows, its clear subject_id against the agent's masked one, and the subject
+    # domain
+    assert doc["summary"]["per_persona"]["cro_collaborator"] == 3
+    assert doc["summary"]["divergences"] == 7
 
 
 def test_policies_have_no_divergence() -> None:

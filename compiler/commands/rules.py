@@ -11,14 +11,14 @@ from compiler.errors import UsageError
 @click.argument("rule_id", required=False)
 def command(rule_id: str | None) -> int:
     """List the lint rules (id, name, severity, where they apply, summary), or print the
-    documentation of RULE_ID."""
+    documentation of RULE_ID (an id such as ACC101, or a name such as current-role)."""
     from compiler.lint import registered_rules, rule_doc, rule_sources
     from compiler.lint.docs import doc_sections
 
     rules = registered_rules()
     if rule_id is not None:
-        wanted = rule_id.upper()
-        found = next((r for r in rules if r.id == wanted), None)
+        wanted = rule_id.strip()
+        found = next((r for r in rules if wanted.upper() == r.id or wanted.lower() == r.name), None)
         if found is None:
             raise UsageError(f"unknown rule {rule_id!r}: `accord rules` lists them")
         where = ", ".join(rule_sources(found.id))

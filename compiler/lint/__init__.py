@@ -84,9 +84,9 @@ class Context:
 
     @cached_property
     def catalogs(self) -> dict[str, Catalog]:
-        from targets import get_target
+        from compiler.compile import lower_all
 
-        return {p: get_target(p).lower(self.model) for p in self.model.declared_platforms()}
+        return lower_all(self.project)  # shared with compile in the same process
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
         """``compute()`` once per lint run, shared by every check that asks for ``key``."""
@@ -132,21 +132,35 @@ class RegisteredRule:
     check: Callable[..., Iterable[Any]]
     doc: str
     source: Source
+    #: a check over the other checks' results (see :func:`post_rule`)
+    post: bool = False
 
 
 REGISTRY: dict[str, list[RegisteredRule]] = {}
+#: selects rules: the rule ids a run reports (``--select`` / ``--ignore``, the configuration)
+Selected = Callable[[str], bool]
 
 
-def _register(rule_id: str, source: Source) -> Callable[[Callable[..., Any]], Any]:
+def _register(
+    rule_id: str, source: Source, post: bool = False
+) -> Callable[[Callable[..., Any]], Any]:
     if rule_id not in RULES_BY_ID:
         raise KeyError(f"{rule_id} is not in the rule table (compiler/rules.py)")
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         doc = inspect.cleandoc(fn.__doc__ or "")
-        REGISTRY.setdefault(rule_id, []).append(RegisteredRule(rule_id, fn, doc, source))
+        REGISTRY.setdefault(rule_id, []).append(RegisteredRule(rule_id, fn, doc, source, post))
         return fn
 
     return register
+
+
+def post_rule(rule_id: str, source: Source) -> Callable[[Callable[..., Any]], Any]:
+    """Register a check that runs after every other check of ``source``: for policy files it
+    is called as ``check(project, findings, selected)``, for SQL files as ``check(results,
+    used, selected)`` with ``used`` the (file, line, column, rule) of every suppression
+    comment that silenced a finding. It yields findings."""
+    return _register(rule_id, source, post=True)
 
 
 def rule(rule_id: str) -> Callable[[PolicyCheck], PolicyCheck]:
@@ -210,31 +224,55 @@ def suppression_for(project: Project, obj: str, rule_id: str) -> str | None:
     return entry.ignore.get(rule_id) if entry is not None else None
 
 
-def lint_project(project: Project, extra: dict[str, object] | None = None) -> list[Finding]:
+def _all(rule_id: str) -> bool:
+    return True
+
+
+def lint_project(
+    project: Project, extra: dict[str, object] | None = None, selected: Selected = _all
+) -> list[Finding]:
     """Every finding of every registered policy check, suppressions applied, sorted."""
     _load_rules()
     ctx = Context(project, extra or {})
     findings: list[Finding] = []
+    post = []
     for rule_id in sorted(REGISTRY):
         for registered in REGISTRY[rule_id]:
             if registered.source != "policy":
+                continue
+            if registered.post:
+                post.append(registered)
                 continue
             for f in registered.check(ctx):
                 reason = suppression_for(project, f.object, f.rule)
                 if reason:
                     f = replace(f, suppressed=True, reason=reason)
                 findings.append(f)
-    return sorted(set(findings))
+    for registered in post:
+        findings.extend(registered.check(project, findings, selected))
+    return sorted({f for f in findings if selected(f.rule)})
 
 
 def lint_sql(results: Sequence[ScanResult]) -> list[Finding]:
     """Every finding of every registered SQL check over files scanned together (so a finding
-    across platforms can name two files), suppression comments applied, sorted.
+    across platforms can name two files), suppression comments applied, sorted. What the
+    scanner could not read is an ACC001 finding.
 
-    Raises InputError for scan errors and for suppression comments that name an unknown rule
-    or give no reason."""
+    Raises InputError for suppression comments that are malformed, name an unknown rule or
+    give no reason (see :func:`lint_sql_batch`, which returns them instead)."""
+    findings, problems = lint_sql_batch(results)
+    if problems:
+        raise InputError(problems)
+    return findings
+
+
+def suppression_problems(results: Sequence[ScanResult]) -> list[Diagnostic]:
+    """Suppression comments that are malformed, name an unknown rule or give no reason."""
     problems = [
-        Diagnostic(Location(e.file, e.line, e.column), e.message) for r in results for e in r.errors
+        Diagnostic(Location(e.file, e.line, e.column), e.message)
+        for r in results
+        for e in r.errors
+        if e.kind == "suppression"
     ]
     for result in results:
         for stmt in result.statements:
@@ -254,27 +292,53 @@ def lint_sql(results: Sequence[ScanResult]) -> list[Finding]:
                             f"`-- accord: ignore {s.rule} <why this is safe>`",
                         )
                     )
-    if problems:
-        raise InputError(problems)
+    return sorted(set(problems))
+
+
+def lint_sql_batch(
+    results: Sequence[ScanResult], selected: Selected = _all
+) -> tuple[list[Finding], list[Diagnostic]]:
+    """The findings of :func:`lint_sql` and, separately, the suppression problems: one
+    broken file never hides the findings of the others."""
+    problems = suppression_problems(results)
     _load_rules()
     ctx = SqlContext(results)
+    templates = {r.statements[0].file if r.statements else None: r.template for r in results}
+    templates.update({e.file: r.template for r in results for e in r.errors})
     findings: list[Finding] = []
+    used: set[tuple[str, int, int, str]] = set()
+    post = []
     for rule_id in sorted(REGISTRY):
         for registered in REGISTRY[rule_id]:
             if registered.source != "sql":
                 continue
+            if registered.post:
+                post.append(registered)
+                continue
             for hit in registered.check(ctx):
                 f = hit.finding
-                reason = next(
+                silencer = next(
                     (
-                        s.reason
+                        (stmt, s)
                         for stmt in hit.statements
                         for s in stmt.suppressions
                         if s.rule == f.rule
                     ),
                     None,
                 )
-                if reason:
-                    f = replace(f, suppressed=True, reason=reason)
+                if silencer is not None and selected(f.rule):
+                    stmt, s = silencer
+                    used.add((stmt.file, s.line, s.column, s.rule))
+                    f = replace(f, suppressed=True, reason=s.reason)
+                template = templates.get(f.location.file)
+                if template is not None:
+                    f = replace(
+                        f,
+                        object=template.restore(f.object),
+                        message=template.restore(f.message),
+                        fix=template.restore(f.fix),
+                    )
                 findings.append(f)
-    return sorted(set(findings))
+    for registered in post:
+        findings.extend(registered.check(results, used, selected))
+    return sorted({f for f in findings if selected(f.rule)}), problems

@@ -710,8 +710,16 @@ def loosest_surface(ctx: Context) -> Iterator[Finding]:
     persona more rows or clearer columns than the strictest surface reading the same facts:
     one finding per (facts, loose surface), listing the personas and what differs.
 
+    Datasets that share an identifier domain hold the same kind of identifier, not the same
+    rows: for a domain, what is compared is how the identifier value is exposed (clear or
+    masked) on each surface where the persona reaches rows. Being denied every row of one
+    dataset while seeing a masked identifier in another is not a divergence, nor are two
+    datasets read by the same surface (a surface is not looser than itself).
+
     A surface whose runtime returns no rows (ACC401) is compared by what its catalog's
     policies intend: its failure is reported by ACC401 and is not a restriction.
+    `accord analyze` reports the same divergences (one function computes them), and
+    honours `ignore: {ACC403: "why"}` on the looser surface, listing those separately.
 
     ## Why is this bad?
     The mesh answers whatever its loosest surface answers. A persona denied a programme on the

@@ -10,10 +10,11 @@ from urllib.parse import quote
 
 import click
 
-from compiler.errors import Location
+from compiler.errors import Diagnostic, Location
 from compiler.lint import Finding, registered_rules, rule_doc, rule_sources
 from compiler.lint.docs import doc_sections
 from compiler.lint.sources import source_line
+from compiler.rules import RULES_BY_ID
 
 FORMATS = ("text", "json", "sarif", "github")
 #: longest source excerpt shown in text output; longer lines are cut around the column
@@ -89,33 +90,68 @@ def format_findings(findings: Sequence[Finding], color: bool = False) -> str:
     return "\n".join(out)
 
 
-def summary_line(findings: Sequence[Finding], files: int) -> str:
+def summary_line(findings: Sequence[Finding], files: int, problems: int = 0) -> str:
     c = counts(findings)
     checked = _plural(files, "file")
     suppressed = f" ({c['suppressed']} suppressed)" if c["suppressed"] else ""
+    unusable = f"; {_plural(problems, 'input error')} (on stderr)" if problems else ""
     if not c["error"] and not c["warning"]:
-        return f"accord lint: no findings in {checked}{suppressed}"
+        return f"accord lint: no findings in {checked}{suppressed}{unusable}"
     return (
         f"accord lint: {_plural(c['error'], 'error')}, {_plural(c['warning'], 'warning')} in "
-        f"{checked}{suppressed}"
+        f"{checked}{suppressed}{unusable}"
     )
 
 
 def render_text(
-    findings: Sequence[Finding], files: int, show_suppressed: bool = False, color: bool = False
+    findings: Sequence[Finding],
+    files: int,
+    show_suppressed: bool = False,
+    color: bool = False,
+    problems: Sequence[Diagnostic] = (),
 ) -> str:
     shown = [f for f in findings if show_suppressed or not f.suppressed]
-    summary = summary_line(findings, files)
+    summary = summary_line(findings, files, len(problems))
     if not shown:
         return summary
     return format_findings(shown, color) + "\n\n" + summary
+
+
+def render_statistics(
+    findings: Sequence[Finding], files: int, show_suppressed: bool = False, problems: int = 0
+) -> str:
+    """``--statistics``: findings counted by rule, most frequent first, then the summary."""
+    by_rule: dict[str, int] = {}
+    for f in findings:
+        if show_suppressed or not f.suppressed:
+            by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
+    lines = []
+    if by_rule:
+        width = len(str(max(by_rule.values())))
+        for rule_id, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
+            info = RULES_BY_ID[rule_id]
+            lines.append(f"{n:>{width}}  {rule_id}  {info.name}  ({info.severity})")
+        lines.append("")
+    lines.append(summary_line(findings, files, problems))
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------
 # json
 
 
-def render_json(findings: Sequence[Finding], show_suppressed: bool = False) -> str:
+def _error_json(d: Diagnostic) -> dict[str, object]:
+    loc = d.location
+    return {"file": loc.file, "line": loc.line, "column": loc.column, "message": d.message}
+
+
+def render_json(
+    findings: Sequence[Finding],
+    show_suppressed: bool = False,
+    problems: Sequence[Diagnostic] = (),
+) -> str:
+    """The document of cli.md; ``errors`` (file, line, column, message) is added beside
+    ``findings`` when the input could not all be used (exit 2)."""
     listed = []
     for f in findings:
         if f.suppressed and not show_suppressed:
@@ -126,7 +162,10 @@ def render_json(findings: Sequence[Finding], show_suppressed: bool = False) -> s
             if f.suppressed:
                 entry["reason"] = f.reason
         listed.append(entry)
-    return json.dumps({"findings": listed, "summary": counts(findings)}, indent=2)
+    doc: dict[str, object] = {"findings": listed, "summary": counts(findings)}
+    if problems:
+        doc["errors"] = [_error_json(d) for d in problems]
+    return json.dumps(doc, indent=2)
 
 
 # --------------------------------------------------------------------------------------------
@@ -143,7 +182,16 @@ def _uri(path: str) -> str:
     return quote(path)
 
 
-def sarif_document(findings: Sequence[Finding]) -> dict[str, object]:
+#: the rule of the SARIF results that locate input errors (not a lint rule: the input is
+#: unusable), so code scanning annotates the typo that broke the model
+INPUT_ERROR_RULE = "input-error"
+
+
+def sarif_document(
+    findings: Sequence[Finding], problems: Sequence[Diagnostic] = ()
+) -> dict[str, object]:
+    """SARIF 2.1.0. Input errors are ``invocations[0].toolExecutionNotifications`` (with
+    ``executionSuccessful: false``) and also located results of rule ``input-error``."""
     rules = registered_rules()
     index = {r.id: i for i, r in enumerate(rules)}
     driver_rules = []
@@ -180,6 +228,37 @@ def sarif_document(findings: Sequence[Finding]) -> dict[str, object]:
         if f.suppressed:
             result["suppressions"] = [{"kind": "inSource", "justification": f.reason}]
         results.append(result)
+    if problems:
+        driver_rules.append(
+            {
+                "id": INPUT_ERROR_RULE,
+                "name": "invalid-input",
+                "shortDescription": {"text": "accord could not use this input."},
+                "fullDescription": {
+                    "text": "The file could not be read or the policy model is invalid; "
+                    "nothing of it was linted until it is corrected."
+                },
+                "defaultConfiguration": {"level": "error"},
+                "properties": {"tags": ["governance", "input"]},
+            }
+        )
+        for d in problems:
+            results.append(
+                {
+                    "ruleId": INPUT_ERROR_RULE,
+                    "ruleIndex": len(driver_rules) - 1,
+                    "level": "error",
+                    "message": {"text": d.message},
+                    "locations": [_physical(d.location)],
+                }
+            )
+    invocation = {
+        "executionSuccessful": not problems,
+        "toolExecutionNotifications": [
+            {"level": "error", "message": {"text": d.message}, "locations": [_physical(d.location)]}
+            for d in problems
+        ],
+    }
     try:
         version = metadata.version("accord")
     except metadata.PackageNotFoundError:  # running from a source tree without install
@@ -190,6 +269,7 @@ def sarif_document(findings: Sequence[Finding]) -> dict[str, object]:
         "runs": [
             {
                 "tool": {"driver": {"name": "accord", "version": version, "rules": driver_rules}},
+                "invocations": [invocation],
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }
@@ -206,8 +286,8 @@ def _physical(loc: Location) -> dict[str, object]:
     }
 
 
-def render_sarif(findings: Sequence[Finding]) -> str:
-    return json.dumps(sarif_document(findings), indent=2)
+def render_sarif(findings: Sequence[Finding], problems: Sequence[Diagnostic] = ()) -> str:
+    return json.dumps(sarif_document(findings, problems), indent=2)
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,10 +302,25 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render_github(findings: Sequence[Finding], show_suppressed: bool = False) -> str:
+def render_github(
+    findings: Sequence[Finding],
+    show_suppressed: bool = False,
+    problems: Sequence[Diagnostic] = (),
+) -> str:
     """Workflow commands: ``::error file=...,line=...,col=...,title=ACC201 unsalted-hash::...``
-    (suppressed findings as ``::notice`` with --show-suppressed)."""
+    (suppressed findings as ``::notice`` with --show-suppressed; input errors as ``::error``
+    lines titled ``accord input error``)."""
     lines = []
+    for d in problems:
+        props = ",".join(
+            [
+                f"file={_escape_property(d.location.file)}",
+                f"line={d.location.line}",
+                f"col={d.location.column}",
+                f"title={_escape_property('accord input error')}",
+            ]
+        )
+        lines.append(f"::error {props}::{_escape_data(d.message)}")
     for f in findings:
         if f.suppressed and not show_suppressed:
             continue

@@ -2,9 +2,13 @@
 
 Every check reads statement bodies as sqlglot trees (through :mod:`compiler.lint.trees`) and
 locates findings with :func:`compiler.sqlscan.node_position`. Files are linted together, so
-ACC203 can compare masks across platforms. The rule pages of ACC101, ACC102, ACC201, ACC203
-and ACC204 are the docstrings of their policy-file checks (``model_rules``); ACC205 exists in
-SQL only and is documented here.
+ACC203 can compare masks across platforms. Views that decide access per caller (a Databricks
+dynamic view calling ``is_member`` / ``is_account_group_member`` / ``current_user``, a
+Snowflake secure view calling ``CURRENT_ROLE`` / ``IS_ROLE_IN_SESSION``) are read like mask
+and filter bodies for ACC101, ACC102, ACC201 and ACC204; a view that only computes, say, an
+``md5`` surrogate key is not. The rule pages of ACC101, ACC102, ACC201, ACC203 and ACC204 are
+the docstrings of their policy-file checks (``model_rules``); ACC205 exists in SQL only and
+is documented here.
 """
 
 from __future__ import annotations
@@ -43,6 +47,83 @@ def _bodies(ctx: SqlContext, kinds: tuple[str, ...] = tuple(_WHAT)) -> Iterator[
     for stmt in ctx.statements:
         if stmt.kind in kinds and stmt.body is not None:
             yield stmt
+
+
+#: calls that make a view decide access per caller (a dynamic view, a secure view)
+_ACCESS_CALLS = frozenset(
+    {
+        "is_member",
+        "is_account_group_member",
+        "is_role_in_session",
+        "current_user",
+        "current_role",
+        "current_available_roles",
+        "invoker_role",
+        "is_database_role_in_session",
+    }
+)
+
+
+def _decides_access(tree: exp.Expression) -> bool:
+    if role_calls(tree):
+        return True
+    for node in tree.find_all(exp.Func):
+        name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
+        if name.lower() in _ACCESS_CALLS or isinstance(node, exp.CurrentUser):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A body lint reads: a policy or function body, or the query of a view that decides
+    access per caller (a Databricks dynamic view, a Snowflake secure view)."""
+
+    stmt: Statement
+    body: exp.Expression
+    what: str
+    view: bool = False
+
+
+def _views(ctx: SqlContext) -> list[_Target]:
+    def compute() -> list[_Target]:
+        out = []
+        for stmt in ctx.statements:
+            create = stmt.expression
+            if stmt.kind != "other" or not isinstance(create, exp.Create):
+                continue
+            if str(create.args.get("kind") or "").upper() != "VIEW":
+                continue
+            query = create.expression
+            if query is None or not _decides_access(query):
+                continue
+            props = create.args.get("properties")
+            secure = props is not None and any(
+                isinstance(p, exp.SecureProperty) for p in props.expressions
+            )
+            if stmt.dialect == "snowflake" and not secure:
+                continue
+            kind = "secure view" if secure else "dynamic view"
+            out.append(_Target(stmt, query, f"{kind} {create.this.sql(stmt.dialect)}", True))
+        return out
+
+    found: list[_Target] = ctx.memo("sql_rules.views", compute)
+    return found
+
+
+def _targets(ctx: SqlContext, dialect: str | None = None) -> Iterator[_Target]:
+    """Every policy and function body, then every access-deciding view."""
+    for stmt in _bodies(ctx):
+        if dialect is None or stmt.dialect == dialect:
+            assert stmt.body is not None
+            yield _Target(stmt, stmt.body, _describe(stmt))
+    for target in _views(ctx):
+        if dialect is None or target.stmt.dialect == dialect:
+            yield target
+
+
+def _name(target: _Target) -> str:
+    return target.stmt.name or target.what.split(" ", 2)[-1]
 
 
 def _at(stmt: Statement, node: exp.Expression) -> Location:
@@ -126,16 +207,14 @@ def _mask_hashes(ctx: SqlContext) -> list[_MaskHash]:
 @sql_rule("ACC101")
 def current_role_sql(ctx: SqlContext) -> Iterator[SqlHit]:
     """ACC101 in Snowflake policy bodies (see the policy-file check for the rule page)."""
-    for stmt in _bodies(ctx):
-        if stmt.dialect != "snowflake":
-            continue
-        assert stmt.body is not None
-        for node, name in role_calls(stmt.body):
+    for target in _targets(ctx, "snowflake"):
+        stmt = target.stmt
+        for node, name in role_calls(target.body):
             finding = Finding(
                 _at(stmt, node),
                 "ACC101",
-                stmt.name or "",
-                current_role_message(name, _describe(stmt)),
+                _name(target),
+                current_role_message(name, target.what),
                 "use IS_ROLE_IN_SESSION(<role>), which sees primary and secondary roles "
                 "(IS_ROLE_IN_SESSION(g.ROLE_NAME) for a mapping-table lookup)",
             )
@@ -145,16 +224,14 @@ def current_role_sql(ctx: SqlContext) -> Iterator[SqlHit]:
 @sql_rule("ACC102")
 def workspace_group_check_sql(ctx: SqlContext) -> Iterator[SqlHit]:
     """ACC102 in Databricks function bodies (see the policy-file check for the rule page)."""
-    for stmt in _bodies(ctx):
-        if stmt.dialect != "databricks":
-            continue
-        assert stmt.body is not None
-        for node in workspace_group_calls(stmt.body):
+    for target in _targets(ctx, "databricks"):
+        stmt = target.stmt
+        for node in workspace_group_calls(target.body):
             finding = Finding(
                 _at(stmt, node),
                 "ACC102",
-                stmt.name or "",
-                workspace_group_message(_describe(stmt)),
+                _name(target),
+                workspace_group_message(target.what),
                 "call is_account_group_member(<group>) instead of is_member(<group>)",
             )
             yield SqlHit(finding, (stmt,))
@@ -163,17 +240,30 @@ def workspace_group_check_sql(ctx: SqlContext) -> Iterator[SqlHit]:
 @sql_rule("ACC204")
 def weak_hash_sql(ctx: SqlContext) -> Iterator[SqlHit]:
     """ACC204 in policy and function bodies (see the policy-file check for the rule page)."""
-    for stmt in _bodies(ctx):
-        assert stmt.body is not None
-        for node, name in weak_hashes(stmt.body, stmt.dialect):
+    for target in _targets(ctx):
+        stmt = target.stmt
+        for node, name in weak_hashes(target.body, stmt.dialect):
             finding = Finding(
                 _at(stmt, node),
                 "ACC204",
-                stmt.name or "",
-                f"{_describe(stmt)} calls {name}(), {weak_reason(name)}",
+                _name(target),
+                f"{target.what} calls {name}(), {weak_reason(name)}",
                 "use SHA2(<value> || <secret salt function>(), 256)",
             )
             yield SqlHit(finding, (stmt,))
+
+
+def _quote(node: exp.Expression, dialect: str) -> str:
+    """An expression as a message quotes it: without the SQL comments sqlglot keeps on it."""
+    bare = node.copy()
+    for n in bare.walk():
+        n.comments = None
+    return render(bare, dialect)
+
+
+def _strong(call: HashCall) -> str:
+    """The hash a fix names: the call's own when it is SHA-2, never one ACC204 flags."""
+    return call.function if call.function.startswith("SHA2") and not call.weak else "SHA2"
 
 
 @sql_rule("ACC201")
@@ -189,13 +279,31 @@ def unsalted_hash_sql(ctx: SqlContext) -> Iterator[SqlHit]:
             "ACC201",
             stmt.name or "",
             f"{_describe(stmt)} hashes the masked value {value} with nothing mixed in "
-            f"({render(call.node, stmt.dialect)}): anyone can hash candidate values and match the "
+            f"({_quote(call.node, stmt.dialect)}): anyone can hash candidate values and match the "
             "digests, and the same value gets the same digest on every platform",
             f"mix in a secret salt read from a secure function: "
-            f"{call.function}({value} || <governance schema>.<mask>_salt(), 256), "
+            f"{_strong(call)}({value} || <governance schema>.<mask>_salt(), 256), "
             "a different secret on each platform",
         )
         yield SqlHit(finding, (stmt,))
+    for target in _views(ctx):
+        stmt = target.stmt
+        for call in hash_calls(target.body, None, stmt.dialect):
+            if not call.unsalted:
+                continue
+            value = call.parts[0][1]
+            finding = Finding(
+                _at(stmt, call.node),
+                "ACC201",
+                _name(target),
+                f"{target.what} hashes {value} with nothing mixed in "
+                f"({_quote(call.node, stmt.dialect)}): anyone can hash candidate values and "
+                "match the digests, and the same value gets the same digest on every platform",
+                f"mix in a secret salt read from a secure function: "
+                f"{_strong(call)}({value} || <governance schema>.<mask>_salt(), 256), "
+                "a different secret on each platform",
+            )
+            yield SqlHit(finding, (stmt,))
 
 
 @sql_rule("ACC205")
@@ -327,6 +435,9 @@ def joinable_digest_sql(ctx: SqlContext) -> Iterator[SqlHit]:
         if len({p.dialect for p in places}) < 2:
             continue
         places = sorted(places, key=lambda p: (p.location, p.attachment.line))
+        # one place per mask position and attached column (a body may hash twice)
+        unique = {(p.location, p.attachment.table, p.attachment.column_name): p for p in places}
+        places = list(unique.values())
         first = places[0]
         listed = "; ".join(
             f"{p.location} ({p.dialect} {_describe(p.mask.stmt)} on "
@@ -343,7 +454,9 @@ def joinable_digest_sql(ctx: SqlContext) -> Iterator[SqlHit]:
             "join across the platforms on the digest",
             "mix a different secret salt into the hash on each platform, read from a secure "
             "salt function",
-            related=tuple(p.location for p in places[1:]),
+            related=tuple(
+                dict.fromkeys(p.location for p in places[1:] if p.location != first.location)
+            ),
         )
         statements = tuple(s for p in places for s in (p.mask.stmt, p.attachment))
         yield SqlHit(finding, statements)

@@ -343,14 +343,14 @@ class _PlatformPlanner:
         reads one of ``names`` (a salt function)."""
         found = set()
         for state in (self.before, self.after):
+            reads_of: dict[str, set[str]] = {}  # a policy's body is walked once, not per column
             for col in self.domains:
                 for policy in state.masks_on(*col):
-                    reads = (
-                        references(state.defs[policy.upper()])
-                        if policy.upper() in state.defs
-                        else set()
-                    )
-                    if policy.upper() in names or reads & names:
+                    key = policy.upper()
+                    if key not in reads_of:
+                        reads_of[key] = references(state.defs[key]) if key in state.defs else set()
+                    reads = reads_of[key]
+                    if key in names or reads & names:
                         found.add(col)
         return found
 

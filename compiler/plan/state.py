@@ -29,6 +29,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from compiler.plan.index import PlaceIndex, Places, index_of
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -188,10 +189,20 @@ class Audience:
 class State:
     platform: str
     defs: dict[str, Definition] = field(default_factory=dict)
-    places: dict[tuple[str, ...], Placement] = field(default_factory=dict)
+    places: dict[tuple[str, ...], Placement] = field(default_factory=Places)
     #: names (upper-cased) of definitions accord manages: a body reference to one of them must
     #: resolve; other references (hand-written SQL reading other tables) are not checked
     managed: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        # tags and ABAC policies by table, rebuilt when the placements change (bench/README.md)
+        if not isinstance(self.places, Places):
+            self.places = Places(self.places)
+        self._index: PlaceIndex | None = None
+
+    def _indexed(self) -> PlaceIndex:
+        self._index = index_of(self.places, self._index)  # type: ignore[arg-type]
+        return self._index
 
     @classmethod
     def of(cls, catalog: Catalog | None, platform: str, managed: Iterable[str] = ()) -> State:
@@ -204,7 +215,7 @@ class State:
         return state
 
     def copy(self) -> State:
-        return State(self.platform, dict(self.defs), dict(self.places), self.managed)
+        return State(self.platform, dict(self.defs), Places(self.places), self.managed)
 
     def same_as(self, other: State) -> bool:
         return {n: (type(o), fingerprint(o)) for n, o in self.defs.items()} == {
@@ -214,22 +225,15 @@ class State:
     # ---- what protects a table or a column ----------------------------------------------------
 
     def _tags(self, table: str, column: str | None) -> dict[str, str]:
-        col = (column or "").upper()
-        return {
-            p.tag.lower(): p.value
-            for k, p in self.places.items()
-            if k[0] == "tag" and k[1] == table.upper() and k[2] == col
-        }
+        return dict(self._indexed().tags.get((table.upper(), (column or "").upper()), {}))
 
     def _tagged_columns(self, table: str) -> set[str]:
-        return {k[2] for k in self.places if k[0] == "tag" and k[1] == table.upper() and k[2]}
+        return set(self._indexed().tagged.get(table.upper(), ()))
 
     def _abac_on(self, table: str, kind: str) -> Iterable[tuple[AbacPolicy, set[str]]]:
         """ABAC policies of ``kind`` that apply to ``table``, each with the columns it masks."""
         t = table.upper()
-        for k, p in self.places.items():
-            if k[0] != "abac" or p.kind != kind:  # type: ignore[union-attr]
-                continue
+        for p in self._indexed().abac.get(kind, ()):
             assert isinstance(p, AbacPolicy)
             scope = p.securable.upper()
             if not (t == scope if p.securable_type == "TABLE" else t.startswith(scope + ".")):

@@ -17,6 +17,7 @@ Rows cycle through each column's values; the longest list sets the number of row
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from sqlglot import exp
 
@@ -43,9 +44,17 @@ class GenTable:
     columns: tuple[GenColumn, ...]
     rows: tuple[tuple[Value, ...], ...]
 
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        # folded name -> first column of that name (looked up per row and persona: a dict,
+        # not a scan of the columns)
+        out: dict[str, int] = {}
+        for i, c in enumerate(self.columns):
+            out.setdefault(c.name.lower(), i)
+        return out
+
     def column_index(self, name: str) -> int | None:
-        folded = name.lower()
-        return next((i for i, c in enumerate(self.columns) if c.name.lower() == folded), None)
+        return self._positions.get(name.lower())
 
     def value(self, row: int, column: str) -> Value:
         i = self.column_index(column)

@@ -162,6 +162,8 @@ class Verifier:
         self.parts_of: dict[str, tuple[Part, dict[str, Part]]] = {}
         #: (dataset, persona) -> "rows" or the columns where several ABAC policies apply
         self.conflicts: dict[tuple[str, str], list[str]] = {}
+        #: one object per distinct value seen (results hold every persona's every row)
+        self._canon: dict[Any, Any] = {}
 
     def sql_for(self, platform: str) -> PlatformSQL:
         return self.compiled.platforms.get(platform) or PlatformSQL(platform)
@@ -179,8 +181,9 @@ class Verifier:
         for platform in self.report.platforms:
             self.binders[platform] = Binder(self.sql_for(platform), self.table_columns)
         extra: dict[str, set[str]] = {}
+        attached = {p: self.sql_for(p).attached_columns_by_table() for p in self.report.platforms}
         for name, ds in self.model.datasets.items():
-            named = self.sql_for(ds.platform).attached_columns(ds.table)
+            named = attached[ds.platform].get(fold(ds.table, ds.platform), set())
             extra[name] = {c for c in named if c.lower() not in {k.lower() for k in ds.columns}}
         self.tables = generate(self.model, extra)
         for name, table in self.tables.items():
@@ -190,10 +193,14 @@ class Verifier:
             )
             ident = exp.to_identifier(f"accord_data:{name}", quoted=True).sql("duckdb")
             self.con.execute(f"CREATE TABLE {ident} (accord_row INTEGER, {cols})")
-            marks = ", ".join("?" for _ in range(len(table.columns) + 1))
-            self.con.executemany(
-                f"INSERT INTO {ident} VALUES ({marks})",
-                [[i, *row] for i, row in enumerate(table.rows)],
+            # one statement per table, each column a list parameter unnested in parallel
+            # (executemany ran one INSERT per generated row)
+            unnest = ", ".join("UNNEST(?)" for _ in range(len(table.columns) + 1))
+            self.con.execute(
+                f"INSERT INTO {ident} SELECT {unnest}",
+                [list(range(len(table.rows))), *(list(c) for c in zip(*table.rows, strict=True))]
+                if table.columns
+                else [list(range(len(table.rows)))],
             )
         self._personas()
 
@@ -433,10 +440,12 @@ class Verifier:
     ) -> None:
         names = list(columns)
         n = len(names)
+        index = {name: i for i, name in enumerate(names)}
+        canon = self._canon
         out: dict[str, dict[int, tuple[bool, dict[str, Any]]]] = {}
         for record in result:
             persona, row_id, visible = record[0], record[1], bool(record[2])
-            values = dict(zip(names, record[3 : 3 + n], strict=True))
+            values = _Values(index, tuple(_canonical(canon, v) for v in record[3 : 3 + n]))
             flags = record[3 + n :]
             out.setdefault(persona, {})[row_id] = (visible, values)
             if flags[0]:
@@ -639,14 +648,35 @@ class Verifier:
                 if spec.identifier and spec.mask and self.model.masks[spec.mask].strategy == "hash":
                     by_domain.setdefault(spec.identifier, []).append((name, col))
         for domain, cols in sorted(by_domain.items()):
+            # every pair of columns on two platforms is one check; only pairs that share an
+            # (identifier, digest) can differ, found through an index instead of comparing
+            # every pair (which made verify quadratic in the number of datasets)
+            platform_of = [self.model.datasets[a].platform for a, _ in cols]
+            digests = [self._digests(a, ca) for a, ca in cols]
+            sharing: dict[tuple[Any, Any], list[int]] = {}
+            for j, found in enumerate(digests):
+                for v, d in found.items():
+                    if d is not None and d != v:
+                        sharing.setdefault((v, d), []).append(j)
+            later = dict.fromkeys(platform_of, 0)
+            for i in range(len(cols) - 1, -1, -1):
+                self.report.checks += sum(n for p, n in later.items() if p != platform_of[i])
+                later[platform_of[i]] += 1
             for i, (a, ca) in enumerate(cols):
-                for b, cb in cols[i + 1 :]:
-                    pa, pb = self.model.datasets[a].platform, self.model.datasets[b].platform
-                    if pa == pb:
-                        continue
-                    self.report.checks += 1
-                    digests_a = self._digests(a, ca)
-                    digests_b = self._digests(b, cb)
+                candidates = sorted(
+                    {
+                        j
+                        for v, d in digests[i].items()
+                        if d is not None and d != v
+                        for j in sharing[(v, d)]
+                        if j > i and platform_of[j] != platform_of[i]
+                    }
+                )
+                for j in candidates:
+                    b, cb = cols[j]
+                    pa, pb = platform_of[i], platform_of[j]
+                    digests_a = digests[i]
+                    digests_b = digests[j]
                     same = sorted(
                         v
                         for v, d in digests_a.items()
@@ -684,6 +714,27 @@ class Verifier:
             for r in range(len(table.rows))
             if isinstance(value := table.value(r, column), str)
         }
+
+
+class _Values:
+    """One result row's column values, looked up by column name like the dict it replaces:
+    the name -> position index is shared by every row of the dataset (a dict per row and
+    persona took gigabytes on a few thousand datasets)."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, index: dict[str, int], values: tuple[Any, ...]) -> None:
+        self._index = index
+        self._values = values
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[self._index[name]]
+
+
+def _canonical(canon: dict[Any, Any], value: Any) -> Any:
+    # strings only (digests and redactions, repeated for every persona): equal strings are
+    # interchangeable, where 1, 1.0 and True are equal keys but not the same value
+    return canon.setdefault(value, value) if type(value) is str else value
 
 
 def _covers(a: AbacPolicy, table: str, platform: str) -> bool:

@@ -87,6 +87,21 @@ class PlatformSQL:
         out.update(col for (t, col) in self.tags if t == key and col)
         return out
 
+    def attached_columns_by_table(self) -> dict[str, set[str]]:
+        """:meth:`attached_columns` of every table at once, by folded table name: one pass
+        over the SQL instead of one per table."""
+        out: dict[str, set[str]] = {}
+        for key, att in self.row_filters.items():
+            out.setdefault(key, set()).update(c for c in att.columns if not c.startswith("'"))
+        for (t, col), att in self.masks.items():
+            found = out.setdefault(t, set())
+            found.add(col)
+            found.update(c for c in att.columns if not c.startswith("'"))
+        for t, col in self.tags:
+            if col:
+                out.setdefault(t, set()).add(col)
+        return out
+
 
 @dataclass(frozen=True)
 class CompiledSQL:

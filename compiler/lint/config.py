@@ -1,0 +1,196 @@
+"""Lint configuration, as ruff users expect it: ``[tool.accord]`` in ``pyproject.toml``, or the
+same keys at the top of ``accord.toml`` (which wins in the same directory). The nearest file
+from the working directory upwards is used.
+
+```toml
+[tool.accord]
+policies = "governance/policies"        # default PATH of `accord lint`
+select = ["ACC1", "ACC2", "ACC403"]     # ids, id prefixes or rule names; default: every rule
+ignore = ["ACC503"]
+fail-on = "warning"                     # error (default) | warning | never
+exclude = ["examples/**", "dbt_packages/**"]
+force-exclude = true                    # apply exclude to files named on the command line too
+[tool.accord.per-file-ignores]
+"legacy/*.sql" = ["ACC101"]
+```
+
+ACC001 (a policy statement accord could not analyse) is never deselected: exclude the file
+instead, so what is not linted is said in the configuration.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compiler.errors import Diagnostic, InputError, Location
+from compiler.rules import RULE_TABLE
+
+FAIL_ON = ("error", "warning", "never")
+_KEYS = frozenset(
+    {"select", "ignore", "per-file-ignores", "fail-on", "policies", "exclude", "force-exclude"}
+)
+#: never deselected (see the module documentation)
+ALWAYS = frozenset({"ACC001"})
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
+    fail_on: str | None = None
+    policies: str | None = None
+    exclude: tuple[str, ...] = ()
+    force_exclude: bool = False
+    #: the directory of the configuration file (globs are relative to it)
+    root: str = "."
+    file: str | None = None
+
+    def selected(self, rule_id: str) -> bool:
+        if rule_id in ALWAYS:
+            return True
+        if self.select and not _matches(rule_id, self.select):
+            return False
+        return not _matches(rule_id, self.ignore)
+
+    def ignored_in(self, path: str, rule_id: str) -> bool:
+        if rule_id in ALWAYS:
+            return False
+        rel = self._relative(path)
+        return any(rule_id in rules for glob, rules in self.per_file_ignores if _glob(rel, glob))
+
+    def excluded(self, path: str) -> bool:
+        rel = self._relative(path)
+        return any(_glob(rel, glob) for glob in self.exclude)
+
+    def _relative(self, path: str) -> str:
+        try:
+            return Path(os.path.abspath(path)).relative_to(os.path.abspath(self.root)).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+
+def _glob(rel: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(Path(rel).name, pattern):
+        return True
+    # "dir/**" and "dir" exclude everything under dir
+    base = pattern[:-3] if pattern.endswith("/**") else pattern
+    return rel.startswith(base + "/") and "*" not in base
+
+
+def _expand(codes: Iterable[str]) -> set[str]:
+    out = set()
+    for code in codes:
+        for r in RULE_TABLE:
+            if r.id.startswith(code.upper()) or r.name == code.lower():
+                out.add(r.id)
+    return out
+
+
+def _matches(rule_id: str, codes: tuple[str, ...]) -> bool:
+    return rule_id in _expand(codes)
+
+
+def parse_codes(value: str | Iterable[str], where: Location) -> tuple[str, ...]:
+    """Rule ids, id prefixes (``ACC2``) or names, each matching at least one rule."""
+    items = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value)
+    bad = [c for c in items if not isinstance(c, str) or not c or not _expand([c])]
+    if bad:
+        raise InputError(
+            Diagnostic(where, f"no rule matches {bad[0]!r} (ids, id prefixes or rule names)")
+        )
+    return tuple(items)
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``accord.toml``, or ``pyproject.toml`` with a ``[tool.accord]`` table."""
+    here = start.resolve()
+    for directory in (here, *here.parents):
+        candidate = directory / "accord.toml"
+        if candidate.is_file():
+            return candidate
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file() and "[tool.accord" in candidate.read_text(encoding="utf-8"):
+            return candidate
+    return None
+
+
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def load_config(start: Path | None = None) -> LintConfig:
+    """The configuration that applies in ``start`` (default: the working directory)."""
+    import tomllib
+
+    path = find_config(start or Path.cwd())
+    if path is None:
+        return LintConfig()
+    shown = os.path.relpath(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        found = _TOML_POSITION.search(str(err))
+        line, column = (int(found.group(1)), int(found.group(2))) if found else (1, 1)
+        message = _TOML_POSITION.sub("", str(err)).strip()
+        where = Location(shown, line, column)
+        raise InputError(Diagnostic(where, f"invalid TOML: {message}")) from None
+    except OSError as err:
+        where = Location(shown, 1, 1)
+        raise InputError(Diagnostic(where, f"cannot read: {err.strerror}")) from None
+    table: Any = data if path.name == "accord.toml" else data.get("tool", {}).get("accord", {})
+    return _validate(table, shown, str(path.parent))
+
+
+def _validate(table: Any, shown: str, root: str) -> LintConfig:
+    where = Location(shown, 1, 1)
+
+    def fail(message: str) -> InputError:
+        return InputError(Diagnostic(where, message))
+
+    if not isinstance(table, dict):
+        raise fail("[tool.accord] must be a table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise fail(f"unknown key {unknown[0]!r} in the accord configuration: {sorted(_KEYS)}")
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise fail(f"{key} must be a list of strings")
+        return tuple(value)
+
+    fail_on = table.get("fail-on")
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise fail(f"fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+    policies = table.get("policies")
+    if policies is not None and not isinstance(policies, str):
+        raise fail("policies must be a string (a directory)")
+    force = table.get("force-exclude", False)
+    if not isinstance(force, bool):
+        raise fail("force-exclude must be true or false")
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise fail("per-file-ignores must be a table of glob = [rules]")
+    ignores = []
+    for glob, codes in sorted(per_file.items()):
+        if not isinstance(codes, list):
+            raise fail(f"per-file-ignores {glob!r} must be a list of rules")
+        ignores.append((glob, frozenset(_expand(parse_codes(codes, where)))))
+    return LintConfig(
+        select=parse_codes(strings("select"), where),
+        ignore=parse_codes(strings("ignore"), where),
+        per_file_ignores=tuple(ignores),
+        fail_on=fail_on,
+        policies=policies,
+        exclude=strings("exclude"),
+        force_exclude=force,
+        root=root,
+        file=shown,
+    )

@@ -1,0 +1,141 @@
+"""Reading the SQL files lint is given: plain SQL, Snowflake scripts, Databricks notebook
+source, and Jinja templates (dbt models and macros), each into one :class:`ScanResult`.
+
+A template is read by :mod:`compiler.sqltemplate` (imported only when a file holds template
+syntax) into one or more SQL variants with the template's own offsets; each variant is
+scanned and the statements and errors merged, so a finding points at the template file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from compiler.errors import Diagnostic, InputError
+from compiler.sqlscan import ScanError, ScanResult, detect_dialect, scan
+
+
+def read_text(path: str) -> tuple[str | None, Diagnostic | None]:
+    """The file's text, or a located reason it cannot be read (a bounded read of a regular
+    file: never a FIFO or a device; UTF-8)."""
+    from compiler.jsonfile import decode, read_bytes
+    from compiler.loader import MAX_FILE_BYTES
+
+    try:
+        return decode(read_bytes(Path(path), "SQL file", MAX_FILE_BYTES, path), path, "file"), None
+    except InputError as err:
+        return None, err.diagnostics[0]
+
+
+#: the first line of a Python notebook exported by Databricks (File > Export > Source file)
+PY_NOTEBOOK = "# Databricks notebook source"
+_CELL = re.compile(r"^# COMMAND -{4,}[ \t]*$")
+_MAGIC = "# MAGIC"
+
+
+def is_python_notebook(path: str) -> bool:
+    """A ``.py`` file that is a Databricks notebook export (its ``%sql`` cells are SQL)."""
+    if not path.lower().endswith(".py"):
+        return False
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device
+            return False
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.readline().lstrip("\ufeff").startswith(PY_NOTEBOOK)
+    except OSError:
+        return False
+
+
+def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]]]:
+    """The ``%sql`` cells of a Python notebook as SQL of the same length, line for line and
+    column for column: each ``# MAGIC `` prefix becomes spaces, every other line (Python,
+    other magics, the ``%sql`` line itself) blanks; each ``# COMMAND`` line ends a
+    statement."""
+    out: list[str] = []
+    breaks: list[tuple[int, bool]] = []
+    offset = 0
+    in_sql = False
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        if _CELL.match(body):
+            in_sql = False
+            breaks.append((offset, True))
+            out.append(" " * len(body) + ending)
+        elif body.startswith(_MAGIC) and body[len(_MAGIC) :].strip().startswith("%sql"):
+            in_sql = True
+            out.append(" " * len(body) + ending)
+        elif in_sql and body.startswith(_MAGIC):
+            out.append(" " * len(_MAGIC) + body[len(_MAGIC) :] + ending)
+        else:
+            out.append(" " * len(body) + ending)
+        offset += len(line)
+    return "".join(out), breaks
+
+
+def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
+    """Scan one SQL file, reading it as a Jinja template when it holds template syntax, and
+    the ``%sql`` cells of a Databricks Python notebook as Databricks SQL."""
+    from compiler.sqltemplate import has_template_syntax
+
+    if path.lower().endswith(".py") and text.lstrip("\ufeff").startswith(PY_NOTEBOOK):
+        sql, breaks = notebook_sql(text)
+        return scan(sql, path, dialect or "databricks", breaks)
+    if not has_template_syntax(text):
+        return scan(text, path, dialect)
+    from compiler.sqltemplate import read_template
+
+    template = read_template(text)
+    if template.error is not None:
+        offset, message = template.error
+        line = text.count("\n", 0, offset) + 1
+        error = ScanError(
+            path,
+            line,
+            1,
+            f"the Jinja template cannot be read: {message}",
+            "template",
+            (0, len(text)),
+        )
+        return ScanResult((), dialect, (error,), template)
+    variants = template.variants
+    first = scan(variants[0], path, dialect or detect_dialect(variants[0], path), template.breaks)
+    results = [first]
+    if first.dialect is not None:
+        results += [scan(v, path, first.dialect, template.breaks) for v in variants[1:]]
+    return _merge(results, template)
+
+
+def _merge(results: Sequence[ScanResult], template: object) -> ScanResult:
+    """One result from the scans of a template's variants: each statement and error once."""
+    seen: set[tuple[object, ...]] = set()
+    statements = []
+    for result in results:
+        for stmt in result.statements:
+            key = (stmt.kind, stmt.line, stmt.column, stmt.text, stmt.column_name, stmt.policy)
+            if key not in seen:
+                seen.add(key)
+                statements.append(stmt)
+    errors = sorted(
+        {e for r in results for e in r.errors}, key=lambda e: (e.line, e.column, e.message)
+    )
+    statements.sort(key=lambda s: (s.line, s.column))
+    return ScanResult(tuple(statements), results[0].dialect, tuple(errors), template)
+
+
+def read_sql_files(
+    paths: Sequence[str], dialect: str | None
+) -> tuple[list[ScanResult], list[Diagnostic]]:
+    """Every readable file scanned, and the files that could not be read."""
+    results: list[ScanResult] = []
+    problems: list[Diagnostic] = []
+    for path in paths:
+        text, problem = read_text(path)
+        if problem is not None:
+            problems.append(problem)
+        elif text is not None:
+            results.append(scan_sql(text, path, dialect))
+    return results, problems
