@@ -658,7 +658,7 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
     also = _columns_shown(b, h, datasets)
     if _inputs(b) == _inputs(h):
         rb, rh = _readers(b), _readers(h)
-        datasets = [d for d in datasets if _inputs(b, d, rb) != _inputs(h, d, rh)]
+        datasets = [d for d in datasets if not _same_inputs(b, h, d, rb, rh)]
     cells_b, cells_h = Cells(b, datasets, also), Cells(h, datasets, also)
     notes: list[str] = []
     resolved_b = resolve_expressions(base, datasets, notes)
@@ -733,41 +733,37 @@ def _readers(model: PolicyModel) -> dict[str, list[str]]:
     return {d: list(dict.fromkeys(s for s, _ in r)) for d, r in semantics.reaches(model).items()}
 
 
-def _inputs(
-    model: PolicyModel, dataset: str | None = None, readers: dict[str, list[str]] | None = None
-) -> str:
-    """Everything the views of ``dataset`` are computed from (with no dataset: what every
-    view reads -- platforms, principals, personas). Where both models give the same inputs
-    the views are the same, and the dataset is not read again: a diff of a small change
-    costs little more than loading the two models."""
-    if dataset is None:
-        return model.model_dump_json(include={"platforms", "principals", "personas"})
-    ds = model.datasets.get(dataset)
-    if ds is None:
-        return ""
-    masks = sorted({c.mask for c in ds.columns.values() if c.mask})
-    rf = ds.row_filter
-    # an entitlement filter reads its dimension; a hand-written predicate may read any
-    # mapping table
-    grants: Any = None
+def _inputs(model: PolicyModel) -> tuple[Any, ...]:
+    """What every view reads: platforms, principals, personas."""
+    return (model.platforms, model.principals, model.personas)
+
+
+def _same_inputs(
+    b: PolicyModel,
+    h: PolicyModel,
+    dataset: str,
+    readers_b: dict[str, list[str]],
+    readers_h: dict[str, list[str]],
+) -> bool:
+    """Whether the views of ``dataset`` are computed from the same inputs in both models
+    (given the same :func:`_inputs`): the dataset, its masks, the grants its filter reads
+    (every grant for a hand-written predicate, which may read any mapping table), and the
+    surfaces that read it. Then its views are the same and it is not read again: a diff of
+    a small change costs little more than loading the two models."""
+    db, dh = b.datasets.get(dataset), h.datasets.get(dataset)
+    if db is None or dh is None or db != dh:
+        return False
+    if any(b.masks.get(c.mask) != h.masks.get(c.mask) for c in dh.columns.values() if c.mask):
+        return False
+    rf = dh.row_filter
     if rf is not None:
-        grants = (
-            model.entitlements
-            if rf.expression is not None
-            else model.entitlements.get(rf.entitlement or "")
-        )
-    return json.dumps(
-        [
-            ds.model_dump(mode="json", exclude={"ignore"}),
-            [model.masks[m].model_dump(mode="json", exclude={"ignore"}) for m in masks],
-            grants,
-            [
-                [s, model.surfaces[s].model_dump(mode="json", exclude={"ignore"})]
-                for s in (readers or {}).get(dataset, [])
-            ],
-        ],
-        sort_keys=True,
-    )
+        if rf.expression is not None:
+            if b.entitlements != h.entitlements:
+                return False
+        elif b.entitlements.get(rf.entitlement or "") != h.entitlements.get(rf.entitlement or ""):
+            return False
+    sb, sh = readers_b.get(dataset, []), readers_h.get(dataset, [])
+    return sb == sh and all(b.surfaces[s] == h.surfaces[s] for s in sh)
 
 
 def _absent(model: PolicyModel, key: Key) -> State:

@@ -37,12 +37,7 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     dataset, column and surface, the dispositions that widen or narrow, each with the YAML
     line of DIRECTORY that causes it. Exit 0, or 1 with --fail-on widening when anything
     widens; 2 on invalid input."""
-    import gc
-
     from compiler import diff
-
-    # a large estate is a large graph of long-lived objects: see `accord lint`
-    gc.set_threshold(100_000, 50, 100)
     from compiler.plan.source import load_base
     from compiler.validate import load_project
 
