@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("plan", "Plan the staged migration between two versions of the model."),
     "migrate": ("migrate", "Apply, roll back and report staged migration plans."),
     "diff": ("diff", "What a change of the model changes in who sees what, per persona."),
+    "introspect": ("introspect", "Read the governance objects deployed on a live platform."),
+    "drift": ("drift", "Compare the model with the live platforms (ACC701-ACC706)."),
 }
 
 

@@ -36,6 +36,13 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     RuleInfo("ACC503", "unused", "warning"),
     RuleInfo("ACC504", "abac-quota", "error"),
     RuleInfo("ACC601", "half-applied-migration", "error"),
+    # accord drift (live platforms)
+    RuleInfo("ACC701", "live-missing", "error"),
+    RuleInfo("ACC702", "live-unmanaged", "error"),
+    RuleInfo("ACC703", "live-changed", "error"),
+    RuleInfo("ACC704", "grants-diverge", "error"),
+    RuleInfo("ACC705", "salt-exposed", "error"),
+    RuleInfo("ACC706", "salt-drift", "error"),
 )
 
 RULES_BY_ID: dict[str, RuleInfo] = {r.id: r for r in RULE_TABLE}

@@ -59,3 +59,12 @@ def write_tree(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
 def _cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """`accord lint` caches parsed files (compiler/cache.py): never in the repository."""
     monkeypatch.setenv("ACCORD_CACHE_DIR", str(tmp_path_factory.mktemp("accord_cache")))
+
+
+@pytest.fixture
+def platforms(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Both live stand-ins (tests/standins), seeded with policies/' data tables."""
+    from tests.live_helpers import running_platforms
+
+    with running_platforms(monkeypatch) as running:
+        yield running

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,6 +25,7 @@ from compiler.plan.apply import (
 from compiler.plan.ledger import append_record, half_applied_groups, read_ledger
 from compiler.validate import load_project
 from tests.plan_helpers import ROOT, reference_plan, run_cli
+from tests.standins.http import Handler
 
 SECRETS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}
 CUTOVER_SF = "05_snowflake_cutover_subject"
@@ -222,7 +223,8 @@ def test_apply_stops_at_the_first_failure(plans: Path) -> None:
         str(plans), plans / "ledger.jsonl", "snowflake", lambda: SnowflakeExecutor(fake), _echo([])
     )
     assert outcome.done == [("01_snowflake_prepare", "applied"), ("03_snowflake_apply", "failed")]
-    assert "03_snowflake_apply failed: 002003 (42S02)" in outcome.error
+    assert "03_snowflake_apply failed: denied: the deploying role needs" in outcome.error
+    assert "002003 (42S02)" in outcome.error
     assert not any("MASKING POLICY" in s for s in fake.executed)
     assert [r.status for r in read_ledger(plans / "ledger.jsonl")] == ["applied", "failed"]
 
@@ -330,27 +332,19 @@ def test_rollback_undoes_the_last_applied_stage(plans: Path) -> None:
 # Databricks: the real SDK against a local statement-execution server
 
 
-class Warehouse(BaseHTTPRequestHandler):
+class Warehouse(Handler):
     """POST /api/2.0/sql/statements/ and GET /api/2.0/sql/statements/{id}, as the REST API
     answers them: failures come back with HTTP 200 and status.state FAILED."""
 
     statements: ClassVar[list[dict[str, Any]]] = []
     fail_on: ClassVar[str | None] = None
 
-    def _send(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.body()
         self.statements.append(body)
         sid = f"s-{len(self.statements)}"
         if self.fail_on and self.fail_on in body["statement"]:
-            self._send(
+            self.send_json(
                 200,
                 {
                     "statement_id": sid,
@@ -365,13 +359,13 @@ class Warehouse(BaseHTTPRequestHandler):
             )
         elif body["statement"].startswith("SELECT"):
             # a long-running query: answered on the first poll
-            self._send(200, {"statement_id": sid, "status": {"state": "PENDING"}})
+            self.send_json(200, {"statement_id": sid, "status": {"state": "PENDING"}})
         else:
-            self._send(200, {"statement_id": sid, "status": {"state": "SUCCEEDED"}})
+            self.send_json(200, {"statement_id": sid, "status": {"state": "SUCCEEDED"}})
 
     def do_GET(self) -> None:
         if self.path.startswith("/api/2.0/sql/statements/"):
-            self._send(
+            self.send_json(
                 200,
                 {
                     "statement_id": self.path.rsplit("/", 1)[1],
@@ -391,10 +385,7 @@ class Warehouse(BaseHTTPRequestHandler):
                 },
             )
         else:
-            self._send(404, {"error_code": "NOT_FOUND", "message": "no such endpoint"})
-
-    def log_message(self, *args: Any) -> None:
-        pass
+            self.send_json(404, {"error_code": "NOT_FOUND", "message": "no such endpoint"})
 
 
 @pytest.fixture
@@ -449,7 +440,8 @@ def test_a_failed_statement_with_http_200_fails_the_stage(plans: Path, warehouse
     )
     assert code == 1
     assert "02_databricks_prepare: applied" in out and "04_databricks_apply: failed" in out
-    assert "FAILED: [INSUFFICIENT_PERMISSIONS]" in err
+    assert "failed: denied: the deploying role needs MANAGE" in err
+    assert "([INSUFFICIENT_PERMISSIONS] Insufficient privileges. SQLSTATE: 42501)" in err
     assert [r.status for r in read_ledger(plans / "ledger.jsonl")] == ["applied", "failed"]
     assert not any("DROP FUNCTION" in s["statement"] for s in Warehouse.statements)
 

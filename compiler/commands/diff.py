@@ -42,6 +42,11 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     from compiler.validate import load_project
 
     try:
+        if base.startswith("live:"):
+            raise UsageError(
+                f"--base {base}: accord diff compares two models (personas, surfaces, grants); "
+                "what is deployed holds catalog objects only: compare it with `accord drift`"
+            )
         head = load_project(directory)
         old = load_base(base, directory)
         result = diff.exposure_diff(old, head)

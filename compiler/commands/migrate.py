@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
+
+from compiler.commands.live_options import live_options, options_from
 
 if TYPE_CHECKING:
     from compiler.plan.apply import Outcome
@@ -69,7 +71,17 @@ def status(plans: str, ledger: str | None) -> int:
 @plans_option
 @ledger_option
 @click.option("--dry-run", is_flag=True, help="Print the statements; run nothing.")
-def apply_command(platform: str, plans: str, ledger: str | None, dry_run: bool) -> int:
+@click.option(
+    "--policies",
+    default="policies",
+    show_default=True,
+    type=click.Path(),
+    help="The model a plan from a live base was made for (its live base is checked first).",
+)
+@live_options
+def apply_command(
+    platform: str, plans: str, ledger: str | None, dry_run: bool, policies: str, **kwargs: Any
+) -> int:
     """Run the next pending stages of PLATFORM in order, stopping at the first failure, and
     record each in the ledger. A stage whose file changed since the plan was written is
     refused (exit 1)."""
@@ -91,7 +103,22 @@ def apply_command(platform: str, plans: str, ledger: str | None, dry_run: bool) 
         if not stages:
             click.echo(f"nothing pending on {platform}")
         return 0
-    outcome = runner.apply(plans, path, platform, runner.EXECUTORS[platform], click.echo)
+    from compiler.live.executor import open_executor
+    from compiler.live.plan import check_live_base
+
+    options = options_from(kwargs)
+    records = read_ledger(path)
+    stages = runner.pending_stages(read_plans(plans), records, platform)
+    changed = check_live_base(plans, stages, records, platform, policies, options)
+    if changed:
+        click.echo(f"accord migrate apply: refused, nothing ran: {changed}", err=True)
+        return 1
+    from compiler.commands.live_options import progress, terminal
+
+    shown = progress() if terminal() else None
+    outcome = runner.apply(
+        plans, path, platform, lambda: open_executor(platform, options, shown), click.echo
+    )
     return _report(outcome, f"nothing pending on {platform}", "apply")
 
 
@@ -99,12 +126,19 @@ def apply_command(platform: str, plans: str, ledger: str | None, dry_run: bool) 
 @click.option("--platform", required=True, type=PLATFORM, help="The platform to roll back on.")
 @plans_option
 @ledger_option
-def rollback_command(platform: str, plans: str, ledger: str | None) -> int:
+@live_options
+def rollback_command(platform: str, plans: str, ledger: str | None, **kwargs: Any) -> int:
     """Undo the last applied stage of PLATFORM with its rollback file, and record it."""
+    from compiler.live.executor import open_executor
     from compiler.plan import apply as runner
 
+    options = options_from(kwargs)
     outcome = runner.rollback(
-        plans, _ledger(plans, ledger), platform, runner.EXECUTORS[platform], click.echo
+        plans,
+        _ledger(plans, ledger),
+        platform,
+        lambda: open_executor(platform, options),
+        click.echo,
     )
     return _report(outcome, f"nothing applied on {platform}", "rollback")
 

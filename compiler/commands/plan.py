@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from compiler.commands.live_options import live_options, options_from, progress
 from compiler.validate import load_project
 
 
@@ -10,8 +13,8 @@ from compiler.validate import load_project
 @click.option(
     "--base",
     required=True,
-    help="The version to migrate from: a policy directory, or a git revision "
-    "(origin/main) of DIRECTORY.",
+    help="The version to migrate from: a policy directory, a git revision "
+    "(origin/main) of DIRECTORY, or what is deployed: live:snowflake|live:databricks|live:all.",
 )
 @click.option(
     "--out", default="migrations", show_default=True, type=click.Path(), help="Plans directory."
@@ -19,7 +22,22 @@ from compiler.validate import load_project
 @click.option(
     "--name", default=None, help="Slug of the plan directory (default: from its changes)."
 )
-def command(directory: str, base: str, out: str, name: str | None) -> int:
+@click.option(
+    "--adopt", is_flag=True, help="--base live:...: take over attachments accord did not make."
+)
+@click.option(
+    "--keep-unmanaged", is_flag=True, help="--base live:...: leave attachments accord did not make."
+)
+@live_options
+def command(
+    directory: str,
+    base: str,
+    out: str,
+    name: str | None,
+    adopt: bool = False,
+    keep_unmanaged: bool = False,
+    **kwargs: Any,
+) -> int:
     """Plan the staged migration from BASE to the policy directory DIRECTORY.
 
     Writes OUT/NNNN_<slug>/plan.json and, per stage, its statements, checks and rollback.
@@ -30,11 +48,21 @@ def command(directory: str, base: str, out: str, name: str | None) -> int:
     from compiler.plan.write import write_plan
 
     head = load_project(directory)
+    notes: list[str] = []
     try:
-        plan = plan_projects(load_base(base, directory), head)
+        if base.startswith("live:"):
+            from compiler.live.plan import plan_from_live
+
+            plan, notes = plan_from_live(
+                head, base, options_from(kwargs), progress(), adopt, keep_unmanaged
+            )
+        else:
+            plan = plan_projects(load_base(base, directory), head)
     except PlanError as err:
         click.echo(f"accord plan: refused, nothing written: {err}", err=True)
         return 1
+    for note in notes:
+        click.echo(note)
     if plan.empty:
         click.echo(
             f"accord plan: the catalogs of {base} and {directory} do not differ: nothing written"

@@ -6,27 +6,29 @@ filled in memory, right before execution (``targets.salts.materialize``); nothin
 in it is written anywhere. After a stage, its verification queries run; a stage is recorded
 ``applied`` only when they all say ``ok``.
 
-Executors speak to the platforms through their official clients, imported only here:
-snowflake-connector-python (``execute_string``: statements in order on one session, the first
-failure raises) and the Databricks SDK's statement execution API (one statement at a time; a
-failed statement comes back with HTTP 200 and ``status.state == FAILED``).
+Statements run through the one executor per platform in ``compiler.live.executor``
+(snowflake-connector-python; the Databricks SDK's statement execution API), which also names
+privilege denials.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
-
-from sqlglot.dialects.dialect import Dialect
-from sqlglot.tokens import TokenType
+from typing import Any
 
 from compiler.errors import UsageError
 from compiler.filelock import locked
+from compiler.live.executor import (
+    DatabricksExecutor,
+    DeniedError,
+    ExecutionError,
+    Executor,
+    SnowflakeExecutor,
+    split_statements,
+)
 from compiler.plan.ledger import (
     PlanInfo,
     Record,
@@ -40,144 +42,17 @@ from compiler.plan.ledger import (
 from compiler.plan.write import sha256
 from targets.salts import SaltBox, SaltError, materialize
 
-
-class ExecutionError(Exception):
-    """A statement failed on the platform."""
-
-
-class Executor(Protocol):
-    def run(self, text: str) -> None:
-        """Execute every statement of ``text`` in order; raise ExecutionError on the first
-        failure."""
-
-    def results(self, text: str) -> list[list[tuple[Any, ...]]]:
-        """Execute every statement of ``text``; the rows each one returned."""
-
-
-def split_statements(text: str, dialect: str) -> list[str]:
-    """The statements of ``text``, comments dropped, found with sqlglot's tokenizer (so a
-    semicolon inside a string or a comment does not split)."""
-    tokens = Dialect.get_or_raise(dialect).tokenizer_class().tokenize(text)
-    out, start = [], None
-    for token in tokens:
-        if token.token_type == TokenType.SEMICOLON:
-            if start is not None:
-                out.append(text[start : token.start].strip())
-            start = None
-        elif start is None:
-            start = token.start
-    if start is not None:
-        out.append(text[start:].strip())
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# executors
-
-_SNOWFLAKE_ENV = {
-    "account": "SNOWFLAKE_ACCOUNT",
-    "user": "SNOWFLAKE_USER",
-    "password": "SNOWFLAKE_PASSWORD",
-    "role": "SNOWFLAKE_ROLE",
-    "warehouse": "SNOWFLAKE_WAREHOUSE",
-    "database": "SNOWFLAKE_DATABASE",
-    "schema": "SNOWFLAKE_SCHEMA",
-    "authenticator": "SNOWFLAKE_AUTHENTICATOR",
-    "private_key_file": "SNOWFLAKE_PRIVATE_KEY_FILE",
-    "private_key_file_pwd": "SNOWFLAKE_PRIVATE_KEY_FILE_PWD",
-}
-
-
-class SnowflakeExecutor:
-    """Statements through a snowflake-connector-python connection."""
-
-    def __init__(self, connection: Any) -> None:
-        self.connection = connection
-
-    @classmethod
-    def from_env(cls) -> SnowflakeExecutor:
-        missing = [
-            v
-            for k, v in _SNOWFLAKE_ENV.items()
-            if k in ("account", "user") and not os.environ.get(v)
-        ]
-        if missing:
-            raise UsageError(f"set {' and '.join(missing)} to connect to Snowflake")
-        import snowflake.connector
-
-        params = {k: os.environ[v] for k, v in _SNOWFLAKE_ENV.items() if os.environ.get(v)}
-        try:
-            return cls(snowflake.connector.connect(**params))
-        except snowflake.connector.errors.Error as err:
-            raise UsageError(f"cannot connect to Snowflake: {err}") from None
-
-    def _execute(self, text: str) -> list[Any]:
-        from snowflake.connector.errors import Error
-
-        try:
-            return list(self.connection.execute_string(text))
-        except Error as err:
-            raise ExecutionError(str(err)) from None
-
-    def run(self, text: str) -> None:
-        self._execute(text)
-
-    def results(self, text: str) -> list[list[tuple[Any, ...]]]:
-        return [list(cursor.fetchall()) for cursor in self._execute(text)]
-
-
-class DatabricksExecutor:
-    """Statements through the Databricks SDK's statement execution API, one at a time."""
-
-    def __init__(self, client: Any, warehouse_id: str, poll_seconds: float = 2.0) -> None:
-        self.client = client
-        self.warehouse_id = warehouse_id
-        self.poll_seconds = poll_seconds
-
-    @classmethod
-    def from_env(cls) -> DatabricksExecutor:
-        warehouse = os.environ.get("DATABRICKS_WAREHOUSE_ID")
-        if not warehouse:
-            raise UsageError("set DATABRICKS_WAREHOUSE_ID (and the SDK's DATABRICKS_HOST, ...)")
-        from databricks.sdk import WorkspaceClient
-        from databricks.sdk.errors import DatabricksError
-
-        try:
-            return cls(WorkspaceClient(), warehouse)
-        except (DatabricksError, ValueError) as err:
-            raise UsageError(f"cannot configure the Databricks client: {err}") from None
-
-    def _execute(self, statement: str) -> Any:
-        from databricks.sdk.errors import DatabricksError
-        from databricks.sdk.service.sql import StatementState
-
-        api = self.client.statement_execution
-        try:
-            response = api.execute_statement(
-                statement=statement, warehouse_id=self.warehouse_id, wait_timeout="30s"
-            )
-            while response.status.state in (StatementState.PENDING, StatementState.RUNNING):
-                time.sleep(self.poll_seconds)
-                response = api.get_statement(response.statement_id)
-        except DatabricksError as err:
-            raise ExecutionError(str(err)) from None
-        if response.status.state != StatementState.SUCCEEDED:
-            error = response.status.error
-            detail = error.message if error is not None and error.message else "no message"
-            raise ExecutionError(f"{response.status.state.value}: {detail}")
-        return response
-
-    def run(self, text: str) -> None:
-        for statement in split_statements(text, "databricks"):
-            self._execute(statement)
-
-    def results(self, text: str) -> list[list[tuple[Any, ...]]]:
-        out = []
-        for statement in split_statements(text, "databricks"):
-            result = self._execute(statement).result
-            rows = (result.data_array if result is not None else None) or []
-            out.append([tuple(row) for row in rows])
-        return out
+__all__ = [
+    "EXECUTORS",
+    "DatabricksExecutor",
+    "DeniedError",
+    "ExecutionError",
+    "Executor",
+    "SnowflakeExecutor",
+    "apply",
+    "rollback",
+    "split_statements",
+]
 
 
 EXECUTORS: dict[str, Callable[[], Executor]] = {
@@ -260,16 +135,25 @@ def apply(
     runnable = list(prepared(stages, platform, salts))
     run = executor()
     done = []
-    for stage, text, checks in runnable:
-        echo(f"{stage.plan}/{stage.id}: applying")
-        # a platform's error may quote the failed statement: never print a salt with it
-        error = salts.redact(_run_stage(run, stage, text, checks, echo))
-        status = "failed" if error else "applied"
-        _record(ledger, stage, status)
-        done.append((stage.id, status))
-        if error:
-            return Outcome(done, error)
+    try:
+        for stage, text, checks in runnable:
+            echo(f"{stage.plan}/{stage.id}: applying")
+            # a platform's error may quote the failed statement: never print a salt with it
+            error = salts.redact(_run_stage(run, stage, text, checks, echo))
+            status = "failed" if error else "applied"
+            _record(ledger, stage, status)
+            done.append((stage.id, status))
+            if error:
+                return Outcome(done, error)
+    finally:
+        _close(run)
     return Outcome(done)
+
+
+def _close(run: Executor) -> None:
+    close = getattr(run, "close", None)
+    if close is not None:
+        close()
 
 
 def _run_stage(
@@ -325,10 +209,13 @@ def rollback(
     except SaltError as err:
         raise UsageError(f"{path}: {err}") from None
     echo(f"{stage.plan}/{stage.id}: rolling back")
+    run = executor()
     try:
-        executor().run(text)
+        run.run(text)
     except ExecutionError as err:
         return Outcome([], salts.redact(f"{stage.plan}/{stage.id}: rollback failed: {err}"))
+    finally:
+        _close(run)
     _record(ledger, stage, "rolled_back")
     return Outcome([(stage.id, "rolled_back")])
 

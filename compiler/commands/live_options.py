@@ -1,0 +1,56 @@
+"""Connection options shared by every live command (shared/spec/cli.md)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from compiler.live.config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
+
+
+def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(
+        [
+            click.option("--connection", default=None, help="Snowflake: a named connection in connections.toml."),
+            click.option("--profile", default=None, help="Databricks: a profile in ~/.databrickscfg."),
+            click.option("--warehouse-id", default=None, help="Databricks SQL warehouse [default: DATABRICKS_WAREHOUSE_ID]."),
+            click.option("--connect-timeout", default=DEFAULT_CONNECT_TIMEOUT, show_default=True, type=click.FloatRange(min=1), help="Seconds to reach and log in to a platform."),
+            click.option("--statement-timeout", default=DEFAULT_STATEMENT_TIMEOUT, show_default=True, type=click.FloatRange(min=1), help="Seconds one statement may run."),
+        ]
+    ):  # fmt: skip
+        fn = option(fn)
+    return fn
+
+
+def options_from(kwargs: dict[str, Any]) -> Any:
+    from compiler.live.config import LiveOptions, Timeouts
+
+    return LiveOptions(
+        connection=kwargs.pop("connection", None),
+        profile=kwargs.pop("profile", None),
+        warehouse_id=kwargs.pop("warehouse_id", None),
+        timeouts=Timeouts(kwargs.pop("connect_timeout"), kwargs.pop("statement_timeout")),
+    )
+
+
+def progress() -> Callable[[str], None]:
+    """On a terminal: what is being read or run, on one rewritten line; in CI: nothing (the
+    commands print one line per stage)."""
+    if not terminal():
+        return lambda _: None
+
+    def show(text: str) -> None:
+        click.echo(f"\r\033[K{text[:100]}", err=True, nl=False)
+
+    return show
+
+
+def platforms_of(platform: str) -> list[str]:
+    return ["snowflake", "databricks"] if platform == "all" else [platform]
+
+
+def terminal() -> bool:
+    return sys.stderr.isatty()

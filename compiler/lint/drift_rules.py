@@ -1,0 +1,183 @@
+"""ACC701-ACC706: differences between the model and the live platforms (``accord drift``).
+
+The comparison itself lives in ``compiler.live.drift`` (it needs a connection); these checks
+pass its findings (``ctx.extra["drift"]``) through the lint engine, so suppressions, ``accord
+rules`` and docs/rules.md treat them like every other rule. ``accord lint`` never connects:
+without ``drift`` in the context they report nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from compiler.lint import Context, Finding, rule
+
+
+def _of(ctx: Context, rule_id: str) -> Iterator[Finding]:
+    found = ctx.extra.get("drift") or ()
+    yield from (f for f in found if isinstance(f, Finding) and f.rule == rule_id)  # type: ignore[attr-defined]
+
+
+@rule("ACC701")
+def live_missing(ctx: Context) -> Iterator[Finding]:
+    """An object or attachment the model needs is not deployed on the platform.
+
+    ## What it does
+    `accord drift` reads the platform (policies or filter and mask functions in the governance
+    schema, salt functions, mapping tables, and the policies attached to every governed table
+    and masked column) and reports each object the model compiles to that is not there. It also
+    reports what it could not read: a platform accord could not see is never reported clean.
+
+    ## Why is this bad?
+    A governed column without its mask shows every value in clear; a table without its row
+    filter shows every row. Someone unset it in a console, a deployment stopped half way, or a
+    table was recreated without its policies.
+
+    ## Example
+    ```sql
+    ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID UNSET MASKING POLICY;
+    ```
+    `policies/datasets.yaml:12:9: ACC701 snowflake: mask of DISCOVERY.ASSAYS.RESULTS.SUBJECT_ID is not deployed`
+
+    ## How to fix
+    Plan from the live estate and apply the reviewed plan:
+    `accord plan policies --base live:snowflake`, then `accord migrate apply --platform snowflake`.
+    """
+    yield from _of(ctx, "ACC701")
+
+
+@rule("ACC702")
+def live_unmanaged(ctx: Context) -> Iterator[Finding]:
+    """A policy, filter or mask on a governed table or column that the model did not put there.
+
+    ## What it does
+    Reports every attachment on a governed table or column that is not in the model: a
+    console-added masking policy, a row filter from another team's schema, an ABAC policy on
+    the table's schema or catalog, and objects in the governance schema the model does not
+    declare.
+
+    ## Why is this bad?
+    An attachment accord did not make decides what people see, and nobody reviewed it. A
+    replacement mask may show the value in clear to more roles than the model says; a second
+    ABAC filter makes Unity Catalog refuse every query on the table.
+
+    ## Example
+    ```sql
+    ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN RESULT SET MASKING POLICY OPS.ADHOC.CONSOLE_MASK;
+    ```
+
+    ## How to fix
+    Remove it, or bring it into the model. `accord plan --base live:P` lists such attachments
+    and refuses to plan until you choose: `--adopt` (the plan takes them over and converges them
+    to the model) or `--keep-unmanaged` (the plan leaves them where they are).
+    """
+    yield from _of(ctx, "ACC702")
+
+
+@rule("ACC703")
+def live_changed(ctx: Context) -> Iterator[Finding]:
+    """A deployed object's body, signature, comment or attachment differs from the model's.
+
+    ## What it does
+    Compares each deployed policy or function with the compiled one as syntax trees (parsed
+    with sqlglot in the platform's dialect, so formatting does not count), its signature and
+    comment, each attachment's policy and arguments, and a Snowflake salt function's SECURE
+    flag.
+
+    ## Why is this bad?
+    The platform no longer enforces what was reviewed: a body edited in a console can add a
+    role to the clear branch of a mask, and the YAML still says it cannot.
+
+    ## Example
+    ```sql
+    ALTER MASKING POLICY GOVERNANCE.POLICIES.FREE_TEXT_MASK SET BODY -> VAL;
+    ```
+
+    ## How to fix
+    Plan from the live estate (`accord plan --base live:P`): the plan changes the body in place,
+    or swaps the attachment in one statement.
+    """
+    yield from _of(ctx, "ACC703")
+
+
+@rule("ACC704")
+def grants_diverge(ctx: Context) -> Iterator[Finding]:
+    """A platform's mapping rows differ from the model, or from the other platform's copy.
+
+    ## What it does
+    Reads every mapping table and compares its rows with the model's entitlements; with
+    `--platform all` it also compares the two platforms' copies value by value, naming the
+    dimension, the value and the principals each side grants.
+
+    ## Why is this bad?
+    The two catalogs' grant tables are two copies of one decision. When they disagree, the same
+    person sees a programme's rows in the warehouse and not in the lakehouse (or the reverse),
+    and the loosest copy decides what leaks.
+
+    ## Example
+    A row deleted on Databricks only:
+    ```sql
+    DELETE FROM governance.policies.programme_grants
+    WHERE programme_code = 'ONC-101' AND group_name = 'bench-chemists';
+    ```
+    `dimension 'programme', value 'ONC-101': databricks grants clinical_unblinded, snowflake
+    grants bench_chemist, clinical_unblinded`
+
+    ## How to fix
+    Re-apply the model's grants: `accord plan --base live:P` replaces the rows in one
+    transaction (Snowflake) or one MERGE (Databricks).
+    """
+    yield from _of(ctx, "ACC704")
+
+
+@rule("ACC705")
+def salt_exposed(ctx: Context) -> Iterator[Finding]:
+    """A salt function can be called by someone other than the owner of its policies.
+
+    ## What it does
+    Reads the grants on every salt function (Snowflake `SHOW GRANTS ON FUNCTION`, Databricks
+    function permissions) and reports each grant of USAGE / EXECUTE to anyone but the owner.
+
+    ## Why is this bad?
+    Whoever can call the salt function can select the salt, and with the salt every salted
+    digest can be recomputed from a guessed identifier: the mask no longer hides anything from
+    that role.
+
+    ## Example
+    ```sql
+    GRANT USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() TO ROLE ANALYST;
+    ```
+
+    ## How to fix
+    `REVOKE USAGE ON FUNCTION ... FROM ROLE ANALYST` (Databricks: `REVOKE EXECUTE ON FUNCTION
+    ... FROM `group``). The policy owner needs USAGE; the querying roles do not.
+    """
+    yield from _of(ctx, "ACC705")
+
+
+@rule("ACC706")
+def salt_drift(ctx: Context) -> Iterator[Finding]:
+    """A live salt's canary digest is not the referenced salt's, or equals the other platform's.
+
+    ## What it does
+    When the salts are in the environment, `accord drift` asks each platform for the salted
+    digest of a fixed canary (`SHA2('accord-canary' || salt(), 256)`), compares it with the digest
+    of the salt the model references, and compares the platforms' digests with each other.
+
+    ## Why is this bad?
+    A salt function re-created by hand with another salt changes every pseudonym on that
+    platform; one re-created with the other platform's salt makes masked identifiers join
+    across the two catalogs again.
+
+    ## Example
+    `SUBJECT_SALT_SNOWFLAKE` is set, and the warehouse's salt function was re-created by hand:
+    ```sql
+    CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT()
+      RETURNS VARCHAR AS $$ '<an older salt>' $$;
+    ```
+
+    ## How to fix
+    Re-create the salt function from the model (`accord plan --base live:P`, then apply), and
+    keep one salt per platform.
+    """
+    yield from _of(ctx, "ACC706")

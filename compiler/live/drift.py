@@ -1,0 +1,400 @@
+"""Compare the model's lowered catalogs with what the platforms hold: findings ACC701-ACC706.
+
+Each difference is a lint-style :class:`~compiler.lint.Finding` located at the place in the
+model's YAML that asks for the object (the dataset column that names a mask, the dataset's row
+filter, the mask, the entitlement dimension, the platform). The checks registered in
+``compiler.lint.drift_rules`` pass these findings through the lint engine, so suppressions,
+``accord rules`` and docs/rules.md treat them like every other rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.errors import Location
+from compiler.lint import Finding
+from compiler.live.introspect import LiveCatalog, identity, same_body
+from compiler.plan.diff import describe_object
+from compiler.plan.state import fingerprint, is_definition
+from compiler.validate import Project
+from targets.objects import (
+    AbacPolicy,
+    Catalog,
+    CatalogObject,
+    MappingTable,
+    MaskAttachment,
+    MaskPolicy,
+    RowFilterAttachment,
+    RowFilterPolicy,
+    SaltFunction,
+    Tag,
+    TagAssignment,
+)
+
+CANARY = "accord-canary"
+
+
+class Locator:
+    """Where in the YAML the model asks for a catalog object."""
+
+    def __init__(self, project: Project, expected: dict[str, Catalog]) -> None:
+        self.project = project
+        self.model = project.model
+        self.policy_uses: dict[str, CatalogObject] = {}
+        self.policies: dict[str, CatalogObject] = {}
+        for catalog in expected.values():
+            for o in catalog:
+                if isinstance(o, MaskPolicy | RowFilterPolicy):
+                    self.policies[o.name.upper()] = o
+                if isinstance(o, MaskAttachment | RowFilterAttachment):
+                    self.policy_uses.setdefault(o.policy.upper(), o)
+
+    def dataset_of(self, table: str) -> str | None:
+        for name, ds in self.model.datasets.items():
+            if ds.table.upper() == table.upper():
+                return name
+        return None
+
+    def column_key(self, dataset: str, column: str) -> str | None:
+        ds = self.model.datasets[dataset]
+        return next((c for c in ds.columns if c.upper() == column.upper()), None)
+
+    def at(self, obj: CatalogObject, platform: str) -> tuple[Location, str]:
+        p = self.project
+        if isinstance(obj, MaskAttachment | RowFilterAttachment | TagAssignment):
+            ds = self.dataset_of(obj.table)
+            if ds is not None:
+                column = getattr(obj, "column", None)
+                if isinstance(obj, RowFilterAttachment):
+                    if self.model.datasets[ds].row_filter is not None:
+                        return p.loc("datasets", ds, "row_filter"), f"datasets.{ds}"
+                    return p.loc("datasets", ds), f"datasets.{ds}"
+                key = self.column_key(ds, column) if column else None
+                if key is not None:
+                    return p.loc("datasets", ds, "columns", key), f"datasets.{ds}"
+                return p.loc("datasets", ds), f"datasets.{ds}"
+        if (
+            isinstance(obj, MaskPolicy | SaltFunction)
+            and getattr(obj, "mask", "") in self.model.masks
+        ):
+            return p.loc("masks", obj.mask), f"masks.{obj.mask}"
+        if (
+            isinstance(obj, MappingTable | RowFilterPolicy)
+            and obj.dimension in self.model.entitlements
+        ):
+            return p.loc("entitlements", obj.dimension), f"entitlements.{obj.dimension}"
+        if isinstance(obj, Tag) and obj.masking_policies:
+            policy = self.policies.get(obj.masking_policies[0].upper())
+            if policy is not None:
+                return self.at(policy, platform)
+        if isinstance(obj, AbacPolicy) and obj.datasets:
+            return p.loc("datasets", obj.datasets[0]), f"datasets.{obj.datasets[0]}"
+        use = self.policy_uses.get(getattr(obj, "name", "").upper())
+        if use is not None:
+            return self.at(use, platform)
+        return p.loc("platforms", platform), f"platforms.{platform}"
+
+
+def _changed_what(old: CatalogObject, new: CatalogObject, platform: str) -> str:
+    if isinstance(old, RowFilterPolicy | MaskPolicy) and isinstance(
+        new, RowFilterPolicy | MaskPolicy
+    ):
+        parts = []
+        if old.params != new.params or getattr(old, "returns", None) != getattr(
+            new, "returns", None
+        ):
+            parts.append("signature")
+        if not same_body(old.body, new.body, platform):
+            parts.append("body")
+        if old.comment != new.comment:
+            parts.append("comment")
+        return ", ".join(parts) or "definition"
+    if isinstance(old, MaskAttachment | RowFilterAttachment):
+        if old.policy.upper() != new.policy.upper():  # type: ignore[union-attr]
+            return f"points at {old.policy}, the model attaches {new.policy}"  # type: ignore[union-attr]
+        return "its arguments differ"
+    return "its definition differs"
+
+
+def drift_platform(
+    project: Project, expected: Catalog, live: LiveCatalog, locator: Locator
+) -> list[Finding]:
+    platform = expected.platform
+    findings: list[Finding] = []
+    model_objs = {identity(o): o for o in expected}
+    live_objs = {identity(o): o for o in live.catalog}
+    model_policies = {
+        o.name.upper() for o in expected if isinstance(o, RowFilterPolicy | MaskPolicy)
+    }
+    model_policies |= {o.function.upper() for o in expected if isinstance(o, AbacPolicy)}
+
+    def add(rule: str, obj: CatalogObject, message: str, fix: str) -> None:
+        loc, owner = locator.at(obj, platform)
+        findings.append(Finding(loc, rule, owner, f"{platform}: {message}", fix))
+
+    for key in sorted(model_objs.keys() | live_objs.keys()):
+        want, have = model_objs.get(key), live_objs.get(key)
+        if have is None:
+            assert want is not None
+            add(
+                "ACC701",
+                want,
+                f"{describe_object(want, platform)} is not deployed",
+                f"plan it from the live estate: accord plan --base live:{platform}",
+            )
+        elif want is None:
+            if is_definition(have):
+                add(
+                    "ACC702",
+                    have,
+                    f"{describe_object(have, platform)} is in the governance schema and not in the model",
+                    "drop it, or add it to the model",
+                )
+            else:
+                add(
+                    "ACC702",
+                    have,
+                    f"{describe_object(have, platform)}: {getattr(have, 'policy', getattr(have, 'function', ''))} "
+                    "is attached and the model did not put it there",
+                    f"remove it, or adopt it: accord plan --base live:{platform} --adopt",
+                )
+        elif isinstance(want, MappingTable) and isinstance(have, MappingTable):
+            if set(want.rows) != set(have.rows):
+                extra = sorted(set(have.rows) - set(want.rows))
+                lost = sorted(set(want.rows) - set(have.rows))
+                add(
+                    "ACC704",
+                    want,
+                    f"{want.name} differs from the model's entitlement {want.dimension!r}: "
+                    + "; ".join(
+                        [f"missing {v!r} -> {p}" for v, p in lost]
+                        + [f"extra {v!r} -> {p}" for v, p in extra]
+                    ),
+                    f"re-apply the grants: accord plan --base live:{platform}",
+                )
+        elif fingerprint(want) != fingerprint(have):
+            what = _changed_what(have, want, platform)
+            policy = getattr(have, "policy", "")
+            if (
+                isinstance(have, MaskAttachment | RowFilterAttachment)
+                and policy.upper() not in model_policies
+            ):
+                add(
+                    "ACC702",
+                    want,
+                    f"{describe_object(want, platform)} is {policy}, which the model did not put there "
+                    f"(the model attaches {want.policy})",  # type: ignore[union-attr]
+                    f"accord plan --base live:{platform} replaces it (--adopt takes it over)",
+                )
+            else:
+                add(
+                    "ACC703",
+                    want,
+                    f"{describe_object(want, platform)} changed on the platform: {what}",
+                    f"plan it from the live estate: accord plan --base live:{platform}",
+                )
+    for name in live.insecure_salts:
+        salt = live.catalog.get(SaltFunction, name) or SaltFunction(name, "", "")
+        add(
+            "ACC703",
+            model_objs.get(identity(salt), salt),
+            f"salt function {name} is not SECURE: any role that can see it reads the salt",
+            f"recreate it as a SECURE function: accord plan --base live:{platform}",
+        )
+    for g in live.salt_grants:
+        salt = live.catalog.get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
+        owner = live.salt_owners.get(g.function, "its owner")
+        add(
+            "ACC705",
+            model_objs.get(identity(salt), salt),
+            f"salt function {g.function} grants {g.privilege} to {g.grantee}: whoever holds it can "
+            f"select the salt (only {owner}, the owner of the policies that call it, may)",
+            f"REVOKE {g.privilege} ON FUNCTION {g.function} FROM {g.grantee}",
+        )
+    for what in live.unreadable:
+        findings.append(
+            Finding(
+                project.loc("platforms", platform),
+                "ACC701",
+                f"platforms.{platform}",
+                f"{platform}: could not read {what}: drift cannot say it matches",
+                "grant the reading role the privileges the README lists, and run drift again",
+            )
+        )
+    return findings
+
+
+def _principals(project: Project, platform: str) -> dict[str, str]:
+    out = {}
+    for name, p in project.model.principals.items():
+        identity_ = getattr(p, platform, None)
+        if identity_:
+            out[str(identity_).upper()] = name
+    return out
+
+
+def drift_across(
+    project: Project, lives: dict[str, LiveCatalog], locator: Locator
+) -> list[Finding]:
+    """Mapping rows that differ between the platforms' copies of one dimension."""
+    if len(lives) < 2:
+        return []
+    per: dict[str, dict[str, dict[str, set[str]]]] = {}
+    for platform, live in lives.items():
+        who = _principals(project, platform)
+        for table in live.catalog.of(MappingTable):
+            grants = per.setdefault(table.dimension, {}).setdefault(platform, {})
+            for value, identity_ in table.rows:
+                grants.setdefault(value, set()).add(who.get(identity_.upper(), f"<{identity_}>"))
+    findings = []
+    for dim, sides in sorted(per.items()):
+        if len(sides) < 2:
+            continue
+        (pa, a), (pb, b) = sorted(sides.items())
+        for value in sorted(a.keys() | b.keys()):
+            if a.get(value, set()) != b.get(value, set()):
+                findings.append(
+                    Finding(
+                        project.loc("entitlements", dim),
+                        "ACC704",
+                        f"entitlements.{dim}",
+                        f"dimension {dim!r}, value {value!r}: {pa} grants "
+                        f"{', '.join(sorted(a.get(value, ()))) or 'nobody'}, {pb} grants "
+                        f"{', '.join(sorted(b.get(value, ()))) or 'nobody'}",
+                        "re-apply the model's grants on the platform that drifted",
+                    )
+                )
+    return findings
+
+
+def canary_query(function: str, platform: str) -> str:
+    """SELECT SHA2(<canary> || salt(), 256): the digest that shows which salt is live."""
+    from sqlglot import exp
+
+    from targets import sql as tsql
+
+    call = tsql.call(function, platform)
+    canary = tsql.literal(CANARY)
+    if platform == "snowflake":
+        joined: exp.Expression = exp.DPipe(this=canary, expression=call)
+    else:
+        joined = exp.Anonymous(this="concat", expressions=[canary, call])
+    digest = exp.Anonymous(this="SHA2", expressions=[joined, exp.Literal.number(256)])
+    return tsql.render(exp.select(digest.as_("canary_digest")), platform)
+
+
+@dataclass(frozen=True)
+class Canary:
+    """One salt function's canary: the digest the platform computes and the one the referenced
+    salt gives (``error`` when the query could not run)."""
+
+    platform: str
+    salt: SaltFunction
+    live: str
+    want: str
+    error: str = ""
+
+
+def canaries(lives: dict[str, LiveCatalog], executors: dict[str, Any]) -> list[Canary]:
+    """Every salt function whose salt is in the environment, with its canary digests."""
+    from compiler.live.executor import ExecutionError
+    from targets.salts import SaltBox, SaltError
+
+    box = SaltBox()
+    out = []
+    for platform, live in lives.items():
+        for salt in live.catalog.of(SaltFunction):
+            try:
+                value = box(salt.salt_ref) if salt.salt_ref else None
+            except SaltError:
+                value = None  # no salt in the environment: nothing to compare
+            if value is None:
+                continue
+            want = hashlib.sha256((CANARY + value).encode()).hexdigest()
+            try:
+                rows = executors[platform].query(canary_query(salt.name, platform))
+            except ExecutionError as err:
+                out.append(Canary(platform, salt, "", want, str(err)))
+                continue
+            digest = str(next(iter(rows[0].values()))) if rows else ""
+            out.append(Canary(platform, salt, digest, want))
+    return out
+
+
+def canary_findings(
+    project: Project, lives: dict[str, LiveCatalog], executors: dict[str, Any], locator: Locator
+) -> list[Finding]:
+    """ACC706: with the salts in the environment, each live salt's canary digest."""
+    digests: dict[str, list[tuple[str, str, SaltFunction]]] = {}
+    findings = []
+    for c in canaries(lives, executors):
+        loc, owner = locator.at(c.salt, c.platform)
+        name, ref = c.salt.name, c.salt.salt_ref
+        if c.error:
+            message = (
+                f"could not run the canary query of {name} ({c.error}): drift cannot say the "
+                "live salt is the referenced one"
+            )
+            fix = "grant the reading role USAGE / EXECUTE on the salt function, or run drift as its owner"
+        elif c.live != c.want:
+            message = (
+                f"salt function {name} does not return the salt {ref} names (canary digest "
+                f"{c.live[:16]}, expected {c.want[:16]})"
+            )
+            fix = f"re-create it: accord plan --base live:{c.platform}"
+        else:
+            message = ""
+        if message:
+            findings.append(Finding(loc, "ACC706", owner, f"{c.platform}: {message}", fix))
+        if not c.error:
+            digests.setdefault(c.salt.mask, []).append((c.platform, c.live, c.salt))
+    for mask, seen in sorted(digests.items()):
+        if len(seen) > 1 and len({d for _, d, _ in seen}) == 1:
+            platform, _, salt = seen[0]
+            loc, owner = locator.at(salt, platform)
+            findings.append(
+                Finding(
+                    loc,
+                    "ACC706",
+                    owner,
+                    f"mask {mask}: the live salts give the same canary digest on "
+                    f"{', '.join(sorted(p for p, _, _ in seen))}: masked rows join across them",
+                    "give each platform its own salt",
+                )
+            )
+    return findings
+
+
+def drift(
+    project: Project,
+    expected: dict[str, Catalog],
+    lives: dict[str, LiveCatalog],
+    executors: dict[str, Any] | None = None,
+) -> list[Finding]:
+    locator = Locator(project, expected)
+    findings: list[Finding] = []
+    for platform, live in lives.items():
+        findings += drift_platform(project, expected[platform], live, locator)
+    findings += drift_across(project, lives, locator)
+    if executors:
+        findings += canary_findings(project, lives, executors, locator)
+    return sorted(set(findings))
+
+
+def unmanaged(expected: Catalog, live: LiveCatalog) -> Iterable[CatalogObject]:
+    """Placements on governed tables and columns the model did not make (plan --adopt)."""
+    model_ids = {identity(o) for o in expected}
+    model_policies = {
+        o.name.upper() for o in expected if isinstance(o, RowFilterPolicy | MaskPolicy)
+    }
+    for o in live.catalog:
+        if is_definition(o):
+            continue
+        foreign = isinstance(o, MaskAttachment | RowFilterAttachment) and (
+            o.policy.upper() not in model_policies
+        )
+        if identity(o) not in model_ids or foreign:
+            yield o

@@ -1,0 +1,614 @@
+"""Read what is deployed on a platform into the catalog types the compiler lowers to.
+
+One reader per platform; nothing downstream knows whether a :class:`~targets.objects.Catalog`
+came from YAML or from a platform. The model says *where* to look (the governance schema, the
+governed tables and masked columns, the mapping tables); everything found there is read,
+including what accord did not put there (a console-added policy, a mask someone unset).
+
+Snowflake (docs.snowflake.com/en/sql-reference): ``SHOW ROW ACCESS POLICIES IN SCHEMA`` /
+``SHOW MASKING POLICIES IN SCHEMA`` (columns ``name``, ``database_name``, ``schema_name``,
+``owner``, ``comment``), ``DESCRIBE ... POLICY`` (``name``, ``signature``, ``return_type``,
+``body``), ``SHOW USER FUNCTIONS IN SCHEMA`` (``name``, ``arguments``, ``is_secure``),
+``SHOW GRANTS ON FUNCTION`` (``privilege``, ``granted_to``, ``grantee_name``), and per governed
+table ``TABLE(<db>.INFORMATION_SCHEMA.POLICY_REFERENCES(REF_ENTITY_NAME => ..., REF_ENTITY_DOMAIN
+=> 'table'))`` (``POLICY_DB``, ``POLICY_SCHEMA``, ``POLICY_NAME``, ``POLICY_KIND``,
+``REF_COLUMN_NAME``, ``REF_ARG_COLUMN_NAMES``, ``TAG_NAME``): the information-schema function
+answers at once, where ``ACCOUNT_USAGE`` lags by hours.
+
+Databricks (the SDK's dataclasses, databricks/sdk/service/catalog.py): ``functions.list``
+(``FunctionInfo.input_params``, ``full_data_type``, ``routine_definition``, ``comment``,
+``owner``), ``grants.get("function", ...)`` (``privilege_assignments``), ``tables.get``
+(``TableInfo.row_filter``: ``function_name``, ``input_column_names``; ``ColumnInfo.mask``:
+``function_name``, ``using_column_names``), ``policies.list_policies`` (``PolicyInfo``),
+``entity_tag_assignments.list``; mapping rows through statement execution.
+
+A salt function's body is its secret: it is never kept, printed or compared. Its presence,
+signature, secure flag (Snowflake) and callers are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from compiler.errors import UsageError
+from compiler.live.executor import ExecutionError
+from targets.objects import (
+    AbacPolicy,
+    Catalog,
+    CatalogObject,
+    MappingTable,
+    MaskAttachment,
+    MaskPolicy,
+    Param,
+    RowFilterAttachment,
+    RowFilterPolicy,
+    SaltFunction,
+    Tag,
+    TagAssignment,
+)
+
+#: fields of catalog objects that are accord's bookkeeping, never deployed: a live object takes
+#: them from the model's object of the same identity (they cannot be read back)
+MODEL_ONLY: dict[type, tuple[str, ...]] = {
+    MappingTable: ("dimension",),
+    SaltFunction: ("mask", "salt_ref"),
+    RowFilterPolicy: ("dimension", "note"),
+    MaskPolicy: ("mask", "strategy", "note"),
+    RowFilterAttachment: ("dataset",),
+    MaskAttachment: ("dataset",),
+    TagAssignment: ("dataset",),
+    AbacPolicy: ("mask", "dimension", "datasets"),
+    Tag: (),
+}
+
+
+@dataclass(frozen=True)
+class SaltGrant:
+    """Someone other than the owner may call a salt function."""
+
+    function: str
+    privilege: str
+    grantee: str
+
+
+@dataclass
+class LiveCatalog:
+    """What a platform holds, as catalog objects, plus what only a live platform has."""
+
+    catalog: Catalog
+    #: salt function -> its owner (the role or principal that owns it)
+    salt_owners: dict[str, str] = field(default_factory=dict)
+    #: who else may call each salt function
+    salt_grants: list[SaltGrant] = field(default_factory=list)
+    #: Snowflake salt functions that are not SECURE (their body, the salt, is readable)
+    insecure_salts: list[str] = field(default_factory=list)
+    #: what could not be read, in words (never a false all-clear)
+    unreadable: list[str] = field(default_factory=list)
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of everything read: a plan records it, apply compares it."""
+        from compiler.plan.state import fingerprint
+
+        parts = sorted(
+            (type(o).__name__, getattr(o, "name", ""), fingerprint(o)) for o in self.catalog
+        )
+        extra = (sorted(self.salt_grants, key=repr), sorted(self.insecure_salts))
+        return hashlib.sha256(repr((parts, repr(extra))).encode()).hexdigest()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "platform": self.catalog.platform,
+            "governance_schema": self.catalog.governance_schema,
+            "fingerprint": self.fingerprint,
+            "objects": [
+                object_json(o, self.catalog.platform) for o in sort_objects(self.catalog.objects)
+            ],
+            "salt_grants": [dataclasses.asdict(g) for g in self.salt_grants],
+            "insecure_salts": self.insecure_salts,
+            "unreadable": self.unreadable,
+        }
+
+
+_ORDER = (MappingTable, SaltFunction, RowFilterPolicy, MaskPolicy, Tag, RowFilterAttachment)
+_ORDER += (MaskAttachment, TagAssignment, AbacPolicy)
+
+
+def identity(obj: CatalogObject) -> tuple[str, ...]:
+    from compiler.plan.diff import identity as plan_identity
+
+    return plan_identity(obj)
+
+
+def sort_objects(objects: Any) -> list[CatalogObject]:
+    return sorted(objects, key=lambda o: (_ORDER.index(type(o)), identity(o)))
+
+
+def object_json(obj: CatalogObject, platform: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": type(obj).__name__}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, exp.Expression):
+            value = value.sql(dialect=platform)
+        elif isinstance(value, tuple):
+            value = [dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v for v in value]
+        out[f.name] = value
+    return out
+
+
+def parse_body(text: str, platform: str) -> exp.Expression | None:
+    try:
+        return sqlglot.parse_one(text, read=platform)
+    except (ParseError, TokenError):
+        return None
+
+
+def same_body(a: exp.Expression, b: exp.Expression, platform: str) -> bool:
+    """Equal as trees: both rendered and parsed back in the platform's dialect."""
+
+    def norm(e: exp.Expression) -> str:
+        again = parse_body(e.sql(dialect=platform), platform)
+        return (again or e).sql(dialect=platform, normalize=True)
+
+    return norm(a) == norm(b)
+
+
+def same_condition(a: str, b: str, platform: str) -> bool:
+    left, right = parse_body(a, platform), parse_body(b, platform)
+    if left is None or right is None:
+        return a == b
+    return same_body(left, right, platform)
+
+
+def annotate(live: CatalogObject, model: CatalogObject | None, platform: str) -> CatalogObject:
+    """``live`` with the model's bookkeeping fields, and the model's body expression when the
+    two bodies are equal as trees (so equal objects compare equal downstream)."""
+    if model is None or type(model) is not type(live):
+        return live
+    changes = {name: getattr(model, name) for name in MODEL_ONLY[type(live)]}
+    if isinstance(live, AbacPolicy) and isinstance(model, AbacPolicy):
+        # conditions are SQL: equal as trees, whatever the spelling the platform returns
+        if len(live.match_columns) == len(model.match_columns) and all(
+            a[1] == b[1] and same_condition(a[0], b[0], platform)
+            for a, b in zip(live.match_columns, model.match_columns, strict=True)
+        ):
+            changes["match_columns"] = model.match_columns
+        if live.when and model.when and same_condition(live.when, model.when, platform):
+            changes["when"] = model.when
+    if isinstance(live, Tag) and isinstance(model, Tag):
+        if set(live.allowed_values) == set(model.allowed_values):
+            changes["allowed_values"] = model.allowed_values
+        if set(live.masking_policies) == set(model.masking_policies):
+            changes["masking_policies"] = model.masking_policies
+    body = getattr(live, "body", None)
+    if isinstance(body, exp.Expression) and same_body(body, model.body, platform):  # type: ignore[union-attr]
+        changes["body"] = model.body  # type: ignore[union-attr]
+    return dataclasses.replace(live, **changes)  # type: ignore[type-var]
+
+
+def _norm_type(text: str) -> str:
+    """VARCHAR(16777216) -> VARCHAR; string -> STRING."""
+    t = " ".join(text.split()).upper()
+    if t.startswith("VARCHAR(") or t.startswith("TEXT"):
+        return "VARCHAR"
+    return t
+
+
+def _params(signature: str) -> tuple[Param, ...]:
+    """``(A VARCHAR, B NUMBER(38,0))`` as returned by DESCRIBE ... POLICY."""
+    inner = signature.strip()
+    if inner.startswith("(") and inner.endswith(")"):
+        inner = inner[1:-1]
+    out, depth, current = [], 0, ""
+    for ch in inner:  # commas inside NUMBER(38,0) do not split
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            out.append(current)
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        out.append(current)
+    params = []
+    for item in out:
+        name, _, typ = item.strip().partition(" ")
+        params.append(Param(name.strip('"'), _norm_type(typ)))
+    return tuple(params)
+
+
+class Reader:
+    """Shared plumbing: the model's catalog says where to look."""
+
+    def __init__(self, executor: Any, expected: Catalog, progress: Callable[[str], None]) -> None:
+        self.run = executor
+        self.expected = expected
+        self.platform = expected.platform
+        self.progress = progress
+        self.unreadable: list[str] = []
+        self.by_id = {identity(o): o for o in expected}
+
+    def model(self, obj: CatalogObject) -> CatalogObject | None:
+        return self.by_id.get(identity(obj))
+
+    def keep(self, obj: CatalogObject) -> CatalogObject:
+        return annotate(obj, self.model(obj), self.platform)
+
+    def governed_tables(self) -> list[str]:
+        tables = {
+            o.table
+            for o in self.expected
+            if isinstance(o, RowFilterAttachment | MaskAttachment | TagAssignment)
+        }
+        tables |= {
+            o.securable
+            for o in self.expected
+            if isinstance(o, AbacPolicy) and o.securable_type == "TABLE"
+        }
+        return sorted(tables)
+
+    def query(self, sql: str, what: str) -> list[dict[str, Any]] | None:
+        try:
+            return self.run.query(sql)
+        except ExecutionError as err:
+            self.unreadable.append(f"{what}: {err}")
+            return None
+
+    def start(self) -> tuple[str, list[CatalogObject], LiveCatalog]:
+        """The governance schema, the objects read so far (the mapping tables) and the result."""
+        gov = self.expected.governance_schema
+        live = LiveCatalog(Catalog(self.platform, gov, self.expected.style))
+        self.progress(f"{self.platform}: mapping tables in {gov}")
+        objects: list[CatalogObject] = []
+        for table in self.expected.of(MappingTable):
+            found = self.mapping_rows(table)
+            if found is not None:
+                objects.append(self.keep(found))
+        return gov, objects, live
+
+    def finish(self, live: LiveCatalog, objects: list[CatalogObject]) -> LiveCatalog:
+        unique: dict[tuple[str, ...], CatalogObject] = {}
+        for o in objects:
+            unique.setdefault(identity(o), o)
+        live.catalog = dataclasses.replace(
+            live.catalog, objects=tuple(sort_objects(unique.values()))
+        )
+        live.unreadable = self.unreadable
+        return live
+
+    def mapping_rows(self, table: MappingTable) -> MappingTable | None:
+        from targets import sql as tsql
+
+        def q(name: str) -> str:
+            return tsql.name_sql(name, self.platform)
+
+        sql = (
+            f"SELECT {q(table.key_column)}, {q(table.principal_column)} FROM {q(table.name)} "
+            "ORDER BY 1, 2"
+        )
+        try:
+            rows = self.run.query(sql)
+        except ExecutionError as err:
+            if (
+                "does not exist" in str(err)
+                or "NOT_FOUND" in str(err)
+                or "cannot be found" in str(err)
+            ):
+                return None
+            self.unreadable.append(f"mapping table {table.name}: {err}")
+            return None
+        values = sorted({tuple(str(v) for v in list(r.values())[:2]) for r in rows})
+        return dataclasses.replace(table, rows=tuple(values))
+
+
+# --------------------------------------------------------------------------------------------
+# Snowflake
+
+
+def _sf_name(name: str) -> str:
+    from targets import sql as tsql
+
+    return tsql.name_sql(name, "snowflake")
+
+
+def _sf_literal(value: str) -> str:
+    from targets import sql as tsql
+
+    return tsql.literal(value).sql(dialect="snowflake")
+
+
+class SnowflakeReader(Reader):
+    def information_schema(self, name: str, call: str, what: str) -> list[dict[str, Any]] | None:
+        """SELECT * FROM TABLE(<name's database>.INFORMATION_SCHEMA.<call>)."""
+        db = _sf_name(name.split(".")[0])
+        return self.query(f"SELECT * FROM TABLE({db}.INFORMATION_SCHEMA.{call})", what)
+
+    def read(self) -> LiveCatalog:
+        gov, objects, live = self.start()
+        self.progress(f"snowflake: policies in {gov}")
+        for kind, show in (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES")):
+            for row in self.query(f"SHOW {show} IN SCHEMA {_sf_name(gov)}", f"SHOW {show}") or []:
+                name = f"{row['database_name']}.{row['schema_name']}.{row['name']}"
+                desc = self.query(
+                    f"DESCRIBE {kind} POLICY {_sf_name(name)}", f"DESCRIBE {kind} POLICY {name}"
+                )
+                if not desc:
+                    continue
+                d = desc[0]
+                body = parse_body(str(d["body"]), "snowflake")
+                if body is None:
+                    self.unreadable.append(f"{name}: its body does not parse")
+                    continue
+                comment = row.get("comment") or ""
+                if kind == "ROW ACCESS":
+                    obj: CatalogObject = RowFilterPolicy(
+                        name, _params(d["signature"]), body, None, comment
+                    )
+                else:
+                    obj = MaskPolicy(
+                        name,
+                        _params(d["signature"]),
+                        _norm_type(d["return_type"]),
+                        body,
+                        "",
+                        "",
+                        comment,
+                    )
+                objects.append(self.keep(obj))
+        self.progress(f"snowflake: salt functions in {gov}")
+        wanted = {s.name.upper(): s for s in self.expected.of(SaltFunction)}
+        for row in (
+            self.query(f"SHOW USER FUNCTIONS IN SCHEMA {_sf_name(gov)}", "SHOW USER FUNCTIONS")
+            or []
+        ):
+            name = f"{row['catalog_name']}.{row['schema_name']}.{row['name']}"
+            if name.upper() not in wanted:
+                continue
+            objects.append(self.keep(SaltFunction(name, "", "")))
+            if str(row.get("is_secure", "")).upper() != "Y":
+                live.insecure_salts.append(name)
+            for g in (
+                self.query(f"SHOW GRANTS ON FUNCTION {_sf_name(name)}()", f"grants on {name}") or []
+            ):
+                if g["privilege"] == "OWNERSHIP":
+                    live.salt_owners[name] = g["grantee_name"]
+                elif g["privilege"] in ("USAGE", "ALL"):
+                    live.salt_grants.append(SaltGrant(name, g["privilege"], g["grantee_name"]))
+        for table in self.governed_tables():
+            self.progress(f"snowflake: policy references of {table}")
+            rows = self.information_schema(
+                table,
+                f"POLICY_REFERENCES(REF_ENTITY_NAME => {_sf_literal(table)}, "
+                "REF_ENTITY_DOMAIN => 'table')",
+                f"policy references of {table}",
+            )
+            for r in rows or []:
+                policy = f"{r['policy_db']}.{r['policy_schema']}.{r['policy_name']}"
+                args = (
+                    json.loads(r["ref_arg_column_names"]) if r.get("ref_arg_column_names") else []
+                )
+                if r["policy_kind"] == "ROW_ACCESS_POLICY":
+                    objects.append(self.keep(RowFilterAttachment(table, policy, tuple(args), "")))
+                elif r["policy_kind"] == "MASKING_POLICY" and not r.get("tag_name"):
+                    objects.append(
+                        self.keep(
+                            MaskAttachment(table, r["ref_column_name"], policy, "", tuple(args))
+                        )
+                    )
+        if self.expected.of(Tag):
+            objects += self.tags(gov, [o.name for o in objects if isinstance(o, MaskPolicy)])
+        return self.finish(live, objects)
+
+    def tags(self, gov: str, masking_policies: list[str]) -> list[CatalogObject]:
+        """Tags of the governance schema (SHOW TAGS), the masking policies set on them
+        (POLICY_REFERENCES(POLICY_NAME => ...) rows whose REF_ENTITY_DOMAIN is TAG), and their
+        assignments on the governed tables' columns (TAG_REFERENCES_ALL_COLUMNS)."""
+        self.progress(f"snowflake: tags in {gov}")
+        found: dict[str, Tag] = {}
+        for row in self.query(f"SHOW TAGS IN SCHEMA {_sf_name(gov)}", "SHOW TAGS") or []:
+            name = f"{row['database_name']}.{row['schema_name']}.{row['name']}"
+            allowed = tuple(json.loads(row["allowed_values"])) if row.get("allowed_values") else ()
+            found[name.upper()] = Tag(name, allowed, (), row.get("comment") or "")
+        for policy in masking_policies:
+            rows = self.information_schema(
+                policy,
+                f"POLICY_REFERENCES(POLICY_NAME => {_sf_literal(policy)})",
+                f"references of {policy}",
+            )
+            for r in rows or []:
+                if str(r.get("ref_entity_domain", "")).upper() != "TAG":
+                    continue
+                tag = f"{r['ref_database_name']}.{r['ref_schema_name']}.{r['ref_entity_name']}"
+                if tag.upper() in found:
+                    old = found[tag.upper()]
+                    found[tag.upper()] = dataclasses.replace(
+                        old, masking_policies=(*old.masking_policies, policy)
+                    )
+        out: list[CatalogObject] = [self.keep(t) for t in found.values()]
+        for table in self.governed_tables():
+            rows = self.information_schema(
+                table,
+                f"TAG_REFERENCES_ALL_COLUMNS({_sf_literal(table)}, 'table')",
+                f"tags on {table}",
+            )
+            for r in rows or []:
+                tag = f"{r['tag_database']}.{r['tag_schema']}.{r['tag_name']}"
+                if tag.upper() in found:  # tags of the governance schema only
+                    out.append(
+                        self.keep(TagAssignment(table, r["column_name"], tag, r["tag_value"], ""))
+                    )
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# Databricks
+
+
+class DatabricksReader(Reader):
+    def sdk(self, what: str, call: Callable[[], Any]) -> Any:
+        from databricks.sdk.errors import DatabricksError, NotFound
+
+        from compiler.live.denials import classify
+
+        try:
+            return call()
+        except NotFound:
+            return None
+        except DatabricksError as err:  # before OSError: DatabricksError is an IOError
+            denial = classify("databricks", err)
+            self.unreadable.append(f"{what}: {denial or _one_line(err)}")
+            return None
+        except (OSError, TimeoutError) as err:
+            host = getattr(getattr(self.run.client, "config", None), "host", "the workspace")
+            raise UsageError(f"cannot reach Databricks at {host}: {_one_line(err)}") from None
+
+    def read(self) -> LiveCatalog:
+        client = self.run.client
+        gov, objects, live = self.start()
+        catalog_name, schema_name = gov.split(".")
+        self.progress(f"databricks: functions in {gov}")
+        functions = (
+            self.sdk(
+                f"functions in {gov}",
+                lambda: list(
+                    client.functions.list(catalog_name=catalog_name, schema_name=schema_name)
+                ),
+            )
+            or []
+        )
+        salts = {s.name.lower() for s in self.expected.of(SaltFunction)}
+        filters = {p.name.lower() for p in self.expected.of(RowFilterPolicy)}
+        for fn in functions:
+            name = fn.full_name
+            params = tuple(
+                Param(p.name, _norm_type(p.type_text))
+                for p in sorted(
+                    (fn.input_params.parameters if fn.input_params else None) or [],
+                    key=lambda p: p.position,
+                )
+            )
+            returns = _norm_type(fn.full_data_type or (fn.data_type.value if fn.data_type else ""))
+            if name.lower() in salts:
+                objects.append(self.keep(SaltFunction(name, "", "")))
+                live.salt_owners[name] = fn.owner or ""
+                perms = self.sdk(
+                    f"grants on {name}", lambda n=name: client.grants.get("function", n)
+                )
+                for pa in (perms.privilege_assignments if perms else None) or []:
+                    for priv in pa.privileges or []:
+                        value = priv.value if hasattr(priv, "value") else str(priv)
+                        if value in ("EXECUTE", "ALL_PRIVILEGES") and pa.principal != fn.owner:
+                            live.salt_grants.append(SaltGrant(name, value, pa.principal))
+                continue
+            body = parse_body(fn.routine_definition or "", "databricks")
+            if body is None:
+                self.unreadable.append(f"{name}: its body does not parse")
+                continue
+            comment = fn.comment or ""
+            if name.lower() in filters or (returns == "BOOLEAN" and name.lower() not in salts):
+                objects.append(self.keep(RowFilterPolicy(name, params, body, None, comment)))
+            else:
+                objects.append(self.keep(MaskPolicy(name, params, returns, body, "", "", comment)))
+        securables: set[tuple[str, str]] = set()
+        for table in self.governed_tables():
+            self.progress(f"databricks: filters and masks of {table}")
+            info = self.sdk(f"table {table}", lambda t=table: client.tables.get(t))
+            if info is None:
+                continue
+            if info.row_filter is not None:
+                rf = info.row_filter
+                objects.append(
+                    self.keep(
+                        RowFilterAttachment(
+                            table, rf.function_name, tuple(rf.input_column_names or ()), ""
+                        )
+                    )
+                )
+            for col in info.columns or []:
+                if col.mask is not None and col.mask.function_name:
+                    objects.append(
+                        self.keep(
+                            MaskAttachment(
+                                table,
+                                col.name,
+                                col.mask.function_name,
+                                "",
+                                tuple(col.mask.using_column_names or ()),
+                            )
+                        )
+                    )
+            cat, sch, _ = table.split(".")
+            securables |= {("CATALOG", cat), ("SCHEMA", f"{cat}.{sch}"), ("TABLE", table)}
+        for kind, name in sorted(securables):
+            found = self.sdk(
+                f"ABAC policies on {kind.lower()} {name}",
+                lambda k=kind, n=name: list(client.policies.list_policies(k.lower(), n)),
+            )
+            for p in found or []:
+                objects.append(self.keep(_abac(p, kind, name)))
+        if self.expected.style == "abac":
+            for tag in self.expected.of(Tag):
+                found = self.sdk(
+                    f"governed tag {tag.name}",
+                    lambda k=tag.name: client.tag_policies.get_tag_policy(k),
+                )
+                if found is not None:
+                    values = tuple(v.name for v in found.values or ())
+                    objects.append(
+                        self.keep(Tag(found.tag_key, values, (), found.description or ""))
+                    )
+            for o in self.expected.of(TagAssignment):
+                entity = f"{o.table}.{o.column}" if o.column else o.table
+                kind = "columns" if o.column else "tables"
+                found = self.sdk(
+                    f"tags on {entity}",
+                    lambda k=kind, e=entity: list(client.entity_tag_assignments.list(k, e)),
+                )
+                for t in found or []:
+                    if t.tag_key == o.tag:
+                        objects.append(
+                            self.keep(
+                                TagAssignment(o.table, o.column, t.tag_key, t.tag_value or "", "")
+                            )
+                        )
+        return self.finish(live, objects)
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split())[:300] or type(err).__name__
+
+
+def _abac(p: Any, kind: str, securable: str) -> AbacPolicy:
+    is_filter = p.policy_type is not None and "ROW_FILTER" in str(p.policy_type.value)
+    opts = p.row_filter if is_filter else p.column_mask
+    using = tuple((u.alias or u.constant or "") for u in (opts.using if opts else None) or [])
+    return AbacPolicy(
+        name=p.name or "",
+        securable_type=kind,  # type: ignore[arg-type]
+        securable=securable,
+        kind="ROW FILTER" if is_filter else "COLUMN MASK",
+        function=opts.function_name if opts else "",
+        to=tuple(p.to_principals or ()),
+        except_=tuple(p.except_principals or ()),
+        match_columns=tuple((m.condition or "", m.alias or "") for m in p.match_columns or ()),
+        on_column=getattr(opts, "on_column", None),
+        using=using,
+        comment=p.comment or "",
+        when=p.when_condition,
+    )
+
+
+def introspect(
+    platform: str, executor: Any, expected: Catalog, progress: Callable[[str], None]
+) -> LiveCatalog:
+    reader = SnowflakeReader if platform == "snowflake" else DatabricksReader
+    return reader(executor, expected, progress).read()

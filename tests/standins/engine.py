@@ -1,0 +1,605 @@
+"""The state a platform holds, and what accord's SQL does to it.
+
+Statements are recognised with accord's own scanner (``compiler.sqlscan``: policy DDL,
+attachments, functions, tags) and sqlglot (tables, DML, GRANT/REVOKE, SELECT); the *semantics*
+live here, modelled on the platforms' documented behaviour (shared/reference/platform-facts.md):
+
+* Snowflake: ``CREATE OR REPLACE ROW ACCESS POLICY`` is refused while the policy is attached;
+  an attached policy cannot be dropped; ``ADD ROW ACCESS POLICY`` fails on a table that has one;
+  ``SET MASKING POLICY`` without ``FORCE`` fails on a column that has one; ``CREATE OR REPLACE
+  FUNCTION`` without ``COPY GRANTS`` drops the function's grants; a missing (or hidden) object is
+  002003 / 42S02.
+* Databricks: one filter per table, one mask per column (SET replaces); functions in use may be
+  replaced.
+
+Error codes: 002003 / 42S02 (missing or not authorized), 002002 (already exists), 001003
+(syntax) and 000904 (invalid identifier) are the platform's; the codes of the refusals above
+(0031xx) are placeholders: the documentation quotes the messages, not their codes.
+
+Rows live in an in-memory DuckDB database (one attached catalog per catalog name), so mapping
+tables are real tables that accord's ``INSERT`` / ``MERGE`` fill, and a SELECT runs on DuckDB
+after the platform's catalog functions (``POLICY_REFERENCES``, ``GET_DDL``, information_schema
+views, the caller's functions, ``IS_ROLE_IN_SESSION`` / ``is_account_group_member`` bound to
+:attr:`Estate.session`) are replaced in the sqlglot tree. That is also the hook a persona probe
+needs: set ``session`` and select from a governed table (policies are recorded per table).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from compiler.sqlscan import Statement, scan
+
+
+class SqlError(Exception):
+    """An error the platform reports: code (Snowflake errno as 6 digits, or a Databricks error
+    class), SQLSTATE and message."""
+
+    def __init__(self, code: str, sqlstate: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.sqlstate = sqlstate
+        self.message = message
+
+
+def missing(platform: str, what: str, name: str) -> SqlError:
+    if platform == "snowflake":
+        return SqlError(
+            "002003",
+            "42S02",
+            f"SQL compilation error:\n{what} '{name}' does not exist or not authorized.",
+        )
+    return SqlError(
+        "NOT_FOUND",
+        "42P01",
+        f"[{what.upper().replace(' ', '_')}_NOT_FOUND] The {what.lower()} `{name}` cannot be "
+        "found. SQLSTATE: 42P01",
+    )
+
+
+@dataclass
+class Policy:
+    """A Snowflake policy or a Databricks function (filters, masks and salts are functions)."""
+
+    kind: str  # ROW_ACCESS_POLICY | MASKING_POLICY | FUNCTION
+    name: str
+    params: tuple[tuple[str, str], ...]
+    returns: str
+    body: str
+    comment: str | None = None
+    secure: bool = False
+    owner: str = "ACCORD_DEPLOYER"
+
+
+@dataclass
+class Table:
+    name: str
+    columns: dict[str, tuple[str, str]]  # UPPER name -> (name as created, type)
+    #: (policy, columns) of the table's row access policy / row filter
+    row_filter: tuple[str, tuple[str, ...]] | None = None
+    #: UPPER column -> (policy, using columns)
+    masks: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    #: (UPPER column or "", tag) -> value
+    tags: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+@dataclass
+class TagDef:
+    name: str
+    allowed_values: tuple[str, ...] = ()
+    masking_policies: list[str] = field(default_factory=list)
+    comment: str | None = None
+
+
+class Estate:
+    """One platform's account or metastore."""
+
+    def __init__(self, platform: str, owner: str = "ACCORD_DEPLOYER") -> None:
+        self.platform = platform
+        self.dialect = platform
+        self.owner = owner
+        self.tables: dict[str, Table] = {}
+        self.policies: dict[str, Policy] = {}
+        self.tags: dict[str, TagDef] = {}
+        #: (securable type, SECURABLE, NAME) -> policy info (Databricks ABAC, SDK field names)
+        self.abac: dict[tuple[str, str, str], dict[str, Any]] = {}
+        #: UPPER function name -> {(privilege, grantee)}
+        self.grants: dict[str, set[tuple[str, str]]] = {}
+        #: statement kinds the deploying role may not run -> (code, sqlstate, message)
+        self.denied: dict[str, SqlError] = {}
+        #: the caller's roles (Snowflake) or groups (Databricks), for context functions
+        self.session: set[str] = set()
+        self.executed: list[str] = []
+        self.db = duckdb.connect(":memory:")
+        self._catalogs: set[str] = set()
+        self._temp = itertools.count(1)
+        self.lock = threading.RLock()
+
+    # ------------------------------------------------------------------ names and storage
+
+    def key(self, name: str) -> str:
+        return ".".join(p.strip('"`') for p in name.split(".")).upper()
+
+    def _ensure(self, name: str) -> None:
+        catalog, schema, _ = self.key(name).split(".")
+        if catalog not in self._catalogs:
+            self.db.execute(f"ATTACH ':memory:' AS \"{catalog}\"")
+            self._catalogs.add(catalog)
+        self.db.execute(f'CREATE SCHEMA IF NOT EXISTS "{catalog}"."{schema}"')
+
+    def seed_table(self, name: str, columns: dict[str, str]) -> None:
+        """A data table that exists before accord governs it (the platform's own)."""
+        self._ensure(name)
+        cols = ", ".join(f'"{c}" VARCHAR' for c in columns)
+        self.db.execute(f"CREATE TABLE IF NOT EXISTS {self._quoted(name)} ({cols})")
+        self.tables[self.key(name)] = Table(
+            name=self.key(name) if self.platform == "snowflake" else name.lower(),
+            columns={c.upper(): (c, t) for c, t in columns.items()},
+        )
+
+    def _quoted(self, name: str) -> str:
+        return ".".join(f'"{p}"' for p in self.key(name).split("."))
+
+    def display(self, name: str) -> str:
+        return self.key(name) if self.platform == "snowflake" else self.key(name).lower()
+
+    # ------------------------------------------------------------------ execution
+
+    def execute(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run one statement: (column names, rows)."""
+        with self.lock:
+            self.executed.append(sql)
+            result = scan(sql, "<statement>", self.dialect)
+            if result.errors or not result.statements:
+                message = result.errors[0].message if result.errors else "empty statement"
+                raise self._syntax(message)
+            statements = result.statements
+            kind = statements[0].kind
+            if kind in self.denied:
+                raise self.denied[kind]
+            out: tuple[list[str], list[tuple[Any, ...]]] = (["status"], [])
+            for stmt in statements:  # an ALTER TABLE with several actions: one per action
+                out = self._statement(stmt, sql)
+            return out
+
+    def _syntax(self, message: str) -> SqlError:
+        if self.platform == "snowflake":
+            return SqlError("001003", "42000", f"SQL compilation error:\nsyntax error {message}")
+        return SqlError("PARSE_SYNTAX_ERROR", "42601", f"[PARSE_SYNTAX_ERROR] {message}")
+
+    def _ok(self, message: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        return (["status"], [(message,)])
+
+    def _statement(self, stmt: Statement, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        handler = getattr(self, f"_do_{stmt.kind}", None)
+        if handler is not None:
+            return handler(stmt)
+        return self._other(stmt, sql)
+
+    # ------------------------------------------------------------------ policies, functions
+
+    def _attached(self, name: str) -> list[str]:
+        key = self.key(name)
+        where = []
+        for t in self.tables.values():
+            if t.row_filter and self.key(t.row_filter[0]) == key:
+                where.append(t.name)
+            where += [f"{t.name}.{c}" for c, (p, _) in t.masks.items() if self.key(p) == key]
+        where += [
+            tag.name for tag in self.tags.values() if key in map(self.key, tag.masking_policies)
+        ]
+        return where
+
+    def _define(self, stmt: Statement, kind: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        assert stmt.name is not None
+        key = self.key(stmt.name)
+        old = self.policies.get(key)
+        if old is not None and not stmt.or_replace:
+            if stmt.if_not_exists:
+                return self._ok(f"{stmt.name} already exists, statement succeeded.")
+            raise SqlError(
+                "002002", "42710", f"SQL compilation error:\nObject '{key}' already exists."
+            )
+        if (
+            old is not None
+            and kind == "ROW_ACCESS_POLICY"
+            and self.platform == "snowflake"
+            and self._attached(key)
+        ):
+            raise SqlError(
+                "003160",
+                "0A000",
+                "SQL compilation error:\nusing CREATE OR REPLACE ROW ACCESS POLICY is not "
+                "supported if the policy is attached to a table or view",
+            )
+        self.policies[key] = Policy(
+            kind=kind,
+            name=self.display(stmt.name),
+            params=tuple((p.name, p.type) for p in stmt.params),
+            returns=stmt.returns or "",
+            body=(stmt.body_text or "").strip(),
+            comment=stmt.comment,
+            secure=stmt.secure,
+            owner=self.owner,
+        )
+        if kind == "FUNCTION" and self.platform == "snowflake":
+            copy = "COPY GRANTS" in " ".join(stmt.text.upper().split())
+            if not copy:
+                self.grants.pop(key, None)  # CREATE OR REPLACE without COPY GRANTS drops them
+        return self._ok(f"{stmt.name} successfully created.")
+
+    def _do_row_access_policy(self, stmt: Statement) -> Any:
+        return self._define(stmt, "ROW_ACCESS_POLICY")
+
+    def _do_masking_policy(self, stmt: Statement) -> Any:
+        return self._define(stmt, "MASKING_POLICY")
+
+    def _do_function(self, stmt: Statement) -> Any:
+        return self._define(stmt, "FUNCTION")
+
+    def _policy(self, name: str | None, what: str = "Policy") -> Policy:
+        found = self.policies.get(self.key(name or ""))
+        if found is None:
+            raise missing(self.platform, what, self.key(name or ""))
+        return found
+
+    def _do_alter_policy_body(self, stmt: Statement) -> Any:
+        self._policy(stmt.name).body = (stmt.body_text or "").strip()
+        return self._ok("Statement executed successfully.")
+
+    def _drop_policy(self, name: str | None) -> Any:
+        policy = self._policy(name)
+        used = self._attached(policy.name)
+        if used:
+            raise SqlError(
+                "003150",
+                "0A000",
+                f"SQL compilation error:\nPolicy {policy.name} cannot be dropped because it is "
+                f"attached to {used[0]}.",
+            )
+        del self.policies[self.key(policy.name)]
+        self.grants.pop(self.key(policy.name), None)
+        return self._ok(f"{policy.name} successfully dropped.")
+
+    def _do_drop_row_access_policy(self, stmt: Statement) -> Any:
+        return self._drop_policy(stmt.name)
+
+    def _do_drop_masking_policy(self, stmt: Statement) -> Any:
+        return self._drop_policy(stmt.name)
+
+    # ------------------------------------------------------------------ attachments
+
+    def table(self, name: str | None) -> Table:
+        found = self.tables.get(self.key(name or ""))
+        if found is None:
+            raise missing(self.platform, "Table", self.key(name or ""))
+        return found
+
+    def _column(self, table: Table, column: str | None) -> str:
+        key = (column or "").strip('"`').upper()
+        if key not in table.columns:
+            raise SqlError(
+                "000904",
+                "42000",
+                f"SQL compilation error: error line 0 at position 0\ninvalid identifier '{key}'",
+            )
+        return key
+
+    def _do_add_row_access(self, stmt: Statement) -> Any:
+        table = self.table(stmt.table)
+        if stmt.dropped_policy:
+            self._do_drop_row_access(stmt, stmt.dropped_policy)
+        policy = self._policy(stmt.policy)
+        if table.row_filter is not None:
+            raise SqlError(
+                "003158",
+                "0A000",
+                f"SQL compilation error:\nTable {table.name} already has a row access policy "
+                f"{table.row_filter[0]} attached.",
+            )
+        cols = tuple(self._column(table, c) for c in stmt.columns)
+        table.row_filter = (policy.name, cols)
+        return self._ok("Statement executed successfully.")
+
+    def _do_drop_row_access(self, stmt: Statement, name: str | None = None) -> Any:
+        table = self.table(stmt.table)
+        name = name if name is not None else stmt.policy
+        if table.row_filter is None or (
+            name is not None and self.key(table.row_filter[0]) != self.key(name)
+        ):
+            raise SqlError(
+                "003159",
+                "0A000",
+                f"SQL compilation error:\nRow access policy '{name}' is not attached to {table.name}.",
+            )
+        table.row_filter = None
+        return self._ok("Statement executed successfully.")
+
+    def _do_set_masking_policy(self, stmt: Statement) -> Any:
+        table = self.table(stmt.table)
+        column = self._column(table, stmt.column_name)
+        policy = self._policy(stmt.policy)
+        if column in table.masks and not stmt.force:
+            raise SqlError(
+                "003157",
+                "0A000",
+                "SQL compilation error:\nSpecified column already attached to another masking "
+                "policy. A column cannot be attached to multiple masking policies. Please drop "
+                "the current association in order to attach a new masking policy.",
+            )
+        using = tuple(c.upper() for c in stmt.columns[1:]) if stmt.columns else ()
+        table.masks[column] = (policy.name, using)
+        return self._ok("Statement executed successfully.")
+
+    def _do_unset_masking_policy(self, stmt: Statement) -> Any:
+        table = self.table(stmt.table)
+        table.masks.pop(self._column(table, stmt.column_name), None)
+        return self._ok("Statement executed successfully.")
+
+    def _do_set_row_filter(self, stmt: Statement) -> Any:
+        table = self.table(stmt.table)
+        policy = self._policy(stmt.policy, "Routine")
+        table.row_filter = (
+            policy.name,
+            tuple(self._column(table, c).lower() for c in stmt.columns),
+        )
+        return self._ok("OK")
+
+    def _do_drop_row_filter(self, stmt: Statement) -> Any:
+        self.table(stmt.table).row_filter = None
+        return self._ok("OK")
+
+    def _do_set_mask(self, stmt: Statement) -> Any:
+        table = self.table(stmt.table)
+        column = self._column(table, stmt.column_name)
+        policy = self._policy(stmt.policy, "Routine")
+        table.masks[column] = (policy.name, tuple(c.lower() for c in stmt.columns))
+        return self._ok("OK")
+
+    def _do_drop_mask(self, stmt: Statement) -> Any:
+        table = self.table(stmt.table)
+        table.masks.pop(self._column(table, stmt.column_name), None)
+        return self._ok("OK")
+
+    # ------------------------------------------------------------------ tags
+
+    def _do_snowflake_tag(self, stmt: Statement) -> Any:
+        assert stmt.name is not None
+        key = self.key(stmt.name)
+        if key in self.tags and stmt.if_not_exists:
+            return self._ok("exists")
+        if key in self.tags and stmt.or_replace and self.tags[key].masking_policies:
+            raise SqlError("003161", "0A000", f"Tag {key} has masking policies: unset them first.")
+        self.tags[key] = TagDef(key, self._allowed_values(stmt.text), comment=stmt.comment)
+        return self._ok(f"Tag {key} successfully created.")
+
+    def _allowed_values(self, text: str) -> tuple[str, ...]:
+        """The string literals after ALLOWED_VALUES, read from sqlglot's tokens."""
+        from sqlglot.dialects.dialect import Dialect
+        from sqlglot.tokens import TokenType
+
+        tokens = Dialect.get_or_raise(self.dialect).tokenizer_class().tokenize(text)
+        values: list[str] = []
+        inside = False
+        for tok in tokens:
+            if tok.text.upper() == "ALLOWED_VALUES":
+                inside = True
+            elif inside and tok.token_type == TokenType.STRING:
+                values.append(tok.text)
+            elif inside and tok.token_type != TokenType.COMMA:
+                break
+        return tuple(values)
+
+    def _do_alter_tag_set_masking(self, stmt: Statement) -> Any:
+        tag = self.tags.get(self.key(stmt.name or ""))
+        if tag is None:
+            raise missing(self.platform, "Tag", self.key(stmt.name or ""))
+        for p in stmt.policies:
+            self._policy(p)
+            if self.key(p) not in map(self.key, tag.masking_policies):
+                tag.masking_policies.append(self.key(p))
+        return self._ok("Statement executed successfully.")
+
+    def _do_alter_tag_unset_masking(self, stmt: Statement) -> Any:
+        tag = self.tags.get(self.key(stmt.name or ""))
+        if tag is None:
+            raise missing(self.platform, "Tag", self.key(stmt.name or ""))
+        drop = {self.key(p) for p in stmt.policies}
+        tag.masking_policies = [p for p in tag.masking_policies if self.key(p) not in drop]
+        return self._ok("Statement executed successfully.")
+
+    def _tag_on(self, stmt: Statement, column: str | None) -> Any:
+        table = self.table(stmt.table)
+        col = self._column(table, column) if column else ""
+        for tag, value in stmt.tags:
+            table.tags[(col, self.key(tag) if self.platform == "snowflake" else tag)] = value
+        return self._ok("Statement executed successfully.")
+
+    def _do_set_column_tag(self, stmt: Statement) -> Any:
+        return self._tag_on(stmt, stmt.column_name)
+
+    def _do_set_table_tag(self, stmt: Statement) -> Any:
+        return self._tag_on(stmt, None)
+
+    def _do_set_tags(self, stmt: Statement) -> Any:
+        return self._tag_on(stmt, stmt.column_name)
+
+    # ------------------------------------------------------------------ ABAC (Databricks)
+
+    def _do_abac_policy(self, stmt: Statement) -> Any:
+        a = stmt.abac
+        assert a is not None and stmt.name is not None
+        key = (a.securable_type, self.key(a.securable), stmt.name.upper())
+        if key in self.abac and not stmt.or_replace:
+            raise SqlError("POLICY_ALREADY_EXISTS", "42710", f"[POLICY_ALREADY_EXISTS] {stmt.name}")
+        kind = "POLICY_TYPE_ROW_FILTER" if a.kind == "ROW FILTER" else "POLICY_TYPE_COLUMN_MASK"
+        info: dict[str, Any] = {
+            "name": stmt.name,
+            "on_securable_type": a.securable_type,
+            "on_securable_fullname": a.securable,
+            "for_securable_type": "TABLE",
+            "policy_type": kind,
+            "to_principals": list(a.to),
+            "except_principals": list(a.except_),
+            "comment": a.comment,
+            "match_columns": [
+                {"condition": cond.sql(dialect="databricks"), "alias": alias}
+                for cond, alias in a.match_columns
+            ],
+        }
+        if a.when is not None:
+            info["when_condition"] = a.when.sql(dialect="databricks")
+        using = [{"alias": u} for u in a.using]
+        if kind == "POLICY_TYPE_ROW_FILTER":
+            info["row_filter"] = {"function_name": a.function, "using": using}
+        else:
+            info["column_mask"] = {
+                "function_name": a.function,
+                "on_column": a.on_column,
+                "using": using,
+            }
+        self.abac[key] = info
+        return self._ok("OK")
+
+    def _do_drop_abac_policy(self, stmt: Statement) -> Any:
+        a = stmt.abac
+        assert a is not None and stmt.name is not None
+        self.abac.pop((a.securable_type, self.key(a.securable), stmt.name.upper()), None)
+        return self._ok("OK")
+
+    # ------------------------------------------------------------------ everything else
+
+    def _other(self, stmt: Statement, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        tree = stmt.expression
+        if tree is None:
+            return self._command(sql)
+        if isinstance(tree, exp.Transaction | exp.Commit | exp.Rollback):
+            return self._ok("Statement executed successfully.")
+        if isinstance(tree, exp.Grant | exp.Revoke):
+            return self._grant(tree)
+        if isinstance(tree, exp.Describe):
+            return self._describe(tree)
+        if isinstance(tree, exp.Drop) and (tree.args.get("kind") or "").upper() == "FUNCTION":
+            table = tree.find(exp.Table)
+            assert table is not None
+            name = self._table_name(table)
+            if self.key(name) not in self.policies:
+                if tree.args.get("exists"):
+                    return self._ok("Drop statement executed successfully.")
+                raise missing(self.platform, "Function", self.key(name))
+            return self._drop_policy(name)
+        if isinstance(tree, exp.Create) and (tree.args.get("kind") or "").upper() == "TABLE":
+            table = tree.find(exp.Table)
+            assert table is not None
+            self._ensure(self._table_name(table))
+        return self._duckdb(tree)
+
+    def _table_name(self, table: exp.Table) -> str:
+        parts = [table.catalog, table.db, table.name]
+        if isinstance(table.this, exp.Anonymous):
+            parts[-1] = table.this.name
+        return ".".join(p for p in parts if p)
+
+    def _grant(self, tree: exp.Grant | exp.Revoke) -> Any:
+        securable = tree.args["securable"]
+        name = self.key(self._table_name(securable))
+        if name not in self.policies:
+            raise missing(self.platform, "Function", name)
+        privileges = [p.this.name.upper() for p in tree.args.get("privileges") or []]
+        grantees = [p.this.name for p in tree.args.get("principals") or []]
+        held = self.grants.setdefault(name, set())
+        for priv in privileges:
+            for who in grantees:
+                who = who.upper() if self.platform == "snowflake" else who
+                if isinstance(tree, exp.Grant):
+                    held.add((priv, who))
+                else:
+                    held.discard((priv, who))
+        return self._ok("Statement executed successfully.")
+
+    # ------------------------------------------------------------------ reads
+
+    def _describe(self, tree: exp.Describe) -> Any:
+        table = tree.find(exp.Table)
+        assert table is not None
+        name = self._table_name(table)
+        policy = self._policy(name)
+        signature = "(" + ", ".join(f"{n} {t}" for n, t in policy.params) + ")"
+        return (
+            ["name", "signature", "return_type", "body"],
+            [(policy.name.split(".")[-1], signature, policy.returns, policy.body)],
+        )
+
+    def _command(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        raise self._syntax(f"unsupported statement: {sql.split()[0] if sql.split() else ''}")
+
+    def _duckdb(self, tree: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
+        tree = self.rewrite(tree.copy())
+        text = tree.sql(dialect="duckdb")
+        try:
+            cursor = self.db.execute(text)
+        except duckdb.CatalogException as err:
+            raise missing(self.platform, "Object", str(err).splitlines()[0]) from None
+        except duckdb.Error as err:
+            raise self._syntax(str(err).splitlines()[0]) from None
+        if cursor.description is None:
+            return self._ok("OK")
+        names = [d[0] for d in cursor.description]
+        return names, [tuple(r) for r in cursor.fetchall()]
+
+    def materialize(self, columns: list[str], rows: list[tuple[Any, ...]]) -> exp.Table:
+        """A temporary DuckDB table holding ``rows``: what a catalog function returns."""
+        name = f"__standin_{next(self._temp)}"
+        cols = ", ".join(f'"{c}" VARCHAR' for c in columns)
+        self.db.execute(f'CREATE TEMP TABLE "{name}" ({cols})')
+        if rows:
+            marks = ", ".join("?" for _ in columns)
+            self.db.executemany(
+                f'INSERT INTO "{name}" VALUES ({marks})',
+                [tuple(None if v is None else str(v) for v in r) for r in rows],
+            )
+        return exp.to_table(name)
+
+    def rewrite(self, tree: exp.Expression) -> exp.Expression:
+        """Replace the platform's own functions and views with what this estate holds."""
+
+        def call_name(node: exp.Expression) -> str | None:
+            if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Anonymous):
+                prefix = node.this.sql(dialect=self.dialect)
+                return f"{prefix}.{node.expression.name}"
+            return None
+
+        def replace(node: exp.Expression) -> exp.Expression:
+            name = call_name(node)
+            if name is not None and self.key(name) in self.policies:
+                fn = self.policies[self.key(name)]
+                return exp.paren(sqlglot.parse_one(fn.body, read=self.dialect), copy=False)
+            if isinstance(node, exp.Anonymous) and node.name.upper() in (
+                "IS_ROLE_IN_SESSION",
+                "IS_ACCOUNT_GROUP_MEMBER",
+            ):
+                members = [exp.Literal.string(s) for s in sorted(self.session)] or [exp.null()]
+                return exp.In(this=node.expressions[0], expressions=members)
+            if isinstance(node, exp.Anonymous) and node.name.upper() == "GET_DDL":
+                target = node.expressions[1].name
+                found = self.policies.get(self.key(target))
+                return exp.Literal.string(self._ddl(found)) if found else exp.null()
+            return node
+
+        tree = tree.transform(replace)
+        return self.rewrite_tables(tree)
+
+    def rewrite_tables(self, tree: exp.Expression) -> exp.Expression:
+        return tree
+
+    def _ddl(self, policy: Policy) -> str:
+        kind = policy.kind.replace("_", " ").lower()
+        sig = ", ".join(f"{n} {t}" for n, t in policy.params)
+        return f"create or replace {kind} {policy.name} as ({sig}) returns {policy.returns} -> {policy.body}"

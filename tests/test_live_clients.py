@@ -1,0 +1,190 @@
+"""The live clients' failure modes, against the stand-ins and against hosts that never answer:
+a 403, a FAILED statement, one that stays RUNNING past the statement timeout, CANCELED and
+CLOSED, an unreachable host (one line, exit 2, within the connect timeout), a missing extra, and
+the Snowflake connection sources (--connection, the default connection, SNOWFLAKE_*)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from compiler.live.config import LiveOptions, Timeouts
+from compiler.live.executor import DatabricksExecutor, DeniedError, ExecutionError
+from tests.live_helpers import ROOT, Platforms
+from tests.plan_helpers import run_cli
+from tests.standins.http import closed_port, silent_host
+
+POLICIES = str(ROOT / "policies")
+
+
+def databricks(statement_timeout: float = 30) -> DatabricksExecutor:
+    executor = DatabricksExecutor.connect(
+        LiveOptions(timeouts=Timeouts(connect=10, statement=statement_timeout))
+    )
+    executor.poll_seconds = 0.01
+    return executor
+
+
+def test_a_failed_statement_with_http_200_is_a_failure(platforms: Platforms) -> None:
+    run = databricks()
+    with pytest.raises(ExecutionError, match=r"^FAILED: \[PARSE_SYNTAX_ERROR\]") as failed:
+        run.run("SELEC 1")
+    assert not isinstance(failed.value, DeniedError)
+    platforms.databricks.fail_on.append("DROP ROW FILTER")
+    with pytest.raises(DeniedError, match="denied: the deploying role needs MANAGE"):
+        run.run("ALTER TABLE omics.variants.calls DROP ROW FILTER")
+
+
+@pytest.mark.parametrize("state", ["CANCELED", "CLOSED"])
+def test_canceled_and_closed_are_not_successes(platforms: Platforms, state: str) -> None:
+    platforms.databricks.state_on["SELECT 42"] = state
+    with pytest.raises(ExecutionError, match=f"^{state}: "):
+        databricks().query("SELECT 42")
+
+
+def test_a_statement_running_past_the_timeout_is_cancelled(platforms: Platforms) -> None:
+    platforms.databricks.hang_on.append("SELECT 'slow'")
+    run = databricks(statement_timeout=1)
+    with pytest.raises(
+        ExecutionError, match="timed out: still RUNNING after the statement timeout of 1s"
+    ):
+        run.query("SELECT 'slow'")
+    answered = [a for a in _statements(platforms) if a["status"]["state"] == "CANCELED"]
+    assert len(answered) == 1  # the executor cancelled it on the platform
+
+
+def _statements(platforms: Platforms) -> list[dict[str, object]]:
+    return list(platforms.databricks.statements.values())
+
+
+def test_a_403_is_reported_as_a_denial_and_never_as_clean(platforms: Platforms) -> None:
+    platforms.databricks.forbidden.append("/api/2.1/unity-catalog/tables/omics.variants.calls")
+    code, out, err = run_cli(["introspect", "--platform", "databricks", POLICIES])
+    assert code == 0
+    assert "could not read: table omics.variants.calls: denied: the deploying role needs" in err
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "databricks", "--format", "json"])
+    assert code == 1
+    messages = [f["message"] for f in json.loads(out)["findings"]]
+    assert any("could not read table omics.variants.calls" in m for m in messages)
+
+
+@pytest.mark.parametrize("platform", ["snowflake", "databricks"])
+def test_an_unreachable_host_is_one_line_exit_2(
+    platform: str, monkeypatch: pytest.MonkeyPatch, platforms: Platforms
+) -> None:
+    with silent_host() as port:
+        monkeypatch.setenv("SNOWFLAKE_PORT", str(port))
+        monkeypatch.setenv("DATABRICKS_HOST", f"http://127.0.0.1:{port}")
+        argv = ["introspect", "--platform", platform, POLICIES, "--connect-timeout", "1"]
+        code, out, err = run_cli(argv)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("accord: cannot ") and "Traceback" not in err
+
+
+def test_a_refused_port_is_one_line_exit_2(
+    monkeypatch: pytest.MonkeyPatch, platforms: Platforms
+) -> None:
+    monkeypatch.setenv("SNOWFLAKE_PORT", str(closed_port()))
+    code, _, err = run_cli(["drift", POLICIES, "--platform", "snowflake", "--connect-timeout", "1"])
+    assert code == 2 and err.startswith("accord: cannot connect to Snowflake:")
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("platform", "extra"), [("snowflake", "snowflake"), ("databricks", "databricks")]
+)
+def test_a_missing_extra_names_the_pip_command(
+    platform: str, extra: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.util.find_spec
+    hidden = {"snowflake": "snowflake.connector", "databricks": "databricks.sdk"}[platform]
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == hidden else real(name, *a)
+    )
+    code, _, err = run_cli(["introspect", "--platform", platform, POLICIES])
+    assert code == 2
+    assert f"pip install 'accord[{extra}]'" in err and "internal error" not in err
+
+
+def _connections(home: Path, params: dict[str, str], default: bool) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    if default:  # the connector's default: default_connection_name in config.toml
+        (home / "config.toml").write_text('default_connection_name = "standin"\n')
+        os.chmod(home / "config.toml", 0o600)
+    lines = ["[standin]\n"]
+    lines += [f"{k} = {json.dumps(v)}\n" for k, v in params.items()]
+    path = home / "connections.toml"
+    path.write_text("".join(lines))
+    os.chmod(path, 0o600)
+
+
+@pytest.mark.parametrize("how", ["--connection", "default connection"])
+def test_snowflake_named_and_default_connections(
+    how: str, platforms: Platforms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    params = {
+        "account": "standin",
+        "user": "accord_ci",
+        "password": "local-test",
+        "host": "127.0.0.1",
+        "port": int(os.environ["SNOWFLAKE_PORT"]),
+        "protocol": "http",
+    }
+    for name in [n for n in os.environ if n.startswith("SNOWFLAKE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SNOWFLAKE_DISABLE_PLATFORM_DETECTION", "true")
+    _connections(tmp_path / "sfhome", params, default=how != "--connection")  # type: ignore[arg-type]
+    monkeypatch.setenv("SNOWFLAKE_HOME", str(tmp_path / "sfhome"))
+    argv = ["introspect", "--platform", "snowflake", POLICIES, "--format", "json"]
+    if how == "--connection":
+        argv += ["--connection", "standin"]
+    code, out, err = run_cli(argv)
+    assert code == 0, err
+    assert json.loads(out)["governance_schema"] == "GOVERNANCE.POLICIES"
+
+
+def test_snowflake_needs_some_connection(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in [n for n in os.environ if n.startswith("SNOWFLAKE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SNOWFLAKE_HOME", str(tmp_path / "none"))
+    code, _, err = run_cli(["introspect", "--platform", "snowflake", POLICIES])
+    assert code == 2
+    assert "SNOWFLAKE_ACCOUNT and SNOWFLAKE_USER" in err and "--connection NAME" in err
+
+
+def test_databricks_needs_a_warehouse(
+    platforms: Platforms, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DATABRICKS_WAREHOUSE_ID")
+    code, _, err = run_cli(["introspect", "--platform", "databricks", POLICIES])
+    assert code == 2 and "--warehouse-id" in err
+    code, _, err = run_cli(
+        ["introspect", "--platform", "databricks", POLICIES, "--warehouse-id", "wh-9"]
+    )
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_drift_machine_formats_still_print_one_document_on_exit_2(
+    fmt: str, monkeypatch: pytest.MonkeyPatch, platforms: Platforms
+) -> None:
+    monkeypatch.setenv("SNOWFLAKE_PORT", str(closed_port()))
+    argv = ["drift", POLICIES, "--platform", "snowflake", "--format", fmt, "--connect-timeout", "1"]
+    code, out, err = run_cli(argv)
+    assert code == 2 and err.startswith("accord: cannot connect to Snowflake:")
+    doc = json.loads(out)
+    if fmt == "json":
+        assert doc["findings"] == [] and doc["errors"][0]["message"].startswith("cannot connect")
+    else:
+        import jsonschema
+
+        schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+        jsonschema.validators.validator_for(schema)(schema).validate(doc)
+        (invocation,) = doc["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is False
+        assert "cannot connect" in invocation["toolExecutionNotifications"][0]["message"]["text"]

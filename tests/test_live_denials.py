@@ -1,0 +1,117 @@
+"""The denial table (compiler/live/denials.py): one test per row, built from the error the real
+client raises (snowflake-connector-python's ProgrammingError; the Databricks SDK's errors and a
+FAILED statement through the real WorkspaceClient)."""
+
+from __future__ import annotations
+
+import pytest
+from databricks.sdk.errors import PermissionDenied
+from snowflake.connector.errors import ProgrammingError
+
+from compiler.live.denials import ROWS, classify
+
+SET_MASK = (
+    "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID SET MASKING POLICY "
+    "GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_MASK"
+)
+ADD_RAP = "ALTER TABLE DISCOVERY.ASSAYS.RESULTS ADD ROW ACCESS POLICY GOVERNANCE.POLICIES.P ON (PROGRAMME_CODE)"
+
+
+def sf(errno: int, sqlstate: str, msg: str) -> ProgrammingError:
+    return ProgrammingError(msg=msg, errno=errno, sqlstate=sqlstate)
+
+
+class FailedStatement:
+    """The shape DatabricksExecutor hands the table for a FAILED statement (error_code, msg)."""
+
+    def __init__(self, code: str | None, msg: str) -> None:
+        self.error_code = code
+        self.msg = msg
+
+    def __str__(self) -> str:
+        return self.msg
+
+
+CASES = [
+    (
+        "snowflake-apply-masking",
+        "snowflake",
+        sf(3001, "42501", "003001 (42501): SQL access control error:\nInsufficient privileges to operate on table 'RESULTS'"),
+        SET_MASK,
+        "APPLY MASKING POLICY on the account (or APPLY on GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_MASK) and OWNERSHIP on DISCOVERY.ASSAYS.RESULTS",
+    ),
+    (
+        "snowflake-apply-row-access",
+        "snowflake",
+        sf(3001, "42501", "003001 (42501): SQL access control error:\nInsufficient privileges to operate on table 'RESULTS'"),
+        ADD_RAP,
+        "APPLY ROW ACCESS POLICY on the account (or APPLY on GOVERNANCE.POLICIES.P) and OWNERSHIP on DISCOVERY.ASSAYS.RESULTS",
+    ),
+    (
+        "snowflake-insufficient-privileges",
+        "snowflake",
+        sf(3001, "42501", "003001 (42501): SQL access control error:\nInsufficient privileges to operate on schema 'POLICIES'"),
+        "CREATE OR REPLACE MASKING POLICY GOVERNANCE.POLICIES.M AS (VAL VARCHAR) RETURNS VARCHAR -> VAL",
+        "CREATE MASKING POLICY on the schema of GOVERNANCE.POLICIES.M",
+    ),
+    (
+        "snowflake-not-authorized",
+        "snowflake",
+        sf(2003, "42S02", "002003 (42S02): SQL compilation error:\nObject 'GOVERNANCE.POLICIES.PROGRAMME_GRANTS' does not exist or not authorized."),
+        "SELECT COUNT(*) FROM GOVERNANCE.POLICIES.PROGRAMME_GRANTS",
+        "USAGE (or OWNERSHIP) and visibility on GOVERNANCE.POLICIES.PROGRAMME_GRANTS",
+    ),
+    (
+        "databricks-sdk-permission-denied",
+        "databricks",
+        PermissionDenied("User does not have EXECUTE on Routine 'governance.policies.m'", error_code="PERMISSION_DENIED"),
+        None,
+        "the privilege the statement needs on governance.policies.m",
+    ),
+    (
+        "databricks-permission-denied",
+        "databricks",
+        FailedStatement("PERMISSION_DENIED", "User does not have MANAGE on Table 'omics.variants.calls'"),
+        "ALTER TABLE omics.variants.calls DROP ROW FILTER",
+        "MANAGE (or ownership) on omics.variants.calls",
+    ),
+    (
+        "databricks-insufficient-permissions",
+        "databricks",
+        FailedStatement("BAD_REQUEST", "[INSUFFICIENT_PERMISSIONS] Insufficient privileges: User does not have MANAGE on Table 'omics.variants.calls'."),
+        "ALTER TABLE omics.variants.calls ALTER COLUMN subject_id SET MASK governance.policies.m",
+        "MANAGE (or ownership) and EXECUTE on governance.policies.m on omics.variants.calls",
+    ),
+    (
+        "databricks-sqlstate-42501",
+        "databricks",
+        FailedStatement("BAD_REQUEST", "User lacks privileges. SQLSTATE: 42501"),
+        "CREATE OR REPLACE FUNCTION governance.policies.f(v STRING) RETURNS STRING RETURN v",
+        "CREATE FUNCTION and USE SCHEMA on the schema of governance.policies.f",
+    ),
+]  # fmt: skip
+
+
+def test_every_row_has_a_case() -> None:
+    assert sorted(r.id for r in ROWS) == sorted(c[0] for c in CASES)
+
+
+@pytest.mark.parametrize(
+    ("row", "platform", "error", "sql", "needs"), CASES, ids=[c[0] for c in CASES]
+)
+def test_denial_row(row: str, platform: str, error: object, sql: str | None, needs: str) -> None:
+    denial = classify(platform, error, sql)
+    assert denial is not None and denial.row == row
+    assert str(denial).startswith(f"denied: the deploying role needs {needs} (")
+
+
+@pytest.mark.parametrize(
+    ("platform", "error"),
+    [
+        ("snowflake", sf(1003, "42000", "001003 (42000): SQL compilation error: syntax error")),
+        ("snowflake", sf(3158, "0A000", "already has a row access policy")),
+        ("databricks", FailedStatement("BAD_REQUEST", "[PARSE_SYNTAX_ERROR] Syntax error")),
+    ],
+)
+def test_a_fault_is_not_a_denial(platform: str, error: object) -> None:
+    assert classify(platform, error, "SELECT 1") is None

@@ -1,0 +1,393 @@
+"""End to end on both stand-ins: deploy policies/ from an empty estate through
+``plan --base live:all`` + ``migrate apply``; drift is clean; tamper in the stand-ins; drift
+reports each difference at the model's file:line:column; a plan from live repairs it; drift is
+clean again. And introspection of the deployed estate equals the lowered catalog object by
+object."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compiler.compile import lower_all
+from compiler.live.introspect import identity
+from compiler.validate import load_project
+from tests.live_helpers import ROOT, Platforms
+from tests.plan_helpers import run_cli
+
+POLICIES = str(ROOT / "policies")
+
+
+def deploy(plans: Path) -> None:
+    code, out, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])
+    assert code == 0, err
+    for platform in ("snowflake", "databricks"):
+        code, out, err = apply_on(platform, plans)
+        assert code == 0, out + err
+
+
+def apply_on(platform: str, plans: Path) -> tuple[int, str, str]:
+    return run_cli(
+        ["migrate", "apply", "--platform", platform, "--plans", str(plans), "--policies", POLICIES]
+    )
+
+
+def drift_json() -> tuple[int, list[dict[str, object]]]:
+    code, out, err = run_cli(["drift", POLICIES, "--platform", "all", "--format", "json"])
+    assert code in (0, 1), err
+    return code, json.loads(out)["findings"]
+
+
+def test_deploy_from_empty_then_drift_is_clean(platforms: Platforms, tmp_path: Path) -> None:
+    code, findings = drift_json()
+    assert code == 1 and {f["rule"] for f in findings} == {"ACC701"}  # nothing deployed yet
+    deploy(tmp_path / "migrations")
+    plan = json.loads(next((tmp_path / "migrations").glob("0001_*/plan.json")).read_text())
+    assert plan["base_fingerprint"].startswith("live:databricks=")
+    assert drift_json() == (0, [])
+    # planning again from the deployed estate finds nothing to do
+    code, out, _ = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(tmp_path / "m2")])
+    assert code == 0 and "do not differ" in out
+
+
+def test_introspect_equals_the_lowered_catalog(platforms: Platforms, tmp_path: Path) -> None:
+    deploy(tmp_path / "migrations")
+    lowered = lower_all(load_project(POLICIES))
+    for platform in ("snowflake", "databricks"):
+        code, out, err = run_cli(
+            ["introspect", "--platform", platform, POLICIES, "--format", "json"]
+        )
+        assert code == 0, err
+        live = json.loads(out)
+        assert live["unreadable"] == [] and live["salt_grants"] == []
+        from compiler.live.introspect import object_json
+
+        want = sorted(
+            (json.dumps(object_json(o, platform), sort_keys=True) for o in lowered[platform]),
+        )
+        got = sorted(json.dumps(o, sort_keys=True) for o in live["objects"])
+        assert got == want
+        assert not any("secret" in json.dumps(o) for o in live["objects"])  # salts never read out
+    assert identity  # the comparison is by identity and content, object by object
+
+
+def test_tamper_drift_repair(platforms: Platforms, tmp_path: Path) -> None:
+    deploy(tmp_path / "migrations")
+    sf, dbx = platforms.snowflake, platforms.databricks
+    # unset a mask (Snowflake), add a console policy on a governed table (Snowflake)
+    sf.execute("ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID UNSET MASKING POLICY")
+    sf.seed_table("OPS.ADHOC.UNUSED", {"X": "VARCHAR"})
+    sf.execute(
+        "CREATE MASKING POLICY OPS.ADHOC.CONSOLE_MASK AS (VAL VARCHAR) RETURNS VARCHAR -> VAL"
+    )
+    sf.execute(
+        "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN NOTES SET MASKING POLICY "
+        "OPS.ADHOC.CONSOLE_MASK FORCE"
+    )
+    # delete a mapping row on one platform only (Databricks)
+    dbx.execute(
+        "DELETE FROM governance.policies.programme_grants "
+        "WHERE programme_code = 'ONC-101' AND group_name = 'bench-chemists'"
+    )
+    # widen a salt function grant (Snowflake)
+    sf.execute(
+        "GRANT USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() TO ROLE ANALYST"
+    )
+
+    code, findings = drift_json()
+    assert code == 1
+    got = {(f["rule"], f["file"], f["line"]) for f in findings}
+    by_rule = {f["rule"]: f for f in findings}
+    datasets = str(ROOT / "policies/datasets.yaml")
+    entitlements = str(ROOT / "policies/entitlements.yaml")
+    masks = str(ROOT / "policies/masks.yaml")
+    assert {r for r, _, _ in got} == {"ACC701", "ACC702", "ACC704", "ACC705"}
+    missing = [f for f in findings if f["rule"] == "ACC701"]
+    assert len(missing) == 1 and "SUBJECT_ID is not deployed" in missing[0]["message"]
+    assert missing[0]["file"] == datasets
+    assert (
+        "OPS.ADHOC.CONSOLE_MASK" in by_rule["ACC702"]["message"]
+        and by_rule["ACC702"]["file"] == datasets
+    )
+    grants = [f for f in findings if f["rule"] == "ACC704"]
+    assert all(f["file"] == entitlements for f in grants)
+    assert any("missing 'ONC-101' -> bench-chemists" in f["message"] for f in grants)
+    # the eleven hours: the dimension, the value and the principals each side grants
+    assert (
+        "dimension 'programme', value 'ONC-101': databricks grants clinical_unblinded, "
+        "snowflake grants bench_chemist, clinical_unblinded"
+    ) in [f["message"] for f in grants]
+    assert "ANALYST" in by_rule["ACC705"]["message"] and by_rule["ACC705"]["file"] == masks
+    for f in findings:
+        assert f["line"] > 0 and f["column"] > 0
+
+    # a plan from live refuses what accord did not make, unless told
+    plans = tmp_path / "migrations"
+    code, _, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])
+    assert code == 1 and "OPS.ADHOC.CONSOLE_MASK" in err and "--adopt" in err
+    code, out, err = run_cli(
+        ["plan", POLICIES, "--base", "live:all", "--out", str(plans), "--adopt"]
+    )
+    assert code == 0, err
+    assert "grants USAGE to ANALYST (ACC705): the plan revokes it" in out
+    apply_sql = next(plans.glob("0002_*/*_snowflake_apply.sql")).read_text()
+    assert (
+        "REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() FROM ROLE ANALYST"
+        in apply_sql
+    )
+    for platform in ("snowflake", "databricks"):
+        code, out, err = apply_on(platform, plans)
+        assert code == 0, out + err
+    assert drift_json() == (0, [])
+
+
+def test_sarif_and_text_formats(platforms: Platforms, tmp_path: Path) -> None:
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "snowflake", "--format", "sarif"])
+    assert code == 1
+    doc = json.loads(out)
+    import jsonschema
+
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.validators.validator_for(schema)(schema).validate(doc)
+    rules = {r["ruleId"] for r in doc["runs"][0]["results"]}
+    assert rules == {"ACC701"}
+    code, out, _ = run_cli(["introspect", "--platform", "snowflake", POLICIES])
+    assert code == 0 and out.startswith("snowflake: GOVERNANCE.POLICIES (fingerprint ")
+    deploy(tmp_path / "migrations")
+    code, out, _ = run_cli(["introspect", "--platform", "databricks", POLICIES])
+    assert code == 0
+    assert "  MaskAttachment       omics.variants.calls  " in out
+    assert "governance.policies.subject_pseudonym_salt" in out and "secret" not in out
+    platforms.databricks.execute("ALTER TABLE omics.variants.calls DROP ROW FILTER")
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "databricks"])
+    assert code == 1 and "ACC701 live-missing" in out and "policies/datasets.yaml" in out
+
+
+def test_apply_refuses_when_the_live_base_changed(platforms: Platforms, tmp_path: Path) -> None:
+    plans = tmp_path / "migrations"
+    code, _, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])
+    assert code == 0, err
+    # someone deploys a table's filter by hand between the review and the apply
+    platforms.databricks.execute(
+        "CREATE OR REPLACE FUNCTION governance.policies.adhoc(v STRING) RETURNS BOOLEAN RETURN TRUE"
+    )
+    code, _, err = apply_on("databricks", plans)
+    assert code == 1
+    assert "live databricks estate changed since the plan was made" in err
+    assert "accord drift --platform databricks" in err
+    assert not platforms.databricks.tables["DISCOVERY_LAKE.ASSAYS.RESULTS"].masks  # nothing ran
+    # the other platform did not change: its stages run
+    code, _, err = apply_on("snowflake", plans)
+    assert code == 0, err
+
+
+def test_a_resumed_apply_is_not_refused_for_its_own_changes(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    plans = tmp_path / "migrations"
+    assert run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])[0] == 0
+    platforms.databricks.fail_on.append("SET ROW FILTER")
+    code, out, err = apply_on("databricks", plans)
+    assert code == 1 and "prepare: applied" in out and "denied: the deploying role needs" in err
+    platforms.databricks.fail_on.clear()
+    # the prepare stage changed the estate, as planned: the resumed apply runs the rest
+    code, out, err = apply_on("databricks", plans)
+    assert code == 0, err
+    assert "apply: applied" in out
+
+
+def test_databricks_tamper_and_salt_drift(
+    platforms: Platforms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deploy(tmp_path / "migrations")
+    sf, dbx = platforms.snowflake, platforms.databricks
+    # a mask dropped in the lakehouse, an ABAC policy added from a console, a salt grant widened
+    dbx.execute("ALTER TABLE omics.variants.calls ALTER COLUMN subject_id DROP MASK")
+    dbx.execute(
+        "CREATE POLICY console_filter ON SCHEMA omics.variants "
+        "ROW FILTER governance.policies.programme_row_filter_except_data_steward "
+        "TO `account users` FOR TABLES"
+    )
+    dbx.execute(
+        "GRANT EXECUTE ON FUNCTION governance.policies.subject_pseudonym_salt TO `analysts`"
+    )
+    # a policy body edited in place, and the warehouse's salt function re-created by hand with
+    # the lakehouse's salt
+    sf.execute("ALTER MASKING POLICY GOVERNANCE.POLICIES.FREE_TEXT_MASK SET BODY -> VAL")
+    sf.execute(
+        "CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() "
+        "RETURNS VARCHAR AS $$ 'dbx-90aa-secret' $$"
+    )
+    code, findings = drift_json()
+    assert code == 1
+    seen = {(f["rule"], f["message"].split(":")[0]) for f in findings}
+    assert ("ACC701", "databricks") in seen  # the dropped mask
+    messages = "\n".join(f["message"] for f in findings)
+    assert "mask of omics.variants.calls.subject_id is not deployed" in messages
+    assert "ABAC policy console_filter on schema omics.variants" in messages
+    assert "grants EXECUTE to analysts" in messages
+    assert "FREE_TEXT_MASK changed on the platform: body" in messages
+    assert "does not return the salt env:SUBJECT_SALT_SNOWFLAKE names" in messages
+    assert "the live salts give the same canary digest on databricks, snowflake" in messages
+    rules = {f["rule"] for f in findings}
+    assert rules == {"ACC701", "ACC702", "ACC703", "ACC705", "ACC706"}
+    assert "dbx-90aa-secret" not in json.dumps(findings)  # a salt is never printed
+    # a plan from live repairs all of it (the console ABAC policy adopted and dropped, the grant
+    # revoked, the body set back, the salt function re-created with its own salt)
+    plans = tmp_path / "migrations"
+    code, out, err = run_cli(
+        ["plan", POLICIES, "--base", "live:all", "--out", str(plans), "--adopt"]
+    )
+    assert code == 0, err
+    assert "SUBJECT_PSEUDONYM_SALT does not return its salt (ACC706): re-created" in out
+    for platform in ("snowflake", "databricks"):
+        code, out, err = apply_on(platform, plans)
+        assert code == 0, out + err
+    assert drift_json() == (0, [])
+    # without the salts in the environment there is no canary to compare: no ACC706
+    sf.execute("ALTER MASKING POLICY GOVERNANCE.POLICIES.FREE_TEXT_MASK SET BODY -> VAL")
+    sf.execute(
+        "CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() "
+        "RETURNS VARCHAR AS $$ 'dbx-90aa-secret' $$"
+    )
+    monkeypatch.delenv("SUBJECT_SALT_SNOWFLAKE")
+    monkeypatch.delenv("SUBJECT_SALT_DATABRICKS")
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "all", "--format", "json"])
+    assert code == 1 and "ACC703" in out and "ACC706" not in out
+
+
+def abac_estate(platforms: Platforms, tmp_path: Path) -> Path:
+    """policies/ with `style: abac` on Databricks; the account admin has created the governed
+    tags (SQL cannot)."""
+    import shutil
+
+    from targets.objects import Tag
+
+    d = tmp_path / "abac"
+    shutil.copytree(ROOT / "policies", d)
+    p = d / "platforms.yaml"
+    p.write_text(p.read_text().replace("style: table", "style: abac"))
+    for tag in lower_all(load_project(d))["databricks"].of(Tag):
+        platforms.databricks.govern_tag(tag.name, tag.allowed_values, tag.comment)
+    return d
+
+
+def test_abac_estate_introspects_equal_drifts_and_repairs(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    d = abac_estate(platforms, tmp_path)
+    plans = tmp_path / "migrations"
+    dbx = ["--platform", "databricks"]
+    assert run_cli(["plan", str(d), "--base", "live:databricks", "--out", str(plans)])[0] == 0
+    code, out, err = run_cli(
+        ["migrate", "apply", *dbx, "--plans", str(plans), "--policies", str(d)]
+    )
+    assert code == 0, out + err
+    code, out, err = run_cli(["introspect", *dbx, str(d), "--format", "json"])
+    lowered = lower_all(load_project(d))["databricks"]
+    from compiler.live.introspect import object_json
+
+    want = sorted(json.dumps(object_json(o, "databricks"), sort_keys=True) for o in lowered)
+    assert sorted(json.dumps(o, sort_keys=True) for o in json.loads(out)["objects"]) == want
+    assert run_cli(["drift", str(d), *dbx])[0] == 0
+    # a console edit widens an ABAC policy's EXCEPT list, and a column loses its governed tag
+    platforms.databricks.execute(
+        "CREATE OR REPLACE POLICY accord_free_text_mask ON SCHEMA discovery_lake.assays "
+        "COLUMN MASK governance.policies.free_text_mask TO `account users` "
+        "EXCEPT `clinical-unblinded`, `cro-external` FOR TABLES "
+        "MATCH COLUMNS has_tag_value('accord_mask', 'free_text') AS c ON COLUMN c"
+    )
+    table = platforms.databricks.tables["DISCOVERY_LAKE.ASSAYS.RESULTS"]
+    del table.tags[("SUBJECT_ID", "accord_mask")]
+    code, out, _ = run_cli(["drift", str(d), *dbx, "--format", "json"])
+    findings = json.loads(out)["findings"]
+    assert code == 1
+    assert {(f["rule"], f["message"].split(":")[1].strip()) for f in findings} == {
+        ("ACC703", "ABAC policy accord_free_text_mask on schema discovery_lake.assays changed on the platform"),
+        ("ACC701", "tag accord_mask on discovery_lake.assays.results.subject_id is not deployed"),
+    }  # fmt: skip
+    code, out, err = run_cli(["plan", str(d), "--base", "live:databricks", "--out", str(plans)])
+    assert code == 0, err
+    code, out, err = run_cli(
+        ["migrate", "apply", *dbx, "--plans", str(plans), "--policies", str(d)]
+    )
+    assert code == 0, out + err
+    assert run_cli(["drift", str(d), *dbx])[0] == 0
+
+
+def test_snowflake_tag_estate_introspects_equal_drifts_and_repairs(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    import shutil
+
+    d = tmp_path / "tag"
+    shutil.copytree(ROOT / "policies", d)
+    p = d / "platforms.yaml"
+    schema = "governance_schema: GOVERNANCE.POLICIES"
+    p.write_text(p.read_text().replace(schema, f"{schema}\n    style: tag"))
+    plans = tmp_path / "migrations"
+    sf = ["--platform", "snowflake"]
+    assert run_cli(["plan", str(d), "--base", "live:snowflake", "--out", str(plans)])[0] == 0
+    code, out, err = run_cli(["migrate", "apply", *sf, "--plans", str(plans), "--policies", str(d)])
+    assert code == 0, out + err
+    code, out, err = run_cli(["introspect", *sf, str(d), "--format", "json"])
+    from compiler.live.introspect import object_json
+
+    lowered = lower_all(load_project(d))["snowflake"]
+    want = sorted(json.dumps(object_json(o, "snowflake"), sort_keys=True) for o in lowered)
+    live = json.loads(out)
+    assert sorted(json.dumps(o, sort_keys=True) for o in live["objects"]) == want
+    assert {o["kind"] for o in live["objects"]} >= {"Tag", "TagAssignment"}
+    assert run_cli(["drift", str(d), *sf])[0] == 0
+    # a tag's masking policy unset from a console: every column carrying the tag is clear
+    platforms.snowflake.execute(
+        "ALTER TAG GOVERNANCE.POLICIES.ACCORD_MASK_FREE_TEXT UNSET MASKING POLICY "
+        "GOVERNANCE.POLICIES.FREE_TEXT_MASK"
+    )
+    code, out, _ = run_cli(["drift", str(d), *sf, "--format", "json"])
+    (finding,) = json.loads(out)["findings"]
+    assert code == 1 and finding["rule"] == "ACC703"
+    assert "tag GOVERNANCE.POLICIES.ACCORD_MASK_FREE_TEXT changed" in finding["message"]
+    assert finding["file"].endswith("masks.yaml")
+    assert run_cli(["plan", str(d), "--base", "live:snowflake", "--out", str(plans)])[0] == 0
+    code, out, err = run_cli(["migrate", "apply", *sf, "--plans", str(plans), "--policies", str(d)])
+    assert code == 0, out + err
+    assert run_cli(["drift", str(d), *sf])[0] == 0
+
+
+def test_keep_unmanaged_leaves_what_accord_did_not_make(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    deploy(tmp_path / "migrations")
+    sf = platforms.snowflake
+    sf.seed_table("OPS.ADHOC.UNUSED", {"X": "VARCHAR"})
+    sf.execute(
+        "CREATE MASKING POLICY OPS.ADHOC.CONSOLE_MASK AS (VAL VARCHAR) RETURNS VARCHAR -> VAL"
+    )
+    # on a column the model does not mask: it can be kept
+    sf.execute(
+        "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN RESULT_VALUE SET MASKING POLICY "
+        "OPS.ADHOC.CONSOLE_MASK"
+    )
+    sf.execute("ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID UNSET MASKING POLICY")
+    plans = tmp_path / "migrations"
+    base = ["plan", POLICIES, "--base", "live:snowflake", "--out", str(plans)]
+    code, out, err = run_cli([*base, "--keep-unmanaged"])
+    assert code == 0, err
+    assert "RESULT_VALUE -> OPS.ADHOC.CONSOLE_MASK is not the model's: kept" in out
+    code, out, err = apply_on("snowflake", plans)
+    assert code == 0, out + err
+    table = sf.tables["DISCOVERY.ASSAYS.RESULTS"]
+    assert table.masks["RESULT_VALUE"][0] == "OPS.ADHOC.CONSOLE_MASK"  # left where it was
+    assert table.masks["SUBJECT_ID"][0] == "GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_MASK"
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "snowflake", "--format", "json"])
+    assert code == 1 and [f["rule"] for f in json.loads(out)["findings"]] == ["ACC702"]
+    # on a column the model masks: it cannot be kept
+    sf.execute(
+        "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN NOTES SET MASKING POLICY "
+        "OPS.ADHOC.CONSOLE_MASK FORCE"
+    )
+    code, _, err = run_cli([*base, "--keep-unmanaged"])
+    assert code == 1 and "the model needs its place: --keep-unmanaged cannot keep it" in err

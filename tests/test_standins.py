@@ -1,0 +1,106 @@
+"""The stand-ins hold state the way the platforms do (shared/reference/platform-facts.md),
+through the real clients: what accord's SQL does to them, and what they refuse."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler.live.config import LiveOptions
+from compiler.live.executor import DatabricksExecutor, ExecutionError, SnowflakeExecutor
+from tests.live_helpers import Platforms
+
+RAP = (
+    "CREATE OR REPLACE ROW ACCESS POLICY GOVERNANCE.POLICIES.P AS (V VARCHAR) RETURNS BOOLEAN -> "
+    "IS_ROLE_IN_SESSION('ANALYST')"
+)
+MASK = (
+    "CREATE OR REPLACE MASKING POLICY GOVERNANCE.POLICIES.M{n} AS (VAL VARCHAR) RETURNS VARCHAR -> "
+    "'***'"
+)
+SALT = "CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.S() RETURNS VARCHAR AS $$ 'x' $$"
+T = "DISCOVERY.ASSAYS.RESULTS"
+
+# (setup statements, statement, the error it must raise or None, a query, what it must return)
+SNOWFLAKE = [
+    ([RAP, f"ALTER TABLE {T} ADD ROW ACCESS POLICY GOVERNANCE.POLICIES.P ON (PROGRAMME_CODE)"],
+     RAP, "not supported if the policy is attached", None, None),
+    ([RAP, f"ALTER TABLE {T} ADD ROW ACCESS POLICY GOVERNANCE.POLICIES.P ON (PROGRAMME_CODE)"],
+     "DROP ROW ACCESS POLICY GOVERNANCE.POLICIES.P", "cannot be dropped because it is attached", None, None),
+    ([RAP, f"ALTER TABLE {T} ADD ROW ACCESS POLICY GOVERNANCE.POLICIES.P ON (PROGRAMME_CODE)"],
+     f"ALTER TABLE {T} ADD ROW ACCESS POLICY GOVERNANCE.POLICIES.P ON (PROGRAMME_CODE)",
+     "already has a row access policy", None, None),
+    ([MASK.format(n=1), MASK.format(n=2), f"ALTER TABLE {T} MODIFY COLUMN NOTES SET MASKING POLICY GOVERNANCE.POLICIES.M1"],
+     f"ALTER TABLE {T} MODIFY COLUMN NOTES SET MASKING POLICY GOVERNANCE.POLICIES.M2",
+     "cannot be attached to multiple masking policies", None, None),
+    ([MASK.format(n=1), MASK.format(n=2), f"ALTER TABLE {T} MODIFY COLUMN NOTES SET MASKING POLICY GOVERNANCE.POLICIES.M1"],
+     f"ALTER TABLE {T} MODIFY COLUMN NOTES SET MASKING POLICY GOVERNANCE.POLICIES.M2 FORCE", None,
+     f"SELECT POLICY_NAME FROM TABLE(DISCOVERY.INFORMATION_SCHEMA.POLICY_REFERENCES(REF_ENTITY_NAME => '{T}', REF_ENTITY_DOMAIN => 'table'))",
+     [{"policy_name": "M2"}]),
+    ([SALT, "GRANT USAGE ON FUNCTION GOVERNANCE.POLICIES.S() TO ROLE ANALYST"], SALT, None,
+     "SHOW GRANTS ON FUNCTION GOVERNANCE.POLICIES.S()", ["OWNERSHIP"]),  # no COPY GRANTS: grants dropped
+    ([SALT, "GRANT USAGE ON FUNCTION GOVERNANCE.POLICIES.S() TO ROLE ANALYST"],
+     SALT.replace("FUNCTION GOVERNANCE.POLICIES.S()", "FUNCTION GOVERNANCE.POLICIES.S() COPY GRANTS"), None,
+     "SHOW GRANTS ON FUNCTION GOVERNANCE.POLICIES.S()", ["OWNERSHIP", "USAGE"]),
+    ([], "DESCRIBE MASKING POLICY GOVERNANCE.POLICIES.NOPE", "002003 (42S02)", None, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("setup", "statement", "error", "query", "expect"), SNOWFLAKE)
+def test_snowflake_semantics(
+    platforms: Platforms,
+    setup: list[str],
+    statement: str,
+    error: str | None,
+    query: str | None,
+    expect: object,
+) -> None:
+    run = SnowflakeExecutor.connect(LiveOptions())
+    try:
+        for s in setup:
+            run.run(s)
+        if error is not None:
+            with pytest.raises(ExecutionError, match=error.replace("(", r"\(").replace(")", r"\)")):
+                run.run(statement)
+        else:
+            run.run(statement)
+        if query is not None:
+            rows = run.query(query)
+            if query.startswith("SHOW GRANTS"):
+                assert sorted(r["privilege"] for r in rows) == expect
+            else:
+                assert rows == expect
+    finally:
+        run.close()
+
+
+def test_databricks_set_mask_replaces_and_tables_get_shows_it(platforms: Platforms) -> None:
+    run = DatabricksExecutor.connect(LiveOptions())
+    for n in (1, 2):
+        run.run(
+            f"CREATE OR REPLACE FUNCTION governance.policies.m{n}(val STRING) RETURNS STRING "
+            "RETURN '***'"
+        )
+    for n in (1, 2):
+        run.run(
+            f"ALTER TABLE omics.variants.calls ALTER COLUMN subject_id SET MASK governance.policies.m{n}"
+        )
+    info = run.client.tables.get("omics.variants.calls")
+    masks = {c.name: c.mask.function_name for c in info.columns if c.mask}
+    assert masks == {"subject_id": "governance.policies.m2"}
+    rows = run.query(
+        "SELECT mask_name FROM omics.information_schema.column_masks WHERE column_name = 'subject_id'"
+    )
+    assert rows == [{"mask_name": "m2"}]
+
+
+def test_a_persona_session_binds_the_context_functions(platforms: Platforms) -> None:
+    """The hook probes need: the stand-in evaluates IS_ROLE_IN_SESSION for the session set."""
+    run = SnowflakeExecutor.connect(LiveOptions())
+    try:
+        platforms.snowflake.session = {"CLINICAL_UNBLINDED"}
+        query = "SELECT IS_ROLE_IN_SESSION('CLINICAL_UNBLINDED') AS ok"
+        assert run.query(query) == [{"ok": True}]
+        platforms.snowflake.session = {"CRO_EXTERNAL"}
+        assert run.query(query) == [{"ok": False}]
+    finally:
+        run.close()
