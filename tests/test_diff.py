@@ -741,5 +741,5 @@ def test_an_index_change_is_said_not_passed_over(tmp_path: Path) -> None:
 
 def test_a_live_base_is_refused_with_a_pointer_to_drift(pair: tuple[Path, Path]) -> None:
     _, head = pair
-    code, out, err = run_cli(["diff", str(head), "--base", "live:all"])
+    code, _, err = run_cli(["diff", str(head), "--base", "live:all"])
     assert code == 2 and "accord drift" in err and "Traceback" not in err
