@@ -13,7 +13,8 @@ $(BIN)/accord: pyproject.toml
 	@touch $(BIN)/accord
 
 # Compile the reference estate in policies/, print what was written, prove on DuckDB that the
-# compiled SQL means what the model says, and show what every surface answers per persona.
+# compiled SQL means what the model says, show what every surface answers per persona, and
+# check the governance team's probes (policies/probes.yaml) against the model.
 demo: $(BIN)/accord
 	$(BIN)/accord validate policies
 	$(BIN)/accord lint policies
@@ -21,6 +22,7 @@ demo: $(BIN)/accord
 	@for f in $$(cd $(OUT) && find . -type f -name '*.sql' | sort); do echo "-- ===== $(OUT)/$${f#./} ====="; cat "$(OUT)/$${f#./}"; echo; done
 	$(BIN)/accord verify policies --compiled $(OUT)
 	$(BIN)/accord analyze policies --format markdown
+	$(BIN)/accord probe policies
 
 # Lint (ruff) and the whole test suite.
 test: $(BIN)/accord

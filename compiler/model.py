@@ -254,6 +254,15 @@ def _runtime_text(value: Any) -> Any:
     return value
 
 
+class A2AEndpoint(Strict):
+    """An agent surface's A2A endpoint (an accord extension, used by ``accord probe --live``)."""
+
+    url: Annotated[Text, Field(pattern=r"^https?://[^\s]+$")] = Field(
+        description="the agent's JSON-RPC endpoint (http or https URL)"
+    )
+    timeout_seconds: float = Field(30.0, gt=0, le=600, description="per request")
+
+
 class Surface(Strict):
     platform: Literal["snowflake", "databricks", "none"]
     reads: list[Name] = Field(default_factory=list)
@@ -262,6 +271,9 @@ class Surface(Strict):
         None, description='Databricks Runtime version ("15.4"), serverless or sql-warehouse'
     )
     access_mode: Literal["standard", "dedicated"] | None = None
+    a2a: A2AEndpoint | None = Field(
+        None, description="A2A endpoint the probes ask as the persona (accord probe --live)"
+    )
     ignore: Ignore = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -289,6 +301,39 @@ class Surface(Strict):
         return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+#: what a surface answers of a probe's fact: the dispositions of ``accord analyze`` and
+#: ``empty`` (the surface returns no rows although nothing withholds them: a runtime too old
+#: to apply the policies, ACC401)
+ProbeDisposition = Literal["clear", "masked", "filtered", "denied", "ungoverned", "empty"]
+
+
+class Probe(Strict):
+    """The governance team's expected answer, per surface, to one question of one persona."""
+
+    owner: Annotated[Text, Field(min_length=1)] = Field(
+        description="who is told when the probe fails: a team or a person"
+    )
+    persona: Name
+    dataset: Name = Field(description="the fact: this dataset and its replicas")
+    where: Annotated[dict[Name, EntitlementValue], Field(min_length=1, max_length=1)] | None = (
+        Field(None, description="the rows of one entitlement value: {dimension: value}")
+    )
+    column: ColumnName | None = Field(
+        None, description="one column (with an identifier domain: every column of the domain)"
+    )
+    expect: dict[Name, ProbeDisposition] = Field(
+        description="one expected disposition per surface that reaches the fact, and no other"
+    )
+    question: Annotated[Text, Field(min_length=1)] | None = Field(
+        None, description="the question sent to A2A surfaces (default: generated)"
+    )
+    canary: Annotated[Text, Field(min_length=1)] | None = Field(
+        None,
+        description="clear value of `column` in a canary row of the `where` value, kept in the "
+        "estate so live answers can be told clear from masked",
+    )
+
+
 class PolicyModel(Strict):
     """A whole policy project, all files merged."""
 
@@ -301,6 +346,7 @@ class PolicyModel(Strict):
     indexes: dict[Name, Index] = Field(default_factory=dict)
     surfaces: dict[Name, Surface] = Field(default_factory=dict)
     personas: dict[Name, Annotated[list[Name], Field(min_length=1)]] = Field(default_factory=dict)
+    probes: dict[Name, Probe] = Field(default_factory=dict)
 
     # ---- convenience used throughout the compiler -------------------------------------------
 

@@ -32,6 +32,7 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     RuleInfo("ACC401", "unsupported-runtime", "error"),
     RuleInfo("ACC402", "ungoverned-surface", "error"),
     RuleInfo("ACC403", "loosest-surface", "error"),
+    RuleInfo("ACC404", "probe-mismatch", "error"),
     RuleInfo("ACC502", "missing-identity", "error"),
     RuleInfo("ACC503", "unused", "warning"),
     RuleInfo("ACC504", "abac-quota", "error"),

@@ -333,6 +333,91 @@ def _resolve(project: Project) -> list[Diagnostic]:
                     (*base, "reads", i),
                     f"{name} runs on {surface.platform} but {ds_name} lives on {ds.platform}",
                 )
+    if m.probes:  # reach is computed only when every other reference resolved
+        out.extend(_check_probes(project, need, reach=not out))
+    return out
+
+
+def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
+    """Probes: references (persona, dataset, where, column, surfaces) and reach: every
+    surface reaching the fact has an ``expect`` entry, and no entry names another."""
+    from compiler.probes import probe_columns, reaching
+
+    m = project.model
+    out: list[Diagnostic] = []
+    for name, probe in m.probes.items():
+        base = ("probes", name)
+        ok = need("persona", m.personas, probe.persona, (*base, "persona"))
+        ok = need("dataset", m.datasets, probe.dataset, (*base, "dataset")) and ok
+        for dim, value in (probe.where or {}).items():
+            wpath = (*base, "where", dim)
+            if dim not in m.entitlements:
+                close = difflib.get_close_matches(dim, list(m.entitlements), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                out.append(
+                    Diagnostic(
+                        project.key_loc(*wpath), f"unknown entitlement dimension {dim!r}{hint}"
+                    )
+                )
+                ok = False
+            elif value not in m.entitlements[dim]:
+                need(f"{dim} value", m.entitlements[dim], value, wpath)
+                ok = False
+        if probe.dataset in m.datasets and probe.column is not None:
+            known = probe_columns(m, probe.dataset)
+            if probe.column.lower() not in {c.lower() for c in known}:
+                close = difflib.get_close_matches(probe.column, known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                out.append(
+                    Diagnostic(
+                        project.loc(*base, "column"),
+                        f"unknown column {probe.column!r} of {probe.dataset} ({hint}declare it "
+                        f"under datasets.{probe.dataset}.columns to probe it)",
+                    )
+                )
+                ok = False
+        for surface in probe.expect:
+            if surface not in m.surfaces:
+                close = difflib.get_close_matches(surface, list(m.surfaces), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                out.append(
+                    Diagnostic(
+                        project.key_loc(*base, "expect", surface),
+                        f"unknown surface {surface!r}{hint}",
+                    )
+                )
+                ok = False
+        if not ok or not reach:
+            continue
+        reached = reaching(m, probe)
+        fact = probe.dataset + (f".{probe.column}" if probe.column else "")
+        for surface in sorted(reached):
+            if surface not in probe.expect:
+                reads = sorted({p.dataset for _, p in reached[surface]})
+                out.append(
+                    Diagnostic(
+                        project.loc(*base, "expect"),
+                        f"probe {name}: surface {surface} reaches {fact} (it reads "
+                        f"{', '.join(reads)}) and has no expect entry: say what it should "
+                        "answer",
+                    )
+                )
+        for surface in probe.expect:
+            if surface in m.surfaces and surface not in reached:
+                out.append(
+                    Diagnostic(
+                        project.key_loc(*base, "expect", surface),
+                        f"probe {name}: surface {surface} does not reach {fact} (it reads "
+                        f"{', '.join(m.surfaces[surface].reads) or 'nothing'}): remove the entry",
+                    )
+                )
+        if not reached:
+            out.append(
+                Diagnostic(
+                    project.loc(*base, "dataset"),
+                    f"probe {name}: no surface reaches {fact}, so the probe checks nothing",
+                )
+            )
     return out
 
 

@@ -41,12 +41,12 @@ def accord(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 def test_reference_estate_prints_only_the_clean_summary() -> None:
     run = accord("lint", "policies")
     assert run.returncode == 0, run.stderr
-    assert run.stdout == "accord lint: no findings in 6 files\n"
+    assert run.stdout == "accord lint: no findings in 7 files\n"
     assert run.stderr == ""
 
 
 def test_default_path_is_policies() -> None:
-    assert accord("lint").stdout == "accord lint: no findings in 6 files\n"
+    assert accord("lint").stdout == "accord lint: no findings in 7 files\n"
 
 
 def test_as_found_text_report() -> None:
@@ -60,7 +60,7 @@ def test_as_found_text_report() -> None:
     i = lines.index("    20 |   subject_pseudonym:")
     assert lines[i + 1] == "       |   ^"
     assert "fix: " in out
-    assert out.rstrip().endswith("accord lint: 10 errors, 0 warnings in 6 files")
+    assert out.rstrip().endswith("accord lint: 20 errors, 0 warnings in 7 files")
     assert "\x1b[" not in out  # no colour off a terminal
 
 
@@ -69,7 +69,7 @@ def test_json_shape_exactly_as_the_cli_spec() -> None:
     assert run.returncode == 1
     doc = json.loads(run.stdout)
     assert set(doc) == {"findings", "summary"}
-    assert doc["summary"] == {"error": 10, "warning": 0, "suppressed": 0}
+    assert doc["summary"] == {"error": 20, "warning": 0, "suppressed": 0}
     keys = ["rule", "name", "severity", "file", "line", "column", "object", "message", "fix"]
     for f in doc["findings"]:
         assert list(f) == keys
@@ -82,6 +82,7 @@ def test_json_shape_exactly_as_the_cli_spec() -> None:
         "ACC401",
         "ACC402",
         "ACC403",
+        "ACC404",
     }
 
 
@@ -105,7 +106,7 @@ def test_sarif_validates_against_the_2_1_0_schema() -> None:
         assert r["name"] and r["shortDescription"]["text"] and r["fullDescription"]["text"]
         assert "## How to fix" in r["help"]["markdown"]
     results = run_["results"]
-    assert len(results) == 13
+    assert len(results) == 23
     for result in results:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         assert result["level"] == "error"
@@ -327,6 +328,6 @@ def test_colour_only_when_asked(color: bool) -> None:
     from compiler.validate import load_project
 
     findings = lint_project(load_project(ROOT / AS_FOUND))
-    text = render_text(findings, files=6, color=color)
+    text = render_text(findings, files=7, color=color)
     assert ("\x1b[" in text) is color
-    assert text.rstrip().endswith("accord lint: 10 errors, 0 warnings in 6 files")
+    assert text.rstrip().endswith("accord lint: 20 errors, 0 warnings in 7 files")

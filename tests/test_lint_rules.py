@@ -532,6 +532,35 @@ AS_FOUND_FINDINGS: list[tuple[str, str, tuple[Any, ...]]] = [
     ("ACC402", "value", ("surfaces", "variant_annotation", "reads", 0)),
     ("ACC403", "value", ("surfaces", "variant_annotation", "reads", 0)),  # variant_calls
     ("ACC403", "value", ("surfaces", "variant_annotation", "reads", 0)),  # subject ids
+    # the governance team's probes (examples/as-found/probes.yaml), at their expect entries:
+    # the CRO collaborator through the no-catalog pipeline ...
+    *[
+        ("ACC404", "value", ("probes", probe, "expect", "variant_annotation"))
+        for probe in (
+            "cro_cannot_unmask_cns_subjects",
+            "cro_sees_no_oncology_variants",
+            "pharmacologist_sees_cns_subjects",
+        )
+    ],
+    # ... the CURRENT_ROLE predicate, which the model cannot evaluate (verify executes it) ...
+    *[
+        ("ACC404", "value", ("probes", probe, "expect", "warehouse_agent"))
+        for probe in (
+            "cro_cannot_unmask_cns_subjects",
+            "pharmacologist_sees_cns_subjects",
+            "bench_chemist_reads_redacted_oncology_notes",
+        )
+    ],
+    # ... and the lakehouse agent's runtime, which answers with no rows
+    *[
+        ("ACC404", "value", ("probes", probe, "expect", "lakehouse_agent"))
+        for probe in (
+            "cro_cannot_unmask_cns_subjects",
+            "cro_sees_no_oncology_variants",
+            "pharmacologist_sees_cns_subjects",
+            "bench_chemist_reads_redacted_oncology_notes",
+        )
+    ],
 ]
 
 

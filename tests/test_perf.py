@@ -204,7 +204,14 @@ def test_verify_queries_do_not_grow_with_personas(monkeypatch: pytest.MonkeyPatc
     model = project.model
     first = sorted(model.personas)[:1]
     fewer = dataclasses.replace(
-        project, model=model.model_copy(update={"personas": {p: model.personas[p] for p in first}})
+        project,
+        model=model.model_copy(
+            update={
+                "personas": {p: model.personas[p] for p in first},
+                # probes of the dropped personas go with them (the model stays valid)
+                "probes": {n: p for n, p in model.probes.items() if p.persona in first},
+            }
+        ),
     )
     calls_all, checks_all = _statements(project, monkeypatch)
     calls_one, checks_one = _statements(fewer, monkeypatch)

@@ -28,4 +28,10 @@ def verify(project: Project, compiled: str | None = None) -> Report:
         files = read_compiled_dir(compiled)
         origin = f"the compiled SQL in {compiled}"
     sql = load_sql(files, salts, origin)
-    return Verifier(project, sql, salts).run()
+    verifier = Verifier(project, sql, salts)
+    report = verifier.run()
+    if project.model.probes:
+        from compiler.verify.probes import check_probes
+
+        report.probes = check_probes(verifier)
+    return report

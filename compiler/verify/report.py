@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -54,13 +55,19 @@ class Report:
     checks: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
+    #: probe outcomes (compiler.probes.ProbeOutcome), answered through the compiled SQL
+    probes: list[Any] = field(default_factory=list)
 
     def summary(self) -> str:
         n = len(self.mismatches)
+        probes = ""
+        if self.probes:
+            failed = sum(1 for o in self.probes if not o.ok)
+            probes = f", {len(self.probes)} probe answers ({failed} failed)"
         return (
             f"accord verify: {self.checks} checks, {self.personas} personas, {self.datasets} "
-            f"datasets, {len(self.platforms)} platforms ({', '.join(self.platforms) or 'none'}): "
-            f"{n} mismatch{'es' if n != 1 else ''}"
+            f"datasets, {len(self.platforms)} platforms ({', '.join(self.platforms) or 'none'})"
+            f"{probes}: {n} mismatch{'es' if n != 1 else ''}"
         )
 
     def to_json(self) -> str:
@@ -76,6 +83,8 @@ class Report:
             "mismatches": [asdict(m) for m in self.mismatches],
             "unchecked": [{**asdict(o), "note": UNCHECKED_NOTE} for o in self.observations],
         }
+        if self.probes:
+            doc["probes"] = [o.to_json() for o in self.probes]
         return json.dumps(doc, indent=2, sort_keys=True)
 
     def to_text(self) -> str:

@@ -1,0 +1,176 @@
+"""``accord probe``: the governance team's probes, at the depth asked for.
+
+    accord probe [DIR]                               against the model (what ACC404 checks)
+    accord probe --live [DIR] [--platform P] [--format text|json|junit] [--out FILE]
+    accord probe init PERSONA DATASET [DIR] [--where DIM=VALUE] [--column C]
+
+Exit 1 when an answer differs from ``expect`` (or, live, when two surfaces disagree).
+"""
+
+from __future__ import annotations
+
+import click
+
+from compiler.errors import UsageError
+
+
+@click.command(
+    "probe",
+    context_settings={"ignore_unknown_options": False},
+)
+@click.argument("args", nargs=-1)
+@click.option("--live", is_flag=True, help="Ask the live platforms and A2A surfaces.")
+@click.option(
+    "--platform",
+    type=click.Choice(["snowflake", "databricks", "a2a", "all"]),
+    default="all",
+    show_default=True,
+    help="Live: only the surfaces of this platform (a2a: the A2A surfaces).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "junit"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(),
+    default=None,
+    help="Write the result file (fingerprints, outcomes, SHA-256) here.",
+)
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(),
+    default=None,
+    help="Live: the local, uncommitted probe config (probe_profiles, the Snowflake probe "
+    "user, A2A tokens); default $ACCORD_PROBE_CONFIG, else .accord/probe.yaml.",
+)
+@click.option(
+    "--compiled",
+    type=click.Path(),
+    default=None,
+    help="The compiled output the result file fingerprints (default: compiled afresh).",
+)
+@click.option("--connection", default=None, help="Snowflake connection name (connections.toml).")
+@click.option("--warehouse-id", default=None, help="Databricks SQL warehouse id.")
+@click.option("--where", "where", default=None, help="init: DIMENSION=VALUE")
+@click.option("--column", default=None, help="init: one column")
+@click.option("--owner", default="data-governance", show_default=True, help="init: owner")
+@click.option("--name", default=None, help="init: the probe's name")
+def command(
+    args: tuple[str, ...],
+    live: bool,
+    platform: str,
+    fmt: str,
+    out: str | None,
+    config: str | None,
+    compiled: str | None,
+    connection: str | None,
+    warehouse_id: str | None,
+    where: str | None,
+    column: str | None,
+    owner: str,
+    name: str | None,
+) -> int:
+    """Run the probes, or print a new one.
+
+    \b
+    accord probe [DIR]                        against the model (as ACC404)
+    accord probe --live [DIR] [--platform P]  against the live platforms and A2A agents
+    accord probe init PERSONA DATASET [DIR]   a probe with today's dispositions
+
+    Exit 1 when an answer differs from `expect` or two surfaces disagree."""
+    from compiler.validate import load_project
+
+    if args and args[0] == "init":
+        if live:
+            raise UsageError("probe init takes no --live")
+        rest = args[1:]
+        if len(rest) not in (2, 3):
+            raise UsageError("usage: accord probe init PERSONA DATASET [DIR]")
+        return _init(
+            load_project(rest[2] if len(rest) == 3 else "policies"),
+            rest,
+            where,
+            column,
+            owner,
+            name,
+        )
+    if len(args) > 1:
+        raise UsageError("usage: accord probe [--live] [DIR]")
+    project = load_project(args[0] if args else "policies")
+    if live:
+        from compiler.probe_live.run import LiveOptions, run_live
+
+        result = run_live(
+            project,
+            LiveOptions(
+                platform=platform,
+                config=config,
+                compiled=compiled,
+                connection=connection,
+                warehouse_id=warehouse_id,
+            ),
+        )
+        if out:
+            result.write(out)
+        click.echo(result.render(fmt), nl=False)
+        return 0 if result.passed else 1
+    from compiler.probe_live.result import ProbeRun
+    from compiler.probes import evaluate
+
+    run = ProbeRun.from_outcomes(project, evaluate(project.model), depth="model")
+    if out:
+        from compiler.probe_live.run import compiled_fingerprint
+
+        run.compiled_fingerprint = compiled_fingerprint(project, compiled)
+        run.write(out)
+    click.echo(run.render(fmt), nl=False)
+    return 0 if run.passed else 1
+
+
+def _init(
+    project: object,
+    rest: tuple[str, ...],
+    where: str | None,
+    column: str | None,
+    owner: str,
+    name: str | None,
+) -> int:
+    from compiler.probes import probe_init
+
+    model = project.model  # type: ignore[attr-defined]
+    persona, dataset = rest[0], rest[1]
+    filt = None
+    if where is not None:
+        dim, sep, value = where.partition("=")
+        if not sep or not dim or not value:
+            raise UsageError("--where takes DIMENSION=VALUE, e.g. programme=CNS-204")
+        if dim not in model.entitlements or value not in model.entitlements[dim]:
+            raise UsageError(f"--where: unknown {dim} value {value!r}")
+        filt = {dim: value}
+    for kind, value, table in (
+        ("persona", persona, model.personas),
+        ("dataset", dataset, model.datasets),
+    ):
+        if value not in table:
+            raise UsageError(f"unknown {kind} {value!r} (known: {', '.join(sorted(table))})")
+    if column is not None:
+        from compiler.probes import probe_columns
+
+        known = {c.lower(): c for c in probe_columns(model, dataset)}
+        if column.lower() not in known:
+            raise UsageError(
+                f"--column: {column} is not declared in datasets.{dataset}.columns "
+                f"(known: {', '.join(sorted(known.values()))})"
+            )
+        column = known[column.lower()]
+    click.echo(
+        probe_init(model, persona, dataset, name=name, owner=owner, where=filt, column=column),
+        nl=False,
+    )
+    return 0

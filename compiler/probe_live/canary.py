@@ -1,0 +1,66 @@
+"""Canaries: telling a clear answer from a masked one.
+
+A probe's ``canary`` is the clear value of its column in a canary row of its ``where`` value,
+kept in the estate for probing. An answer that contains it is ``clear``; one that contains
+what the mask makes of it (the salted digest, when the salt reference resolves here; the
+redaction; the partial form) is ``masked``. A hash mask whose salt is not available here is
+recognised by the shape of a SHA-256 digest (64 hex digits), which tells masked from clear but
+not which salt made it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from compiler.model import PolicyModel
+from compiler.semantics import apply_mask
+
+_DIGEST = re.compile(r"\b[0-9a-fA-F]{64}\b")
+
+
+@dataclass(frozen=True)
+class Canary:
+    clear: str
+    #: what the mask shows instead of ``clear`` (exact strings)
+    masked: tuple[str, ...] = ()
+    #: a SHA-256 digest of unknown salt also counts as masked
+    any_digest: bool = False
+
+    def classify(self, text: str) -> str | None:
+        """``clear``, ``masked``, or None (neither the value nor a mask of it appears)."""
+        if self.clear and self.clear in text:
+            return "clear"
+        if any(m and m in text for m in self.masked):
+            return "masked"
+        if self.any_digest and _DIGEST.search(text):
+            return "masked"
+        return None
+
+
+def _salt(ref: str | None) -> str | None:
+    """An ``env:`` salt, when this process has it (file salts are for ``migrate apply``)."""
+    if ref and ref.startswith("env:"):
+        return os.environ.get(ref[4:])
+    return None
+
+
+def canary_for(model: PolicyModel, dataset: str, column: str | None, value: str) -> Canary:
+    """The canary of ``value`` in ``dataset.column``: its clear form and its masked forms."""
+    ds = model.datasets[dataset]
+    spec = None
+    if column is not None:
+        folded = column.lower()
+        spec = next((c for n, c in ds.columns.items() if n.lower() == folded), None)
+    if spec is None or spec.mask is None:
+        return Canary(value)
+    mask = model.masks[spec.mask]
+    if mask.strategy == "hash":
+        salt = _salt((mask.salt or {}).get(ds.platform))  # type: ignore[call-overload]
+        if salt is None:
+            return Canary(value, any_digest=True)
+        shown = apply_mask(mask, value, salt)
+        return Canary(value, (shown,) if shown else ())
+    shown = apply_mask(mask, value, None)
+    return Canary(value, (shown,) if shown else ())

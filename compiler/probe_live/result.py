@@ -1,0 +1,260 @@
+"""A probe run: every outcome, the surfaces that disagree, and how they are reported.
+
+Formats: text (one block per probe), JSON, JUnit XML (one test case per probe and surface,
+the owner in each), and the result file a promotion gate requires: the model fingerprint, the
+compiled-output fingerprint, every outcome and a SHA-256 over all of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compiler.probes import ProbeOutcome
+
+RESULT_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """Two surfaces expected to answer a probe alike that answered differently."""
+
+    probe: str
+    owner: str
+    surfaces: tuple[str, str]
+    answers: tuple[str, str]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "probe": self.probe,
+            "owner": self.owner,
+            "surfaces": list(self.surfaces),
+            "answers": list(self.answers),
+        }
+
+
+def disagreements(outcomes: list[ProbeOutcome]) -> list[Disagreement]:
+    """Per probe: pairs of surfaces whose expected answers are equal and whose actual answers
+    (both known) are not. Each pair once, in a stable order."""
+    out: list[Disagreement] = []
+    by_probe: dict[str, list[ProbeOutcome]] = {}
+    for o in outcomes:
+        by_probe.setdefault(o.probe, []).append(o)
+    for name in sorted(by_probe):
+        group = sorted(by_probe[name], key=lambda o: o.surface)
+        for i, a in enumerate(group):
+            for b in group[i + 1 :]:
+                if (
+                    a.expected == b.expected
+                    and a.actual is not None
+                    and b.actual is not None
+                    and a.actual != b.actual
+                ):
+                    out.append(
+                        Disagreement(name, a.owner, (a.surface, b.surface), (a.actual, b.actual))
+                    )
+    return out
+
+
+@dataclass
+class ProbeRun:
+    depth: str
+    model_fingerprint: str
+    compiled_fingerprint: str | None
+    outcomes: list[ProbeOutcome]
+    #: probe name -> one line describing the question (persona, fact)
+    questions: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_outcomes(
+        cls,
+        project: Any,
+        outcomes: list[ProbeOutcome],
+        depth: str,
+        compiled_fingerprint: str | None = None,
+    ) -> ProbeRun:
+        questions = {name: describe(p) for name, p in project.model.probes.items()}
+        return cls(depth, project.fingerprint, compiled_fingerprint, outcomes, questions)
+
+    @property
+    def disagreements(self) -> list[Disagreement]:
+        return disagreements(self.outcomes)
+
+    @property
+    def failed(self) -> list[ProbeOutcome]:
+        return [o for o in self.outcomes if not o.ok]
+
+    @property
+    def unasked(self) -> bool:
+        """The model has probes and none was answered (a platform filter left nothing): not a
+        pass."""
+        return bool(self.questions) and not self.outcomes
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed and not self.disagreements and not self.unasked
+
+    # ---- formats -------------------------------------------------------------------------
+
+    def render(self, fmt: str) -> str:
+        if fmt == "json":
+            return json.dumps(self.document(), indent=2, sort_keys=True) + "\n"
+        if fmt == "junit":
+            return self.junit()
+        return self.text()
+
+    def summary(self) -> str:
+        probes = len({o.probe for o in self.outcomes})
+        n = len(self.failed)
+        d = len(self.disagreements)
+        return (
+            f"accord probe ({self.depth}): {probes} probe{'s' if probes != 1 else ''}, "
+            f"{len(self.outcomes)} answers: {n} failed, {d} disagreement{'s' if d != 1 else ''}"
+        )
+
+    def text(self) -> str:
+        lines: list[str] = []
+        current = None
+        for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface)):
+            if o.probe != current:
+                current = o.probe
+                lines.append(
+                    f"probe {o.probe} (owner {o.owner}): {self.questions.get(o.probe, '')}"
+                )
+            by = f" (answered by the {o.depth})" if o.depth != self.depth else ""
+            if o.ok:
+                lines.append(f"  ok    {o.surface}: {o.actual}{by}")
+            else:
+                got = o.actual if o.actual is not None else "no answer"
+                lines.append(f"  FAIL  {o.surface}: expected {o.expected}, got {got}{by}")
+                lines.append(f"        {o.detail}")
+        for d in self.disagreements:
+            lines.append(
+                f"DISAGREE probe {d.probe} (owner {d.owner}): {d.surfaces[0]} answered "
+                f"{d.answers[0]}, {d.surfaces[1]} answered {d.answers[1]}"
+            )
+        if self.unasked:
+            lines.append("no probe was answered: nothing this run could ask reaches a probe")
+        elif not self.questions:
+            lines.append("the model has no probes")
+        lines.append(self.summary())
+        return "\n".join(lines) + "\n"
+
+    def document(self) -> dict[str, Any]:
+        """The result file's content without its digest."""
+        return {
+            "accord_probe_result": RESULT_FORMAT,
+            "depth": self.depth,
+            "model_fingerprint": self.model_fingerprint,
+            "compiled_fingerprint": self.compiled_fingerprint,
+            "passed": self.passed,
+            "outcomes": [
+                o.to_json() for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface))
+            ],
+            "disagreements": [d.to_json() for d in self.disagreements],
+        }
+
+    def sealed(self) -> dict[str, Any]:
+        """The result file: the document and a SHA-256 over its canonical JSON."""
+        doc = self.document()
+        doc["sha256"] = digest(doc)
+        return doc
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """Write the result file atomically (a gate never reads half of one)."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(self.sealed(), indent=2, sort_keys=True) + "\n"
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".accord-probe-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def junit(self) -> str:
+        suite = ET.Element(
+            "testsuite",
+            {
+                "name": f"accord probe ({self.depth})",
+                "tests": str(len(self.outcomes) + len(self.disagreements)),
+                "failures": str(len(self.failed) + len(self.disagreements)),
+                "errors": "0",
+            },
+        )
+        props = ET.SubElement(suite, "properties")
+        for key in ("model_fingerprint", "compiled_fingerprint"):
+            ET.SubElement(props, "property", {"name": key, "value": getattr(self, key) or ""})
+        for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface)):
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                {"classname": f"probes.{o.probe}", "name": f"{o.surface} (owner {o.owner})"},
+            )
+            cprops = ET.SubElement(case, "properties")
+            for key, value in (
+                ("owner", o.owner),
+                ("persona", o.persona),
+                ("surface", o.surface),
+                ("expected", o.expected),
+                ("actual", o.actual or ""),
+            ):
+                ET.SubElement(cprops, "property", {"name": key, "value": value})
+            if not o.ok:
+                got = o.actual if o.actual is not None else "no answer"
+                failure = ET.SubElement(
+                    case,
+                    "failure",
+                    {
+                        "type": "probe-mismatch",
+                        "message": f"owner {o.owner}: expected {o.expected}, got {got}",
+                    },
+                )
+                failure.text = o.detail
+        for d in self.disagreements:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                {
+                    "classname": f"probes.{d.probe}",
+                    "name": f"{d.surfaces[0]} = {d.surfaces[1]} (owner {d.owner})",
+                },
+            )
+            ET.SubElement(
+                case,
+                "failure",
+                {
+                    "type": "surfaces-disagree",
+                    "message": f"owner {d.owner}: {d.surfaces[0]} answered {d.answers[0]}, "
+                    f"{d.surfaces[1]} answered {d.answers[1]}",
+                },
+            )
+        root = ET.Element("testsuites", {"name": "accord probe"})
+        root.append(suite)
+        ET.indent(root)
+        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def digest(doc: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of ``doc`` without its ``sha256`` key."""
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def describe(probe: Any) -> str:
+    fact = probe.dataset
+    if probe.where:
+        ((dim, value),) = probe.where.items()
+        fact += f" where {dim} = {value}"
+    if probe.column:
+        fact += f", column {probe.column}"
+    return f"{probe.persona} asks {fact}"

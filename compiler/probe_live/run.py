@@ -1,0 +1,304 @@
+"""``accord probe --live``: every probe on every surface it names, asked of the live mesh.
+
+* a surface that declares ``a2a: {url: ...}`` is asked over A2A (:mod:`.a2a`) — whatever its
+  platform, since the agent's own answer is the one that matters;
+* a catalog surface that enforces the catalog per caller is asked on its platform, as the
+  persona (:mod:`.catalog`);
+* any other surface (no catalog, a service identity, a runtime that returns nothing, and no
+  A2A endpoint) cannot be asked as the persona: the model answers, and the outcome says so
+  (``depth: model``).
+
+A row filter answers with no rows, never an error: an ``empty`` live answer where the model
+says the rows are withheld counts as ``denied``. The local probe config (``--config``, else
+``$ACCORD_PROBE_CONFIG``, else ``.accord/probe.yaml``; never committed, never in the model)
+holds what only the machine running the probes should know::
+
+    snowflake:
+      connection: accord_probe        # connections.toml entry of the probe user
+    databricks:
+      warehouse_id: 1234567890abcdef
+      probe_profiles:                 # one SDK profile per persona (~/.databrickscfg)
+        cro_collaborator: probe-cro
+    a2a_tokens:                       # bearer token per persona, as env:NAME
+      cro_collaborator: env:A2A_TOKEN_CRO
+    timeout_seconds: 30
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from compiler.errors import Diagnostic, InputError, Location, UsageError
+from compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
+from compiler.probe_live.canary import Canary, canary_for
+from compiler.probe_live.catalog import (
+    DatabricksRunner,
+    Runner,
+    SnowflakeRunner,
+    ask_catalog,
+    snowflake_connect_kwargs,
+)
+from compiler.probe_live.result import ProbeRun, describe
+from compiler.probes import Answer, ProbeOutcome, loosest, questions
+
+DEFAULT_CONFIG = Path(".accord/probe.yaml")
+DEFAULT_TIMEOUT = 30.0
+_CONFIG_KEYS = {"snowflake", "databricks", "a2a_tokens", "timeout_seconds"}
+
+
+@dataclass
+class LiveOptions:
+    platform: str = "all"
+    config: str | None = None
+    compiled: str | None = None
+    connection: str | None = None
+    warehouse_id: str | None = None
+    #: platform -> Runner, used instead of the real clients (tests, other callers)
+    runners: dict[str, Runner] = field(default_factory=dict)
+
+
+@dataclass
+class ProbeConfig:
+    data: dict[str, Any] = field(default_factory=dict)
+    path: str = ""
+
+    @property
+    def timeout(self) -> float:
+        value = self.data.get("timeout_seconds", DEFAULT_TIMEOUT)
+        return float(value)
+
+    def token(self, persona: str) -> str | None:
+        ref = (self.data.get("a2a_tokens") or {}).get(persona)
+        if not ref:
+            return None
+        if not isinstance(ref, str) or not ref.startswith("env:"):
+            raise UsageError(f"{self.path}: a2a_tokens.{persona} must be env:NAME")
+        value = os.environ.get(ref[4:])
+        if value is None:
+            raise UsageError(f"{self.path}: a2a_tokens.{persona}: ${ref[4:]} is not set")
+        return value
+
+
+def load_config(path: str | None) -> ProbeConfig:
+    """The local probe config; an absent default file is an empty config."""
+    given = path or os.environ.get("ACCORD_PROBE_CONFIG")
+    target = Path(given) if given else DEFAULT_CONFIG
+    if not target.exists():
+        if given:
+            raise UsageError(f"probe config {target} does not exist")
+        return ProbeConfig(path=str(target))
+    try:
+        data = yaml.safe_load(target.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = Location(str(target), mark.line + 1, mark.column + 1) if mark else None
+        raise InputError(
+            Diagnostic(where or Location(str(target), 1, 1), f"not valid YAML: {err}")
+        ) from None
+    if not isinstance(data, dict) or not set(data) <= _CONFIG_KEYS:
+        unknown = sorted(set(data) - _CONFIG_KEYS) if isinstance(data, dict) else ["<top>"]
+        raise InputError(
+            Diagnostic(
+                Location(str(target), 1, 1),
+                f"probe config: unknown key(s) {', '.join(map(str, unknown))} (expected "
+                f"{', '.join(sorted(_CONFIG_KEYS))})",
+            )
+        )
+    value = data.get("timeout_seconds", DEFAULT_TIMEOUT)
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value <= 600:
+        raise InputError(
+            Diagnostic(Location(str(target), 1, 1), "timeout_seconds: a number in (0, 600]")
+        )
+    return ProbeConfig(data, str(target))
+
+
+# --------------------------------------------------------------------------------------------
+# runners on the real clients
+
+
+def _snowflake_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
+    try:
+        import snowflake.connector
+    except ImportError:
+        raise UsageError("pip install 'accord[snowflake]' to probe Snowflake") from None
+    section = config.data.get("snowflake") or {}
+    kwargs = snowflake_connect_kwargs(
+        config.timeout, options.connection or section.get("connection")
+    )
+    return SnowflakeRunner(lambda: snowflake.connector.connect(**kwargs))
+
+
+def _databricks_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
+    try:
+        from databricks.sdk import WorkspaceClient
+        from databricks.sdk.core import Config
+    except ImportError:
+        raise UsageError("pip install 'accord[databricks]' to probe Databricks") from None
+    section = config.data.get("databricks") or {}
+    warehouse = (
+        options.warehouse_id
+        or section.get("warehouse_id")
+        or os.environ.get("DATABRICKS_WAREHOUSE_ID")
+    )
+    if not warehouse:
+        raise UsageError("Databricks probes need a SQL warehouse: --warehouse-id or config")
+    profiles = section.get("probe_profiles") or {}
+    timeout = config.timeout
+
+    def client_for(persona: str) -> Any:
+        profile = profiles.get(persona)
+        if not profile:
+            raise UsageError(
+                f"{config.path}: databricks.probe_profiles has no profile for {persona} (group "
+                "membership cannot be switched per session: one profile per persona)"
+            )
+        return WorkspaceClient(
+            config=Config(
+                profile=profile,
+                http_timeout_seconds=int(timeout),
+                retry_timeout_seconds=int(timeout),
+            )
+        )
+
+    return DatabricksRunner(client_for, str(warehouse), timeout)
+
+
+# --------------------------------------------------------------------------------------------
+# the run
+
+
+def _wanted(options: LiveOptions, kind: str) -> bool:
+    return options.platform in ("all", kind)
+
+
+def _canary(model: Any, probe: Any, dataset: str, column: str | None) -> Canary | None:
+    return canary_for(model, dataset, column, probe.canary) if probe.canary else None
+
+
+def compiled_fingerprint(project: Any, compiled: str | None) -> str:
+    """SHA-256 over the compiled files (path and content, in path order): of ``compiled``'s
+    SQL and Terraform files when given, else of what ``accord compile`` writes now."""
+    digest = hashlib.sha256()
+    if compiled is not None:
+        root = Path(compiled)
+        files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".sql", ".json"))
+        for p in files:
+            digest.update(p.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(p.read_bytes() + b"\0")
+        return digest.hexdigest()
+    from compiler.compile import render_files
+
+    for rel, text in sorted(render_files(project, "all").items()):
+        digest.update(str(rel).encode() + b"\0" + text.encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+def run_live(project: Any, options: LiveOptions) -> ProbeRun:
+    model = project.model
+    config = load_config(options.config)
+    runners: dict[str, Runner] = dict(options.runners)
+    outcomes: list[ProbeOutcome] = []
+
+    def runner(platform: str) -> Runner:
+        if platform not in runners:
+            make = _snowflake_runner if platform == "snowflake" else _databricks_runner
+            runners[platform] = make(config, options)
+        return runners[platform]
+
+    for q in questions(model):
+        name, probe, surface = q.name, q.probe, q.surface
+        s = model.surfaces[surface]
+        model_says = q.modelled(model)
+        if s.a2a is not None:
+            if not _wanted(options, "a2a"):
+                continue
+            got, depth = _ask_agent(model, name, probe, surface, q.places, config), "live"
+        elif q.perspective.mode(surface) == "catalog":
+            if not _wanted(options, s.platform):
+                continue
+            got, depth = _ask_platform(model, probe, q.places, runner(s.platform)), "live"
+        else:
+            if options.platform != "all":
+                continue
+            got, depth = model_says, "model"
+        if _withheld(got.disposition, model_says):
+            got = Answer("denied", got.place, f"{got.detail} (a row filter answers with no rows)")
+        outcomes.append(q.outcome(got, depth))
+    return ProbeRun(
+        "live",
+        project.fingerprint,
+        compiled_fingerprint(project, options.compiled),
+        outcomes,
+        {n: describe(p) for n, p in model.probes.items()},
+    )
+
+
+def _withheld(got: str | None, model_says: Answer) -> bool:
+    """No rows where the model says a row filter withholds them: the filter's answer."""
+    return got == "empty" and model_says.disposition == "denied"
+
+
+def _ask_platform(
+    model: Any, probe: Any, places: tuple[tuple[int, Any], ...], runner: Runner
+) -> Answer:
+    answers = []
+    for _, place in places:
+        a = ask_catalog(
+            model, probe, place, runner, _canary(model, probe, place.dataset, place.column)
+        )
+        answers.append(Answer(a.disposition, place, a.detail))
+    return loosest(answers)
+
+
+def _ask_agent(
+    model: Any,
+    name: str,
+    probe: Any,
+    surface: str,
+    places: tuple[tuple[int, Any], ...],
+    config: ProbeConfig,
+) -> Answer:
+    s = model.surfaces[surface]
+    assert s.a2a is not None
+    place = places[0][1]
+    question = probe.question or _question(probe)
+    canary = _canary(model, probe, place.dataset, place.column)
+    timeout = min(s.a2a.timeout_seconds, config.timeout)
+    token = config.token(probe.persona)
+    if token is None and s.identity == "caller":
+        # an agent that runs as its caller answers whoever asks: asked without the persona's
+        # credentials, its answer says nothing about the persona
+        return Answer(
+            None,
+            place,
+            f"A2A: {config.path} has no a2a_tokens entry for {probe.persona}, so {surface} "
+            "(identity: caller) cannot be asked as the persona",
+        )
+    try:
+        result = send_message(
+            s.a2a.url,
+            question,
+            timeout=timeout,
+            token=token,
+            metadata={"accord": {"probe": name, "persona": probe.persona}},
+        )
+        got = classify_task(result, canary, place.column is not None)
+    except A2AError as err:
+        got = classify_error(err)
+    detail = f"A2A {got.state}: {got.detail}"
+    return Answer(got.disposition, place, detail)
+
+
+def _question(probe: Any) -> str:
+    what = f"the {probe.column} values" if probe.column else "the rows"
+    text = f"List {what} of {probe.dataset}"
+    if probe.where:
+        ((dim, value),) = probe.where.items()
+        text += f" for {dim} {value}"
+    return text + "."

@@ -1,0 +1,386 @@
+"""Probes: the governance team's expected answer per persona and surface, against the model.
+
+A probe (``probes:`` in the policy format) names a persona, a fact (a dataset and its
+replicas; with ``column``, that column, and when the column carries an identifier domain,
+every column of the domain; with ``where``, the rows of one entitlement value) and the
+disposition every surface reaching the fact should answer. This module computes what the
+model gives (depth 1, rule ACC404), with :mod:`compiler.semantics` — the same views
+``accord analyze`` and ACC403 read — and is what the exposure diff and ``accord probe``
+call:
+
+* :func:`reaching` — which surfaces reach a probe's fact, through which dataset and column;
+* :func:`evaluate` — one :class:`ProbeOutcome` per probe and reaching surface;
+* :func:`probe_init` — a probe with today's dispositions filled in, as YAML.
+
+A surface that reads several places of the fact answers what the loosest of them answers.
+A hand-written row-filter predicate cannot be evaluated from the model: the outcome's
+``actual`` is then None ("the model cannot tell"), which never counts as a pass; ``accord
+verify`` executes the predicate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler import semantics as sem
+from compiler.model import PolicyModel, Probe
+
+#: how much of the fact a disposition gives away; the loosest answer of a surface wins
+OPENNESS: dict[str, int] = {
+    "ungoverned": 6,
+    "clear": 5,
+    "filtered": 4,
+    "masked": 3,
+    "empty": 2,
+    "denied": 1,
+}
+DISPOSITIONS: tuple[str, ...] = ("clear", "masked", "filtered", "denied", "ungoverned", "empty")
+
+Path = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Place:
+    """One place of a probe's fact: a dataset, and the column of it the probe asks about."""
+
+    dataset: str
+    column: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one surface answers of one place, per the model."""
+
+    #: None: the model cannot tell (a hand-written predicate decides the rows)
+    disposition: str | None
+    place: Place
+    detail: str
+    #: YAML paths of the model entries that decide it
+    deciders: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """One probe on one surface: expected against actual."""
+
+    probe: str
+    owner: str
+    persona: str
+    surface: str
+    expected: str
+    #: None: could not be determined at this depth (never a pass)
+    actual: str | None
+    dataset: str
+    column: str | None
+    detail: str
+    deciders: tuple[Path, ...] = field(default=(), compare=False)
+    #: model | compiled | live
+    depth: str = "model"
+
+    @property
+    def ok(self) -> bool:
+        return self.actual is not None and self.actual == self.expected
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "probe": self.probe,
+            "owner": self.owner,
+            "persona": self.persona,
+            "surface": self.surface,
+            "expected": self.expected,
+            "actual": self.actual,
+            "ok": self.ok,
+            "dataset": self.dataset,
+            "column": self.column,
+            "depth": self.depth,
+            "detail": self.detail,
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# the fact and who reaches it
+
+
+def _declared(columns: Iterable[str], column: str) -> str | None:
+    folded = column.lower()
+    return next((c for c in columns if c.lower() == folded), None)
+
+
+def probe_columns(model: PolicyModel, dataset: str) -> list[str]:
+    """Columns a probe may name on ``dataset``: declared ones and the row filter's."""
+    ds = model.datasets[dataset]
+    out = list(ds.columns)
+    rf = ds.row_filter
+    extra = [rf.column] if rf is not None and rf.column else []
+    extra += list((rf.arguments or {}) if rf is not None else {})
+    for c in extra:
+        if _declared(out, c) is None:
+            out.append(c)
+    return out
+
+
+def places(model: PolicyModel, probe: Probe) -> list[Place]:
+    """The places of a probe's fact, in a stable order: the dataset and its replicas (the
+    column of the same name), and with a column of an identifier domain, every column of
+    that domain."""
+    out: list[Place] = []
+    group = model.replica_group(probe.dataset)
+    if probe.column is None:
+        return [Place(d) for d in group]
+    for d in group:
+        found = _declared(probe_columns(model, d), probe.column)
+        out.append(Place(d, found or probe.column))
+    spec = model.datasets[probe.dataset].columns.get(
+        _declared(model.datasets[probe.dataset].columns, probe.column) or ""
+    )
+    if spec is not None and spec.identifier:
+        for d in sorted(model.datasets):
+            if d in group:
+                continue  # a replica is asked by the column of the probe's name
+            for col, other in model.datasets[d].columns.items():
+                if other.identifier == spec.identifier:
+                    out.append(Place(d, col))
+    return out
+
+
+def reaching(model: PolicyModel, probe: Probe) -> dict[str, list[tuple[int, Place]]]:
+    """surface -> [(index in its ``reads``, place)] for every surface reaching the fact."""
+    fact = places(model, probe)
+    out: dict[str, list[tuple[int, Place]]] = {}
+    for sname in sorted(model.surfaces):
+        reads = model.surfaces[sname].reads
+        # in the order of the fact's places: the probe's own dataset decides a tie
+        found = [(reads.index(p.dataset), p) for p in fact if p.dataset in reads]
+        if found:
+            out[sname] = found
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# what the model answers
+
+
+def answer(
+    model: PolicyModel,
+    probe: Probe,
+    surface: str,
+    place: Place,
+    read: int = 0,
+    perspective: sem.Perspective | None = None,
+) -> Answer:
+    """What ``surface`` answers the probe's persona of ``place``, per the model."""
+    view_of = perspective or sem.Perspective(model, probe.persona)
+    ds = model.datasets[place.dataset]
+    d = place.dataset
+    persona = ("personas", probe.persona)
+    read_path = ("surfaces", surface, "reads", read)
+    mode = view_of.mode(surface)
+    enf = sem.enforcement(model, surface)
+    if not ds.governed:
+        return Answer(
+            "ungoverned", place, f"{d} has no row filter and no mask", (("datasets", d), read_path)
+        )
+    if mode == "no-rows":
+        return Answer(
+            "empty",
+            place,
+            f"{surface}: {enf.reason}",
+            (("surfaces", surface, "runtime"), read_path),
+        )
+    if mode in ("none", "service"):
+        key = "platform" if mode == "none" else "identity"
+        return Answer(
+            "ungoverned", place, f"{surface}: {enf.reason}", (("surfaces", surface, key), read_path)
+        )
+
+    # a catalog enforces the policies for the caller
+    view = view_of.view(d, surface, [place.column] if place.column else [])
+    rf = ds.row_filter
+    deciders: list[Path] = [persona]
+    rows: str | None
+    if rf is None:
+        rows, why = "clear", f"{d} has no row filter"
+    elif rf.expression is not None:
+        rows = None
+        why = (
+            f"a hand-written predicate decides which rows of {d} {probe.persona} sees "
+            "(accord verify executes it)"
+        )
+        deciders.append(("datasets", d, "row_filter", "expression", ds.platform))
+    else:
+        deciders.append(("datasets", d, "row_filter"))
+        if view.rows.all:
+            deciders.append(("datasets", d, "row_filter", "unfiltered_for"))
+        dim, value = next(iter(probe.where.items())) if probe.where else (None, None)
+        if dim is not None and rf.entitlement == dim:
+            deciders.append(("entitlements", dim, value))
+            seen = view.rows.sees(value)
+            rows = "clear" if seen else "denied"
+            why = f"{probe.persona} {'sees' if seen else 'is not granted'} the {dim} {value} rows of {d}"
+        else:
+            rows = view.row_disposition
+            why = f"{d} shows {probe.persona} {_rows_text(view.rows)}"
+    if place.column is None or rows in (None, "denied"):
+        return Answer(rows, place, why, tuple(deciders))
+    cv = view.column(place.column)
+    assert cv is not None
+    spec = ds.columns.get(_declared(ds.columns, place.column) or "")
+    if cv.mask is not None and spec is not None:
+        deciders += [
+            ("datasets", d, "columns", _declared(ds.columns, place.column), "mask"),
+            ("masks", cv.mask, "unmasked_for"),
+        ]
+        how = "sees through" if cv.disposition == "clear" else "is masked by"
+        why += f"; {probe.persona} {how} {cv.mask} on {d}.{cv.column}"
+    else:
+        why += f"; {d}.{cv.column} has no mask"
+    return Answer(cv.disposition, place, why, tuple(deciders))
+
+
+def _rows_text(rows: sem.RowSet) -> str:
+    if rows.all:
+        return "every row"
+    if rows.nothing:
+        return "no rows"
+    return f"the {rows.dimension} rows of {', '.join(sorted(rows.values))}"
+
+
+def surface_answer(
+    model: PolicyModel,
+    probe: Probe,
+    surface: str,
+    perspective: sem.Perspective | None = None,
+) -> Answer:
+    """The loosest answer of ``surface`` over the places of the fact it reads. When one of
+    them cannot be told, the surface's answer cannot either (unless another already gives
+    everything away)."""
+    perspective = perspective or sem.Perspective(model, probe.persona)
+    answers = [
+        answer(model, probe, surface, p, i, perspective)
+        for i, p in reaching(model, probe).get(surface, [])
+    ]
+    assert answers, f"{surface} does not reach the probe's fact"
+    return loosest(answers)
+
+
+def loosest(answers: list[Answer]) -> Answer:
+    known = [a for a in answers if a.disposition is not None]
+    unknown = [a for a in answers if a.disposition is None]
+    best = max(known, key=lambda a: OPENNESS[a.disposition or ""], default=None)
+    if best is not None and (not unknown or best.disposition == "ungoverned"):
+        return best
+    return unknown[0]
+
+
+@dataclass(frozen=True)
+class Question:
+    """One probe asked of one surface it names: what every depth answers."""
+
+    name: str
+    probe: Probe
+    surface: str
+    #: the places of the fact the surface reads, with their index in its ``reads``
+    places: tuple[tuple[int, Place], ...]
+    perspective: sem.Perspective = field(compare=False)
+
+    def modelled(self, model: PolicyModel) -> Answer:
+        """The model's answer (:func:`surface_answer`)."""
+        return loosest(
+            [
+                answer(model, self.probe, self.surface, p, i, self.perspective)
+                for i, p in self.places
+            ]
+        )
+
+    def outcome(self, a: Answer, depth: str = "model") -> ProbeOutcome:
+        p = self.probe
+        return ProbeOutcome(
+            self.name,
+            p.owner,
+            p.persona,
+            self.surface,
+            p.expect[self.surface],
+            a.disposition,
+            a.place.dataset,
+            a.place.column,
+            a.detail,
+            a.deciders,
+            depth,
+        )
+
+
+def questions(model: PolicyModel, names: Iterable[str] | None = None) -> Iterable[Question]:
+    """Every probe (or those named) on every reaching surface its ``expect`` names, in a
+    deterministic order (probe, surface). An ``expect`` entry for a surface that does not
+    reach the fact is a validation error, so a validated model gives one per entry."""
+    for name in sorted(model.probes if names is None else names):
+        probe = model.probes[name]
+        perspective = sem.Perspective(model, probe.persona)
+        reach = reaching(model, probe)
+        for surface in sorted(probe.expect):
+            if surface in reach:
+                yield Question(name, probe, surface, tuple(reach[surface]), perspective)
+
+
+def evaluate(model: PolicyModel, names: Iterable[str] | None = None) -> list[ProbeOutcome]:
+    """Every probe (or those named) on every surface its ``expect`` names, per the model
+    (depth 1, what ACC404 checks and the exposure diff compares)."""
+    return [q.outcome(q.modelled(model)) for q in questions(model, names)]
+
+
+# --------------------------------------------------------------------------------------------
+# accord probe init
+
+
+def probe_init(
+    model: PolicyModel,
+    persona: str,
+    dataset: str,
+    *,
+    name: str | None = None,
+    owner: str = "data-governance",
+    where: dict[str, str] | None = None,
+    column: str | None = None,
+) -> str:
+    """A ``probes:`` section with one probe whose ``expect`` holds today's dispositions, for
+    the governance team to review. Raises KeyError for an unknown persona or dataset."""
+    import json
+
+    if persona not in model.personas:
+        raise KeyError(f"unknown persona {persona!r}")
+    if dataset not in model.datasets:
+        raise KeyError(f"unknown dataset {dataset!r}")
+    probe = Probe(
+        owner=owner, persona=persona, dataset=dataset, where=where, column=column, expect={}
+    )
+    perspective = sem.Perspective(model, persona)
+    reach = reaching(model, probe)
+    expect = {s: surface_answer(model, probe, s, perspective) for s in sorted(reach)}
+    name = name or f"{persona}_{dataset}"
+
+    def q(text: str) -> str:
+        return json.dumps(text)  # a JSON string is a YAML double-quoted scalar
+
+    lines = [
+        "probes:",
+        f"  {name}:",
+        f"    owner: {q(owner)}",
+        f"    persona: {persona}",
+        f"    dataset: {dataset}",
+    ]
+    if where:
+        ((dim, value),) = where.items()
+        lines.append(f"    where: {{{dim}: {q(value)}}}")
+    if column:
+        lines.append(f"    column: {column}")
+    if not expect:
+        lines.append("    expect: {}  # no surface reaches this fact")
+    else:
+        lines.append("    expect:")
+        for s, a in expect.items():
+            shown = a.disposition or "denied"
+            note = a.detail if a.disposition else f"REVIEW: {a.detail}"
+            lines.append(f"      {s}: {shown}  # {' '.join(note.split())}")
+    return "\n".join(lines) + "\n"
