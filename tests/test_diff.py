@@ -743,3 +743,32 @@ def test_a_live_base_is_refused_with_a_pointer_to_drift(pair: tuple[Path, Path])
     _, head = pair
     code, _, err = run_cli(["diff", str(head), "--base", "live:all"])
     assert code == 2 and "accord drift" in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("compiler.probes") is None,
+    reason="probe evaluation (compiler.probes, ACC404) is not part of this accord yet",
+)
+def test_a_widening_that_breaks_a_probe_introduces_it(tmp_path: Path) -> None:
+    head = tmp_path / "policies"
+    shutil.copytree(ROOT / "policies", head)
+    masks = head / "masks.yaml"
+    masks.write_text(
+        masks.read_text().replace(
+            "unmasked_for: [clinical_unblinded]\n    salt:",
+            "unmasked_for: [clinical_unblinded, cro_external]\n    salt:",
+        )
+    )
+    d = exposure_diff(load_project(ROOT / "policies"), load_project(head))
+    assert d.probes is not None
+    introduced = {(p["probe"], p["surface"], p["after"]) for p in d.probes}
+    assert introduced == {
+        ("cro_cannot_unmask_cns_subjects", "warehouse_agent", "clear"),
+        ("cro_cannot_unmask_cns_subjects", "lakehouse_agent", "clear"),
+    }
+    assert {p["status"] for p in d.probes} == {"introduced"}
+    assert all(p["file"] == str(head / "probes.yaml") for p in d.probes)
+    code, out, _ = run_cli(
+        ["diff", str(head), "--base", str(ROOT / "policies"), "--format", "github"]
+    )
+    assert code == 0 and "title=accord diff%3A ACC404 probe" in out
