@@ -42,7 +42,6 @@ map as lint findings; a removed entry is located at its nearest surviving parent
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -245,9 +244,8 @@ class DivergenceChange:
 class ExposureDiff:
     changes: list[Change]
     divergences: list[DivergenceChange]
-    #: probes (ACC404) the change introduces or resolves; None when this accord cannot
-    #: evaluate probes (see :func:`probe_changes`)
-    probes: list[dict[str, Any]] | None = None
+    #: probes (ACC404) the change introduces, resolves or changes (see :func:`probe_changes`)
+    probes: list[dict[str, Any]] = field(default_factory=list)
     #: places where both sides are hand-written predicates that could not be executed
     notes: list[str] = field(default_factory=list)
 
@@ -936,16 +934,12 @@ def divergence_changes(
     return out
 
 
-def probe_changes(base: Project, head: Project) -> list[dict[str, Any]] | None:
-    """The one place probes (ACC404) plug in: each probe outcome (probe, surface) that
-    fails in the head and did not before (``introduced``), passes in the head and failed
-    before (``resolved``), or fails on both sides with another answer (``changed``), from
-    ``compiler.probes.evaluate`` on each model. None while this accord has no probe
-    evaluation: the reports then say that probes were not evaluated, not that none
-    changed."""
-    if importlib.util.find_spec("compiler.probes") is None:
-        return None
-    from compiler import probes  # type: ignore[attr-defined,unused-ignore]
+def probe_changes(base: Project, head: Project) -> list[dict[str, Any]]:
+    """Probes (ACC404): each probe outcome (probe, surface) that fails in the head and did
+    not before (``introduced``), passes in the head and failed before (``resolved``), or
+    fails on both sides with another answer (``changed``), from ``compiler.probes.evaluate``
+    on each model (the function lint's ACC404 uses)."""
+    from compiler import probes
 
     def outcomes(p: Project) -> dict[tuple[str, str], Any]:
         return {(o.probe, o.surface): o for o in probes.evaluate(p.model)}
@@ -1094,8 +1088,6 @@ def probe_text(p: dict[str, Any]) -> str:
 
 
 def _probe_lines(d: ExposureDiff) -> list[str]:
-    if d.probes is None:
-        return ["Probes (ACC404): not evaluated (this accord has no probe evaluation)"]
     if not d.probes:
         return []
     return [
@@ -1146,9 +1138,7 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
         out.append("")
     out.append("#### Probes (ACC404)")
     out.append("")
-    if d.probes is None:
-        out.append("_not evaluated: this accord has no probe evaluation_")
-    elif not d.probes:
+    if not d.probes:
         out.append("_no probe changes its outcome_")
     else:
         out.extend(f"- {_md(probe_text(p))} (`{p['file']}:{p['line']}`)" for p in d.probes)
@@ -1214,7 +1204,7 @@ def to_github(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str
                     f"{x.detail} (for {', '.join(x.personas)})",
                 )
             )
-    for p in d.probes or []:
+    for p in d.probes:
         if p["status"] != "resolved":
             where = Location(p["file"], p["line"], p["column"])
             out.append(annotation("warning", where, "accord diff: ACC404 probe", probe_text(p)))
