@@ -178,6 +178,8 @@ def commands(dirs: dict[str, Path], scratch: Path) -> dict[str, list[str]]:
         "plan-line": accord(
             "plan", str(dirs["line"]), "--base", base, "--out", str(scratch / "plans")
         ),
+        "diff-salt": accord("diff", str(dirs["salt"]), "--base", base, "--format", "json"),
+        "diff-line": accord("diff", str(dirs["line"]), "--base", base, "--format", "json"),
     }
 
 

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("verify", "Execute the compiled policies on DuckDB and compare with the model."),
     "plan": ("plan", "Plan the staged migration between two versions of the model."),
     "migrate": ("migrate", "Apply, roll back and report staged migration plans."),
+    "diff": ("diff", "What a change of the model changes in who sees what, per persona."),
     "probe": ("probe", "Run the governance team's probes (model or --live); init prints one."),
     "introspect": ("introspect", "Read the governance objects deployed on a live platform."),
     "drift": ("drift", "Compare the model with the live platforms (ACC701-ACC706)."),

@@ -73,7 +73,15 @@ def render_files(project: Project, target: str = "all") -> dict[str, str]:
     if target in ("terraform", "all"):
         from targets import terraform
 
-        files.update(terraform.render_files(project, catalogs))
+        tf_files = terraform.render_files(project, catalogs)
+        files.update(tf_files)
+        # the output accord_apply_as_sql names the Databricks SQL files Terraform cannot
+        # apply: write them with --target terraform too, so it names only files that exist
+        needed = terraform.apply_as_sql(tf_files)
+        if needed and target == "terraform":
+            sql = get_target("databricks").render(catalogs["databricks"])
+            files.update({f: sql[f.split("/", 1)[1]] for f in needed})
+        assert all(f in files for f in needed), "accord_apply_as_sql names an unwritten file"
     return dict(sorted(files.items()))
 
 

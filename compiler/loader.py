@@ -44,6 +44,21 @@ _PLAIN_TAGS = {
     "tag:yaml.org,2002:merge",
 }
 
+
+class WrittenFloat(float):
+    """A float that remembers how it was written (``16.10``), so that a message can quote it."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str = "") -> WrittenFloat:
+        made = super().__new__(cls, value)
+        made.text = text or repr(float(value))
+        return made
+
+    def __getnewargs__(self) -> tuple[float, str]:  # type: ignore[override]
+        return (float(self), self.text)
+
+
 Path_ = tuple[Any, ...]
 #: a position as stored: (file, line, column), 1-based; made a Location only when asked for
 Pos = tuple[str, int, int]
@@ -285,7 +300,10 @@ class _Converter:
         if node.tag == _STR:
             return node.value
         self.source.texts[path] = node.value
-        return self.constructor.construct_object(node, deep=True)
+        value = self.constructor.construct_object(node, deep=True)
+        if isinstance(value, float):
+            return WrittenFloat(value, node.value)
+        return value
 
     def _key(self, node: yaml.Node, depth: int) -> str:
         """A mapping key, as written: YAML 1.1 would read ``010:`` as 8, ``0x1F:`` as 31,

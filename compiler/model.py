@@ -66,7 +66,26 @@ TableName = Annotated[
 ]
 SchemaName = Annotated[str, _checker(_SCHEMA, "schema name (two parts, database.schema)")]
 ColumnName = Annotated[str, _checker(_COLUMN, "column name (letters, digits, _; no quotes)")]
-SnowflakeRole = Annotated[str, _checker(_SF_ROLE, "Snowflake role name")]
+
+
+def _stored_role_case(value: str) -> str:
+    # Snowflake stores an unquoted identifier in upper case, and IS_ROLE_IN_SESSION('<literal>')
+    # needs "the same casing as how the role is stored"
+    # (docs.snowflake.com/en/sql-reference/functions/is_role_in_session): a policy naming
+    # 'clinical_unblinded' would deny everyone granted CLINICAL_UNBLINDED.
+    if value != value.upper():
+        raise ValueError(
+            f"Snowflake role {value!r} is not upper case: Snowflake stores a role created "
+            "unquoted in upper case and IS_ROLE_IN_SESSION compares names in the stored case, "
+            f"so the policies would deny everyone granted it. Write {value.upper()!r} "
+            "(a role created quoted in another case is not supported)"
+        )
+    return value
+
+
+SnowflakeRole = Annotated[
+    str, _checker(_SF_ROLE, "Snowflake role name"), AfterValidator(_stored_role_case)
+]
 DatabricksGroup = Annotated[
     str, _checker(_DBX_GROUP, "Databricks group name (letters, digits, space, _ . @ + -)")
 ]
@@ -247,8 +266,10 @@ class Index(Strict):
 
 def _runtime_text(value: Any) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool):
+        # the number as written in the file (the loader keeps it): 16.10, not 16.1
+        written = getattr(value, "text", None) or str(value)
         raise ValueError(
-            f'write the runtime as a quoted string, e.g. "{value}": unquoted, YAML reads a '
+            f'write the runtime as a quoted string, e.g. "{written}": unquoted, YAML reads a '
             "number (16.10 would become 16.1)"
         )
     return value

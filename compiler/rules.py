@@ -36,6 +36,9 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     RuleInfo("ACC502", "missing-identity", "error"),
     RuleInfo("ACC503", "unused", "warning"),
     RuleInfo("ACC504", "abac-quota", "error"),
+    # Added by accord (platform behaviour the documentation leaves open; README platform notes)
+    RuleInfo("ACC505", "abac-service-identity", "warning"),
+    RuleInfo("ACC506", "abac-salt-execute", "warning"),
     RuleInfo("ACC601", "half-applied-migration", "error"),
     # accord drift (live platforms)
     RuleInfo("ACC701", "live-missing", "error"),

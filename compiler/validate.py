@@ -130,6 +130,9 @@ def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
                     if close
                     else f" (expected one of: {', '.join(allowed)})"
                 )
+            comma = _flow_comma(raw.data, path)
+            if comma:
+                hint = f": {comma}"
             out.append(
                 Diagnostic(
                     where, f"{_dotted(path[:-1]) or 'top level'}: unknown key {path[-1]!r}{hint}"
@@ -150,6 +153,55 @@ def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
         hint = quote_hint(raw, path) if kind in ("string_type", "literal_error") else ""
         out.append(Diagnostic(where, f"{_dotted(path) or 'top level'}: {_message(e)}{hint}"))
     return out
+
+
+def _flow_comma(data: Any, path: tuple[Any, ...]) -> str:
+    """For an unknown key like ``2)`` beside a value like ``NUMBER(10``: the comma of a type
+    split a YAML flow mapping (``{type: NUMBER(10,2)}``). The advice to quote it, or ""."""
+    key = str(path[-1])
+    parent: Any = data
+    for step in path[:-1]:
+        if not isinstance(parent, dict | list):
+            return ""
+        try:
+            parent = parent[step]
+        except (KeyError, IndexError, TypeError):
+            return ""
+    if not isinstance(parent, dict) or not key.rstrip().endswith(")"):
+        return ""
+    for name, value in parent.items():
+        if isinstance(value, str) and value.count("(") > value.count(")"):
+            whole = f"{value},{key}".replace(" ", "")
+            return (
+                f"the comma in {name}: {whole} ended the value inside a flow mapping "
+                f'({{...}}): quote it, {{{name}: "{whole}"}}'
+            )
+    return ""
+
+
+#: type names one platform has and the other does not (docs.snowflake.com/en/sql-reference/
+#: intro-summary-data-types; docs.databricks.com/sql/language-manual/sql-ref-datatypes),
+#: with the type to write instead. sqlglot reads them in either dialect, the platform does not.
+_FOREIGN_TYPES = {
+    "databricks": {
+        "NUMBER": "DECIMAL(p, s)",
+        "OBJECT": "STRUCT<...> or MAP<...>",
+        "TIMESTAMP_LTZ": "TIMESTAMP",
+        "TIMESTAMP_TZ": "TIMESTAMP",
+        "VARBINARY": "BINARY",
+    },
+    "snowflake": {"STRUCT": "OBJECT", "VOID": "a concrete type"},
+}
+
+
+def foreign_type(text: str, platform: str) -> str:
+    """A message when ``text`` names a type of the other platform, else ""."""
+    head = text.split("(", 1)[0].split("<", 1)[0].strip().upper()
+    other = "Snowflake" if platform == "databricks" else "Databricks"
+    instead = _FOREIGN_TYPES.get(platform, {}).get(head)
+    if instead is None:
+        return ""
+    return f"{text!r} is a {other} type, not a {platform} one: write {instead}"
 
 
 def _message(e: Any) -> str:
@@ -258,8 +310,11 @@ def _resolve(project: Project) -> list[Diagnostic]:
         for col, spec in ds.columns.items():
             cpath = (*base, "columns", col)
             dtype = parse_type(spec.type, ds.platform)
+            foreign = foreign_type(spec.type, ds.platform)
             if dtype is None:
                 bad((*cpath, "type"), f"{spec.type!r} is not a {ds.platform} data type")
+            elif foreign:
+                bad((*cpath, "type"), foreign)
             if spec.mask is not None and need("mask", m.masks, spec.mask, (*cpath, "mask")):
                 strategy = m.masks[spec.mask].strategy
                 if (
@@ -317,6 +372,23 @@ def _resolve(project: Project) -> list[Diagnostic]:
                 (*base, "platform"),
                 f"index on {idx.platform} over {idx.source}, which lives on {src.platform}",
             )
+        known = list(src.columns)
+        if src.row_filter is not None:
+            known += [src.row_filter.column] if src.row_filter.column else []
+            known += list(src.row_filter.arguments or {})
+        folded = {(c.upper() if src.platform == "snowflake" else c.lower()) for c in known}
+        for i, col in enumerate(idx.columns):
+            # the service is built over the source's columns: one it does not have fails the
+            # CREATE, and one the model does not know cannot be checked for governance
+            key = col.upper() if src.platform == "snowflake" else col.lower()
+            if key not in folded:
+                close = difflib.get_close_matches(col, known, n=1)
+                hint = (
+                    f" (did you mean {close[0]!r}?)"
+                    if close
+                    else f"; if the table has it, declare it under datasets.{idx.source}.columns"
+                )
+                bad((*base, "columns", i), f"{col} is not a column of dataset {idx.source}{hint}")
         if idx.kind == "cortex_search" and idx.platform != "snowflake":
             bad((*base, "kind"), "cortex_search indexes exist on snowflake only")
         if idx.kind == "vector_search" and idx.platform != "databricks":

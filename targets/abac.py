@@ -56,9 +56,10 @@ MAX_POLICIES_PER_TABLE = 50
 MAX_MATCH_COLUMNS = 3
 
 TAG_NOTE = (
-    "Governed tags are account-level: an account admin creates each one as a tag policy (Catalog\n"
-    "Explorer > Governed tags, or databricks_tag_policy in terraform/main.tf.json) before columns\n"
-    "can carry it. Column tags do not inherit from the table: every column is tagged itself."
+    "Governed tags are account-level: an account admin creates each one (Catalog Explorer >\n"
+    "Governed tags, CREATE GOVERNED TAG on Runtime 18.1+, or databricks_tag_policy in\n"
+    "terraform/main.tf.json) before columns can carry it.\n"
+    "Column tags do not inherit from the table: every column is tagged itself."
 )
 
 

@@ -122,10 +122,11 @@ class DatabricksTarget(Target):
 
     def render_salt_function(self, f: SaltFunction) -> tuple[str, str]:
         text = (
-            f"-- Salt of mask {f.mask!r}, from {sql.comment_text(f.salt_ref)}. Grant EXECUTE on this function to\n"
-            "-- the owner of the mask functions only. The placeholder below is filled with the\n"
-            "-- secret only when accord applies the SQL (accord migrate apply); as written it is a\n"
-            "-- syntax error, so the function can never be created with a known salt.\n"
+            f"-- Salt of mask {f.mask!r}, from {sql.comment_text(f.salt_ref)}. Anyone with EXECUTE on this function\n"
+            "-- can call it and read the salt: grant EXECUTE to the owner of the mask functions\n"
+            "-- only. The placeholder below is filled with the secret only when accord applies the\n"
+            "-- SQL (accord migrate apply); as written it is a syntax error, so the function can\n"
+            "-- never be created with a known salt.\n"
             f"CREATE OR REPLACE FUNCTION {self.q(f.name)}()\n"
             "  RETURNS STRING\n"
             f"  RETURN {placeholder(f.salt_ref)};"
@@ -171,9 +172,14 @@ class DatabricksTarget(Target):
 
     def render_tag(self, t: Tag) -> tuple[str, str]:
         values = ", ".join(self.lit(v) for v in t.allowed_values)
-        # a governed tag is an account-level tag policy: no SQL statement creates one
+        # a governed tag is account-level. From Databricks Runtime 18.1, CREATE GOVERNED TAG
+        # creates one, but it has no IF NOT EXISTS (ALREADY_EXISTS when present), so compiled
+        # SQL names the statement for the account admin instead of failing a re-run
+        create = f"CREATE GOVERNED TAG {self.q(t.name)} VALUES ({values});"
         return "045_tags.sql", (
-            f"-- Governed tag {t.name!r}, allowed values {values}.\n" + self.note_sql(abac.TAG_NOTE)
+            f"-- Governed tag {t.name!r}, allowed values {values}.\n"
+            + self.note_sql(abac.TAG_NOTE)
+            + f"-- Runtime 18.1+: {create}\n"
         ).rstrip()
 
     def render_tag_assignment(self, a: TagAssignment) -> tuple[str, str]:

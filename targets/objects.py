@@ -93,7 +93,8 @@ class MaskAttachment:
 @dataclass(frozen=True)
 class Tag:
     """A tag (Snowflake: a schema object) or a governed tag (Databricks: an account-level tag
-    policy, which SQL cannot create) and its allowed values."""
+    policy; ``CREATE GOVERNED TAG`` from Runtime 18.1, without IF NOT EXISTS) and its allowed
+    values."""
 
     name: str
     allowed_values: tuple[str, ...] = ()

@@ -80,8 +80,8 @@ class SnowflakeTarget(Target):
     def expected_statements(self, obj: CatalogObject) -> int:
         if isinstance(obj, MappingTable):  # CREATE, BEGIN, DELETE, [INSERT,] COMMIT
             return 5 if obj.rows else 4
-        if isinstance(obj, Tag):  # CREATE TAG, ALTER TAG ... SET MASKING POLICY
-            return 2
+        if isinstance(obj, Tag):  # CREATE TAG[, ALTER TAG ... SET MASKING POLICY]
+            return 2 if obj.masking_policies else 1
         return 1
 
     def render_mapping_table(self, t: MappingTable) -> tuple[str, str]:
@@ -110,18 +110,30 @@ class SnowflakeTarget(Target):
     def render_salt_function(self, f: SaltFunction) -> tuple[str, str]:
         text = (
             f"-- Salt of mask {f.mask!r}, from {sql.comment_text(f.salt_ref)}. A secure function hides its body\n"
-            "-- from every role but its owner. The placeholder below is filled with the secret\n"
+            "-- from every role but its owner, but any role with USAGE on it can call it and read\n"
+            "-- the salt: grant USAGE to the owner of the masking policies only (the querying\n"
+            "-- roles need none). The placeholder below is filled with the secret\n"
             "-- only when accord applies the SQL (accord migrate apply); as written it is a syntax\n"
             "-- error, so the function can never be created with a known salt.\n"
             f"CREATE OR REPLACE SECURE FUNCTION {self.q(f.name)}()\n"
+            # without COPY GRANTS a replacement drops the function's grants, among them the
+            # USAGE the policy owner needs (sql-reference/sql/create-function: [ COPY GRANTS ]
+            # between the argument list and RETURNS)
+            "  COPY GRANTS\n"
             "  RETURNS VARCHAR\n"
             f"  AS $$ {placeholder(f.salt_ref)} $$;"
         )
         return "020_salt_functions.sql", text
 
+    # Policies are written CREATE OR ALTER (sql-reference/sql/create-masking-policy,
+    # create-row-access-policy): it changes body and comment in place, where CREATE OR REPLACE
+    # is refused while the policy is attached (sql-reference/sql/alter-row-access-policy).
+    # Compiled SQL is still a first deployment: ADD ROW ACCESS POLICY and SET MASKING POLICY
+    # fail where one is already attached; an existing estate changes through `accord plan`.
+
     def render_row_filter_policy(self, p: RowFilterPolicy) -> tuple[str, str]:
         text = self.note_sql(p.note) + (
-            f"CREATE OR REPLACE ROW ACCESS POLICY {self.q(p.name)}\n"
+            f"CREATE OR ALTER ROW ACCESS POLICY {self.q(p.name)}\n"
             f"  AS ({self.params_sql(p.params)}) RETURNS BOOLEAN ->\n"
             f"{self.body_sql(p.body)}\n"
             f"  COMMENT = {self.lit(p.comment)};"
@@ -130,7 +142,7 @@ class SnowflakeTarget(Target):
 
     def render_mask_policy(self, p: MaskPolicy) -> tuple[str, str]:
         text = self.note_sql(p.note) + (
-            f"CREATE OR REPLACE MASKING POLICY {self.q(p.name)}\n"
+            f"CREATE OR ALTER MASKING POLICY {self.q(p.name)}\n"
             f"  AS ({self.params_sql(p.params)}) RETURNS {p.returns} ->\n"
             f"{self.body_sql(p.body)}\n"
             f"  COMMENT = {self.lit(p.comment)};"
@@ -162,9 +174,10 @@ class SnowflakeTarget(Target):
             "-- the same statement, never leaving a gap.\n"
             f"CREATE TAG IF NOT EXISTS {self.q(t.name)}\n"
             f"  ALLOWED_VALUES {values}\n"
-            f"  COMMENT = {self.lit(t.comment)};\n"
-            f"ALTER TAG {self.q(t.name)} SET {policies} FORCE;"
+            f"  COMMENT = {self.lit(t.comment)};"
         )
+        if t.masking_policies:
+            text += f"\nALTER TAG {self.q(t.name)} SET {policies} FORCE;"
         return "045_tags.sql", text
 
     def render_tag_assignment(self, a: TagAssignment) -> tuple[str, str]:

@@ -65,9 +65,14 @@ if TYPE_CHECKING:
 
 MAIN = "terraform/main.tf.json"
 REQUIRED_VERSION = ">= 1.5.0"  # strcontains() in the salt variables' validation
+#: the newest tags of snowflakedb/terraform-provider-snowflake (v2.20.0) and
+#: databricks/terraform-provider-databricks (v1.128.0) at the time of writing; every argument
+#: accord writes was checked against docs/resources/<resource>.md at those tags (and the tests
+#: list them: tests/test_terraform.py ALLOWED). v2.20.0's pkg/resources/tag.go still unsets a
+#: tag's removed masking policies before setting new ones: compiler/tfguard.py refuses that.
 PROVIDERS = {
-    "snowflake": {"source": "snowflakedb/snowflake", "version": "2.11.0"},
-    "databricks": {"source": "databricks/databricks", "version": "1.90.0"},
+    "snowflake": {"source": "snowflakedb/snowflake", "version": "2.20.0"},
+    "databricks": {"source": "databricks/databricks", "version": "1.128.0"},
 }
 #: preview resources of the Snowflake provider, enabled in its provider block when used
 PREVIEW = {
@@ -155,6 +160,13 @@ class Document:
         if self.outputs:
             doc["output"] = self.outputs
         return json.dumps(_escaped(doc), indent=2, sort_keys=True) + "\n"
+
+
+def apply_as_sql(files: dict[str, str]) -> list[str]:
+    """The SQL files the output ``accord_apply_as_sql`` of the rendered ``files`` names."""
+    doc = json.loads(files[MAIN])
+    value = doc.get("output", {}).get("accord_apply_as_sql", {}).get("value", {})
+    return [f for names in value.values() for f in names]
 
 
 def render_files(project: Project, catalogs: dict[str, Catalog]) -> dict[str, str]:

@@ -277,7 +277,10 @@ CASES = [
         {
             **ABAC,
             "indexes": {"vec": {**VECTOR, "columns": ["region"]}},
-            "datasets": {"customers_lake": {"row_filter": DELETE}},
+            # an index column must be a column the model knows (issue 10, item 13)
+            "datasets": {
+                "customers_lake": {"row_filter": DELETE, "columns": {"region": {"type": "STRING"}}}
+            },
             "surfaces": {"dbx_agent": {"runtime": "16.4"}},
         },
     ),

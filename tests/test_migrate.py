@@ -321,7 +321,7 @@ def test_rollback_undoes_the_last_applied_stage(plans: Path) -> None:
     )
     assert outcome.done == [("07_snowflake_retire", "rolled_back")]
     assert fake.executed[0].startswith(
-        "CREATE OR REPLACE ROW ACCESS POLICY GOVERNANCE.POLICIES.ASSAY_RESULTS_ROW_FILTER"
+        "CREATE OR ALTER ROW ACCESS POLICY GOVERNANCE.POLICIES.ASSAY_RESULTS_ROW_FILTER"
     )
     code, out, _ = run_cli(["migrate", "status", "--plans", str(plans)])
     assert "07_snowflake_retire" in out and out.count("pending") == 5
@@ -338,6 +338,12 @@ class Warehouse(Handler):
 
     statements: ClassVar[list[dict[str, Any]]] = []
     fail_on: ClassVar[str | None] = None
+    #: GET /api/2.1/unity-catalog/tables/{full_name}: TableInfo as the REST API answers it
+    #: (row_filter {function_name, input_column_names}; columns[].mask {function_name,
+    #: using_column_names}: docs.databricks.com/api/workspace/tables/get)
+    tables: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: GET /api/2.1/unity-catalog/policies/{type}/{name}: the ABAC policies on a securable
+    policies: ClassVar[list[dict[str, Any]]] = []
 
     def do_POST(self) -> None:
         body = self.body()
@@ -364,7 +370,19 @@ class Warehouse(Handler):
             self.send_json(200, {"statement_id": sid, "status": {"state": "SUCCEEDED"}})
 
     def do_GET(self) -> None:
-        if self.path.startswith("/api/2.0/sql/statements/"):
+        if self.path.startswith("/api/2.1/unity-catalog/entity-tag-assignments/"):
+            # ListEntityTagAssignments: accord's plan unsets every column tag
+            self.send_json(200, {"tag_assignments": []})
+        elif self.path.startswith("/api/2.1/unity-catalog/policies/"):
+            # ListPolicies: {"policies": [PolicyInfo...]}; accord's plan removes every one
+            self.send_json(200, {"policies": list(self.policies)})
+        elif self.path.startswith("/api/2.1/unity-catalog/tables/"):
+            name = self.path.split("?")[0].rsplit("/", 1)[1]
+            if name in self.tables:
+                self.send_json(200, self.tables[name])
+            else:
+                self.send_json(404, {"error_code": "TABLE_DOES_NOT_EXIST", "message": name})
+        elif self.path.startswith("/api/2.0/sql/statements/"):
             self.send_json(
                 200,
                 {
@@ -388,10 +406,40 @@ class Warehouse(Handler):
             self.send_json(404, {"error_code": "NOT_FOUND", "message": "no such endpoint"})
 
 
+def deployed_tables() -> dict[str, dict[str, Any]]:
+    """The lakehouse tables as policies/ deploys them, in the shape tables.get answers."""
+    from compiler.compile import lower_all
+    from compiler.validate import load_project
+    from targets.objects import MaskAttachment, RowFilterAttachment
+
+    catalog = lower_all(load_project(ROOT / "policies"))["databricks"]
+    out: dict[str, dict[str, Any]] = {}
+    for obj in catalog.objects:
+        if isinstance(obj, RowFilterAttachment | MaskAttachment):
+            info = out.setdefault(obj.table, {"full_name": obj.table, "columns": []})
+        if isinstance(obj, RowFilterAttachment):
+            info["row_filter"] = {
+                "function_name": obj.policy,
+                "input_column_names": list(obj.columns),
+            }
+        elif isinstance(obj, MaskAttachment):
+            info["columns"].append(
+                {
+                    "name": obj.column,
+                    "mask": {"function_name": obj.policy, "using_column_names": []},
+                }
+            )
+    for info in out.values():
+        info["columns"].append({"name": "programme_code"})
+    return out
+
+
 @pytest.fixture
 def warehouse(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     Warehouse.statements = []
     Warehouse.fail_on = None
+    Warehouse.tables = deployed_tables()
+    Warehouse.policies = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), Warehouse)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -478,3 +526,42 @@ def test_a_platform_error_quoting_the_statement_never_prints_the_salt(plans: Pat
     assert outcome.error and "syntax error in" in outcome.error
     assert "sf-7c1d-secret" not in outcome.error + "\n".join(lines)
     assert "<salt>" in outcome.error
+
+
+def test_databricks_checks_read_table_metadata_and_fail_on_the_wrong_function(
+    plans: Path, warehouse: str
+) -> None:
+    """Unity Catalog information_schema column names differ between the reference page and
+    live workspaces: filter and mask checks read TableInfo.row_filter / ColumnInfo.mask through
+    tables.get (docs.databricks.com/api/workspace/tables/get). A table whose row filter is
+    another function fails the stage after its statements ran."""
+    table = "discovery_lake.assays.results"
+    Warehouse.tables[table]["row_filter"]["function_name"] = "governance.policies.other"
+    outcome = apply(str(plans), plans / "ledger.jsonl", "databricks", _databricks, _echo([]))
+    assert outcome.done == [("02_databricks_prepare", "applied"), ("04_databricks_apply", "failed")]
+    assert "04_databricks_apply: its statements ran, but check(s)" in outcome.error
+    # no information_schema row filter or column mask query was sent
+    sent = [s["statement"] for s in Warehouse.statements]
+    assert not any("information_schema.row_filters" in s or "column_masks" in s for s in sent)
+
+
+def test_databricks_checks_fail_when_the_table_is_unreadable(plans: Path, warehouse: str) -> None:
+    Warehouse.tables.pop("omics.variants.calls")
+    outcome = apply(str(plans), plans / "ledger.jsonl", "databricks", _databricks, _echo([]))
+    assert outcome.done[-1] == ("04_databricks_apply", "failed")
+    assert "its checks did not" in outcome.error
+
+
+def test_databricks_checks_fail_while_a_dropped_abac_policy_is_still_listed(
+    plans: Path, warehouse: str
+) -> None:
+    """ABAC policies appear in no information_schema view: their checks read
+    policies.list_policies (PolicyInfo.name, row_filter.function_name)."""
+    Warehouse.policies = [
+        {
+            "name": "accord_programme_row_filter",
+            "row_filter": {"function_name": "governance.policies.programme_row_filter"},
+        }
+    ]
+    outcome = apply(str(plans), plans / "ledger.jsonl", "databricks", _databricks, _echo([]))
+    assert outcome.done[-1] == ("04_databricks_apply", "failed")

@@ -46,7 +46,7 @@ def test_create_before_attach() -> None:
 
     plan = plan_between(base_estate(), edited(base_estate(), add_email))
     sf = statements(plan, "snowflake")
-    create = position(sf, "CREATE OR REPLACE MASKING POLICY GOV.POL.EMAIL_MASK")
+    create = position(sf, "CREATE OR ALTER MASKING POLICY GOV.POL.EMAIL_MASK")
     attach = position(sf, "MODIFY COLUMN EMAIL SET MASKING POLICY GOV.POL.EMAIL_MASK;")
     assert create < attach
     kinds = {s.kind for s in plan.stages if s.platform == "snowflake"}
@@ -84,7 +84,9 @@ def test_body_change_in_place() -> None:
         "ALTER MASKING POLICY GOV.POL.NOTES_MASK SET BODY ->"
     )
     assert "SET COMMENT = 'accord: mask notes (redact); clear for analyst, steward'" in "".join(sf)
-    assert not any("CREATE OR REPLACE MASKING POLICY" in s for s in sf)
+    assert not any(
+        "CREATE OR ALTER MASKING POLICY" in s or "CREATE OR REPLACE MASKING POLICY" in s for s in sf
+    )
     assert not any("SET MASKING POLICY" in s for s in sf)
     dbx = statements(plan, "databricks")
     assert dbx == [dbx[position(dbx, "CREATE OR REPLACE FUNCTION gov.pol.notes_mask(val STRING)")]]
@@ -102,12 +104,12 @@ def test_row_filter_signature_change_swaps_through_an_interim_policy() -> None:
     plan = plan_between(base_estate(), edited(base_estate(), numeric_programme))
     sf = statements(plan, "snowflake")
     expected = [
-        "CREATE OR REPLACE ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V2\n"
+        "CREATE OR ALTER ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V2\n"
         "  AS (PROGRAMME_VALUE DECIMAL(10, 0))",
         "ALTER TABLE DB.S.T DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER,\n"
         "  ADD ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V2 ON (PROGRAMME);",
         "DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER;",
-        "CREATE OR REPLACE ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER\n"
+        "CREATE OR ALTER ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER\n"
         "  AS (PROGRAMME_VALUE DECIMAL(10, 0))",
         "ALTER TABLE DB.S.T DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V2,\n"
         "  ADD ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER ON (PROGRAMME);",
@@ -142,10 +144,10 @@ def test_mask_signature_change_swaps_with_force() -> None:
     head["snowflake"] = replace(sf, objects=objects)
     plan = build_plan(base, head, {})
     assert [s.sql.splitlines()[0] for s in plan.stages[0].steps] == [
-        "CREATE OR REPLACE MASKING POLICY GOV.POL.NOTES_MASK_V2",
+        "CREATE OR ALTER MASKING POLICY GOV.POL.NOTES_MASK_V2",
         "ALTER TABLE DB.S.T MODIFY COLUMN NOTES SET MASKING POLICY GOV.POL.NOTES_MASK_V2 FORCE;",
         "DROP MASKING POLICY GOV.POL.NOTES_MASK;",
-        "CREATE OR REPLACE MASKING POLICY GOV.POL.NOTES_MASK",
+        "CREATE OR ALTER MASKING POLICY GOV.POL.NOTES_MASK",
         "ALTER TABLE DB.S.T MODIFY COLUMN NOTES SET MASKING POLICY GOV.POL.NOTES_MASK FORCE;",
         "DROP MASKING POLICY GOV.POL.NOTES_MASK_V2;",
     ]
@@ -162,7 +164,7 @@ def test_interim_name_skips_names_in_use() -> None:
     for side in (base, head):
         side["snowflake"] = replace(side["snowflake"], objects=(*side["snowflake"].objects, taken))
     sf = statements(build_plan(base, head, {}), "snowflake")
-    assert sf[0].startswith("CREATE OR REPLACE ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V3")
+    assert sf[0].startswith("CREATE OR ALTER ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V3")
 
 
 def test_moved_mask_is_replaced_with_force_never_unset_then_set() -> None:
@@ -185,7 +187,7 @@ def test_moved_row_filter_is_one_drop_add_statement() -> None:
     plan = plan_between(base_estate(), edited(base_estate(), stewards_see_all))
     sf = statements(plan, "snowflake")
     new = "GOV.POL.PROGRAMME_ROW_FILTER_EXCEPT_STEWARD"
-    create = position(sf, f"CREATE OR REPLACE ROW ACCESS POLICY {new}")
+    create = position(sf, f"CREATE OR ALTER ROW ACCESS POLICY {new}")
     swap = position(
         sf,
         "ALTER TABLE DB.S.T DROP ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER,\n"
@@ -253,8 +255,10 @@ def test_salt_introduced_on_a_shared_domain_is_one_cutover_group() -> None:
         in sf_checks
     )
     dbx_checks = "\n".join(c.sql for c in dbx.checks)
-    assert "cat.information_schema.column_masks" in dbx_checks
-    assert "mask_name = 'subject_mask'" in dbx_checks
+    # read with tables.get, not information_schema (compiler/plan/metadata.py)
+    assert (
+        '"column": "subject_id", "function": "gov.pol.subject_mask", "kind": "mask"' in dbx_checks
+    )
     assert "sha2(concat('accord-canary', gov.pol.subject_salt()), 256) <>" in dbx_checks
 
 

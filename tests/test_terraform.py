@@ -147,8 +147,8 @@ def test_providers_are_pinned() -> None:
     doc = _main_tf(abac())
     providers = doc["terraform"]["required_providers"]
     assert providers == {
-        "snowflake": {"source": "snowflakedb/snowflake", "version": "2.11.0"},
-        "databricks": {"source": "databricks/databricks", "version": "1.90.0"},
+        "snowflake": {"source": "snowflakedb/snowflake", "version": "2.20.0"},
+        "databricks": {"source": "databricks/databricks", "version": "1.128.0"},
     }
     assert doc["provider"]["snowflake"]["preview_features_enabled"] == [
         "snowflake_function_sql_resource",

@@ -9,7 +9,12 @@ package's ``apply()``, ``destroy()``, ``output()`` and ``plan()`` helpers are no
 cannot approve non-interactively, pass a removed flag, break on Terraform >= 0.12 and
 misreport plan exit codes).
 
-Exit codes: 0 planned or applied; 1 the plan was refused (digest mismatch); 2 Terraform,
+``plan`` also reads the saved plan back (``terraform show -json``) and refuses, saving
+nothing, a change that would swap a masking policy or a row access attachment on an existing
+object in two steps (``compiler/tfguard.py``).
+
+Exit codes: 0 planned or applied; 1 the plan was refused (digest mismatch, or a change that
+would leave data unprotected); 2 Terraform,
 python-terraform or the configuration is missing, or Terraform failed.
 """
 
@@ -90,9 +95,35 @@ def plan(workdir: Path) -> tuple[bool, str, str]:
     )
     if code not in (PLAN_NO_CHANGES, PLAN_CHANGES):
         raise TerraformFailed("plan", code, err)
+    refused = unsafe(workdir) if code == PLAN_CHANGES else []
+    if refused:
+        (workdir / PLAN_FILE).unlink(missing_ok=True)  # nothing left that apply could run
+        raise UnsafePlan(refused)
     digest = sha256_of(workdir / PLAN_FILE)
     (workdir / DIGEST_FILE).write_text(f"{digest}  {PLAN_FILE}\n", encoding="utf-8")
     return code == PLAN_CHANGES, out, digest
+
+
+class UnsafePlan(Exception):
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+def unsafe(workdir: Path) -> list[str]:
+    """The changes of the saved plan that would leave data unprotected (compiler/tfguard.py),
+    read from ``terraform show -json``."""
+    import json
+
+    from compiler.tfguard import unsafe_changes
+
+    code, out, err = run(workdir, "show", PLAN_FILE, switches=("json", "no_color"))
+    if code != 0:
+        raise TerraformFailed("show", code, err)
+    try:
+        return unsafe_changes(json.loads(out))
+    except ValueError:
+        raise TerraformFailed("show", code, "terraform show -json printed no JSON") from None
 
 
 def apply(workdir: Path, expected: str | None) -> tuple[bool, str]:
@@ -132,6 +163,13 @@ def plan_command(out: str) -> int:
     except TerraformFailed as failure:
         click.echo(failure.err, err=True)
         raise UsageError(str(failure)) from None
+    except UnsafePlan as refusal:
+        from compiler.tfguard import ALTERNATIVE
+
+        for reason in refusal.reasons:
+            click.echo(f"accord: refused: {reason}", err=True)
+        click.echo(f"accord: no plan was saved; {ALTERNATIVE}", err=True)
+        return 1
     click.echo(text.rstrip())
     click.echo(f"accord: {'changes' if changes else 'no changes'}; plan {workdir / PLAN_FILE}")
     click.echo(f"accord: sha256 {digest}")

@@ -29,6 +29,7 @@ from compiler.live.executor import (
     SnowflakeExecutor,
     split_statements,
 )
+from compiler.plan import metadata
 from compiler.plan.ledger import (
     PlanInfo,
     Record,
@@ -165,6 +166,13 @@ def _run_stage(
         results = run.results(checks)
     except ExecutionError as err:
         return f"{stage.plan}/{stage.id} failed: {err}"
+    structured = metadata.parse(checks)
+    if structured:
+        # checks written as data (table metadata through the SDK): compiler/plan/metadata.py
+        try:
+            results += metadata.run(run, structured)
+        except Exception as err:  # the SDK's errors, or an executor without a client
+            return f"{stage.plan}/{stage.id}: its statements ran, but its checks did not: {err}"
     for i, rows in enumerate(results, start=1):
         for row in rows:
             if len(row) > 1:  # a canary digest: compare it across the group's platforms

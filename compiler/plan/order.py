@@ -15,6 +15,11 @@ drop). Units go into stages per platform:
     one stage per platform for each *cutover group*: the changes to an identifier domain
     held on several platforms (a salt introduced or rotated, a mask's strategy changed).
     The group is done only when every platform's stage is;
+``handover``
+    on Databricks, the table-level filters and masks that ABAC policies replace, dropped only
+    in a stage after the one that tagged the columns and created the policies (a governed-tag
+    assignment takes minutes to take effect), once that stage's checks passed; then the
+    function bodies that no longer need their identity check;
 ``retire``
     what the head model no longer uses, dropped after everything was detached from it.
 
@@ -36,6 +41,8 @@ from compiler.plan.state import (
     Placement,
     PlanError,
     State,
+    covers,
+    identity_literals,
     is_definition,
     place_key,
     references,
@@ -57,7 +64,7 @@ from targets.objects import (
     TagAssignment,
 )
 
-StageKind = Literal["prepare", "apply", "cutover", "retire"]
+StageKind = Literal["prepare", "apply", "cutover", "handover", "retire"]
 #: (platform, TABLE, COLUMN) upper-cased -> identifier domain
 Domains = dict[tuple[str, str, str], str]
 
@@ -66,6 +73,8 @@ CREATE_TABLE, CREATE_SALT, CREATE_POLICY, CREATE_TAG = 0, 1, 2, 3
 APPLY_PHASES = 10
 ROWS, SALT, BODY, TAG_DEF, ATTACH, TAG_SET, ABAC_SET = 10, 11, 12, 13, 14, 15, 16
 DETACH, TAG_UNSET, ABAC_UNSET = 20, 21, 22
+#: a body change that must wait until the table-level attachments of the function are gone
+BODY_LATE = 23
 FLOW_IN, FLOW_OUT = 30, 31
 RETIRE = 40
 DROP_TAG, DROP_POLICY, DROP_REST = 40, 41, 42
@@ -80,6 +89,11 @@ WHY = {
     "every platform has applied its stage, digests on one side no longer match the plan for the "
     "other (or still join with it). `accord migrate status` and lint rule ACC601 report the "
     "group until it is done everywhere.",
+    "handover": "removes the table-level filters and masks that the ABAC policies of an earlier "
+    "stage replace, then drops the identity checks the functions no longer need. Apply it only "
+    "after the earlier stage's checks passed and the governed tags are in effect: the "
+    "documentation says a tag assignment can take a few minutes to take effect "
+    "(unity-catalog/abac/requirements), and until then the ABAC policies match nothing.",
     "retire": "removes what the head model no longer uses. Everything was detached from it in "
     "the earlier stages: an attached policy is never dropped.",
 }
@@ -101,6 +115,10 @@ class Unit:
     #: for FLOW_OUT units: the policy re-created under its own name
     flow: str | None = None
     group: str | None = None
+    #: for attach-class units: the policies (upper-cased) the new placement uses
+    uses: set[str] = field(default_factory=set)
+    #: goes to the handover stage (after the stage that makes the ABAC tags and policies)
+    handover: bool = False
 
 
 @dataclass
@@ -114,6 +132,8 @@ class Stage:
     checks: list[Check] = field(default_factory=list)
     id: str = ""
     requires: list[str] = field(default_factory=list)
+    #: what a reviewer must know before running the stage (outages it cannot avoid)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -192,6 +212,14 @@ class _PlatformPlanner:
         self.after = State.of(diff.head, self.platform, self.names)
         self.domains = {(t, c): d for (p, t, c), d in domains.items() if p == self.platform}
         self.protected_tables, self.protected_columns = self._protected()
+        #: availability lost during the stage being replayed: what -> statement numbers
+        self.degraded: dict[str, list[int]] = {}
+        self.at = 0
+        #: who may see every row / the clear values both before and after: nobody may lose it
+        self.needed = {
+            (t, c): _both(self.before.exempt(t, c), self.after.exempt(t, c))
+            for t, c in [(t, None) for t in self.protected_tables] + self.protected_columns
+        }
 
     # ---- what must stay protected --------------------------------------------------------------
 
@@ -233,7 +261,48 @@ class _PlatformPlanner:
                 out.append(self._placement_unit(change))
         for unit in out:
             unit.domains = self._domains_touched(unit)
+        self._mark_handover(out)
         return out
+
+    def _mark_handover(self, units: list[Unit]) -> None:
+        """Table level to ABAC on Databricks: the table-level detaches of tables whose columns
+        this plan tags wait for a later stage (the tags are not in effect within the stage that
+        makes them), and so do body changes of functions that are attached table-level before
+        and only used through ABAC after (without their identity check while still attached
+        table-level, the ``unmasked_for`` principals would see masked values)."""
+        if self.platform != "databricks":
+            return
+        tagged = {
+            s.obj.table.upper()
+            for u in units
+            if u.phase == TAG_SET
+            for s in u.steps
+            if isinstance(s.obj, TagAssignment)
+        }
+        for u in units:
+            if u.phase == DETACH and u.tables & tagged:
+                u.handover = True
+        table_level_before = {
+            p.policy.upper()
+            for p in self.before.places.values()
+            if isinstance(p, RowFilterAttachment | MaskAttachment)
+        }
+        table_level_after = {
+            p.policy.upper()
+            for p in self.after.places.values()
+            if isinstance(p, RowFilterAttachment | MaskAttachment)
+        }
+        abac_after = {
+            p.function.upper() for p in self.after.places.values() if isinstance(p, AbacPolicy)
+        }
+        for u in units:
+            if (
+                u.phase == BODY
+                and u.key.split("/")[-1] in table_level_before - table_level_after
+                and u.key.split("/")[-1] in abac_after
+                and any(o.handover for o in units)
+            ):
+                u.phase, u.handover = BODY_LATE, True
 
     def _unit(self, phase: int, obj: CatalogObject, steps: list[Step], change: Change) -> Unit:
         key = "/".join(identity(obj))
@@ -259,7 +328,15 @@ class _PlatformPlanner:
                 if isinstance(obj, RowFilterPolicy | MaskPolicy)
                 else DROP_REST
             )
-            return self._unit(phase, obj, [self.st.drop(obj, f"unused: {what}")], change)
+            steps = [self.st.drop(obj, f"unused: {what}")]
+            if isinstance(obj, Tag) and obj.masking_policies and self.platform == "snowflake":
+                # a tag carrying masking policies cannot be dropped (and they cannot be dropped
+                # while on it): unset them first, once no column carries the tag
+                # (docs.snowflake.com/en/user-guide/tag-based-masking-policies)
+                bare = replace(obj, masking_policies=())
+                note = f"unused: {what}: unset its masking policies first"
+                steps = [self.st.define(bare, obj, note), self.st.drop(bare, f"unused: {what}")]
+            return self._unit(phase, obj, steps, change)
         phase = {MappingTable: ROWS, SaltFunction: SALT, Tag: TAG_DEF}.get(type(obj), BODY)
         step = self.st.define(change.head, change.base, what)  # type: ignore[arg-type]
         return self._unit(phase, obj, [step], change)
@@ -280,6 +357,8 @@ class _PlatformPlanner:
             unit = self._unit(add_phase, obj, [step], change)
         if change.base is not None and _policy_of(change.base) != _policy_of(change.head):
             unit.releases.add(_policy_of(change.base) or "")
+        if change.head is not None and _policy_of(change.head):
+            unit.uses.add(_policy_of(change.head) or "")
         unit.tables = {t for t in map(_protected_table, (change.base, change.head)) if t}
         return unit
 
@@ -404,6 +483,16 @@ class _PlatformPlanner:
                     after = [
                         o for o in units if ATTACH <= o.phase <= ABAC_SET and o.tables & u.tables
                     ]
+                elif ATTACH <= u.phase <= ABAC_SET and u.uses:
+                    # attached to a policy whose body changes: not before that body change
+                    after = [o for o in units if o.phase == BODY and o.key.split("/")[-1] in u.uses]
+                elif u.phase in (BODY, BODY_LATE) and _narrows(u):
+                    # a body that lets fewer principals through changes after the columns
+                    # that keep those principals' access have moved to another policy
+                    name = u.key.split("/")[-1]
+                    after = [
+                        o for o in units if ATTACH <= o.phase <= ABAC_SET and name in o.releases
+                    ]
                 elif u.phase == FLOW_OUT:
                     after = [
                         o
@@ -422,7 +511,9 @@ class _PlatformPlanner:
             if u.phase < APPLY_PHASES:
                 slot = (0, "prepare")
             elif u.phase >= RETIRE:
-                slot = (3, "retire")
+                slot = (4, "retire")
+            elif u.handover:
+                slot = (3, "handover")
             elif u.group:
                 slot = (2, u.group)
             else:
@@ -431,7 +522,7 @@ class _PlatformPlanner:
         state = self.before.copy()
         stages = []
         for (rank, name), members in sorted(buckets.items()):
-            members.sort(key=lambda u: (u.phase, u.key))
+            members = _availability_order(_handover_order(members), self.needed)
             kind: StageKind = "cutover" if rank == 2 else name  # type: ignore[assignment]
             stage = Stage(
                 platform=self.platform,
@@ -442,6 +533,13 @@ class _PlatformPlanner:
             )
             start = state.copy()
             stage.rollback = self._replay(stage, state)
+            left = state.blocked(self.protected_tables, self.protected_columns)
+            if left:
+                raise PlanError(
+                    f"{self.platform}: after the {stage.kind} stage, every query is refused on "
+                    f"{'; '.join(left.values())} (Databricks blocks access when table-level and "
+                    "ABAC policies apply different functions: abac/abac-vs-rls-cm)"
+                )
             undone = state.copy()
             self._simulate(undone, stage.rollback, f"rollback of the {stage.kind} stage")
             if not undone.same_as(start):
@@ -451,6 +549,10 @@ class _PlatformPlanner:
                 )
             salts, attached = self.group_subjects(state, stage)
             stage.checks = checks_for(stage.steps, state, self.st, salts, attached)
+            stage.notes += _outage_notes(
+                state.blocked(self.protected_tables, self.protected_columns, possible=True)
+            )
+            state.settle()
             stages.append(stage)
         if not state.same_as(self.after):
             raise PlanError(f"{self.platform}: the stages do not produce the head catalog")
@@ -480,26 +582,66 @@ class _PlatformPlanner:
     def _replay(self, stage: Stage, state: State) -> list[Step]:
         """Run the stage on ``state`` (checking every statement) and return its rollback."""
         undo = []
+        blocked = state.blocked(self.protected_tables, self.protected_columns)
+        self.degraded: dict[str, list[int]] = {}
         for i, step in enumerate(stage.steps, start=1):
             before = state.copy()
-            self._check(step, state, f"{stage.kind} stage, statement {i}")
+            self.at = i
+            blocked = self._check(step, state, f"{stage.kind} stage, statement {i}", blocked)
             undo.append(self.st.inverse(step, before))
+        stage.notes += [
+            f"{what} between statements {min(at)} and {max(at) + 1}: no order of single "
+            "statements avoids it (the policies it moves between change in opposite ways); "
+            "run the stage in one go"
+            for what, at in self.degraded.items()
+        ]
+        self.degraded = {}
         return list(reversed(undo))
 
     def _simulate(self, state: State, steps: list[Step], where: str) -> None:
+        blocked = state.blocked(self.protected_tables, self.protected_columns)
         for i, step in enumerate(steps, start=1):
-            self._check(step, state, f"{where}, statement {i}")
+            blocked = self._check(step, state, f"{where}, statement {i}", blocked)
 
-    def _check(self, step: Step, state: State, where: str) -> None:
+    def _check(
+        self, step: Step, state: State, where: str, blocked: dict[str, str] | None = None
+    ) -> dict[str, str]:
+        """Run ``step`` on ``state`` and check every invariant; return the tables on which
+        every query is refused afterwards. Such an outage (a table-level and an ABAC policy
+        with different functions) may last only while the statements hand that table over:
+        a statement that concerns none of the refused tables while one stays refused is an
+        outage accord could have avoided by ordering, and is refused."""
         problems = step.run(state)
         problems += state.unprotected(self.protected_tables, self.protected_columns)
         problems += state.doubled(self.protected_tables, self.protected_columns)
+        now = state.blocked(self.protected_tables, self.protected_columns)
+        lasting = set(blocked or {}) & set(now)
+        if lasting and not _touches(step, lasting | set(now)):
+            problems.append(
+                "every query stays refused on "
+                + "; ".join(now[t] for t in sorted(lasting))
+                + " (Databricks blocks access when table-level and ABAC policies apply "
+                "different functions: abac/abac-vs-rls-cm) while this statement concerns "
+                "another table: hand each table over right after its table-level policy is set"
+            )
+        for (table, column), need in self.needed.items():
+            have = state.exempt(table, column)
+            lost = sorted(need - have) if need is not None and have is not None else []
+            if need is not None and have is not None and lost:
+                what = (
+                    f"the clear values of {table}.{column}" if column else f"every row of {table}"
+                )
+                # not refused: said in the stage header, once the best order is found
+                # (the issue's rule: "or say so in the stage header when it cannot be avoided")
+                loss = f"{', '.join(lost)} may not see {what}, which they see before and after"
+                self.degraded.setdefault(loss, []).append(self.at)
         if problems:
             raise PlanError(
                 f"{self.platform}, {where} ({step.note}): {'; '.join(problems)}. No ordering "
                 "accord knows keeps every invariant here: plan this change in two steps, or "
                 "keep the object's name so it can change in place."
             )
+        return now
 
 
 # --------------------------------------------------------------------------------------------
@@ -551,7 +693,7 @@ def _groups(units: list[Unit], members: dict[str, tuple[str, ...]]) -> list[Grou
 
 
 def _order_key(stage: Stage) -> tuple[int, str, int]:
-    rank = {"prepare": 0, "apply": 1, "cutover": 2, "retire": 3}[stage.kind]
+    rank = {"prepare": 0, "apply": 1, "cutover": 2, "handover": 3, "retire": 4}[stage.kind]
     return (rank, stage.group or "", PLATFORMS.index(stage.platform))  # type: ignore[arg-type]
 
 
@@ -591,6 +733,130 @@ def _protected_table(obj: CatalogObject | None) -> str | None:
     if isinstance(obj, AbacPolicy):
         return obj.securable.upper()
     return _table_of(obj).upper()  # type: ignore[arg-type]
+
+
+def _named(unit: Unit) -> tuple[set[str], set[str]]:
+    """The principals a body change stops and starts naming in its identity checks."""
+    lost: set[str] = set()
+    gained: set[str] = set()
+    for step in unit.steps:
+        old, new = step.replaces, step.obj
+        if isinstance(old, RowFilterPolicy | MaskPolicy) and isinstance(
+            new, RowFilterPolicy | MaskPolicy
+        ):
+            before, after = identity_literals(old.body), identity_literals(new.body)
+            lost |= before - after
+            gained |= after - before
+    return lost, gained
+
+
+def _narrows(unit: Unit) -> bool:
+    """Whether a body change names principals in its identity checks no longer."""
+    return bool(_named(unit)[0])
+
+
+def _availability_order(
+    units: list[Unit], needed: dict[tuple[str, str | None], frozenset[str] | None]
+) -> list[Unit]:
+    """``units`` in their order, except that a body change that lets fewer principals through
+    follows the attachments that move columns needing them off its policy, and one that lets
+    more through precedes the attachments that move columns needing them onto it (no principal
+    loses access it has before and after: ``needed``). A stable topological sort; on a cycle
+    the order stays as it was and the simulator decides."""
+
+    def needs(a: Unit, principals: set[str]) -> bool:
+        obj = a.steps[0].obj if a.steps else None
+        if isinstance(obj, MaskAttachment):
+            need = needed.get((obj.table.upper(), obj.column.upper()), frozenset())
+        elif isinstance(obj, RowFilterAttachment):
+            need = needed.get((obj.table.upper(), None), frozenset())
+        else:
+            need = None  # through tags or ABAC: assume anyone may need it
+        return bool(principals) and (need is None or bool(principals & need))
+
+    before: dict[int, set[int]] = {id(u): set() for u in units}
+    for b in units:
+        if b.phase not in (BODY, BODY_LATE):
+            continue
+        name = b.key.split("/")[-1]
+        lost, gained = _named(b)
+        for a in units:
+            if not ATTACH <= a.phase <= ABAC_SET:
+                continue
+            if name in a.releases and needs(a, lost):
+                before[id(b)].add(id(a))
+            elif name in a.uses and needs(a, gained):
+                before[id(a)].add(id(b))
+    out: list[Unit] = []
+    done: set[int] = set()
+    left = list(units)
+    while left:
+        pick = next((u for u in left if before[id(u)] <= done), left[0])
+        left.remove(pick)
+        out.append(pick)
+        done.add(id(pick))
+    return out
+
+
+def _both(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    """Who is exempt in both states (None: everyone)."""
+    if a is None:
+        return b
+    return a if b is None else a & b
+
+
+def _step_tables(step: Step) -> tuple[set[str], list[AbacPolicy]]:
+    obj = step.obj
+    if isinstance(obj, AbacPolicy):
+        return set(), [obj]
+    if is_definition(obj):
+        return set(), []
+    return {_table_of(obj).upper()}, []  # type: ignore[arg-type]
+
+
+def _touches(step: Step, tables: set[str]) -> bool:
+    direct, policies = _step_tables(step)
+    return bool(direct & tables) or any(covers(p, t) for p in policies for t in tables)
+
+
+def _handover_order(members: list[Unit]) -> list[Unit]:
+    """The units of a stage in phase order, except that moving a table between table-level
+    and ABAC protection is done table by table (for ABAC policies: securable by securable):
+    the ABAC policy of a schema is dropped right after the table-level policies of its tables
+    are set, and a table's table-level policies are dropped one after the other, so that no
+    table is refused (both mechanisms, different functions) for longer than it must be."""
+    drops = [u for u in members if u.phase == ABAC_UNSET]
+    scopes: dict[int, str] = {}
+    for u in members:
+        if u.phase == ATTACH and not u.handover:
+            for d in drops:
+                policy = d.steps[0].obj
+                if isinstance(policy, AbacPolicy) and any(covers(policy, t) for t in u.tables):
+                    scopes.setdefault(id(u), policy.securable.upper())
+                    scopes[id(d)] = policy.securable.upper()
+        elif u.phase == DETACH and u.handover:
+            scopes[id(u)] = min(u.tables, default="")
+
+    def key(u: Unit) -> tuple[int, str, int, str]:
+        if id(u) in scopes:
+            return (ATTACH if u.phase == ABAC_UNSET else u.phase, scopes[id(u)], u.phase, u.key)
+        return (u.phase, "", u.phase, u.key)
+
+    return sorted(members, key=key)
+
+
+def _outage_notes(blocked: dict[str, str]) -> list[str]:
+    if not blocked:
+        return []
+    return [
+        "until the next stage of this platform has run, queries may be refused (fail closed) "
+        "on: " + "; ".join(blocked[t] for t in sorted(blocked)) + ". A governed-tag change "
+        "can take minutes to take effect (unity-catalog/abac/requirements; whether an ABAC "
+        "policy's creation or removal lags too is not documented), and while both mechanisms "
+        "apply with different functions Databricks blocks access "
+        "(unity-catalog/abac/abac-vs-rls-cm). Nothing leaks either way: run the next stage "
+        "as soon as this stage's checks pass."
+    ]
 
 
 def _unique(items: Iterable[str]) -> list[str]:

@@ -11,7 +11,24 @@ checking after each that
 * no table or column carries two ABAC filters or masks for the same user (Unity Catalog
   refuses the query: ``UC_ABAC_MULTIPLE_ROW_FILTERS``, ``MULTIPLE_MASKS``);
 * on Snowflake, a second row access policy is never added beside the first and a masking
-  policy never replaces another without ``FORCE`` (both statements fail there).
+  policy never replaces another without ``FORCE`` (both statements fail there);
+* no table or column carries a table-level filter or mask and an ABAC one with a different
+  function for the same user for longer than the statements that hand it over: "Databricks
+  blocks access and returns an error" (docs.databricks.com/.../abac/abac-vs-rls-cm,
+  abac/policy-evaluation), an outage for everyone (see :meth:`State.blocked`);
+* no principal that may see a table's rows or a column's clear values before and after the
+  plan loses that access in between (:meth:`State.exempt`);
+* on Snowflake, a tag is never dropped while it carries masking policies or a column carries
+  it (docs.snowflake.com/en/user-guide/tag-based-masking-policies: ``ALTER TAG ... UNSET
+  MASKING POLICY`` first).
+
+On Databricks, a governed-tag assignment is not in effect within the stage that makes it:
+"After assigning or modifying a tag, it can take a few minutes for the change to take effect"
+(docs.databricks.com/aws/en/data-governance/unity-catalog/abac/requirements). Whether a new
+``CREATE POLICY`` lags as well is UNCONFIRMED, so it is treated the same way. Until
+:meth:`State.settle` (the end of a stage, after its checks), such a change counts for
+*protection* only once it cannot be missing (a new tag or policy does not protect yet; a removed
+one might already be gone), and for *outages* and *availability* as soon as it might be there.
 
 *Definitions* are the named objects (mapping tables, salt functions, policies, tags);
 *placements* are what binds them to data (attachments, tag assignments, ABAC policies).
@@ -193,6 +210,9 @@ class State:
     #: names (upper-cased) of definitions accord manages: a body reference to one of them must
     #: resolve; other references (hand-written SQL reading other tables) are not checked
     managed: frozenset[str] = frozenset()
+    #: Databricks governed-tag assignments and ABAC policies changed in the current stage, with
+    #: what was there before (None: nothing); not settled until :meth:`settle`
+    prior: dict[tuple[str, ...], Placement | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # tags and ABAC policies by table, rebuilt when the placements change (bench/README.md)
@@ -215,7 +235,38 @@ class State:
         return state
 
     def copy(self) -> State:
-        return State(self.platform, dict(self.defs), Places(self.places), self.managed)
+        return State(
+            self.platform, dict(self.defs), Places(self.places), self.managed, dict(self.prior)
+        )
+
+    def settle(self) -> None:
+        """The stage is over and its checks passed: every tag and policy change is in effect."""
+        self.prior.clear()
+
+    def _lags(self, key: tuple[str, ...]) -> bool:
+        return self.platform == "databricks" and key[0] in ("tag", "abac")
+
+    def _view(self, possible: bool) -> list[Placement]:
+        """The placements in effect. ``possible=False``: those certainly in effect (what
+        protects); ``possible=True``: those that may be in effect (what may block a query or
+        take access away)."""
+        out = []
+        for key, place in self.places.items():
+            if key not in self.prior:
+                out.append(place)
+            elif possible or self.prior[key] is not None:
+                # new: may be in effect; replaced in place: the old or the new one is
+                out.append(place)
+        if possible:
+            out += [p for k, p in self.prior.items() if p is not None and k not in self.places]
+        return out
+
+    def _index_of_view(self, possible: bool) -> PlaceIndex:
+        """The tag and ABAC index of the placements in effect (see :meth:`_view`): the
+        cached index of every placement while nothing is pending."""
+        if not self.prior:
+            return self._indexed()
+        return index_of(Places({place_key(p): p for p in self._view(possible)}), None)
 
     def same_as(self, other: State) -> bool:
         return {n: (type(o), fingerprint(o)) for n, o in self.defs.items()} == {
@@ -224,48 +275,50 @@ class State:
 
     # ---- what protects a table or a column ----------------------------------------------------
 
-    def _tags(self, table: str, column: str | None) -> dict[str, str]:
-        return dict(self._indexed().tags.get((table.upper(), (column or "").upper()), {}))
+    def _tags(self, table: str, column: str | None, possible: bool = False) -> dict[str, str]:
+        index = self._index_of_view(possible)
+        return dict(index.tags.get((table.upper(), (column or "").upper()), {}))
 
-    def _tagged_columns(self, table: str) -> set[str]:
-        return set(self._indexed().tagged.get(table.upper(), ()))
+    def _tagged_columns(self, table: str, possible: bool = False) -> set[str]:
+        return set(self._index_of_view(possible).tagged.get(table.upper(), ()))
 
-    def _abac_on(self, table: str, kind: str) -> Iterable[tuple[AbacPolicy, set[str]]]:
+    def _abac_on(
+        self, table: str, kind: str, possible: bool = False
+    ) -> Iterable[tuple[AbacPolicy, set[str]]]:
         """ABAC policies of ``kind`` that apply to ``table``, each with the columns it masks."""
         t = table.upper()
-        for p in self._indexed().abac.get(kind, ()):
+        for p in self._index_of_view(possible).abac.get(kind, ()):
             assert isinstance(p, AbacPolicy)
-            scope = p.securable.upper()
-            if not (t == scope if p.securable_type == "TABLE" else t.startswith(scope + ".")):
+            if not covers(p, t):
                 continue
-            if not condition_holds(p.when, self._tags(table, None)):
+            if not condition_holds(p.when, self._tags(table, None, possible)):
                 continue
             matched: dict[str, set[str]] = {
                 alias: {
                     c
-                    for c in self._tagged_columns(table)
-                    if condition_holds(cond, self._tags(table, c))
+                    for c in self._tagged_columns(table, possible)
+                    if condition_holds(cond, self._tags(table, c, possible))
                 }
                 for cond, alias in p.match_columns
             }
             if all(matched.values()):
                 yield p, matched.get(p.on_column or "", set())
 
-    def filters_on(self, table: str) -> list[str]:
+    def filters_on(self, table: str, possible: bool = False) -> list[str]:
         """Descriptions of every row filter on ``table``."""
         found = []
         if (a := self.places.get(("filter", table.upper()))) is not None:
             found.append(f"row filter {a.policy}")  # type: ignore[union-attr]
-        found += [f"ABAC policy {p.name}" for p, _ in self._abac_on(table, "ROW FILTER")]
+        found += [f"ABAC policy {p.name}" for p, _ in self._abac_on(table, "ROW FILTER", possible)]
         return found
 
-    def masks_on(self, table: str, column: str) -> list[str]:
+    def masks_on(self, table: str, column: str, possible: bool = False) -> list[str]:
         """Names of the policies or functions that mask ``table.column``."""
         found = []
         if (a := self.places.get(("mask", table.upper(), column.upper()))) is not None:
             found.append(a.policy)  # type: ignore[union-attr]
         for tag_on in (column, None):
-            for name in self._tags(table, tag_on):
+            for name in self._tags(table, tag_on, possible):
                 tag = next(
                     (
                         d
@@ -277,9 +330,82 @@ class State:
                 if tag is not None:
                     found += tag.masking_policies
         found += [
-            p.function for p, cols in self._abac_on(table, "COLUMN MASK") if column.upper() in cols
+            p.function
+            for p, cols in self._abac_on(table, "COLUMN MASK", possible)
+            if column.upper() in cols
         ]
         return found
+
+    # ---- outages and availability ---------------------------------------------------------------
+
+    def blocked(
+        self, tables: Iterable[str], columns: Iterable[Column], possible: bool = False
+    ) -> dict[str, str]:
+        """Tables on which every query of the users an ABAC policy applies to is refused: a
+        table-level row filter (column mask) and an ABAC row filter (column mask) with a
+        different function. "If they apply different functions, Databricks blocks access and
+        returns an error" (docs.databricks.com/.../unity-catalog/abac/abac-vs-rls-cm). Returns
+        table -> why."""
+        out: dict[str, str] = {}
+        for t in tables:
+            a = self.places.get(("filter", t.upper()))
+            if isinstance(a, RowFilterAttachment):
+                for p, _ in self._abac_on(t, "ROW FILTER", possible):
+                    if p.function.upper() != a.policy.upper():
+                        out.setdefault(
+                            t.upper(),
+                            f"table {t} has row filter {a.policy} and ABAC policy {p.name} "
+                            f"({p.function})",
+                        )
+        for t, c in columns:
+            m = self.places.get(("mask", t.upper(), c.upper()))
+            if isinstance(m, MaskAttachment):
+                for p, cols in self._abac_on(t, "COLUMN MASK", possible):
+                    if c.upper() in cols and p.function.upper() != m.policy.upper():
+                        out.setdefault(
+                            t.upper(),
+                            f"column {t}.{c} has mask {m.policy} and ABAC policy {p.name} "
+                            f"({p.function})",
+                        )
+        return out
+
+    def exempt(self, table: str, column: str | None) -> frozenset[str] | None:
+        """The principals who may see every row of ``table`` (``column`` None) or the clear
+        values of ``table.column``, whatever may be in effect: the principals every applying
+        filter or mask exempts (``EXCEPT`` of an ABAC policy, or an identity check on a literal
+        in the function body). None: nothing applies, so everyone."""
+        found: frozenset[str] | None = None
+        for names in self._exemptions(table, column):
+            found = names if found is None else found & names
+        return found
+
+    def _exemptions(self, table: str, column: str | None) -> Iterable[frozenset[str]]:
+        t = table.upper()
+        if column is None:
+            a = self.places.get(("filter", t))
+            if isinstance(a, RowFilterAttachment):
+                yield self._body_exempt(a.policy)
+            kind = "ROW FILTER"
+        else:
+            m = self.places.get(("mask", t, column.upper()))
+            if isinstance(m, MaskAttachment):
+                yield self._body_exempt(m.policy)
+            for tag_on in (column, None):
+                for name in self._tags(table, tag_on, True):
+                    for d in self.defs.values():
+                        if isinstance(d, Tag) and d.name.lower() == name:
+                            for policy in d.masking_policies:
+                                yield self._body_exempt(policy)
+            kind = "COLUMN MASK"
+        for p, cols in self._abac_on(table, kind, True):
+            if column is None or column.upper() in cols:
+                yield self._body_exempt(p.function) | {e.lower() for e in p.except_}
+
+    def _body_exempt(self, name: str) -> frozenset[str]:
+        d = self.defs.get(name.upper())
+        if not isinstance(d, RowFilterPolicy | MaskPolicy):
+            return frozenset()
+        return frozenset(identity_literals(d.body))
 
     # ---- invariants ---------------------------------------------------------------------------
 
@@ -293,9 +419,10 @@ class State:
         """Tables or columns on which two ABAC policies apply to the same user."""
         out = []
         for t in tables:
-            out += _overlapping([p for p, _ in self._abac_on(t, "ROW FILTER")], f"table {t}")
+            hits = [p for p, _ in self._abac_on(t, "ROW FILTER", True)]
+            out += _overlapping(hits, f"table {t}")
         for t, c in columns:
-            hits = [p for p, cols in self._abac_on(t, "COLUMN MASK") if c.upper() in cols]
+            hits = [p for p, cols in self._abac_on(t, "COLUMN MASK", True) if c.upper() in cols]
             out += _overlapping(hits, f"column {t}.{c}")
         return out
 
@@ -310,6 +437,8 @@ class State:
                 )
             elif isinstance(p, AbacPolicy) and p.function.upper() == n:
                 users.append(f"ABAC policy {p.name}")
+            elif isinstance(p, TagAssignment) and p.tag.upper() == n:
+                users.append(f"{p.table}" + (f".{p.column}" if p.column else "") + " (tagged)")
         for d in self.defs.values():
             if d.name.upper() != n and n in references(d):
                 users.append(d.name)
@@ -329,7 +458,7 @@ class State:
             and self.users_of(name)
         ):
             problems.append(
-                f"CREATE OR REPLACE of {obj.name}, which is attached (Snowflake refuses)"
+                f"{obj.name} created again while attached (Snowflake refuses CREATE OR REPLACE; change it in place)"
             )
         if replaces is not None and current is None:
             problems.append(f"{obj.name} is changed in place but does not exist")
@@ -346,6 +475,14 @@ class State:
         users = self.users_of(name)
         if users:
             problems.append(f"DROP of {obj.name} while used by {', '.join(sorted(users))}")
+        if self.platform == "snowflake" and isinstance(obj, Tag) and obj.masking_policies:
+            # docs.snowflake.com/en/user-guide/tag-based-masking-policies: a tag cannot be
+            # dropped while a masking policy is assigned to it
+            problems.append(
+                f"DROP TAG of {obj.name} while it carries masking policies "
+                f"{', '.join(obj.masking_policies)} (Snowflake refuses: ALTER TAG ... UNSET "
+                "MASKING POLICY first)"
+            )
         self.defs.pop(name, None)
         return problems
 
@@ -367,14 +504,40 @@ class State:
         )
         if needed is not None and needed.upper() not in self.defs:
             problems.append(f"{needed} is attached before it exists")
+        if self._lags(key):
+            self.prior.setdefault(key, current)
         self.places[key] = obj
         return problems
 
     def detach(self, obj: Placement) -> list[str]:
         key = place_key(obj)
+        if self._lags(key) and key in self.places:
+            self.prior.setdefault(key, self.places[key])
         if self.places.pop(key, None) is None:
             return [f"{' '.join(key)} is removed but is not there"]
         return []
+
+
+def covers(policy: AbacPolicy, table: str) -> bool:
+    """Whether ``table`` (upper-cased) is inside the policy's securable."""
+    scope = policy.securable.upper()
+    return table == scope if policy.securable_type == "TABLE" else table.startswith(scope + ".")
+
+
+#: the context functions that ask whether the caller holds a principal
+IDENTITY_FUNCTIONS = frozenset({"is_role_in_session", "is_account_group_member"})
+
+
+def identity_literals(body: exp.Expression) -> set[str]:
+    """Principals (lower-cased) a body names in an identity check on a literal: who it lets
+    through whatever the row or value (``unfiltered_for`` / ``unmasked_for``)."""
+    out = set()
+    for call in body.find_all(exp.Anonymous):
+        if str(call.this).lower() in IDENTITY_FUNCTIONS:
+            for a in call.expressions:
+                if isinstance(a, exp.Literal) and a.is_string:
+                    out.add(a.this.lower())
+    return out
 
 
 def _overlapping(policies: list[AbacPolicy], where: str) -> list[str]:

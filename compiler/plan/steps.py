@@ -10,7 +10,7 @@ spelled through the target's helpers (targets/sql.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from compiler.plan.state import Definition, Placement, PlanError, State, is_definition, place_key
@@ -173,6 +173,21 @@ class SnowflakeStatements(Statements):
             )
         return "\n".join(lines)
 
+    def inverse(self, step: Step, before: State) -> Step:
+        obj = step.obj
+        if (
+            step.op == "define"
+            and isinstance(obj, Tag)
+            and obj.masking_policies
+            and obj.name.upper() not in before.defs
+        ):
+            # undoing a new tag: "a tag cannot be dropped while a masking policy is assigned
+            # to it" (user-guide/tag-based-masking-policies): unset them, then drop the bare tag
+            bare = replace(obj, masking_policies=())
+            sql = f"{self._alter_tag(bare, obj)}\n{self.drop_sql(bare)}"
+            return Step("drop", bare, None, sql, f"undo: {step.note}")
+        return super().inverse(step, before)
+
     def swap(self, obj: Placement, old: Placement) -> str:
         if isinstance(obj, RowFilterAttachment):
             assert isinstance(old, RowFilterAttachment)
@@ -222,7 +237,8 @@ class DatabricksStatements(Statements):
         if isinstance(obj, MappingTable):
             return f"DROP TABLE {self.q(obj.name)};"
         if isinstance(obj, Tag):
-            # governed tags are account-level tag policies: no SQL statement removes one
+            # governed tags are account-level tag policies, possibly used by other teams'
+            # tables: accord does not remove one itself
             return (
                 f"-- governed tag {obj.name} is no longer used by this model. It is an "
                 "account-level tag\n-- policy: remove it in the account console or with "

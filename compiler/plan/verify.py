@@ -16,16 +16,19 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from compiler.plan.metadata import MetadataCheck
 from compiler.plan.state import State, place_key, references
 from compiler.plan.steps import Statements, Step
 from targets import sql
 from targets.objects import (
+    AbacPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
+    TagAssignment,
 )
 
 #: the identifier whose digest shows a salt at work (never a real identifier)
@@ -73,6 +76,14 @@ def checks_for(
             now = after.places.get(key)
             assert now is None or isinstance(now, RowFilterAttachment | MaskAttachment)
             found[("place", *key)] = _placement(obj, now, st)
+        elif isinstance(obj, AbacPolicy):
+            now_policy = after.places.get(place_key(obj))
+            assert now_policy is None or isinstance(now_policy, AbacPolicy)
+            found[("abac", *place_key(obj))] = _abac(obj, now_policy)
+        elif isinstance(obj, TagAssignment) and obj.column:
+            now_tag = after.places.get(place_key(obj))
+            assert now_tag is None or isinstance(now_tag, TagAssignment)
+            found[("tag", *place_key(obj))] = _tag(obj, now_tag, st)
     for place in attached:
         found.setdefault(("place", *place_key(place)), _placement(place, place, st))
     for salt in salts:
@@ -124,6 +135,71 @@ def _policy(name: str, salts: list[str], st: Statements) -> Check:
     )
 
 
+def _abac(obj: AbacPolicy, now: AbacPolicy | None) -> Check:
+    """An ABAC policy in place with its function (or removed), read with the SDK's
+    ``policies.list_policies``: ABAC policies are in no information_schema view."""
+    where = f"{obj.securable_type.lower()} {obj.securable}"
+    what = (
+        f"ABAC policy {obj.name} on {where} applies {now.function} (read with "
+        "policies.list_policies; it matches columns once their tags are in effect)"
+        if now
+        else f"ABAC policy {obj.name} is no longer on {where}"
+    )
+    check = MetadataCheck(
+        "abac_policy",
+        obj.securable,
+        None,
+        now.function if now else None,
+        policy=obj.name,
+        securable_type=obj.securable_type,
+    )
+    return Check(what, check.line())
+
+
+def _tag(obj: TagAssignment, now: TagAssignment | None, st: Statements) -> Check:
+    """A column tag in place (or removed). Databricks: the SDK's ``entity_tag_assignments``
+    (compiler/plan/metadata.py; ``information_schema.column_tags`` would do as well, but one
+    typed reader for every Databricks check keeps them alike). Snowflake: the
+    tag-based masking policy is active on the column: ``POLICY_REFERENCES`` lists it with
+    ``TAG_NAME`` set and ``POLICY_STATUS = 'ACTIVE'`` (user-guide/tag-based-masking-policies)."""
+    lit = st.lit
+    catalog = _split(obj.table)[0]
+    column = obj.column or ""
+    where = f"{obj.table}.{column}"
+    if st.platform == "snowflake":
+        tag = now or obj
+        conditions = [
+            "POLICY_KIND = 'MASKING_POLICY'",
+            f"REF_COLUMN_NAME = {lit(column)}",
+            f"TAG_DATABASE || '.' || TAG_SCHEMA || '.' || TAG_NAME = {lit(tag.tag)}",
+        ]
+        if now is not None:
+            conditions.append("POLICY_STATUS = 'ACTIVE'")
+        what = (
+            f"the masking policy of tag {obj.tag} is active on {where}"
+            if now
+            else f"no masking policy of tag {obj.tag} on {where}"
+        )
+        return Check(
+            what,
+            f"SELECT COUNT(*) {'>= 1' if now else '= 0'} AS ok\n"
+            f"FROM TABLE({st.q(catalog)}.INFORMATION_SCHEMA.POLICY_REFERENCES(\n"
+            f"  REF_ENTITY_NAME => {lit(obj.table)}, REF_ENTITY_DOMAIN => 'table'))\n"
+            f"WHERE {' AND '.join(conditions)};",
+        )
+    what = (
+        f"{where} is tagged {obj.tag} = {now.value!r} (read with entity_tag_assignments; the "
+        "documentation says a tag can take a few minutes more to take effect: wait before the "
+        "next stage)"
+        if now
+        else f"{where} no longer carries tag {obj.tag}"
+    )
+    check = MetadataCheck(
+        "tag", obj.table, column, None, tag=obj.tag, value=now.value if now else None
+    )
+    return Check(what, check.line())
+
+
 def _placement(
     obj: RowFilterAttachment | MaskAttachment,
     now: RowFilterAttachment | MaskAttachment | None,
@@ -134,12 +210,14 @@ def _placement(
     where = f"{obj.table}.{column}" if column else obj.table
     what = f"{'mask' if column else 'row filter'} of {where}"
     expected = f"{what} is {now.policy}" if now else f"{what} is removed"
-    catalog, schema, table = _split(obj.table)
+    catalog = _split(obj.table)[0]
     if st.platform == "snowflake":
         kind = "MASKING_POLICY" if column else "ROW_ACCESS_POLICY"
         conditions = [f"POLICY_KIND = {lit(kind)}"]
         if column:
-            conditions.append(f"REF_COLUMN_NAME = {lit(column)}")
+            # POLICY_REFERENCES lists tag-based masks too, with TAG_NAME set: count only the
+            # mask attached to the column itself (user-guide/tag-based-masking-policies)
+            conditions += [f"REF_COLUMN_NAME = {lit(column)}", "TAG_NAME IS NULL"]
         if now is not None:
             conditions.append(
                 f"POLICY_DB || '.' || POLICY_SCHEMA || '.' || POLICY_NAME = {lit(now.policy)}"
@@ -151,20 +229,9 @@ def _placement(
             f"  REF_ENTITY_NAME => {lit(obj.table)}, REF_ENTITY_DOMAIN => 'table'))\n"
             f"WHERE {' AND '.join(conditions)};",
         )
-    view, prefix = ("column_masks", "mask") if column else ("row_filters", "filter")
-    conditions = [f"table_schema = {lit(schema)}", f"table_name = {lit(table)}"]
-    if column:
-        conditions.append(f"column_name = {lit(column)}")
-    if now is not None:
-        p_catalog, p_schema, p_name = _split(now.policy)
-        conditions += [
-            f"{prefix}_catalog = {lit(p_catalog)}",
-            f"{prefix}_schema = {lit(p_schema)}",
-            f"{prefix}_name = {lit(p_name)}",
-        ]
-    return Check(
-        expected,
-        f"SELECT COUNT(*) = {1 if now else 0} AS ok\n"
-        f"FROM {st.q(catalog)}.information_schema.{view}\n"
-        f"WHERE {' AND '.join(conditions)};",
+    # Databricks: table metadata through the SDK (tables.get), not information_schema, whose
+    # column names differ between the reference page and live workspaces (compiler/plan/metadata)
+    check = MetadataCheck(
+        "mask" if column else "row_filter", obj.table, column, now.policy if now else None
     )
+    return Check(f"{expected} (read with tables.get)", check.line())

@@ -278,6 +278,8 @@ def _stage_sql(plan_id: str, stage: Stage, groups: dict[str, Group]) -> str:
         )
     lines += ["--", "-- What this stage does:", *_bullets(stage.changes), "--"]
     lines += _comment(f"Why this stage: it {WHY[stage.kind]}")
+    for note in stage.notes:
+        lines += _paragraph(f"Before you run it: {note}")
     body = [_statement(s) for s in stage.steps]
     if any(PLACEHOLDER.search(b) for b in body):
         lines += _paragraph(
@@ -301,8 +303,10 @@ def _verify_sql(plan_id: str, stage: Stage) -> str:
     )
     if stage.platform == "databricks":
         lines += _comment(
-            "information_schema column names have differed between the reference pages and "
-            "live workspaces: if a query fails on a column name, check with SELECT * first."
+            "Lines starting `-- accord-check:` are checks written as data: `accord migrate "
+            "apply` reads each table's row filter and column masks with the SDK's "
+            "tables.get (information_schema column names differ between the reference "
+            "pages and live workspaces)."
         )
     if not stage.checks:
         lines += _paragraph(

@@ -252,17 +252,23 @@ class Verifier:
                 roles = self._identities(persona, "snowflake")
                 groups = self._identities(persona, "databricks")
                 first = self.model.principals[semantics.primary_principal(self.model, persona)]
-                primary = first.snowflake
+                primary = stored_role(first.snowflake) if first.snowflake else None
             available = "[" + ",".join(f'"{r}"' for r in roles) + "]"
             rows.append([persona, user_name(persona), primary, roles, available, roles, groups, []])
         self.con.executemany("INSERT INTO accord_personas VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def _identities(self, persona: str, platform: str) -> list[str]:
+        """The persona's roles (groups) as the platform stores them: a Snowflake role created
+        unquoted is stored in upper case and IS_ROLE_IN_SESSION / CURRENT_ROLE compare in the
+        stored case (docs.snowflake.com/en/sql-reference/functions/is_role_in_session), so a
+        policy naming a role in another case matches nobody here either. Databricks group
+        names are compared exactly as written (whether is_account_group_member ignores case
+        is not documented: the case-sensitive reading is the one that can deny)."""
         out = []
         for p in semantics.principals_on(self.model, persona, platform):
             identity = self.model.principals[p].identity(platform)
             if identity is not None:
-                out.append(identity)
+                out.append(stored_role(identity) if platform == "snowflake" else identity)
         return out
 
     # ---- per dataset ---------------------------------------------------------------------------
@@ -861,3 +867,8 @@ def _rows_text(table: GenTable, rows: list[int], key: str | None) -> str:
 
 def _nothing(what: str, where: str) -> tuple[SqlObject, ...]:
     return (SqlObject(f"no {what} attached to", where),)
+
+
+def stored_role(name: str) -> str:
+    """A Snowflake role name as Snowflake stores it when created unquoted: upper case."""
+    return name.upper()

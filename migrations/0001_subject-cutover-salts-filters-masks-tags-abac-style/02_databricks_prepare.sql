@@ -14,10 +14,11 @@
 -- Checks: 02_databricks_prepare.verify.sql. Undo: 02_databricks_prepare.rollback.sql.
 
 -- new: salt function governance.policies.subject_pseudonym_salt: added
--- Salt of mask 'subject_pseudonym', from env:SUBJECT_SALT_DATABRICKS. Grant EXECUTE on this function to
--- the owner of the mask functions only. The placeholder below is filled with the
--- secret only when accord applies the SQL (accord migrate apply); as written it is a
--- syntax error, so the function can never be created with a known salt.
+-- Salt of mask 'subject_pseudonym', from env:SUBJECT_SALT_DATABRICKS. Anyone with EXECUTE on this function
+-- can call it and read the salt: grant EXECUTE to the owner of the mask functions
+-- only. The placeholder below is filled with the secret only when accord applies the
+-- SQL (accord migrate apply); as written it is a syntax error, so the function can
+-- never be created with a known salt.
 CREATE OR REPLACE FUNCTION governance.policies.subject_pseudonym_salt()
   RETURNS STRING
   RETURN {{ accord_salt('env:SUBJECT_SALT_DATABRICKS') }};

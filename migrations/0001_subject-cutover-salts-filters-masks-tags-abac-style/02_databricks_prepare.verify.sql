@@ -2,8 +2,9 @@
 -- Platform databricks. Requires: nothing.
 -- Every query returns a first column `ok` that must be true on every row; `accord migrate apply`
 -- runs them after the stage and records it as failed otherwise.
--- information_schema column names have differed between the reference pages and live workspaces:
--- if a query fails on a column name, check with SELECT * first.
+-- Lines starting `-- accord-check:` are checks written as data: `accord migrate apply` reads
+-- each table's row filter and column masks with the SDK's tables.get (information_schema column
+-- names differ between the reference pages and live workspaces).
 
 -- salt env:SUBJECT_SALT_DATABRICKS is in effect: the canary's salted digest differs from its
 -- unsalted digest (compare canary_digest with the other platforms': it must differ)

@@ -14,6 +14,9 @@ FOR TABLES
 MATCH COLUMNS has_tag_value('accord_row_key', 'programme') AS k
 USING COLUMNS (k);
 
+-- undo: row filter of omics.variants.calls: added
+ALTER TABLE omics.variants.calls DROP ROW FILTER;
+
 -- undo: ABAC policy accord_programme_row_filter on schema discovery_lake.assays: removed
 CREATE OR REPLACE POLICY accord_programme_row_filter
 ON SCHEMA discovery_lake.assays
@@ -37,9 +40,6 @@ ON COLUMN c;
 
 -- undo: mask of discovery_lake.assays.results.notes: added
 ALTER TABLE discovery_lake.assays.results ALTER COLUMN notes DROP MASK;
-
--- undo: row filter of omics.variants.calls: added
-ALTER TABLE omics.variants.calls DROP ROW FILTER;
 
 -- undo: row filter of discovery_lake.assays.results: added
 ALTER TABLE discovery_lake.assays.results DROP ROW FILTER;

@@ -2,25 +2,30 @@
 -- Platform databricks. Requires: 02_databricks_prepare.
 -- Every query returns a first column `ok` that must be true on every row; `accord migrate apply`
 -- runs them after the stage and records it as failed otherwise.
--- information_schema column names have differed between the reference pages and live workspaces:
--- if a query fails on a column name, check with SELECT * first.
+-- Lines starting `-- accord-check:` are checks written as data: `accord migrate apply` reads
+-- each table's row filter and column masks with the SDK's tables.get (information_schema column
+-- names differ between the reference pages and live workspaces).
 
 -- governance.policies.free_text_mask exists
 SELECT COUNT(*) = 1 AS ok FROM governance.information_schema.routines WHERE routine_schema = 'policies' AND routine_name = 'free_text_mask';
 
 -- row filter of discovery_lake.assays.results is
--- governance.policies.programme_row_filter_except_data_steward
-SELECT COUNT(*) = 1 AS ok
-FROM discovery_lake.information_schema.row_filters
-WHERE table_schema = 'assays' AND table_name = 'results' AND filter_catalog = 'governance' AND filter_schema = 'policies' AND filter_name = 'programme_row_filter_except_data_steward';
+-- governance.policies.programme_row_filter_except_data_steward (read with tables.get)
+-- accord-check: {"column": null, "function": "governance.policies.programme_row_filter_except_data_steward", "kind": "row_filter", "table": "discovery_lake.assays.results"}
+
+-- mask of discovery_lake.assays.results.notes is governance.policies.free_text_mask (read with
+-- tables.get)
+-- accord-check: {"column": "notes", "function": "governance.policies.free_text_mask", "kind": "mask", "table": "discovery_lake.assays.results"}
+
+-- ABAC policy accord_free_text_mask is no longer on schema discovery_lake.assays
+-- accord-check: {"column": null, "function": null, "kind": "abac_policy", "policy": "accord_free_text_mask", "securable_type": "SCHEMA", "table": "discovery_lake.assays"}
+
+-- ABAC policy accord_programme_row_filter is no longer on schema discovery_lake.assays
+-- accord-check: {"column": null, "function": null, "kind": "abac_policy", "policy": "accord_programme_row_filter", "securable_type": "SCHEMA", "table": "discovery_lake.assays"}
 
 -- row filter of omics.variants.calls is
--- governance.policies.programme_row_filter_except_data_steward
-SELECT COUNT(*) = 1 AS ok
-FROM omics.information_schema.row_filters
-WHERE table_schema = 'variants' AND table_name = 'calls' AND filter_catalog = 'governance' AND filter_schema = 'policies' AND filter_name = 'programme_row_filter_except_data_steward';
+-- governance.policies.programme_row_filter_except_data_steward (read with tables.get)
+-- accord-check: {"column": null, "function": "governance.policies.programme_row_filter_except_data_steward", "kind": "row_filter", "table": "omics.variants.calls"}
 
--- mask of discovery_lake.assays.results.notes is governance.policies.free_text_mask
-SELECT COUNT(*) = 1 AS ok
-FROM discovery_lake.information_schema.column_masks
-WHERE table_schema = 'assays' AND table_name = 'results' AND column_name = 'notes' AND mask_catalog = 'governance' AND mask_schema = 'policies' AND mask_name = 'free_text_mask';
+-- ABAC policy accord_programme_row_filter is no longer on schema omics.variants
+-- accord-check: {"column": null, "function": null, "kind": "abac_policy", "policy": "accord_programme_row_filter", "securable_type": "SCHEMA", "table": "omics.variants"}

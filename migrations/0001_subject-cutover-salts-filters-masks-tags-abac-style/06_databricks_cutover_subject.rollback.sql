@@ -4,28 +4,6 @@
 -- column protected. Run it only over a stage that was applied in full; after a partial failure,
 -- run the statements that match what was applied.
 
--- undo: ABAC policy accord_subject_pseudonym_mask on schema omics.variants: removed
-CREATE OR REPLACE POLICY accord_subject_pseudonym_mask
-ON SCHEMA omics.variants
-COMMENT 'accord: mask subject_pseudonym (hash); clear for clinical_unblinded'
-COLUMN MASK governance.policies.subject_pseudonym_mask
-TO `account users`
-EXCEPT `clinical-unblinded`
-FOR TABLES
-MATCH COLUMNS has_tag_value('accord_mask', 'subject_pseudonym') AS c
-ON COLUMN c;
-
--- undo: ABAC policy accord_subject_pseudonym_mask on schema discovery_lake.assays: removed
-CREATE OR REPLACE POLICY accord_subject_pseudonym_mask
-ON SCHEMA discovery_lake.assays
-COMMENT 'accord: mask subject_pseudonym (hash); clear for clinical_unblinded'
-COLUMN MASK governance.policies.subject_pseudonym_mask
-TO `account users`
-EXCEPT `clinical-unblinded`
-FOR TABLES
-MATCH COLUMNS has_tag_value('accord_mask', 'subject_pseudonym') AS c
-ON COLUMN c;
-
 -- undo: tag accord_mask on omics.variants.calls.subject_id: removed
 ALTER TABLE omics.variants.calls ALTER COLUMN subject_id SET TAGS ('accord_mask' = 'subject_pseudonym');
 
@@ -41,8 +19,30 @@ ALTER TABLE discovery_lake.assays.results ALTER COLUMN programme_code SET TAGS (
 -- undo: tag accord_mask on discovery_lake.assays.results.notes: removed
 ALTER TABLE discovery_lake.assays.results ALTER COLUMN notes SET TAGS ('accord_mask' = 'free_text');
 
+-- undo: ABAC policy accord_subject_pseudonym_mask on schema omics.variants: removed
+CREATE OR REPLACE POLICY accord_subject_pseudonym_mask
+ON SCHEMA omics.variants
+COMMENT 'accord: mask subject_pseudonym (hash); clear for clinical_unblinded'
+COLUMN MASK governance.policies.subject_pseudonym_mask
+TO `account users`
+EXCEPT `clinical-unblinded`
+FOR TABLES
+MATCH COLUMNS has_tag_value('accord_mask', 'subject_pseudonym') AS c
+ON COLUMN c;
+
 -- undo: mask of omics.variants.calls.subject_id: added
 ALTER TABLE omics.variants.calls ALTER COLUMN subject_id DROP MASK;
+
+-- undo: ABAC policy accord_subject_pseudonym_mask on schema discovery_lake.assays: removed
+CREATE OR REPLACE POLICY accord_subject_pseudonym_mask
+ON SCHEMA discovery_lake.assays
+COMMENT 'accord: mask subject_pseudonym (hash); clear for clinical_unblinded'
+COLUMN MASK governance.policies.subject_pseudonym_mask
+TO `account users`
+EXCEPT `clinical-unblinded`
+FOR TABLES
+MATCH COLUMNS has_tag_value('accord_mask', 'subject_pseudonym') AS c
+ON COLUMN c;
 
 -- undo: mask of discovery_lake.assays.results.subject_id: added
 ALTER TABLE discovery_lake.assays.results ALTER COLUMN subject_id DROP MASK;

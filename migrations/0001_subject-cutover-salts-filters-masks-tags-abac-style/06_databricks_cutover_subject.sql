@@ -7,14 +7,14 @@
 --   - mask function governance.policies.subject_pseudonym_mask: body changed (salt introduced:
 --     governance.policies.subject_pseudonym_salt)
 --   - mask of discovery_lake.assays.results.subject_id: added
+--   - ABAC policy accord_subject_pseudonym_mask on schema discovery_lake.assays: removed
 --   - mask of omics.variants.calls.subject_id: added
+--   - ABAC policy accord_subject_pseudonym_mask on schema omics.variants: removed
 --   - tag accord_mask on discovery_lake.assays.results.notes: removed
 --   - tag accord_row_key on discovery_lake.assays.results.programme_code: removed
 --   - tag accord_mask on discovery_lake.assays.results.subject_id: removed
 --   - tag accord_row_key on omics.variants.calls.programme_code: removed
 --   - tag accord_mask on omics.variants.calls.subject_id: removed
---   - ABAC policy accord_subject_pseudonym_mask on schema discovery_lake.assays: removed
---   - ABAC policy accord_subject_pseudonym_mask on schema omics.variants: removed
 --
 -- Why this stage: it changes what a masked identifier looks like on this platform. The same
 -- identifier domain is held on other platforms, and they change in the same group: until every
@@ -40,8 +40,14 @@ CREATE OR REPLACE FUNCTION governance.policies.subject_pseudonym_mask(val STRING
 -- mask of discovery_lake.assays.results.subject_id: added
 ALTER TABLE discovery_lake.assays.results ALTER COLUMN subject_id SET MASK governance.policies.subject_pseudonym_mask;
 
+-- ABAC policy accord_subject_pseudonym_mask on schema discovery_lake.assays: removed
+DROP POLICY accord_subject_pseudonym_mask ON SCHEMA discovery_lake.assays;
+
 -- mask of omics.variants.calls.subject_id: added
 ALTER TABLE omics.variants.calls ALTER COLUMN subject_id SET MASK governance.policies.subject_pseudonym_mask;
+
+-- ABAC policy accord_subject_pseudonym_mask on schema omics.variants: removed
+DROP POLICY accord_subject_pseudonym_mask ON SCHEMA omics.variants;
 
 -- tag accord_mask on discovery_lake.assays.results.notes: removed
 ALTER TABLE discovery_lake.assays.results ALTER COLUMN notes UNSET TAGS ('accord_mask');
@@ -57,9 +63,3 @@ ALTER TABLE omics.variants.calls ALTER COLUMN programme_code UNSET TAGS ('accord
 
 -- tag accord_mask on omics.variants.calls.subject_id: removed
 ALTER TABLE omics.variants.calls ALTER COLUMN subject_id UNSET TAGS ('accord_mask');
-
--- ABAC policy accord_subject_pseudonym_mask on schema discovery_lake.assays: removed
-DROP POLICY accord_subject_pseudonym_mask ON SCHEMA discovery_lake.assays;
-
--- ABAC policy accord_subject_pseudonym_mask on schema omics.variants: removed
-DROP POLICY accord_subject_pseudonym_mask ON SCHEMA omics.variants;

@@ -6,7 +6,7 @@
 
 -- accord: ignore ACC101 rollback restores the base model's statement exactly as it was; fix it in the model, not in the rollback
 -- undo: unused: row access policy GOVERNANCE.POLICIES.ASSAY_RESULTS_ROW_FILTER: removed
-CREATE OR REPLACE ROW ACCESS POLICY GOVERNANCE.POLICIES.ASSAY_RESULTS_ROW_FILTER
+CREATE OR ALTER ROW ACCESS POLICY GOVERNANCE.POLICIES.ASSAY_RESULTS_ROW_FILTER
   AS (PROGRAMME_CODE VARCHAR) RETURNS BOOLEAN ->
   PROGRAMME_CODE IN (
     SELECT

@@ -2,7 +2,8 @@
 -- Platform databricks. Requires: 06_databricks_cutover_subject.
 -- Every query returns a first column `ok` that must be true on every row; `accord migrate apply`
 -- runs them after the stage and records it as failed otherwise.
--- information_schema column names have differed between the reference pages and live workspaces:
--- if a query fails on a column name, check with SELECT * first.
+-- Lines starting `-- accord-check:` are checks written as data: `accord migrate apply` reads
+-- each table's row filter and column masks with the SDK's tables.get (information_schema column
+-- names differ between the reference pages and live workspaces).
 --
 -- Nothing this stage does is visible to a query (it only removes unused objects): no checks.

@@ -2,14 +2,18 @@
 -- recompile (`accord compile`), or plan the change (`accord plan`).
 
 -- Governed tag 'accord_mask', allowed values 'free_text', 'subject_pseudonym'.
--- Governed tags are account-level: an account admin creates each one as a tag policy (Catalog
--- Explorer > Governed tags, or databricks_tag_policy in terraform/main.tf.json) before columns
--- can carry it. Column tags do not inherit from the table: every column is tagged itself.
+-- Governed tags are account-level: an account admin creates each one (Catalog Explorer >
+-- Governed tags, CREATE GOVERNED TAG on Runtime 18.1+, or databricks_tag_policy in
+-- terraform/main.tf.json) before columns can carry it.
+-- Column tags do not inherit from the table: every column is tagged itself.
+-- Runtime 18.1+: CREATE GOVERNED TAG accord_mask VALUES ('free_text', 'subject_pseudonym');
 
 -- Governed tag 'accord_row_key', allowed values 'programme'.
--- Governed tags are account-level: an account admin creates each one as a tag policy (Catalog
--- Explorer > Governed tags, or databricks_tag_policy in terraform/main.tf.json) before columns
--- can carry it. Column tags do not inherit from the table: every column is tagged itself.
+-- Governed tags are account-level: an account admin creates each one (Catalog Explorer >
+-- Governed tags, CREATE GOVERNED TAG on Runtime 18.1+, or databricks_tag_policy in
+-- terraform/main.tf.json) before columns can carry it.
+-- Column tags do not inherit from the table: every column is tagged itself.
+-- Runtime 18.1+: CREATE GOVERNED TAG accord_row_key VALUES ('programme');
 
 ALTER TABLE discovery_lake.assays.results ALTER COLUMN programme_code SET TAGS ('accord_row_key' = 'programme');
 

@@ -2,9 +2,12 @@
 -- recompile (`accord compile`), or plan the change (`accord plan`).
 
 -- Salt of mask 'subject_pseudonym', from env:SUBJECT_SALT_SNOWFLAKE. A secure function hides its body
--- from every role but its owner. The placeholder below is filled with the secret
+-- from every role but its owner, but any role with USAGE on it can call it and read
+-- the salt: grant USAGE to the owner of the masking policies only (the querying
+-- roles need none). The placeholder below is filled with the secret
 -- only when accord applies the SQL (accord migrate apply); as written it is a syntax
 -- error, so the function can never be created with a known salt.
 CREATE OR REPLACE SECURE FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT()
+  COPY GRANTS
   RETURNS VARCHAR
   AS $$ {{ accord_salt('env:SUBJECT_SALT_SNOWFLAKE') }} $$;

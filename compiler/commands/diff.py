@@ -1,0 +1,81 @@
+"""``accord diff``: what a change of the model changes in who sees what (compiler/diff.py)."""
+
+from __future__ import annotations
+
+import click
+
+from compiler.errors import Diagnostic, InputError, Location, UsageError
+
+FORMATS = ("text", "markdown", "json", "github")
+
+
+@click.command("diff")
+@click.argument("directory", default="policies", type=click.Path())
+@click.option(
+    "--base",
+    required=True,
+    help="The version to compare with: a policy directory, or a git revision (origin/main) "
+    "of DIRECTORY, read as `accord plan --base` reads it.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text for people; markdown for a pull-request comment; json or github annotations.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(("widening", "never")),
+    default="never",
+    show_default=True,
+    help="Exit 1 when anything widens (with widening).",
+)
+def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
+    """What the change from BASE to DIRECTORY changes in who sees what: per persona,
+    dataset, column and surface, the dispositions that widen or narrow, each with the YAML
+    line of DIRECTORY that causes it. Exit 0, or 1 with --fail-on widening when anything
+    widens; 2 on invalid input."""
+    from compiler import diff
+    from compiler.plan.source import load_base
+    from compiler.validate import load_project
+
+    try:
+        if base.startswith("live:"):
+            raise UsageError(
+                f"--base {base}: accord diff compares two models (personas, surfaces, grants); "
+                "what is deployed holds catalog objects only: compare it with `accord drift`"
+            )
+        head = load_project(directory)
+        old = load_base(base, directory)
+        result = diff.exposure_diff(old, head)
+    except (InputError, UsageError) as err:
+        if fmt not in ("json", "github"):
+            raise
+        problems = (
+            err.diagnostics
+            if isinstance(err, InputError)
+            else [Diagnostic(Location(directory, 1, 1), str(err))]
+        )
+        if fmt == "json":
+            click.echo(diff.to_json(diff.ExposureDiff([], [], None), problems))
+        else:
+            for p in problems:
+                click.echo(diff.annotation("error", p.location, "accord diff", p.message))
+        for p in problems:
+            click.echo(str(p), err=True)
+        return 2
+    places = diff.places_of(old.model, head.model)
+    if fmt == "json":
+        click.echo(diff.to_json(result))
+    elif fmt == "markdown":
+        click.echo(diff.to_markdown(result, places), nl=False)
+    elif fmt == "github":
+        text = diff.to_github(result, places)
+        if text:
+            click.echo(text)
+        click.echo(f"accord diff: {diff.verdict(result)}", err=True)
+    else:
+        click.echo(diff.to_text(result, places))
+    return 1 if fail_on == "widening" and result.widenings else 0

@@ -1,0 +1,158 @@
+"""Structured stage checks that read table metadata instead of running SQL.
+
+Unity Catalog's ``information_schema.row_filters`` / ``column_masks`` column names differ
+between the reference page and what live workspaces answer, so a SQL check written against
+either may fail on a correct deployment. The SDK's ``w.tables.get(full_name)`` is typed:
+``TableInfo.row_filter`` (``function_name``, ``input_column_names``) and each
+``ColumnInfo.mask`` (``function_name``, ``using_column_names``)
+(docs.databricks.com/api/workspace/tables/get; databricks-sdk ``service.catalog``). ABAC
+policies appear in no information_schema view: ``w.policies.list_policies(on_securable_type,
+on_securable_fullname)`` lists them (``PolicyInfo.name``, ``row_filter`` / ``column_mask``
+with ``function_name``); governed-tag assignments of a column come from
+``w.entity_tag_assignments.list("columns", "<table>.<column>")`` (``tag_key``, ``tag_value``).
+
+A metadata check is written into the stage's ``.verify.sql`` as one comment line (so it is
+covered by the file's SHA-256 and never sent as SQL)::
+
+    -- accord-check: {"column": "notes", "function": "gov.pol.m", "kind": "mask", "table": "c.s.t"}
+
+``accord migrate apply`` runs it through the Databricks executor's SDK client. An executor
+that cannot read table metadata fails the stage: a check that was not run never passes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+PREFIX = "-- accord-check: "
+
+
+@dataclass(frozen=True)
+class MetadataCheck:
+    #: "row_filter" or "mask" (read with tables.get), or "abac_policy" (policies.list_policies)
+    kind: str
+    #: the table; for "abac_policy", the securable the policy is on
+    table: str
+    column: str | None
+    #: the function expected in place, or None: nothing may be in place
+    function: str | None
+    #: for "abac_policy": the policy's name and the securable's type (CATALOG, SCHEMA, TABLE)
+    policy: str | None = None
+    securable_type: str | None = None
+    #: for "tag": the governed tag's key and the value expected (None: not assigned)
+    tag: str | None = None
+    value: str | None = None
+
+    def line(self) -> str:
+        body = {"kind": self.kind, "table": self.table, "column": self.column}
+        body["function"] = self.function
+        if self.policy is not None:
+            body.update(policy=self.policy, securable_type=self.securable_type)
+        if self.tag is not None:
+            body.update(tag=self.tag, value=self.value)
+        return PREFIX + json.dumps(body, sort_keys=True)
+
+
+def parse(text: str) -> list[MetadataCheck]:
+    """The metadata checks of a ``.verify.sql`` text, in order."""
+    out = []
+    for raw in text.splitlines():
+        if raw.startswith(PREFIX):
+            data = json.loads(raw[len(PREFIX) :])
+            out.append(
+                MetadataCheck(
+                    data["kind"],
+                    data["table"],
+                    data["column"],
+                    data["function"],
+                    data.get("policy"),
+                    data.get("securable_type"),
+                    data.get("tag"),
+                    data.get("value"),
+                )
+            )
+    return out
+
+
+def evaluate_tags(check: MetadataCheck, assignments: list[Any]) -> bool:
+    """Whether a column's governed-tag assignments (``EntityTagAssignment`` items of
+    ``w.entity_tag_assignments.list("columns", "<table>.<column>")``: tag_key, tag_value) show
+    what ``check`` expects."""
+    found = [a for a in assignments if (a.tag_key or "") == check.tag]
+    if check.value is None:
+        return not found
+    return len(found) == 1 and (found[0].tag_value or "") == check.value
+
+
+def evaluate_policies(check: MetadataCheck, policies: list[Any]) -> bool:
+    """Whether the ABAC policies on a securable (``PolicyInfo`` items of
+    ``w.policies.list_policies``: name, row_filter / column_mask .function_name) show what
+    ``check`` expects."""
+    found = [p for p in policies if (p.name or "").lower() == (check.policy or "").lower()]
+    if check.function is None:
+        return not found
+    if len(found) != 1:
+        return False
+    options = found[0].row_filter or found[0].column_mask
+    return _same(getattr(options, "function_name", None), check.function)
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    return (a or "").lower() == (b or "").lower()
+
+
+def evaluate(check: MetadataCheck, info: Any) -> bool:
+    """Whether ``info`` (a ``TableInfo``) shows what ``check`` expects."""
+    if check.kind == "row_filter":
+        found = getattr(getattr(info, "row_filter", None), "function_name", None)
+        return _same(found, check.function) if check.function else found is None
+    columns = [
+        c
+        for c in getattr(info, "columns", None) or []
+        if (c.name or "").lower() == (check.column or "").lower()
+    ]
+    if len(columns) != 1:
+        return False  # the column is not there: nothing can be checked, so it fails
+    found = getattr(columns[0].mask, "function_name", None) if columns[0].mask else None
+    return _same(found, check.function) if check.function else found is None
+
+
+def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]]]:
+    """One row ``(ok,)`` per check, read with ``client.tables.get``. Raises ``RuntimeError``
+    when the executor has no Databricks client (the checks cannot run)."""
+    client = getattr(executor, "client", None)
+    tables, policies = getattr(client, "tables", None), getattr(client, "policies", None)
+    tags = getattr(client, "entity_tag_assignments", None)
+    if tables is None or policies is None or tags is None:
+        raise RuntimeError(
+            "this executor cannot read table metadata (client.tables, client.policies, "
+            "client.entity_tag_assignments)"
+        )
+    cache: dict[tuple[str, ...], Any] = {}
+    out = []
+    for check in checks:
+        if check.kind == "tag":
+            entity = f"{check.table}.{check.column}"
+            key = ("tags", entity)
+            if key not in cache:
+                cache[key] = list(tags.list(entity_type="columns", entity_name=entity))
+            out.append([(evaluate_tags(check, cache[key]),)])
+            continue
+        if check.kind == "abac_policy":
+            key = ("policies", check.securable_type or "", check.table)
+            if key not in cache:
+                cache[key] = list(
+                    policies.list_policies(
+                        on_securable_type=check.securable_type,
+                        on_securable_fullname=check.table,
+                    )
+                )
+            out.append([(evaluate_policies(check, cache[key]),)])
+            continue
+        key = ("table", check.table)
+        if key not in cache:
+            cache[key] = tables.get(full_name=check.table)
+        out.append([(evaluate(check, cache[key]),)])
+    return out

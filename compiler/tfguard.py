@@ -1,0 +1,75 @@
+"""Changes in a saved Terraform plan that would leave governed data unprotected.
+
+``accord terraform plan`` reads the saved plan as ``terraform show -json`` prints it
+(developer.hashicorp.com/terraform/internals/json-format: ``resource_changes[]`` with
+``address``, ``type`` and ``change`` {``actions``, ``before``, ``after``, ``after_unknown``})
+and refuses a plan that
+
+* changes the masking policies of an existing ``snowflake_tag``: provider v2.x unsets the
+  removed policies, then sets the added ones, without FORCE (pkg/resources/tag.go), so every
+  column carrying the tag is unmasked in between;
+* replaces or changes an existing ``snowflake_table_column_masking_policy_application``: the
+  old application is removed before the new one is created;
+* replaces or changes an existing row access attachment (``snowflake_execute`` running
+  ``ADD ROW ACCESS POLICY``): its revert drops the policy before the new one is added.
+
+Each of these is one statement in ``accord plan`` (``ALTER TAG ... SET MASKING POLICY ...
+FORCE``, ``SET MASKING POLICY ... FORCE``, ``DROP ROW ACCESS POLICY ..., ADD ROW ACCESS
+POLICY ...``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ALTERNATIVE = (
+    "plan this change with `accord plan` (it swaps in one statement: ALTER TAG ... SET "
+    "MASKING POLICY ... FORCE, SET MASKING POLICY ... FORCE, or DROP ROW ACCESS POLICY ..., "
+    "ADD ROW ACCESS POLICY ...), apply it with `accord migrate apply`, then recompile and "
+    "plan Terraform again (or `terraform import` the result)"
+)
+
+
+def _changes(actions: list[str]) -> bool:
+    return "update" in actions or ("delete" in actions and "create" in actions)
+
+
+def _differs(change: dict[str, Any], key: str) -> bool:
+    before = (change.get("before") or {}).get(key)
+    after = (change.get("after") or {}).get(key)
+    unknown = bool((change.get("after_unknown") or {}).get(key))
+    return unknown or before != after
+
+
+def unsafe_changes(plan: dict[str, Any]) -> list[str]:
+    """Why each refused change is refused, one line per resource."""
+    out = []
+    for rc in plan.get("resource_changes") or []:
+        change = rc.get("change") or {}
+        actions = list(change.get("actions") or [])
+        before = change.get("before")
+        if before is None or not _changes(actions):
+            continue  # created, deleted, read or untouched: no swap on an existing object
+        address, kind = rc.get("address", "?"), rc.get("type")
+        replaced = "delete" in actions
+        if kind == "snowflake_tag" and _differs(change, "masking_policies"):
+            out.append(
+                f"{address}: the tag's masking policies change; the provider unsets the old "
+                "policies before it sets the new ones, without FORCE, so every column carrying "
+                "the tag is unmasked in between"
+            )
+        elif kind == "snowflake_table_column_masking_policy_application" and (
+            replaced or _differs(change, "masking_policy")
+        ):
+            out.append(
+                f"{address}: the column's masking policy is "
+                f"{'replaced' if replaced else 'changed'}; the old application is removed "
+                "before the new one is made, leaving the column unmasked in between"
+            )
+        elif kind == "snowflake_execute" and "ROW ACCESS POLICY" in str(before.get("execute")):
+            out.append(
+                f"{address}: the row access attachment is "
+                f"{'replaced' if replaced else 'changed'}; its revert drops the policy before "
+                "the new one is added, leaving the table without a row access policy in between"
+            )
+    return out
