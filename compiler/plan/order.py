@@ -216,10 +216,12 @@ class _PlatformPlanner:
         self.degraded: dict[str, list[int]] = {}
         self.at = 0
         #: who may see every row / the clear values both before and after: nobody may lose it
-        self.needed = {
-            (t, c): _both(self.before.exempt(t, c), self.after.exempt(t, c))
-            for t, c in [(t, None) for t in self.protected_tables] + self.protected_columns
-        }
+        keys = [(t, None) for t in self.protected_tables] + self.protected_columns
+        before, after = self.before.exempt_all(keys), self.after.exempt_all(keys)
+        self.needed = {key: _both(before[key], after[key]) for key in keys}
+        #: the entries whose access the simulator watches: a principal can lose only what it
+        #: needs (None or empty: nobody needs anything there)
+        self.watched = [key for key, need in self.needed.items() if need]
 
     # ---- what must stay protected --------------------------------------------------------------
 
@@ -422,12 +424,15 @@ class _PlatformPlanner:
         reads one of ``names`` (a salt function)."""
         found = set()
         for state in (self.before, self.after):
-            reads_of: dict[str, set[str]] = {}  # a policy's body is walked once, not per column
+            # a policy's body is walked once, not per column
+            reads_of: dict[str, frozenset[str]] = {}
             for col in self.domains:
                 for policy in state.masks_on(*col):
                     key = policy.upper()
                     if key not in reads_of:
-                        reads_of[key] = references(state.defs[key]) if key in state.defs else set()
+                        reads_of[key] = (
+                            references(state.defs[key]) if key in state.defs else frozenset()
+                        )
                     reads = reads_of[key]
                     if key in names or reads & names:
                         found.add(col)
@@ -624,8 +629,8 @@ class _PlatformPlanner:
                 "different functions: abac/abac-vs-rls-cm) while this statement concerns "
                 "another table: hand each table over right after its table-level policy is set"
             )
-        for (table, column), need in self.needed.items():
-            have = state.exempt(table, column)
+        for (table, column), have in state.exempt_all(self.watched).items():
+            need = self.needed[(table, column)]
             lost = sorted(need - have) if need is not None and have is not None else []
             if need is not None and have is not None and lost:
                 what = (

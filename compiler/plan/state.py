@@ -46,6 +46,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from compiler.memo import IdentityMemo
 from compiler.plan.index import PlaceIndex, Places, index_of
 from targets.objects import (
     AbacPolicy,
@@ -89,7 +90,12 @@ def place_key(obj: Placement) -> tuple[str, ...]:
 
 
 def fingerprint(obj: CatalogObject) -> str:
-    """What an object is, apart from its name: equal fingerprints, equal behaviour."""
+    """What an object is, apart from its name: equal fingerprints, equal behaviour (computed
+    once per object: catalog objects are frozen)."""
+    return _fingerprint(obj)
+
+
+def _fingerprint_of(obj: CatalogObject) -> str:
     parts = []
     for f in dataclasses.fields(obj):
         if f.name == "name":
@@ -101,14 +107,24 @@ def fingerprint(obj: CatalogObject) -> str:
     return hashlib.sha256(repr((type(obj).__name__, parts)).encode()).hexdigest()[:16]
 
 
-def body_references(body: exp.Expression) -> set[str]:
+_fingerprint: IdentityMemo[CatalogObject, str] = IdentityMemo(_fingerprint_of)
+
+
+def body_references(body: exp.Expression) -> frozenset[str]:
     """Qualified names a policy body reads: tables (mapping tables) and called functions (salt
-    functions), upper-cased."""
+    functions), upper-cased (walked once per body: bodies are never changed once lowered)."""
+    return _body_references(body)
+
+
+def _body_references_of(body: exp.Expression) -> frozenset[str]:
     found = {".".join(p.name for p in t.parts).upper() for t in body.find_all(exp.Table) if t.db}
     for dot in body.find_all(exp.Dot):
         if isinstance(dot.expression, exp.Anonymous):
             found.add(".".join(_dotted(dot)).upper())
-    return found
+    return frozenset(found)
+
+
+_body_references: IdentityMemo[exp.Expression, frozenset[str]] = IdentityMemo(_body_references_of)
 
 
 def _dotted(node: exp.Expression) -> list[str]:
@@ -119,13 +135,13 @@ def _dotted(node: exp.Expression) -> list[str]:
     return [node.name]
 
 
-def references(obj: Definition) -> set[str]:
+def references(obj: Definition) -> frozenset[str]:
     """Names (upper-cased) of the definitions ``obj`` needs to exist."""
     if isinstance(obj, RowFilterPolicy | MaskPolicy):
         return body_references(obj.body)
     if isinstance(obj, Tag):
-        return {p.upper() for p in obj.masking_policies}
-    return set()
+        return frozenset(p.upper() for p in obj.masking_policies)
+    return frozenset()
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,49 +292,37 @@ class State:
     # ---- what protects a table or a column ----------------------------------------------------
 
     def _tags(self, table: str, column: str | None, possible: bool = False) -> dict[str, str]:
-        index = self._index_of_view(possible)
-        return dict(index.tags.get((table.upper(), (column or "").upper()), {}))
+        return dict(_tags_in(self._index_of_view(possible), table, column))
 
     def _tagged_columns(self, table: str, possible: bool = False) -> set[str]:
         return set(self._index_of_view(possible).tagged.get(table.upper(), ()))
 
-    def _abac_on(
-        self, table: str, kind: str, possible: bool = False
-    ) -> Iterable[tuple[AbacPolicy, set[str]]]:
-        """ABAC policies of ``kind`` that apply to ``table``, each with the columns it masks."""
-        t = table.upper()
-        for p in self._index_of_view(possible).abac.get(kind, ()):
-            assert isinstance(p, AbacPolicy)
-            if not covers(p, t):
-                continue
-            if not condition_holds(p.when, self._tags(table, None, possible)):
-                continue
-            matched: dict[str, set[str]] = {
-                alias: {
-                    c
-                    for c in self._tagged_columns(table, possible)
-                    if condition_holds(cond, self._tags(table, c, possible))
-                }
-                for cond, alias in p.match_columns
-            }
-            if all(matched.values()):
-                yield p, matched.get(p.on_column or "", set())
+    # The questions below are asked for every protected table and column after every simulated
+    # statement: each looks the index of the placements in effect up once per call (not once
+    # per table and tag), and those asked of many tables at once answer at once when no ABAC
+    # policy is placed at all (bench/README.md).
 
     def filters_on(self, table: str, possible: bool = False) -> list[str]:
         """Descriptions of every row filter on ``table``."""
+        return self._filters_in(self._index_of_view(possible), table)
+
+    def _filters_in(self, index: PlaceIndex, table: str) -> list[str]:
         found = []
         if (a := self.places.get(("filter", table.upper()))) is not None:
             found.append(f"row filter {a.policy}")  # type: ignore[union-attr]
-        found += [f"ABAC policy {p.name}" for p, _ in self._abac_on(table, "ROW FILTER", possible)]
+        found += [f"ABAC policy {p.name}" for p, _ in _abac_in(index, table, "ROW FILTER")]
         return found
 
     def masks_on(self, table: str, column: str, possible: bool = False) -> list[str]:
         """Names of the policies or functions that mask ``table.column``."""
+        return self._masks_in(self._index_of_view(possible), table, column)
+
+    def _masks_in(self, index: PlaceIndex, table: str, column: str) -> list[str]:
         found = []
         if (a := self.places.get(("mask", table.upper(), column.upper()))) is not None:
             found.append(a.policy)  # type: ignore[union-attr]
         for tag_on in (column, None):
-            for name in self._tags(table, tag_on, possible):
+            for name in _tags_in(index, table, tag_on):
                 tag = next(
                     (
                         d
@@ -331,7 +335,7 @@ class State:
                     found += tag.masking_policies
         found += [
             p.function
-            for p, cols in self._abac_on(table, "COLUMN MASK", possible)
+            for p, cols in _abac_in(index, table, "COLUMN MASK")
             if column.upper() in cols
         ]
         return found
@@ -347,10 +351,13 @@ class State:
         returns an error" (docs.databricks.com/.../unity-catalog/abac/abac-vs-rls-cm). Returns
         table -> why."""
         out: dict[str, str] = {}
+        index = self._index_of_view(possible)
+        if not index.abac:  # no ABAC policy: nothing can conflict
+            return out
         for t in tables:
             a = self.places.get(("filter", t.upper()))
             if isinstance(a, RowFilterAttachment):
-                for p, _ in self._abac_on(t, "ROW FILTER", possible):
+                for p, _ in _abac_in(index, t, "ROW FILTER"):
                     if p.function.upper() != a.policy.upper():
                         out.setdefault(
                             t.upper(),
@@ -360,7 +367,7 @@ class State:
         for t, c in columns:
             m = self.places.get(("mask", t.upper(), c.upper()))
             if isinstance(m, MaskAttachment):
-                for p, cols in self._abac_on(t, "COLUMN MASK", possible):
+                for p, cols in _abac_in(index, t, "COLUMN MASK"):
                     if c.upper() in cols and p.function.upper() != m.policy.upper():
                         out.setdefault(
                             t.upper(),
@@ -374,12 +381,26 @@ class State:
         values of ``table.column``, whatever may be in effect: the principals every applying
         filter or mask exempts (``EXCEPT`` of an ABAC policy, or an identity check on a literal
         in the function body). None: nothing applies, so everyone."""
+        return self._exempt_in(self._index_of_view(True), table, column)
+
+    def exempt_all(
+        self, keys: Iterable[tuple[str, str | None]]
+    ) -> dict[tuple[str, str | None], frozenset[str] | None]:
+        """:meth:`exempt` of every (table, column or None) of ``keys``."""
+        index = self._index_of_view(True)
+        return {(t, c): self._exempt_in(index, t, c) for t, c in keys}
+
+    def _exempt_in(
+        self, index: PlaceIndex, table: str, column: str | None
+    ) -> frozenset[str] | None:
         found: frozenset[str] | None = None
-        for names in self._exemptions(table, column):
+        for names in self._exemptions(index, table, column):
             found = names if found is None else found & names
         return found
 
-    def _exemptions(self, table: str, column: str | None) -> Iterable[frozenset[str]]:
+    def _exemptions(
+        self, index: PlaceIndex, table: str, column: str | None
+    ) -> Iterable[frozenset[str]]:
         t = table.upper()
         if column is None:
             a = self.places.get(("filter", t))
@@ -391,13 +412,13 @@ class State:
             if isinstance(m, MaskAttachment):
                 yield self._body_exempt(m.policy)
             for tag_on in (column, None):
-                for name in self._tags(table, tag_on, True):
+                for name in _tags_in(index, table, tag_on):
                     for d in self.defs.values():
                         if isinstance(d, Tag) and d.name.lower() == name:
                             for policy in d.masking_policies:
                                 yield self._body_exempt(policy)
             kind = "COLUMN MASK"
-        for p, cols in self._abac_on(table, kind, True):
+        for p, cols in _abac_in(index, table, kind):
             if column is None or column.upper() in cols:
                 yield self._body_exempt(p.function) | {e.lower() for e in p.except_}
 
@@ -405,24 +426,30 @@ class State:
         d = self.defs.get(name.upper())
         if not isinstance(d, RowFilterPolicy | MaskPolicy):
             return frozenset()
-        return frozenset(identity_literals(d.body))
+        return identity_literals(d.body)
 
     # ---- invariants ---------------------------------------------------------------------------
 
     def unprotected(self, tables: Iterable[str], columns: Iterable[Column]) -> list[str]:
         """The protected tables and columns that have lost their filter or mask."""
-        gaps = [f"table {t} has no row filter" for t in tables if not self.filters_on(t)]
-        gaps += [f"column {t}.{c} has no mask" for t, c in columns if not self.masks_on(t, c)]
+        index = self._index_of_view(False)
+        gaps = [f"table {t} has no row filter" for t in tables if not self._filters_in(index, t)]
+        gaps += [
+            f"column {t}.{c} has no mask" for t, c in columns if not self._masks_in(index, t, c)
+        ]
         return gaps
 
     def doubled(self, tables: Iterable[str], columns: Iterable[Column]) -> list[str]:
         """Tables or columns on which two ABAC policies apply to the same user."""
-        out = []
+        out: list[str] = []
+        index = self._index_of_view(True)
+        if not index.abac:  # no ABAC policy: none can apply twice
+            return out
         for t in tables:
-            hits = [p for p, _ in self._abac_on(t, "ROW FILTER", True)]
+            hits = [p for p, _ in _abac_in(index, t, "ROW FILTER")]
             out += _overlapping(hits, f"table {t}")
         for t, c in columns:
-            hits = [p for p, cols in self._abac_on(t, "COLUMN MASK", True) if c.upper() in cols]
+            hits = [p for p, cols in _abac_in(index, t, "COLUMN MASK") if c.upper() in cols]
             out += _overlapping(hits, f"column {t}.{c}")
         return out
 
@@ -518,6 +545,40 @@ class State:
         return []
 
 
+#: what a table or column carries when it carries no tag (read only)
+_NO_TAGS: dict[str, str] = {}
+
+
+def _tags_in(index: PlaceIndex, table: str, column: str | None) -> dict[str, str]:
+    """The tags (lower-cased) on ``table`` or ``table.column`` in ``index``: the index's own
+    dict, which callers only read."""
+    return index.tags.get((table.upper(), (column or "").upper()), _NO_TAGS)
+
+
+def _abac_in(index: PlaceIndex, table: str, kind: str) -> list[tuple[AbacPolicy, set[str]]]:
+    """ABAC policies of ``kind`` in ``index`` that apply to ``table``, each with the columns it
+    masks."""
+    policies = index.abac.get(kind)
+    if not policies:
+        return []
+    t = table.upper()
+    out = []
+    for p in policies:
+        assert isinstance(p, AbacPolicy)
+        if not covers(p, t):
+            continue
+        if not condition_holds(p.when, _tags_in(index, t, None)):
+            continue
+        tagged = index.tagged.get(t, ())
+        matched: dict[str, set[str]] = {
+            alias: {c for c in tagged if condition_holds(cond, _tags_in(index, t, c))}
+            for cond, alias in p.match_columns
+        }
+        if all(matched.values()):
+            out.append((p, matched.get(p.on_column or "", set())))
+    return out
+
+
 def covers(policy: AbacPolicy, table: str) -> bool:
     """Whether ``table`` (upper-cased) is inside the policy's securable."""
     scope = policy.securable.upper()
@@ -528,16 +589,26 @@ def covers(policy: AbacPolicy, table: str) -> bool:
 IDENTITY_FUNCTIONS = frozenset({"is_role_in_session", "is_account_group_member"})
 
 
-def identity_literals(body: exp.Expression) -> set[str]:
+def identity_literals(body: exp.Expression) -> frozenset[str]:
     """Principals (lower-cased) a body names in an identity check on a literal: who it lets
-    through whatever the row or value (``unfiltered_for`` / ``unmasked_for``)."""
+    through whatever the row or value (``unfiltered_for`` / ``unmasked_for``). Walked once per
+    body: the simulator asks it of every protected column after every statement."""
+    return _identity_literals(body)
+
+
+def _identity_literals_of(body: exp.Expression) -> frozenset[str]:
     out = set()
     for call in body.find_all(exp.Anonymous):
         if str(call.this).lower() in IDENTITY_FUNCTIONS:
             for a in call.expressions:
                 if isinstance(a, exp.Literal) and a.is_string:
                     out.add(a.this.lower())
-    return out
+    return frozenset(out)
+
+
+_identity_literals: IdentityMemo[exp.Expression, frozenset[str]] = IdentityMemo(
+    _identity_literals_of
+)
 
 
 def _overlapping(policies: list[AbacPolicy], where: str) -> list[str]:
