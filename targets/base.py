@@ -429,7 +429,7 @@ class Target:
         return sql.name_sql(name, self.platform)
 
     def lit(self, value: str) -> str:
-        return sql.render(sql.literal(value), self.platform)
+        return sql.literal_sql(value, self.platform)
 
     def body_sql(self, body: exp.Expression, indent: str = "  ") -> str:
         text = sql.render(body, self.platform, pretty=True)

@@ -155,6 +155,13 @@ def name_sql(name: str, platform: str) -> str:
     return ".".join(render(ident(p, platform), platform) for p in name.split("."))
 
 
+@lru_cache(maxsize=1 << 16)
+def literal_sql(value: str, platform: str) -> str:
+    """A string literal as the platform's SQL (cached: plans and attachments spell the same
+    table, column and policy names as literals again and again)."""
+    return render(literal(value), platform)
+
+
 def call(name: str, platform: str, *args: exp.Expression) -> exp.Expression:
     """A call of a (possibly qualified) function."""
     parts = name.split(".")

@@ -89,10 +89,33 @@ def diff_catalogs(platform: str, base: Catalog | None, head: Catalog | None) -> 
         elif type(old) is not type(new):
             changes.append(Change("removed", old, None))
             changes.append(Change("added", None, new))
-        elif fingerprint(old) != fingerprint(new) or old != new:
+        elif _differs(old, new):
             detail = _what_changed(old, new)
             changes.append(Change("changed", old, new, detail, _note(old, new, detail, salts)))
     return PlatformDiff(platform, base, head, changes)
+
+
+#: the catalog objects made only of strings, tuples of strings and None
+_PLAIN = (
+    MappingTable,
+    SaltFunction,
+    Tag,
+    RowFilterAttachment,
+    MaskAttachment,
+    TagAssignment,
+    AbacPolicy,
+)
+
+
+def _differs(old: CatalogObject, new: CatalogObject) -> bool:
+    """Whether two objects of one type and identity differ: by fingerprint, or by any field.
+    Objects without a sqlglot body hold only strings and tuples of them, so equal fields mean
+    equal fingerprints too: those (every placement, most of a catalog) are compared field by
+    field without hashing. A body is compared by fingerprint as well, since sqlglot's equality
+    does not see every difference its SQL shows."""
+    if isinstance(old, _PLAIN) and old == new:
+        return False
+    return fingerprint(old) != fingerprint(new) or old != new
 
 
 def _what_changed(old: CatalogObject, new: CatalogObject) -> str:

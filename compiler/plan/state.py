@@ -321,7 +321,7 @@ class State:
         found = []
         if (a := self.places.get(("mask", table.upper(), column.upper()))) is not None:
             found.append(a.policy)  # type: ignore[union-attr]
-        for tag_on in (column, None):
+        for tag_on in (column, None) if index.tags else ():
             for name in _tags_in(index, table, tag_on):
                 tag = next(
                     (
@@ -400,27 +400,30 @@ class State:
 
     def _exemptions(
         self, index: PlaceIndex, table: str, column: str | None
-    ) -> Iterable[frozenset[str]]:
+    ) -> list[frozenset[str]]:
         t = table.upper()
+        out = []
         if column is None:
             a = self.places.get(("filter", t))
             if isinstance(a, RowFilterAttachment):
-                yield self._body_exempt(a.policy)
+                out.append(self._body_exempt(a.policy))
             kind = "ROW FILTER"
         else:
             m = self.places.get(("mask", t, column.upper()))
             if isinstance(m, MaskAttachment):
-                yield self._body_exempt(m.policy)
-            for tag_on in (column, None):
-                for name in _tags_in(index, table, tag_on):
-                    for d in self.defs.values():
-                        if isinstance(d, Tag) and d.name.lower() == name:
-                            for policy in d.masking_policies:
-                                yield self._body_exempt(policy)
+                out.append(self._body_exempt(m.policy))
+            if index.tags:  # no tag placed anywhere: no tag-based mask either
+                for tag_on in (column, None):
+                    for name in _tags_in(index, table, tag_on):
+                        for d in self.defs.values():
+                            if isinstance(d, Tag) and d.name.lower() == name:
+                                out += [self._body_exempt(p) for p in d.masking_policies]
             kind = "COLUMN MASK"
-        for p, cols in _abac_in(index, table, kind):
-            if column is None or column.upper() in cols:
-                yield self._body_exempt(p.function) | {e.lower() for e in p.except_}
+        if index.abac:
+            for p, cols in _abac_in(index, table, kind):
+                if column is None or column.upper() in cols:
+                    out.append(self._body_exempt(p.function) | {e.lower() for e in p.except_})
+        return out
 
     def _body_exempt(self, name: str) -> frozenset[str]:
         d = self.defs.get(name.upper())
