@@ -12,7 +12,9 @@ attach through tags instead of column by column).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
+from functools import lru_cache
 from typing import Literal
 
 from sqlglot import exp
@@ -369,6 +371,7 @@ class Target:
     def render(self, catalog: Catalog) -> dict[str, str]:
         """File name -> SQL text, in apply order (file names sort in apply order)."""
         files: dict[str, list[str]] = {}
+        sql.prime_names(catalog_names(catalog), self.platform)
         for obj in catalog:
             rendered = self.render_object(obj)
             if rendered is None:
@@ -457,6 +460,49 @@ class Target:
         )
 
 
+#: the fields of catalog objects that hold (dotted) object names, one or a tuple of them
+_NAME_FIELDS = (
+    "name",
+    "table",
+    "column",
+    "policy",
+    "tag",
+    "function",
+    "securable",
+    "key_column",
+    "principal_column",
+    "on_column",
+)
+_NAMES_FIELDS = ("columns", "using", "masking_policies")
+
+
+def catalog_names(catalog: Catalog) -> list[str]:
+    """Every object name the catalog's objects hold, so that rendering can decide the quoting of
+    all of them at once (:func:`targets.sql.prime_names`); names rendered but not found here are
+    simply decided when met."""
+    out: list[str] = []
+    for obj in catalog:
+        one, many = _name_fields(type(obj))
+        for f in one:
+            value = getattr(obj, f)
+            if isinstance(value, str):
+                out.append(value)
+        for f in many:
+            out += [v for v in getattr(obj, f) if isinstance(v, str)]
+        out += [p.name for p in getattr(obj, "params", ())]
+    return out
+
+
+@lru_cache(maxsize=64)
+def _name_fields(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The fields of ``kind`` (a catalog object class) that hold one name, and many."""
+    have = {f.name for f in dataclasses.fields(kind)}
+    return (
+        tuple(f for f in _NAME_FIELDS if f in have),
+        tuple(f for f in _NAMES_FIELDS if f in have),
+    )
+
+
 class UnsafeOutput(UsageError):
     """Rendered SQL that does not hold exactly the statements its object needs."""
 
@@ -468,6 +514,7 @@ def _label(obj: CatalogObject) -> str:
     return ".".join(str(p) for p in (getattr(obj, "table", ""), getattr(obj, "column", "")) if p)
 
 
+@lru_cache(maxsize=64)
 def _snake(name: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -19,10 +20,33 @@ def _keywords(platform: str) -> frozenset[str]:
     return frozenset(w.upper() for k in tokenizer.KEYWORDS for w in k.split() if w.isalpha())
 
 
-@lru_cache(maxsize=1 << 18)  # one entry per distinct name (4,096 thrashed on big estates)
+#: (name, platform) -> whether the name must be quoted: one entry per distinct name, filled
+#: by :func:`_needs_quotes` one name at a time or by :func:`prime_names` many at a time
+_QUOTED: dict[tuple[str, str], bool] = {}
+_QUOTED_MAX = 1 << 18
+#: names :func:`prime_names` asks the parser about in one statement
+_BATCH = 256
+
+
 def _needs_quotes(name: str, platform: str) -> bool:
     """Whether a name must be quoted: it is a keyword (or otherwise does not read back as a
     plain column), or has unusual characters. Asked of sqlglot's own parser."""
+    found = _QUOTED.get((name, platform))
+    if found is None:
+        found = _remember(name, platform, _decide(name, platform))
+    return found
+
+
+def _remember(name: str, platform: str, quoted: bool) -> bool:
+    if len(_QUOTED) >= _QUOTED_MAX:
+        _QUOTED.clear()
+    _QUOTED[(name, platform)] = quoted
+    return quoted
+
+
+def _settled(name: str, platform: str) -> bool | None:
+    """The answer for ``name`` without the parser, when its characters or a keyword decide it;
+    None when only the parser can tell."""
     from targets.reserved import RESERVED
 
     if (
@@ -31,17 +55,58 @@ def _needs_quotes(name: str, platform: str) -> bool:
         or name.upper() in RESERVED[platform]
     ):
         return True
+    return None
+
+
+def _decide(name: str, platform: str) -> bool:
+    settled = _settled(name, platform)
+    if settled is not None:
+        return settled
+    return not _reads_as_columns([name], platform)
+
+
+def _reads_as_columns(names: list[str], platform: str) -> bool:
+    """Whether ``SELECT n1, n2, ... FROM t`` reads back as exactly these names, each a plain
+    unqualified column."""
     try:
-        tree = sqlglot.parse_one(f"SELECT {name} FROM t", read=DIALECTS[platform])
+        tree = sqlglot.parse_one(f"SELECT {', '.join(names)} FROM t", read=_dialect(platform))
     except sqlglot.errors.SqlglotError:
-        return True
+        return False
     projections = tree.expressions if isinstance(tree, exp.Select) else []
-    return not (
-        len(projections) == 1
-        and isinstance(projections[0], exp.Column)
-        and projections[0].name == name
-        and not projections[0].table
+    return len(projections) == len(names) and all(
+        isinstance(p, exp.Column) and p.name == n and not p.table
+        for p, n in zip(projections, names, strict=False)
     )
+
+
+def prime_names(names: Iterable[str], platform: str) -> None:
+    """Decide at once, for every part of the dotted ``names`` not decided yet, whether it must
+    be quoted (what :func:`_needs_quotes` answers then comes from here).
+
+    Parsing ``SELECT name FROM t`` once per name was half of rendering a big estate; here the
+    names the parser must decide are asked in statements of up to ``_BATCH`` projections.
+    Only names of letters, digits and ``_`` that are no keyword reach the parser, so each is
+    one token of its own whatever surrounds it. A statement that reads back as exactly its
+    names, each a plain column, says no name in it needs quotes; any other answer (a name read
+    as a function, a keyword, a parse error) sends every name of that statement to the one-name
+    question instead, so a batch can only confirm what asking one name at a time would say
+    (``tests/test_render_perf.py`` compares both on every word sqlglot knows)."""
+    pending = []
+    for name in sorted({part for dotted in set(names) for part in dotted.split(".")}):
+        if (name, platform) in _QUOTED:
+            continue
+        if _settled(name, platform) is not None or "$" in name:
+            _remember(name, platform, _decide(name, platform))
+        else:
+            pending.append(name)
+    for start in range(0, len(pending), _BATCH):
+        chunk = pending[start : start + _BATCH]
+        if _reads_as_columns(chunk, platform):
+            for name in chunk:
+                _remember(name, platform, False)
+        else:
+            for name in chunk:
+                _remember(name, platform, _decide(name, platform))
 
 
 def ident(name: str, platform: str) -> exp.Identifier:
@@ -142,17 +207,32 @@ def _tokenizer(platform: str) -> Any:
 def render(node: exp.Expression, platform: str, pretty: bool = False) -> str:
     lower = platform == "databricks"
     return node.sql(
-        DIALECTS[platform],
+        _dialect(platform),
         pretty=pretty,
         normalize_functions="lower" if lower else "upper",
     )
+
+
+@lru_cache(maxsize=4)
+def _dialect(platform: str) -> Dialect:
+    """One dialect instance per platform: ``Expression.sql("snowflake")`` builds a new one per
+    call (a fifth of rendering an attachment). A dialect holds only its settings; each call
+    still gets a generator of its own."""
+    return Dialect.get_or_raise(DIALECTS[platform])
 
 
 @lru_cache(maxsize=1 << 16)
 def name_sql(name: str, platform: str) -> str:
     """A dotted object name, each part quoted as needed (a string of strings: cached, since
     every attachment names its table, column and policy again)."""
-    return ".".join(render(ident(p, platform), platform) for p in name.split("."))
+    return ".".join(_part_sql(p, platform) for p in name.split("."))
+
+
+@lru_cache(maxsize=1 << 16)
+def _part_sql(part: str, platform: str) -> str:
+    """One part of a dotted name, quoted as needed (cached per part: a schema or a database is
+    a part of thousands of names)."""
+    return render(ident(part, platform), platform)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -174,7 +174,11 @@ def render_files(project: Project, catalogs: dict[str, Catalog]) -> dict[str, st
 
     Everything written comes from ``catalogs``; ``project`` is part of the call every compile
     output shares and is not read here (no file path can leak into the output)."""
+    from targets.base import catalog_names
+
     doc = Document()
+    for platform, catalog in catalogs.items():
+        sql.prime_names(catalog_names(catalog), platform)
     if "snowflake" in catalogs:
         SnowflakeResources(doc).add_all(catalogs["snowflake"])
     if "databricks" in catalogs:

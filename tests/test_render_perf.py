@@ -1,0 +1,248 @@
+"""The shortcuts compile and plan take for speed answer exactly what the slow paths answer.
+
+* ``targets.sql.prime_names`` decides the quoting of many names with one parse per batch: its
+  answers are compared with the one-name-at-a-time question on every word sqlglot's
+  tokenizers, parsers and expression classes know, in batches of several sizes and orders;
+* the plan simulator's bulk questions (``State.exempt_all``, ``unprotected``, ``doubled``,
+  ``blocked``) are compared with the per-entry questions, on estates with and without ABAC,
+  and with Databricks tag changes pending;
+* ``compiler.plan.diff`` compares body-less objects field by field: compared with the
+  fingerprint comparison on every pair of objects of the reference estates' catalogs;
+* ``compiler.memo.IdentityMemo`` never answers for another object.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import pairwise
+
+import pytest
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
+
+from compiler.compile import lower_all
+from compiler.memo import IdentityMemo
+from compiler.plan import diff as plan_diff
+from compiler.plan.state import State, fingerprint, is_definition, place_key
+from compiler.validate import load_project
+from targets import sql
+from targets.objects import AbacPolicy, TagAssignment
+from targets.reserved import RESERVED
+from tests.conftest import ROOT
+
+PLATFORMS = ["snowflake", "databricks"]
+ESTATES = ["policies", "examples/as-found"]
+
+
+def vocabulary() -> list[str]:
+    """Every word sqlglot might treat specially, and names of the shapes estates use."""
+    words: set[str] = set()
+    for name in ("snowflake", "databricks", "spark", "bigquery", "postgres", "duckdb"):
+        dialect = Dialect.get_or_raise(name)
+        words |= {w for k in dialect.tokenizer_class.KEYWORDS for w in k.split()}
+        parser = dialect.parser_class
+        for table in (
+            "FUNCTIONS",
+            "FUNCTION_PARSERS",
+            "NO_PAREN_FUNCTION_PARSERS",
+            "PROPERTY_PARSERS",
+            "CONSTRAINT_PARSERS",
+            "QUERY_MODIFIER_PARSERS",
+            "SET_PARSERS",
+            "SHOW_PARSERS",
+        ):
+            words |= {k for k in getattr(parser, table, {}) if isinstance(k, str)}
+    words |= {t.name for t in TokenType}
+    words |= {c.__name__ for c in vars(exp).values() if isinstance(c, type)}
+    words |= {w for r in RESERVED.values() for w in r}
+    words |= {w.lower() for w in words} | {w.capitalize() for w in words}
+    words |= {f"T_{i:05d}" for i in range(40)} | {"DB_0", "SCH_1", "notes_3", "x", "_a", "a1"}
+    words |= {"a$b", "COL$1", "1abc", "a-b", "a b", "", "é", "naïve", "A.B"}
+    return sorted(w for w in words if "." not in w)
+
+
+def one_by_one(names: list[str], platform: str) -> dict[str, bool]:
+    sql._QUOTED.clear()
+    out = {n: sql._needs_quotes(n, platform) for n in names}
+    sql._QUOTED.clear()
+    return out
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("batch", [1, 7, 256])
+def test_prime_names_answers_as_one_name_at_a_time(
+    platform: str, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = vocabulary()
+    expected = one_by_one(names, platform)
+    assert any(expected.values()) and not all(expected.values())  # both answers occur
+    assert any(  # the parser, not the keyword list, decides some of them
+        quoted and sql._settled(n, platform) is None for n, quoted in expected.items()
+    )
+    monkeypatch.setattr(sql, "_BATCH", batch)
+    for seed in range(2):
+        order = list(names)
+        random.Random(seed).shuffle(order)
+        sql._QUOTED.clear()
+        sql.prime_names(order, platform)
+        assert {n for n in names if (n, platform) not in sql._QUOTED} <= {""}
+        got = {n: sql._needs_quotes(n, platform) for n in names}
+        assert got == expected
+    sql._QUOTED.clear()
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_one_special_word_sends_its_batch_to_the_slow_path(platform: str) -> None:
+    """A batch holding one word the parser reads as something else (a function without
+    parentheses) must not vouch for that word."""
+    plain = [f"T_{i:05d}" for i in range(20)]
+    special = [
+        n
+        for n, quoted in one_by_one(vocabulary(), platform).items()
+        if quoted and sql._settled(n, platform) is None and "$" not in n
+    ]
+    assert special
+    for word in special[:20]:
+        sql._QUOTED.clear()
+        sql.prime_names([*plain[:10], word, *plain[10:]], platform)
+        assert sql._needs_quotes(word, platform) is True
+        assert not any(sql._needs_quotes(n, platform) for n in plain)
+    sql._QUOTED.clear()
+
+
+def clear_name_caches() -> None:
+    sql._QUOTED.clear()
+    sql.name_sql.cache_clear()
+    sql._part_sql.cache_clear()
+
+
+@pytest.mark.parametrize("estate", ESTATES)
+def test_primed_rendering_is_unprimed_rendering(
+    estate: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled tree is the same with the names primed and decided one at a time."""
+    from compiler.compile import render_files
+
+    clear_name_caches()
+    primed = render_files(load_project(ROOT / estate), "all")
+    assert sql._QUOTED
+    clear_name_caches()
+    monkeypatch.setattr(sql, "prime_names", lambda names, platform: None)
+    assert render_files(load_project(ROOT / estate), "all") == primed
+    clear_name_caches()
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("value", ["plain", "it's", "back\\slash", "ünï", "a\nb", "$${x}", ""])
+def test_literal_sql_is_sqlglots_literal(platform: str, value: str) -> None:
+    assert sql.literal_sql(value, platform) == sql.render(exp.Literal.string(value), platform)
+    parsed = sqlglot.parse_one(sql.literal_sql(value, platform), read=platform)
+    assert isinstance(parsed, exp.Literal) and parsed.this == value
+
+
+# --------------------------------------------------------------------------------------------
+# the plan simulator's bulk questions
+
+
+def states() -> list[tuple[str, State]]:
+    out = []
+    for estate in ESTATES:
+        for platform, catalog in lower_all(load_project(ROOT / estate)).items():
+            out.append((f"{estate}/{platform}", State.of(catalog, platform)))
+    return out
+
+
+def keys_of(state: State) -> tuple[list[str], list[tuple[str, str]]]:
+    tables = sorted({k[1] for k in state.places if k[0] in ("filter", "mask", "tag")})
+    tables += sorted(
+        {p.securable.upper() for p in state.places.values() if isinstance(p, AbacPolicy)}
+    )
+    columns = sorted(
+        {(k[1], k[2]) for k in state.places if k[0] == "mask" or (k[0] == "tag" and k[2])}
+    )
+    return [*tables, "NONE.X.Y"], [*columns, ("NONE.X.Y", "Z")]
+
+
+def per_entry(state: State, tables: list[str], columns: list[tuple[str, str]]) -> dict:
+    """The answers asked one entry at a time (the bulk questions' definition)."""
+    gaps = [f"table {t} has no row filter" for t in tables if not state.filters_on(t)]
+    gaps += [f"column {t}.{c} has no mask" for t, c in columns if not state.masks_on(t, c)]
+    return {
+        "exempt": {(t, c): state.exempt(t, c) for t, c in [(t, None) for t in tables] + columns},
+        "unprotected": gaps,
+        "blocked": {
+            p: {k: v for t in tables for k, v in state.blocked([t], [], p).items()}
+            | {k: v for col in columns for k, v in state.blocked([], [col], p).items()}
+            for p in (False, True)
+        },
+    }
+
+
+def bulk(state: State, tables: list[str], columns: list[tuple[str, str]]) -> dict:
+    keys = [(t, None) for t in tables] + columns
+    return {
+        "exempt": state.exempt_all(keys),
+        "unprotected": state.unprotected(tables, columns),
+        "blocked": {p: state.blocked(tables, columns, p) for p in (False, True)},
+    }
+
+
+@pytest.mark.parametrize(("label", "state"), states(), ids=[label for label, _ in states()])
+def test_bulk_questions_answer_as_per_entry(label: str, state: State) -> None:
+    tables, columns = keys_of(state)
+    assert bulk(state, tables, columns) == per_entry(state, tables, columns)
+    has_abac = any(isinstance(p, AbacPolicy) for p in state.places.values())
+    if not has_abac:
+        assert state.doubled(tables, columns) == []
+        assert state.blocked(tables, columns, True) == {}
+    # with Databricks tag changes pending (not settled): the "possible" views differ
+    tags = [p for p in state.places.values() if isinstance(p, TagAssignment)]
+    if tags and state.platform == "databricks":
+        pending = state.copy()
+        pending.detach(tags[0])
+        pending.attach(TagAssignment(tags[1].table, tags[1].column, tags[1].tag, "x", ""), None)
+        assert pending.prior
+        assert bulk(pending, tables, columns) == per_entry(pending, tables, columns)
+
+
+# --------------------------------------------------------------------------------------------
+# catalog diff and memo
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_diff_field_comparison_agrees_with_fingerprints(platform: str) -> None:
+    catalogs = [lower_all(load_project(ROOT / e)).get(platform) for e in ESTATES]
+    objects = [o for c in catalogs if c is not None for o in c]
+    by_identity: dict[tuple[str, ...], list[object]] = {}
+    for o in objects:
+        key = ("def", o.name.upper()) if is_definition(o) else place_key(o)  # type: ignore[union-attr, arg-type]
+        by_identity.setdefault(key, []).append(o)
+    pairs = [
+        (a, b) for group in by_identity.values() for a, b in pairwise(group) if type(a) is type(b)
+    ]
+    pairs += [(o, o) for o in objects]
+    assert any(a is not b for a, b in pairs)
+    for a, b in pairs:
+        slow = fingerprint(a) != fingerprint(b) or a != b  # type: ignore[arg-type]
+        assert plan_diff._differs(a, b) == slow, (a, b)  # type: ignore[arg-type]
+
+
+def test_identity_memo_never_answers_for_another_object() -> None:
+    calls: list[object] = []
+
+    def fn(o: object) -> int:
+        calls.append(o)
+        return len(calls)
+
+    memo: IdentityMemo[object, int] = IdentityMemo(fn, limit=3)
+    a, b = exp.column("a"), exp.column("a")  # equal by sqlglot, distinct objects
+    assert memo(a) == 1 and memo(a) == 1 and memo(b) == 2
+    # an entry whose id another object now has is not that object's answer
+    c = exp.column("c")
+    memo._seen[id(c)] = (a, 99)
+    assert memo(c) == 3
+    memo(exp.column("d"))  # past the limit: forgotten, recomputed
+    assert len(memo._seen) <= 3
+    assert memo(a) == 5
