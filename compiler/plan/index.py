@@ -15,12 +15,24 @@ from typing import Any
 
 
 class Places(dict):  # type: ignore[type-arg]
-    """A dict that bumps :attr:`version` on every mutation."""
+    """A dict that bumps :attr:`version` on every mutation.
+
+    :attr:`stamp` names its content: a copy made with ``Places(other)`` shares ``other``'s
+    stamp, and every mutation gives a new one, so equal stamps mean equal placements (the
+    planner reuses what it answered about a catalog whose placements a statement left as
+    they were)."""
 
     version = 0
+    stamp: object | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        source = args[0] if len(args) == 1 and not kwargs else None
+        self.stamp = source.stamp if isinstance(source, Places) else object()
 
     def _bump(self) -> None:
         self.version += 1
+        self.stamp = object()
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self._bump()

@@ -35,6 +35,7 @@ from typing import Literal
 
 from compiler.model import PLATFORMS
 from compiler.plan.diff import Change, PlatformDiff, diff_catalogs, identity
+from compiler.plan.index import Places
 from compiler.plan.state import (
     Column,
     Definition,
@@ -67,6 +68,10 @@ from targets.objects import (
 StageKind = Literal["prepare", "apply", "cutover", "handover", "retire"]
 #: (platform, TABLE, COLUMN) upper-cased -> identifier domain
 Domains = dict[tuple[str, str, str], str]
+#: what :meth:`_PlatformPlanner._answers` says of a state
+_Answers = tuple[
+    list[str], list[str], dict[str, str], dict[tuple[str, str | None], frozenset[str] | None]
+]
 
 # phases: the order of units inside a stage; < APPLY_PHASES go to prepare, >= RETIRE to retire
 CREATE_TABLE, CREATE_SALT, CREATE_POLICY, CREATE_TAG = 0, 1, 2, 3
@@ -222,6 +227,8 @@ class _PlatformPlanner:
         #: the entries whose access the simulator watches: a principal can lose only what it
         #: needs (None or empty: nobody needs anything there)
         self.watched = [key for key, need in self.needed.items() if need]
+        #: :meth:`_answers` by what they depend on
+        self._answered: dict[tuple[object, ...], tuple[_Answers, list[object]]] = {}
 
     # ---- what must stay protected --------------------------------------------------------------
 
@@ -608,6 +615,44 @@ class _PlatformPlanner:
         for i, step in enumerate(steps, start=1):
             blocked = self._check(step, state, f"{where}, statement {i}", blocked)
 
+    def _answers(self, state: State) -> _Answers:
+        """What the invariants ask of ``state`` after a statement: the protected tables and
+        columns left unprotected, those two ABAC policies apply to for one user, the tables
+        every query is refused on, and who may see what among the watched entries.
+
+        They depend only on the placements, the pending tag and ABAC changes, and the policy
+        and tag definitions, so they are remembered by those: most statements of a plan
+        (mapping tables, salt functions, a stage's rollback) leave all three as they were,
+        and asking again was most of the time of planning a big estate (bench/README.md)."""
+        stamp = state.places.stamp if isinstance(state.places, Places) else None
+        key = None
+        if stamp is not None:
+            shaping = [
+                (name, d)
+                for name, d in state.defs.items()
+                if isinstance(d, RowFilterPolicy | MaskPolicy | Tag)
+            ]
+            key = (
+                stamp,
+                tuple(state.prior.items()),
+                tuple((name, id(d)) for name, d in shaping),
+            )
+            hit = self._answered.get(key)
+            if hit is not None:
+                return hit[0]
+        answers: _Answers = (
+            state.unprotected(self.protected_tables, self.protected_columns),
+            state.doubled(self.protected_tables, self.protected_columns),
+            state.blocked(self.protected_tables, self.protected_columns),
+            state.exempt_all(self.watched),
+        )
+        if key is not None:
+            if len(self._answered) >= 64:
+                self._answered.clear()
+            # the definitions are kept with the answer, so their ids in the key stay theirs
+            self._answered[key] = (answers, [stamp, shaping])
+        return answers
+
     def _check(
         self, step: Step, state: State, where: str, blocked: dict[str, str] | None = None
     ) -> dict[str, str]:
@@ -617,9 +662,8 @@ class _PlatformPlanner:
         a statement that concerns none of the refused tables while one stays refused is an
         outage accord could have avoided by ordering, and is refused."""
         problems = step.run(state)
-        problems += state.unprotected(self.protected_tables, self.protected_columns)
-        problems += state.doubled(self.protected_tables, self.protected_columns)
-        now = state.blocked(self.protected_tables, self.protected_columns)
+        unprotected, doubled, now, exempt = self._answers(state)
+        problems += unprotected + doubled
         lasting = set(blocked or {}) & set(now)
         if lasting and not _touches(step, lasting | set(now)):
             problems.append(
@@ -629,7 +673,7 @@ class _PlatformPlanner:
                 "different functions: abac/abac-vs-rls-cm) while this statement concerns "
                 "another table: hand each table over right after its table-level policy is set"
             )
-        for (table, column), have in state.exempt_all(self.watched).items():
+        for (table, column), have in exempt.items():
             need = self.needed[(table, column)]
             lost = sorted(need - have) if need is not None and have is not None else []
             if need is not None and have is not None and lost:
