@@ -8,7 +8,9 @@
   and with Databricks tag changes pending;
 * ``compiler.plan.diff`` compares body-less objects field by field: compared with the
   fingerprint comparison on every pair of objects of the reference estates' catalogs;
-* ``compiler.memo.IdentityMemo`` never answers for another object.
+* ``compiler.memo.IdentityMemo`` never answers for another object;
+* the planner's remembered answers (``_PlatformPlanner._answers``) plan exactly what asking
+  afresh after every statement plans, on the reference roll-outs and on random estates.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from itertools import pairwise
 
 import pytest
 import sqlglot
+from hypothesis import HealthCheck, given, settings
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
@@ -25,12 +28,16 @@ from sqlglot.tokens import TokenType
 from compiler.compile import lower_all
 from compiler.memo import IdentityMemo
 from compiler.plan import diff as plan_diff
-from compiler.plan.state import State, fingerprint, is_definition, place_key
-from compiler.validate import load_project
+from compiler.plan.order import _PlatformPlanner
+from compiler.plan.source import plan_projects
+from compiler.plan.state import PlanError, State, fingerprint, is_definition, place_key
+from compiler.validate import Project, load_project
 from targets import sql
 from targets.objects import AbacPolicy, TagAssignment
 from targets.reserved import RESERVED
 from tests.conftest import ROOT
+from tests.plan_helpers import project
+from tests.test_plan_property import estates as random_estates
 
 PLATFORMS = ["snowflake", "databricks"]
 ESTATES = ["policies", "examples/as-found"]
@@ -246,3 +253,79 @@ def test_identity_memo_never_answers_for_another_object() -> None:
     memo(exp.column("d"))  # past the limit: forgotten, recomputed
     assert len(memo._seen) <= 3
     assert memo(a) == 5
+
+
+# --------------------------------------------------------------------------------------------
+# the planner's remembered answers
+
+
+def plan_summary(base: Project, head: Project) -> object:
+    """Everything a plan says (or the refusal), to compare two ways of planning it."""
+    try:
+        plan = plan_projects(base, head)
+    except PlanError as err:
+        return ("refused", str(err))
+    return [
+        (
+            s.id,
+            [x.sql for x in s.steps],
+            [x.sql for x in s.rollback],
+            s.notes,
+            [(c.comment, c.sql) for c in s.checks],
+        )
+        for s in plan.stages
+    ]
+
+
+def planned_both_ways(base: Project, head: Project, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Plan with every remembered answer checked against the answer asked afresh; the plan is
+    the one planned asking afresh every time. Returns how many answers were remembered."""
+    original = _PlatformPlanner._answers
+    reused = [0]
+    with monkeypatch.context() as m:
+
+        def afresh(self: _PlatformPlanner, state: State) -> object:
+            self._answered.clear()
+            return original(self, state)
+
+        m.setattr(_PlatformPlanner, "_answers", afresh)
+        fresh_plan = plan_summary(base, head)
+
+    def checked(self: _PlatformPlanner, state: State) -> object:
+        before = len(self._answered)
+        answers = original(self, state)
+        reused[0] += len(self._answered) == before and before > 0
+        assert answers == (
+            state.unprotected(self.protected_tables, self.protected_columns),
+            state.doubled(self.protected_tables, self.protected_columns),
+            state.blocked(self.protected_tables, self.protected_columns),
+            state.exempt_all(self.watched),
+        )
+        return answers
+
+    with monkeypatch.context() as m:
+        m.setattr(_PlatformPlanner, "_answers", checked)
+        assert plan_summary(base, head) == fresh_plan
+    return reused[0]
+
+
+@pytest.mark.parametrize(
+    ("base", "head"),
+    [("examples/as-found", "policies"), ("policies", "examples/as-found")],
+)
+def test_remembered_answers_plan_as_asking_afresh(
+    base: str, head: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert planned_both_ways(load_project(ROOT / base), load_project(ROOT / head), monkeypatch)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(base=random_estates(), head=random_estates())
+def test_remembered_answers_on_random_plans(
+    base: dict[str, object], head: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planned_both_ways(project(base), project(head), monkeypatch)
