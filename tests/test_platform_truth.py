@@ -4,6 +4,7 @@ simulator (compiler/plan/state.py), so these facts are checked by accord's own i
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -588,6 +589,17 @@ def _rc(
     }
 
 
+def _rows(actions: list[str], revert: str) -> dict:  # type: ignore[type-arg]
+    """A mapping table's rows resource (targets/terraform.py names it ``<table>__rows``)."""
+    change = _rc(
+        "snowflake_execute",
+        actions,
+        {"execute": "INSERT OVERWRITE INTO t VALUES (1)", "revert": revert},
+        {"execute": "INSERT OVERWRITE INTO t VALUES (2)", "revert": "SELECT 1"},
+    )
+    return {**change, "address": "snowflake_execute.GOV_POL_GRANTS__rows"}
+
+
 RAP = {"execute": "ALTER TABLE DB.S.T ADD ROW ACCESS POLICY GOV.POL.P ON (C)", "revert": "x"}
 
 
@@ -667,13 +679,23 @@ RAP = {"execute": "ALTER TABLE DB.S.T ADD ROW ACCESS POLICY GOV.POL.P ON (C)", "
             True,
         ),
         (
-            "grants rows replaced",
-            _rc(
-                "snowflake_execute",
-                ["delete", "create"],
-                {"execute": "INSERT OVERWRITE INTO t VALUES (1)"},
-                {"execute": "INSERT OVERWRITE INTO t VALUES (2)"},
-            ),
+            "grants rows replaced, new rows first, revert a read (what accord writes)",
+            _rows(["create", "delete"], "SELECT 1"),
+            False,
+        ),
+        (
+            "grants rows replaced, old rows destroyed first",
+            _rows(["delete", "create"], "SELECT 1"),
+            True,
+        ),
+        (
+            "grants rows replaced, new first, but the old revert deletes the rows",
+            _rows(["create", "delete"], "DELETE FROM GOV.POL.GRANTS"),
+            True,
+        ),
+        (
+            "grants rows created",
+            _rc("snowflake_execute", ["create"], None, {"execute": "x"}),
             False,
         ),
         (
@@ -856,3 +878,54 @@ def test_tag_checks_read_the_documented_entity_tag_assignments() -> None:
     assert not metadata.evaluate_tags(check(None), listed)
     assert metadata.evaluate_tags(check(None, "accord_row_key"), listed)
     assert metadata.parse(check("notes").line()) == [check("notes")]
+
+
+def _rows_resources(estate: dict) -> tuple[dict, str]:  # type: ignore[type-arg]
+    """The Snowflake mapping table's DDL and its rows resource, as `accord compile` writes them."""
+    from compiler.compile import render_files
+    from tests.plan_helpers import project
+
+    doc = json.loads(render_files(project(estate), "terraform")["terraform/main.tf.json"])
+    (rows,) = [
+        body
+        for name, body in doc["resource"]["snowflake_execute"].items()
+        if name.endswith("__rows")
+    ]
+    return rows, "CREATE TABLE GOV.POL.PROGRAMME_GRANTS (PROGRAMME_CODE VARCHAR, ROLE_NAME VARCHAR)"
+
+
+@pytest.mark.parametrize("after", ["one more grant", "no grants at all"])
+def test_terraform_grants_change_never_empties_the_mapping_table(after: str) -> None:
+    """Issue 10 item 12. The provider forces a new ``snowflake_execute`` when ``execute``
+    changes and runs ``revert`` when one is destroyed (terraform-provider-snowflake
+    pkg/resources/execute.go). accord writes the rows with ``create_before_destroy``: Terraform
+    runs the new ``execute`` (one ``INSERT OVERWRITE``, which replaces the rows within one
+    transaction: docs.snowflake.com/en/sql-reference/sql/insert), then the old ``revert``,
+    which is a read. Replayed in that order on the Snowflake stand-in, the table never holds
+    anything but the old rows or the new ones, and ends with the new ones."""
+    from tests.plan_helpers import base_estate, edited
+    from tests.standins.snowflake import SnowflakeEstate
+
+    def change(e: dict) -> None:  # type: ignore[type-arg]
+        if after == "one more grant":
+            e["entitlements"]["programme"]["P3"] = ["steward"]
+        else:
+            e["entitlements"]["programme"] = {"P1": [], "P2": []}
+
+    old, ddl = _rows_resources(base_estate())
+    new, _ = _rows_resources(edited(base_estate(), change))
+    assert old["lifecycle"] == {"create_before_destroy": True} == new["lifecycle"]
+    assert old["execute"] != new["execute"]  # so the provider replaces the resource
+    account = SnowflakeEstate()
+    account.execute(ddl)
+    read = "SELECT PROGRAMME_CODE, ROLE_NAME FROM GOV.POL.PROGRAMME_GRANTS ORDER BY 1, 2"
+    account.execute(old["execute"])  # the first apply
+    before = account.execute(read)[1]
+    seen = []
+    for statement in (new["execute"], old["revert"]):  # create_before_destroy's order
+        account.execute(statement)
+        seen.append(account.execute(read)[1])
+    wanted = [("P1", "ANALYST"), ("P2", "ANALYST"), ("P2", "STEWARD"), ("P3", "STEWARD")]
+    final = wanted if after == "one more grant" else []
+    assert before and before != final
+    assert seen == [final, final]

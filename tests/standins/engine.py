@@ -499,7 +499,27 @@ class Estate:
             table = tree.find(exp.Table)
             assert table is not None
             self._ensure(self._table_name(table))
+        if isinstance(tree, exp.Insert) and tree.args.get("overwrite"):
+            return self._insert_overwrite(tree)
         return self._duckdb(tree)
+
+    def _insert_overwrite(self, tree: exp.Insert) -> Any:
+        """Snowflake's ``INSERT OVERWRITE``: the table is truncated and refilled in one
+        transaction (sql-reference/sql/insert), so no reader sees it empty in between."""
+        target = tree.find(exp.Table)
+        assert target is not None
+        plain = tree.copy()
+        plain.set("overwrite", None)
+        with self.lock:
+            self.db.execute("BEGIN TRANSACTION")
+            try:
+                self._duckdb(exp.delete(target.copy()))
+                out = self._duckdb(plain)
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        return out
 
     def _table_name(self, table: exp.Table) -> str:
         parts = [table.catalog, table.db, table.name]
