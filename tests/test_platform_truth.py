@@ -14,7 +14,15 @@ from compiler.plan.order import build_plan
 from compiler.plan.state import PlanError, State
 from compiler.plan.steps import DatabricksStatements, SnowflakeStatements
 from targets.objects import AbacPolicy, MaskAttachment, RowFilterAttachment, Tag, TagAssignment
-from tests.plan_helpers import ROOT, base_estate, edited, plan_between, position, project
+from tests.plan_helpers import (
+    ROOT,
+    base_estate,
+    edited,
+    plan_between,
+    position,
+    project,
+    statements,
+)
 
 
 def _abac(e: dict) -> None:
@@ -437,6 +445,32 @@ def test_governed_tags_name_create_governed_tag() -> None:
     ]
     assert "-- Runtime 18.1+: CREATE GOVERNED TAG accord_mask VALUES ('notes', 'subject');" in text
     assert "no SQL statement creates" not in text
+
+
+def test_a_plan_from_a_model_base_names_create_governed_tag_and_checks_the_tag() -> None:
+    """A model base says nothing about the account's governed tags (they are account-level,
+    possibly another team's), so CREATE GOVERNED TAG, which fails with ALREADY_EXISTS
+    (sql-ref-syntax-ddl-create-governed-tag), is named for the account admin, not run; the
+    stage's check reads the tag with ``tag_policies.get_tag_policy`` and fails until it exists
+    with the model's values (ABAC matches governed tags only: unity-catalog/abac). A plan from
+    a live base runs the statement: tests/test_live_e2e.py."""
+    from compiler.plan.metadata import parse
+
+    plan = plan_between(base_estate(), edited(base_estate(), _abac))
+    sqls = "\n".join(statements(plan, "databricks"))
+    assert "-- Runtime 18.1+: CREATE GOVERNED TAG accord_mask VALUES ('notes', 'subject');" in sqls
+    assert not any(line.startswith("CREATE GOVERNED TAG") for line in sqls.splitlines())
+    checks = [
+        c
+        for stage in plan.stages
+        if stage.platform == "databricks"
+        for c in parse("\n".join(check.sql for check in stage.checks))
+        if c.kind == "governed_tag"
+    ]
+    assert sorted((c.tag, c.values) for c in checks) == [
+        ("accord_mask", ("notes", "subject")),
+        ("accord_row_key", ("programme",)),
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -929,3 +963,30 @@ def test_terraform_grants_change_never_empties_the_mapping_table(after: str) -> 
     final = wanted if after == "one more grant" else []
     assert before and before != final
     assert seen == [final, final]
+
+
+@pytest.mark.parametrize(
+    ("account", "ok"),
+    [
+        (None, False),
+        (("accord_mask", ("notes", "subject")), True),
+        (("accord_mask", ("notes", "subject", "another_teams_value")), True),
+        (("accord_mask", ("notes",)), False),
+        (("ACCORD_MASK", ("notes", "subject")), False),
+    ],
+)
+def test_the_governed_tag_check_reads_tag_policies(account: tuple | None, ok: bool) -> None:  # type: ignore[type-arg]
+    """The check's passing and failing cases, on the SDK's ``TagPolicy`` shape
+    (databricks-sdk service.tags: tag_key, values[Value(name)]). Keys and values are
+    case-sensitive (admin/governed-tags/manage-governed-tags)."""
+    from databricks.sdk.service.tags import TagPolicy, Value
+
+    from compiler.plan.metadata import MetadataCheck, evaluate_governed_tag
+
+    check = MetadataCheck(
+        "governed_tag", "", None, None, tag="accord_mask", values=("notes", "subject")
+    )
+    found = (
+        None if account is None else TagPolicy(account[0], values=[Value(v) for v in account[1]])
+    )
+    assert evaluate_governed_tag(check, found) is ok

@@ -169,8 +169,10 @@ def build_plan(
     head: dict[str, Catalog],
     domains: Domains,
     targets: dict[str, Target] | None = None,
+    live: frozenset[str] = frozenset(),
 ) -> Plan:
-    """The staged migration from the ``base`` catalogs to the ``head`` catalogs."""
+    """The staged migration from the ``base`` catalogs to the ``head`` catalogs. ``live``: the
+    platforms whose base was read from the live account."""
     targets = targets or {}
     platforms = sorted(base.keys() | head.keys(), key=PLATFORMS.index)  # type: ignore[arg-type]
     diffs = {p: diff_catalogs(p, base.get(p), head.get(p)) for p in platforms}
@@ -179,7 +181,9 @@ def build_plan(
     for platform, diff in diffs.items():
         if not diff.changes:
             continue
-        planners[platform] = _PlatformPlanner(diff, domains, targets.get(platform))
+        planners[platform] = _PlatformPlanner(
+            diff, domains, targets.get(platform), platform in live
+        )
         units += planners[platform].units()
     members = _cutover_groups(units)
     for platform, planner in planners.items():
@@ -198,7 +202,9 @@ def build_plan(
 
 
 class _PlatformPlanner:
-    def __init__(self, diff: PlatformDiff, domains: Domains, target: Target | None) -> None:
+    def __init__(
+        self, diff: PlatformDiff, domains: Domains, target: Target | None, live: bool = False
+    ) -> None:
         self.diff = diff
         self.platform = diff.platform
         everything = [
@@ -207,7 +213,7 @@ class _PlatformPlanner:
         ]
         self.names = {o.name.upper() for o in everything if is_definition(o)}  # type: ignore[union-attr]
         types = {o.name.upper(): o.params[0].type for o in everything if isinstance(o, MaskPolicy)}
-        self.st: Statements = statements_for(self.platform, target, types)
+        self.st: Statements = statements_for(self.platform, target, types, live)
         self.before = State.of(diff.base, self.platform, self.names)
         self.after = State.of(diff.head, self.platform, self.names)
         self.domains = {(t, c): d for (p, t, c), d in domains.items() if p == self.platform}
