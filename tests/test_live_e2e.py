@@ -456,3 +456,53 @@ def test_keep_unmanaged_leaves_what_accord_did_not_make(
     )
     code, _, err = run_cli([*base, "--keep-unmanaged"])
     assert code == 1 and "the model needs its place: --keep-unmanaged cannot keep it" in err
+
+
+def test_table_level_to_abac_waits_before_the_handover(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """Issue 10 item 1. "After assigning or modifying a tag, it can take a few minutes for the
+    change to take effect" (unity-catalog/abac/requirements): until then the ABAC policies match
+    nothing. Table level to ABAC on the Databricks stand-in: the stage that tags the columns and
+    creates the policies is applied, then ``migrate apply`` stops before the handover (which
+    drops the table-level filters and masks) and says until when; the table-level protection
+    is still in place. ``--abac-settle 0`` (once a probe shows the policies in effect) runs it."""
+    from tests.live_helpers import seed
+    from tests.plan_helpers import base_estate, edited, write_estate
+
+    d = write_estate(tmp_path / "estate", base_estate())
+    seed(platforms.databricks, d)
+    dbx = ["--platform", "databricks", "--policies", str(d)]
+    first = tmp_path / "m1"
+    assert run_cli(["plan", str(d), "--base", "live:databricks", "--out", str(first)])[0] == 0
+    code, out, err = run_cli(["migrate", "apply", *dbx, "--plans", str(first)])
+    assert code == 0, out + err
+    write_estate(
+        d, edited(base_estate(), lambda e: e["platforms"]["databricks"].update(style="abac"))
+    )
+    from targets.objects import Tag
+
+    for tag in lower_all(load_project(d))["databricks"].of(Tag):
+        platforms.databricks.govern_tag(tag.name, tag.allowed_values, tag.comment)
+    second = tmp_path / "m2"
+    code, out, err = run_cli(
+        ["plan", str(d), "--base", "live:databricks", "--adopt", "--out", str(second)]
+    )
+    assert code == 0, err
+    assert "databricks_handover" in out
+    ledger = str(tmp_path / "ledger.jsonl")
+    code, out, err = run_cli(["migrate", "apply", *dbx, "--plans", str(second), "--ledger", ledger])
+    assert code == 1
+    assert "_databricks_apply: applying" in out and "handover: applying" not in out
+    assert "handover waits until" in err and "unity-catalog/abac/requirements" in err
+    filtered = [t for t in platforms.databricks.tables.values() if t.row_filter]
+    assert filtered  # the table-level filters are still attached
+    code, out, err = run_cli(["migrate", "status", "--plans", str(second), "--ledger", ledger])
+    assert "handover" in out and "pending" in out
+    code, out, err = run_cli(
+        ["migrate", "apply", *dbx, "--plans", str(second), "--ledger", ledger, "--abac-settle", "0"]
+    )
+    assert code == 0, out + err
+    assert "handover: applying" in out
+    assert not any(t.row_filter for t in platforms.databricks.tables.values())
+    assert run_cli(["drift", str(d), "--platform", "databricks"])[0] == 0

@@ -990,3 +990,45 @@ def test_the_governed_tag_check_reads_tag_policies(account: tuple | None, ok: bo
         None if account is None else TagPolicy(account[0], values=[Value(v) for v in account[1]])
     )
     assert evaluate_governed_tag(check, found) is ok
+
+
+@pytest.mark.parametrize(
+    ("kind", "applied_at", "now", "settle", "waits"),
+    [
+        ("handover", "2026-12-01T10:00:00+00:00", "2026-12-01T10:05:00+00:00", 15, True),
+        ("handover", "2026-12-01T10:00:00+00:00", "2026-12-01T10:15:00+00:00", 15, False),
+        ("handover", "2026-12-01T10:00:00+00:00", "2026-12-01T10:05:00+00:00", 0, False),
+        ("handover", None, "2026-12-01T10:05:00+00:00", 15, False),
+        ("retire", "2026-12-01T10:00:00+00:00", "2026-12-01T10:01:00+00:00", 15, False),
+        ("apply", "2026-12-01T10:00:00+00:00", "2026-12-01T10:01:00+00:00", 15, False),
+    ],
+)
+def test_a_handover_waits_for_governed_tags_to_take_effect(
+    kind: str, applied_at: str | None, now: str, settle: float, waits: bool
+) -> None:
+    """ "After assigning or modifying a tag, it can take a few minutes for the change to take
+    effect" (unity-catalog/abac/requirements). The handover stage drops the table-level
+    protection the ABAC policies replace: ``migrate apply`` starts it only ``--abac-settle``
+    minutes after the platform's previous stage was recorded applied."""
+    from datetime import datetime
+    from pathlib import Path
+
+    from compiler.plan.apply import settle_wait
+    from compiler.plan.ledger import Record, StageInfo
+
+    p = Path("x.sql")
+    stage = StageInfo(
+        "0001_x", f"03_databricks_{kind}", "databricks", None, p, "", p, "", p, "", kind
+    )
+    records = (
+        [
+            Record("0001_x", "02_databricks_apply", "databricks", "applied", applied_at, "", 1),
+            Record("0001_x", "02_snowflake_apply", "snowflake", "applied", now, "", 2),
+        ]
+        if applied_at
+        else []
+    )
+    why = settle_wait(stage, records, settle, datetime.fromisoformat(now))
+    assert bool(why) is waits
+    if waits:
+        assert "waits until 2026-12-01T10:15:00+00:00" in why and "02_databricks_apply" in why

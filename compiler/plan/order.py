@@ -93,7 +93,9 @@ WHY = {
     "stage replace, then drops the identity checks the functions no longer need. Apply it only "
     "after the earlier stage's checks passed and the governed tags are in effect: the "
     "documentation says a tag assignment can take a few minutes to take effect "
-    "(unity-catalog/abac/requirements), and until then the ABAC policies match nothing.",
+    "(unity-catalog/abac/requirements), and until then the ABAC policies match nothing. "
+    "`accord migrate apply` starts it only --abac-settle minutes (default 15) after the stage "
+    "before it was applied.",
     "retire": "removes what the head model no longer uses. Everything was detached from it in "
     "the earlier stages: an attached policy is never dropped.",
 }
