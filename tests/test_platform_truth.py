@@ -1032,3 +1032,38 @@ def test_a_handover_waits_for_governed_tags_to_take_effect(
     assert bool(why) is waits
     if waits:
         assert "waits until 2026-12-01T10:15:00+00:00" in why and "02_databricks_apply" in why
+
+
+def test_the_reference_estate_moves_from_table_level_to_abac(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """policies/ (two lakehouse tables under schema-level ABAC policies) from table level to
+    ABAC. Once the tagging stage's tags take effect, every table carries both mechanisms with
+    different functions and Databricks refuses its queries (abac/abac-vs-rls-cm; said in that
+    stage's header); the handover then removes the table-level side one table at a time. The
+    simulator refused this plan while it counted the refusal the handover inherits as one the
+    handover causes; it still refuses an outage a stage creates and leaves (item 8)."""
+    import shutil
+
+    from tests.plan_helpers import run_cli
+
+    head = tmp_path / "abac"
+    shutil.copytree(ROOT / "policies", head)
+    p = head / "platforms.yaml"
+    p.write_text(p.read_text().replace("style: table", "style: abac"))
+    out = tmp_path / "m"
+    code, printed, err = run_cli(
+        ["plan", str(head), "--base", str(ROOT / "policies"), "--out", str(out)]
+    )
+    assert code == 0, err
+    (plan,) = out.glob("0001_*")
+    stages = sorted(f.name for f in plan.glob("*.sql") if f.name.count(".") == 1)
+    assert stages == [
+        "01_databricks_prepare.sql",
+        "02_databricks_apply.sql",
+        "03_databricks_handover.sql",
+        "04_databricks_retire.sql",
+    ]
+    apply_sql = (plan / "02_databricks_apply.sql").read_text()
+    assert "queries may be refused" in apply_sql
+    handover = (plan / "03_databricks_handover.sql").read_text()
+    assert "ALTER TABLE discovery_lake.assays.results DROP ROW FILTER;" in handover
+    assert "ALTER TABLE omics.variants.calls DROP ROW FILTER;" in handover

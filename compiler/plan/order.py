@@ -549,7 +549,8 @@ class _PlatformPlanner:
                     "ABAC policies apply different functions: abac/abac-vs-rls-cm)"
                 )
             undone = state.copy()
-            self._simulate(undone, stage.rollback, f"rollback of the {stage.kind} stage")
+            restores = set(start.blocked(self.protected_tables, self.protected_columns))
+            self._simulate(undone, stage.rollback, f"rollback of the {stage.kind} stage", restores)
             if not undone.same_as(start):
                 raise PlanError(
                     f"{self.platform}: the rollback of the {stage.kind} stage does not restore "
@@ -591,11 +592,16 @@ class _PlatformPlanner:
         """Run the stage on ``state`` (checking every statement) and return its rollback."""
         undo = []
         blocked = state.blocked(self.protected_tables, self.protected_columns)
+        # refused before the stage starts: the tagging stage before a handover leaves each
+        # table carrying both mechanisms once its tags take effect (said in that stage's
+        # header); the handover removes them one table at a time and must end with none
+        inherited = set(blocked)
         self.degraded: dict[str, list[int]] = {}
         for i, step in enumerate(stage.steps, start=1):
             before = state.copy()
             self.at = i
-            blocked = self._check(step, state, f"{stage.kind} stage, statement {i}", blocked)
+            where = f"{stage.kind} stage, statement {i}"
+            blocked = self._check(step, state, where, blocked, inherited)
             undo.append(self.st.inverse(step, before))
         stage.notes += [
             f"{what} between statements {min(at)} and {max(at) + 1}: no order of single "
@@ -606,24 +612,36 @@ class _PlatformPlanner:
         self.degraded = {}
         return list(reversed(undo))
 
-    def _simulate(self, state: State, steps: list[Step], where: str) -> None:
+    def _simulate(
+        self, state: State, steps: list[Step], where: str, restores: set[str] | None = None
+    ) -> None:
+        """Replay ``steps`` (a rollback) on ``state``; ``restores``: the tables refused in the
+        state the rollback returns to, which may be refused on the way there."""
         blocked = state.blocked(self.protected_tables, self.protected_columns)
+        excused = set(blocked) | (restores or set())
         for i, step in enumerate(steps, start=1):
-            blocked = self._check(step, state, f"{where}, statement {i}", blocked)
+            blocked = self._check(step, state, f"{where}, statement {i}", blocked, excused)
 
     def _check(
-        self, step: Step, state: State, where: str, blocked: dict[str, str] | None = None
+        self,
+        step: Step,
+        state: State,
+        where: str,
+        blocked: dict[str, str] | None = None,
+        excused: set[str] | None = None,
     ) -> dict[str, str]:
         """Run ``step`` on ``state`` and check every invariant; return the tables on which
         every query is refused afterwards. Such an outage (a table-level and an ABAC policy
         with different functions) may last only while the statements hand that table over:
         a statement that concerns none of the refused tables while one stays refused is an
-        outage accord could have avoided by ordering, and is refused."""
+        outage accord could have avoided by ordering, and is refused. ``excused``: tables
+        refused already when the sequence started (or in the state a rollback returns to),
+        which no order of this sequence could spare."""
         problems = step.run(state)
         problems += state.unprotected(self.protected_tables, self.protected_columns)
         problems += state.doubled(self.protected_tables, self.protected_columns)
         now = state.blocked(self.protected_tables, self.protected_columns)
-        lasting = set(blocked or {}) & set(now)
+        lasting = (set(blocked or {}) & set(now)) - (excused or set())
         if lasting and not _touches(step, lasting | set(now)):
             problems.append(
                 "every query stays refused on "
