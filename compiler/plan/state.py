@@ -73,8 +73,13 @@ class PlanError(Exception):
     """No ordering of the statements keeps the invariants: the plan is refused (exit 1)."""
 
 
+#: the classes of :data:`Definition`, as a tuple (``isinstance`` on a tuple is twice as fast
+#: as on a union, and the planner asks it of every object of both catalogs)
+_DEFINITIONS = (MappingTable, SaltFunction, RowFilterPolicy, MaskPolicy, Tag)
+
+
 def is_definition(obj: CatalogObject) -> bool:
-    return isinstance(obj, MappingTable | SaltFunction | RowFilterPolicy | MaskPolicy | Tag)
+    return isinstance(obj, _DEFINITIONS)
 
 
 def place_key(obj: Placement) -> tuple[str, ...]:
