@@ -666,7 +666,7 @@ class _PlatformPlanner:
             state.exempt_all(self.watched),
         )
         if key is not None:
-            if len(self._answered) >= 64:
+            if len(self._answered) >= 8:  # few: each holds an answer per watched entry
                 self._answered.clear()
             # the definitions are kept with the answer, so their ids in the key stay theirs
             self._answered[key] = (answers, [stamp, shaping])
