@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from compiler.errors import Diagnostic, InputError, Location
-from compiler.loader import RawProject, SourceMap, load_directory
+from compiler.loader import Positions, RawProject, load_directory
 from compiler.model import PLATFORMS, PolicyModel
 from compiler.sqltypes import is_string, parse_type
 
@@ -30,7 +30,7 @@ class Project:
     """A validated policy model together with where every part of it was written."""
 
     model: PolicyModel
-    source: SourceMap
+    source: Positions
     files: list[str]
     origin: Location
 
