@@ -41,7 +41,12 @@ MAX_IDENTIFIER = 255
 
 def _checker(pattern: re.Pattern[str], what: str) -> Any:
     def check(value: str) -> str:
-        longest = max((len(part) for part in value.split(".")), default=0)
+        # no part is longer than the whole: the parts are measured only when it is long
+        longest = (
+            max((len(part) for part in value.split(".")), default=0)
+            if len(value) > MAX_IDENTIFIER
+            else 0
+        )
         if longest > MAX_IDENTIFIER:
             raise ValueError(
                 f"{value[:40]!r}... has a name of {longest} characters; Snowflake and "
@@ -54,8 +59,12 @@ def _checker(pattern: re.Pattern[str], what: str) -> Any:
     return AfterValidator(check)
 
 
+#: the control characters: below 32, and DEL
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def _no_control(value: str) -> str:
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+    if _CONTROL.search(value):
         raise ValueError("control characters are not allowed")
     return value
 

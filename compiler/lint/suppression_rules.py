@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from compiler.errors import Location
 from compiler.lint import Finding, Selected, post_rule, rule_sources
 from compiler.rules import RULES_BY_ID
-from compiler.sqlscan import ScanResult
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
+    from compiler.sqlscan import ScanResult
     from compiler.validate import Project
 
 _SECTIONS = ("masks", "datasets", "indexes", "surfaces")
