@@ -40,7 +40,13 @@ MAX_IDENTIFIER = 255
 
 
 def _checker(pattern: re.Pattern[str], what: str) -> Any:
+    #: values already accepted: an estate repeats its names (columns, masks, domains) thousands
+    #: of times, and a check depends on the value alone
+    accepted: set[str] = set()
+
     def check(value: str) -> str:
+        if value in accepted:
+            return value
         # no part is longer than the whole: the parts are measured only when it is long
         longest = (
             max((len(part) for part in value.split(".")), default=0)
@@ -54,6 +60,7 @@ def _checker(pattern: re.Pattern[str], what: str) -> Any:
             )
         if not pattern.match(value) or value != value.strip():
             raise ValueError(f"{value!r} is not a valid {what}")
+        accepted.add(value)
         return value
 
     return AfterValidator(check)
@@ -63,9 +70,16 @@ def _checker(pattern: re.Pattern[str], what: str) -> Any:
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
+#: texts already accepted (column types repeat thousands of times)
+_CLEAN: set[str] = set()
+
+
 def _no_control(value: str) -> str:
+    if value in _CLEAN:
+        return value
     if _CONTROL.search(value):
         raise ValueError("control characters are not allowed")
+    _CLEAN.add(value)
     return value
 
 

@@ -187,3 +187,30 @@ def test_a_finding_composes_only_its_file(write_tree) -> None:
     by_name = {s.name: s for s in raw.source.sources()}  # type: ignore[attr-defined]
     assert located and set(located) <= {n for n, s in by_name.items() if s.materialised}
     assert not by_name[next(n for n in by_name if n not in located)].materialised
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [
+        ("masks", "Bad-Name"),
+        ("masks", "x" * 256),
+        ("masks", "trailing\n"),
+        ("type", "VARCHAR\x07"),
+        ("type", "VAR\x7fCHAR"),
+    ],
+)
+def test_memoised_checks_still_refuse(write_tree, field: str, bad: str) -> None:
+    """The identifier and text checks remember what they accepted (compiler.model): a value
+    is refused with the same message however many good ones were accepted before it."""
+    good = MINIMAL.replace("EMAIL: {type: VARCHAR, mask: email}", "EMAIL: {type: VARCHAR}")
+    validate_raw(loader.load_directory(write_tree({"a.yaml": good})))
+    if field == "masks":
+        text = good.replace("  email:\n    strategy", f"  {bad!r}:\n    strategy".replace("'", '"'))
+    else:
+        text = good.replace("{type: VARCHAR}", "{type: " + repr(bad).replace("'", '"') + "}")
+    messages = []
+    for _ in range(2):
+        with pytest.raises(InputError) as err:
+            validate_raw(loader.load_directory(write_tree({"a.yaml": text})))
+        messages.append([str(d) for d in err.value.diagnostics])
+    assert messages[0] == messages[1] and messages[0]
