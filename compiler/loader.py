@@ -412,6 +412,17 @@ def _loc(name: str, node: yaml.Node) -> Location:
     return Location(*_pos(name, node))
 
 
+def _unreadable(node: yaml.Node) -> str:
+    """Why a scalar with a plain tag has no value (``b: <<``, ``!!int x``, ``!!map x``)."""
+    if node.tag == "tag:yaml.org,2002:merge":
+        return (
+            "<< is YAML's merge key, which stands only as a key of a mapping: quote it "
+            '("<<") where the text is meant'
+        )
+    kind = node.tag.rsplit(":", 1)[-1]
+    return f"{node.value!r} cannot be read as {kind} (tag {node.tag!r}): quote it or drop the tag"
+
+
 class _Converter:
     """Turn a composed node graph into plain values, recording positions and refusing
     language-specific tags, duplicate keys and runaway alias expansion."""
@@ -448,7 +459,10 @@ class _Converter:
         if node.tag == _STR:
             return node.value
         self.source.texts[path] = node.value
-        value = self.constructor.construct_object(node, deep=True)
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, KeyError, TypeError):
+            raise InputError(Diagnostic(_loc(self.name, node), _unreadable(node))) from None
         if isinstance(value, float):
             return WrittenFloat(value, node.value)
         return value
@@ -586,7 +600,10 @@ def _convert_fast(root: yaml.MappingNode) -> tuple[dict[str, Any], dict[Path_, s
         if construct is None:
             raise _Fallback
         texts[path] = node.value
-        value = construct(constructor, node)
+        try:
+            value = construct(constructor, node)
+        except Exception:  # the converter says why (the same exceptions, located)
+            raise _Fallback from None
         if isinstance(value, float):
             return WrittenFloat(value, node.value)
         return value

@@ -56,6 +56,12 @@ SNIPPETS: list[tuple[str, str]] = [
     ("tag-str-on-map", "a: !!str {b: 1}\n"),
     ("tag-map-on-key", "!!map a: 1\n"),
     ("timestamp", "a: 2024-01-01\n"),
+    ("merge-as-value", "a: <<\n"),
+    ("tag-int-unreadable", "a: !!int x\n"),
+    ("tag-float-unreadable", "a: !!float x\n"),
+    ("tag-bool-unreadable", "a: !!bool x\n"),
+    ("tag-map-on-scalar", "a: !!map x\n"),
+    ("tag-seq-on-scalar", "a: [!!seq x]\n"),
     ("top-level-list", "- a\n"),
     ("top-level-scalar", "just text\n"),
     ("invalid", "a: [\n"),
@@ -214,3 +220,79 @@ def test_memoised_checks_still_refuse(write_tree, field: str, bad: str) -> None:
             validate_raw(loader.load_directory(write_tree({"a.yaml": text})))
         messages.append([str(d) for d in err.value.diagnostics])
     assert messages[0] == messages[1] and messages[0]
+
+
+# --------------------------------------------------------------------------------------------
+# generated documents: block and flow style, every kind of scalar YAML 1.1 misreads, repeated
+# keys, merge keys, anchors and aliases, tags
+
+
+_SCALARS = [
+    "x", "team_001", "P-000", "VARCHAR", "1", "010", "0x1F", "1:30", "1_000", "1.5", "16.10",
+    ".inf", "-.nan", "1e3", "yes", "No", "on", "off", "true", "~", "null", "''", '"010"',
+    "'yes'", "2024-01-01", "<<", "=", "!!str 1", "!!int 2", "!!float 3", "!!bool yes",
+    "!!null ~", "!thing x", "!!binary aGk=", "|\n    a\n    b", "'a: b'", '"tab\\tinside"',
+]  # fmt: skip
+_KEYS = ["a", "b", "a", "010", "yes", "1", "~", "<<", "'1'", "!!str k", "!!int 7", "[x]", "{k: v}"]
+
+
+def _flow(draw: Any, depth: int, anchors: list[str]) -> str:
+    from hypothesis import strategies as st
+
+    kind = draw(
+        st.sampled_from(["scalar", "scalar", "list", "map", "alias"] if depth < 4 else ["scalar"])
+    )
+    if kind == "alias" and anchors:
+        return "*" + draw(st.sampled_from(anchors))
+    if kind in ("scalar", "alias"):
+        return draw(st.sampled_from([s for s in _SCALARS if "\n" not in s]))
+    anchor = ""
+    if draw(st.booleans()) and len(anchors) < 3:
+        anchor = f"&n{len(anchors)} "
+    n = draw(st.integers(0, 3))
+    if kind == "list":
+        body = "[" + ", ".join(_flow(draw, depth + 1, anchors) for _ in range(n)) + "]"
+    else:
+        pairs = [
+            f"{draw(st.sampled_from(_KEYS))}: {_flow(draw, depth + 1, anchors)}" for _ in range(n)
+        ]
+        body = "{" + ", ".join(pairs) + "}"
+    if anchor:
+        anchors.append(anchor[1:-1])
+    return anchor + body
+
+
+def _document(draw: Any) -> str:
+    from hypothesis import strategies as st
+
+    anchors: list[str] = []
+    lines = []
+    for _ in range(draw(st.integers(1, 5))):
+        key = draw(st.sampled_from(_KEYS[:8]))
+        if draw(st.booleans()):
+            lines.append(f"{key}: {_flow(draw, 1, anchors)}")
+        else:
+            lines.append(f"{key}:")
+            items = draw(st.booleans())  # a block list, or a block mapping (never both)
+            for _ in range(draw(st.integers(1, 3))):
+                if items:
+                    lines.append(f"  - {draw(st.sampled_from(_SCALARS))}")
+                else:
+                    lines.append(f"  {draw(st.sampled_from(_KEYS[:8]))}: {_flow(draw, 2, anchors)}")
+    return "\n".join(lines) + "\n"
+
+
+def test_fast_equals_full_on_generated_documents() -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    @settings(
+        max_examples=400,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(st.composite(lambda draw: _document(draw))())
+    def check(text: str) -> None:
+        _check(text.encode(), "gen.yaml")
+
+    check()
