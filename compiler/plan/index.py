@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: a mutation whose key is not known (``update``, ``clear``): it may change the index
+_UNKNOWN = object()
+
 
 class Places(dict):  # type: ignore[type-arg]
     """A dict that bumps :attr:`version` on every mutation.
@@ -20,9 +23,12 @@ class Places(dict):  # type: ignore[type-arg]
     :attr:`stamp` names its content: a copy made with ``Places(other)`` shares ``other``'s
     stamp, and every mutation gives a new one, so equal stamps mean equal placements (the
     planner reuses what it answered about a catalog whose placements a statement left as
-    they were)."""
+    they were). :attr:`shape` counts only the mutations that may change what
+    :func:`index_of` holds (tag and ABAC placements; any mutation whose key is not known):
+    attaching a table's row filter or a column's mask leaves the index as it was."""
 
     version = 0
+    shape = 0
     stamp: object | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -30,20 +36,22 @@ class Places(dict):  # type: ignore[type-arg]
         source = args[0] if len(args) == 1 and not kwargs else None
         self.stamp = source.stamp if isinstance(source, Places) else object()
 
-    def _bump(self) -> None:
+    def _bump(self, key: Any = _UNKNOWN) -> None:
         self.version += 1
         self.stamp = object()
+        if key is _UNKNOWN or not (isinstance(key, tuple) and key[:1] in (("filter",), ("mask",))):
+            self.shape += 1
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        self._bump()
+        self._bump(key)
         super().__setitem__(key, value)
 
     def __delitem__(self, key: Any) -> None:
-        self._bump()
+        self._bump(key)
         super().__delitem__(key)
 
     def pop(self, *args: Any) -> Any:
-        self._bump()
+        self._bump(args[0] if args else _UNKNOWN)
         return super().pop(*args)
 
     def popitem(self) -> Any:
@@ -51,7 +59,7 @@ class Places(dict):  # type: ignore[type-arg]
         return super().popitem()
 
     def setdefault(self, key: Any, default: Any = None) -> Any:
-        self._bump()
+        self._bump(key)
         return super().setdefault(key, default)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
@@ -70,6 +78,7 @@ class Places(dict):  # type: ignore[type-arg]
 
 @dataclass
 class PlaceIndex:
+    #: the :attr:`Places.shape` it was built at
     version: int
     #: (TABLE, COLUMN or "") -> {tag (lower case): value}, as ``State._tags`` returns it
     tags: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
@@ -80,10 +89,11 @@ class PlaceIndex:
 
 
 def index_of(places: Places, cached: PlaceIndex | None) -> PlaceIndex:
-    """The index of ``places``: ``cached`` when still current, else rebuilt."""
-    if cached is not None and cached.version == places.version:
+    """The index of ``places``: ``cached`` when still current (no mutation since that may
+    change it: :attr:`Places.shape`), else rebuilt."""
+    if cached is not None and cached.version == places.shape:
         return cached
-    index = PlaceIndex(places.version)
+    index = PlaceIndex(places.shape)
     for k, p in places.items():
         if k[0] == "tag":
             index.tags.setdefault((k[1], k[2]), {})[p.tag.lower()] = p.value

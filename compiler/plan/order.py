@@ -69,9 +69,8 @@ StageKind = Literal["prepare", "apply", "cutover", "handover", "retire"]
 #: (platform, TABLE, COLUMN) upper-cased -> identifier domain
 Domains = dict[tuple[str, str, str], str]
 #: what :meth:`_PlatformPlanner._answers` says of a state
-_Answers = tuple[
-    list[str], list[str], dict[str, str], dict[tuple[str, str | None], frozenset[str] | None]
-]
+#: (unprotected, doubled, blocked, losses: watched entry -> who may not see what there)
+_Answers = tuple[list[str], list[str], dict[str, str], dict[tuple[str, str | None], str]]
 
 # phases: the order of units inside a stage; < APPLY_PHASES go to prepare, >= RETIRE to retire
 CREATE_TABLE, CREATE_SALT, CREATE_POLICY, CREATE_TAG = 0, 1, 2, 3
@@ -235,6 +234,9 @@ class _PlatformPlanner:
         #: the entries whose access the simulator watches: a principal can lose only what it
         #: needs (None or empty: nobody needs anything there)
         self.watched = [key for key, need in self.needed.items() if need]
+        self._watch_order = {key: i for i, key in enumerate(self.watched)}
+        self._tables_kept = set(self.protected_tables)
+        self._columns_kept = set(self.protected_columns)
         #: :meth:`_answers` by what they depend on
         self._answered: dict[tuple[object, ...], tuple[_Answers, list[object]]] = {}
 
@@ -492,6 +494,17 @@ class _PlatformPlanner:
         def rank(u: Unit) -> int:
             return order.index(u.group) if u.group else 0
 
+        # looked up by table and by policy, not scanned per unit (a plan that moves every
+        # table was quadratic here); only the latest group of each list matters, not its order
+        attaching: dict[str, list[Unit]] = {}
+        bodies: dict[str, list[Unit]] = {}
+        for o in units:
+            if ATTACH <= o.phase <= ABAC_SET:
+                for t in o.tables:
+                    attaching.setdefault(t, []).append(o)
+            if o.phase == BODY:
+                bodies.setdefault(o.key.split("/")[-1], []).append(o)
+
         changed = True
         while changed:
             changed = False
@@ -500,12 +513,10 @@ class _PlatformPlanner:
                     continue
                 after: Iterable[Unit] = ()
                 if DETACH <= u.phase <= ABAC_UNSET:
-                    after = [
-                        o for o in units if ATTACH <= o.phase <= ABAC_SET and o.tables & u.tables
-                    ]
+                    after = [o for t in u.tables for o in attaching.get(t, ())]
                 elif ATTACH <= u.phase <= ABAC_SET and u.uses:
                     # attached to a policy whose body changes: not before that body change
-                    after = [o for o in units if o.phase == BODY and o.key.split("/")[-1] in u.uses]
+                    after = [o for name in u.uses for o in bodies.get(name, ())]
                 elif u.phase in (BODY, BODY_LATE) and _narrows(u):
                     # a body that lets fewer principals through changes after the columns
                     # that keep those principals' access have moved to another policy
@@ -610,11 +621,19 @@ class _PlatformPlanner:
         inherited = set(blocked)
         self.degraded: dict[str, list[int]] = {}
         for i, step in enumerate(stage.steps, start=1):
-            before = state.copy()
+            # the undoing step reads the state before the step: made first, instead of copying
+            # the whole catalog per statement; what it raises is raised where it was (after
+            # the step's checks), so a refused step still says why it is refused
+            try:
+                undoing: Step | Exception = self.st.inverse(step, state)
+            except Exception as err:  # re-raised below, unchanged
+                undoing = err
             self.at = i
             where = f"{stage.kind} stage, statement {i}"
             blocked = self._check(step, state, where, blocked, inherited)
-            undo.append(self.st.inverse(step, before))
+            if isinstance(undoing, Exception):
+                raise undoing
+            undo.append(undoing)
         stage.notes += [
             f"{what} between statements {min(at)} and {max(at) + 1}: no order of single "
             "statements avoids it (the policies it moves between change in opposite ways); "
@@ -634,15 +653,20 @@ class _PlatformPlanner:
         for i, step in enumerate(steps, start=1):
             blocked = self._check(step, state, f"{where}, statement {i}", blocked, excused)
 
-    def _answers(self, state: State) -> _Answers:
+    def _answers(
+        self, state: State, step: Step | None = None, previous: _Answers | None = None
+    ) -> _Answers:
         """What the invariants ask of ``state`` after a statement: the protected tables and
         columns left unprotected, those two ABAC policies apply to for one user, the tables
-        every query is refused on, and who may see what among the watched entries.
+        every query is refused on, and who may not see, among the watched entries, what they
+        see before and after the plan.
 
         They depend only on the placements, the pending tag and ABAC changes, and the policy
         and tag definitions, so they are remembered by those: most statements of a plan
         (mapping tables, salt functions, a stage's rollback) leave all three as they were,
-        and asking again was most of the time of planning a big estate (bench/README.md)."""
+        and asking again was most of the time of planning a big estate (bench/README.md).
+        ``previous``: the answers of the state before ``step``, from which those after a
+        table-level attachment are derived (:meth:`_stepped`)."""
         stamp = state.places.stamp if isinstance(state.places, Places) else None
         key = None
         if stamp is not None:
@@ -659,18 +683,72 @@ class _PlatformPlanner:
             hit = self._answered.get(key)
             if hit is not None:
                 return hit[0]
-        answers: _Answers = (
-            state.unprotected(self.protected_tables, self.protected_columns),
-            state.doubled(self.protected_tables, self.protected_columns),
-            state.blocked(self.protected_tables, self.protected_columns),
-            state.exempt_all(self.watched),
-        )
+        answers = self._stepped(state, step, previous)
+        if answers is None:
+            answers = (
+                state.unprotected(self.protected_tables, self.protected_columns),
+                state.doubled(self.protected_tables, self.protected_columns),
+                state.blocked(self.protected_tables, self.protected_columns),
+                self._losses(state.exempt_all(self.watched)),
+            )
         if key is not None:
-            if len(self._answered) >= 8:  # few: each holds an answer per watched entry
+            if len(self._answered) >= 8:  # few: a full answer holds one per watched entry
                 self._answered.clear()
             # the definitions are kept with the answer, so their ids in the key stay theirs
             self._answered[key] = (answers, [stamp, shaping])
         return answers
+
+    def _stepped(
+        self, state: State, step: Step | None, previous: _Answers | None
+    ) -> _Answers | None:
+        """The answers after ``step`` from those before it (``previous``), when the step
+        attaches or detaches a table-level row filter or mask and no tag or ABAC policy is
+        placed or pending anywhere: then each table's and column's answers depend on its own
+        attachment and that policy's definition only, so only the entry the step touches can
+        change. None when that does not hold (everything is asked again): a plan that moves
+        every table to another policy is linear, not quadratic."""
+        if previous is None or step is None or step.op not in ("attach", "detach"):
+            return None
+        obj = step.obj
+        if not isinstance(obj, RowFilterAttachment | MaskAttachment) or not state.plain():
+            return None
+        unprotected, doubled, blocked, losses = previous
+        if unprotected or doubled or blocked:
+            return None
+        table = obj.table.upper()
+        gaps = []
+        entry: tuple[str, str | None]
+        if isinstance(obj, RowFilterAttachment):
+            entry = (table, None)
+            if table in self._tables_kept and not state.filters_on(table):
+                gaps.append(f"table {table} has no row filter")
+        else:
+            column = obj.column.upper()
+            entry = (table, column)
+            if entry in self._columns_kept and not state.masks_on(table, column):
+                gaps.append(f"column {table}.{column} has no mask")
+        losses = dict(losses)
+        losses.pop(entry, None)
+        if entry in self._watch_order:
+            losses.update(self._losses({entry: state.exempt(*entry)}))
+        return gaps, [], {}, losses
+
+    def _losses(
+        self, exempt: dict[tuple[str, str | None], frozenset[str] | None]
+    ) -> dict[tuple[str, str | None], str]:
+        """Who may not see, at each watched entry, what they see before and after the plan."""
+        out = {}
+        for (table, column), have in exempt.items():
+            need = self.needed[(table, column)]
+            lost = sorted(need - have) if need is not None and have is not None else []
+            if need is not None and have is not None and lost:
+                what = (
+                    f"the clear values of {table}.{column}" if column else f"every row of {table}"
+                )
+                out[(table, column)] = (
+                    f"{', '.join(lost)} may not see {what}, which they see before and after"
+                )
+        return out
 
     def _check(
         self,
@@ -687,8 +765,9 @@ class _PlatformPlanner:
         outage accord could have avoided by ordering, and is refused. ``excused``: tables
         refused already when the sequence started (or in the state a rollback returns to),
         which no order of this sequence could spare."""
+        previous = self._answers(state)
         problems = step.run(state)
-        unprotected, doubled, now, exempt = self._answers(state)
+        unprotected, doubled, now, losses = self._answers(state, step, previous)
         problems += unprotected + doubled
         lasting = (set(blocked or {}) & set(now)) - (excused or set())
         if lasting and not _touches(step, lasting | set(now)):
@@ -699,17 +778,10 @@ class _PlatformPlanner:
                 "different functions: abac/abac-vs-rls-cm) while this statement concerns "
                 "another table: hand each table over right after its table-level policy is set"
             )
-        for (table, column), have in exempt.items():
-            need = self.needed[(table, column)]
-            lost = sorted(need - have) if need is not None and have is not None else []
-            if need is not None and have is not None and lost:
-                what = (
-                    f"the clear values of {table}.{column}" if column else f"every row of {table}"
-                )
-                # not refused: said in the stage header, once the best order is found
-                # (the issue's rule: "or say so in the stage header when it cannot be avoided")
-                loss = f"{', '.join(lost)} may not see {what}, which they see before and after"
-                self.degraded.setdefault(loss, []).append(self.at)
+        # not refused: said in the stage header, once the best order is found (the issue's
+        # rule: "or say so in the stage header when it cannot be avoided"); in watched order
+        for entry in sorted(losses, key=self._watch_order.__getitem__):
+            self.degraded.setdefault(losses[entry], []).append(self.at)
         if problems:
             raise PlanError(
                 f"{self.platform}, {where} ({step.note}): {'; '.join(problems)}. No ordering "

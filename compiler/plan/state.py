@@ -289,6 +289,12 @@ class State:
             return self._indexed()
         return index_of(Places({place_key(p): p for p in self._view(possible)}), None)
 
+    def plain(self) -> bool:
+        """Whether no tag and no ABAC policy is placed, and no change of one is pending: each
+        table's and column's protection is then its own attachment's alone."""
+        index = self._indexed()
+        return not self.prior and not index.tags and not index.abac
+
     def same_as(self, other: State) -> bool:
         return {n: (type(o), fingerprint(o)) for n, o in self.defs.items()} == {
             n: (type(o), fingerprint(o)) for n, o in other.defs.items()
