@@ -301,10 +301,11 @@ def _is_python_notebook(path: str) -> bool:
 def _lint_project(
     directory: str | None, yaml_files: list[str] | None, extra: dict[str, object], config: Any
 ) -> tuple[list[Finding], int]:
-    """The findings of one project and its number of files; from the cache when the files,
-    the selected rules and accord are those the cached findings were computed from
-    (compiler/cache.py). The same as loading the project and ``lint_project(project, extra, config.selected)``."""
-    from compiler.loader import directory_files, load_documents, read_files
+    """The findings of one project and its number of files; from the cache when the content
+    of the files (what lint reads of them: ``cache.content_digest``), the selected rules and
+    accord are those the cached findings were computed from (compiler/cache.py). The same as
+    loading the project and ``lint_project(project, extra, config.selected)``."""
+    from compiler.loader import directory_files, load_documents, parse_document, read_files
     from compiler.rules import RULES_BY_ID
 
     if directory is not None:
@@ -316,8 +317,8 @@ def _lint_project(
     key = None
     if cache.enabled() and not unreadable and not any(extra.values()):
         selected = ",".join(r for r in sorted(RULES_BY_ID) if config.selected(r))
-        key = cache.project_key(documents, "lint\0" + selected)
-        payload = cache.read("lint", key)
+        key = cache.project_key(documents, "lint\0" + selected, parse_document)
+        payload = cache.read("lint", key) if key is not None else None
         hit = cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
             return hit
