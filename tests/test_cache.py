@@ -81,6 +81,18 @@ def _pipeline_reads_nothing_governed(root: Path) -> None:
     probes.write_text("".join(kept), encoding="utf-8")
 
 
+def _surface_reads_another_dataset(root: Path) -> None:
+    """The pipeline reads the lakehouse replica instead of the variant calls: ACC402 and
+    ACC403 now concern other facts, and the probes' expectations no longer match (exit 2)."""
+    surfaces = root / "surfaces.yaml"
+    text = surfaces.read_text(encoding="utf-8")
+    assert "    reads: [variant_calls]\n" in text
+    surfaces.write_text(
+        text.replace("    reads: [variant_calls]\n", "    reads: [assay_results_lake]\n"),
+        encoding="utf-8",
+    )
+
+
 def _principal_renamed(root: Path) -> None:
     """A principal renamed where it is declared only: the files that name it now name an
     unknown principal (exit 2), where the cached findings of before named it fine."""
@@ -134,10 +146,22 @@ def _rule_changed(rule: str) -> Callable[[Lint, Lint], bool]:
                 and not json.loads(a[1][: a[1].rindex("}") + 1])["findings"]
             ),
         ),
+        (
+            "examples/as-found",
+            _surface_reads_another_dataset,
+            lambda b, a: "does not reach variant_calls" in a[1] and b[1] != a[1],
+        ),
         ("examples/as-found", _comment_line_inserted, _rule_changed("ACC101")),
         ("examples/as-found", _expression_escaped, _rule_changed("ACC101")),
     ],
-    ids=["ACC202-salt", "ACC403-surface", "principal-renamed", "lines-moved", "line-text"],
+    ids=[
+        "ACC202-salt",
+        "ACC403-surface",
+        "principal-renamed",
+        "surface-dataset",
+        "lines-moved",
+        "line-text",
+    ],
 )
 def test_results_identical_with_and_without_cache(
     source: str, edit: Callable[[Path], None], changed: Callable[[Lint, Lint], bool], tmp_path: Path
