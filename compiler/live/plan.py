@@ -121,7 +121,7 @@ def plan_from_live(
         if p in platforms
     }
     bases = {p: dataclasses.replace(c, objects=c.objects + foreign[p]) for p, c in bases.items()}
-    plan = build_plan(bases, head_catalogs, domains_of(head))
+    plan = build_plan(bases, head_catalogs, domains_of(head), live=frozenset(platforms))
     add_revokes(plan, {p: lives[p] for p in platforms}, head_catalogs)
     plan.base_fingerprint = live_fingerprint({p: lives[p].fingerprint for p in platforms})
     plan.head_fingerprint = head.fingerprint

@@ -56,6 +56,8 @@ class StageInfo:
     verify_sha256: str
     rollback: Path
     rollback_sha256: str
+    #: the stage's kind (prepare, apply, cutover, handover, retire), "" when not recorded
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,7 @@ def _read_plan(directory: Path, path: Path) -> PlanInfo:
             verify_sha256=s.verify_sha256,
             rollback=directory / s.rollback,
             rollback_sha256=s.rollback_sha256,
+            kind=s.kind or "",
         )
         for s in document.stages
     )

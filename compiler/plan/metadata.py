@@ -44,6 +44,9 @@ class MetadataCheck:
     #: for "tag": the governed tag's key and the value expected (None: not assigned)
     tag: str | None = None
     value: str | None = None
+    #: for "governed_tag" (the tag's key in ``tag``): the allowed values the account's governed
+    #: tag must have, read with ``tag_policies.get_tag_policy``
+    values: tuple[str, ...] | None = None
 
     def line(self) -> str:
         body = {"kind": self.kind, "table": self.table, "column": self.column}
@@ -52,6 +55,8 @@ class MetadataCheck:
             body.update(policy=self.policy, securable_type=self.securable_type)
         if self.tag is not None:
             body.update(tag=self.tag, value=self.value)
+        if self.values is not None:
+            body["values"] = list(self.values)
         return PREFIX + json.dumps(body, sort_keys=True)
 
 
@@ -71,6 +76,7 @@ def parse(text: str) -> list[MetadataCheck]:
                     data.get("securable_type"),
                     data.get("tag"),
                     data.get("value"),
+                    None if data.get("values") is None else tuple(data["values"]),
                 )
             )
     return out
@@ -84,6 +90,17 @@ def evaluate_tags(check: MetadataCheck, assignments: list[Any]) -> bool:
     if check.value is None:
         return not found
     return len(found) == 1 and (found[0].tag_value or "") == check.value
+
+
+def evaluate_governed_tag(check: MetadataCheck, found: Any) -> bool:
+    """Whether the account's governed tag (a ``TagPolicy`` of ``tag_policies.get_tag_policy``:
+    tag_key, values[].name; None when it does not exist) has the key and allows every value
+    ``check`` expects (assignments of a value the tag does not allow are refused; values other
+    teams added do not matter here, and drift reports them). Keys and values are
+    case-sensitive (admin/governed-tags)."""
+    if found is None or (found.tag_key or "") != check.tag:
+        return False
+    return set(check.values or ()) <= {v.name or "" for v in found.values or ()}
 
 
 def evaluate_policies(check: MetadataCheck, policies: list[Any]) -> bool:
@@ -125,14 +142,18 @@ def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]
     client = getattr(executor, "client", None)
     tables, policies = getattr(client, "tables", None), getattr(client, "policies", None)
     tags = getattr(client, "entity_tag_assignments", None)
-    if tables is None or policies is None or tags is None:
+    tag_policies = getattr(client, "tag_policies", None)
+    if tables is None or policies is None or tags is None or tag_policies is None:
         raise RuntimeError(
             "this executor cannot read table metadata (client.tables, client.policies, "
-            "client.entity_tag_assignments)"
+            "client.entity_tag_assignments, client.tag_policies)"
         )
     cache: dict[tuple[str, ...], Any] = {}
     out = []
     for check in checks:
+        if check.kind == "governed_tag":
+            out.append([(evaluate_governed_tag(check, _governed_tag(tag_policies, check)),)])
+            continue
         if check.kind == "tag":
             entity = f"{check.table}.{check.column}"
             key = ("tags", entity)
@@ -156,3 +177,14 @@ def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]
             cache[key] = tables.get(full_name=check.table)
         out.append([(evaluate(check, cache[key]),)])
     return out
+
+
+def _governed_tag(tag_policies: Any, check: MetadataCheck) -> Any:
+    """The account's governed tag, or None when it does not exist (``NotFound``). Any other
+    error (a denial, a timeout) propagates: the check was not run, so the stage fails."""
+    from databricks.sdk.errors import NotFound
+
+    try:
+        return tag_policies.get_tag_policy(tag_key=check.tag)
+    except NotFound:
+        return None
