@@ -6,8 +6,12 @@ from, so a hit gives exactly what computing afresh would.
 * ``parse/``: one entry per YAML file, keyed by accord's code fingerprint, the file's display
   name and its bytes; it holds what :func:`compiler.loader.parse_document` returned (the plain
   document and its positions).
-* ``lint/``: one entry per linted project, keyed by the code fingerprint and the keys of all
-  its files (names and bytes) in order; it holds the findings and the number of files.
+* ``sem/``: one entry per YAML file, keyed as ``parse/``: its :func:`content_digest`.
+* ``lint/``: one entry per linted project, keyed by the code fingerprint, the selected rules
+  and the name and content digest of each of its files in order; and one per batch of SQL
+  files linted together, keyed by the code fingerprint, ``--dialect``, the selected rules and
+  every file's name and bytes (:func:`sql_key`). Each holds the findings and the number of
+  files.
 
 The *code fingerprint* hashes accord's version and the source of every module of the
 ``compiler`` and ``targets`` packages: the model's schema, the loader and every rule are
@@ -342,6 +346,16 @@ def project_key(
         if digest is None:
             return None
         h.update(name.encode() + b"\0" + digest.encode() + b"\0")
+    return h.hexdigest()
+
+
+def sql_key(blobs: list[tuple[str, bytes]], options: str) -> str:
+    """The key of the lint result of SQL files linted together: accord, the options, and
+    each file's name and bytes in order."""
+    h = hashlib.sha256(code_fingerprint().encode())
+    h.update(b"\0sql\0" + options.encode() + b"\0")
+    for name, raw in blobs:
+        h.update(name.encode() + b"\0" + hashlib.sha256(raw).hexdigest().encode() + b"\0")
     return h.hexdigest()
 
 

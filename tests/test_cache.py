@@ -437,3 +437,138 @@ def test_git_ignores_the_cache(tmp_path: Path) -> None:
     cache_dir = tmp_path / "cache"
     lint(str(ROOT / "policies"), cache_dir=cache_dir)
     assert (cache_dir / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+
+
+# --------------------------------------------------------------------------------------------
+# SQL files: one entry per batch linted together, keyed by every file's name and bytes
+
+
+def _sql_estate(tmp_path: Path) -> Path:
+    root = tmp_path / "sql"
+    shutil.copytree(ROOT / "examples" / "sql" / "heart-of-problem", root)
+    return root
+
+
+def _sql_files(root: Path) -> list[str]:
+    return sorted(str(p) for p in root.glob("*.sql"))
+
+
+def _salted(root: Path) -> None:
+    """ACC201 on the warehouse file goes: its hash takes a salt function."""
+    path = root / "warehouse.snowflake.sql"
+    text = path.read_text(encoding="utf-8")
+    assert "ELSE SHA2(val, 256)" in text
+    path.write_text(
+        text.replace("ELSE SHA2(val, 256)", "ELSE SHA2(val || GOVERNANCE.POLICIES.SALT(), 256)"),
+        encoding="utf-8",
+    )
+
+
+def _lakehouse_comment(root: Path) -> None:
+    """A comment in one file: SQL files are keyed by their bytes, so the batch is relinted."""
+    path = root / "lakehouse.databricks.sql"
+    path.write_text("-- reviewed\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def _bad_suppression(root: Path) -> None:
+    """A suppression comment with no reason: exit 2, and nothing stored."""
+    path = root / "warehouse.snowflake.sql"
+    text = path.read_text(encoding="utf-8")
+    policy = "CREATE OR REPLACE MASKING POLICY GOVERNANCE.POLICIES.SUBJECT_MASK"
+    assert policy in text
+    path.write_text(text.replace(policy, "-- accord: ignore ACC201\n" + policy), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("edit", "changed"),
+    [
+        (_salted, _rule_changed("ACC201")),
+        (_lakehouse_comment, lambda b, a: b[1] != a[1]),
+        (_bad_suppression, lambda b, a: "needs a reason" in a[1] and "needs a reason" not in b[1]),
+    ],
+    ids=["ACC201-salted", "comment-moves-lines", "bad-suppression"],
+)
+def test_sql_results_identical_with_and_without_cache(
+    edit: Callable[[Path], None], changed: Callable[[Lint, Lint], bool], tmp_path: Path
+) -> None:
+    root = _sql_estate(tmp_path)
+    cache_dir = tmp_path / "cache"
+    uncached = lint(*_sql_files(root), cache_dir=cache_dir, cached=False)
+    cold = lint(*_sql_files(root), cache_dir=cache_dir)
+    assert entries(cache_dir, "lint")
+    warm = lint(*_sql_files(root), cache_dir=cache_dir)
+    assert cold == warm == uncached
+    edit(root)
+    after_uncached = lint(*_sql_files(root), cache_dir=cache_dir, cached=False)
+    assert lint(*_sql_files(root), cache_dir=cache_dir) == after_uncached
+    assert lint(*_sql_files(root), cache_dir=cache_dir) == after_uncached  # warm again
+    assert changed(uncached, after_uncached)
+
+
+def test_unchanged_sql_is_not_scanned_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository (policies and SQL): a policy edit relints the policies, the unchanged SQL
+    batch comes from the cache without scanning, and the options are part of the key."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "as-found", repo / "policies")
+    shutil.copytree(ROOT / "examples" / "sql" / "heart-of-problem", repo / "sql")
+    cache_dir = tmp_path / "cache"
+    lint(str(repo), cache_dir=cache_dir)
+    _pipeline_reads_nothing_governed(repo / "policies")
+    expected = lint(str(repo), cache_dir=tmp_path / "other", cached=False)
+
+    import compiler.lint.sqlfiles
+
+    def not_scanned(*args: object) -> object:
+        raise AssertionError("an unchanged SQL file was scanned again")
+
+    monkeypatch.setattr(compiler.lint.sqlfiles, "scan_sql", not_scanned)
+    assert lint(str(repo), cache_dir=cache_dir) == expected
+    # another dialect or rule selection is another key: scanned (and refused here)
+    for argv in (
+        [str(repo), "--select", "ACC101"],
+        [*_sql_files(repo / "sql"), "--dialect", "snowflake"],
+    ):
+        argv = ["lint", "--format", "json", *argv]
+        result = CliRunner().invoke(cli, argv, env={"ACCORD_CACHE_DIR": str(cache_dir)})
+        assert "scanned again" in str(result.exception)
+
+
+def test_a_warm_lint_of_a_repository_imports_no_scanner(tmp_path: Path) -> None:
+    """Policies, SQL files and a Python file that is no notebook: the second run answers
+    from the cache without importing the SQL scanner, sqlglot or pydantic."""
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "as-found", repo / "policies")
+    shutil.copytree(ROOT / "examples" / "sql" / "heart-of-problem", repo / "sql")
+    (repo / "tool.py").write_text("print('not a notebook')\n", encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from compiler.cli import main\n"
+        "try:\n"
+        "    main(['lint', '--format', 'json', sys.argv[1]])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('sqlglot', 'pydantic', 'compiler.sqlscan', 'compiler.model')\n"
+        "print(sorted({h for h in heavy for m in sys.modules if (m + '.').startswith(h + '.')}))\n"
+    )
+    env = {**os.environ, "ACCORD_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("ACCORD_NO_CACHE", None)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, str(repo)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    cold, warm = (r.stdout.strip().splitlines()[-1] for r in runs)
+    assert "sqlglot" in cold  # the first run scanned and validated
+    assert warm == "[]", runs[1].stderr
+    assert runs[0].stdout == runs[1].stdout.replace(warm, cold)  # the same findings
