@@ -51,6 +51,17 @@ def estate(tmp_path: Path) -> Path:
     return root
 
 
+def _replace(path: Path, old: str, new: str) -> None:
+    """Replace ``old`` (which must be there) by ``new`` in the file."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _prepend(path: Path, text: str) -> None:
+    path.write_text(text + path.read_text(encoding="utf-8"), encoding="utf-8")
+
+
 def _same_salt_twice(root: Path) -> None:
     """ACC202: the Databricks salt of subject_pseudonym becomes the Snowflake one."""
     masks = root / "masks.yaml"
@@ -84,45 +95,27 @@ def _pipeline_reads_nothing_governed(root: Path) -> None:
 def _surface_reads_another_dataset(root: Path) -> None:
     """The pipeline reads the lakehouse replica instead of the variant calls: ACC402 and
     ACC403 now concern other facts, and the probes' expectations no longer match (exit 2)."""
-    surfaces = root / "surfaces.yaml"
-    text = surfaces.read_text(encoding="utf-8")
-    assert "    reads: [variant_calls]\n" in text
-    surfaces.write_text(
-        text.replace("    reads: [variant_calls]\n", "    reads: [assay_results_lake]\n"),
-        encoding="utf-8",
+    _replace(
+        root / "surfaces.yaml", "    reads: [variant_calls]\n", "    reads: [assay_results_lake]\n"
     )
 
 
 def _principal_renamed(root: Path) -> None:
     """A principal renamed where it is declared only: the files that name it now name an
     unknown principal (exit 2), where the cached findings of before named it fine."""
-    principals = root / "principals.yaml"
-    text = principals.read_text(encoding="utf-8")
-    assert "\n  bench_chemist:\n" in text
-    principals.write_text(
-        text.replace("\n  bench_chemist:\n", "\n  bench_chemist_2:\n", 1), encoding="utf-8"
-    )
+    _replace(root / "principals.yaml", "\n  bench_chemist:\n", "\n  bench_chemist_2:\n")
 
 
 def _comment_line_inserted(root: Path) -> None:
     """A comment line at the top: nothing else changes, but every position below moves."""
-    datasets = root / "datasets.yaml"
-    datasets.write_text("# reviewed\n" + datasets.read_text(encoding="utf-8"), encoding="utf-8")
+    _prepend(root / "datasets.yaml", "# reviewed\n")
 
 
 def _expression_escaped(root: Path) -> None:
     """The same predicate spelled with an escape (``\\x46`` is ``F``): the parsed document and
     every position are unchanged, but ACC101 can no longer point inside the scalar's line."""
-    datasets = root / "datasets.yaml"
-    text = datasets.read_text(encoding="utf-8")
-    assert '"PROGRAMME_CODE IN (SELECT g.PROGRAMME_CODE FROM ' in text
-    datasets.write_text(
-        text.replace(
-            '"PROGRAMME_CODE IN (SELECT g.PROGRAMME_CODE FROM ',
-            '"PROGRAMME_CODE IN (SELECT g.PROGRAMME_CODE \\x46ROM ',
-        ),
-        encoding="utf-8",
-    )
+    old = '"PROGRAMME_CODE IN (SELECT g.PROGRAMME_CODE FROM '
+    _replace(root / "datasets.yaml", old, old.replace(" FROM ", " \\x46ROM "))
 
 
 Lint = tuple[int, str]
@@ -195,13 +188,8 @@ def _blank_lines_appended(root: Path) -> None:
 
 
 def _comment_reworded(root: Path) -> None:
-    path = root / "datasets.yaml"
-    text = path.read_text(encoding="utf-8")
-    assert "    # DEFECT: ACC101 current-role.\n" in text
-    path.write_text(
-        text.replace("    # DEFECT: ACC101 current-role.\n", "  # (reworded) ACC101\n"),
-        encoding="utf-8",
-    )
+    old = "    # DEFECT: ACC101 current-role.\n"
+    _replace(root / "datasets.yaml", old, "  # (reworded) ACC101\n")
 
 
 def _crlf(root: Path) -> None:
@@ -455,28 +443,21 @@ def _sql_files(root: Path) -> list[str]:
 
 def _salted(root: Path) -> None:
     """ACC201 on the warehouse file goes: its hash takes a salt function."""
-    path = root / "warehouse.snowflake.sql"
-    text = path.read_text(encoding="utf-8")
-    assert "ELSE SHA2(val, 256)" in text
-    path.write_text(
-        text.replace("ELSE SHA2(val, 256)", "ELSE SHA2(val || GOVERNANCE.POLICIES.SALT(), 256)"),
-        encoding="utf-8",
+    old = "ELSE SHA2(val, 256)"
+    _replace(
+        root / "warehouse.snowflake.sql", old, "ELSE SHA2(val || GOVERNANCE.POLICIES.SALT(), 256)"
     )
 
 
 def _lakehouse_comment(root: Path) -> None:
     """A comment in one file: SQL files are keyed by their bytes, so the batch is relinted."""
-    path = root / "lakehouse.databricks.sql"
-    path.write_text("-- reviewed\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    _prepend(root / "lakehouse.databricks.sql", "-- reviewed\n")
 
 
 def _bad_suppression(root: Path) -> None:
     """A suppression comment with no reason: exit 2, and nothing stored."""
-    path = root / "warehouse.snowflake.sql"
-    text = path.read_text(encoding="utf-8")
     policy = "CREATE OR REPLACE MASKING POLICY GOVERNANCE.POLICIES.SUBJECT_MASK"
-    assert policy in text
-    path.write_text(text.replace(policy, "-- accord: ignore ACC201\n" + policy), encoding="utf-8")
+    _replace(root / "warehouse.snowflake.sql", policy, "-- accord: ignore ACC201\n" + policy)
 
 
 @pytest.mark.parametrize(
