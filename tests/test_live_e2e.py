@@ -137,6 +137,8 @@ def test_tamper_drift_repair(platforms: Platforms, tmp_path: Path) -> None:
         "REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() FROM ROLE ANALYST"
         in apply_sql
     )
+    verify_sql = next(plans.glob("0002_*/*_snowflake_apply.verify.sql")).read_text()
+    assert '"grantee": "ANALYST", "kind": "no_grant"' in verify_sql  # checked after the REVOKE
     for platform in ("snowflake", "databricks"):
         code, out, err = apply_on(platform, plans)
         assert code == 0, out + err
@@ -506,3 +508,46 @@ def test_table_level_to_abac_waits_before_the_handover(
     assert "handover: applying" in out
     assert not any(t.row_filter for t in platforms.databricks.tables.values())
     assert run_cli(["drift", str(d), "--platform", "databricks"])[0] == 0
+
+
+@pytest.mark.parametrize("platform", ["snowflake", "databricks"])
+def test_a_revoke_that_did_not_take_fails_its_stage(
+    platforms: Platforms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
+    """A plan from live revokes a grant that exposes a salt (ACC705); its stage then reads the
+    function's grants again (Snowflake ``SHOW GRANTS ON FUNCTION``: privilege, grantee_name;
+    Databricks ``grants.get``: privilege_assignments) and fails while the grantee still holds
+    the privilege. Here the stand-in accepts the REVOKE and keeps the grant."""
+    from tests.standins.engine import Estate
+
+    deploy(tmp_path / "m1")
+    estate = getattr(platforms, platform)
+    estate.execute(
+        "GRANT USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() TO ROLE ANALYST"
+        if platform == "snowflake"
+        else "GRANT EXECUTE ON FUNCTION governance.policies.subject_pseudonym_salt TO `analysts`"
+    )
+    plans = tmp_path / "m2"
+    code, out, err = run_cli(["plan", POLICIES, "--base", f"live:{platform}", "--out", str(plans)])
+    assert code == 0, err
+    assert "the plan revokes it" in out, out
+    # a plan of REVOKEs only has a name (it had none, and `migrate apply` skipped it in silence)
+    assert [p.name for p in plans.iterdir() if p.is_dir()] == ["0001_salt-grants-revoked"]
+    granted = Estate._grant
+
+    def ignore_revokes(self, tree):  # type: ignore[no-untyped-def]
+        from sqlglot import exp
+
+        return (
+            self._ok("Statement executed successfully.")
+            if isinstance(tree, exp.Revoke)
+            else granted(self, tree)
+        )
+
+    monkeypatch.setattr(Estate, "_grant", ignore_revokes)
+    code, out, err = apply_on(platform, plans)
+    assert code == 1, out + err
+    assert "check(s)" in err and "not ok" in err
+    monkeypatch.setattr(Estate, "_grant", granted)
+    code, out, err = run_cli(["plan", POLICIES, "--base", f"live:{platform}", "--out", str(plans)])
+    assert code == 0, err

@@ -47,6 +47,11 @@ class MetadataCheck:
     #: for "governed_tag" (the tag's key in ``tag``): the allowed values the account's governed
     #: tag must have, read with ``tag_policies.get_tag_policy``
     values: tuple[str, ...] | None = None
+    #: for "no_grant" (the function in ``table``): the platform, and the privilege the grantee
+    #: must no longer hold (Snowflake ``SHOW GRANTS ON FUNCTION``; Databricks ``grants.get``)
+    platform: str | None = None
+    privilege: str | None = None
+    grantee: str | None = None
 
     def line(self) -> str:
         body = {"kind": self.kind, "table": self.table, "column": self.column}
@@ -57,6 +62,8 @@ class MetadataCheck:
             body.update(tag=self.tag, value=self.value)
         if self.values is not None:
             body["values"] = list(self.values)
+        if self.grantee is not None:
+            body.update(platform=self.platform, privilege=self.privilege, grantee=self.grantee)
         return PREFIX + json.dumps(body, sort_keys=True)
 
 
@@ -77,6 +84,9 @@ def parse(text: str) -> list[MetadataCheck]:
                     data.get("tag"),
                     data.get("value"),
                     None if data.get("values") is None else tuple(data["values"]),
+                    data.get("platform"),
+                    data.get("privilege"),
+                    data.get("grantee"),
                 )
             )
     return out
@@ -136,9 +146,37 @@ def evaluate(check: MetadataCheck, info: Any) -> bool:
     return _same(found, check.function) if check.function else found is None
 
 
+def grant_gone(check: MetadataCheck, grants: list[tuple[str, str]]) -> bool:
+    """Whether none of ``grants`` ((privilege, grantee) on the function) is the one ``check``
+    says was revoked. Snowflake role names compare upper-case (stored so when unquoted);
+    Databricks principals as written."""
+    fold = str.upper if check.platform == "snowflake" else str
+    want = (fold(check.privilege or ""), fold(check.grantee or ""))
+    return want not in {(fold(p), fold(g)) for p, g in grants}
+
+
+def function_grants(executor: Any, check: MetadataCheck) -> list[tuple[str, str]]:
+    """(privilege, grantee) of every grant on the function: ``SHOW GRANTS ON FUNCTION f()``
+    (privilege, grantee_name) on Snowflake; ``grants.get("function", f)`` (privilege_assignments
+    with principal and privileges) on Databricks."""
+    if check.platform == "snowflake":
+        from targets.sql import name_sql
+
+        rows = executor.query(f"SHOW GRANTS ON FUNCTION {name_sql(check.table, 'snowflake')}()")
+        return [(str(r["privilege"]), str(r["grantee_name"])) for r in rows]
+    perms = executor.client.grants.get("function", check.table)
+    out = []
+    for pa in perms.privilege_assignments or []:
+        for priv in pa.privileges or []:
+            out.append((priv.value if hasattr(priv, "value") else str(priv), pa.principal or ""))
+    return out
+
+
 def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]]]:
     """One row ``(ok,)`` per check, read with ``client.tables.get``. Raises ``RuntimeError``
     when the executor has no Databricks client (the checks cannot run)."""
+    if all(c.kind == "no_grant" for c in checks):
+        return [[(grant_gone(c, function_grants(executor, c)),)] for c in checks]
     client = getattr(executor, "client", None)
     tables, policies = getattr(client, "tables", None), getattr(client, "policies", None)
     tags = getattr(client, "entity_tag_assignments", None)
@@ -151,6 +189,9 @@ def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]
     cache: dict[tuple[str, ...], Any] = {}
     out = []
     for check in checks:
+        if check.kind == "no_grant":
+            out.append([(grant_gone(check, function_grants(executor, check)),)])
+            continue
         if check.kind == "governed_tag":
             out.append([(evaluate_governed_tag(check, _governed_tag(tag_policies, check)),)])
             continue
