@@ -4,8 +4,10 @@ The cache is an optimisation only: every entry is keyed by the SHA-256 of what i
 from, so a hit gives exactly what computing afresh would.
 
 * ``parse/``: one entry per YAML file, keyed by accord's code fingerprint, the file's display
-  name and its bytes; it holds what :func:`compiler.loader.parse_document` returned (the plain
-  document and its positions).
+  name and its bytes; it holds the plain document :func:`compiler.loader.parse_document`
+  returned and the texts of its non-string scalars.
+* ``pos/``: keyed as ``parse/``: the positions of every value and key of the file, read only
+  when something asks for one (a message; a clean lint asks for none).
 * ``sem/``: one entry per YAML file, keyed as ``parse/``: its :func:`content_digest`.
 * ``lint/``: one entry per linted project, keyed by the code fingerprint, the selected rules
   and the name and content digest of each of its files in order; and one per batch of SQL
@@ -59,7 +61,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-FORMAT = b"accord-cache-2"
+FORMAT = b"accord-cache-3"
 _enabled: bool | None = None
 #: entries computed by this run, written by :func:`flush` only once the command has read its
 #: whole input without error (a run that exits 2 writes nothing, the cache included)
@@ -197,20 +199,89 @@ def parse(raw: bytes, name: str, compute: Callable[[bytes, str], tuple[Any, Any]
 def _parse(
     raw: bytes, name: str, compute: Callable[[bytes, str], tuple[Any, Any]], key: str
 ) -> tuple[Any, Any]:
-    from compiler.loader import SourceMap
-
     payload = read("parse", key)
     if payload is not None:
         try:
-            doc, values, keys, texts = marshal.loads(payload)
-            if all(isinstance(x, dict) for x in (doc, values, keys, texts)):
-                return doc, SourceMap(values=values, keys=keys, texts=texts)
+            doc, texts = marshal.loads(payload)
+            if isinstance(doc, dict) and isinstance(texts, dict):
+                return doc, _cached_source()(raw, name, texts, key, compute)
         except (ValueError, EOFError, TypeError):
             pass
     doc, source = compute(raw, name)
     with contextlib.suppress(ValueError):  # a value marshal cannot hold: not cached
-        later("parse", key, marshal.dumps((doc, source.values, source.keys, source.texts)))
+        parsed = marshal.dumps((doc, source.texts))
+        positions = marshal.dumps((source.values, source.keys))
+        later("parse", key, parsed)
+        later("pos", key, positions)
     return doc, source
+
+
+@lru_cache(maxsize=1)
+def _cached_source() -> type:
+    """The class of a file's source map read from ``parse/`` (defined on first use: the
+    loader imports this module)."""
+    from compiler.loader import Positions
+
+    class CachedSource(Positions):
+        """The scalar texts of a file at once, its positions (``pos/``) only when first
+        asked for: a clean lint asks for none, so a warm run after an edit reads the
+        unchanged files' documents only. A ``pos/`` entry that is gone or damaged has the
+        file parsed again."""
+
+        def __init__(
+            self,
+            raw: bytes,
+            name: str,
+            texts: dict[Any, str],
+            key: str,
+            compute: Callable[[bytes, str], tuple[Any, Any]],
+        ) -> None:
+            self.texts = texts
+            self._raw, self._name, self._key, self._compute = raw, name, key, compute
+            self._full: Any = None
+
+        @property
+        def materialised(self) -> bool:
+            """Whether the positions were asked for."""
+            return self._full is not None
+
+        def _positions(self) -> Any:
+            if self._full is None:
+                self._full = _positions(self._raw, self._name, self.texts, self._key, self._compute)
+            return self._full
+
+        @property
+        def values(self) -> Any:  # type: ignore[override]
+            return self._positions().values
+
+        @property
+        def keys(self) -> Any:  # type: ignore[override]
+            return self._positions().keys
+
+    return CachedSource
+
+
+def _positions(
+    raw: bytes,
+    name: str,
+    texts: dict[Any, str],
+    key: str,
+    compute: Callable[[bytes, str], tuple[Any, Any]],
+) -> Any:
+    from compiler.loader import SourceMap
+
+    payload = read("pos", key)
+    if payload is not None:
+        try:
+            values, keys = marshal.loads(payload)
+            if isinstance(values, dict) and isinstance(keys, dict):
+                return SourceMap(values=values, keys=keys, texts=texts)
+        except (ValueError, EOFError, TypeError):
+            pass
+    _, source = compute(raw, name)
+    with contextlib.suppress(ValueError):
+        later("pos", key, marshal.dumps((source.values, source.keys)))
+    return SourceMap(values=source.values, keys=source.keys, texts=texts)
 
 
 def content_digest(raw: bytes, doc: Any, source: Any) -> str:

@@ -553,3 +553,50 @@ def test_a_warm_lint_of_a_repository_imports_no_scanner(tmp_path: Path) -> None:
     assert "sqlglot" in cold  # the first run scanned and validated
     assert warm == "[]", runs[1].stderr
     assert runs[0].stdout == runs[1].stdout.replace(warm, cold)  # the same findings
+
+
+def test_positions_are_read_only_when_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file read from the cache brings its document and scalar texts; its positions come
+    from pos/ when first asked for, or from parsing it again when that entry is gone."""
+    monkeypatch.setenv("ACCORD_CACHE_DIR", str(tmp_path))
+    raw = (ROOT / "policies" / "datasets.yaml").read_bytes()
+    doc, source = parse_document(raw, "datasets.yaml")
+    calls: list[str] = []
+
+    def compute(raw: bytes, name: str):  # type: ignore[no-untyped-def]
+        calls.append(name)
+        return parse_document(raw, name)
+
+    for pos_entry in (True, False):
+        cache.enable(True)
+        try:
+            cache.parse(raw, "datasets.yaml", compute)
+            cache.flush()
+        finally:
+            cache.enable(False)
+        if not pos_entry:
+            for entry in entries(tmp_path, "pos"):
+                entry.unlink()
+        calls.clear()
+        cache.enable(True)
+        try:
+            got_doc, got_source = cache.parse(raw, "datasets.yaml", compute)
+            assert got_doc == doc and got_source.texts == source.texts
+            assert not got_source.materialised and not calls  # nothing parsed, no positions
+            assert got_source.values == source.values and got_source.keys == source.keys
+            assert calls == ([] if pos_entry else ["datasets.yaml"])
+        finally:
+            cache.enable(False)
+
+
+def test_lint_with_positions_pruned_is_the_same(estate: Path, tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    expected = lint(str(estate), cache_dir=cache_dir, cached=False)
+    lint(str(estate), cache_dir=cache_dir)
+    _comment_line_inserted(estate)  # relinted from cached documents (positions asked for)
+    expected_after = lint(str(estate), cache_dir=tmp_path / "other", cached=False)
+    for entry in entries(cache_dir, "pos"):
+        entry.unlink()
+    assert lint(str(estate), cache_dir=cache_dir) == expected_after != expected
