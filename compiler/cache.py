@@ -220,7 +220,7 @@ def _parse(
 def _cached_source() -> type:
     """The class of a file's source map read from ``parse/`` (defined on first use: the
     loader imports this module)."""
-    from compiler.loader import Positions
+    from compiler.loader import Positions, SourceMap
 
     class CachedSource(Positions):
         """The scalar texts of a file at once, its positions (``pos/``) only when first
@@ -247,7 +247,16 @@ def _cached_source() -> type:
 
         def _positions(self) -> Any:
             if self._full is None:
-                self._full = _positions(self._raw, self._name, self.texts, self._key, self._compute)
+                payload = read("pos", self._key)
+                with contextlib.suppress(ValueError, EOFError, TypeError):
+                    values, keys = marshal.loads(payload or b"")  # b"": EOFError
+                    if isinstance(values, dict) and isinstance(keys, dict):
+                        self._full = SourceMap(values=values, keys=keys, texts=self.texts)
+            if self._full is None:  # the entry is gone or damaged: parse the file again
+                _, source = self._compute(self._raw, self._name)
+                with contextlib.suppress(ValueError):
+                    later("pos", self._key, marshal.dumps((source.values, source.keys)))
+                self._full = SourceMap(values=source.values, keys=source.keys, texts=self.texts)
             return self._full
 
         @property
@@ -259,29 +268,6 @@ def _cached_source() -> type:
             return self._positions().keys
 
     return CachedSource
-
-
-def _positions(
-    raw: bytes,
-    name: str,
-    texts: dict[Any, str],
-    key: str,
-    compute: Callable[[bytes, str], tuple[Any, Any]],
-) -> Any:
-    from compiler.loader import SourceMap
-
-    payload = read("pos", key)
-    if payload is not None:
-        try:
-            values, keys = marshal.loads(payload)
-            if isinstance(values, dict) and isinstance(keys, dict):
-                return SourceMap(values=values, keys=keys, texts=texts)
-        except (ValueError, EOFError, TypeError):
-            pass
-    _, source = compute(raw, name)
-    with contextlib.suppress(ValueError):
-        later("pos", key, marshal.dumps((source.values, source.keys)))
-    return SourceMap(values=source.values, keys=source.keys, texts=texts)
 
 
 def content_digest(raw: bytes, doc: Any, source: Any) -> str:
