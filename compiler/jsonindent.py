@@ -36,6 +36,13 @@ _EMPTY = frozenset({list, tuple, dict})
 _INF = float("inf")
 
 
+class Raw(str):
+    """JSON text already written for the level it is placed at, written as it is (a caller
+    that assembles a large document from parts puts them in a document this way)."""
+
+    __slots__ = ()
+
+
 def _no_default(o: object) -> object:
     raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
 
@@ -139,6 +146,9 @@ class Encoder:
         t = type(o)
         if t in _SCALAR:
             out.append(scalar(o))  # type: ignore[arg-type]
+            return
+        if t is Raw:
+            out.append(o)
             return
         if t is dict or t is list or t is tuple:
             values = o.values() if t is dict else o

@@ -391,23 +391,41 @@ class Perspective:
             found = self._shared[key] = Shape(dataset, cols, shape_key(ds, cols))
         return found  # type: ignore[return-value]
 
-    def seen(self, dataset: str, surface: str | None = None, shape: Shape | None = None) -> Seen:
+    def place_key(self, shape: Shape, surface: str | None) -> tuple[object, ...]:
+        """What :meth:`seen` of a dataset of ``shape`` through ``surface`` is memoised by:
+        the same for every persona."""
+        return (shape.key, self.mode(surface))
+
+    def seen(
+        self,
+        dataset: str,
+        surface: str | None = None,
+        shape: Shape | None = None,
+        key: tuple[object, ...] | None = None,
+    ) -> Seen:
         """The dispositions of :meth:`view` (``shape``: of :meth:`shape`, by default the
-        governed columns). Memoised per persona by what they depend on (:func:`shape_key`
-        and the surface's enforcement), not per dataset: thousands of datasets governed
-        alike ask the same question."""
+        governed columns; ``key``: its :meth:`place_key`, to skip computing it). Memoised
+        per persona by what they depend on (:func:`shape_key` and the surface's enforcement
+        mode), not per dataset: thousands of datasets governed alike ask the same question.
+
+        Interned across the perspectives that share answers: equal ``Seen`` (and their
+        ``rows``) are one object, so callers may compare them by identity."""
         if shape is None:
             shape = self.shape(dataset)
-        mode = self.mode(surface)
-        key = (shape.key, mode)
+        if key is None:
+            key = (shape.key, self.mode(surface))
         found = self._seen.get(key)
         if found is None:
+            mode: str = key[1]  # type: ignore[assignment]
             ds = self.model.datasets[dataset]
             rows, row_disp = self._rows_through(dataset, ds, mode)
+            rows = self._shared.setdefault(("rows", rows), rows)  # type: ignore[assignment]
             views = tuple(
                 self._column_through(dataset, ds, mode, rows, c).disposition for c in shape.columns
             )
-            found = self._seen[key] = Seen(rows, row_disp, views)
+            found = Seen(rows, row_disp, views)
+            found = self._shared.setdefault(("seen", found), found)  # type: ignore[assignment]
+            self._seen[key] = found
         return found
 
     def view(
@@ -605,14 +623,19 @@ def divergences(
         view = _Views(Perspective(model, persona, shared), keys)
         for root, places in compared:
             seen = [view(*p) for p in places]
-            # rows depend on the row sets only, columns on the column dispositions only
-            key: tuple[object, ...] = (root, *((v.rows, v.row_disposition) for v in seen))
-            found = done.get(key)
-            if found is None:
-                found = done[key] = list(_row_divergences(persona, root, places, view))
-                out.extend(found)
-            else:
-                out.extend(_for(persona, found))
+            # rows depend on the row sets only (interned: one object per value), columns on
+            # the column dispositions only
+            rows = seen[0].rows
+            if any(v.rows is not rows for v in seen):
+                key: tuple[object, ...] = (root, *(id(v.rows) for v in seen))
+                key += tuple(v.row_disposition for v in seen)
+                found = done.get(key)
+                if found is None:
+                    found = done[key] = list(_row_divergences(persona, root, places, view))
+                    out.extend(found)
+                else:
+                    out.extend(_for(persona, found))
+            # else: one row set everywhere, nothing is looser
             key = (root, *(v.columns for v in seen))
             found = done_columns.get(key)
             if found is None:
@@ -661,7 +684,7 @@ class _PlaceKeys:
         key = self.found.get(place)
         if key is None:
             through = None if surface in self.refused else surface
-            key = self.found[place] = (self.shapes[dataset].key, self.perspective.mode(through))
+            key = self.found[place] = self.perspective.place_key(self.shapes[dataset], through)
             self.through.setdefault(key, (dataset, through))
         return key
 
@@ -679,7 +702,7 @@ class _Views:
         found = self.seen.get(key)
         if found is None:
             d, through = self.keys.through[key]
-            found = self.seen[key] = self.perspective.seen(d, through, self.keys.shapes[d])
+            found = self.seen[key] = self.perspective.seen(d, through, self.keys.shapes[d], key)
         return found
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.jsonindent import Encoder, dumps, scalar
+from compiler.jsonindent import Encoder, Raw, dumps, scalar
 
 KEYS = st.one_of(
     st.text(max_size=6),
@@ -119,3 +119,11 @@ def test_chunks_at_a_level_nest_inside_a_document() -> None:
 def test_scalar_is_json_dumps(value: Any) -> None:
     assert scalar(value) == json.dumps(value)
     assert scalar([value]) is None
+
+
+def test_raw_text_is_written_as_it_is() -> None:
+    inner = json.dumps([1, {"a": None}], indent=2)
+    # pre-written at level 1 (one level in): its lines indented as json.dumps would
+    at_level_1 = inner.replace("\n", "\n  ")
+    got = dumps({"k": Raw(at_level_1), "j": 2}, indent=2, sort_keys=True)
+    assert got == json.dumps({"k": [1, {"a": None}], "j": 2}, indent=2, sort_keys=True)
