@@ -573,6 +573,12 @@ def to_json(a: Analysis) -> str:
     docs: every persona's cells sorted by dataset, column and surface), written without
     building a dict per cell: see :func:`_persona_json`. ``tests/test_analyze_output.py``
     compares it with ``json.dumps`` of the document built cell by cell."""
+    return "".join(json_chunks(a))
+
+
+def json_chunks(a: Analysis) -> list[str]:
+    """:func:`to_json` in pieces (one per persona's cells, and the small ones around them),
+    for a caller that writes them out without joining a document of a hundred megabytes."""
     encoder = Encoder(2, sort_keys=True)
     doc: dict[str, Any] = {
         "surfaces": [asdict(s) for s in a.surfaces],
@@ -582,7 +588,7 @@ def to_json(a: Analysis) -> str:
     }
     if a.suppressed:
         doc["suppressed"] = [{**asdict(d), "reason": reason} for d, reason in a.suppressed]
-    return encoder.encode(doc)
+    return encoder.chunks(doc, 0)
 
 
 def _persona_json(m: Matrix, encoder: Encoder) -> dict[str, Any]:
@@ -663,7 +669,10 @@ def _persona_json(m: Matrix, encoder: Encoder) -> dict[str, Any]:
                     args.append(v)
             made[key] = ready = tuple(args)
             blocks.append(text % ready)
-        out[persona] = Raw(open_ + sep.join(blocks) + close if blocks else "[]")
+        if blocks:  # one copy of the persona's text, not three
+            blocks[0] = open_ + blocks[0]
+            blocks[-1] += close
+        out[persona] = Raw(sep.join(blocks) if blocks else "[]")
     return out
 
 
