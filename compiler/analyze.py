@@ -16,6 +16,7 @@ Three parts:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import Any
@@ -354,56 +355,44 @@ def _dense(t: Sparse) -> Table:
     return title, header, out
 
 
-def _tables(a: Analysis) -> list[Table | Sparse]:
+def _tables(a: Analysis) -> Iterator[Table | Sparse]:
     """:func:`tables`, each persona's matrix sparse (a row holds a cell for the few surfaces
-    that read its dataset, among all surfaces that read a governed one)."""
-    out: list[Table | Sparse] = [
-        (
-            "Surfaces",
-            ["surface", "platform", "identity", "runtime", "enforced by", "enforcement stops"],
+    that read its dataset, among all surfaces that read a governed one), one at a time."""
+    yield (
+        "Surfaces",
+        ["surface", "platform", "identity", "runtime", "enforced by", "enforcement stops"],
+        [
             [
-                [
-                    s.surface,
-                    s.platform,
-                    s.identity,
-                    s.runtime,
-                    ", ".join(s.enforced_by),
-                    "; ".join(s.stops) or "-",
-                ]
-                for s in a.surfaces
-            ],
-        )
-    ]
-    out.extend(_persona_tables(a.cells))
-    out.append(
-        (
-            "Divergences (ACC403)",
-            ["facts", "aspect", "looser", "stricter", "decides", "personas"],
-            [[*_divergence_row(d), d.decides, ", ".join(d.personas)] for d in a.divergences],
-        )
+                s.surface,
+                s.platform,
+                s.identity,
+                s.runtime,
+                ", ".join(s.enforced_by),
+                "; ".join(s.stops) or "-",
+            ]
+            for s in a.surfaces
+        ],
+    )
+    yield from _persona_tables(a.cells)
+    yield (
+        "Divergences (ACC403)",
+        ["facts", "aspect", "looser", "stricter", "decides", "personas"],
+        [[*_divergence_row(d), d.decides, ", ".join(d.personas)] for d in a.divergences],
     )
     if a.suppressed:
-        out.append(
-            (
-                "Suppressed divergences (ACC403)",
-                ["facts", "aspect", "looser", "stricter", "personas", "reason"],
-                [
-                    [*_divergence_row(d), ", ".join(d.personas), reason]
-                    for d, reason in a.suppressed
-                ],
-            )
+        yield (
+            "Suppressed divergences (ACC403)",
+            ["facts", "aspect", "looser", "stricter", "personas", "reason"],
+            [[*_divergence_row(d), ", ".join(d.personas), reason] for d, reason in a.suppressed],
         )
-    out.append(
-        (
-            "Divergences per persona",
-            ["persona", "divergences"],
-            [[p, str(n)] for p, n in a.per_persona.items()],
-        )
+    yield (
+        "Divergences per persona",
+        ["persona", "divergences"],
+        [[p, str(n)] for p, n in a.per_persona.items()],
     )
-    return out
 
 
-def _persona_tables(m: Matrix) -> list[Sparse]:
+def _persona_tables(m: Matrix) -> Iterator[Sparse]:
     """One table per persona: a row per (dataset, column) in first-seen order (rows first),
     a column per surface that reads a governed dataset (sorted), each cell the disposition
     (filtered rows with their values)."""
@@ -411,7 +400,6 @@ def _persona_tables(m: Matrix) -> list[Sparse]:
     position = {s: k for k, s in enumerate(everywhere)}
     header = ["dataset", "column", *everywhere]
     at = [[position[s] for s in on] for on in m.surfaces]
-    out: list[Sparse] = []
     for persona, per_dataset in m.seen.items():
         rows: list[tuple[str, str, list[tuple[int, str]]]] = []
         for dataset, columns, ks, seen in zip(m.datasets, m.columns, at, per_dataset, strict=True):
@@ -421,8 +409,7 @@ def _persona_tables(m: Matrix) -> list[Sparse]:
             rows.append((dataset, ROWS, _cells(ks, texts)))
             for c, column in enumerate(columns):
                 rows.append((dataset, column, _cells(ks, [st.columns[c] for st in seen])))
-        out.append((f"Persona {persona}", header, rows))
-    return out
+        yield (f"Persona {persona}", header, rows)
 
 
 def _row_text(seen: semantics.Seen) -> str:
@@ -457,11 +444,17 @@ def _escape_md(text: str) -> str:
 
 
 def to_markdown(a: Analysis) -> str:
-    parts = []
+    return "".join(markdown_chunks(a))
+
+
+def markdown_chunks(a: Analysis) -> Iterator[str]:
+    """:func:`to_markdown` one table at a time (each ends with a newline): a persona's table
+    is rows x surfaces, so the whole is large on big estates."""
     for title, header, rows in _tables(a):
-        parts.append(f"### {title}\n")
+        parts = [f"### {title}\n"]
         if not rows:
             parts.append("_none_\n")
+            yield "\n".join(parts) + "\n"
             continue
         parts.append("| " + " | ".join(header) + " |")
         parts.append("|" + "|".join("---" for _ in header) + "|")
@@ -473,8 +466,8 @@ def to_markdown(a: Analysis) -> str:
                 for row in rows  # type: ignore[union-attr]
             )
         parts.append("")
-    parts.append(summary(a))
-    return "\n".join(parts) + "\n"
+        yield "\n".join(parts) + "\n"
+    yield summary(a) + "\n"
 
 
 def _markdown_sparse(width: int, rows: list[tuple[str, str, list[tuple[int, str]]]]) -> list[str]:
@@ -500,11 +493,16 @@ def _markdown_sparse(width: int, rows: list[tuple[str, str, list[tuple[int, str]
 
 
 def to_text(a: Analysis) -> str:
-    parts = []
+    return "".join(text_chunks(a))
+
+
+def text_chunks(a: Analysis) -> Iterator[str]:
+    """:func:`to_text` one table at a time (each but the last ends with a newline)."""
     for title, header, rows in _tables(a):
-        parts.append(title)
+        parts = [title]
         if not rows:
             parts.append("  (none)\n")
+            yield "\n".join(parts) + "\n"
             continue
         if isinstance(rows[0], tuple):
             widths = _sparse_widths(header, rows)  # type: ignore[arg-type]
@@ -521,8 +519,8 @@ def to_text(a: Analysis) -> str:
                 for row in rows  # type: ignore[union-attr]
             )
         parts.append("")
-    parts.append(summary(a))
-    return "\n".join(parts)
+        yield "\n".join(parts) + "\n"
+    yield summary(a)
 
 
 def _sparse_widths(

@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
 from compiler import analyze as an
 from compiler.analyze import ROWS, Analysis, summary
+from compiler.cli import cli
 from compiler.validate import load_project
 from tests.conftest import ROOT
 
@@ -222,3 +224,21 @@ def test_persona_without_governed_data(estates: dict[str, Path], tmp_path: Path)
     assert an.to_json(a) == reference_json(a)
     assert an.to_text(a) == reference_text(a)
     assert an.to_markdown(a) == reference_markdown(a)
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "text"])
+def test_the_command_writes_the_reference_bytes(estates: dict[str, Path], fmt: str) -> None:
+    """The command writes its output in pieces: the same bytes as the whole document once."""
+    where = estates["suppressed"]
+    a = an.analyze(load_project(where).model)
+    expected = {
+        "json": reference_json(a) + "\n",
+        "markdown": reference_markdown(a),
+        "text": reference_text(a) + "\n",
+    }[fmt]
+    result = CliRunner().invoke(
+        cli, ["analyze", str(where), "--format", fmt], standalone_mode=False
+    )
+    assert result.exception is None
+    assert result.return_value == 1  # divergences
+    assert result.stdout_bytes == expected.encode()

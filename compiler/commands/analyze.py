@@ -4,7 +4,15 @@ import sys
 
 import click
 
-from compiler.analyze import Analysis, analyze, json_chunks, summary, tables, to_markdown, to_text
+from compiler.analyze import (
+    Analysis,
+    analyze,
+    json_chunks,
+    markdown_chunks,
+    summary,
+    tables,
+    text_chunks,
+)
 from compiler.validate import load_project
 
 
@@ -31,11 +39,16 @@ def command(directory: str, fmt: str) -> int:
         out.write("\n")
         out.flush()
     elif fmt == "markdown":
-        click.echo(to_markdown(result), nl=False)
+        # a table at a time (each ends with a newline, so click.echo strips ANSI sequences
+        # as it would from the whole)
+        for chunk in markdown_chunks(result):
+            click.echo(chunk, nl=False)
     elif sys.stdout.isatty():
         print_rich(result)
     else:
-        click.echo(to_text(result))
+        for chunk in text_chunks(result):
+            click.echo(chunk, nl=False)
+        click.echo("")
     return 1 if result.divergences else 0
 
 
