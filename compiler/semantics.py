@@ -614,37 +614,63 @@ def divergences(
         distinct = [(first_of[j][0], first_of[j][1], q[1]) for q, j in questions.items()]
         domain_places.append((domain, places3, distinct, asks))
 
+    # groups alike: the same place keys (so every persona sees the same there), and for
+    # columns the same column names too; whether a group diverges depends on that alone
+    kinds: dict[tuple[object, ...], int] = {}
+    group_kinds = []
+    for _, places in compared:
+        rows_kind = tuple(keys(*p) for p in places)
+        names = tuple(tuple(c.lower() for c in shapes[d].columns) for _, d in places)
+        group_kinds.append(
+            (
+                kinds.setdefault(rows_kind, len(kinds)),
+                kinds.setdefault((rows_kind, names), len(kinds)),
+            )
+        )
+
     out: list[Divergence] = []
     # the divergences of each set of facts, by what its places show (the first persona's)
     done: dict[tuple[object, ...], list[Divergence]] = {}
     done_columns: dict[tuple[object, ...], list[Divergence]] = {}
     done_domains: dict[tuple[object, ...], list[Divergence]] = {}
+    # what groups alike show that diverges nowhere (Seen and their parts are interned, so
+    # identities stand for values)
+    quiet: set[tuple[object, ...]] = set()
     for persona in personas:
         view = _Views(Perspective(model, persona, shared), keys)
-        for root, places in compared:
-            seen = [view(*p) for p in places]
-            # rows depend on the row sets only (interned: one object per value), columns on
-            # the column dispositions only
+        seen_of: dict[int, list[Seen]] = {}
+        for (root, places), (rows_kind, columns_kind) in zip(compared, group_kinds, strict=True):
+            seen = seen_of.get(rows_kind)
+            if seen is None:
+                seen = seen_of[rows_kind] = [view(*p) for p in places]
+            # rows depend on the row sets only, columns on the column dispositions only
             rows = seen[0].rows
-            if any(v.rows is not rows for v in seen):
-                key: tuple[object, ...] = (root, *(id(v.rows) for v in seen))
-                key += tuple(v.row_disposition for v in seen)
-                found = done.get(key)
+            if any(v.rows is not rows for v in seen):  # else one row set: nothing is looser
+                shows: tuple[object, ...] = (rows_kind, *(id(v.rows) for v in seen))
+                shows += tuple(v.row_disposition for v in seen)
+                if shows not in quiet:
+                    key: tuple[object, ...] = (root, shows)
+                    found = done.get(key)
+                    if found is None:
+                        found = done[key] = list(_row_divergences(persona, root, places, view))
+                        if not found:
+                            quiet.add(shows)
+                        out.extend(found)
+                    else:
+                        out.extend(_for(persona, found))
+            shows = (columns_kind, *(id(v.columns) for v in seen))
+            if shows not in quiet:
+                key = (root, shows)
+                found = done_columns.get(key)
                 if found is None:
-                    found = done[key] = list(_row_divergences(persona, root, places, view))
+                    found = done_columns[key] = list(
+                        _column_divergences(persona, root, places, view, shapes)
+                    )
+                    if not found:
+                        quiet.add(shows)
                     out.extend(found)
                 else:
                     out.extend(_for(persona, found))
-            # else: one row set everywhere, nothing is looser
-            key = (root, *(v.columns for v in seen))
-            found = done_columns.get(key)
-            if found is None:
-                found = done_columns[key] = list(
-                    _column_divergences(persona, root, places, view, shapes)
-                )
-                out.extend(found)
-            else:
-                out.extend(_for(persona, found))
         for domain, places3, distinct, asks in domain_places:
             answers = tuple(view(s, d).columns[i] for s, d, i in distinct)
             key = (domain, answers)
