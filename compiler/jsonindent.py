@@ -75,21 +75,15 @@ def scalar(o: Any) -> str | None:
     return None
 
 
-def _key(k: Any) -> str | None:
-    # json.encoder's key conversion (skipkeys=False): str, float, bool, None, int
+def _key(k: Any) -> str:
+    # json.encoder's key conversion (skipkeys=False): str as it is; float, bool, None and
+    # int as their JSON text
     if isinstance(k, str):
         return k
-    if isinstance(k, float):
-        return _float(k)
-    if k is True:
-        return "true"
-    if k is False:
-        return "false"
-    if k is None:
-        return "null"
-    if isinstance(k, int):
-        return int.__repr__(k)
-    raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
+    text = scalar(k)
+    if text is None:
+        raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
+    return text
 
 
 class Encoder:
