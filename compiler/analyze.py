@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from functools import cached_property
+from itertools import chain
 from typing import Any
 
 from compiler import semantics
@@ -623,54 +624,53 @@ def _persona_json(m: Matrix, encoder: Encoder) -> dict[str, Any]:
                 fields["column"] = name(columns[k])
                 texts.append(column_format % tuple(fields[f] for f in column_fields))
         formats.append(((",\n" + encoder.unit * level).join(texts), places) if places else None)
-    order = sorted(range(len(m.datasets)), key=m.datasets.__getitem__)
-    written: dict[str, str] = {}
-    values: dict[int, str] = {}  # id(Seen) -> its values, encoded (the Seen live in m)
+    # datasets with cells, by name (the document's order); their formats joined into one
+    order = [i for i in sorted(range(len(m.datasets)), key=m.datasets.__getitem__) if formats[i]]
+    open_ = "[\n" + encoder.unit * level
+    sep = ",\n" + encoder.unit * level
+    close = "\n" + encoder.unit * _PERSONA_LEVEL + "]"
+    whole = open_ + sep.join(formats[i][0] for i in order) + close  # type: ignore[index]
     # the arguments of one dataset's format, by what is seen on each of its surfaces: Seen
     # are interned (semantics.Perspective.seen), so the same objects recur across datasets
     # governed alike and across personas; the places of datasets alike are one object too
     alike: dict[tuple[tuple[int, int], ...], list[tuple[int, int]]] = {}
-    for i, found in enumerate(formats):
-        if found is not None:
-            places = alike.setdefault(tuple(found[1]), found[1])
-            formats[i] = (found[0], places)
-    made: dict[tuple[int, ...], tuple[str, ...]] = {}
-    open_ = "[\n" + encoder.unit * level
-    sep = ",\n" + encoder.unit * level
-    close = "\n" + encoder.unit * _PERSONA_LEVEL + "]"
+    places_of = [alike.setdefault(tuple(formats[i][1]), formats[i][1]) for i in order]  # type: ignore[index]
+    place_ids = [id(p) for p in places_of]
+    made: dict[tuple[int, int], tuple[str, ...]] = {}
+    written: dict[str, str] = {}
+    values: dict[int, str] = {}  # id(Seen) -> its values, encoded (the Seen live in m)
+
+    def arguments(
+        places: list[tuple[int, int]], seen: tuple[semantics.Seen, ...]
+    ) -> tuple[str, ...]:
+        args: list[str] = []
+        for j, k in places:
+            st = seen[j]
+            d = st.columns[k] if k >= 0 else st.row_disposition
+            args.append(written.get(d) or written.setdefault(d, scalar(d)))  # type: ignore[arg-type]
+            if k < 0:
+                v = values.get(id(st))
+                if v is None:
+                    v = values[id(st)] = "".join(encoder.chunks(_values(st), level + 1))
+                args.append(v)
+        return tuple(args)
+
     out: dict[str, Any] = {}
     for persona, per_dataset in m.seen.items():
-        blocks = []
-        for i in order:
-            found = formats[i]
-            if found is None:
-                continue
-            text, places = found
-            seen = per_dataset[i]
-            key = (id(places), id(seen))
-            ready = made.get(key)
-            if ready is not None:
-                blocks.append(text % ready)
-                continue
-            args: list[str] = []
-            for j, k in places:
-                st = seen[j]
-                if k >= 0:
-                    d = st.columns[k]
-                    args.append(written.get(d) or written.setdefault(d, scalar(d)))  # type: ignore[arg-type]
-                else:
-                    d = st.row_disposition
-                    args.append(written.get(d) or written.setdefault(d, scalar(d)))  # type: ignore[arg-type]
-                    v = values.get(id(st))
-                    if v is None:
-                        v = values[id(st)] = "".join(encoder.chunks(_values(st), level + 1))
-                    args.append(v)
-            made[key] = ready = tuple(args)
-            blocks.append(text % ready)
-        if blocks:  # one copy of the persona's text, not three
-            blocks[0] = open_ + blocks[0]
-            blocks[-1] += close
-        out[persona] = Raw(sep.join(blocks) if blocks else "[]")
+        if not order:
+            out[persona] = Raw("[]")
+            continue
+        seen_in_order = [per_dataset[i] for i in order]
+        keys = list(zip(place_ids, map(id, seen_in_order), strict=True))
+        args = list(map(made.get, keys))
+        for n, found in enumerate(args):
+            if found is None:  # (an earlier miss of this persona may have made it)
+                key = keys[n]
+                made_now = made.get(key)
+                if made_now is None:
+                    made_now = made[key] = arguments(places_of[n], seen_in_order[n])
+                args[n] = made_now
+        out[persona] = Raw(whole % tuple(chain.from_iterable(args)))  # type: ignore[arg-type]
     return out
 
 
