@@ -615,7 +615,8 @@ def divergences(
         domain_places.append((domain, places3, distinct, asks))
 
     # groups alike: the same place keys (so every persona sees the same there), and for
-    # columns the same column names too; whether a group diverges depends on that alone
+    # columns the same column names too; whether a group diverges depends on that alone.
+    # One numbering for both kinds, so their entries in ``quiet`` never meet
     kinds: dict[tuple[object, ...], int] = {}
     group_kinds = []
     for _, places in compared:
