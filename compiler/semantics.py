@@ -431,13 +431,30 @@ class Perspective:
     def view(
         self, dataset: str, surface: str | None = None, also: Iterable[str] = ()
     ) -> DatasetView:
-        """See :func:`dataset_view`."""
+        """See :func:`dataset_view`. Built from :meth:`seen`: the column views of a dataset
+        are one tuple per (columns shown, enforcement mode, whether any row is seen, each
+        column's disposition), shared by the perspectives of one model."""
         ds = self.model.datasets[dataset]
-        cols = self._columns(dataset, ds, also)
-        mode = self.mode(surface)
-        rows, row_disp = self._rows_through(dataset, ds, mode)
-        views = tuple(self._column_through(dataset, ds, mode, rows, c) for c in cols)
-        return DatasetView(self.persona, dataset, surface, ds.platform, rows, row_disp, views)
+        shape = self.shape(dataset, also)
+        key = self.place_key(shape, surface)
+        seen = self.seen(dataset, surface, shape, key)
+        # a Shape lives in the shared answers, so its identity is stable
+        columns_key = ("view", id(shape), key[1], seen.rows.nothing, seen.columns)
+        views = self._shared.get(columns_key)  # type: ignore[arg-type]
+        if views is None:
+            mode: str = key[1]  # type: ignore[assignment]
+            views = self._shared[columns_key] = tuple(  # type: ignore[index]
+                self._column_through(dataset, ds, mode, seen.rows, c) for c in shape.columns
+            )
+        return DatasetView(
+            self.persona,
+            dataset,
+            surface,
+            ds.platform,
+            seen.rows,
+            seen.row_disposition,
+            views,  # type: ignore[arg-type]
+        )
 
     def column_through(self, dataset: str, surface: str | None, column: str) -> ColumnView:
         """One column of :meth:`view`, without building the rest of the view."""

@@ -1,8 +1,10 @@
 """The shortcuts of ``semantics.divergences`` (ACC403) answer what the slow path answered.
 
 * :meth:`Perspective.seen` memoises a persona's dispositions by how a dataset is governed
-  (:func:`semantics.shape_key`) and the surface's enforcement mode, not by the dataset's name:
-  compared with a fresh :func:`semantics.dataset_view` for every persona, dataset and surface;
+  (:func:`semantics.shape_key`) and the surface's enforcement mode, not by the dataset's name,
+  and :meth:`Perspective.view` shares column views between personas: both compared with a
+  fresh :func:`semantics.dataset_view` (a new perspective, nothing memoised) for every
+  persona, dataset and surface;
 * ``divergences`` computes the divergences of one set of facts once for all personas that see
   the same there: compared with an oracle that takes every view afresh, persona by persona;
 * ``divergences(..., datasets=...)`` is the full result restricted to the facts of those
@@ -33,7 +35,14 @@ from lint_bench import estate, write_estate
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("generated") / "policies"
-    return write_estate(where, estate(90, principals=24, programmes=12, defects=True))
+    files = estate(90, principals=24, programmes=12, defects=True)
+    # a runtime that returns no rows (ACC401): "denied" there is not "denied" by the catalog
+    agents = files["surfaces/agents.yaml"]["surfaces"]
+    agents[next(s for s in sorted(agents) if s.startswith("lakehouse"))]["runtime"] = "11.3"
+    # a persona with no programme and no region: every filtered row denied by the catalog
+    files["principals.yaml"]["principals"]["outsider"] = {"snowflake": "OUTSIDER"}
+    files["principals.yaml"]["personas"]["outsider"] = ["outsider"]
+    return write_estate(where, files)
 
 
 @pytest.fixture(scope="module", params=["policies", "examples/as-found", "generated"])
@@ -64,6 +73,11 @@ def test_seen_is_the_fresh_view(model: PolicyModel) -> None:
                 fresh = semantics.dataset_view(model, persona, dataset, surface, also)
                 assert shape.columns == tuple(c.column for c in fresh.columns)
                 assert memo.seen(dataset, surface, shape) == _seen(fresh)
+                # the whole view (masks, strategies, identifiers), from the shared columns
+                assert memo.view(dataset, surface, also) == fresh
+                assert memo.view(dataset, surface) == semantics.dataset_view(
+                    model, persona, dataset, surface
+                )
 
 
 def test_shape_key_tells_apart_what_the_dispositions_depend_on() -> None:
