@@ -26,10 +26,7 @@ def admitted_rows(project: Project, datasets: list[str]) -> Admitted:
     salts = TestSalts()
     sql = load_sql(render_files(project, "all"), salts, "the SQL compiled from the model")
     verifier = Verifier(project, sql, salts)
-    verifier.build()
-    for dataset in datasets:  # only these are executed, not the whole estate
-        _, columns, result = verifier.execute(dataset)
-        verifier._collect(dataset, columns, result)
+    verifier.evaluate(datasets)  # only these are executed, not the whole estate
     model = project.model
     out: Admitted = {}
     for dataset in datasets:
