@@ -42,7 +42,7 @@ def admitted_rows(project: Project, datasets: list[str]) -> Admitted:
         declared = frozenset(model.entitlements.get(dimension, {})) if dimension else frozenset()
         for persona, rows in verifier.results.get(dataset, {}).items():
             visible = [r for r, (shown, _) in sorted(rows.items()) if shown]
-            everything = len(visible) == len(table.rows)
+            everything = len(visible) == table.length
             if dimension is None:
                 out[(persona, dataset)] = (None, None, everything)
                 continue

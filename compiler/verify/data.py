@@ -17,7 +17,7 @@ Rows cycle through each column's values; the longest list sets the number of row
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from sqlglot import exp
 
@@ -42,7 +42,14 @@ class GenColumn:
 class GenTable:
     dataset: str
     columns: tuple[GenColumn, ...]
-    rows: tuple[tuple[Value, ...], ...]
+    #: the number of rows: row ``r`` of a column holds ``values[r % len(values)]``
+    length: int
+
+    @cached_property
+    def rows(self) -> tuple[tuple[Value, ...], ...]:
+        return tuple(
+            tuple(c.values[i % len(c.values)] for c in self.columns) for i in range(self.length)
+        )
 
     @cached_property
     def _positions(self) -> dict[str, int]:
@@ -58,7 +65,10 @@ class GenTable:
 
     def value(self, row: int, column: str) -> Value:
         i = self.column_index(column)
-        return None if i is None else self.rows[row][i]
+        if i is None:
+            return None
+        values = self.columns[i].values
+        return values[row % len(values)]
 
     def describe(self, row: int, column: str | None = None) -> str:
         """``row 2 (PROGRAMME_CODE='CNS-204')``: the row and its deciding value."""
@@ -104,6 +114,7 @@ def _literals(predicate: exp.Expression, column: str) -> list[Value]:
     return out
 
 
+@lru_cache(maxsize=1024)
 def _kind(type_text: str, platform: str) -> str:
     dtype = parse_type(type_text, platform)
     if dtype is None or is_string_type(dtype):
@@ -115,6 +126,7 @@ def _kind(type_text: str, platform: str) -> str:
     return "other"
 
 
+@lru_cache(maxsize=1024)
 def _duck_type(type_text: str, platform: str) -> str:
     dtype = parse_type(type_text, platform)
     if dtype is None or is_string_type(dtype):
@@ -139,8 +151,7 @@ def generate(model: PolicyModel, extra_columns: dict[str, set[str]]) -> dict[str
             for col in wanted:
                 _, type_text, values, role = specs[col.lower()]
                 cols.append(GenColumn(col, _duck_type(type_text, ds.platform), values, role))
-            rows = tuple(tuple(c.values[i % len(c.values)] for c in cols) for i in range(length))
-            out[name] = GenTable(name, tuple(cols), rows)
+            out[name] = GenTable(name, tuple(cols), length)
     return out
 
 
