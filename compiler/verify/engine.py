@@ -205,10 +205,15 @@ class Verifier:
     def _run_table_statements(self, sql: PlatformSQL) -> None:
         for stmt in sql.table_statements:
             assert stmt.expression is not None
-            tree = stmt.expression.copy()
-            for table in tree.find_all(exp.Table):
+            tree = stmt.expression
+            # the tables renamed in place for generating, then restored (the scanned
+            # statements name the mapping tables in reports): a copy of every INSERT's
+            # VALUES cost more than generating it
+            renamed = []
+            for table in list(tree.find_all(exp.Table)):
                 if table.name:
                     name = ".".join(p.name for p in table.parts)
+                    renamed.append((table, {k: table.args.get(k) for k in _TABLE_PARTS}))
                     table.set("catalog", None)
                     table.set("db", None)
                     table.set(
@@ -224,6 +229,19 @@ class Verifier:
                         )
                     )
                 text = tree.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
+            except SqlglotError as err:
+                message = str(err).strip().splitlines()[0]
+                raise InputError(
+                    Diagnostic(
+                        Location(stmt.file, stmt.line, stmt.column),
+                        f"cannot execute this statement on DuckDB: {message}",
+                    )
+                ) from None
+            finally:
+                for table, parts in renamed:
+                    for k, v in parts.items():
+                        table.set(k, v)
+            try:
                 self.con.execute(text)
             except (SqlglotError, duckdb.Error) as err:
                 message = str(err).strip().splitlines()[0]
@@ -612,7 +630,7 @@ class Verifier:
 
     def _differing(
         self, dataset: str, column: str, mask: str | None, salt: str | None
-    ) -> dict[str, tuple[int, ...]]:
+    ) -> _Differing:
         """persona -> the generated rows (visible or not) where ``column`` shows the persona
         something other than the model's value: the clear value (``mask`` None), or
         ``mask`` applied with ``salt``. Computed once per distinct (part, inputs, values)."""
@@ -624,7 +642,7 @@ class Verifier:
         key = ("differ", use.group.id, id(use.codes), values, mask, salt)
         found = self._memo.get(key)
         if found is None:
-            found = {}
+            found = _Differing()
             n = len(values)
             cells = sorted({(code, r % n) for r, code in enumerate(use.codes)})
             for persona, answers in use.group.answers.items():
@@ -638,12 +656,13 @@ class Verifier:
                     if wrong
                     else ()
                 )
+                found.any = found.any or bool(wrong)
             self._memo[key] = found
         return found  # type: ignore[no-any-return]
 
     def _column_modes(
         self, dataset: str, column: str
-    ) -> tuple[str | None, str | None, dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
+    ) -> tuple[str | None, str | None, _Differing, _Differing]:
         """The column's mask and test salt, and the rows that differ from the masked and from
         the clear value, per persona (which one applies: :meth:`_expect_masked`)."""
         ds = self.model.datasets[dataset]
@@ -692,6 +711,8 @@ class Verifier:
             ):
                 return False
             for mask, _, if_masked, if_clear in modes.values():
+                if not if_masked.any and not if_clear.any:
+                    continue
                 masked = self._expect_masked(persona, mask, ds.platform)
                 if (if_masked if masked else if_clear)[persona]:
                     return False
@@ -947,11 +968,13 @@ class Verifier:
             # every pair (which made verify quadratic in the number of datasets)
             platform_of = [self.model.datasets[a].platform for a, _ in cols]
             digests = [self._digests(a, ca) for a, ca in cols]
-            sharing: dict[tuple[Any, Any], list[int]] = {}
+            # (identifier, digest) -> platform -> the columns giving it: a column looks only
+            # at the other platforms' (the same platform shares its salt by design)
+            sharing: dict[tuple[Any, Any], dict[str, list[int]]] = {}
             for j, found in enumerate(digests):
                 for v, d in found.items():
                     if d is not None and d != v:
-                        sharing.setdefault((v, d), []).append(j)
+                        sharing.setdefault((v, d), {}).setdefault(platform_of[j], []).append(j)
             later = dict.fromkeys(platform_of, 0)
             for i in range(len(cols) - 1, -1, -1):
                 self.report.checks += sum(n for p, n in later.items() if p != platform_of[i])
@@ -962,8 +985,10 @@ class Verifier:
                         j
                         for v, d in digests[i].items()
                         if d is not None and d != v
-                        for j in sharing[(v, d)]
-                        if j > i and platform_of[j] != platform_of[i]
+                        for p, js in sharing[(v, d)].items()
+                        if p != platform_of[i]
+                        for j in js
+                        if j > i
                     }
                 )
                 for j in candidates:
@@ -1017,6 +1042,9 @@ class Verifier:
                 if isinstance(value := values[r % n], str)
             }
         return found  # type: ignore[no-any-return]
+
+
+_TABLE_PARTS = ("catalog", "db", "this")
 
 
 def _arg_key(arg: exp.Expression) -> str:
@@ -1096,6 +1124,12 @@ class _Group:
                 out.append(code)
             found = self._codes[key] = tuple(out)
         return found
+
+
+class _Differing(dict[str, tuple[int, ...]]):
+    """persona -> rows that differ from the model; ``any``: whether some persona has one."""
+
+    any = False
 
 
 @dataclass(frozen=True)
