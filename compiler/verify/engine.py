@@ -170,6 +170,7 @@ class Verifier:
         #: datasets whose parts read a column the generated rows do not have
         self._unreadable: list[str] = []
         self._bound: dict[tuple[Any, ...], str] = {}
+        self._arguments: dict[tuple[str, str], exp.Expression] = {}
         self._objects_of: dict[tuple[str, str], list[SqlObject]] = {}
         self._memo: dict[tuple[Any, ...], Any] = {}
         self._masked: dict[tuple[str, str | None, str | None], str | None] = {}
@@ -412,7 +413,11 @@ class Verifier:
     def _argument(
         self, binder: Binder, item: str, routine: Routine, slots: _Slots
     ) -> exp.Expression:
-        found = binder.argument(item, routine)
+        key = (binder.platform, item)
+        found = self._arguments.get(key)
+        if found is None:
+            # a literal (shared: binding copies it) or a column of the table
+            found = self._arguments[key] = binder.argument(item, routine)
         if isinstance(found, exp.Column) and found.table == ROWS:
             return slots.column(item)
         return found
@@ -536,9 +541,11 @@ class Verifier:
             Diagnostic(where, f"accord verify could not execute the SQL of {first} on DuckDB")
         )
 
-    def _execute_directly(self, dataset: str) -> None:
-        """Execute ``dataset``'s parts over its generated rows, named as in the dataset: the
-        query a failure is located with."""
+    def _execute_directly(self, dataset: str) -> list[tuple[Any, ...]]:
+        """Execute ``dataset``'s parts over its generated rows, named as in the dataset, every
+        persona at once: the query a failure is located with (and the tests' reference for
+        the grouped evaluation). One record per persona and row, in that order: persona, row,
+        visible, each column's value, then the conflict flags."""
         row, columns = self.parts(dataset, real=True)
         table = self.tables[dataset]
         source = exp.to_identifier(f"accord_data:{dataset}", quoted=True).sql("duckdb")
@@ -562,10 +569,11 @@ class Verifier:
         outputs += [f"({p.conflict or 'FALSE'})" for p in columns.values()]
         query = (
             f"SELECT {PERSONA}.persona, {ROWS}.accord_row, {', '.join(outputs)} "
-            f"FROM {source} AS {ROWS} CROSS JOIN accord_personas AS {PERSONA}"
+            f"FROM {source} AS {ROWS} CROSS JOIN accord_personas AS {PERSONA} "
+            "ORDER BY 1, 2"
         )
         try:
-            self.con.execute(query).fetchall()
+            return self.con.execute(query).fetchall()
         except duckdb.Error:
             self._locate_failure(source, [row, *columns.values()])
             raise
@@ -703,20 +711,39 @@ class Verifier:
         row_use, column_uses = self.uses[dataset]
         if row_use.group.conflicts or any(u.group.conflicts for u in column_uses.values()):
             return False
-        rf = ds.row_filter
-        expression = rf is not None and rf.expression is not None
+        if not self._rows_as_entitled(dataset):
+            return False
+        dirty = [m for m in modes.values() if m[2].any or m[3].any]
         for persona in self.personas:
-            if not expression and self._expected_rows(dataset, persona) != list(
-                self.shown(dataset, persona)
-            ):
-                return False
-            for mask, _, if_masked, if_clear in modes.values():
-                if not if_masked.any and not if_clear.any:
-                    continue
+            for mask, _, if_masked, if_clear in dirty:
                 masked = self._expect_masked(persona, mask, ds.platform)
                 if (if_masked if masked else if_clear)[persona]:
                     return False
         return True
+
+    def _rows_as_entitled(self, dataset: str) -> bool:
+        """Whether the compiled SQL shows every persona the rows the model entitles it to
+        (True when a hand-written predicate decides: nothing to compare). The answer depends
+        on the row part, its inputs and the entitlement filter only: computed once for
+        every dataset of that shape."""
+        ds = self.model.datasets[dataset]
+        rf = ds.row_filter
+        if rf is not None and rf.expression is not None:
+            return True
+        table = self.tables[dataset]
+        use = self.uses[dataset][0]
+        index = table.column_index(rf.column) if rf is not None and rf.column else None
+        values = table.columns[index].values if index is not None else None
+        # the entitlement filter as semantics.Perspective.rows keys it
+        grants = (ds.platform, rf.entitlement, tuple(rf.unfiltered_for)) if rf else None
+        key = ("entitled", use.group.id, id(use.codes), values, table.length, grants)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = all(
+                self._expected_rows(dataset, p) == list(self.shown(dataset, p))
+                for p in self.personas
+            )
+        return found  # type: ignore[no-any-return]
 
     # ---- comparisons ---------------------------------------------------------------------------
 
@@ -850,41 +877,44 @@ class Verifier:
                 for b in members[i + 1 :]:
                     self._compare_pair(a, b)
 
-    def _replica_diffs(
-        self, a: str, ca: str, b: str, cb: str, hashed: bool, persona: str
-    ) -> tuple[tuple[int, Any, Any, str, str], ...]:
-        """Rows (visible or not) where replicas ``a.ca`` and ``b.cb`` differ for ``persona``:
-        one shows the value clear and the other masked, or both mask it differently (a
-        salted hash differs per platform by design)."""
+    def _replica_diffs(self, a: str, ca: str, b: str, cb: str, hashed: bool) -> _Differing:
+        """persona -> rows (visible or not) where replicas ``a.ca`` and ``b.cb`` differ, as
+        ``(row, value on a, value on b, state on a, state on b)``: one shows the value clear
+        and the other masked, or both mask it differently (a salted hash differs per
+        platform by design). Computed once per distinct pair of parts and inputs."""
         ua, ub = self.uses[a][1][ca], self.uses[b][1][cb]
         ta = self.tables[a]
         index = ta.column_index(ca)
         assert index is not None
         values = ta.columns[index].values
         key = ("replica", ua.group.id, id(ua.codes), ub.group.id, id(ub.codes), values, hashed)
-        key += (persona,)
         found = self._memo.get(key)
         if found is None:
-            got_a, got_b = ua.group.answers[persona], ub.group.answers[persona]
-            cells: dict[tuple[int, int, int], tuple[Any, Any, str, str] | None] = {}
-            out = []
+            found = _Differing()
             n = len(values)
-            for r, (code_a, code_b) in enumerate(zip(ua.codes, ub.codes, strict=True)):
-                cell = (code_a, code_b, r % n)
-                if cell not in cells:
-                    original = values[r % n]
-                    va, vb = got_a[code_a], got_b[code_b]
-                    state_a = "clear" if _same(va, original) else "masked"
-                    state_b = "clear" if _same(vb, original) else "masked"
-                    differ = state_a != state_b or (
-                        state_a == "masked" and not hashed and not _same(va, vb)
-                    )
-                    cells[cell] = (va, vb, state_a, state_b) if differ else None
-                found_cell = cells[cell]
-                if found_cell is not None:
-                    out.append((r, *found_cell))
-            found = self._memo[key] = tuple(out)
-        return found  # type: ignore[no-any-return]
+            rows = list(enumerate(zip(ua.codes, ub.codes, strict=True)))
+            for persona, got_a in ua.group.answers.items():
+                got_b = ub.group.answers[persona]
+                cells: dict[tuple[int, int, int], tuple[Any, Any, str, str] | None] = {}
+                out = []
+                for r, (code_a, code_b) in rows:
+                    cell = (code_a, code_b, r % n)
+                    if cell not in cells:
+                        original = values[r % n]
+                        va, vb = got_a[code_a], got_b[code_b]
+                        state_a = "clear" if _same(va, original) else "masked"
+                        state_b = "clear" if _same(vb, original) else "masked"
+                        differ = state_a != state_b or (
+                            state_a == "masked" and not hashed and not _same(va, vb)
+                        )
+                        cells[cell] = (va, vb, state_a, state_b) if differ else None
+                    found_cell = cells[cell]
+                    if found_cell is not None:
+                        out.append((r, *found_cell))
+                found[persona] = tuple(out)  # type: ignore[assignment]
+                found.any = found.any or bool(out)
+            self._memo[key] = found
+        return found
 
     def _compare_pair(self, a: str, b: str) -> None:
         ta, tb = self.tables[a], self.tables[b]
@@ -900,6 +930,9 @@ class Verifier:
             (ca, cb): _strategy(self.model, da, ca) == "hash"
             or (_strategy(self.model, db, cb) == "hash")
             for ca, cb in common
+        }
+        diffs_of = {
+            (ca, cb): self._replica_diffs(a, ca, b, cb, hashed[(ca, cb)]) for ca, cb in common
         }
         for persona in self.personas:
             sa = list(self.shown(a, persona))
@@ -930,7 +963,7 @@ class Verifier:
             both: set[int] | None = None
             for ca, cb in common:
                 self.report.checks += 1
-                found = self._replica_diffs(a, ca, b, cb, hashed[(ca, cb)], persona)
+                found = diffs_of[(ca, cb)][persona]
                 if not found:
                     continue
                 if both is None:
@@ -1047,10 +1080,9 @@ class Verifier:
 _TABLE_PARTS = ("catalog", "db", "this")
 
 
-def _arg_key(arg: exp.Expression) -> str:
-    if isinstance(arg, exp.Column) and arg.table == ROWS:
-        return arg.name
-    return arg.sql("duckdb")
+def _arg_key(arg: exp.Expression) -> Any:
+    slot = arg.meta.get("accord_slot")
+    return ("slot", slot) if slot is not None else arg.sql("duckdb")
 
 
 class _Slots:
@@ -1084,7 +1116,9 @@ class _Slots:
 @lru_cache(maxsize=256)
 def _slot_column(i: int) -> exp.Column:
     # shared: binding copies an argument before placing it (``Binder._substitute``)
-    return row_column(f"accord_in_{i}")
+    column = row_column(f"accord_in_{i}")
+    column.meta["accord_slot"] = i
+    return column
 
 
 class _Group:
