@@ -138,6 +138,9 @@ def generate(model: PolicyModel, extra_columns: dict[str, set[str]]) -> dict[str
     """One table per dataset. ``extra_columns`` names, per dataset, columns the compiled SQL
     refers to that the model does not list (they get recognisable values)."""
     out: dict[str, GenTable] = {}
+    # equal value lists are one object (by column type: True == 1), so that what is
+    # computed per list is computed once for the estate
+    shared: dict[tuple[str, tuple[Value, ...]], tuple[Value, ...]] = {}
     groups: dict[str, list[str]] = {}
     for name in sorted(model.datasets):
         groups.setdefault(model.replica_root(name), []).append(name)
@@ -150,7 +153,9 @@ def generate(model: PolicyModel, extra_columns: dict[str, set[str]]) -> dict[str
             cols = []
             for col in wanted:
                 _, type_text, values, role = specs[col.lower()]
-                cols.append(GenColumn(col, _duck_type(type_text, ds.platform), values, role))
+                duck_type = _duck_type(type_text, ds.platform)
+                values = shared.setdefault((duck_type, values), values)
+                cols.append(GenColumn(col, duck_type, values, role))
             out[name] = GenTable(name, tuple(cols), length)
     return out
 

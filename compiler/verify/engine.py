@@ -647,7 +647,7 @@ class Verifier:
         index = table.column_index(column)
         assert index is not None
         values = table.columns[index].values
-        key = ("differ", use.group.id, id(use.codes), values, mask, salt)
+        key = ("differ", use.group.id, id(use.codes), id(values), mask, salt)
         found = self._memo.get(key)
         if found is None:
             found = _Differing()
@@ -692,7 +692,7 @@ class Verifier:
         key = rf.column if rf is not None else None
         index = table.column_index(key) if key else None
         values = table.columns[index].values if index is not None else None
-        memo = ("expected", values, table.length, rowset)
+        memo = ("expected", id(values), table.length, rowset)
         found = self._memo.get(memo)
         if found is None:
             if values is None:
@@ -713,12 +713,18 @@ class Verifier:
             return False
         if not self._rows_as_entitled(dataset):
             return False
-        dirty = [m for m in modes.values() if m[2].any or m[3].any]
-        for persona in self.personas:
-            for mask, _, if_masked, if_clear in dirty:
-                masked = self._expect_masked(persona, mask, ds.platform)
-                if (if_masked if masked else if_clear)[persona]:
-                    return False
+        for mask, _, if_masked, if_clear in modes.values():
+            if not if_masked.any and not if_clear.any:
+                continue
+            key = ("clean", id(if_masked), id(if_clear), mask, ds.platform)
+            found = self._memo.get(key)
+            if found is None:
+                found = self._memo[key] = not any(
+                    (if_masked if self._expect_masked(p, mask, ds.platform) else if_clear)[p]
+                    for p in self.personas
+                )
+            if not found:
+                return False
         return True
 
     def _rows_as_entitled(self, dataset: str) -> bool:
@@ -736,7 +742,7 @@ class Verifier:
         values = table.columns[index].values if index is not None else None
         # the entitlement filter as semantics.Perspective.rows keys it
         grants = (ds.platform, rf.entitlement, tuple(rf.unfiltered_for)) if rf else None
-        key = ("entitled", use.group.id, id(use.codes), values, table.length, grants)
+        key = ("entitled", use.group.id, id(use.codes), id(values), table.length, grants)
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = all(
@@ -887,7 +893,8 @@ class Verifier:
         index = ta.column_index(ca)
         assert index is not None
         values = ta.columns[index].values
-        key = ("replica", ua.group.id, id(ua.codes), ub.group.id, id(ub.codes), values, hashed)
+        key = ("replica", ua.group.id, id(ua.codes), ub.group.id, id(ub.codes), id(values))
+        key += (hashed,)
         found = self._memo.get(key)
         if found is None:
             found = _Differing()
@@ -1064,7 +1071,7 @@ class Verifier:
         index = table.column_index(column)
         assert index is not None
         values = table.columns[index].values
-        key = ("digests", use.group.id, id(use.codes), values)
+        key = ("digests", use.group.id, id(use.codes), id(values))
         found = self._memo.get(key)
         if found is None:
             nobody = use.group.answers[NOBODY]
@@ -1134,7 +1141,7 @@ class _Group:
         #: distinct input tuples, in order of first use; ``_index`` finds one by value
         self.inputs: list[tuple[Any, ...]] = []
         self._index: dict[tuple[Any, ...], int] = {}
-        self._codes: dict[tuple[Any, ...], tuple[int, ...]] = {}
+        self._codes: dict[tuple[int, ...], tuple[int, ...]] = {}
         #: persona -> the answer for each input tuple
         self.answers: dict[str, list[Any]] = {}
         #: persona -> input tuples for which more than one ABAC policy applies
@@ -1143,7 +1150,9 @@ class _Group:
     def codes(self, columns: tuple[tuple[Any, ...], ...], length: int) -> tuple[int, ...]:
         """Per generated row, the index of its inputs: the row ``r`` of a column holds
         ``values[r % len(values)]`` (:func:`compiler.verify.data.generate`)."""
-        key = (columns, length)
+        # by identity: equal value lists are one object (data.generate), and the lists
+        # live as long as the run's tables
+        key = (*map(id, columns), length)
         found = self._codes.get(key)
         if found is None:
             out = []
