@@ -49,6 +49,9 @@ Databricks
 - ``abac_policy``: CREATE [OR REPLACE] POLICY: name, abac (see :class:`AbacPolicy`), policy
   (the function), table (ON TABLE only), column_name (ON COLUMN), columns (USING COLUMNS).
 - ``drop_abac_policy``: DROP POLICY [IF EXISTS] name ON ...: name, table, abac (securable).
+- ``governed_tag``: CREATE GOVERNED TAG k [DESCRIPTION 'd'] [VALUES (...)]: name, comment;
+  ``alter_governed_tag`` (ALTER GOVERNED TAG k SET ...) and ``drop_governed_tag``: name
+  (Runtime 18.1+: sql-ref-syntax-ddl-create-governed-tag and its ALTER / DROP pages).
 
 Both
 - ``other``: anything else; ``expression`` is sqlglot's parse, None when sqlglot cannot
@@ -676,6 +679,8 @@ def _read_statement(ctx: _Context, toks: Sequence[Token]) -> list[_Fields]:
             return [_read_abac(ctx, c, or_replace)]
         if c.accept("TAG"):
             return [_read_tag(c, or_replace)]
+        if not or_replace and c.accept("GOVERNED", "TAG"):
+            return [_read_governed_tag(c, "governed_tag")]
         secure = False
         while True:
             if c.accept("SECURE"):
@@ -694,10 +699,14 @@ def _read_statement(ctx: _Context, toks: Sequence[Token]) -> list[_Fields]:
             return _read_alter_policy(ctx, c, "row access policy")
         if c.accept("TAG"):
             return _read_alter_tag(c)
+        if c.accept("GOVERNED", "TAG"):
+            return [_read_governed_tag(c, "alter_governed_tag")]
         return [{"kind": "other"}]
     if c.accept("DROP"):
         if c.accept("POLICY"):
             return [_read_drop_abac(c)]
+        if c.accept("GOVERNED", "TAG"):
+            return [_read_governed_tag(c, "drop_governed_tag")]
         if c.accept("MASKING", "POLICY"):
             kind = "drop_masking_policy"
         elif c.accept("ROW", "ACCESS", "POLICY"):
@@ -962,6 +971,19 @@ def _read_tag(c: _Cursor, or_replace: bool) -> _Fields:
         "if_not_exists": if_not_exists,
         "comment": comment,
     }
+
+
+def _read_governed_tag(c: _Cursor, kind: str) -> _Fields:
+    """Databricks ``{CREATE|ALTER|DROP} GOVERNED TAG tag_key ...``: the key, and for CREATE the
+    ``DESCRIPTION`` literal."""
+    name = c.name("the governed tag's key")
+    comment = None
+    while kind == "governed_tag" and not c.at_end():
+        if c.accept("DESCRIPTION"):
+            comment = c.string("a string after DESCRIPTION")
+        else:
+            c.i += 1
+    return {"kind": kind, "name": name, "comment": comment}
 
 
 def _read_alter_tag(c: _Cursor) -> list[_Fields]:

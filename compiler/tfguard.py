@@ -11,7 +11,12 @@ and refuses a plan that
 * replaces or changes an existing ``snowflake_table_column_masking_policy_application``: the
   old application is removed before the new one is created;
 * replaces or changes an existing row access attachment (``snowflake_execute`` running
-  ``ADD ROW ACCESS POLICY``): its revert drops the policy before the new one is added.
+  ``ADD ROW ACCESS POLICY``): its revert drops the policy before the new one is added;
+* replaces a mapping table's rows (the ``snowflake_execute`` named ``<table>__rows``) so that
+  the table is emptied: destroying the old rows before creating the new ones, or (state made
+  by an accord before ``create_before_destroy``) running an old revert that deletes the rows
+  after the new ones are written. accord writes the rows with ``create_before_destroy`` and a
+  read as revert, so its own change replaces every row in one statement.
 
 Each of these is one statement in ``accord plan`` (``ALTER TAG ... SET MASKING POLICY ...
 FORCE``, ``SET MASKING POLICY ... FORCE``, ``DROP ROW ACCESS POLICY ..., ADD ROW ACCESS
@@ -66,6 +71,9 @@ def unsafe_changes(plan: dict[str, Any]) -> list[str]:
                 f"{'replaced' if replaced else 'changed'}; the old application is removed "
                 "before the new one is made, leaving the column unmasked in between"
             )
+        elif kind == "snowflake_execute" and str(rc.get("name") or address).endswith("__rows"):
+            if replaced:
+                out += _rows_replacement(address, actions, before)
         elif kind == "snowflake_execute" and "ROW ACCESS POLICY" in str(before.get("execute")):
             out.append(
                 f"{address}: the row access attachment is "
@@ -73,3 +81,26 @@ def unsafe_changes(plan: dict[str, Any]) -> list[str]:
                 "the new one is added, leaving the table without a row access policy in between"
             )
     return out
+
+
+def _rows_replacement(address: str, actions: list[str], before: dict[str, Any]) -> list[str]:
+    """A mapping table's rows replaced: safe only when the new rows are written first and the
+    old revert leaves them alone (``targets.terraform.REVERT_ROWS``)."""
+    from targets.terraform import REVERT_ROWS
+
+    revert = " ".join(str(before.get("revert") or "").split())
+    if actions and actions[0] == "delete":
+        return [
+            f"{address}: the grants are replaced by running the old rows' revert ({revert!r}) "
+            "before the new rows are written: the policies read an emptied mapping table in "
+            "between (write the resource with lifecycle create_before_destroy, as accord "
+            "compile does)"
+        ]
+    if revert.upper() != REVERT_ROWS.upper():
+        return [
+            f"{address}: the new rows are written first, then the old resource's revert "
+            f"({revert!r}) runs and empties the mapping table (state from an accord before "
+            f"create_before_destroy): run `terraform state rm {address}` and plan again; the "
+            "new INSERT OVERWRITE replaces every row in one statement"
+        ]
+    return []

@@ -6,7 +6,8 @@ pinned providers document them; tests/test_terraform.py keeps the table):
 
 Snowflake (``snowflakedb/snowflake``)
     mapping table: ``snowflake_table`` and, for its rows, a ``snowflake_execute`` running one
-    ``INSERT OVERWRITE`` (revert: ``DELETE``); salt function: ``snowflake_function_sql``
+    ``INSERT OVERWRITE`` (``create_before_destroy``, revert a read: a grants change never
+    empties the table); salt function: ``snowflake_function_sql``
     (secure) whose definition comes from a sensitive variable; row access policy:
     ``snowflake_row_access_policy``; masking policy: ``snowflake_masking_policy``; row access
     attachment: ``snowflake_execute`` (the provider has no attachment resource for tables and
@@ -109,6 +110,12 @@ def _escaped(node: Any) -> Any:
     if isinstance(node, list):
         return [_escaped(v) for v in node]
     return node
+
+
+#: the revert of a mapping table's rows: a harmless read, since it runs after the replacing
+#: resource has written the new rows (create_before_destroy), and dropping the table removes
+#: the rows anyway
+REVERT_ROWS = "SELECT 1"
 
 
 def _address_name(*parts: str) -> str:
@@ -248,20 +255,27 @@ class SnowflakeResources:
                 ],
             },
         )
-        if not t.rows:
-            return
         table = sql.table(t.name, "snowflake")
         columns = [sql.ident(c, "snowflake") for c in (t.key_column, t.principal_column)]
-        insert = exp.insert(exp.values([tuple(r) for r in t.rows]), table, columns=columns)
-        insert.set("overwrite", True)
-        # one statement replaces every row; a change of grants replaces this resource: revert
-        # (DELETE) then execute, so policies briefly see no grants and deny (never allow)
+        if t.rows:
+            insert = exp.insert(exp.values([tuple(r) for r in t.rows]), table, columns=columns)
+            insert.set("overwrite", True)
+            execute = self.sql(insert)
+        else:  # no grants: the table holds no rows (the resource exists whatever the rows)
+            execute = self.sql(exp.delete(table.copy()))
+        # A grants change replaces this resource (the provider forces a new one when `execute`
+        # changes: pkg/resources/execute.go). With create_before_destroy the new INSERT
+        # OVERWRITE runs first and replaces every row in one transactional statement ("INSERT
+        # statements with OVERWRITE can be processed within the scope of the current
+        # transaction", sql-reference/sql/insert); the old resource's revert then runs, so it
+        # must not touch the rows: it is a read. Policies never see an empty or partial table.
         self.doc.add(
             "snowflake_execute",
             name + "__rows",
             {
-                "execute": self.sql(insert),
-                "revert": self.sql(exp.delete(table.copy())),
+                "execute": execute,
+                "revert": REVERT_ROWS,
+                "lifecycle": {"create_before_destroy": True},
                 "depends_on": [self.address[t.name]],
             },
         )

@@ -459,3 +459,16 @@ def test_a_missing_plans_directory_is_refused_and_not_created(tmp_path: Path, co
     code, out, err = run_cli(argv)
     _assert_clean_refusal(code, out, err, "accord: ", "no such plans directory")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_plan_under_a_name_accord_cannot_write_is_refused_not_skipped(tmp_path: Path) -> None:
+    """`migrate apply` and `status` read plans from NNNN_<slug> directories; one holding a
+    plan.json under another name (a hand-made copy, an older accord's empty slug) is reported,
+    never passed over as if nothing were pending."""
+    from compiler.errors import UsageError
+    from compiler.plan.ledger import read_plans
+
+    (tmp_path / "0001_").mkdir()
+    (tmp_path / "0001_" / "plan.json").write_text("{}")
+    with pytest.raises(UsageError, match="not a plan directory name"):
+        read_plans(tmp_path)

@@ -150,6 +150,28 @@ def test_unused_ignore_entry_in_the_model(tmp_path: Path) -> None:
     assert json.loads(run.stdout)["findings"] == []
 
 
+def test_a_drift_rule_suppression_is_not_judged_by_lint(tmp_path: Path) -> None:
+    """ACC701-ACC706 are raised only by `accord drift`, which reads the platforms: plain lint
+    cannot know whether `ignore: {ACC704: ...}` is used, so it does not call it unused (it did),
+    while a stale suppression of a lint rule beside it still is."""
+    data = patched(
+        {
+            "masks": {
+                "email": {
+                    "ignore": {
+                        "ACC704": "a console grant, reviewed 2026-11",
+                        "ACC201": "hashing reviewed 2025-03",
+                    }
+                }
+            }
+        }
+    )
+    root = write_estate(tmp_path / "p", data)
+    run = accord("lint", str(root), "--format", "json")
+    messages = [f["message"] for f in json.loads(run.stdout)["findings"]]
+    assert len(messages) == 1 and "ACC201" in messages[0]
+
+
 def test_used_ignore_entry_is_not_reported() -> None:
     run = accord("lint", str(ROOT / "policies"), "--format", "json", "--show-suppressed")
     assert "ACC002" not in {f["rule"] for f in json.loads(run.stdout)["findings"]}

@@ -169,6 +169,32 @@ user = dbutils.widgets.get("user")
 # MAGIC ALTER TABLE main.sales.orders SET ROW FILTER main.sec.region_filter ON (region)
 """
 
+#: A Python notebook that sets its policies up from Python cells, in the shape of public
+#: Unity Catalog notebooks: an f-string `spark.sql(f\"\"\"...\"\"\")` with a widget-driven
+#: catalog, a plain one-line `spark.sql("...")`, a query passed as a variable (not followed),
+#: and a backslash-escaped literal whose positions cannot be kept (reported).
+PY_SPARK_NOTEBOOK = """\
+# Databricks notebook source
+catalog = dbutils.widgets.get("catalog")
+
+# COMMAND ----------
+
+spark.sql(f\"\"\"
+  CREATE OR REPLACE FUNCTION {catalog}.sec.ssn_mask(ssn STRING)
+  RETURN CASE WHEN is_member('hr_admins') THEN ssn ELSE sha1(ssn) END
+\"\"\")
+
+# COMMAND ----------
+
+spark.sql("ALTER TABLE main.hr.employees ALTER COLUMN ssn SET MASK main.sec.ssn_mask")
+q = "SELECT * FROM main.hr.employees"
+display(spark.sql(q))
+
+# COMMAND ----------
+
+spark.sql("CREATE OR REPLACE FUNCTION main.sec.f(r STRING) RETURN is_member(\\'x\\')")
+"""
+
 #: A Snowflake worksheet in the style of the Snowflake documentation's masking examples:
 #: `//` comments, USE statements, a `$$` function body and an EXECUTE IMMEDIATE block.
 WORKSHEET = """\
@@ -343,6 +369,17 @@ CASES = [
         "Python notebook: %sql cells",
         {"notebooks/rls.py": PY_NOTEBOOK},
         [("notebooks/rls.py", 13, "ACC102", "is_member('admins')")],
+    ),
+    Case(
+        "Python notebook: spark.sql strings, f-strings, an escaped literal",
+        {"notebooks/setup.py": PY_SPARK_NOTEBOOK},
+        [
+            ("notebooks/setup.py", 8, "ACC102", "is_member('hr_admins')"),
+            ("notebooks/setup.py", 8, "ACC201", "sha1(ssn)"),
+            ("notebooks/setup.py", 8, "ACC204", "sha1(ssn)"),
+            ("notebooks/setup.py", 19, "ACC001", '"CREATE OR REPLACE FUNCTION main.sec.f'),
+        ],
+        ["backslash escapes"],
     ),
     Case(
         "worksheet: // comments, $$ bodies, EXECUTE IMMEDIATE",

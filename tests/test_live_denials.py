@@ -115,3 +115,28 @@ def test_denial_row(row: str, platform: str, error: object, sql: str | None, nee
 )
 def test_a_fault_is_not_a_denial(platform: str, error: object) -> None:
     assert classify(platform, error, "SELECT 1") is None
+
+
+def test_the_two_denial_tables_name_the_same_codes() -> None:
+    """The executor's table (compiler/live/denials.py: which privilege the deploying role
+    lacks) and the probe table (compiler/data/denial_codes.json: which codes in a payload mean
+    the persona was denied) are kept apart because they read different shapes, but they must
+    agree on the codes: each JSON code, raised by the real client, is a denial for the
+    executor, and each executor row's code is in the JSON."""
+    from compiler.probe_live.denials import denial_table
+
+    table = denial_table()
+    snowflake = table["snowflake"].codes
+    pairs = {("3001", "42501"), ("2003", "42S02")}
+    for errno, state in pairs:
+        assert {errno, errno.zfill(6), state} <= snowflake
+        assert (
+            classify("snowflake", sf(int(errno), state, f"{errno} ({state}): denied")) is not None
+        )
+    assert snowflake == {c for e, s in pairs for c in (e, e.zfill(6), s)}
+    databricks = table["databricks"].codes
+    for code in sorted(databricks - {"42501"}):
+        assert classify("databricks", FailedStatement(code, f"[{code}] no")) is not None
+    assert classify("databricks", FailedStatement(None, "[X] no SQLSTATE: 42501")) is not None
+    assert classify("databricks", PermissionDenied("403")) is not None
+    assert databricks == {"INSUFFICIENT_PERMISSIONS", "PERMISSION_DENIED", "42501"}

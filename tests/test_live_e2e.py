@@ -137,6 +137,8 @@ def test_tamper_drift_repair(platforms: Platforms, tmp_path: Path) -> None:
         "REVOKE USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() FROM ROLE ANALYST"
         in apply_sql
     )
+    verify_sql = next(plans.glob("0002_*/*_snowflake_apply.verify.sql")).read_text()
+    assert '"grantee": "ANALYST", "kind": "no_grant"' in verify_sql  # checked after the REVOKE
     for platform in ("snowflake", "databricks"):
         code, out, err = apply_on(platform, plans)
         assert code == 0, out + err
@@ -258,9 +260,9 @@ def test_databricks_tamper_and_salt_drift(
     assert code == 1 and "ACC703" in out and "ACC706" not in out
 
 
-def abac_estate(platforms: Platforms, tmp_path: Path) -> Path:
+def abac_estate(platforms: Platforms, tmp_path: Path, govern: bool = True) -> Path:
     """policies/ with `style: abac` on Databricks; the account admin has created the governed
-    tags (SQL cannot)."""
+    tags (``govern``; else the plan from the live base creates them)."""
     import shutil
 
     from targets.objects import Tag
@@ -269,9 +271,74 @@ def abac_estate(platforms: Platforms, tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "policies", d)
     p = d / "platforms.yaml"
     p.write_text(p.read_text().replace("style: table", "style: abac"))
-    for tag in lower_all(load_project(d))["databricks"].of(Tag):
+    for tag in lower_all(load_project(d))["databricks"].of(Tag) if govern else ():
         platforms.databricks.govern_tag(tag.name, tag.allowed_values, tag.comment)
     return d
+
+
+def test_a_plan_from_live_creates_the_governed_tags_the_account_lacks(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """Issue 10 item 10. ``CREATE GOVERNED TAG k [DESCRIPTION d] VALUES (...)`` exists from
+    Runtime 18.1 and fails with ALREADY_EXISTS when the key exists
+    (sql-language-manual/sql-ref-syntax-ddl-create-governed-tag). A plan from a live base read
+    the account's governed tags, so it creates those the account lacks (and its rollback
+    drops them: sql-ref-syntax-ddl-drop-governed-tag); each stage that defines one checks,
+    with ``tag_policies.get_tag_policy``, that it exists with the model's values."""
+    from targets.objects import Tag
+
+    d = abac_estate(platforms, tmp_path, govern=False)
+    wanted = {t.name: t.allowed_values for t in lower_all(load_project(d))["databricks"].of(Tag)}
+    assert wanted and not platforms.databricks.tags
+    plans = tmp_path / "migrations"
+    dbx = ["--platform", "databricks"]
+    assert run_cli(["plan", str(d), "--base", "live:databricks", "--out", str(plans)])[0] == 0
+    sql = "\n".join(p.read_text() for p in sorted(plans.rglob("*.sql")))
+    for name in wanted:
+        assert f"CREATE GOVERNED TAG {name} " in sql
+        assert f"DROP GOVERNED TAG {name};" in sql  # in the rollback
+        assert '"kind": "governed_tag"' in sql and f'"tag": "{name}"' in sql
+    code, out, err = run_cli(
+        ["migrate", "apply", *dbx, "--plans", str(plans), "--policies", str(d)]
+    )
+    assert code == 0, out + err
+    assert {t.name: t.allowed_values for t in platforms.databricks.tags.values()} == wanted
+    assert run_cli(["drift", str(d), *dbx])[0] == 0
+    # an account admin narrows a governed tag's values: a new plan alters it in place
+    name = sorted(wanted)[0]
+    platforms.databricks.govern_tag(name, wanted[name][:1])
+    plans2 = tmp_path / "migrations2"
+    assert run_cli(["plan", str(d), "--base", "live:databricks", "--out", str(plans2)])[0] == 0
+    sql2 = "\n".join(p.read_text() for p in sorted(plans2.rglob("*.sql")))
+    assert f"ALTER GOVERNED TAG {name} SET VALUES (" in sql2
+    code, out, err = run_cli(
+        ["migrate", "apply", *dbx, "--plans", str(plans2), "--policies", str(d)]
+    )
+    assert code == 0, out + err
+    assert platforms.databricks.tags[name.upper()].allowed_values == wanted[name]
+
+
+def test_a_stage_fails_while_its_governed_tag_does_not_exist(
+    platforms: Platforms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ABAC conditions match governed tags only (unity-catalog/abac): a column tagged without
+    its governed tag matches no policy. The check of the stage that defines the tag reads it
+    with ``tag_policies.get_tag_policy``: an account whose statement left no governed tag
+    (here, a stand-in that accepts CREATE GOVERNED TAG and keeps nothing) fails the stage,
+    and the next stage, which would tag the columns, never runs."""
+    d = abac_estate(platforms, tmp_path, govern=False)
+    plans = tmp_path / "migrations"
+    dbx = ["--platform", "databricks"]
+    assert run_cli(["plan", str(d), "--base", "live:databricks", "--out", str(plans)])[0] == 0
+    monkeypatch.setattr(
+        type(platforms.databricks), "_do_governed_tag", lambda self, stmt: self._ok("OK")
+    )
+    code, out, err = run_cli(
+        ["migrate", "apply", *dbx, "--plans", str(plans), "--policies", str(d)]
+    )
+    assert code == 1, out + err
+    assert "01_databricks_prepare: failed" in out + err
+    assert not any(t.tags for t in platforms.databricks.tables.values())
 
 
 def test_abac_estate_introspects_equal_drifts_and_repairs(
@@ -391,3 +458,96 @@ def test_keep_unmanaged_leaves_what_accord_did_not_make(
     )
     code, _, err = run_cli([*base, "--keep-unmanaged"])
     assert code == 1 and "the model needs its place: --keep-unmanaged cannot keep it" in err
+
+
+def test_table_level_to_abac_waits_before_the_handover(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """Issue 10 item 1. "After assigning or modifying a tag, it can take a few minutes for the
+    change to take effect" (unity-catalog/abac/requirements): until then the ABAC policies match
+    nothing. Table level to ABAC on the Databricks stand-in: the stage that tags the columns and
+    creates the policies is applied, then ``migrate apply`` stops before the handover (which
+    drops the table-level filters and masks) and says until when; the table-level protection
+    is still in place. ``--abac-settle 0`` (once a probe shows the policies in effect) runs it."""
+    from tests.live_helpers import seed
+    from tests.plan_helpers import base_estate, edited, write_estate
+
+    d = write_estate(tmp_path / "estate", base_estate())
+    seed(platforms.databricks, d)
+    dbx = ["--platform", "databricks", "--policies", str(d)]
+    first = tmp_path / "m1"
+    assert run_cli(["plan", str(d), "--base", "live:databricks", "--out", str(first)])[0] == 0
+    code, out, err = run_cli(["migrate", "apply", *dbx, "--plans", str(first)])
+    assert code == 0, out + err
+    write_estate(
+        d, edited(base_estate(), lambda e: e["platforms"]["databricks"].update(style="abac"))
+    )
+    from targets.objects import Tag
+
+    for tag in lower_all(load_project(d))["databricks"].of(Tag):
+        platforms.databricks.govern_tag(tag.name, tag.allowed_values, tag.comment)
+    second = tmp_path / "m2"
+    code, out, err = run_cli(
+        ["plan", str(d), "--base", "live:databricks", "--adopt", "--out", str(second)]
+    )
+    assert code == 0, err
+    assert "databricks_handover" in out
+    ledger = str(tmp_path / "ledger.jsonl")
+    code, out, err = run_cli(["migrate", "apply", *dbx, "--plans", str(second), "--ledger", ledger])
+    assert code == 1
+    assert "_databricks_apply: applying" in out and "handover: applying" not in out
+    assert "handover waits until" in err and "unity-catalog/abac/requirements" in err
+    filtered = [t for t in platforms.databricks.tables.values() if t.row_filter]
+    assert filtered  # the table-level filters are still attached
+    code, out, err = run_cli(["migrate", "status", "--plans", str(second), "--ledger", ledger])
+    assert "handover" in out and "pending" in out
+    code, out, err = run_cli(
+        ["migrate", "apply", *dbx, "--plans", str(second), "--ledger", ledger, "--abac-settle", "0"]
+    )
+    assert code == 0, out + err
+    assert "handover: applying" in out
+    assert not any(t.row_filter for t in platforms.databricks.tables.values())
+    assert run_cli(["drift", str(d), "--platform", "databricks"])[0] == 0
+
+
+@pytest.mark.parametrize("platform", ["snowflake", "databricks"])
+def test_a_revoke_that_did_not_take_fails_its_stage(
+    platforms: Platforms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, platform: str
+) -> None:
+    """A plan from live revokes a grant that exposes a salt (ACC705); its stage then reads the
+    function's grants again (Snowflake ``SHOW GRANTS ON FUNCTION``: privilege, grantee_name;
+    Databricks ``grants.get``: privilege_assignments) and fails while the grantee still holds
+    the privilege. Here the stand-in accepts the REVOKE and keeps the grant."""
+    from tests.standins.engine import Estate
+
+    deploy(tmp_path / "m1")
+    estate = getattr(platforms, platform)
+    estate.execute(
+        "GRANT USAGE ON FUNCTION GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT() TO ROLE ANALYST"
+        if platform == "snowflake"
+        else "GRANT EXECUTE ON FUNCTION governance.policies.subject_pseudonym_salt TO `analysts`"
+    )
+    plans = tmp_path / "m2"
+    code, out, err = run_cli(["plan", POLICIES, "--base", f"live:{platform}", "--out", str(plans)])
+    assert code == 0, err
+    assert "the plan revokes it" in out, out
+    # a plan of REVOKEs only has a name (it had none, and `migrate apply` skipped it in silence)
+    assert [p.name for p in plans.iterdir() if p.is_dir()] == ["0001_salt-grants-revoked"]
+    granted = Estate._grant
+
+    def ignore_revokes(self, tree):  # type: ignore[no-untyped-def]
+        from sqlglot import exp
+
+        return (
+            self._ok("Statement executed successfully.")
+            if isinstance(tree, exp.Revoke)
+            else granted(self, tree)
+        )
+
+    monkeypatch.setattr(Estate, "_grant", ignore_revokes)
+    code, out, err = apply_on(platform, plans)
+    assert code == 1, out + err
+    assert "check(s)" in err and "not ok" in err
+    monkeypatch.setattr(Estate, "_grant", granted)
+    code, out, err = run_cli(["plan", POLICIES, "--base", f"live:{platform}", "--out", str(plans)])
+    assert code == 0, err

@@ -78,9 +78,26 @@ def status(plans: str, ledger: str | None) -> int:
     type=click.Path(),
     help="The model a plan from a live base was made for (its live base is checked first).",
 )
+@click.option(
+    "--abac-settle",
+    "abac_settle",
+    type=click.FloatRange(min=0),
+    default=15.0,
+    show_default=True,
+    metavar="MINUTES",
+    help="Databricks: minutes a handover stage waits after the stage that tagged its columns "
+    "(a governed-tag assignment takes minutes to take effect); 0 once a probe shows the ABAC "
+    "policies in effect.",
+)
 @live_options
 def apply_command(
-    platform: str, plans: str, ledger: str | None, dry_run: bool, policies: str, **kwargs: Any
+    platform: str,
+    plans: str,
+    ledger: str | None,
+    dry_run: bool,
+    policies: str,
+    abac_settle: float,
+    **kwargs: Any,
 ) -> int:
     """Run the next pending stages of PLATFORM in order, stopping at the first failure, and
     record each in the ledger. A stage whose file changed since the plan was written is
@@ -117,7 +134,12 @@ def apply_command(
 
     shown = progress() if terminal() else None
     outcome = runner.apply(
-        plans, path, platform, lambda: open_executor(platform, options, shown), click.echo
+        plans,
+        path,
+        platform,
+        lambda: open_executor(platform, options, shown),
+        click.echo,
+        settle_minutes=abac_settle,
     )
     return _report(outcome, f"nothing pending on {platform}", "apply")
 

@@ -17,6 +17,8 @@ _FIX = {
     "tokenize": "close the quoted text; accord cannot read the statements after this point",
     "dialect": "name the file *.snowflake.sql or *.databricks.sql, or pass --dialect",
     "template": "correct the template syntax; accord cannot read the file until then",
+    "python": "pass the statement as a plain or raw string literal (no backslash escapes), "
+    "or move it to a %sql cell, so accord can check it",
 }
 #: words that make an unrecognised CREATE / ALTER statement a policy statement
 _POLICY_WORDS = frozenset({"POLICY", "MASK", "FILTER", "FUNCTION"})
@@ -67,6 +69,7 @@ def _error_finding(result: ScanResult, error: ScanError) -> Finding:
         "tokenize": f"the rest of the file could not be analysed: {why}",
         "dialect": f"a policy statement could not be analysed: {why}",
         "template": f"no statement of this file could be analysed: {why}",
+        "python": f"a policy statement could not be analysed: {why}",
     }[error.kind]
     return Finding(
         Location(error.file, error.line, error.column),
@@ -184,7 +187,9 @@ def unanalysed_policy(ctx: SqlContext) -> Iterator[SqlHit]:
     line and column of the error), text after an unterminated quote, a function in a file
     whose dialect cannot be told, a Jinja template with a syntax error, a template
     statement whose keywords come from an expression accord cannot resolve, or a policy
-    body that calls a macro (`{{ mask_hash('val') }}`) whose SQL is not in the file. The rest of the
+    body that calls a macro (`{{ mask_hash('val') }}`) whose SQL is not in the file, or, in a
+    Databricks Python notebook, a `spark.sql(...)` string holding a policy statement whose value
+    is not its text (backslash escapes) or a cell that is not valid Python. The rest of the
     batch is still linted, and the command exits 1, not 2, when these are the only
     problems (as ruff reports a syntax error as a diagnostic and goes on).
 

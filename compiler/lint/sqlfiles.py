@@ -8,6 +8,7 @@ scanned and the statements and errors merged, so a finding points at the templat
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import stat
@@ -49,31 +50,52 @@ def is_python_notebook(path: str) -> bool:
         return False
 
 
-def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]]]:
+def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]], list[ScanError]]:
     """The ``%sql`` cells of a Python notebook as SQL of the same length, line for line and
     column for column: each ``# MAGIC `` prefix becomes spaces, every other line (Python,
     other magics, the ``%sql`` line itself) blanks; each ``# COMMAND`` line ends a
-    statement."""
+    statement. The strings Python cells pass to ``spark.sql(...)`` are SQL too, at their own
+    positions (:mod:`compiler.lint.pycells`), each a statement of its own; what cannot be read
+    there is returned as errors (ACC001)."""
     out: list[str] = []
+    python: list[str] = []
     breaks: list[tuple[int, bool]] = []
     offset = 0
     in_sql = False
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
         ending = line[len(body) :]
+        magic = body.startswith(_MAGIC)
+        python.append(" " * len(body) + ending if magic else line)
         if _CELL.match(body):
             in_sql = False
             breaks.append((offset, True))
             out.append(" " * len(body) + ending)
-        elif body.startswith(_MAGIC) and body[len(_MAGIC) :].strip().startswith("%sql"):
+        elif magic and body[len(_MAGIC) :].strip().startswith("%sql"):
             in_sql = True
             out.append(" " * len(body) + ending)
-        elif in_sql and body.startswith(_MAGIC):
+        elif in_sql and magic:
             out.append(" " * len(_MAGIC) + body[len(_MAGIC) :] + ending)
         else:
             out.append(" " * len(body) + ending)
         offset += len(line)
-    return "".join(out), breaks
+    sql = "".join(out)
+    view = "".join(python)
+    if ".sql(" not in view:
+        return sql, breaks, []
+    from compiler.lint.pycells import sql_strings
+
+    strings, unreadable = sql_strings(view)
+    chars = list(sql)
+    for s in strings:
+        chars[s.start : s.end] = s.text
+        breaks += [(s.start, True), (s.end, True)]
+    errors = []
+    for u in unreadable:
+        line = text.count("\n", 0, u.offset) + 1
+        column = u.offset - (text.rfind("\n", 0, u.offset) + 1) + 1
+        errors.append(ScanError("", line, column, u.reason, "python", (u.offset, u.offset)))
+    return "".join(chars), sorted(breaks), errors
 
 
 def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
@@ -82,8 +104,12 @@ def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
     from compiler.sqltemplate import has_template_syntax
 
     if path.lower().endswith(".py") and text.lstrip("\ufeff").startswith(PY_NOTEBOOK):
-        sql, breaks = notebook_sql(text)
-        return scan(sql, path, dialect or "databricks", breaks)
+        sql, breaks, errors = notebook_sql(text)
+        result = scan(sql, path, dialect or "databricks", breaks)
+        if not errors:
+            return result
+        located = tuple(dataclasses.replace(e, file=path) for e in errors)
+        return dataclasses.replace(result, errors=result.errors + located)
     if not has_template_syntax(text):
         return scan(text, path, dialect)
     from compiler.sqltemplate import read_template

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from compiler.errors import Location
 from compiler.lint import Finding, Selected, post_rule, rule_sources
+from compiler.lint.drift_rules import LIVE_RULES
 from compiler.rules import RULES_BY_ID
 from compiler.sqlscan import ScanResult
 
@@ -30,7 +31,7 @@ def unused_ignore_entries(
     Reports an `ignore:` entry of a mask, dataset, index or surface, or a
     `-- accord: ignore ACCnnn` comment above a SQL statement, for a rule that raises no
     finding there. Rules left out of the run (`--select`, `--ignore`, the configuration) are
-    not judged. In SQL files a suppression of ACC203 is not judged either: whether it fires
+    not judged, nor are the drift rules ACC701–ACC706, which only `accord drift` raises. In SQL files a suppression of ACC203 is not judged either: whether it fires
     depends on which files are linted together.
 
     ## Why is this bad?
@@ -65,6 +66,8 @@ def unused_ignore_entries(
             for rule_id in sorted(entries[name].ignore):
                 if not selected(rule_id) or (section, name, rule_id) in used:
                     continue
+                if rule_id in LIVE_RULES:
+                    continue  # only `accord drift` raises it: lint cannot judge it
                 if rule_id not in in_policy:
                     in_policy[rule_id] = "policy" in rule_sources(rule_id)
                 applies = in_policy[rule_id]

@@ -121,7 +121,7 @@ def plan_from_live(
         if p in platforms
     }
     bases = {p: dataclasses.replace(c, objects=c.objects + foreign[p]) for p, c in bases.items()}
-    plan = build_plan(bases, head_catalogs, domains_of(head))
+    plan = build_plan(bases, head_catalogs, domains_of(head), live=frozenset(platforms))
     add_revokes(plan, {p: lives[p] for p in platforms}, head_catalogs)
     plan.base_fingerprint = live_fingerprint({p: lives[p].fingerprint for p in platforms})
     plan.head_fingerprint = head.fingerprint
@@ -236,17 +236,36 @@ def add_revokes(plan: Plan, lives: dict[str, Any], head: dict[str, Any]) -> None
     """Grants that expose a salt (ACC705) are not catalog objects: the plan revokes them at the
     end of the platform's apply stage (one is added when the platform has none). A rollback
     never grants them back."""
+    from compiler.plan.metadata import MetadataCheck
     from compiler.plan.order import Stage, _number, _order_key
     from compiler.plan.steps import Step
+    from compiler.plan.verify import Check
     from targets.objects import SaltFunction
 
     for platform, live in lives.items():
         steps = []
+        checks = []
         for g in sorted(live.salt_grants, key=lambda g: (g.function, g.grantee)):
             salt = head[platform].get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
             sql = revoke_sql(platform, g.function, g.privilege, g.grantee)
             note = f"salt function {g.function} is callable by {g.grantee} (ACC705): revoke it"
             steps.append(Step("define", salt, salt, sql, note))
+            gone = MetadataCheck(
+                "no_grant",
+                g.function,
+                None,
+                None,
+                platform=platform,
+                privilege=g.privilege,
+                grantee=g.grantee,
+            )
+            what = "SHOW GRANTS ON FUNCTION" if platform == "snowflake" else "grants.get"
+            checks.append(
+                Check(
+                    f"{g.grantee} no longer holds {g.privilege} on {g.function} ({what})",
+                    gone.line(),
+                )
+            )
         if not steps:
             continue
         stage = next((s for s in plan.stages if s.platform == platform and s.kind == "apply"), None)
@@ -255,6 +274,7 @@ def add_revokes(plan: Plan, lives: dict[str, Any], head: dict[str, Any]) -> None
             stage = Stage(platform, "apply", None, [], [])
             plan.stages.append(stage)
         stage.steps.extend(steps)
+        stage.checks.extend(checks)
         stage.changes.append(change)
     plan.stages.sort(key=_order_key)
     for group in plan.groups:

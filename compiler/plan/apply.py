@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,42 @@ def prepared(
             raise UsageError(f"{s.file}: {err}") from None
 
 
+#: minutes a handover stage waits after the stage before it: "After assigning or modifying a
+#: tag, it can take a few minutes for the change to take effect" (unity-catalog/abac/
+#: requirements); until then the ABAC policies match nothing and the handover's drops would
+#: leave the columns open
+DEFAULT_SETTLE_MINUTES = 15.0
+
+
+def settle_wait(
+    stage: StageInfo, records: list[Record], settle_minutes: float, now: datetime
+) -> str:
+    """Why ``stage`` (a handover) may not start yet, or "". It waits ``settle_minutes`` after
+    the last stage of its platform was recorded applied: the stage that tagged the columns
+    and created the ABAC policies the handover hands the tables over to."""
+    if stage.kind != "handover" or settle_minutes <= 0:
+        return ""
+    applied = [r for r in records if r.platform == stage.platform and r.status == "applied"]
+    if not applied:
+        return ""
+    last = applied[-1]
+    try:
+        at = datetime.fromisoformat(last.at)
+    except ValueError:
+        return f"{stage.plan}/{stage.id}: the ledger's time of {last.stage} ({last.at!r}) is unreadable"
+    ready = at + timedelta(minutes=settle_minutes)
+    if now >= ready:
+        return ""
+    return (
+        f"{stage.plan}/{stage.id} waits until {ready.isoformat(timespec='seconds')}: it drops "
+        f"the table-level filters and masks that the ABAC policies of {last.stage} (applied "
+        f"{last.at}) replace, and a governed-tag assignment can take a few minutes to take "
+        "effect (unity-catalog/abac/requirements); until it does, the policies match nothing "
+        f"and the columns would be open. Run `accord migrate apply` again then (or pass "
+        f"--abac-settle 0 once a probe as an affected user shows the ABAC policies in effect)"
+    )
+
+
 @locked
 def apply(
     plans_dir: str,
@@ -123,11 +159,18 @@ def apply(
     platform: str,
     executor: Callable[[], Executor],
     echo: Callable[[str], None],
+    settle_minutes: float = DEFAULT_SETTLE_MINUTES,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> Outcome:
-    """Run the pending stages of ``platform`` in order, stopping at the first failure."""
+    """Run the pending stages of ``platform`` in order, stopping at the first failure, or
+    before a handover stage whose ABAC policies may not be in effect yet (:func:`settle_wait`:
+    nothing of it runs, it stays pending)."""
     stages = pending_stages(read_plans(plans_dir), read_ledger(ledger), platform)
     if not stages:
         return Outcome([])
+    wait = settle_wait(stages[0], read_ledger(ledger), settle_minutes, clock())
+    if wait:
+        return Outcome([], wait)
     bad = changed_files(stages)
     if bad:
         return Outcome([], "changed since the plan was written (sha256 differs): " + ", ".join(bad))
@@ -138,6 +181,9 @@ def apply(
     done = []
     try:
         for stage, text, checks in runnable:
+            wait = settle_wait(stage, read_ledger(ledger), settle_minutes, clock())
+            if wait:
+                return Outcome(done, wait)
             echo(f"{stage.plan}/{stage.id}: applying")
             # a platform's error may quote the failed statement: never print a salt with it
             error = salts.redact(_run_stage(run, stage, text, checks, echo))

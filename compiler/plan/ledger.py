@@ -29,6 +29,7 @@ STATUSES = ("applied", "failed", "rolled_back")
 _FIELDS = ("plan", "stage", "platform", "status", "at", "sha256")
 #: a plan directory: a number and a slug (never hidden: ``.``-names are plans being written)
 PLAN_DIR = re.compile(r"^(?P<number>\d{4})_[a-z0-9][a-z0-9-]*$")
+_NUMBERED = re.compile(r"^\d{4}_")
 MAX_PLAN_BYTES = 16 * 1024 * 1024
 MAX_LEDGER_BYTES = 64 * 1024 * 1024
 
@@ -56,6 +57,8 @@ class StageInfo:
     verify_sha256: str
     rollback: Path
     rollback_sha256: str
+    #: the stage's kind (prepare, apply, cutover, handover, retire), "" when not recorded
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,9 @@ def read_plans(plans_dir: str | Path) -> list[PlanInfo]:
     out = []
     for child in sorted(root.iterdir()):
         if child.name.startswith(".") or not PLAN_DIR.match(child.name):
+            if _NUMBERED.match(child.name) and (child / PLAN_FILE).is_file():
+                # a plan under a name accord cannot have written: never skipped in silence
+                raise UsageError(f"{child}: not a plan directory name (NNNN_<slug>, lower case)")
             continue
         path = child / PLAN_FILE
         if child.is_dir() and not child.is_symlink() and path.is_file():
@@ -114,6 +120,7 @@ def _read_plan(directory: Path, path: Path) -> PlanInfo:
             verify_sha256=s.verify_sha256,
             rollback=directory / s.rollback,
             rollback_sha256=s.rollback_sha256,
+            kind=s.kind or "",
         )
         for s in document.stages
     )

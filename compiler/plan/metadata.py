@@ -44,6 +44,14 @@ class MetadataCheck:
     #: for "tag": the governed tag's key and the value expected (None: not assigned)
     tag: str | None = None
     value: str | None = None
+    #: for "governed_tag" (the tag's key in ``tag``): the allowed values the account's governed
+    #: tag must have, read with ``tag_policies.get_tag_policy``
+    values: tuple[str, ...] | None = None
+    #: for "no_grant" (the function in ``table``): the platform, and the privilege the grantee
+    #: must no longer hold (Snowflake ``SHOW GRANTS ON FUNCTION``; Databricks ``grants.get``)
+    platform: str | None = None
+    privilege: str | None = None
+    grantee: str | None = None
 
     def line(self) -> str:
         body = {"kind": self.kind, "table": self.table, "column": self.column}
@@ -52,6 +60,10 @@ class MetadataCheck:
             body.update(policy=self.policy, securable_type=self.securable_type)
         if self.tag is not None:
             body.update(tag=self.tag, value=self.value)
+        if self.values is not None:
+            body["values"] = list(self.values)
+        if self.grantee is not None:
+            body.update(platform=self.platform, privilege=self.privilege, grantee=self.grantee)
         return PREFIX + json.dumps(body, sort_keys=True)
 
 
@@ -71,6 +83,10 @@ def parse(text: str) -> list[MetadataCheck]:
                     data.get("securable_type"),
                     data.get("tag"),
                     data.get("value"),
+                    None if data.get("values") is None else tuple(data["values"]),
+                    data.get("platform"),
+                    data.get("privilege"),
+                    data.get("grantee"),
                 )
             )
     return out
@@ -84,6 +100,17 @@ def evaluate_tags(check: MetadataCheck, assignments: list[Any]) -> bool:
     if check.value is None:
         return not found
     return len(found) == 1 and (found[0].tag_value or "") == check.value
+
+
+def evaluate_governed_tag(check: MetadataCheck, found: Any) -> bool:
+    """Whether the account's governed tag (a ``TagPolicy`` of ``tag_policies.get_tag_policy``:
+    tag_key, values[].name; None when it does not exist) has the key and allows every value
+    ``check`` expects (assignments of a value the tag does not allow are refused; values other
+    teams added do not matter here, and drift reports them). Keys and values are
+    case-sensitive (admin/governed-tags)."""
+    if found is None or (found.tag_key or "") != check.tag:
+        return False
+    return set(check.values or ()) <= {v.name or "" for v in found.values or ()}
 
 
 def evaluate_policies(check: MetadataCheck, policies: list[Any]) -> bool:
@@ -119,20 +146,55 @@ def evaluate(check: MetadataCheck, info: Any) -> bool:
     return _same(found, check.function) if check.function else found is None
 
 
+def grant_gone(check: MetadataCheck, grants: list[tuple[str, str]]) -> bool:
+    """Whether none of ``grants`` ((privilege, grantee) on the function) is the one ``check``
+    says was revoked. Snowflake role names compare upper-case (stored so when unquoted);
+    Databricks principals as written."""
+    fold = str.upper if check.platform == "snowflake" else str
+    want = (fold(check.privilege or ""), fold(check.grantee or ""))
+    return want not in {(fold(p), fold(g)) for p, g in grants}
+
+
+def function_grants(executor: Any, check: MetadataCheck) -> list[tuple[str, str]]:
+    """(privilege, grantee) of every grant on the function: ``SHOW GRANTS ON FUNCTION f()``
+    (privilege, grantee_name) on Snowflake; ``grants.get("function", f)`` (privilege_assignments
+    with principal and privileges) on Databricks."""
+    if check.platform == "snowflake":
+        from targets.sql import name_sql
+
+        rows = executor.query(f"SHOW GRANTS ON FUNCTION {name_sql(check.table, 'snowflake')}()")
+        return [(str(r["privilege"]), str(r["grantee_name"])) for r in rows]
+    perms = executor.client.grants.get("function", check.table)
+    out = []
+    for pa in perms.privilege_assignments or []:
+        for priv in pa.privileges or []:
+            out.append((priv.value if hasattr(priv, "value") else str(priv), pa.principal or ""))
+    return out
+
+
 def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]]]:
     """One row ``(ok,)`` per check, read with ``client.tables.get``. Raises ``RuntimeError``
     when the executor has no Databricks client (the checks cannot run)."""
+    if all(c.kind == "no_grant" for c in checks):
+        return [[(grant_gone(c, function_grants(executor, c)),)] for c in checks]
     client = getattr(executor, "client", None)
     tables, policies = getattr(client, "tables", None), getattr(client, "policies", None)
     tags = getattr(client, "entity_tag_assignments", None)
-    if tables is None or policies is None or tags is None:
+    tag_policies = getattr(client, "tag_policies", None)
+    if tables is None or policies is None or tags is None or tag_policies is None:
         raise RuntimeError(
             "this executor cannot read table metadata (client.tables, client.policies, "
-            "client.entity_tag_assignments)"
+            "client.entity_tag_assignments, client.tag_policies)"
         )
     cache: dict[tuple[str, ...], Any] = {}
     out = []
     for check in checks:
+        if check.kind == "no_grant":
+            out.append([(grant_gone(check, function_grants(executor, check)),)])
+            continue
+        if check.kind == "governed_tag":
+            out.append([(evaluate_governed_tag(check, _governed_tag(tag_policies, check)),)])
+            continue
         if check.kind == "tag":
             entity = f"{check.table}.{check.column}"
             key = ("tags", entity)
@@ -156,3 +218,14 @@ def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]
             cache[key] = tables.get(full_name=check.table)
         out.append([(evaluate(check, cache[key]),)])
     return out
+
+
+def _governed_tag(tag_policies: Any, check: MetadataCheck) -> Any:
+    """The account's governed tag, or None when it does not exist (``NotFound``). Any other
+    error (a denial, a timeout) propagates: the check was not run, so the stage fails."""
+    from databricks.sdk.errors import NotFound
+
+    try:
+        return tag_policies.get_tag_policy(tag_key=check.tag)
+    except NotFound:
+        return None

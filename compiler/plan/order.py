@@ -93,7 +93,9 @@ WHY = {
     "stage replace, then drops the identity checks the functions no longer need. Apply it only "
     "after the earlier stage's checks passed and the governed tags are in effect: the "
     "documentation says a tag assignment can take a few minutes to take effect "
-    "(unity-catalog/abac/requirements), and until then the ABAC policies match nothing.",
+    "(unity-catalog/abac/requirements), and until then the ABAC policies match nothing. "
+    "`accord migrate apply` starts it only --abac-settle minutes (default 15) after the stage "
+    "before it was applied.",
     "retire": "removes what the head model no longer uses. Everything was detached from it in "
     "the earlier stages: an attached policy is never dropped.",
 }
@@ -169,8 +171,10 @@ def build_plan(
     head: dict[str, Catalog],
     domains: Domains,
     targets: dict[str, Target] | None = None,
+    live: frozenset[str] = frozenset(),
 ) -> Plan:
-    """The staged migration from the ``base`` catalogs to the ``head`` catalogs."""
+    """The staged migration from the ``base`` catalogs to the ``head`` catalogs. ``live``: the
+    platforms whose base was read from the live account."""
     targets = targets or {}
     platforms = sorted(base.keys() | head.keys(), key=PLATFORMS.index)  # type: ignore[arg-type]
     diffs = {p: diff_catalogs(p, base.get(p), head.get(p)) for p in platforms}
@@ -179,7 +183,9 @@ def build_plan(
     for platform, diff in diffs.items():
         if not diff.changes:
             continue
-        planners[platform] = _PlatformPlanner(diff, domains, targets.get(platform))
+        planners[platform] = _PlatformPlanner(
+            diff, domains, targets.get(platform), platform in live
+        )
         units += planners[platform].units()
     members = _cutover_groups(units)
     for platform, planner in planners.items():
@@ -198,7 +204,9 @@ def build_plan(
 
 
 class _PlatformPlanner:
-    def __init__(self, diff: PlatformDiff, domains: Domains, target: Target | None) -> None:
+    def __init__(
+        self, diff: PlatformDiff, domains: Domains, target: Target | None, live: bool = False
+    ) -> None:
         self.diff = diff
         self.platform = diff.platform
         everything = [
@@ -207,7 +215,7 @@ class _PlatformPlanner:
         ]
         self.names = {o.name.upper() for o in everything if is_definition(o)}  # type: ignore[union-attr]
         types = {o.name.upper(): o.params[0].type for o in everything if isinstance(o, MaskPolicy)}
-        self.st: Statements = statements_for(self.platform, target, types)
+        self.st: Statements = statements_for(self.platform, target, types, live)
         self.before = State.of(diff.base, self.platform, self.names)
         self.after = State.of(diff.head, self.platform, self.names)
         self.domains = {(t, c): d for (p, t, c), d in domains.items() if p == self.platform}
@@ -541,7 +549,8 @@ class _PlatformPlanner:
                     "ABAC policies apply different functions: abac/abac-vs-rls-cm)"
                 )
             undone = state.copy()
-            self._simulate(undone, stage.rollback, f"rollback of the {stage.kind} stage")
+            restores = set(start.blocked(self.protected_tables, self.protected_columns))
+            self._simulate(undone, stage.rollback, f"rollback of the {stage.kind} stage", restores)
             if not undone.same_as(start):
                 raise PlanError(
                     f"{self.platform}: the rollback of the {stage.kind} stage does not restore "
@@ -583,11 +592,16 @@ class _PlatformPlanner:
         """Run the stage on ``state`` (checking every statement) and return its rollback."""
         undo = []
         blocked = state.blocked(self.protected_tables, self.protected_columns)
+        # refused before the stage starts: the tagging stage before a handover leaves each
+        # table carrying both mechanisms once its tags take effect (said in that stage's
+        # header); the handover removes them one table at a time and must end with none
+        inherited = set(blocked)
         self.degraded: dict[str, list[int]] = {}
         for i, step in enumerate(stage.steps, start=1):
             before = state.copy()
             self.at = i
-            blocked = self._check(step, state, f"{stage.kind} stage, statement {i}", blocked)
+            where = f"{stage.kind} stage, statement {i}"
+            blocked = self._check(step, state, where, blocked, inherited)
             undo.append(self.st.inverse(step, before))
         stage.notes += [
             f"{what} between statements {min(at)} and {max(at) + 1}: no order of single "
@@ -598,24 +612,36 @@ class _PlatformPlanner:
         self.degraded = {}
         return list(reversed(undo))
 
-    def _simulate(self, state: State, steps: list[Step], where: str) -> None:
+    def _simulate(
+        self, state: State, steps: list[Step], where: str, restores: set[str] | None = None
+    ) -> None:
+        """Replay ``steps`` (a rollback) on ``state``; ``restores``: the tables refused in the
+        state the rollback returns to, which may be refused on the way there."""
         blocked = state.blocked(self.protected_tables, self.protected_columns)
+        excused = set(blocked) | (restores or set())
         for i, step in enumerate(steps, start=1):
-            blocked = self._check(step, state, f"{where}, statement {i}", blocked)
+            blocked = self._check(step, state, f"{where}, statement {i}", blocked, excused)
 
     def _check(
-        self, step: Step, state: State, where: str, blocked: dict[str, str] | None = None
+        self,
+        step: Step,
+        state: State,
+        where: str,
+        blocked: dict[str, str] | None = None,
+        excused: set[str] | None = None,
     ) -> dict[str, str]:
         """Run ``step`` on ``state`` and check every invariant; return the tables on which
         every query is refused afterwards. Such an outage (a table-level and an ABAC policy
         with different functions) may last only while the statements hand that table over:
         a statement that concerns none of the refused tables while one stays refused is an
-        outage accord could have avoided by ordering, and is refused."""
+        outage accord could have avoided by ordering, and is refused. ``excused``: tables
+        refused already when the sequence started (or in the state a rollback returns to),
+        which no order of this sequence could spare."""
         problems = step.run(state)
         problems += state.unprotected(self.protected_tables, self.protected_columns)
         problems += state.doubled(self.protected_tables, self.protected_columns)
         now = state.blocked(self.protected_tables, self.protected_columns)
-        lasting = set(blocked or {}) & set(now)
+        lasting = (set(blocked or {}) & set(now)) - (excused or set())
         if lasting and not _touches(step, lasting | set(now)):
             problems.append(
                 "every query stays refused on "

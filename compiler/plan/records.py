@@ -42,6 +42,9 @@ class StageRecord(_Open):
     verify_sha256: Sha
     rollback: FileName
     rollback_sha256: Sha
+    #: prepare, apply, cutover, handover or retire (compiler/plan/order.py); absent in plans
+    #: written before it was recorded
+    kind: Literal["prepare", "apply", "cutover", "handover", "retire"] | None = None
 
 
 class GroupRecord(_Open):

@@ -58,10 +58,18 @@ class Statements:
 
     platform: str = ""
 
-    def __init__(self, target: Target | None = None, types: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        target: Target | None = None,
+        types: dict[str, str] | None = None,
+        live: bool = False,
+    ) -> None:
         self.target = target or get_target(self.platform)
         #: masking policy name (upper-cased) -> the data type it masks
         self.types = types or {}
+        #: the base was read from the live platform (``plan --base live:...``): what it lacks
+        #: is absent from the account, not merely from a model
+        self.live = live
 
     # ---- steps ----------------------------------------------------------------------------------
 
@@ -233,6 +241,46 @@ class SnowflakeStatements(Statements):
 class DatabricksStatements(Statements):
     platform = "databricks"
 
+    # Governed tags (docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-ddl-create-
+    # governed-tag, -alter-governed-tag, -drop-governed-tag; Runtime 18.1+): CREATE fails with
+    # ALREADY_EXISTS when the key exists, ALTER ... SET VALUES replaces the allowed values
+    # (declarative), DROP leaves the assignments in place, ungoverned. A plan from a live base
+    # read the account's governed tags (compiler/live/introspect.py), so a tag absent from that
+    # base is absent from the account and CREATE is right; from a model base the account may
+    # hold the tag already (other teams' estates), so the statement is named for the account
+    # admin, and the stage's check (``governed_tag``) fails until the tag exists.
+
+    def create(self, obj: CatalogObject) -> str:
+        if isinstance(obj, Tag) and self.live:
+            return self._governed_tag("CREATE", obj)
+        return super().create(obj)
+
+    def replace(self, obj: Definition, old: Definition) -> str:
+        if isinstance(obj, Tag) and self.live:
+            return self._governed_tag("ALTER", obj)
+        return super().replace(obj, old)
+
+    def _governed_tag(self, verb: str, tag: Tag) -> str:
+        values = ", ".join(self.lit(v) for v in tag.allowed_values)
+        name = self.q(tag.name)
+        if verb == "ALTER":
+            return f"ALTER GOVERNED TAG {name} SET VALUES ({values});"
+        described = f" DESCRIPTION {self.lit(tag.comment)}" if tag.comment else ""
+        return f"CREATE GOVERNED TAG {name}{described} VALUES ({values});"
+
+    def inverse(self, step: Step, before: State) -> Step:
+        obj = step.obj
+        if (
+            self.live
+            and step.op == "define"
+            and isinstance(obj, Tag)
+            and obj.name.upper() not in before.defs
+        ):
+            # this plan created the governed tag (the live base had none): undo drops it
+            sql = f"DROP GOVERNED TAG {self.q(obj.name)};"
+            return Step("drop", obj, None, sql, f"undo: {step.note}")
+        return super().inverse(step, before)
+
     def drop_sql(self, obj: Definition) -> str:
         if isinstance(obj, MappingTable):
             return f"DROP TABLE {self.q(obj.name)};"
@@ -267,9 +315,12 @@ STATEMENTS: dict[str, type[Statements]] = {
 
 
 def statements_for(
-    platform: str, target: Target | None = None, types: dict[str, str] | None = None
+    platform: str,
+    target: Target | None = None,
+    types: dict[str, str] | None = None,
+    live: bool = False,
 ) -> Statements:
-    return STATEMENTS[platform](target, types)
+    return STATEMENTS[platform](target, types, live)
 
 
 def _what(obj: CatalogObject) -> str:

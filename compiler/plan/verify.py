@@ -28,6 +28,7 @@ from targets.objects import (
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
+    Tag,
     TagAssignment,
 )
 
@@ -80,6 +81,10 @@ def checks_for(
             now_policy = after.places.get(place_key(obj))
             assert now_policy is None or isinstance(now_policy, AbacPolicy)
             found[("abac", *place_key(obj))] = _abac(obj, now_policy)
+        elif isinstance(obj, Tag) and st.platform == "databricks":
+            current = after.defs.get(obj.name.upper())
+            if isinstance(current, Tag):
+                found[("governed_tag", obj.name)] = _governed_tag(current, st)
         elif isinstance(obj, TagAssignment) and obj.column:
             now_tag = after.places.get(place_key(obj))
             assert now_tag is None or isinstance(now_tag, TagAssignment)
@@ -153,6 +158,17 @@ def _abac(obj: AbacPolicy, now: AbacPolicy | None) -> Check:
         policy=obj.name,
         securable_type=obj.securable_type,
     )
+    return Check(what, check.line())
+
+
+def _governed_tag(tag: Tag, st: Statements) -> Check:
+    """The account-level governed tag exists with the model's allowed values, read with the
+    SDK's ``tag_policies.get_tag_policy``. ABAC conditions (``has_tag_value``) match governed
+    tags only (unity-catalog/abac): a tag assigned without its governed tag matches no policy,
+    so a stage whose tags are not governed must not pass."""
+    values = ", ".join(tag.allowed_values) or "none"
+    check = MetadataCheck("governed_tag", "", None, None, tag=tag.name, values=tag.allowed_values)
+    what = f"governed tag {tag.name} exists and allows {values} (read with tag_policies)"
     return Check(what, check.line())
 
 

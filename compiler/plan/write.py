@@ -72,6 +72,9 @@ def slug_of(plan: Plan) -> str:
     parts += [name for name, types in _CATEGORIES if kinds & set(types)]
     if any(d.style for d in plan.diffs.values()):
         parts.append("style")
+    if not parts:  # no catalog change: what a plan from live adds (REVOKEs of salt grants)
+        revokes = any("grants revoked" in c for s in plan.stages for c in s.changes)
+        parts.append("salt-grants-revoked" if revokes else "changes")
     slug = "-".join(parts).replace("_", "-")
     while len(slug) > 60 and "-" in slug:
         slug = slug.rsplit("-", 1)[0]

@@ -380,8 +380,34 @@ class Estate:
         self.tags[key] = TagDef(key, self._allowed_values(stmt.text), comment=stmt.comment)
         return self._ok(f"Tag {key} successfully created.")
 
-    def _allowed_values(self, text: str) -> tuple[str, ...]:
-        """The string literals after ALLOWED_VALUES, read from sqlglot's tokens."""
+    def _do_governed_tag(self, stmt: Statement) -> Any:
+        """Databricks ``CREATE GOVERNED TAG``: ALREADY_EXISTS when the key exists (there is no
+        IF NOT EXISTS: sql-ref-syntax-ddl-create-governed-tag)."""
+        assert stmt.name is not None
+        if stmt.name.upper() in self.tags:
+            raise SqlError("ALREADY_EXISTS", "42710", f"Governed tag {stmt.name} already exists")
+        values = self._allowed_values(stmt.text, "VALUES")
+        self.tags[stmt.name.upper()] = TagDef(stmt.name, values, comment=stmt.comment or "")
+        return self._ok("OK")
+
+    def _do_alter_governed_tag(self, stmt: Statement) -> Any:
+        """``ALTER GOVERNED TAG k SET VALUES (...)`` replaces the allowed values; NOT_FOUND when
+        there is no such governed tag."""
+        tag = self.tags.get((stmt.name or "").upper())
+        if tag is None:
+            raise SqlError("NOT_FOUND", "42704", f"Governed tag {stmt.name} does not exist")
+        self.tags[tag.name.upper()] = TagDef(
+            tag.name, self._allowed_values(stmt.text, "VALUES"), comment=tag.comment
+        )
+        return self._ok("OK")
+
+    def _do_drop_governed_tag(self, stmt: Statement) -> Any:
+        if self.tags.pop((stmt.name or "").upper(), None) is None:
+            raise SqlError("NOT_FOUND", "42704", f"Governed tag {stmt.name} does not exist")
+        return self._ok("OK")
+
+    def _allowed_values(self, text: str, keyword: str = "ALLOWED_VALUES") -> tuple[str, ...]:
+        """The string literals after ``keyword`` (ALLOWED_VALUES), read from sqlglot's tokens."""
         from sqlglot.dialects.dialect import Dialect
         from sqlglot.tokens import TokenType
 
@@ -389,11 +415,11 @@ class Estate:
         values: list[str] = []
         inside = False
         for tok in tokens:
-            if tok.text.upper() == "ALLOWED_VALUES":
+            if tok.text.upper() == keyword:
                 inside = True
             elif inside and tok.token_type == TokenType.STRING:
                 values.append(tok.text)
-            elif inside and tok.token_type != TokenType.COMMA:
+            elif inside and tok.token_type not in (TokenType.COMMA, TokenType.L_PAREN):
                 break
         return tuple(values)
 
@@ -499,7 +525,27 @@ class Estate:
             table = tree.find(exp.Table)
             assert table is not None
             self._ensure(self._table_name(table))
+        if isinstance(tree, exp.Insert) and tree.args.get("overwrite"):
+            return self._insert_overwrite(tree)
         return self._duckdb(tree)
+
+    def _insert_overwrite(self, tree: exp.Insert) -> Any:
+        """Snowflake's ``INSERT OVERWRITE``: the table is truncated and refilled in one
+        transaction (sql-reference/sql/insert), so no reader sees it empty in between."""
+        target = tree.find(exp.Table)
+        assert target is not None
+        plain = tree.copy()
+        plain.set("overwrite", None)
+        with self.lock:
+            self.db.execute("BEGIN TRANSACTION")
+            try:
+                self._duckdb(exp.delete(target.copy()))
+                out = self._duckdb(plain)
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        return out
 
     def _table_name(self, table: exp.Table) -> str:
         parts = [table.catalog, table.db, table.name]
