@@ -27,7 +27,7 @@ from bench.lint_bench import estate, write_estate
 from compiler.compile import render_files, write_tree
 from compiler.validate import Project, load_project
 from compiler.verify.engine import TestSalts, Verifier
-from compiler.verify.sources import load_sql, read_compiled_dir
+from compiler.verify.sources import load_sql, platform_of, read_compiled_dir, render_sql
 from tests.conftest import ROOT
 from tests.test_verify import AS_FOUND, POLICIES, SETUPS, edit, run
 
@@ -267,3 +267,14 @@ def test_statement_positions_are_kept(compiled: Path) -> None:
     assert before == after and before
     # DuckDB's names of the mapping tables ("<platform>:<NAME>") did not stay behind
     assert not any('"snowflake:' in t or '"databricks:' in t for _, _, t in after)
+
+
+@pytest.mark.parametrize("root", ["policies", "as-found", "generated"])
+def test_verify_reads_exactly_the_sql_files_compile_writes(root: str, generated: Path) -> None:
+    """In memory, verify renders the SQL targets only (not Terraform, which it does not
+    read): the same files, byte for byte, as ``accord compile --target all`` writes there."""
+    path = {"policies": POLICIES, "as-found": AS_FOUND, "generated": generated}[root]
+    project = load_project(path)
+    everything = render_files(project, "all")
+    assert any(platform_of(p) is None for p in everything)  # Terraform is written too
+    assert render_sql(project) == {p: t for p, t in everything.items() if platform_of(p)}

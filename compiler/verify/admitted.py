@@ -19,12 +19,11 @@ def admitted_rows(project: Project, datasets: list[str]) -> Admitted:
     every value of the dimension, one granted to nobody, and NULL). The dimension is None
     when it reads anything else; the values are None when it admits a row of no declared
     value (granted to nobody, or NULL) without admitting every row."""
-    from compiler.compile import render_files
     from compiler.verify.engine import TestSalts, Verifier
-    from compiler.verify.sources import load_sql
+    from compiler.verify.sources import load_sql, render_sql
 
     salts = TestSalts()
-    sql = load_sql(render_files(project, "all"), salts, "the SQL compiled from the model")
+    sql = load_sql(render_sql(project), salts, "the SQL compiled from the model")
     verifier = Verifier(project, sql, salts)
     verifier.evaluate(datasets)  # only these are executed, not the whole estate
     model = project.model
