@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -24,27 +23,17 @@ from typing import Any
 import pytest
 
 from bench.lint_bench import estate, write_estate
-from compiler.compile import render_files, write_tree
+from compiler.compile import render_files
 from compiler.validate import Project, load_project
 from compiler.verify.engine import TestSalts, Verifier
 from compiler.verify.sources import load_sql, platform_of, read_compiled_dir, render_sql
+from tests import test_verify
 from tests.conftest import ROOT
 from tests.test_verify import AS_FOUND, POLICIES, SETUPS, edit, run
 
-
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("compiled") / "out"
-    write_tree(out, render_files(load_project(POLICIES), "all"))
-    return out
-
-
-@pytest.fixture
-def compiled(tree: Path, tmp_path: Path) -> Path:
-    """A fresh copy of `accord compile policies --out ...` that a test may edit."""
-    out = tmp_path / "out"
-    shutil.copytree(tree, out)
-    return out
+# the compiled reference estate, a fresh copy per test (test_verify's fixtures)
+compiled_tree = test_verify.compiled_tree
+compiled = test_verify.compiled
 
 
 def verifier_for(project: Project, out: Path | None = None) -> Verifier:

@@ -231,13 +231,7 @@ class Verifier:
                     )
                 text = tree.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
             except SqlglotError as err:
-                message = str(err).strip().splitlines()[0]
-                raise InputError(
-                    Diagnostic(
-                        Location(stmt.file, stmt.line, stmt.column),
-                        f"cannot execute this statement on DuckDB: {message}",
-                    )
-                ) from None
+                raise _cannot_execute(stmt, err) from None
             finally:
                 for table, parts in renamed:
                     for k, v in parts.items():
@@ -245,13 +239,7 @@ class Verifier:
             try:
                 self.con.execute(text)
             except (SqlglotError, duckdb.Error) as err:
-                message = str(err).strip().splitlines()[0]
-                raise InputError(
-                    Diagnostic(
-                        Location(stmt.file, stmt.line, stmt.column),
-                        f"cannot execute this statement on DuckDB: {message}",
-                    )
-                ) from None
+                raise _cannot_execute(stmt, err) from None
 
     def _personas(self) -> None:
         self.con.execute(
@@ -1085,6 +1073,16 @@ class Verifier:
 
 
 _TABLE_PARTS = ("catalog", "db", "this")
+
+
+def _cannot_execute(stmt: Statement, err: Exception) -> InputError:
+    message = str(err).strip().splitlines()[0]
+    return InputError(
+        Diagnostic(
+            Location(stmt.file, stmt.line, stmt.column),
+            f"cannot execute this statement on DuckDB: {message}",
+        )
+    )
 
 
 def _arg_key(arg: exp.Expression) -> Any:
