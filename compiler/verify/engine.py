@@ -1,13 +1,22 @@
 """Execute the compiled policies on embedded DuckDB and compare with the model.
 
-Per dataset, one query evaluates every persona at once: the dataset's generated rows are
-cross-joined with the persona table (``accord_p``), whose columns answer the platform's
-context functions (see :mod:`compiler.verify.bind`). Each row of the result says, for one
-persona and one generated row, whether the row is visible and what every column shows.
+Each dataset's row predicate and each column's value is a *part*: DuckDB SQL over the
+generated columns it reads (by position, :class:`_Slots`) and the persona table
+(``accord_p``), whose columns answer the platform's context functions (see
+:mod:`compiler.verify.bind`). Parts with the same SQL and input types, in however many
+datasets, form one :class:`_Group`, executed in one query: the distinct input values of
+every dataset's generated rows cross-joined with every persona. The answer for a row of a
+dataset is the group's answer for that row's inputs (policy bodies are deterministic: only
+``bind.SAFE_FUNCTIONS``), so the number of queries depends on the distinct policies, not on
+the personas or the datasets that share them.
 
-The answers are compared with :mod:`compiler.semantics` (the oracle: ``dataset_view``,
-``column_view``, ``apply_mask``), replicas are compared with each other, and identifier
-digests are compared across platforms. duckdb is imported here only: ``accord lint`` never
+The answers are compared with :mod:`compiler.semantics` (the oracle: the persona's rows,
+whether it sees a mask's clear value, ``apply_mask``) once per distinct (part, inputs,
+value) cell, replicas are compared with each other, and identifier digests are compared
+across platforms; a mismatch is reported per persona, dataset and column with every row it
+concerns, exactly as when each dataset's rows were compared one by one. A part that cannot
+be executed is located by executing its dataset's own query over its rows
+(:meth:`Verifier._execute_directly`). duckdb is imported here only: ``accord lint`` never
 loads this module.
 """
 
