@@ -208,7 +208,8 @@ class Verifier:
         attached = {p: self.sql_for(p).attached_columns_by_table() for p in self.report.platforms}
         for name, ds in self.model.datasets.items():
             named = attached[ds.platform].get(fold(ds.table, ds.platform), set())
-            extra[name] = {c for c in named if c.lower() not in {k.lower() for k in ds.columns}}
+            listed = {k.lower() for k in ds.columns}
+            extra[name] = {c for c in named if c.lower() not in listed}
         self.tables = generate(self.model, extra)
         self._personas()
 
