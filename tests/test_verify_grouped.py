@@ -267,3 +267,32 @@ def test_verify_reads_exactly_the_sql_files_compile_writes(root: str, generated:
     everything = render_files(project, "all")
     assert any(platform_of(p) is None for p in everything)  # Terraform is written too
     assert render_sql(project) == {p: t for p, t in everything.items() if platform_of(p)}
+
+
+def test_a_part_reading_a_column_the_table_lacks_is_located(compiled: Path) -> None:
+    """An ABAC policy's USING names a column no table has: there are no inputs to group on,
+    so the dataset's own query is executed and DuckDB's binder error located at the policy's
+    function (as before grouping)."""
+    abac = SETUPS["abac"](compiled)
+    assert isinstance(abac, Path)
+    edit(abac, "USING COLUMNS (p);", "USING COLUMNS (q);")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "compiler.cli",
+            "verify",
+            str(POLICIES),
+            "--compiled",
+            str(compiled),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert (
+        "030_abac.sql:7:10: governance.policies.programme_rows: cannot execute on DuckDB: Binder "
+        'Error: Table "accord_t" does not have a column named "q"' in proc.stderr
+    )
+    assert "Traceback" not in proc.stderr
