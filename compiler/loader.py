@@ -1,15 +1,24 @@
 """Read a policy directory into one plain document, keeping the position of every node.
 
 Every ``*.yaml`` / ``*.yml`` file under the directory is composed with PyYAML's C loader in
-safe mode, converted to plain Python values by hand (so that every value and every key keeps
-its ``file:line:column``), and merged section by section. The result is a :class:`RawProject`:
-the merged data plus a :class:`SourceMap` from *paths* (tuples of keys and list indexes, the
-same shape pydantic uses for error locations) to locations.
+safe mode, converted to plain Python values by hand (refusing language-specific tags,
+duplicate keys, runaway aliases and misread scalars), and merged section by section. The
+result is a :class:`RawProject`: the merged data plus a source map from *paths* (tuples of keys
+and list indexes, the same shape pydantic uses for error locations) to ``file:line:column``.
+
+Positions are needed only when something is reported, and a clean estate reports nothing, so
+they are computed lazily (:func:`parse_fast`, :class:`FileSource`): a file is converted without
+positions, and composed again with positions (:func:`parse_document`) only when a message about
+it needs one. Whatever the fast conversion cannot accept as is (a tag, a merge key, a duplicate
+key, a non-scalar key, the depth or size bounds, a top level that is not a mapping) makes it
+hand the same node graph to the position-keeping converter, which gives today's value or
+today's message: the two paths never disagree (tests/test_loader_fast.py).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,15 +73,12 @@ Path_ = tuple[Any, ...]
 Pos = tuple[str, int, int]
 
 
-@dataclass
-class SourceMap:
-    """Where each value (and each mapping key) of the merged document came from."""
+class Positions:
+    """``value`` / ``key`` / ``at`` over a source map's ``values`` and ``keys`` tables."""
 
-    values: dict[Path_, Pos] = field(default_factory=dict)
-    keys: dict[Path_, Pos] = field(default_factory=dict)
-    #: the source text of every plain scalar YAML resolved to something other than a string
-    #: (a number, a boolean, null), so that validation can say what was written
-    texts: dict[Path_, str] = field(default_factory=dict)
+    values: Mapping[Path_, Pos]
+    keys: Mapping[Path_, Pos]
+    texts: dict[Path_, str]
 
     def value(self, path: Path_) -> Location | None:
         """The location of the value at ``path``, or of its nearest located ancestor."""
@@ -96,11 +102,126 @@ class SourceMap:
 
 
 @dataclass
+class SourceMap(Positions):
+    """Where each value (and each mapping key) of a document came from."""
+
+    values: dict[Path_, Pos] = field(default_factory=dict)  # type: ignore[assignment]
+    keys: dict[Path_, Pos] = field(default_factory=dict)  # type: ignore[assignment]
+    #: the source text of every plain scalar YAML resolved to something other than a string
+    #: (a number, a boolean, null), so that validation can say what was written
+    texts: dict[Path_, str] = field(default_factory=dict)
+
+
+class FileSource(Positions):
+    """The source map of one file read by :func:`parse_fast`: the texts of its non-string
+    scalars at once, its positions only when first asked for (the file is composed again)."""
+
+    def __init__(self, text: str, name: str, texts: dict[Path_, str]):
+        self.text = text
+        self.name = name
+        self.texts = texts
+        self._full: SourceMap | None = None
+
+    @property
+    def materialised(self) -> bool:
+        """Whether the positions were asked for (a clean lint asks for none)."""
+        return self._full is not None
+
+    def _positions(self) -> SourceMap:
+        if self._full is None:
+            node = _compose(self.text, self.name)
+            _, self._full = _convert_full(node, self.name)
+        return self._full
+
+    @property
+    def values(self) -> dict[Path_, Pos]:  # type: ignore[override]
+        return self._positions().values
+
+    @property
+    def keys(self) -> dict[Path_, Pos]:  # type: ignore[override]
+        return self._positions().keys
+
+
+class _Table(Mapping[Path_, Pos]):
+    """One table (``values`` or ``keys``) of a :class:`MergedSource`, read through the file
+    that contributed each path."""
+
+    def __init__(self, merged: MergedSource, kind: str):
+        self._merged = merged
+        self._kind = kind
+
+    def get(self, path: Path_, default: Any = None) -> Any:  # type: ignore[override]
+        src = self._merged.owner(path)
+        if src is None:
+            return default
+        pos = getattr(src, self._kind).get(path)
+        return default if pos is None else pos
+
+    def __getitem__(self, path: Path_) -> Pos:
+        pos = self.get(path)
+        if pos is None:
+            raise KeyError(path)
+        return pos
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, tuple) and self.get(path) is not None
+
+    def _items(self) -> dict[Path_, Pos]:
+        out: dict[Path_, Pos] = {}
+        for src in self._merged.sources():
+            for path, pos in getattr(src, self._kind).items():
+                if self._merged.owner(path) is src:
+                    out[path] = pos
+        return out
+
+    def __iter__(self) -> Iterator[Path_]:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+
+class MergedSource(Positions):
+    """The source map of a merged project: each path is read from the source map of the file
+    that contributed it (a whole scalar section such as ``version``, or one entry of a
+    section), so no position is copied, or computed, before a message needs it."""
+
+    def __init__(self) -> None:
+        #: section -> the file whose value of the (non-mapping) section was kept
+        self._whole: dict[Any, Positions] = {}
+        #: (section, entry) -> the file that defines the entry
+        self._entries: dict[tuple[Any, Any], Positions] = {}
+        #: section -> the first file that declares it as a mapping (the section's own place)
+        self._heads: dict[Any, Positions] = {}
+        self.texts: dict[Path_, str] = {}
+        self.values = _Table(self, "values")
+        self.keys = _Table(self, "keys")
+
+    def owner(self, path: Path_) -> Positions | None:
+        path = tuple(path)
+        if not path:
+            return None
+        src = self._whole.get(path[0])
+        if src is not None:
+            return src
+        if len(path) == 1:
+            return self._heads.get(path[0])
+        return self._entries.get(path[:2])
+
+    def sources(self) -> list[Positions]:
+        seen: dict[int, Positions] = {}
+        for table in (self._whole, self._heads, self._entries):
+            for src in table.values():
+                seen.setdefault(id(src), src)
+        return list(seen.values())
+
+
+@dataclass
 class RawProject:
     root: Path
     files: list[str]
     data: dict[str, Any]
-    source: SourceMap
+    source: Positions
     #: location of the project itself (the first file), for errors with no better place
     origin: Location
 
@@ -180,11 +301,14 @@ def load_documents(
     (files that could not be read), reported together with these."""
     diagnostics = list(diagnostics or [])
     merged: dict[str, Any] = {}
-    source = SourceMap()
+    source = MergedSource()
     for raw, name in documents:
         try:
-            # through the cache of parsed files when the command turned it on (compiler/cache.py)
-            doc, doc_source = cache.parse(raw, name, parse_document)
+            if cache.enabled():
+                # the cache of parsed files holds positions (compiler/cache.py)
+                doc, doc_source = cache.parse(raw, name, parse_document)
+            else:
+                doc, doc_source = parse_fast(raw, name)
         except InputError as err:
             diagnostics.extend(err.diagnostics)
             continue
@@ -207,8 +331,27 @@ def parse_document(raw: bytes, name: str) -> tuple[dict[str, Any], SourceMap]:
     """Parse one YAML file into a plain mapping and its source map (positions 1-based)."""
     text = _decode(raw, name)
     _refuse_tab_indentation(text, name)
+    return _convert_full(_compose(text, name), name)
+
+
+def parse_fast(raw: bytes, name: str) -> tuple[dict[str, Any], Positions]:
+    """What :func:`parse_document` returns (the same value, the same refusals), with the
+    positions computed only when first asked for (:class:`FileSource`)."""
+    text = _decode(raw, name)
+    _refuse_tab_indentation(text, name)
+    node = _compose(text, name)
+    if not isinstance(node, yaml.MappingNode):
+        return _convert_full(node, name)  # empty, or a refusal
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        value, texts = _convert_fast(node)
+    except _Fallback:
+        return _convert_full(node, name)
+    return value, FileSource(text, name, texts)
+
+
+def _compose(text: str, name: str) -> yaml.Node | None:
+    try:
+        return yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -218,6 +361,9 @@ def parse_document(raw: bytes, name: str) -> tuple[dict[str, Any], SourceMap]:
         ) from None
     except yaml.YAMLError as err:  # pragma: no cover - unmarked errors are rare
         raise InputError(Diagnostic(Location(name, 1, 1), f"invalid YAML: {err}")) from None
+
+
+def _convert_full(node: yaml.Node | None, name: str) -> tuple[dict[str, Any], SourceMap]:
     source = SourceMap()
     if node is None:  # an empty file, or comments only
         return {}, source
@@ -243,6 +389,8 @@ def _decode(raw: bytes, name: str) -> str:
 
 
 def _refuse_tab_indentation(text: str, name: str) -> None:
+    if "\t" not in text:
+        return
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.lstrip(" ")
         if stripped.startswith("\t"):
@@ -262,6 +410,17 @@ def _pos(name: str, node: yaml.Node) -> Pos:
 
 def _loc(name: str, node: yaml.Node) -> Location:
     return Location(*_pos(name, node))
+
+
+def _unreadable(node: yaml.Node) -> str:
+    """Why a scalar with a plain tag has no value (``b: <<``, ``!!int x``, ``!!map x``)."""
+    if node.tag == "tag:yaml.org,2002:merge":
+        return (
+            "<< is YAML's merge key, which stands only as a key of a mapping: quote it "
+            '("<<") where the text is meant'
+        )
+    kind = node.tag.rsplit(":", 1)[-1]
+    return f"{node.value!r} cannot be read as {kind} (tag {node.tag!r}): quote it or drop the tag"
 
 
 class _Converter:
@@ -300,7 +459,10 @@ class _Converter:
         if node.tag == _STR:
             return node.value
         self.source.texts[path] = node.value
-        value = self.constructor.construct_object(node, deep=True)
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, KeyError, TypeError):
+            raise InputError(Diagnostic(_loc(self.name, node), _unreadable(node))) from None
         if isinstance(value, float):
             return WrittenFloat(value, node.value)
         return value
@@ -360,23 +522,119 @@ class _Converter:
         return result
 
 
+class _Fallback(Exception):
+    """The fast conversion met something only the position-keeping converter decides."""
+
+
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+#: the constructors of the plain scalars that are not strings (the ones _Converter reaches
+#: through ``construct_object``)
+_SCALARS = {
+    tag: yaml.constructor.SafeConstructor.yaml_constructors[tag]
+    for tag in (
+        "tag:yaml.org,2002:int",
+        "tag:yaml.org,2002:float",
+        "tag:yaml.org,2002:bool",
+        "tag:yaml.org,2002:null",
+    )
+}
+#: key tags _Converter reads as the scalar's text (the merge key ``<<`` is left to it)
+_KEY_TAGS = frozenset({_STR, *_SCALARS})
+
+
+def _convert_fast(root: yaml.MappingNode) -> tuple[dict[str, Any], dict[Path_, str]]:
+    """The value :class:`_Converter` makes of ``root`` and the texts of its non-string
+    scalars, without positions. Raises :class:`_Fallback` on anything it would not accept as
+    is or would refuse: a tag other than the plain ones, a merge key, a key that is not a plain
+    scalar, a duplicate key, more than ``MAX_NODES_PER_FILE`` nodes (counted as _Converter
+    counts them: every value and every key, aliases expanded), nesting beyond ``MAX_DEPTH``."""
+    texts: dict[Path_, str] = {}
+    constructor = yaml.constructor.SafeConstructor()
+    scalar_node, mapping_node, sequence_node = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+    count = 1  # the root
+
+    def mapping(node: yaml.MappingNode, path: Path_, depth: int) -> dict[str, Any]:
+        nonlocal count
+        pairs = node.value
+        count += 2 * len(pairs)
+        if node.tag != _MAP or depth >= MAX_DEPTH or count > MAX_NODES_PER_FILE:
+            raise _Fallback
+        out: dict[str, Any] = {}
+        for key_node, value_node in pairs:
+            if key_node.__class__ is not scalar_node or key_node.tag not in _KEY_TAGS:
+                raise _Fallback
+            key = key_node.value
+            if value_node.__class__ is scalar_node and value_node.tag == _STR:
+                out[key] = value_node.value
+            else:
+                out[key] = convert(value_node, (*path, key), depth + 1)
+        if len(out) != len(pairs):  # a duplicate key
+            raise _Fallback
+        return out
+
+    def sequence(node: yaml.SequenceNode, path: Path_, depth: int) -> list[Any]:
+        nonlocal count
+        items = node.value
+        count += len(items)
+        if node.tag != _SEQ or depth >= MAX_DEPTH or count > MAX_NODES_PER_FILE:
+            raise _Fallback
+        return [
+            item.value
+            if item.__class__ is scalar_node and item.tag == _STR
+            else convert(item, (*path, i), depth + 1)
+            for i, item in enumerate(items)
+        ]
+
+    def convert(node: yaml.Node, path: Path_, depth: int) -> Any:
+        kind = node.__class__
+        if kind is mapping_node:
+            return mapping(node, path, depth)  # type: ignore[arg-type]
+        if kind is sequence_node:
+            return sequence(node, path, depth)  # type: ignore[arg-type]
+        if kind is not scalar_node:
+            raise _Fallback
+        if node.tag == _STR:
+            return node.value
+        construct = _SCALARS.get(node.tag)
+        if construct is None:
+            raise _Fallback
+        texts[path] = node.value
+        try:
+            value = construct(constructor, node)
+        except Exception:  # the converter says why (the same exceptions, located)
+            raise _Fallback from None
+        if isinstance(value, float):
+            return WrittenFloat(value, node.value)
+        return value
+
+    return mapping(root, (), 0), texts
+
+
 # --------------------------------------------------------------------------------------------
 # merging files
 
 
 def _merge(
     merged: dict[str, Any],
-    source: SourceMap,
+    source: MergedSource,
     doc: dict[str, Any],
-    doc_source: SourceMap,
+    doc_source: Positions,
     name: str,
     diagnostics: list[Diagnostic],
 ) -> None:
+    """Merge one file's sections into ``merged``; ``source`` records which file contributed
+    each accepted entry (its positions are read from that file's source map when asked)."""
     accepted: set[Path_] = set()
+
+    def key_loc(section: Any) -> Location:
+        return doc_source.key((section,)) or Location(name, 1, 1)
+
     for section, value in doc.items():
-        key_loc = doc_source.key((section,)) or Location(name, 1, 1)
         if not isinstance(section, str):
-            diagnostics.append(Diagnostic(key_loc, f"section names are strings, not {section!r}"))
+            diagnostics.append(
+                Diagnostic(key_loc(section), f"section names are strings, not {section!r}")
+            )
             continue
         if section == "version" or not isinstance(value, dict):
             # scalars (version) may repeat across files if they agree; anything else is
@@ -388,7 +646,7 @@ def _merge(
                 first = source.key((section,))
                 diagnostics.append(
                     Diagnostic(
-                        key_loc,
+                        key_loc(section),
                         f"{section!r} is {value!r} here but {merged[section]!r} at {first}",
                     )
                 )
@@ -396,14 +654,15 @@ def _merge(
             if section not in merged:
                 merged[section] = value
                 accepted.add((section,))
+                source._whole[section] = doc_source
             continue
         target = merged.setdefault(section, {})
         if not isinstance(target, dict):
-            diagnostics.append(Diagnostic(key_loc, f"section {section!r} must be a mapping"))
+            diagnostics.append(
+                Diagnostic(key_loc(section), f"section {section!r} must be a mapping")
+            )
             continue
-        if (section,) not in source.keys:
-            source.keys[(section,)] = doc_source.keys[(section,)]
-            source.values[(section,)] = doc_source.values[(section,)]
+        source._heads.setdefault(section, doc_source)
         for entry, entry_value in value.items():
             if entry in target:
                 first = source.key((section, entry))
@@ -417,12 +676,8 @@ def _merge(
                 continue
             target[entry] = entry_value
             accepted.add((section, entry))
-    # one pass over this file's positions: keep those under the entries it contributed
-    for table_src, table_dst in (
-        (doc_source.values, source.values),
-        (doc_source.keys, source.keys),
-        (doc_source.texts, source.texts),  # type: ignore[arg-type]
-    ):
-        for path, loc in table_src.items():
-            if path[:1] in accepted or path[:2] in accepted:
-                table_dst[path] = loc
+            source._entries[(section, entry)] = doc_source
+    # the texts of this file's non-string scalars under the entries it contributed
+    for path, text in doc_source.texts.items():
+        if path[:1] in accepted or path[:2] in accepted:
+            source.texts[path] = text

@@ -40,8 +40,19 @@ MAX_IDENTIFIER = 255
 
 
 def _checker(pattern: re.Pattern[str], what: str) -> Any:
+    #: values already accepted: an estate repeats its names (columns, masks, domains) thousands
+    #: of times, and a check depends on the value alone
+    accepted: set[str] = set()
+
     def check(value: str) -> str:
-        longest = max((len(part) for part in value.split(".")), default=0)
+        if value in accepted:
+            return value
+        # no part is longer than the whole: the parts are measured only when it is long
+        longest = (
+            max((len(part) for part in value.split(".")), default=0)
+            if len(value) > MAX_IDENTIFIER
+            else 0
+        )
         if longest > MAX_IDENTIFIER:
             raise ValueError(
                 f"{value[:40]!r}... has a name of {longest} characters; Snowflake and "
@@ -49,14 +60,26 @@ def _checker(pattern: re.Pattern[str], what: str) -> Any:
             )
         if not pattern.match(value) or value != value.strip():
             raise ValueError(f"{value!r} is not a valid {what}")
+        accepted.add(value)
         return value
 
     return AfterValidator(check)
 
 
+#: the control characters: below 32, and DEL
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
+#: texts already accepted (column types repeat thousands of times)
+_CLEAN: set[str] = set()
+
+
 def _no_control(value: str) -> str:
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+    if value in _CLEAN:
+        return value
+    if _CONTROL.search(value):
         raise ValueError("control characters are not allowed")
+    _CLEAN.add(value)
     return value
 
 

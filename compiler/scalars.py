@@ -33,20 +33,21 @@ def scalar_problems(raw: RawProject) -> list[Diagnostic]:
             value = _value_at(raw.data, path)
         except (KeyError, IndexError, TypeError):
             continue
-        where = raw.source.value(path) or raw.origin
+        # located only when refused: positions are composed on demand (compiler.loader)
         dotted = ".".join(str(p) for p in path)
         field = path[-1] if path and isinstance(path[-1], str) else None
         if field in INTEGER_FIELDS and (type(value) is not int or not _INT.match(text)):
             out.append(
                 Diagnostic(
-                    where, f"{dotted}: {text} is not a whole number written plainly (e.g. 1)"
+                    _where(raw, path),
+                    f"{dotted}: {text} is not a whole number written plainly (e.g. 1)",
                 )
             )
         elif isinstance(value, bool):
             if not _BOOL.match(text):
                 out.append(
                     _misread(
-                        where,
+                        _where(raw, path),
                         dotted,
                         text,
                         f"the boolean {str(value).lower()}",
@@ -55,10 +56,14 @@ def scalar_problems(raw: RawProject) -> list[Diagnostic]:
                 )
         elif isinstance(value, int):
             if not _INT.match(text):
-                out.append(_misread(where, dotted, text, f"the number {value}"))
+                out.append(_misread(_where(raw, path), dotted, text, f"the number {value}"))
         elif isinstance(value, float) and not _FLOAT.match(text):
-            out.append(_misread(where, dotted, text, f"the number {value!r}"))
+            out.append(_misread(_where(raw, path), dotted, text, f"the number {value!r}"))
     return out
+
+
+def _where(raw: RawProject, path: tuple[Any, ...]) -> Location:
+    return raw.source.value(path) or raw.origin
 
 
 def _misread(where: Location, dotted: str, text: str, what: str, flag: str = "") -> Diagnostic:

@@ -1,11 +1,19 @@
-"""Column types, parsed with sqlglot in the platform's dialect."""
+"""Column types, parsed with sqlglot in the platform's dialect.
+
+The types estates write (``compiler.typenames``) are answered from a table checked against
+sqlglot, so that validating and lowering them imports neither sqlglot's dialects nor, here,
+sqlglot itself; anything else is parsed.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from sqlglot import exp
-from sqlglot.errors import ParseError
+from compiler.typenames import lookup
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 DIALECTS = {"snowflake": "snowflake", "databricks": "databricks"}
 
@@ -13,6 +21,9 @@ DIALECTS = {"snowflake": "snowflake", "databricks": "databricks"}
 @lru_cache(maxsize=1024)
 def parse_type(text: str, platform: str) -> exp.DataType | None:
     """The sqlglot DataType for ``text`` on ``platform``, or None if it is not a type."""
+    from sqlglot import exp
+    from sqlglot.errors import ParseError
+
     try:
         dtype = exp.DataType.build(text, dialect=DIALECTS[platform], udt=False)
     except (ParseError, ValueError, KeyError):
@@ -23,18 +34,32 @@ def parse_type(text: str, platform: str) -> exp.DataType | None:
 
 
 def is_string_type(dtype: exp.DataType) -> bool:
+    from sqlglot import exp
+
     return dtype.is_type(*exp.DataType.TEXT_TYPES)
+
+
+@lru_cache(maxsize=1024)
+def is_type(text: str, platform: str) -> bool:
+    """Whether ``text`` is a data type on ``platform`` (``parse_type`` is not None)."""
+    return lookup(text, platform) is not None or parse_type(text, platform) is not None
 
 
 @lru_cache(maxsize=1024)
 def is_string(text: str, platform: str) -> bool:
     """Whether ``text`` names a string type on ``platform`` (False if it is no type)."""
+    known = lookup(text, platform)
+    if known is not None:
+        return known[1]
     dtype = parse_type(text, platform)
     return dtype is not None and is_string_type(dtype)
 
 
 def render_type(text: str, platform: str) -> str:
     """The type as the platform spells it (sqlglot's canonical form)."""
+    known = lookup(text, platform)
+    if known is not None:
+        return known[0]
     dtype = parse_type(text, platform)
     if dtype is None:
         raise ValueError(f"not a {platform} type: {text}")
@@ -46,6 +71,10 @@ def policy_type(text: str, platform: str) -> str:
     """The type a policy signature uses for a column of type ``text``: string types are
     normalised (VARCHAR on Snowflake, STRING on Databricks) so that one policy serves every
     length; other types are kept as declared."""
+    known = lookup(text, platform)
+    if known is not None:
+        rendering, string = known
+        return ("VARCHAR" if platform == "snowflake" else "STRING") if string else rendering
     dtype = parse_type(text, platform)
     if dtype is None:
         raise ValueError(f"not a {platform} type: {text}")

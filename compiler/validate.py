@@ -14,15 +14,15 @@ import os
 import types
 import typing
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from compiler.errors import Diagnostic, InputError, Location
-from compiler.loader import RawProject, SourceMap, load_directory
+from compiler.loader import Positions, RawProject, load_directory
 from compiler.model import PLATFORMS, PolicyModel
-from compiler.sqltypes import is_string, parse_type
+from compiler.sqltypes import is_string, is_type, parse_type
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Project:
     """A validated policy model together with where every part of it was written."""
 
     model: PolicyModel
-    source: SourceMap
+    source: Positions
     files: list[str]
     origin: Location
 
@@ -194,6 +194,7 @@ _FOREIGN_TYPES = {
 }
 
 
+@lru_cache(maxsize=4096)
 def foreign_type(text: str, platform: str) -> str:
     """A message when ``text`` names a type of the other platform, else ""."""
     head = text.split("(", 1)[0].split("<", 1)[0].strip().upper()
@@ -309,19 +310,15 @@ def _resolve(project: Project) -> list[Diagnostic]:
             bad((*base, "replica_of"), "replica_of forms a cycle")
         for col, spec in ds.columns.items():
             cpath = (*base, "columns", col)
-            dtype = parse_type(spec.type, ds.platform)
+            typed = is_type(spec.type, ds.platform)
             foreign = foreign_type(spec.type, ds.platform)
-            if dtype is None:
+            if not typed:
                 bad((*cpath, "type"), f"{spec.type!r} is not a {ds.platform} data type")
             elif foreign:
                 bad((*cpath, "type"), foreign)
             if spec.mask is not None and need("mask", m.masks, spec.mask, (*cpath, "mask")):
                 strategy = m.masks[spec.mask].strategy
-                if (
-                    strategy != "nullify"
-                    and dtype is not None
-                    and not is_string(spec.type, ds.platform)
-                ):
+                if strategy != "nullify" and typed and not is_string(spec.type, ds.platform):
                     bad(
                         (*cpath, "type"),
                         f"mask {spec.mask!r} uses strategy {strategy}, which applies to string "
@@ -358,7 +355,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
                     _check_expression(project, (*fpath, "expression", platform), text, platform)
                 )
             for arg, typ in rf.arguments.items():
-                if parse_type(typ, ds.platform) is None:
+                if not is_type(typ, ds.platform):
                     bad((*fpath, "arguments", arg), f"{typ!r} is not a {ds.platform} data type")
             out.extend(_check_predicate(project, fpath, rf.expression, rf.arguments, ds.platform))
 

@@ -62,6 +62,24 @@ CASES: list[tuple[str, dict[str, str | bytes], str, str]] = [
         "tag 'tag:yaml.org,2002:python/object:os.system' is not allowed",
     ),
     (
+        "merge-key-as-value",
+        {"a.yaml": "version: 1\nmasks:\n  m: {strategy: <<}\n"},
+        "a.yaml:3:17",
+        "<< is YAML's merge key, which stands only as a key of a mapping",
+    ),
+    (
+        "tagged-scalar-unreadable",
+        {"a.yaml": "version: !!int one\n"},
+        "a.yaml:1:10",
+        "'one' cannot be read as int (tag 'tag:yaml.org,2002:int')",
+    ),
+    (
+        "collection-tag-on-scalar",
+        {"a.yaml": "version: 1\nmasks: !!map m\n"},
+        "a.yaml:2:8",
+        "'m' cannot be read as map",
+    ),
+    (
         "alias-bomb",
         {
             "a.yaml": "version: 1\n"

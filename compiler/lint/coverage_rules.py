@@ -5,12 +5,15 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from compiler.errors import Location
 from compiler.lint import Finding, SqlContext, SqlHit, sql_rule
-from compiler.sqlscan import ScanError, ScanResult, Statement, node_position
+
+if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
+    from compiler.sqlscan import ScanError, ScanResult, Statement
 
 _FIX = {
     "statement": "correct the statement at this position; until then accord cannot check it",
@@ -161,6 +164,8 @@ def _macro_bodies(result: ScanResult) -> Iterator[SqlHit]:
             called = template.calls.get(column.name)
             if not called or called in _VALUE_CALLS:
                 continue
+            from compiler.sqlscan import node_position
+
             line, col = node_position(stmt, column)
             source = template.placeholders[column.name]
             finding = Finding(

@@ -9,7 +9,6 @@ order, with its severity, where it applies (policy files, SQL files) and its pag
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -74,6 +73,8 @@ def render_docs() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m compiler.lint.docs", description=__doc__)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: docs/rules.md")
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")

@@ -413,6 +413,8 @@ def shared_salt(ctx: Context) -> Iterator[Finding]:
         for platform in _on(salt):
             uses[_normalise_salt(salt[platform])].append((name, platform))  # type: ignore[index]
     for ref, where in sorted(uses.items()):
+        if len(where) < 2:
+            continue  # nothing shares it (and nothing to locate)
         first_mask, first_platform = where[0]
         first = ctx.project.loc("masks", first_mask, "salt", first_platform)
         for mask, platform in where[1:]:
@@ -562,7 +564,7 @@ def index_over_governed_data(ctx: Context) -> Iterator[Finding]:
             exposed.append("every row its row filter withholds")
         if masked_held:
             exposed.append("clear values of masked " + ", ".join(masked_held))
-        where = ctx.project.key_loc("indexes", name)
+        where = None  # located only once a finding is certain
         if idx.kind == "cortex_search":
             if idx.inherit_governance or not exposed:
                 continue
@@ -593,6 +595,8 @@ def index_over_governed_data(ctx: Context) -> Iterator[Finding]:
                 "index over a table with row filters or column masks"
             )
             fix = "index an ungoverned, de-identified copy of the data instead"
+        if where is None:
+            where = ctx.project.key_loc("indexes", name)
         yield Finding(where, "ACC301", f"indexes.{name}", message, fix)
 
 

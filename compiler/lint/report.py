@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from importlib import metadata
 from urllib.parse import quote
 
 import click
@@ -259,6 +258,8 @@ def sarif_document(
             for d in problems
         ],
     }
+    from importlib import metadata  # SARIF only: the text path does not pay for it
+
     try:
         version = metadata.version("accord")
     except metadata.PackageNotFoundError:  # running from a source tree without install

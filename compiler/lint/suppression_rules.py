@@ -9,9 +9,9 @@ from compiler.errors import Location
 from compiler.lint import Finding, Selected, post_rule, rule_sources
 from compiler.lint.drift_rules import LIVE_RULES
 from compiler.rules import RULES_BY_ID
-from compiler.sqlscan import ScanResult
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
+    from compiler.sqlscan import ScanResult
     from compiler.validate import Project
 
 _SECTIONS = ("masks", "datasets", "indexes", "surfaces")
