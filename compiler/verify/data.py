@@ -144,14 +144,15 @@ def generate(model: PolicyModel, extra_columns: dict[str, set[str]]) -> dict[str
     groups: dict[str, list[str]] = {}
     for name in sorted(model.datasets):
         groups.setdefault(model.replica_root(name), []).append(name)
+    made: dict[tuple[str, ...], tuple[tuple[Value, ...], str]] = {}
     for members in groups.values():
-        specs = _group_columns(model, members, extra_columns)
+        columns_of = {name: _dataset_columns(model, name, extra_columns) for name in members}
+        specs = _group_columns(model, members, columns_of, made)
         length = max((len(v) for _, _, v, _ in specs.values()), default=1)
         for name in members:
             ds = model.datasets[name]
-            wanted = _dataset_columns(model, name, extra_columns)
             cols = []
-            for col in wanted:
+            for col in columns_of[name]:
                 _, type_text, values, role = specs[col.lower()]
                 duck_type = _duck_type(type_text, ds.platform)
                 values = shared.setdefault((duck_type, values), values)
@@ -178,26 +179,41 @@ def _dataset_columns(
 
 
 def _group_columns(
-    model: PolicyModel, members: list[str], extra_columns: dict[str, set[str]]
+    model: PolicyModel,
+    members: list[str],
+    columns_of: dict[str, list[str]],
+    made: dict[tuple[str, ...], tuple[tuple[Value, ...], str]],
 ) -> dict[str, tuple[str, str, tuple[Value, ...], str]]:
-    """folded column name -> (platform, type, values, role), decided across the group."""
+    """folded column name -> (platform, type, values, role), decided across the group.
+    ``made``: the values and role of every column that is not a predicate's argument, by
+    what decides them (they repeat in every table of an estate)."""
     specs: dict[str, tuple[str, str, tuple[Value, ...], str]] = {}
     for name in members:
         ds = model.datasets[name]
         rf = ds.row_filter
-        for col in _dataset_columns(model, name, extra_columns):
+        for col in columns_of[name]:
             key = col.lower()
             spec = ds.columns.get(col)
             type_text = spec.type if spec else (rf.arguments or {}).get(col, "") if rf else ""
             type_text = type_text or ("VARCHAR" if ds.platform == "snowflake" else "STRING")
             kind = _kind(type_text, ds.platform)
             if rf is not None and rf.entitlement and rf.column and rf.column.lower() == key:
-                dim = rf.entitlement
-                values: tuple[Value, ...] = (*sorted(model.entitlements[dim]), nobody_value(dim))
-                role = f"entitlement:{dim}"
+                decided: tuple[str, ...] = ("entitlement", rf.entitlement, kind)
             elif (
                 rf is not None and rf.expression and key in {a.lower() for a in rf.arguments or {}}
             ):
+                decided = ()
+            elif spec is not None and spec.identifier:
+                decided = ("identifier", spec.identifier, kind)
+            else:
+                decided = ("other", key, kind)
+            if decided and decided in made:
+                values, role = made[decided]
+            elif decided and decided[0] == "entitlement":
+                dim = decided[1]
+                values = (*sorted(model.entitlements[dim]), nobody_value(dim))
+                role = f"entitlement:{dim}"
+            elif not decided:
                 found: list[Value] = []
                 for platform, text in sorted(rf.expression.items()):
                     for v in _literals(parse_predicate(text, platform), col):
@@ -211,15 +227,18 @@ def _group_columns(
             else:
                 values = _recognisable(col, kind)
                 role = "other"
-            if kind == "number":
-                values = tuple(
-                    v if isinstance(v, int) or v is None else i for i, v in enumerate(values, 1)
-                )
-            elif kind == "boolean":
-                values = (True, False)
-            elif kind == "other":
-                values = ()
-            values = (*values, None)
+            if not decided or decided not in made:
+                if kind == "number":
+                    values = tuple(
+                        v if isinstance(v, int) or v is None else i for i, v in enumerate(values, 1)
+                    )
+                elif kind == "boolean":
+                    values = (True, False)
+                elif kind == "other":
+                    values = ()
+                values = (*values, None)
+                if decided:
+                    made[decided] = (values, role)
             # across a replica group the more telling role decides: an entitlement column's
             # values over a predicate's literals, over identifiers, over plain values
             if key not in specs or _RANK[role.split(":")[0]] < _RANK[specs[key][3].split(":")[0]]:
