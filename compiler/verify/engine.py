@@ -300,7 +300,12 @@ class Verifier:
         abac = [
             s for s in sql.abac.values() if s.abac is not None and _covers(s.abac, key, platform)
         ]
-        col_tags = {c.name: sql.tags.get((key, fold(c.name, platform)), {}) for c in table.columns}
+        # the tags ABAC policies match (none to read when no ABAC policy covers the table)
+        col_tags = (
+            {c.name: sql.tags.get((key, fold(c.name, platform)), {}) for c in table.columns}
+            if abac
+            else {}
+        )
         table_tags = sql.tags.get((key, ""), {})
 
         # rows
@@ -470,10 +475,12 @@ class Verifier:
             self._fail({d for g in failed for d in g.datasets} | set(self._unreadable), failed)
 
     def _use(self, table: GenTable, part: Part) -> _Use | None:
-        index = [table.column_index(name) for name in part.inputs]
-        if None in index:
-            return None
-        cols = [table.columns[i] for i in index]  # type: ignore[index]
+        cols = []
+        for name in part.inputs:
+            i = table.column_index(name)
+            if i is None:
+                return None
+            cols.append(table.columns[i])
         key = (part.sql, part.conflict, tuple(c.duck_type for c in cols))
         group = self._groups.get(key)
         if group is None:
