@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
 
 from compiler.model import Dataset, Mask, PolicyModel, Surface
 
@@ -236,6 +236,46 @@ def dataset_view(
     return Perspective(model, persona).view(dataset, surface, also)
 
 
+class Seen(NamedTuple):
+    """The dispositions of a :class:`DatasetView`, without its names: what several datasets
+    governed alike (:func:`shape_key`) show a persona through surfaces of one enforcement mode.
+    """
+
+    rows: RowSet
+    row_disposition: Disposition
+    #: one per column of the view, in its order
+    columns: tuple[Disposition, ...]
+
+
+class Shape(NamedTuple):
+    """A dataset's view columns and :func:`shape_key`."""
+
+    dataset: str
+    columns: tuple[str, ...]
+    key: tuple[object, ...]
+
+
+def shape_key(ds: Dataset, columns: Iterable[str]) -> tuple[object, ...]:
+    """Everything a persona's dispositions of ``ds`` (rows, and each of ``columns``) depend
+    on apart from the persona and the surface's enforcement mode: the platform, whether the
+    dataset is governed, its row filter's entitlement and exemptions (a hand-written
+    predicate is opaque: any one is alike), and the mask of each column. Two datasets with
+    equal keys show every persona the same dispositions through surfaces of the same mode
+    (``tests/test_semantics_shapes.py`` checks it against fresh views)."""
+    rf = ds.row_filter
+    rows: tuple[object, ...] | None = None
+    if rf is not None:
+        if rf.expression is not None:
+            rows = ("expression",)
+        else:
+            rows = ("entitlement", rf.entitlement, tuple(rf.unfiltered_for))
+    masks = []
+    for c in columns:
+        spec = ds.columns.get(c)
+        masks.append(spec.mask if spec is not None else None)
+    return (ds.platform, ds.governed, rows, tuple(masks))
+
+
 class Perspective:
     """One persona's answers, memoised: the principals it holds per platform, the rows each
     entitlement filter leaves it, which masks it sees through, how each surface enforces.
@@ -254,6 +294,7 @@ class Perspective:
         self._rows: dict[tuple[str, str, tuple[str, ...]], RowSet] = {}
         self._clear: dict[tuple[str, str], bool] = {}
         self._modes: dict[str, str] = {}
+        self._seen: dict[tuple[object, ...], Seen] = {}
 
     def principals(self, platform: str) -> frozenset[str]:
         found = self._mine.get(platform)
@@ -326,11 +367,8 @@ class Perspective:
             self._modes[surface] = found
         return found
 
-    def view(
-        self, dataset: str, surface: str | None = None, also: Iterable[str] = ()
-    ) -> DatasetView:
-        """See :func:`dataset_view`."""
-        ds = self.model.datasets[dataset]
+    def _columns(self, dataset: str, ds: Dataset, also: Iterable[str]) -> list[str]:
+        """The columns of :meth:`view`: the governed ones, then ``also``."""
         cols = self._governed(dataset, ds)
         if also:
             shown = {c.lower() for c in cols}
@@ -339,10 +377,84 @@ class Perspective:
                 if extra.lower() not in shown:
                     shown.add(extra.lower())
                     cols.append(listed.get(extra.lower(), extra))
-        mode = self.mode(surface)
-        rows, row_disp = self._rows_through(dataset, ds, mode)
-        views = tuple(self._column_through(dataset, ds, mode, rows, c) for c in cols)
-        return DatasetView(self.persona, dataset, surface, ds.platform, rows, row_disp, views)
+        return cols
+
+    def shape(self, dataset: str, also: Iterable[str] = ()) -> Shape:
+        """The persona-independent part of :meth:`seen` (shared by the perspectives of one
+        model): pass it back to :meth:`seen` to skip looking it up."""
+        extra = tuple(also)
+        key = ("shape", dataset, *extra)
+        found = self._shared.get(key)
+        if found is None:
+            ds = self.model.datasets[dataset]
+            cols = tuple(self._columns(dataset, ds, extra))
+            found = self._shared[key] = Shape(dataset, cols, shape_key(ds, cols))
+        return found  # type: ignore[return-value]
+
+    def place_key(self, shape: Shape, surface: str | None) -> tuple[object, ...]:
+        """What :meth:`seen` of a dataset of ``shape`` through ``surface`` is memoised by:
+        the same for every persona."""
+        return (shape.key, self.mode(surface))
+
+    def seen(
+        self,
+        dataset: str,
+        surface: str | None = None,
+        shape: Shape | None = None,
+        key: tuple[object, ...] | None = None,
+    ) -> Seen:
+        """The dispositions of :meth:`view` (``shape``: of :meth:`shape`, by default the
+        governed columns; ``key``: its :meth:`place_key`, to skip computing it). Memoised
+        per persona by what they depend on (:func:`shape_key` and the surface's enforcement
+        mode), not per dataset: thousands of datasets governed alike ask the same question.
+
+        Interned across the perspectives that share answers: equal ``Seen`` (and their
+        ``rows``) are one object, so callers may compare them by identity."""
+        if shape is None:
+            shape = self.shape(dataset)
+        if key is None:
+            key = (shape.key, self.mode(surface))
+        found = self._seen.get(key)
+        if found is None:
+            mode: str = key[1]  # type: ignore[assignment]
+            ds = self.model.datasets[dataset]
+            rows, row_disp = self._rows_through(dataset, ds, mode)
+            rows = self._shared.setdefault(("rows", rows), rows)  # type: ignore[assignment]
+            views = tuple(
+                self._column_through(dataset, ds, mode, rows, c).disposition for c in shape.columns
+            )
+            found = Seen(rows, row_disp, views)
+            found = self._shared.setdefault(("seen", found), found)  # type: ignore[assignment]
+            self._seen[key] = found
+        return found
+
+    def view(
+        self, dataset: str, surface: str | None = None, also: Iterable[str] = ()
+    ) -> DatasetView:
+        """See :func:`dataset_view`. Built from :meth:`seen`: the column views of a dataset
+        are one tuple per (columns shown, enforcement mode, whether any row is seen, each
+        column's disposition), shared by the perspectives of one model."""
+        ds = self.model.datasets[dataset]
+        shape = self.shape(dataset, also)
+        key = self.place_key(shape, surface)
+        seen = self.seen(dataset, surface, shape, key)
+        # a Shape lives in the shared answers, so its identity is stable
+        columns_key = ("view", id(shape), key[1], seen.rows.nothing, seen.columns)
+        views = self._shared.get(columns_key)  # type: ignore[arg-type]
+        if views is None:
+            mode: str = key[1]  # type: ignore[assignment]
+            views = self._shared[columns_key] = tuple(  # type: ignore[index]
+                self._column_through(dataset, ds, mode, seen.rows, c) for c in shape.columns
+            )
+        return DatasetView(
+            self.persona,
+            dataset,
+            surface,
+            ds.platform,
+            seen.rows,
+            seen.row_disposition,
+            views,  # type: ignore[arg-type]
+        )
 
     def column_through(self, dataset: str, surface: str | None, column: str) -> ColumnView:
         """One column of :meth:`view`, without building the rest of the view."""
@@ -436,6 +548,7 @@ def divergences(
     personas: Iterable[str] | None = None,
     *,
     refused_as_intended: bool = True,
+    datasets: Iterable[str] | None = None,
 ) -> list[Divergence]:
     """Where the same facts are looser for a persona on one surface than on another: a
     dataset and its replicas (rows and same-named columns), and every identifier domain
@@ -452,7 +565,16 @@ def divergences(
     returns no rows (:func:`runtime_refusal`) is compared by what its catalog's policies
     intend instead of as "denied". Its failure is a
     defect of its own (ACC401), not a restriction, and counting it as one would make every
-    working surface that reads the same facts look loose."""
+    working surface that reads the same facts look loose.
+
+    ``datasets``: only the facts that hold one of them (their replica groups, and the
+    identifier domains of their columns): the divergences of the whole model whose facts
+    are those, in the same order. Used to recompute only what a change can touch.
+
+    How it stays cheap: what a persona sees of a place is :meth:`Perspective.seen`, memoised
+    by how the dataset is governed rather than by its name; and the divergences of one set
+    of facts are a function of what each of its places shows, so personas that see the
+    same there share one computation (only the persona differs in what is reported)."""
     personas = sorted(personas if personas is not None else model.personas)
     by_dataset = reaches(model)
     root_of = {d: model.replica_root(d) for d in model.datasets}
@@ -464,6 +586,11 @@ def divergences(
         for col, spec in model.datasets[d].columns.items():
             if spec.identifier:
                 domains.setdefault(spec.identifier, []).append((d, col))
+    if datasets is not None:
+        wanted = set(datasets) & set(model.datasets)
+        roots = {root_of[d] for d in wanted}
+        groups = {r: m for r, m in groups.items() if r in roots}
+        domains = {k: v for k, v in domains.items() if any(d in wanted for d, _ in v)}
     refused = {
         s for s in model.surfaces if refused_as_intended and enforcement(model, s).mode == "no-rows"
     }
@@ -475,61 +602,155 @@ def divergences(
             union = sorted({c for d in members for c in governed_columns(model.datasets[d])})
             also.update((d, union) for d in members)
 
-    out: list[Divergence] = []
+    if not personas:
+        return []
     shared: dict[tuple[str, ...], object] = {}
+    first = Perspective(model, personas[0], shared)
+    needed = {d for members in groups.values() for d in members}
+    needed.update(d for cols in domains.values() for d, _ in cols)
+    shapes = {d: first.shape(d, also.get(d, ())) for d in sorted(needed)}
+    compared = [
+        (root, [r for d in members for r in by_dataset[d]])
+        for root, members in sorted(groups.items())
+        if any(model.datasets[d].governed for d in members)
+    ]
+    compared = [(root, places) for root, places in compared if len(places) >= 2]
+    keys = _PlaceKeys(first, refused, shapes)
+    # each domain: its places (surface, dataset, column); the distinct questions they ask
+    # (what a persona sees of a column position of datasets governed alike, through surfaces
+    # of one mode), and which question each place asks
+    domain_places = []
+    for domain, cols in sorted(domains.items()):
+        places3 = [(s, d, c) for d, c in cols for s, _ in by_dataset[d]]
+        questions: dict[tuple[object, ...], int] = {}
+        asks = []
+        for s, d, c in places3:
+            q = (keys(s, d), shapes[d].columns.index(c))
+            asks.append(questions.setdefault(q, len(questions)))
+        first_of = {j: p for p, j in zip(places3, asks, strict=True)}
+        distinct = [(first_of[j][0], first_of[j][1], q[1]) for q, j in questions.items()]
+        domain_places.append((domain, places3, distinct, asks))
+
+    # groups alike: the same place keys (so every persona sees the same there), and for
+    # columns the same column names too; whether a group diverges depends on that alone.
+    # One numbering for both kinds, so their entries in ``quiet`` never meet
+    kinds: dict[tuple[object, ...], int] = {}
+    group_kinds = []
+    for _, places in compared:
+        rows_kind = tuple(keys(*p) for p in places)
+        names = tuple(tuple(c.lower() for c in shapes[d].columns) for _, d in places)
+        group_kinds.append(
+            (
+                kinds.setdefault(rows_kind, len(kinds)),
+                kinds.setdefault((rows_kind, names), len(kinds)),
+            )
+        )
+
+    out: list[Divergence] = []
+    # the divergences of each set of facts, by what its places show (the first persona's)
+    done: dict[tuple[object, ...], list[Divergence]] = {}
+    done_columns: dict[tuple[object, ...], list[Divergence]] = {}
+    done_domains: dict[tuple[object, ...], list[Divergence]] = {}
+    # what groups alike show that diverges nowhere (Seen and their parts are interned, so
+    # identities stand for values)
+    quiet: set[tuple[object, ...]] = set()
     for persona in personas:
-        view = _Views(model, persona, refused, also, shared)
-        for root, members in sorted(groups.items()):
-            places = [r for d in members for r in by_dataset[d]]
-            if len(places) < 2 or not any(model.datasets[d].governed for d in members):
-                continue
-            out.extend(_row_divergences(persona, root, places, view))
-            out.extend(_column_divergences(persona, root, places, view))
-        for domain, cols in sorted(domains.items()):
-            out.extend(_domain_divergences(persona, domain, cols, by_dataset, root_of, view))
+        view = _Views(Perspective(model, persona, shared), keys)
+        seen_of: dict[int, list[Seen]] = {}
+        for (root, places), (rows_kind, columns_kind) in zip(compared, group_kinds, strict=True):
+            seen = seen_of.get(rows_kind)
+            if seen is None:
+                seen = seen_of[rows_kind] = [view(*p) for p in places]
+            # rows depend on the row sets only, columns on the column dispositions only
+            rows = seen[0].rows
+            if any(v.rows is not rows for v in seen):  # else one row set: nothing is looser
+                shows: tuple[object, ...] = (rows_kind, *(id(v.rows) for v in seen))
+                shows += tuple(v.row_disposition for v in seen)
+                if shows not in quiet:
+                    key: tuple[object, ...] = (root, shows)
+                    found = done.get(key)
+                    if found is None:
+                        found = done[key] = list(_row_divergences(persona, root, places, view))
+                        if not found:
+                            quiet.add(shows)
+                        out.extend(found)
+                    else:
+                        out.extend(_for(persona, found))
+            shows = (columns_kind, *(id(v.columns) for v in seen))
+            if shows not in quiet:
+                key = (root, shows)
+                found = done_columns.get(key)
+                if found is None:
+                    found = done_columns[key] = list(
+                        _column_divergences(persona, root, places, view, shapes)
+                    )
+                    if not found:
+                        quiet.add(shows)
+                    out.extend(found)
+                else:
+                    out.extend(_for(persona, found))
+        for domain, places3, distinct, asks in domain_places:
+            answers = tuple(view(s, d).columns[i] for s, d, i in distinct)
+            key = (domain, answers)
+            found = done_domains.get(key)
+            if found is None:
+                shown = [answers[j] for j in asks]
+                found = done_domains[key] = list(
+                    _domain_divergences(persona, domain, places3, shown, root_of)
+                )
+                out.extend(found)
+            else:
+                out.extend(_for(persona, found))
     return out
 
 
-class _Views:
-    """One persona's views, computed once per (surface, dataset)."""
+def _for(persona: str, found: list[Divergence]) -> Iterator[Divergence]:
+    """The divergences another persona has, for ``persona`` (who sees the same)."""
+    for d in found:
+        yield Divergence(persona, d.facts, d.loose, d.strict, d.aspect, d.detail)
 
-    def __init__(
-        self,
-        model: PolicyModel,
-        persona: str,
-        refused: set[str],
-        also: dict[str, list[str]],
-        shared: dict[tuple[str, ...], object],
-    ) -> None:
-        self.perspective = Perspective(model, persona, shared)
+
+class _PlaceKeys:
+    """What the :class:`Seen` of a place (surface, dataset) is memoised by: the dataset's
+    :func:`shape_key` and the surface's enforcement mode (a refused surface's as its catalog
+    intends). The same for every persona."""
+
+    def __init__(self, perspective: Perspective, refused: set[str], shapes: dict[str, Shape]):
+        self.perspective = perspective
         self.refused = refused
-        self.also = also
-        self.cache: dict[tuple[str, str], DatasetView] = {}
+        self.shapes = shapes
+        self.found: dict[tuple[str, str], tuple[object, ...]] = {}
+        #: key -> a place with that key, and the surface to read it through
+        self.through: dict[tuple[object, ...], tuple[str, str | None]] = {}
 
-    def __call__(self, surface: str, dataset: str) -> DatasetView:
-        key = (surface, dataset)
-        found = self.cache.get(key)
+    def __call__(self, surface: str, dataset: str) -> tuple[object, ...]:
+        place = (surface, dataset)
+        key = self.found.get(place)
+        if key is None:
+            through = None if surface in self.refused else surface
+            key = self.found[place] = self.perspective.place_key(self.shapes[dataset], through)
+            self.through.setdefault(key, (dataset, through))
+        return key
+
+
+class _Views:
+    """One persona's :class:`Seen` of each place, computed once per place key."""
+
+    def __init__(self, perspective: Perspective, keys: _PlaceKeys) -> None:
+        self.perspective = perspective
+        self.keys = keys
+        self.seen: dict[tuple[object, ...], Seen] = {}
+
+    def __call__(self, surface: str, dataset: str) -> Seen:
+        key = self.keys.found.get((surface, dataset)) or self.keys(surface, dataset)
+        found = self.seen.get(key)
         if found is None:
-            also = self.also.get(dataset, ())
-            if surface in self.refused:
-                found = replace(self.perspective.view(dataset, None, also), surface=surface)
-            else:
-                found = self.perspective.view(dataset, surface, also)
-            self.cache[key] = found
+            d, through = self.keys.through[key]
+            found = self.seen[key] = self.perspective.seen(d, through, self.keys.shapes[d], key)
         return found
 
-    def column(self, surface: str, dataset: str, column: str) -> ColumnView:
-        """One column of the view, from the cache or computed alone."""
-        found = self.cache.get((surface, dataset))
-        if found is not None:
-            cv = found.column(column)
-            assert cv is not None
-            return cv
-        through = None if surface in self.refused else surface
-        return self.perspective.column_through(dataset, through, column)
 
-
-_View = Callable[[str, str], DatasetView]
+_View = Callable[[str, str], Seen]
 
 
 def _row_divergences(
@@ -568,28 +789,32 @@ def _row_divergences(
 
 
 def _column_divergences(
-    persona: str, root: str, places: list[tuple[str, str]], view: _View
+    persona: str,
+    root: str,
+    places: list[tuple[str, str]],
+    view: _View,
+    shapes: dict[str, Shape],
 ) -> Iterator[Divergence]:
     """Same-named columns of a replica group: each place more open than the strictest."""
-    by_column: dict[str, list[tuple[tuple[str, str], ColumnView]]] = {}
+    by_column: dict[str, list[tuple[tuple[str, str], str, Disposition]]] = {}
     for place in places:
-        for cv in view(*place).columns:
+        for name, disposition in zip(shapes[place[1]].columns, view(*place).columns, strict=True):
             # a column of no row exposes no value: the row aspect reports that place
-            if cv.disposition != "denied":
-                by_column.setdefault(cv.column.lower(), []).append((place, cv))
+            if disposition != "denied":
+                by_column.setdefault(name.lower(), []).append((place, name, disposition))
     for entries in by_column.values():
-        b, cb = min(entries, key=lambda e: _COLUMN_OPENNESS[e[1].disposition])
-        floor = _COLUMN_OPENNESS[cb.disposition]
-        for a, ca in entries:
-            if _COLUMN_OPENNESS[ca.disposition] > floor:
+        b, name_b, disp_b = min(entries, key=lambda e: _COLUMN_OPENNESS[e[2]])
+        floor = _COLUMN_OPENNESS[disp_b]
+        for a, name_a, disp_a in entries:
+            if _COLUMN_OPENNESS[disp_a] > floor:
                 yield Divergence(
                     persona,
                     ("dataset", root),
-                    Reach(a[0], a[1], ca.column),
-                    Reach(b[0], b[1], cb.column),
+                    Reach(a[0], a[1], name_a),
+                    Reach(b[0], b[1], name_b),
                     "column",
-                    f"{a[1]}.{ca.column} is {ca.disposition} on {a[0]} but "
-                    f"{b[1]}.{cb.column} is {cb.disposition} on {b[0]}",
+                    f"{a[1]}.{name_a} is {disp_a} on {a[0]} but "
+                    f"{b[1]}.{name_b} is {disp_b} on {b[0]}",
                 )
 
 
@@ -601,10 +826,9 @@ _EXPOSURE = {"clear": 2, "ungoverned": 2, "masked": 1}
 def _domain_divergences(
     persona: str,
     domain: str,
-    cols: list[tuple[str, str]],
-    by_dataset: dict[str, list[tuple[str, str]]],
+    places3: list[tuple[str, str, str]],
+    shown: list[Disposition],
     root_of: dict[str, str],
-    view: _Views,
 ) -> Iterator[Divergence]:
     """An identifier domain: datasets that share it hold the same *kind* of identifier, not
     the same rows. What is compared is how the identifier value is exposed (clear or masked)
@@ -613,23 +837,28 @@ def _domain_divergences(
     and seeing a masked identifier in another is no divergence), nor are two places of one
     surface (a surface is not looser than itself) or of one replica group (compared column
     by column above). Each place is compared with the strictest place of another surface
-    and another group."""
-    places: list[tuple[tuple[str, str, str], ColumnView, int]] = []
-    for d, c in cols:
-        for s, _ in by_dataset[d]:
-            cv = view.column(s, d, c)
-            if cv.disposition in _EXPOSURE:
-                places.append(((s, d, c), cv, _EXPOSURE[cv.disposition]))
+    and another group.
+
+    ``places3``: every (surface, dataset, column) of the domain; ``shown``: the persona's
+    disposition of each."""
+    places: list[tuple[tuple[str, str, str], Disposition, int]] = []
+    for place, disposition in zip(places3, shown, strict=True):
+        rank = _EXPOSURE.get(disposition)
+        if rank is not None:
+            places.append((place, disposition, rank))
     # the strictest place per (replica group, surface), strictest first
-    strictest: dict[tuple[str, str], tuple[int, tuple[str, str, str], ColumnView]] = {}
-    for place, cv, rank in places:
+    strictest: dict[tuple[str, str], tuple[int, tuple[str, str, str], Disposition]] = {}
+    for place, disposition, rank in places:
         key = (root_of[place[1]], place[0])
         if key not in strictest or rank < strictest[key][0]:
-            strictest[key] = (rank, place, cv)
+            strictest[key] = (rank, place, disposition)
     ordered = sorted(strictest.items(), key=lambda kv: (kv[1][0], kv[0]))
-    for a3, ca, rank_a in places:
+    lowest = ordered[0][1][0] if ordered else 0
+    for a3, disp_a, rank_a in places:
+        if rank_a <= lowest:  # nothing is stricter
+            continue
         group, surface = root_of[a3[1]], a3[0]
-        for (other_group, other_surface), (rank, b3, cb) in ordered:
+        for (other_group, other_surface), (rank, b3, disp_b) in ordered:
             if rank >= rank_a:
                 break
             if other_group == group or other_surface == surface:
@@ -640,7 +869,7 @@ def _domain_divergences(
                 Reach(*a3),
                 Reach(*b3),
                 "column",
-                f"{domain} identifiers are {ca.disposition} in {a3[1]}.{a3[2]} on {a3[0]} "
-                f"but {cb.disposition} in {b3[1]}.{b3[2]} on {b3[0]}",
+                f"{domain} identifiers are {disp_a} in {a3[1]}.{a3[2]} on {a3[0]} "
+                f"but {disp_b} in {b3[1]}.{b3[2]} on {b3[0]}",
             )
             break

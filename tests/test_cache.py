@@ -2,13 +2,18 @@
 
 Every test compares what ``accord lint`` prints with and without the cache, on the same files:
 cold (the cache is filled), warm (read back), after an edit that changes a cross-file rule
-(ACC202 across masks, ACC403 across datasets and surfaces), and with every entry corrupted.
+(ACC202 across masks, ACC403 across datasets and surfaces), a reference (a principal renamed
+where other files still name it), a position or the text of a line a finding points into;
+after edits that change nothing lint reads (reused without linting); with every entry
+corrupted; and with the cache pruned to its bound.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,6 +51,17 @@ def estate(tmp_path: Path) -> Path:
     return root
 
 
+def _replace(path: Path, old: str, new: str) -> None:
+    """Replace ``old`` (which must be there) by ``new`` in the file."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _prepend(path: Path, text: str) -> None:
+    path.write_text(text + path.read_text(encoding="utf-8"), encoding="utf-8")
+
+
 def _same_salt_twice(root: Path) -> None:
     """ACC202: the Databricks salt of subject_pseudonym becomes the Snowflake one."""
     masks = root / "masks.yaml"
@@ -76,13 +92,72 @@ def _pipeline_reads_nothing_governed(root: Path) -> None:
     probes.write_text("".join(kept), encoding="utf-8")
 
 
+def _surface_reads_another_dataset(root: Path) -> None:
+    """The pipeline reads the lakehouse replica instead of the variant calls: ACC402 and
+    ACC403 now concern other facts, and the probes' expectations no longer match (exit 2)."""
+    _replace(
+        root / "surfaces.yaml", "    reads: [variant_calls]\n", "    reads: [assay_results_lake]\n"
+    )
+
+
+def _principal_renamed(root: Path) -> None:
+    """A principal renamed where it is declared only: the files that name it now name an
+    unknown principal (exit 2), where the cached findings of before named it fine."""
+    _replace(root / "principals.yaml", "\n  bench_chemist:\n", "\n  bench_chemist_2:\n")
+
+
+def _comment_line_inserted(root: Path) -> None:
+    """A comment line at the top: nothing else changes, but every position below moves."""
+    _prepend(root / "datasets.yaml", "# reviewed\n")
+
+
+def _expression_escaped(root: Path) -> None:
+    """The same predicate spelled with an escape (``\\x46`` is ``F``): the parsed document and
+    every position are unchanged, but ACC101 can no longer point inside the scalar's line."""
+    old = '"PROGRAMME_CODE IN (SELECT g.PROGRAMME_CODE FROM '
+    _replace(root / "datasets.yaml", old, old.replace(" FROM ", " \\x46ROM "))
+
+
+Lint = tuple[int, str]
+
+
+def _rule_changed(rule: str) -> Callable[[Lint, Lint], bool]:
+    return lambda before, after: of_rule(before[1], rule) != of_rule(after[1], rule)
+
+
 @pytest.mark.parametrize(
-    ("source", "edit"),
-    [("policies", _same_salt_twice), ("examples/as-found", _pipeline_reads_nothing_governed)],
-    ids=["ACC202-salt", "ACC403-surface"],
+    ("source", "edit", "changed"),
+    [
+        ("policies", _same_salt_twice, _rule_changed("ACC202")),
+        ("examples/as-found", _pipeline_reads_nothing_governed, _rule_changed("ACC403")),
+        (
+            "examples/as-found",
+            _principal_renamed,
+            lambda b, a: (
+                "unknown principal" not in b[1]
+                and "unknown principal 'bench_chemist'" in a[1]
+                and not json.loads(a[1][: a[1].rindex("}") + 1])["findings"]
+            ),
+        ),
+        (
+            "examples/as-found",
+            _surface_reads_another_dataset,
+            lambda b, a: "does not reach variant_calls" in a[1] and b[1] != a[1],
+        ),
+        ("examples/as-found", _comment_line_inserted, _rule_changed("ACC101")),
+        ("examples/as-found", _expression_escaped, _rule_changed("ACC101")),
+    ],
+    ids=[
+        "ACC202-salt",
+        "ACC403-surface",
+        "principal-renamed",
+        "surface-dataset",
+        "lines-moved",
+        "line-text",
+    ],
 )
 def test_results_identical_with_and_without_cache(
-    source: str, edit: object, tmp_path: Path
+    source: str, edit: Callable[[Path], None], changed: Callable[[Lint, Lint], bool], tmp_path: Path
 ) -> None:
     estate = tmp_path / "estate"
     shutil.copytree(ROOT / source, estate)
@@ -94,13 +169,173 @@ def test_results_identical_with_and_without_cache(
     warm = lint(str(estate), cache_dir=cache_dir)
     assert cold == warm == uncached
 
-    edit(estate)  # type: ignore[operator]
+    edit(estate)
     after_uncached = lint(str(estate), cache_dir=cache_dir, cached=False)
     after_cached = lint(str(estate), cache_dir=cache_dir)
     assert after_cached == after_uncached
-    # the edit changed what a cross-file rule reports, and the cache did not hide it
-    rule = "ACC202" if edit is _same_salt_twice else "ACC403"
-    assert of_rule(uncached[1], rule) != of_rule(after_uncached[1], rule)
+    # the edit changed what lint reports, and the cache did not hide it
+    assert changed(uncached, after_uncached)
+
+
+def _comment_appended(root: Path) -> None:
+    path = root / "datasets.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "# reviewed\n", encoding="utf-8")
+
+
+def _blank_lines_appended(root: Path) -> None:
+    path = root / "datasets.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "\n\n   \n", encoding="utf-8")
+
+
+def _comment_reworded(root: Path) -> None:
+    old = "    # DEFECT: ACC101 current-role.\n"
+    _replace(root / "datasets.yaml", old, "  # (reworded) ACC101\n")
+
+
+def _crlf(root: Path) -> None:
+    path = root / "datasets.yaml"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [_comment_appended, _blank_lines_appended, _comment_reworded, _crlf],
+    ids=["comment-appended", "blank-lines", "comment-reworded", "crlf"],
+)
+def test_an_edit_lint_does_not_read_reuses_the_findings(
+    edit: Callable[[Path], None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    estate = tmp_path / "estate"
+    shutil.copytree(ROOT / "examples" / "as-found", estate)
+    cache_dir = tmp_path / "cache"
+    before = lint(str(estate), cache_dir=cache_dir)
+    edit(estate)
+    expected = lint(str(estate), cache_dir=tmp_path / "other", cached=False)
+    assert expected == before  # the edit changed nothing lint reports
+
+    import compiler.loader
+
+    parsed: list[str] = []
+    real = compiler.loader.parse_document
+
+    def counting(raw: bytes, name: str):  # type: ignore[no-untyped-def]
+        parsed.append(name)
+        return real(raw, name)
+
+    def not_linted(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the project was linted again")
+
+    monkeypatch.setattr(compiler.loader, "parse_document", counting)
+    monkeypatch.setattr(lint_command, "lint_project", not_linted)
+    assert lint(str(estate), cache_dir=cache_dir) == expected
+    assert parsed == [str(estate / "datasets.yaml")]  # only the edited file was read
+
+
+BLOCK = "datasets:\n  d:\n    note: |\n      first\n      # {}\n    table: T  # {}\n"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        (BLOCK.format("x", "c"), BLOCK.format("x", "c") + "# appended\n", True),
+        (BLOCK.format("x", "c"), BLOCK.format("x", "c").replace("\n", "\r\n"), True),
+        (BLOCK.format("x", "c"), BLOCK.format("x", "c") + "\n\n", True),
+        ("# one\n" + BLOCK.format("x", "c"), "# two\n" + BLOCK.format("x", "c"), True),
+        # a line inside a block scalar that looks like a comment is content
+        (BLOCK.format("x", "c"), BLOCK.format("y", "c"), False),
+        # a comment after content: the line differs, so it is not reused (conservative)
+        (BLOCK.format("x", "c"), BLOCK.format("x", "d"), False),
+        # positions move
+        (BLOCK.format("x", "c"), "# top\n" + BLOCK.format("x", "c"), False),
+        ("v: 1\n", "v: 1.0\n", False),
+        ("v: 1\n", "v: true\n", False),
+        ("v: '1'\n", "v: 1\n", False),
+        # a float: its value and how it was written (a message quotes it)
+        ("v: 1.5\n", "v: 1.5\n# appended\n", True),
+        ("v: 1.5\n", "v: 1.50\n", False),
+        ("v: 1.5\n", "v: 1.6\n", False),
+        ("v: [a, b]\n", "v: [b, a]\n", False),
+        ("v: {a: 1, b: 2}\n", "v: {b: 2, a: 1}\n", False),
+        ("v: ~\n", "v: null\n", False),
+    ],
+)
+def test_content_digest(a: str, b: str, same: bool) -> None:
+    def digest(text: str) -> str:
+        raw = text.encode()
+        return cache.content_digest(raw, *parse_document(raw, "f.yaml"))
+
+    assert (digest(a) == digest(b)) is same
+
+
+def _size(cache_dir: Path) -> int:
+    return sum(p.stat().st_size for p in cache_dir.rglob("*") if p.is_file())
+
+
+def test_pruning_bounds_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    estate = tmp_path / "estate"
+    shutil.copytree(ROOT / "examples" / "as-found", estate)
+    cache_dir = tmp_path / "cache"
+    lint(str(estate), cache_dir=cache_dir)
+    one_run = _size(cache_dir)
+    bound = 3 * one_run
+    monkeypatch.setenv("ACCORD_CACHE_MAX_MB", str(bound / 2**20))
+    datasets = estate / "datasets.yaml"
+    for i in range(12):  # each edit moves positions: new parse, content and lint entries
+        datasets.write_text(f"# edit {i}\n" + datasets.read_text(encoding="utf-8"))
+        expected = lint(str(estate), cache_dir=tmp_path / "other", cached=False)
+        assert lint(str(estate), cache_dir=cache_dir) == expected
+        assert _size(cache_dir) <= bound
+    # the oldest results went, the newest stayed: the last state is still a hit
+    assert len(entries(cache_dir, "lint")) < 12
+    monkeypatch.setattr(lint_command, "lint_project", lambda *a, **k: pytest.fail("relinted"))
+    assert lint(str(estate), cache_dir=cache_dir) == expected
+
+
+def test_prune_removes_least_recently_used_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACCORD_CACHE_DIR", str(tmp_path))
+    cache.enable(True)
+    try:
+        for i, key in enumerate(["a" * 64, "b" * 64, "c" * 64, "d" * 64]):
+            cache.write("lint", key, b"x" * 1000)
+            os.utime(cache._path("lint", key), (1_000_000 + i, 1_000_000 + i))
+        cache._used.clear()  # as if written by earlier runs
+        assert cache.read("lint", "a" * 64) is not None  # used now: the newest, and kept
+        stale = tmp_path / "lint" / "bb" / ".tmp-left-by-a-killed-run"
+        stale.write_bytes(b"partial")
+        os.utime(stale, (1_000_000, 1_000_000))
+        fresh = tmp_path / "lint" / "bb" / ".tmp-being-written"
+        fresh.write_bytes(b"partial")
+        cache.prune(limit=2700)  # keeps at most 80% (2,160 bytes): two entries of 1,065
+        left = {p.name[0] for p in entries(tmp_path, "lint") if not p.name.startswith(".")}
+        assert left == {"a", "d"}  # b and c were the least recently used
+        assert not stale.exists() and fresh.exists()
+        cache.prune(limit=10)  # below what this run uses: its entries still stay
+        assert cache.read("lint", "a" * 64) is not None
+    finally:
+        cache.enable(False)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, 256 * 2**20),
+        ("64", 64 * 2**20),
+        ("0.5", 2**19),
+        ("0", 256 * 2**20),
+        ("-3", 256 * 2**20),
+        ("nan", 256 * 2**20),
+        ("inf", 256 * 2**20),
+        ("lots", 256 * 2**20),
+    ],
+)
+def test_max_bytes(value: str | None, expected: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    if value is None:
+        monkeypatch.delenv("ACCORD_CACHE_MAX_MB", raising=False)
+    else:
+        monkeypatch.setenv("ACCORD_CACHE_MAX_MB", value)
+    assert cache.max_bytes() == expected
 
 
 def test_corrupt_entries_are_ignored(estate: Path, tmp_path: Path) -> None:
@@ -147,6 +382,7 @@ def test_cached_parse_equals_parse(name: str, tmp_path: Path, monkeypatch) -> No
     for got_doc, got_source in (first, second):
         assert got_doc == doc
         assert got_source.values == source.values and got_source.keys == source.keys
+        assert got_source.texts == source.texts
 
 
 def test_keys_change_with_name_content_and_code(monkeypatch) -> None:
@@ -189,3 +425,178 @@ def test_git_ignores_the_cache(tmp_path: Path) -> None:
     cache_dir = tmp_path / "cache"
     lint(str(ROOT / "policies"), cache_dir=cache_dir)
     assert (cache_dir / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+
+
+# --------------------------------------------------------------------------------------------
+# SQL files: one entry per batch linted together, keyed by every file's name and bytes
+
+
+def _sql_estate(tmp_path: Path) -> Path:
+    root = tmp_path / "sql"
+    shutil.copytree(ROOT / "examples" / "sql" / "heart-of-problem", root)
+    return root
+
+
+def _sql_files(root: Path) -> list[str]:
+    return sorted(str(p) for p in root.glob("*.sql"))
+
+
+def _salted(root: Path) -> None:
+    """ACC201 on the warehouse file goes: its hash takes a salt function."""
+    old = "ELSE SHA2(val, 256)"
+    _replace(
+        root / "warehouse.snowflake.sql", old, "ELSE SHA2(val || GOVERNANCE.POLICIES.SALT(), 256)"
+    )
+
+
+def _lakehouse_comment(root: Path) -> None:
+    """A comment in one file: SQL files are keyed by their bytes, so the batch is relinted."""
+    _prepend(root / "lakehouse.databricks.sql", "-- reviewed\n")
+
+
+def _bad_suppression(root: Path) -> None:
+    """A suppression comment with no reason: exit 2, and nothing stored."""
+    policy = "CREATE OR REPLACE MASKING POLICY GOVERNANCE.POLICIES.SUBJECT_MASK"
+    _replace(root / "warehouse.snowflake.sql", policy, "-- accord: ignore ACC201\n" + policy)
+
+
+@pytest.mark.parametrize(
+    ("edit", "changed"),
+    [
+        (_salted, _rule_changed("ACC201")),
+        (_lakehouse_comment, lambda b, a: b[1] != a[1]),
+        (_bad_suppression, lambda b, a: "needs a reason" in a[1] and "needs a reason" not in b[1]),
+    ],
+    ids=["ACC201-salted", "comment-moves-lines", "bad-suppression"],
+)
+def test_sql_results_identical_with_and_without_cache(
+    edit: Callable[[Path], None], changed: Callable[[Lint, Lint], bool], tmp_path: Path
+) -> None:
+    root = _sql_estate(tmp_path)
+    cache_dir = tmp_path / "cache"
+    uncached = lint(*_sql_files(root), cache_dir=cache_dir, cached=False)
+    cold = lint(*_sql_files(root), cache_dir=cache_dir)
+    assert entries(cache_dir, "lint")
+    warm = lint(*_sql_files(root), cache_dir=cache_dir)
+    assert cold == warm == uncached
+    edit(root)
+    after_uncached = lint(*_sql_files(root), cache_dir=cache_dir, cached=False)
+    assert lint(*_sql_files(root), cache_dir=cache_dir) == after_uncached
+    assert lint(*_sql_files(root), cache_dir=cache_dir) == after_uncached  # warm again
+    assert changed(uncached, after_uncached)
+
+
+def test_unchanged_sql_is_not_scanned_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository (policies and SQL): a policy edit relints the policies, the unchanged SQL
+    batch comes from the cache without scanning, and the options are part of the key."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "as-found", repo / "policies")
+    shutil.copytree(ROOT / "examples" / "sql" / "heart-of-problem", repo / "sql")
+    cache_dir = tmp_path / "cache"
+    lint(str(repo), cache_dir=cache_dir)
+    _pipeline_reads_nothing_governed(repo / "policies")
+    expected = lint(str(repo), cache_dir=tmp_path / "other", cached=False)
+
+    import compiler.lint.sqlfiles
+
+    def not_scanned(*args: object) -> object:
+        raise AssertionError("an unchanged SQL file was scanned again")
+
+    monkeypatch.setattr(compiler.lint.sqlfiles, "scan_sql", not_scanned)
+    assert lint(str(repo), cache_dir=cache_dir) == expected
+    # another dialect or rule selection is another key: scanned (and refused here)
+    for argv in (
+        [str(repo), "--select", "ACC101"],
+        [*_sql_files(repo / "sql"), "--dialect", "snowflake"],
+    ):
+        argv = ["lint", "--format", "json", *argv]
+        result = CliRunner().invoke(cli, argv, env={"ACCORD_CACHE_DIR": str(cache_dir)})
+        assert "scanned again" in str(result.exception)
+
+
+def test_a_warm_lint_of_a_repository_imports_no_scanner(tmp_path: Path) -> None:
+    """Policies, SQL files and a Python file that is no notebook: the second run answers
+    from the cache without importing the SQL scanner, sqlglot or pydantic."""
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "as-found", repo / "policies")
+    shutil.copytree(ROOT / "examples" / "sql" / "heart-of-problem", repo / "sql")
+    (repo / "tool.py").write_text("print('not a notebook')\n", encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from compiler.cli import main\n"
+        "try:\n"
+        "    main(['lint', '--format', 'json', sys.argv[1]])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('sqlglot', 'pydantic', 'compiler.sqlscan', 'compiler.model')\n"
+        "print(sorted({h for h in heavy for m in sys.modules if (m + '.').startswith(h + '.')}))\n"
+    )
+    env = {**os.environ, "ACCORD_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("ACCORD_NO_CACHE", None)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, str(repo)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    cold, warm = (r.stdout.strip().splitlines()[-1] for r in runs)
+    assert "sqlglot" in cold  # the first run scanned and validated
+    assert warm == "[]", runs[1].stderr
+    assert runs[0].stdout == runs[1].stdout.replace(warm, cold)  # the same findings
+
+
+def test_positions_are_read_only_when_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file read from the cache brings its document and scalar texts; its positions come
+    from pos/ when first asked for, or from parsing it again when that entry is gone."""
+    monkeypatch.setenv("ACCORD_CACHE_DIR", str(tmp_path))
+    raw = (ROOT / "policies" / "datasets.yaml").read_bytes()
+    doc, source = parse_document(raw, "datasets.yaml")
+    calls: list[str] = []
+
+    def compute(raw: bytes, name: str):  # type: ignore[no-untyped-def]
+        calls.append(name)
+        return parse_document(raw, name)
+
+    for pos_entry in (True, False):
+        cache.enable(True)
+        try:
+            cache.parse(raw, "datasets.yaml", compute)
+            cache.flush()
+        finally:
+            cache.enable(False)
+        if not pos_entry:
+            for entry in entries(tmp_path, "pos"):
+                entry.unlink()
+        calls.clear()
+        cache.enable(True)
+        try:
+            got_doc, got_source = cache.parse(raw, "datasets.yaml", compute)
+            assert got_doc == doc and got_source.texts == source.texts
+            assert not got_source.materialised and not calls  # nothing parsed, no positions
+            assert got_source.values == source.values and got_source.keys == source.keys
+            assert calls == ([] if pos_entry else ["datasets.yaml"])
+        finally:
+            cache.enable(False)
+
+
+def test_lint_with_positions_pruned_is_the_same(estate: Path, tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    expected = lint(str(estate), cache_dir=cache_dir, cached=False)
+    lint(str(estate), cache_dir=cache_dir)
+    _comment_line_inserted(estate)  # relinted from cached documents (positions asked for)
+    expected_after = lint(str(estate), cache_dir=tmp_path / "other", cached=False)
+    for entry in entries(cache_dir, "pos"):
+        entry.unlink()
+    assert lint(str(estate), cache_dir=cache_dir) == expected_after != expected

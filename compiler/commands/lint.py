@@ -148,14 +148,10 @@ def _run(
         except InputError as err:
             problems += err.diagnostics
     if sql_files:
-        from compiler.lint.sqlfiles import read_sql_files
-
-        results, unreadable = read_sql_files(sql_files, dialect)
-        problems += unreadable
-        sql_findings, bad_suppressions = lint_sql_batch(results, config.selected)
+        sql_findings, sql_problems, count = _lint_sql(sql_files, dialect, config)
         findings += sql_findings
-        problems += bad_suppressions
-        files += len(results)
+        problems += sql_problems
+        files += count
     findings = sorted(f for f in findings if not config.ignored_in(f.location.file, f.rule))
     problems = sorted(set(problems))
     if statistics and fmt == "text":
@@ -293,7 +289,7 @@ def _walk_sql(root: str) -> list[str]:
 
 
 def _is_python_notebook(path: str) -> bool:
-    from compiler.lint.sqlfiles import is_python_notebook  # imports sqlscan: SQL paths only
+    from compiler.lint.notebooks import is_python_notebook  # light: no scanner, no sqlglot
 
     return is_python_notebook(path)
 
@@ -301,10 +297,11 @@ def _is_python_notebook(path: str) -> bool:
 def _lint_project(
     directory: str | None, yaml_files: list[str] | None, extra: dict[str, object], config: Any
 ) -> tuple[list[Finding], int]:
-    """The findings of one project and its number of files; from the cache when the files,
-    the selected rules and accord are those the cached findings were computed from
-    (compiler/cache.py). The same as loading the project and ``lint_project(project, extra, config.selected)``."""
-    from compiler.loader import directory_files, load_documents, read_files
+    """The findings of one project and its number of files; from the cache when the content
+    of the files (what lint reads of them: ``cache.content_digest``), the selected rules and
+    accord are those the cached findings were computed from (compiler/cache.py). The same as
+    loading the project and ``lint_project(project, extra, config.selected)``."""
+    from compiler.loader import directory_files, load_documents, parse_document, read_files
     from compiler.rules import RULES_BY_ID
 
     if directory is not None:
@@ -316,8 +313,8 @@ def _lint_project(
     key = None
     if cache.enabled() and not unreadable and not any(extra.values()):
         selected = ",".join(r for r in sorted(RULES_BY_ID) if config.selected(r))
-        key = cache.project_key(documents, "lint\0" + selected)
-        payload = cache.read("lint", key)
+        key = cache.project_key(documents, "lint\0" + selected, parse_document)
+        payload = cache.read("lint", key) if key is not None else None
         hit = cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
             return hit
@@ -328,3 +325,50 @@ def _lint_project(
     if key is not None:
         cache.later("lint", key, cache.findings_to_json(findings, len(project.files)))
     return findings, len(project.files)
+
+
+def _lint_sql(
+    sql_files: list[str], dialect: str | None, config: Any
+) -> tuple[list[Finding], list[Diagnostic], int]:
+    """The findings of the SQL files linted together, the problems (unreadable files, bad
+    suppression comments) and the number of files scanned. From the cache when every file's
+    name and bytes, ``--dialect``, the selected rules and accord are those the cached findings
+    were computed from: SQL rules compare files (ACC203 across platforms), so the key covers
+    all of them, and a warm run imports neither the scanner nor sqlglot. Only a batch with no
+    problem is stored. The same as ``lint_sql_batch(read_sql_files(...))``; the files are read
+    once, and the bytes hashed are the bytes scanned."""
+    from compiler.jsonfile import decode, read_bytes
+    from compiler.loader import MAX_FILE_BYTES
+    from compiler.rules import RULES_BY_ID
+
+    blobs: list[tuple[str, bytes]] = []
+    problems: list[Diagnostic] = []
+    for path in sql_files:
+        try:  # as compiler.lint.sqlfiles.read_text reads them
+            blobs.append((path, read_bytes(Path(path), "SQL file", MAX_FILE_BYTES, path)))
+        except InputError as err:
+            problems.append(err.diagnostics[0])
+    key = None
+    if cache.enabled() and not problems:
+        selected = ",".join(r for r in sorted(RULES_BY_ID) if config.selected(r))
+        key = cache.sql_key(blobs, f"sql\0{dialect or ''}\0{selected}")
+        payload = cache.read("lint", key)
+        hit = cache.findings_from_json(payload) if payload is not None else None
+        if hit is not None:
+            found, count = hit
+            return found, [], count
+    from compiler.lint.sqlfiles import scan_sql
+
+    results = []
+    for path, raw in blobs:
+        try:
+            text = decode(raw, path, "file")
+        except InputError as err:
+            problems.append(err.diagnostics[0])
+            continue
+        results.append(scan_sql(text, path, dialect))
+    found, bad_suppressions = lint_sql_batch(results, config.selected)
+    problems += bad_suppressions
+    if key is not None and not problems:
+        cache.later("lint", key, cache.findings_to_json(found, len(results)))
+    return found, problems, len(results)

@@ -9,13 +9,12 @@ scanned and the statements and errors merged, so a finding points at the templat
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from compiler.errors import Diagnostic, InputError
+from compiler.lint.notebooks import PY_NOTEBOOK
 from compiler.sqlscan import ScanError, ScanResult, detect_dialect, scan
 
 
@@ -31,23 +30,8 @@ def read_text(path: str) -> tuple[str | None, Diagnostic | None]:
         return None, err.diagnostics[0]
 
 
-#: the first line of a Python notebook exported by Databricks (File > Export > Source file)
-PY_NOTEBOOK = "# Databricks notebook source"
 _CELL = re.compile(r"^# COMMAND -{4,}[ \t]*$")
 _MAGIC = "# MAGIC"
-
-
-def is_python_notebook(path: str) -> bool:
-    """A ``.py`` file that is a Databricks notebook export (its ``%sql`` cells are SQL)."""
-    if not path.lower().endswith(".py"):
-        return False
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device
-            return False
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.readline().lstrip("\ufeff").startswith(PY_NOTEBOOK)
-    except OSError:
-        return False
 
 
 def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]], list[ScanError]]:
