@@ -16,13 +16,12 @@ from compiler.verify.report import Report
 def verify(project: Project, compiled: str | None = None) -> Report:
     """Verify the SQL compiled from ``project`` (in memory), or the files under ``compiled``
     (a directory written by ``accord compile``) as they are now."""
-    from compiler.compile import render_files
     from compiler.verify.engine import TestSalts, Verifier
-    from compiler.verify.sources import load_sql, read_compiled_dir
+    from compiler.verify.sources import load_sql, read_compiled_dir, render_sql
 
     salts = TestSalts()
     if compiled is None:
-        files = render_files(project, "all")
+        files = render_sql(project)
         origin = "the SQL `accord compile` writes for this model (compiled in memory)"
     else:
         files = read_compiled_dir(compiled)

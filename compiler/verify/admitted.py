@@ -19,17 +19,13 @@ def admitted_rows(project: Project, datasets: list[str]) -> Admitted:
     every value of the dimension, one granted to nobody, and NULL). The dimension is None
     when it reads anything else; the values are None when it admits a row of no declared
     value (granted to nobody, or NULL) without admitting every row."""
-    from compiler.compile import render_files
     from compiler.verify.engine import TestSalts, Verifier
-    from compiler.verify.sources import load_sql
+    from compiler.verify.sources import load_sql, render_sql
 
     salts = TestSalts()
-    sql = load_sql(render_files(project, "all"), salts, "the SQL compiled from the model")
+    sql = load_sql(render_sql(project), salts, "the SQL compiled from the model")
     verifier = Verifier(project, sql, salts)
-    verifier.build()
-    for dataset in datasets:  # only these are executed, not the whole estate
-        _, columns, result = verifier.execute(dataset)
-        verifier._collect(dataset, columns, result)
+    verifier.evaluate(datasets)  # only these are executed, not the whole estate
     model = project.model
     out: Admitted = {}
     for dataset in datasets:
@@ -45,7 +41,7 @@ def admitted_rows(project: Project, datasets: list[str]) -> Admitted:
         declared = frozenset(model.entitlements.get(dimension, {})) if dimension else frozenset()
         for persona, rows in verifier.results.get(dataset, {}).items():
             visible = [r for r, (shown, _) in sorted(rows.items()) if shown]
-            everything = len(visible) == len(table.rows)
+            everything = len(visible) == table.length
             if dimension is None:
                 out[(persona, dataset)] = (None, None, everything)
                 continue

@@ -17,7 +17,7 @@ Rows cycle through each column's values; the longest list sets the number of row
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from sqlglot import exp
 
@@ -42,7 +42,14 @@ class GenColumn:
 class GenTable:
     dataset: str
     columns: tuple[GenColumn, ...]
-    rows: tuple[tuple[Value, ...], ...]
+    #: the number of rows: row ``r`` of a column holds ``values[r % len(values)]``
+    length: int
+
+    @cached_property
+    def rows(self) -> tuple[tuple[Value, ...], ...]:
+        return tuple(
+            tuple(c.values[i % len(c.values)] for c in self.columns) for i in range(self.length)
+        )
 
     @cached_property
     def _positions(self) -> dict[str, int]:
@@ -58,7 +65,10 @@ class GenTable:
 
     def value(self, row: int, column: str) -> Value:
         i = self.column_index(column)
-        return None if i is None else self.rows[row][i]
+        if i is None:
+            return None
+        values = self.columns[i].values
+        return values[row % len(values)]
 
     def describe(self, row: int, column: str | None = None) -> str:
         """``row 2 (PROGRAMME_CODE='CNS-204')``: the row and its deciding value."""
@@ -104,6 +114,7 @@ def _literals(predicate: exp.Expression, column: str) -> list[Value]:
     return out
 
 
+@lru_cache(maxsize=1024)
 def _kind(type_text: str, platform: str) -> str:
     dtype = parse_type(type_text, platform)
     if dtype is None or is_string_type(dtype):
@@ -115,6 +126,7 @@ def _kind(type_text: str, platform: str) -> str:
     return "other"
 
 
+@lru_cache(maxsize=1024)
 def _duck_type(type_text: str, platform: str) -> str:
     dtype = parse_type(type_text, platform)
     if dtype is None or is_string_type(dtype):
@@ -126,21 +138,26 @@ def generate(model: PolicyModel, extra_columns: dict[str, set[str]]) -> dict[str
     """One table per dataset. ``extra_columns`` names, per dataset, columns the compiled SQL
     refers to that the model does not list (they get recognisable values)."""
     out: dict[str, GenTable] = {}
+    # equal value lists are one object (by column type: True == 1), so that what is
+    # computed per list is computed once for the estate
+    shared: dict[tuple[str, tuple[Value, ...]], tuple[Value, ...]] = {}
     groups: dict[str, list[str]] = {}
     for name in sorted(model.datasets):
         groups.setdefault(model.replica_root(name), []).append(name)
+    made: dict[tuple[str, ...], tuple[tuple[Value, ...], str]] = {}
     for members in groups.values():
-        specs = _group_columns(model, members, extra_columns)
+        columns_of = {name: _dataset_columns(model, name, extra_columns) for name in members}
+        specs = _group_columns(model, members, columns_of, made)
         length = max((len(v) for _, _, v, _ in specs.values()), default=1)
         for name in members:
             ds = model.datasets[name]
-            wanted = _dataset_columns(model, name, extra_columns)
             cols = []
-            for col in wanted:
+            for col in columns_of[name]:
                 _, type_text, values, role = specs[col.lower()]
-                cols.append(GenColumn(col, _duck_type(type_text, ds.platform), values, role))
-            rows = tuple(tuple(c.values[i % len(c.values)] for c in cols) for i in range(length))
-            out[name] = GenTable(name, tuple(cols), rows)
+                duck_type = _duck_type(type_text, ds.platform)
+                values = shared.setdefault((duck_type, values), values)
+                cols.append(GenColumn(col, duck_type, values, role))
+            out[name] = GenTable(name, tuple(cols), length)
     return out
 
 
@@ -162,26 +179,41 @@ def _dataset_columns(
 
 
 def _group_columns(
-    model: PolicyModel, members: list[str], extra_columns: dict[str, set[str]]
+    model: PolicyModel,
+    members: list[str],
+    columns_of: dict[str, list[str]],
+    made: dict[tuple[str, ...], tuple[tuple[Value, ...], str]],
 ) -> dict[str, tuple[str, str, tuple[Value, ...], str]]:
-    """folded column name -> (platform, type, values, role), decided across the group."""
+    """folded column name -> (platform, type, values, role), decided across the group.
+    ``made``: the values and role of every column that is not a predicate's argument, by
+    what decides them (they repeat in every table of an estate)."""
     specs: dict[str, tuple[str, str, tuple[Value, ...], str]] = {}
     for name in members:
         ds = model.datasets[name]
         rf = ds.row_filter
-        for col in _dataset_columns(model, name, extra_columns):
+        for col in columns_of[name]:
             key = col.lower()
             spec = ds.columns.get(col)
             type_text = spec.type if spec else (rf.arguments or {}).get(col, "") if rf else ""
             type_text = type_text or ("VARCHAR" if ds.platform == "snowflake" else "STRING")
             kind = _kind(type_text, ds.platform)
             if rf is not None and rf.entitlement and rf.column and rf.column.lower() == key:
-                dim = rf.entitlement
-                values: tuple[Value, ...] = (*sorted(model.entitlements[dim]), nobody_value(dim))
-                role = f"entitlement:{dim}"
+                decided: tuple[str, ...] = ("entitlement", rf.entitlement, kind)
             elif (
                 rf is not None and rf.expression and key in {a.lower() for a in rf.arguments or {}}
             ):
+                decided = ()
+            elif spec is not None and spec.identifier:
+                decided = ("identifier", spec.identifier, kind)
+            else:
+                decided = ("other", key, kind)
+            if decided and decided in made:
+                values, role = made[decided]
+            elif decided and decided[0] == "entitlement":
+                dim = decided[1]
+                values = (*sorted(model.entitlements[dim]), nobody_value(dim))
+                role = f"entitlement:{dim}"
+            elif not decided:
                 found: list[Value] = []
                 for platform, text in sorted(rf.expression.items()):
                     for v in _literals(parse_predicate(text, platform), col):
@@ -195,15 +227,18 @@ def _group_columns(
             else:
                 values = _recognisable(col, kind)
                 role = "other"
-            if kind == "number":
-                values = tuple(
-                    v if isinstance(v, int) or v is None else i for i, v in enumerate(values, 1)
-                )
-            elif kind == "boolean":
-                values = (True, False)
-            elif kind == "other":
-                values = ()
-            values = (*values, None)
+            if not decided or decided not in made:
+                if kind == "number":
+                    values = tuple(
+                        v if isinstance(v, int) or v is None else i for i, v in enumerate(values, 1)
+                    )
+                elif kind == "boolean":
+                    values = (True, False)
+                elif kind == "other":
+                    values = ()
+                values = (*values, None)
+                if decided:
+                    made[decided] = (values, role)
             # across a replica group the more telling role decides: an entitlement column's
             # values over a predicate's literals, over identifiers, over plain values
             if key not in specs or _RANK[role.split(":")[0]] < _RANK[specs[key][3].split(":")[0]]:

@@ -30,7 +30,7 @@ def executed_answer(verifier: Verifier, probe: Probe, place: Place) -> Answer:
     got = verifier.results[place.dataset][probe.persona]
     if not ds.governed:
         return Answer("ungoverned", place, f"{place.dataset} has no row filter and no mask")
-    rows = list(range(len(table.rows)))
+    rows = list(range(table.length))
     what = f"{place.dataset} on {ds.platform}"
     if probe.where:
         ((dim, value),) = probe.where.items()

@@ -17,12 +17,16 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from compiler.errors import Diagnostic, InputError, Location, UsageError
 from compiler.sqlscan import Param, Statement, scan
 from targets.salts import SaltError, materialize
+
+if TYPE_CHECKING:
+    from compiler.validate import Project
 
 PLATFORM_DIRS = ("snowflake", "databricks")
 
@@ -130,6 +134,18 @@ def read_compiled_dir(out: str) -> dict[str, str]:
             f"--compiled {out}: no snowflake/*.sql or databricks/*.sql files (was it written by "
             "`accord compile`?)"
         )
+    return files
+
+
+def render_sql(project: Project) -> dict[str, str]:
+    """The SQL files ``accord compile --target all`` writes (``snowflake/``, ``databricks/``),
+    rendered in memory. Not the Terraform files, which verification does not read (at a
+    few thousand datasets rendering them took longer than every SQL file together)."""
+    from compiler.compile import render_files, selected_platforms
+
+    files: dict[str, str] = {}
+    for platform in selected_platforms(project, "all"):
+        files.update(render_files(project, platform))
     return files
 
 
