@@ -244,10 +244,10 @@ def timed(label: str, results: dict[str, float]) -> Iterator[None]:
 
 
 def run_once(root: Path, tables: int, pairs: int, verbose: bool) -> dict[str, float]:
-    from compiler import semantics
     from compiler.lint import REGISTRY, Context, _load_rules, lint_project, lint_sql
+    from compiler.meaning import semantics
+    from compiler.model.validate import load_project
     from compiler.sqlscan import scan
-    from compiler.validate import load_project
 
     t: dict[str, float] = {}
     with timed("generate", t):

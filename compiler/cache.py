@@ -4,7 +4,7 @@ The cache is an optimisation only: every entry is keyed by the SHA-256 of what i
 from, so a hit gives exactly what computing afresh would.
 
 * ``parse/``: one entry per YAML file, keyed by accord's code fingerprint, the file's display
-  name and its bytes; it holds the plain document :func:`compiler.loader.parse_document`
+  name and its bytes; it holds the plain document :func:`compiler.model.loader.parse_document`
   returned and the texts of its non-string scalars.
 * ``pos/``: keyed as ``parse/``: the positions of every value and key of the file, read only
   when something asks for one (a message; a clean lint asks for none).
@@ -186,7 +186,7 @@ def write(kind: str, key: str, payload: bytes) -> None:
 
 
 def parse(raw: bytes, name: str, compute: Callable[[bytes, str], tuple[Any, Any]]) -> Any:
-    """``compute(raw, name)`` (``compiler.loader.parse_document``), through the cache."""
+    """``compute(raw, name)`` (``compiler.model.loader.parse_document``), through the cache."""
     if not enabled():
         return compute(raw, name)
     key = file_key(name, raw)
@@ -220,7 +220,7 @@ def _parse(
 def _cached_source() -> type:
     """The class of a file's source map read from ``parse/`` (defined on first use: the
     loader imports this module)."""
-    from compiler.loader import Positions, SourceMap
+    from compiler.model.loader import Positions, SourceMap
 
     class CachedSource(Positions):
         """The scalar texts of a file at once, its positions (``pos/``) only when first
@@ -306,7 +306,7 @@ def file_digest(
     payload = read("sem", key)
     if payload is not None and len(payload) == 64:
         return payload.decode("ascii")
-    from compiler.errors import InputError
+    from compiler.core.errors import InputError
 
     try:
         doc, source = _parse(raw, name, compute, key)
@@ -442,7 +442,7 @@ def findings_to_json(findings: list[Any], files: int) -> bytes:
 
 
 def findings_from_json(payload: bytes) -> tuple[list[Any], int] | None:
-    from compiler.errors import Location
+    from compiler.core.errors import Location
     from compiler.lint import Finding
 
     try:

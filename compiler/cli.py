@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from compiler.errors import InputError, UsageError
+from compiler.core.errors import InputError, UsageError
 
 #: command name -> (module under compiler.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -95,13 +95,13 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except SystemExit:
-        from compiler.streams import pipe_closed_in_click
+        from compiler.core.streams import pipe_closed_in_click
 
         if pipe_closed_in_click():
             sys.exit(141)
         raise
     except OSError as err:
-        from compiler.streams import output_failure
+        from compiler.core.streams import output_failure
 
         failed = output_failure(err)
         if failed is None:
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(failed)
     except Exception as err:
         _internal(err)
-    from compiler.streams import flush_stdout
+    from compiler.core.streams import flush_stdout
 
     failed = flush_stdout()
     if failed is not None:

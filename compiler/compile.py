@@ -19,8 +19,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from compiler.errors import UsageError
-from compiler.validate import Project
+from compiler.core.errors import UsageError
+from compiler.model.validate import Project
 from targets import SQL_TARGETS, get_target
 from targets.objects import Catalog
 
@@ -71,7 +71,7 @@ def render_files(project: Project, target: str = "all") -> dict[str, str]:
         for name, text in get_target(platform).render(catalogs[platform]).items():
             files[f"{platform}/{name}"] = text
     if target in ("terraform", "all"):
-        from targets import terraform
+        from targets.terraform import render as terraform
 
         tf_files = terraform.render_files(project, catalogs)
         files.update(tf_files)
@@ -126,8 +126,8 @@ _STAGING, _OLD, _LOCK = "accord-new-", "accord-old-", "accord-lock"
 def _manifest_problem(target: Path) -> str:
     """Why ``target`` is not a directory accord wrote, or "": its manifest.json has accord's
     shape, and the files it lists are exactly the files there (besides Terraform's own)."""
-    from compiler.errors import InputError
-    from compiler.jsonfile import read_json
+    from compiler.core.errors import InputError
+    from compiler.core.jsonfile import read_json
 
     try:
         data, _ = read_json(target / MANIFEST, "manifest", 16 * 1024 * 1024)
@@ -291,7 +291,7 @@ def write_tree(out: str | os.PathLike[str], files: dict[str, str]) -> list[str]:
     and working files in it are kept (``TERRAFORM_KEPT``), and so is the directory's mode. Two
     runs on one ``out`` are serialised by a lock file beside it; what a killed run left is
     recovered or removed by the next; SIGTERM and SIGHUP clean up like an error."""
-    from compiler.filelock import exclusive
+    from compiler.core.filelock import exclusive
 
     target = Path(out)
     _check_target(target, os.fspath(out))

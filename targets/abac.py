@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Literal
 
 from sqlglot import exp
 
-from compiler.model import ColumnSpec, Dataset, PolicyModel
-from compiler.sqltypes import policy_type
+from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
+from compiler.model.types import policy_type
 from targets import sql
 from targets.base import type_suffix
 from targets.objects import AbacPolicy, CatalogObject, Tag, TagAssignment

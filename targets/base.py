@@ -19,10 +19,10 @@ from typing import Literal
 
 from sqlglot import exp
 
-from compiler.errors import UsageError
-from compiler.model import ColumnSpec, Dataset, PolicyModel
-from compiler.sqlexpr import parse_predicate
-from compiler.sqltypes import policy_type
+from compiler.core.errors import UsageError
+from compiler.model.expressions import parse_predicate
+from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
+from compiler.model.types import policy_type
 from targets import sql
 from targets.objects import (
     Catalog,

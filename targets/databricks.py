@@ -8,7 +8,8 @@ from typing import Literal
 
 from sqlglot import exp
 
-from compiler.model import ColumnSpec, Dataset, PolicyModel
+from compiler.model.salts import placeholder
+from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from targets import abac, sql
 from targets.base import Target
 from targets.objects import (
@@ -23,7 +24,6 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
-from targets.salts import placeholder
 
 ABAC_ROW_FILTER_NOTE = (
     "ABAC evaluates this function as the session user; who sees every row is named in the\n"

@@ -13,7 +13,8 @@ from collections import defaultdict
 
 from sqlglot import exp
 
-from compiler.model import ColumnSpec, Dataset, PolicyModel
+from compiler.model.salts import placeholder
+from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from targets import sql
 from targets.base import Target
 from targets.objects import (
@@ -27,7 +28,6 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
-from targets.salts import placeholder
 
 
 class SnowflakeTarget(Target):

@@ -117,7 +117,7 @@ def ident(name: str, platform: str) -> exp.Identifier:
     from targets.reserved import MAX_IDENTIFIER
 
     if len(name) > MAX_IDENTIFIER:
-        from compiler.errors import UsageError
+        from compiler.core.errors import UsageError
 
         raise UsageError(
             f"the {platform} name {name[:40]}... is {len(name)} characters long; {platform} "

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from compiler.validate import Project, load_project
+from compiler.model.validate import Project, load_project
 
 
 def make_project(directory: Path, data: dict[str, Any]) -> Project:

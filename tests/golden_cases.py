@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from compiler.compile import render_files
-from compiler.validate import Project, load_project
+from compiler.model.validate import Project, load_project
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

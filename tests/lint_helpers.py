@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from compiler.lint import Finding, lint_project
-from compiler.validate import Project, load_project
+from compiler.model.validate import Project, load_project
 
 #: in a patch, removes the key
 DELETE = object()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.validate import load_project
+from compiler.model.validate import load_project
 from tests.standins.databricks import DatabricksEstate, workspace
 from tests.standins.snowflake import SnowflakeEstate, account
 
@@ -70,8 +70,8 @@ def running_platforms(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platforms]:
 
 def deploy_compiled(estate: SnowflakeEstate | DatabricksEstate, out: Path) -> None:
     """Run the compiled SQL of ``out`` (salts filled in memory) on ``estate`` directly."""
-    from compiler.live.executor import split_statements
-    from targets.salts import SaltBox, materialize
+    from compiler.connect.executor import split_statements
+    from compiler.model.salts import SaltBox, materialize
 
     for path in sorted((out / estate.platform).glob("*.sql")):
         text = materialize(path.read_text(), estate.platform, SaltBox())

@@ -9,10 +9,10 @@ from typing import Any
 
 import yaml
 
-from compiler.loader import load_documents
+from compiler.model.loader import load_documents
+from compiler.model.validate import Project, validate_raw
 from compiler.plan.order import Plan
 from compiler.plan.source import plan_projects
-from compiler.validate import Project, validate_raw
 
 Estate = dict[str, Any]
 
@@ -101,8 +101,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def reference_plan(out: Path) -> Path:
     """The roll-out from examples/as-found to policies/, written under ``out``."""
+    from compiler.model.validate import load_project
     from compiler.plan.write import write_plan
-    from compiler.validate import load_project
 
     plan = plan_projects(load_project(ROOT / "examples/as-found"), load_project(ROOT / "policies"))
     plan_id, _ = write_plan(plan, str(out))

@@ -14,8 +14,8 @@ import sqlglot
 from sqlglot import exp
 
 from compiler.compile import render_files
+from compiler.model.validate import Project
 from compiler.probe_live.catalog import QueryError, session_statements
-from compiler.validate import Project
 
 
 class CompiledPolicyRunner:

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from compiler.analyze import analyze, to_text
 from compiler.cli import cli
 from compiler.commands.analyze import print_rich
-from compiler.validate import load_project
+from compiler.meaning.analyze import analyze, to_text
+from compiler.model.validate import load_project
 from tests.conftest import ROOT
 
 POLICIES = ROOT / "policies"

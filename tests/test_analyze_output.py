@@ -20,10 +20,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from compiler import analyze as an
-from compiler.analyze import ROWS, Analysis, summary
 from compiler.cli import cli
-from compiler.validate import load_project
+from compiler.meaning import analyze as an
+from compiler.meaning.analyze import ROWS, Analysis, summary
+from compiler.model.validate import load_project
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from compiler import cache
 from compiler.cli import cli
 from compiler.commands import lint as lint_command
-from compiler.loader import parse_document
+from compiler.model.loader import parse_document
 from compiler.sqlscan import DIALECTS
 from tests.conftest import ROOT
 
@@ -213,10 +213,10 @@ def test_an_edit_lint_does_not_read_reuses_the_findings(
     expected = lint(str(estate), cache_dir=tmp_path / "other", cached=False)
     assert expected == before  # the edit changed nothing lint reports
 
-    import compiler.loader
+    import compiler.model.loader
 
     parsed: list[str] = []
-    real = compiler.loader.parse_document
+    real = compiler.model.loader.parse_document
 
     def counting(raw: bytes, name: str):  # type: ignore[no-untyped-def]
         parsed.append(name)
@@ -225,7 +225,7 @@ def test_an_edit_lint_does_not_read_reuses_the_findings(
     def not_linted(*args: object, **kwargs: object) -> object:
         raise AssertionError("the project was linted again")
 
-    monkeypatch.setattr(compiler.loader, "parse_document", counting)
+    monkeypatch.setattr(compiler.model.loader, "parse_document", counting)
     monkeypatch.setattr(lint_command, "lint_project", not_linted)
     assert lint(str(estate), cache_dir=cache_dir) == expected
     assert parsed == [str(estate / "datasets.yaml")]  # only the edited file was read
@@ -499,12 +499,12 @@ def test_unchanged_sql_is_not_scanned_again(
     _pipeline_reads_nothing_governed(repo / "policies")
     expected = lint(str(repo), cache_dir=tmp_path / "other", cached=False)
 
-    import compiler.lint.sqlfiles
+    import compiler.lint.inputs.sqlfiles
 
     def not_scanned(*args: object) -> object:
         raise AssertionError("an unchanged SQL file was scanned again")
 
-    monkeypatch.setattr(compiler.lint.sqlfiles, "scan_sql", not_scanned)
+    monkeypatch.setattr(compiler.lint.inputs.sqlfiles, "scan_sql", not_scanned)
     assert lint(str(repo), cache_dir=cache_dir) == expected
     # another dialect or rule selection is another key: scanned (and refused here)
     for argv in (
@@ -533,7 +533,7 @@ def test_a_warm_lint_of_a_repository_imports_no_scanner(tmp_path: Path) -> None:
         "    main(['lint', '--format', 'json', sys.argv[1]])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = ('sqlglot', 'pydantic', 'compiler.sqlscan', 'compiler.model')\n"
+        "heavy = ('sqlglot', 'pydantic', 'compiler.sqlscan', 'compiler.model.schema')\n"
         "print(sorted({h for h in heavy for m in sys.modules if (m + '.').startswith(h + '.')}))\n"
     )
     env = {**os.environ, "ACCORD_CACHE_DIR": str(tmp_path / "cache")}

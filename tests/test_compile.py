@@ -13,11 +13,11 @@ import sqlglot
 from sqlglot import exp
 
 from compiler.compile import lower_all, render_files, write_tree
-from compiler.errors import UsageError
-from compiler.validate import load_project
+from compiler.core.errors import UsageError
+from compiler.model.salts import SaltError, materialize, references
+from compiler.model.validate import load_project
 from targets import get_target
 from targets.objects import MaskPolicy, RowFilterPolicy
-from targets.salts import SaltError, materialize, references
 from tests.conftest import MINIMAL, ROOT
 
 REFERENCE = ROOT / "policies"
@@ -142,7 +142,7 @@ def test_salt_placeholder_is_filled_only_in_memory_and_escaped() -> None:
 
 
 def test_missing_salt_env_is_a_clear_error(monkeypatch) -> None:
-    from targets.salts import resolve
+    from compiler.model.salts import resolve
 
     monkeypatch.delenv("NO_SUCH_SALT", raising=False)
     with pytest.raises(SaltError, match="NO_SUCH_SALT is not set"):

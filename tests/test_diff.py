@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.diff import ExposureDiff, exposure_diff, places_of, to_markdown, verdict
-from compiler.validate import Project, load_project
+from compiler.exposure.diff import ExposureDiff, exposure_diff, places_of, to_markdown, verdict
+from compiler.model.validate import Project, load_project
 from tests.conftest import ROOT
 from tests.plan_helpers import run_cli
 
@@ -617,8 +617,8 @@ def test_a_grant_read_by_a_predicate_is_a_change(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("compiler.probes") is None,
-    reason="probe evaluation (compiler.probes, ACC404) is not part of this accord yet",
+    importlib.util.find_spec("compiler.meaning.probes") is None,
+    reason="probe evaluation (compiler.meaning.probes, ACC404) is not part of this accord yet",
 )
 def test_repair_resolves_probes(repair: tuple[Project, Project, ExposureDiff]) -> None:
     """With probes: the probe outcomes the repair changes, located at the head's expect."""
@@ -633,7 +633,7 @@ def test_without_probe_evaluation_the_reports_say_so(
     repair: tuple[Project, Project, ExposureDiff],
 ) -> None:
     base, head, d = repair
-    if importlib.util.find_spec("compiler.probes") is not None:
+    if importlib.util.find_spec("compiler.meaning.probes") is not None:
         assert d.probes is not None
         return
     assert d.probes is None
@@ -647,7 +647,7 @@ def test_divergences_of_unchanged_personas_are_not_missed(
 ) -> None:
     """The diff recomputes ACC403 only for personas whose views changed: the same result as
     recomputing it for everyone."""
-    from compiler.diff import divergence_changes
+    from compiler.exposure.diff import divergence_changes
 
     base = load_project(write(tmp_path / "base", {"policy.yaml": estate()}))
     data = estate()
@@ -746,8 +746,8 @@ def test_a_live_base_is_refused_with_a_pointer_to_drift(pair: tuple[Path, Path])
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("compiler.probes") is None,
-    reason="probe evaluation (compiler.probes, ACC404) is not part of this accord yet",
+    importlib.util.find_spec("compiler.meaning.probes") is None,
+    reason="probe evaluation (compiler.meaning.probes, ACC404) is not part of this accord yet",
 )
 def test_a_widening_that_breaks_a_probe_introduces_it(tmp_path: Path) -> None:
     head = tmp_path / "policies"

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from compiler import semantics
-from compiler.analyze import analyze
 from compiler.cli import cli
 from compiler.lint import lint_project
-from compiler.validate import load_project
+from compiler.meaning import semantics
+from compiler.meaning.analyze import analyze
+from compiler.model.validate import load_project
 from tests.conftest import ROOT
 from tests.lint_helpers import DELETE, patched, write_estate
 

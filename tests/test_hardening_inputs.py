@@ -267,7 +267,7 @@ def test_a_terminated_compile_cleans_up(tmp_path: Path, monkeypatch: pytest.Monk
 _HOLD = """
 import sys, time
 from pathlib import Path
-from compiler.filelock import exclusive
+from compiler.core.filelock import exclusive
 with exclusive(Path(sys.argv[1]), str):
     print("held", flush=True)
     sys.stdin.readline()
@@ -464,7 +464,7 @@ def test_a_long_identifier_domain_plans_with_bounded_file_names(
 
 def test_terraform_resources_that_would_share_a_name_are_disambiguated(tmp_path: Path) -> None:
     from compiler.compile import render_files
-    from compiler.validate import load_project
+    from compiler.model.validate import load_project
 
     policies = _policies(
         tmp_path,

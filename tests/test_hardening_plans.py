@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from compiler.filelock import LedgerLocked, ledger_lock, lock_path
+from compiler.core.filelock import LedgerLocked, ledger_lock, lock_path
+from compiler.history.ledger import append_record, read_ledger, read_plans
 from compiler.plan.apply import apply, rollback
-from compiler.plan.ledger import append_record, read_ledger, read_plans
 from tests.plan_helpers import ROOT, reference_plan, run_cli
 
 SECRETS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}
@@ -102,7 +102,7 @@ def test_a_second_apply_during_the_first_stops_and_names_the_holder(plans: Path)
 _HOLDER = """
 import sys, time
 from pathlib import Path
-from compiler.filelock import ledger_lock
+from compiler.core.filelock import ledger_lock
 with ledger_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(120)
@@ -394,7 +394,7 @@ def test_a_ledger_without_a_final_newline_stays_readable_after_apply(plans: Path
 def test_an_oversized_plan_is_refused_before_reading(
     plans: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compiler.plan.ledger as ledger_module
+    import compiler.history.ledger as ledger_module
 
     monkeypatch.setattr(ledger_module, "MAX_PLAN_BYTES", 1024)
     code, out, err = run_cli(["migrate", "status", "--plans", str(plans)])
@@ -432,7 +432,7 @@ def test_a_stage_file_swapped_after_its_check_never_runs(
     plans: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import compiler.plan.apply as runner
-    from compiler.errors import UsageError
+    from compiler.core.errors import UsageError
 
     stage = _plan_dir(plans) / "01_snowflake_prepare.sql"
     real = runner.changed_files
@@ -465,8 +465,8 @@ def test_a_plan_under_a_name_accord_cannot_write_is_refused_not_skipped(tmp_path
     """`migrate apply` and `status` read plans from NNNN_<slug> directories; one holding a
     plan.json under another name (a hand-made copy, an older accord's empty slug) is reported,
     never passed over as if nothing were pending."""
-    from compiler.errors import UsageError
-    from compiler.plan.ledger import read_plans
+    from compiler.core.errors import UsageError
+    from compiler.history.ledger import read_plans
 
     (tmp_path / "0001_").mkdir()
     (tmp_path / "0001_" / "plan.json").write_text("{}")

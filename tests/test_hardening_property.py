@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from sqlglot import exp
 
 from compiler.compile import lower_all, render_files
+from compiler.model.salts import materialize
 from compiler.sqlscan import scan
 from targets import sql
 from targets.objects import (
@@ -38,7 +39,6 @@ from targets.objects import (
     SaltFunction,
 )
 from targets.reserved import DATABRICKS, SNOWFLAKE
-from targets.salts import materialize
 from tests.plan_helpers import project
 
 FUZZ = bool(os.environ.get("ACCORD_FUZZ"))
@@ -284,7 +284,7 @@ TAMPER = [
 @pytest.mark.parametrize("path,change", [c[1:] for c in TAMPER], ids=[c[0] for c in TAMPER])
 def test_the_property_catches_a_tampered_file(path: str, change: Any) -> None:
     """The property is not vacuous: the reference estate passes it, a tampered file fails it."""
-    from compiler.validate import load_project
+    from compiler.model.validate import load_project
     from tests.plan_helpers import ROOT
 
     estate = load_project(ROOT / "policies")

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from snowflake.connector.errors import ProgrammingError
 
+from compiler.model.salts import SaltBox, SaltError, materialize, placeholder, renderings, resolve
 from compiler.plan.apply import SnowflakeExecutor, apply, split_statements
 from targets import get_target, sql
 from targets.base import UnsafeOutput
 from targets.objects import SaltFunction
-from targets.salts import SaltBox, SaltError, materialize, placeholder, renderings, resolve
 from tests.plan_helpers import ROOT, reference_plan, run_cli
 from tests.test_migrate import FakeCursor, FakeSnowflake
 
@@ -125,7 +125,7 @@ def test_rendered_sql_holds_exactly_the_statements_of_its_object(
 def test_every_compiled_file_holds_the_statements_of_its_objects(tmp_path: Path) -> None:
     """The compiled reference estate: statement counts per file equal the objects' counts."""
     from compiler.compile import lower_all
-    from compiler.validate import load_project
+    from compiler.model.validate import load_project
 
     project = load_project(ROOT / "policies")
     for platform, catalog in lower_all(project).items():

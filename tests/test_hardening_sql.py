@@ -17,7 +17,7 @@ import sqlglot
 from sqlglot import exp
 
 from compiler.compile import render_files
-from compiler.validate import load_project
+from compiler.model.validate import load_project
 from targets import sql
 from targets.reserved import DATABRICKS, SNOWFLAKE
 from tests.plan_helpers import ROOT, run_cli

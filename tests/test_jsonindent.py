@@ -1,4 +1,4 @@
-"""``compiler.jsonindent`` writes what ``json.dumps(indent=..., sort_keys=...)`` writes, byte for
+"""``compiler.core.jsonindent`` writes what ``json.dumps(indent=..., sort_keys=...)`` writes, byte for
 byte: on random nested documents (hypothesis), on edge values written out, and on the
 reference estates' ``accord analyze`` documents (see also tests/test_analyze_output.py)."""
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.jsonindent import Encoder, Raw, dumps, scalar
+from compiler.core.jsonindent import Encoder, Raw, dumps, scalar
 
 KEYS = st.one_of(
     st.text(max_size=6),

@@ -325,7 +325,7 @@ def test_pre_commit_hooks_lint_the_whole_policy_directory() -> None:
 def test_colour_only_when_asked(color: bool) -> None:
     from compiler.lint import lint_project
     from compiler.lint.report import render_text
-    from compiler.validate import load_project
+    from compiler.model.validate import load_project
 
     findings = lint_project(load_project(ROOT / AS_FOUND))
     text = render_text(findings, files=7, color=color)

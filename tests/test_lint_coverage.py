@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from compiler.lint import Finding, lint_sql_batch
+from compiler.lint.inputs.sqlfiles import read_sql_files
 from compiler.lint.sources import source_line
-from compiler.lint.sqlfiles import read_sql_files
 from tests.conftest import ROOT
 from tests.test_lint_cli import accord
 

@@ -8,7 +8,7 @@ import pytest
 
 from compiler.lint import REGISTRY, registered_rules, rule_doc
 from compiler.lint.docs import SECTIONS, doc_sections, main, render_docs
-from compiler.rules import RULE_TABLE
+from compiler.model.rules import RULE_TABLE
 from tests.conftest import ROOT
 
 #: every rule of the format's table, and ACC205 added by accord

@@ -11,7 +11,7 @@ import pytest
 
 from compiler.lint import lint_project
 from compiler.lint.sources import source_line
-from compiler.validate import load_project
+from compiler.model.validate import load_project
 from tests.conftest import ROOT
 from tests.lint_helpers import DELETE, lint_estate
 

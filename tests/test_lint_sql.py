@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.errors import InputError
+from compiler.core.errors import InputError
 from compiler.lint import Finding, lint_sql
 from compiler.lint.sources import source_line
 from compiler.sqlscan import scan

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.live.config import LiveOptions, Timeouts
-from compiler.live.executor import DatabricksExecutor, DeniedError, ExecutionError
+from compiler.connect.config import LiveOptions, Timeouts
+from compiler.connect.executor import DatabricksExecutor, DeniedError, ExecutionError
 from tests.live_helpers import ROOT, Platforms
 from tests.plan_helpers import run_cli
 from tests.standins.http import closed_port, silent_host

@@ -1,4 +1,4 @@
-"""The denial table (compiler/live/denials.py): one test per row, built from the error the real
+"""The denial table (compiler/connect/denials.py): one test per row, built from the error the real
 client raises (snowflake-connector-python's ProgrammingError; the Databricks SDK's errors and a
 FAILED statement through the real WorkspaceClient)."""
 
@@ -8,7 +8,7 @@ import pytest
 from databricks.sdk.errors import PermissionDenied
 from snowflake.connector.errors import ProgrammingError
 
-from compiler.live.denials import ROWS, classify
+from compiler.connect.denials import ROWS, classify
 
 SET_MASK = (
     "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID SET MASKING POLICY "
@@ -118,7 +118,7 @@ def test_a_fault_is_not_a_denial(platform: str, error: object) -> None:
 
 
 def test_the_two_denial_tables_name_the_same_codes() -> None:
-    """The executor's table (compiler/live/denials.py: which privilege the deploying role
+    """The executor's table (compiler/connect/denials.py: which privilege the deploying role
     lacks) and the probe table (compiler/data/denial_codes.json: which codes in a payload mean
     the persona was denied) are kept apart because they read different shapes, but they must
     agree on the codes: each JSON code, raised by the real client, is a denial for the

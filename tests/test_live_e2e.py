@@ -13,7 +13,7 @@ import pytest
 
 from compiler.compile import lower_all
 from compiler.live.introspect import identity
-from compiler.validate import load_project
+from compiler.model.validate import load_project
 from tests.live_helpers import ROOT, Platforms
 from tests.plan_helpers import run_cli
 

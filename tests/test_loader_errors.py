@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.errors import InputError
-from compiler.validate import load_project
+from compiler.core.errors import InputError
+from compiler.model.validate import load_project
 from tests.conftest import MINIMAL
 
 # (case id, files, expected "file:line:column", expected fragment of the message)

@@ -1,4 +1,4 @@
-"""The loader's fast path (``compiler.loader.parse_fast``: values without positions, positions
+"""The loader's fast path (``compiler.model.loader.parse_fast``: values without positions, positions
 composed again only when a message needs them) answers exactly what the position-keeping
 converter (``parse_document``) answers: the same values (types included), the same texts of
 misread scalars, the same positions once asked for, and the same refusal, with the same
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from compiler import loader
-from compiler.errors import InputError
+from compiler.core.errors import InputError
 from compiler.lint import lint_project
-from compiler.validate import validate_raw
+from compiler.model import loader
+from compiler.model.validate import validate_raw
 from tests.conftest import MINIMAL, ROOT
 from tests.test_loader_errors import CASES
 
@@ -206,7 +206,7 @@ def test_a_finding_composes_only_its_file(write_tree) -> None:
     ],
 )
 def test_memoised_checks_still_refuse(write_tree, field: str, bad: str) -> None:
-    """The identifier and text checks remember what they accepted (compiler.model): a value
+    """The identifier and text checks remember what they accepted (compiler.model.schema): a value
     is refused with the same message however many good ones were accepted before it."""
     good = MINIMAL.replace("EMAIL: {type: VARCHAR, mask: email}", "EMAIL: {type: VARCHAR}")
     validate_raw(loader.load_directory(write_tree({"a.yaml": good})))

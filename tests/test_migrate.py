@@ -14,7 +14,9 @@ from typing import Any, ClassVar
 import pytest
 from snowflake.connector.errors import ProgrammingError
 
+from compiler.history.ledger import append_record, half_applied_groups, read_ledger
 from compiler.lint import lint_project
+from compiler.model.validate import load_project
 from compiler.plan.apply import (
     DatabricksExecutor,
     SnowflakeExecutor,
@@ -22,8 +24,6 @@ from compiler.plan.apply import (
     rollback,
     split_statements,
 )
-from compiler.plan.ledger import append_record, half_applied_groups, read_ledger
-from compiler.validate import load_project
 from tests.plan_helpers import ROOT, reference_plan, run_cli
 from tests.standins.http import Handler
 
@@ -409,7 +409,7 @@ class Warehouse(Handler):
 def deployed_tables() -> dict[str, dict[str, Any]]:
     """The lakehouse tables as policies/ deploys them, in the shape tables.get answers."""
     from compiler.compile import lower_all
-    from compiler.validate import load_project
+    from compiler.model.validate import load_project
     from targets.objects import MaskAttachment, RowFilterAttachment
 
     catalog = lower_all(load_project(ROOT / "policies"))["databricks"]

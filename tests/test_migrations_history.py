@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler.plan.ledger import read_ledger, read_plans
+from compiler.history.ledger import read_ledger, read_plans
 from compiler.plan.write import existing_plans
 from tests.plan_helpers import ROOT, reference_plan
 

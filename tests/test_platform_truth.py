@@ -300,7 +300,7 @@ def test_snowflake_policies_are_created_or_altered_and_functions_keep_their_gran
 
 
 def test_lower_case_snowflake_role_is_refused_with_its_location_and_the_fix() -> None:
-    from compiler.errors import InputError
+    from compiler.core.errors import InputError
 
     estate = base_estate()
     estate["principals"]["steward"]["snowflake"] = "steward"
@@ -315,7 +315,7 @@ def test_verify_resolves_role_names_in_the_stored_case(tmp_path) -> None:  # typ
     """A compiled policy naming the role in lower case matches nobody on Snowflake: verify
     fails for the entitled persona."""
     from compiler.compile import render_files, write_tree
-    from compiler.validate import load_project
+    from compiler.model.validate import load_project
     from compiler.verify import verify
 
     policies = ROOT / "policies"
@@ -582,7 +582,7 @@ def test_validation_catches_what_the_platform_rejects(
 
 
 def test_index_column_must_be_a_column_of_its_source(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from compiler.errors import InputError
+    from compiler.core.errors import InputError
 
     estate = base_estate()
     estate["indexes"] = {
@@ -624,7 +624,7 @@ def _rc(
 
 
 def _rows(actions: list[str], revert: str) -> dict:  # type: ignore[type-arg]
-    """A mapping table's rows resource (targets/terraform.py names it ``<table>__rows``)."""
+    """A mapping table's rows resource (targets/terraform/render.py names it ``<table>__rows``)."""
     change = _rc(
         "snowflake_execute",
         actions,
@@ -744,7 +744,7 @@ RAP = {"execute": "ALTER TABLE DB.S.T ADD ROW ACCESS POLICY GOV.POL.P ON (C)", "
 def test_terraform_plan_changes_that_unprotect_are_refused(
     case: str, change: dict, refused: bool
 ) -> None:
-    from compiler.tfguard import unsafe_changes
+    from targets.terraform.guard import unsafe_changes
 
     found = unsafe_changes({"format_version": "1.2", "resource_changes": [change]})
     assert bool(found) is refused, case
@@ -800,7 +800,7 @@ def test_terraform_alone_writes_the_sql_files_it_names(tmp_path) -> None:  # typ
     import json
 
     from compiler.compile import render_files
-    from compiler.validate import load_project
+    from compiler.model.validate import load_project
 
     for target in ("terraform", "all"):
         files = render_files(load_project(ROOT / "policies"), target)
@@ -1013,8 +1013,8 @@ def test_a_handover_waits_for_governed_tags_to_take_effect(
     from datetime import datetime
     from pathlib import Path
 
+    from compiler.history.ledger import Record, StageInfo
     from compiler.plan.apply import settle_wait
-    from compiler.plan.ledger import Record, StageInfo
 
     p = Path("x.sql")
     stage = StageInfo(

@@ -20,6 +20,9 @@ import pytest
 import sqlglot
 import yaml
 
+from compiler.meaning.probes import Place
+from compiler.meaning.semantics import apply_mask
+from compiler.model.validate import load_project
 from compiler.probe_live.a2a import (
     LEGACY_STATES,
     TASK_STATES,
@@ -40,9 +43,6 @@ from compiler.probe_live.catalog import (
 from compiler.probe_live.denials import TABLE_FILE, denial_table, find_denial
 from compiler.probe_live.result import digest
 from compiler.probe_live.run import LiveOptions, run_live
-from compiler.probes import Place
-from compiler.semantics import apply_mask
-from compiler.validate import load_project
 from tests.a2a_standin import a2a_standin, url
 from tests.conftest import ROOT
 from tests.databricks_sql_standin import databricks_sql_standin, host
@@ -612,7 +612,7 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
     stand-ins that answer through the same compiled policies give every probe the same
     answer, and every answer is the expected one. Databricks is asked through the real
     databricks-sdk client, one profile per persona, against a local SQL statements endpoint."""
-    from compiler.probes import evaluate
+    from compiler.meaning.probes import evaluate
     from compiler.verify import verify
     from tests.probe_catalog_standin import CompiledPolicyRunner
 
@@ -726,7 +726,7 @@ ROW_CASES = [
 
 @pytest.mark.parametrize(("where", "column", "rows", "canary", "expected"), ROW_CASES)
 def test_catalog_rows_are_classified(where, column, rows, canary, expected) -> None:
-    from compiler.model import Probe
+    from compiler.model.schema import Probe
     from compiler.probe_live.catalog import classify_rows
 
     model = load_project(POLICIES).model

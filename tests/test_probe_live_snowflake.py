@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.validate import load_project
+from compiler.model.validate import load_project
 from tests.live_helpers import ROOT, Platforms
 from tests.plan_helpers import run_cli
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler.errors import InputError
+from compiler.core.errors import InputError
 from compiler.lint import lint_project
-from compiler.probes import evaluate, probe_init
-from compiler.validate import load_project
+from compiler.meaning.probes import evaluate, probe_init
+from compiler.model.validate import load_project
 from tests.conftest import ROOT
 
 POLICIES = ROOT / "policies"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.probes import evaluate
-from compiler.validate import load_project
+from compiler.meaning.probes import evaluate
+from compiler.model.validate import load_project
 from compiler.verify import verify
 from tests import test_verify
 from tests.conftest import ROOT

@@ -8,7 +8,7 @@
   and with Databricks tag changes pending;
 * ``compiler.plan.diff`` compares body-less objects field by field: compared with the
   fingerprint comparison on every pair of objects of the reference estates' catalogs;
-* ``compiler.memo.IdentityMemo`` never answers for another object;
+* ``compiler.core.memo.IdentityMemo`` never answers for another object;
 * the planner's remembered answers (``_PlatformPlanner._answers``) plan exactly what asking
   afresh after every statement plans, on the reference roll-outs and on random estates.
 """
@@ -27,12 +27,12 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 from compiler.compile import lower_all
-from compiler.memo import IdentityMemo
+from compiler.core.memo import IdentityMemo
+from compiler.model.validate import Project, load_project
 from compiler.plan import diff as plan_diff
 from compiler.plan.order import _PlatformPlanner
 from compiler.plan.source import plan_projects
 from compiler.plan.state import PlanError, State, fingerprint, is_definition, place_key
-from compiler.validate import Project, load_project
 from targets import sql
 from targets.objects import AbacPolicy, TagAssignment
 from targets.reserved import RESERVED
@@ -360,7 +360,7 @@ def test_plans_moving_every_table_answer_as_asking_afresh(
     """Many placement steps in a row (the path where answers are derived step by step)."""
     import yaml
 
-    from compiler.loader import directory_files
+    from compiler.model.loader import directory_files
 
     files, _ = directory_files(ROOT / base)
     estate: dict[str, object] = {}

@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from compiler import semantics as sem
-from compiler.validate import load_project
+from compiler.meaning import semantics as sem
+from compiler.model.validate import load_project
 from tests.conftest import ROOT
 
 REF = load_project(ROOT / "policies").model
@@ -49,7 +49,7 @@ def test_column_view(persona, column, disposition) -> None:
 
 
 def test_apply_mask_strategies() -> None:
-    from compiler.model import Mask
+    from compiler.model.schema import Mask
 
     h = Mask(strategy="hash")
     assert sem.apply_mask(h, "S-1", "pepper") == hashlib.sha256(b"S-1pepper").hexdigest()

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler import semantics
-from compiler.model import PolicyModel
-from compiler.semantics import Divergence, Seen, Shape
-from compiler.validate import load_project
+from compiler.meaning import semantics
+from compiler.meaning.semantics import Divergence, Seen, Shape
+from compiler.model.schema import PolicyModel
+from compiler.model.validate import load_project
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -8,7 +8,7 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from compiler.compile import lower_all, render_files
-from compiler.validate import Project
+from compiler.model.validate import Project
 from targets.objects import MaskAttachment, MaskPolicy, Tag, TagAssignment
 from tests.estates import make_project, teams
 from tests.golden_cases import reference, snowflake_tag

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.live.config import LiveOptions
-from compiler.live.executor import DatabricksExecutor, ExecutionError, SnowflakeExecutor
+from compiler.connect.config import LiveOptions
+from compiler.connect.executor import DatabricksExecutor, ExecutionError, SnowflakeExecutor
 from tests.live_helpers import Platforms
 
 RAP = (

@@ -1,4 +1,4 @@
-"""The table of common column types (``compiler.typenames``) answers what sqlglot answers, and
+"""The table of common column types (``compiler.model.typenames``) answers what sqlglot answers, and
 what it saves: validating policy files imports no sqlglot, linting them imports no sqlscan."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 import pytest
 from sqlglot import exp
 
-from compiler import sqltypes
-from compiler.typenames import KNOWN, lookup
+from compiler.model import types as sqltypes
+from compiler.model.typenames import KNOWN, lookup
 from tests.conftest import ROOT
 
 #: parameters each arity is tried with (lengths, precisions and scales at their edges)

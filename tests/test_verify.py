@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from compiler.cli import cli
 from compiler.compile import render_files, write_tree
-from compiler.validate import load_project
+from compiler.model.validate import load_project
 from compiler.verify import verify
 from tests.conftest import ROOT
 
@@ -417,7 +417,7 @@ def test_lint_does_not_import_duckdb() -> None:
         "import sys\n"
         "from compiler.cli import main\n"
         "from compiler.lint import lint_project\n"
-        "from compiler.validate import load_project\n"
+        "from compiler.model.validate import load_project\n"
         "lint_project(load_project('policies'))\n"
         "try:\n"
         "    main(['validate', 'policies'])\n"

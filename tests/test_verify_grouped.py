@@ -24,7 +24,7 @@ import pytest
 
 from bench.lint_bench import estate, write_estate
 from compiler.compile import render_files
-from compiler.validate import Project, load_project
+from compiler.model.validate import Project, load_project
 from compiler.verify.engine import TestSalts, Verifier
 from compiler.verify.sources import load_sql, platform_of, read_compiled_dir, render_sql
 from tests import test_verify

@@ -4,7 +4,7 @@ import sys
 
 import click
 
-from compiler.analyze import (
+from compiler.meaning.analyze import (
     Analysis,
     analyze,
     json_chunks,
@@ -13,7 +13,7 @@ from compiler.analyze import (
     tables,
     text_chunks,
 )
-from compiler.validate import load_project
+from compiler.model.validate import load_project
 
 
 @click.command("analyze")

@@ -6,7 +6,7 @@ import sys
 import click
 
 from compiler.compile import TARGET_CHOICES, check_out, render_files, write_tree
-from compiler.validate import load_project
+from compiler.model.validate import load_project
 
 
 @click.command("compile")

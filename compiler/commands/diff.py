@@ -1,10 +1,10 @@
-"""``accord diff``: what a change of the model changes in who sees what (compiler/diff.py)."""
+"""``accord diff``: what a change of the model changes in who sees what (compiler/exposure/diff.py)."""
 
 from __future__ import annotations
 
 import click
 
-from compiler.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 
 FORMATS = ("text", "markdown", "json", "github")
 
@@ -37,9 +37,9 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     dataset, column and surface, the dispositions that widen or narrow, each with the YAML
     line of DIRECTORY that causes it. Exit 0, or 1 with --fail-on widening when anything
     widens; 2 on invalid input."""
-    from compiler import diff
+    from compiler.exposure import diff
+    from compiler.model.validate import load_project
     from compiler.plan.source import load_base
-    from compiler.validate import load_project
 
     try:
         if base.startswith("live:"):

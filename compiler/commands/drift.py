@@ -4,9 +4,9 @@ from typing import Any
 
 import click
 
-from compiler.commands.live_options import live_options, options_from, platforms_of, progress
-from compiler.errors import InputError, UsageError
-from compiler.validate import load_project
+from compiler.commands.options import live_options, options_from, platforms_of, progress
+from compiler.core.errors import InputError, UsageError
+from compiler.model.validate import load_project
 
 
 @click.command("drift")

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from compiler import cache
-from compiler.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from compiler.lint import Finding, lint_project, lint_sql_batch
 from compiler.lint.config import LintConfig, load_config, parse_codes
 from compiler.lint.report import (
@@ -26,7 +26,7 @@ from compiler.lint.report import (
     render_statistics,
     render_text,
 )
-from compiler.loader import display_path
+from compiler.model.loader import display_path
 
 FAIL_ON = ("error", "warning", "never")
 #: compiler.sqlscan.DIALECTS, spelled out so that linting policy files imports neither
@@ -255,7 +255,7 @@ def _is_repository(path: str, policies: str | None) -> bool:
     """A dbt project; or a directory with no YAML file of its own that holds a policy
     directory (configured, or ``policies/``), SQL files, or no YAML at all. Anything else
     (YAML files, at the top or in sub-folders) is a policy directory."""
-    from compiler.loader import discover
+    from compiler.model.loader import discover
 
     names = os.listdir(path)
     if "dbt_project.yml" in names or "dbt_project.yaml" in names:
@@ -289,7 +289,7 @@ def _walk_sql(root: str) -> list[str]:
 
 
 def _is_python_notebook(path: str) -> bool:
-    from compiler.lint.notebooks import is_python_notebook  # light: no scanner, no sqlglot
+    from compiler.lint.inputs.notebooks import is_python_notebook  # light: no scanner, no sqlglot
 
     return is_python_notebook(path)
 
@@ -301,8 +301,8 @@ def _lint_project(
     of the files (what lint reads of them: ``cache.content_digest``), the selected rules and
     accord are those the cached findings were computed from (compiler/cache.py). The same as
     loading the project and ``lint_project(project, extra, config.selected)``."""
-    from compiler.loader import directory_files, load_documents, parse_document, read_files
-    from compiler.rules import RULES_BY_ID
+    from compiler.model.loader import directory_files, load_documents, parse_document, read_files
+    from compiler.model.rules import RULES_BY_ID
 
     if directory is not None:
         files, root = directory_files(directory)
@@ -318,7 +318,7 @@ def _lint_project(
         hit = cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
             return hit
-    from compiler.validate import validate_raw
+    from compiler.model.validate import validate_raw
 
     project = validate_raw(load_documents(documents, root, unreadable))
     findings = lint_project(project, extra, config.selected)
@@ -337,14 +337,14 @@ def _lint_sql(
     all of them, and a warm run imports neither the scanner nor sqlglot. Only a batch with no
     problem is stored. The same as ``lint_sql_batch(read_sql_files(...))``; the files are read
     once, and the bytes hashed are the bytes scanned."""
-    from compiler.jsonfile import decode, read_bytes
-    from compiler.loader import MAX_FILE_BYTES
-    from compiler.rules import RULES_BY_ID
+    from compiler.core.jsonfile import decode, read_bytes
+    from compiler.model.loader import MAX_FILE_BYTES
+    from compiler.model.rules import RULES_BY_ID
 
     blobs: list[tuple[str, bytes]] = []
     problems: list[Diagnostic] = []
     for path in sql_files:
-        try:  # as compiler.lint.sqlfiles.read_text reads them
+        try:  # as compiler.lint.inputs.sqlfiles.read_text reads them
             blobs.append((path, read_bytes(Path(path), "SQL file", MAX_FILE_BYTES, path)))
         except InputError as err:
             problems.append(err.diagnostics[0])
@@ -357,7 +357,7 @@ def _lint_sql(
         if hit is not None:
             found, count = hit
             return found, [], count
-    from compiler.lint.sqlfiles import scan_sql
+    from compiler.lint.inputs.sqlfiles import scan_sql
 
     results = []
     for path, raw in blobs:

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from compiler.commands.live_options import live_options, options_from
+from compiler.commands.options import live_options, options_from
 
 if TYPE_CHECKING:
     from compiler.plan.apply import Outcome
@@ -14,7 +14,7 @@ PLATFORM = click.Choice(["snowflake", "databricks"])
 
 
 def _ledger(plans: str, ledger: str | None) -> Path:
-    from compiler.plan.ledger import default_ledger
+    from compiler.history.ledger import default_ledger
 
     return Path(ledger) if ledger else default_ledger(plans)
 
@@ -38,7 +38,7 @@ def command() -> None:
 def status(plans: str, ledger: str | None) -> int:
     """Every plan and stage: applied, pending or failed. Exit 1 when a cutover group is applied
     on some of its platforms and not all."""
-    from compiler.plan.ledger import half_applied, latest, read_ledger, read_plans, stage_status
+    from compiler.history.ledger import half_applied, latest, read_ledger, read_plans, stage_status
 
     path = _ledger(plans, ledger)
     infos, records = read_plans(plans), read_ledger(path)
@@ -102,8 +102,8 @@ def apply_command(
     """Run the next pending stages of PLATFORM in order, stopping at the first failure, and
     record each in the ledger. A stage whose file changed since the plan was written is
     refused (exit 1)."""
+    from compiler.history.ledger import read_ledger, read_plans
     from compiler.plan import apply as runner
-    from compiler.plan.ledger import read_ledger, read_plans
 
     path = _ledger(plans, ledger)
     if dry_run:
@@ -120,7 +120,7 @@ def apply_command(
         if not stages:
             click.echo(f"nothing pending on {platform}")
         return 0
-    from compiler.live.executor import open_executor
+    from compiler.connect.executor import open_executor
     from compiler.live.plan import check_live_base
 
     options = options_from(kwargs)
@@ -130,7 +130,7 @@ def apply_command(
     if changed:
         click.echo(f"accord migrate apply: refused, nothing ran: {changed}", err=True)
         return 1
-    from compiler.commands.live_options import progress, terminal
+    from compiler.commands.options import progress, terminal
 
     shown = progress() if terminal() else None
     outcome = runner.apply(
@@ -151,7 +151,7 @@ def apply_command(
 @live_options
 def rollback_command(platform: str, plans: str, ledger: str | None, **kwargs: Any) -> int:
     """Undo the last applied stage of PLATFORM with its rollback file, and record it."""
-    from compiler.live.executor import open_executor
+    from compiler.connect.executor import open_executor
     from compiler.plan import apply as runner
 
     options = options_from(kwargs)

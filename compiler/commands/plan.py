@@ -4,8 +4,8 @@ from typing import Any
 
 import click
 
-from compiler.commands.live_options import live_options, options_from, progress
-from compiler.validate import load_project
+from compiler.commands.options import live_options, options_from, progress
+from compiler.model.validate import load_project
 
 
 @click.command("plan")

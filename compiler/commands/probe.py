@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from compiler.errors import UsageError
+from compiler.core.errors import UsageError
 
 
 @click.command(
@@ -84,7 +84,7 @@ def command(
     accord probe init PERSONA DATASET [DIR]   a probe with today's dispositions
 
     Exit 1 when an answer differs from `expect` or two surfaces disagree."""
-    from compiler.validate import load_project
+    from compiler.model.validate import load_project
 
     if args and args[0] == "init":
         if live:
@@ -120,8 +120,8 @@ def command(
             result.write(out)
         click.echo(result.render(fmt), nl=False)
         return 0 if result.passed else 1
+    from compiler.meaning.probes import evaluate
     from compiler.probe_live.result import ProbeRun
-    from compiler.probes import evaluate
 
     run = ProbeRun.from_outcomes(project, evaluate(project.model), depth="model")
     if out:
@@ -141,7 +141,7 @@ def _init(
     owner: str,
     name: str | None,
 ) -> int:
-    from compiler.probes import probe_init
+    from compiler.meaning.probes import probe_init
 
     model = project.model  # type: ignore[attr-defined]
     persona, dataset = rest[0], rest[1]
@@ -160,7 +160,7 @@ def _init(
         if value not in table:
             raise UsageError(f"unknown {kind} {value!r} (known: {', '.join(sorted(table))})")
     if column is not None:
-        from compiler.probes import probe_columns
+        from compiler.meaning.probes import probe_columns
 
         known = {c.lower(): c for c in probe_columns(model, dataset)}
         if column.lower() not in known:

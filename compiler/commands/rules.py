@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from compiler.errors import UsageError
+from compiler.core.errors import UsageError
 
 
 @click.command("rules")

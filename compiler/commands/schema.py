@@ -4,7 +4,7 @@ import json
 
 import click
 
-from compiler.model import PolicyModel
+from compiler.model.schema import PolicyModel
 
 
 def policy_schema() -> dict[str, object]:

@@ -11,7 +11,7 @@ misreport plan exit codes).
 
 ``plan`` also reads the saved plan back (``terraform show -json``) and refuses, saving
 nothing, a change that would swap a masking policy or a row access attachment on an existing
-object in two steps (``compiler/tfguard.py``).
+object in two steps (``targets/terraform/guard.py``).
 
 Exit codes: 0 planned or applied; 1 the plan was refused (digest mismatch, or a change that
 would leave data unprotected); 2 Terraform,
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import click
 
-from compiler.errors import UsageError
+from compiler.core.errors import UsageError
 
 PLAN_FILE = "accord.tfplan"
 DIGEST_FILE = "accord.tfplan.sha256"
@@ -111,11 +111,11 @@ class UnsafePlan(Exception):
 
 
 def unsafe(workdir: Path) -> list[str]:
-    """The changes of the saved plan that would leave data unprotected (compiler/tfguard.py),
+    """The changes of the saved plan that would leave data unprotected (targets/terraform/guard.py),
     read from ``terraform show -json``."""
     import json
 
-    from compiler.tfguard import unsafe_changes
+    from targets.terraform.guard import unsafe_changes
 
     code, out, err = run(workdir, "show", PLAN_FILE, switches=("json", "no_color"))
     if code != 0:
@@ -164,7 +164,7 @@ def plan_command(out: str) -> int:
         click.echo(failure.err, err=True)
         raise UsageError(str(failure)) from None
     except UnsafePlan as refusal:
-        from compiler.tfguard import ALTERNATIVE
+        from targets.terraform.guard import ALTERNATIVE
 
         for reason in refusal.reasons:
             click.echo(f"accord: refused: {reason}", err=True)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from compiler.validate import load_project
+from compiler.model.validate import load_project
 
 
 @click.command("verify")

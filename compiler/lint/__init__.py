@@ -1,6 +1,6 @@
 """The governance linter: rules over the model, the lowered catalog objects and policy SQL.
 
-A rule is an id of the rule table (:mod:`compiler.rules`) with one or more checks attached:
+A rule is an id of the rule table (:mod:`compiler.model.rules`) with one or more checks attached:
 
 * ``@rule(id)`` registers a *policy* check, which reads a :class:`Context` (the validated
   project, its lowered catalogs, the semantics module) and yields :class:`Finding` values;
@@ -25,13 +25,13 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from compiler.errors import Diagnostic, InputError, Location
-from compiler.rules import RULES_BY_ID, RuleInfo, Severity
+from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.model.rules import RULES_BY_ID, RuleInfo, Severity
 
 if TYPE_CHECKING:
-    from compiler.model import PolicyModel
+    from compiler.model.schema import PolicyModel
+    from compiler.model.validate import Project
     from compiler.sqlscan import ScanResult, Statement
-    from compiler.validate import Project
     from targets.objects import Catalog
 
 
@@ -145,7 +145,7 @@ def _register(
     rule_id: str, source: Source, post: bool = False
 ) -> Callable[[Callable[..., Any]], Any]:
     if rule_id not in RULES_BY_ID:
-        raise KeyError(f"{rule_id} is not in the rule table (compiler/rules.py)")
+        raise KeyError(f"{rule_id} is not in the rule table (compiler/model/rules.py)")
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         doc = inspect.cleandoc(fn.__doc__ or "")

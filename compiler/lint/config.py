@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import Diagnostic, InputError, Location
-from compiler.rules import RULE_TABLE
+from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.model.rules import RULE_TABLE
 
 FAIL_ON = ("error", "warning", "never")
 _KEYS = frozenset(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from compiler.errors import Location
+from compiler.core.errors import Location
 from compiler.lint import Finding, SqlContext, SqlHit, sql_rule
 
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects

@@ -11,7 +11,7 @@ from compiler.lint import Context, Finding, rule
 def _paths(ctx: Context) -> tuple[Path, Path] | None:
     """(plans directory, ledger) from ``--plans`` / ``--ledger``: either one implies the other
     (the ledger lives in the plans directory by default)."""
-    from compiler.plan.ledger import default_ledger
+    from compiler.history.ledger import default_ledger
 
     plans, ledger = ctx.extra.get("plans"), ctx.extra.get("ledger")
     if plans is None and ledger is None:
@@ -55,7 +55,7 @@ def half_applied_migration(ctx: Context) -> Iterator[Finding]:
     paths = _paths(ctx)
     if paths is None:
         return
-    from compiler.plan.ledger import half_applied_groups
+    from compiler.history.ledger import half_applied_groups
 
     plans_dir, ledger = paths
     for h in half_applied_groups(plans_dir, ledger):

@@ -15,8 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from compiler import semantics as sem
-from compiler.errors import Location
+from compiler.core.errors import Location
 from compiler.lint import Context, Finding, rule
 from compiler.lint.sources import source_line
 from compiler.lint.trees import (
@@ -26,8 +25,9 @@ from compiler.lint.trees import (
     weak_hashes,
     workspace_group_calls,
 )
-from compiler.model import PLATFORMS
-from compiler.sqlexpr import ExpressionError, parse_predicate
+from compiler.meaning import semantics as sem
+from compiler.model.expressions import ExpressionError, parse_predicate
+from compiler.model.schema import PLATFORMS
 from targets.objects import MaskPolicy
 from targets.sql import render
 
@@ -730,7 +730,7 @@ def loosest_surface(ctx: Context) -> Iterator[Finding]:
     lakehouse agent gets it from a pipeline that reads the same table with no catalog; a
     subject id masked in the warehouse is clear in a replica. No platform sees the
     difference, because each enforces only its own policies. The per-persona meaning of the
-    model is computed once, by `compiler.semantics` (also behind `accord analyze` and
+    model is computed once, by `compiler.meaning.semantics` (also behind `accord analyze` and
     `accord verify`).
 
     ## Example

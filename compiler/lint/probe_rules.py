@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compiler.lint import Context, Finding, rule
-from compiler.probes import ProbeOutcome, evaluate
+from compiler.meaning.probes import ProbeOutcome, evaluate
 
 
 def outcomes(ctx: Context) -> list[ProbeOutcome]:
@@ -21,7 +21,7 @@ def probe_mismatch(ctx: Context) -> Iterator[Finding]:
     ## What it does
     Computes, for every probe and every surface its `expect` names, the disposition the model
     gives the probe's persona — with the same views as `accord analyze` and ACC403
-    (`compiler/semantics.py`) — and flags each surface whose disposition differs from the
+    (`compiler/meaning/semantics.py`) — and flags each surface whose disposition differs from the
     expected one. The finding names the probe's owner, the surface, expected and actual, and
     the model entries that decide it (a mask's `unmasked_for`, an entitlement value, a
     surface's platform, identity or runtime), and is located at the probe's `expect` entry.

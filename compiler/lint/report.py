@@ -9,11 +9,11 @@ from urllib.parse import quote
 
 import click
 
-from compiler.errors import Diagnostic, Location
+from compiler.core.errors import Diagnostic, Location
 from compiler.lint import Finding, registered_rules, rule_doc, rule_sources
 from compiler.lint.docs import doc_sections
 from compiler.lint.sources import source_line
-from compiler.rules import RULES_BY_ID
+from compiler.model.rules import RULES_BY_ID
 
 FORMATS = ("text", "json", "sarif", "github")
 #: longest source excerpt shown in text output; longer lines are cut around the column

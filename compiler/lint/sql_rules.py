@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from compiler.errors import Location
+from compiler.core.errors import Location
 from compiler.lint import Finding, SqlContext, SqlHit, sql_rule
 from compiler.lint.model_rules import current_role_message, weak_reason, workspace_group_message
 from compiler.lint.trees import (

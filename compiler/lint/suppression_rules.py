@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from compiler.errors import Location
+from compiler.core.errors import Location
 from compiler.lint import Finding, Selected, post_rule, rule_sources
 from compiler.lint.drift_rules import LIVE_RULES
-from compiler.rules import RULES_BY_ID
+from compiler.model.rules import RULES_BY_ID
 
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
+    from compiler.model.validate import Project
     from compiler.sqlscan import ScanResult
-    from compiler.validate import Project
 
 _SECTIONS = ("masks", "datasets", "indexes", "surfaces")
 #: rules whose SQL findings depend on which files are linted together (ACC203 compares a

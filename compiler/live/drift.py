@@ -14,12 +14,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.errors import Location
+from compiler.core.errors import Location
 from compiler.lint import Finding
 from compiler.live.introspect import LiveCatalog, identity, same_body
+from compiler.model.validate import Project
 from compiler.plan.diff import describe_object
 from compiler.plan.state import fingerprint, is_definition
-from compiler.validate import Project
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -300,8 +300,8 @@ class Canary:
 
 def canaries(lives: dict[str, LiveCatalog], executors: dict[str, Any]) -> list[Canary]:
     """Every salt function whose salt is in the environment, with its canary digests."""
-    from compiler.live.executor import ExecutionError
-    from targets.salts import SaltBox, SaltError
+    from compiler.connect.executor import ExecutionError
+    from compiler.model.salts import SaltBox, SaltError
 
     box = SaltBox()
     out = []

@@ -39,8 +39,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from compiler.errors import UsageError
-from compiler.live.executor import ExecutionError
+from compiler.connect.executor import ExecutionError
+from compiler.core.errors import UsageError
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -457,7 +457,7 @@ class DatabricksReader(Reader):
     def sdk(self, what: str, call: Callable[[], Any]) -> Any:
         from databricks.sdk.errors import DatabricksError, NotFound
 
-        from compiler.live.denials import classify
+        from compiler.connect.denials import classify
 
         try:
             return call()

@@ -13,16 +13,16 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from compiler.errors import UsageError
-from compiler.live.config import LiveOptions
+from compiler.connect.config import LiveOptions
+from compiler.core.errors import UsageError
 from compiler.live.drift import unmanaged
 from compiler.live.introspect import identity
 from compiler.live.session import read_live
+from compiler.model.validate import Project
 from compiler.plan.diff import describe_object
 from compiler.plan.order import Plan, build_plan
 from compiler.plan.source import domains_of
 from compiler.plan.state import PlanError
-from compiler.validate import Project
 from targets.objects import SaltFunction
 
 PREFIX = "live:"
@@ -183,9 +183,9 @@ def check_live_base(
     platform and compare with the fingerprint the plan recorded. The refusal in words, or ""."""
     from pathlib import Path
 
-    from compiler.jsonfile import read_json
-    from compiler.plan.ledger import latest
-    from compiler.validate import load_project
+    from compiler.core.jsonfile import read_json
+    from compiler.history.ledger import latest
+    from compiler.model.validate import load_project
 
     last = latest(records)
     for plan_id in dict.fromkeys(s.plan for s in stages):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from compiler.errors import UsageError
-from compiler.live.config import LiveOptions
+from compiler.connect.config import LiveOptions
+from compiler.core.errors import UsageError
 from compiler.live.introspect import LiveCatalog, introspect
-from compiler.validate import Project
+from compiler.model.validate import Project
 
 
 def expected_catalogs(project: Project, platforms: list[str]) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def read_live(
     keep_open: bool = False,
 ) -> tuple[dict[str, Any], dict[str, LiveCatalog], dict[str, Any]]:
     """(expected catalogs, live catalogs, executors): executors are closed unless keep_open."""
-    from compiler.live.executor import open_executor
+    from compiler.connect.executor import open_executor
 
     expected = expected_catalogs(project, platforms)
     executors: dict[str, Any] = {}

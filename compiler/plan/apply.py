@@ -2,11 +2,11 @@
 
 ``accord migrate apply`` executes exactly the files of the plan: a stage whose file no longer
 matches the SHA-256 in ``plan.json`` is refused before anything runs. Salt placeholders are
-filled in memory, right before execution (``targets.salts.materialize``); nothing with a salt
+filled in memory, right before execution (``compiler.model.salts.materialize``); nothing with a salt
 in it is written anywhere. After a stage, its verification queries run; a stage is recorded
 ``applied`` only when they all say ``ok``.
 
-Statements run through the one executor per platform in ``compiler.live.executor``
+Statements run through the one executor per platform in ``compiler.connect.executor``
 (snowflake-connector-python; the Databricks SDK's statement execution API), which also names
 privilege denials.
 """
@@ -19,9 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import UsageError
-from compiler.filelock import locked
-from compiler.live.executor import (
+from compiler.connect.executor import (
     DatabricksExecutor,
     DeniedError,
     ExecutionError,
@@ -29,8 +27,9 @@ from compiler.live.executor import (
     SnowflakeExecutor,
     split_statements,
 )
-from compiler.plan import metadata
-from compiler.plan.ledger import (
+from compiler.core.errors import UsageError
+from compiler.core.filelock import locked
+from compiler.history.ledger import (
     PlanInfo,
     Record,
     StageInfo,
@@ -40,8 +39,9 @@ from compiler.plan.ledger import (
     read_plans,
     stage_status,
 )
+from compiler.model.salts import SaltBox, SaltError, materialize
+from compiler.plan import metadata
 from compiler.plan.write import sha256
-from targets.salts import SaltBox, SaltError, materialize
 
 __all__ = [
     "EXECUTORS",

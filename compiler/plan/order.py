@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from compiler.model import PLATFORMS
+from compiler.model.schema import PLATFORMS
 from compiler.plan.diff import Change, PlatformDiff, diff_catalogs, identity
 from compiler.plan.index import Places
 from compiler.plan.state import (

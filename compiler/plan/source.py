@@ -10,11 +10,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from compiler.compile import lower_all
-from compiler.errors import UsageError
-from compiler.loader import load_documents
-from compiler.model import PolicyModel
+from compiler.core.errors import UsageError
+from compiler.model.loader import load_documents
+from compiler.model.schema import PolicyModel
+from compiler.model.validate import Project, load_project, validate_raw
 from compiler.plan.order import Domains, Plan, build_plan
-from compiler.validate import Project, load_project, validate_raw
 
 
 def load_base(base: str, head_dir: str) -> Project:

@@ -46,7 +46,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from compiler.memo import IdentityMemo
+from compiler.core.memo import IdentityMemo
 from compiler.plan.index import PlaceIndex, Places, index_of
 from targets.objects import (
     AbacPolicy,

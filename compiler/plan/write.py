@@ -18,8 +18,9 @@ import textwrap
 from pathlib import Path
 
 from compiler.compile import recover_all, write_tree
-from compiler.errors import UsageError
-from compiler.plan.ledger import PLAN_DIR, PLAN_FILE, default_ledger, ledger_lock, read_ledger
+from compiler.core.errors import UsageError
+from compiler.history.ledger import PLAN_DIR, PLAN_FILE, default_ledger, ledger_lock, read_ledger
+from compiler.model.salts import PLACEHOLDER
 from compiler.plan.order import WHY, Group, Plan, Stage
 from compiler.plan.steps import Step
 from targets.objects import (
@@ -33,7 +34,6 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
-from targets.salts import PLACEHOLDER
 from targets.sql import comment_text
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
@@ -157,9 +157,9 @@ def _unchanged(directory: Path, files: dict[str, str]) -> bool:
 
 
 def _fingerprints(directory: Path) -> tuple[str, str] | None:
-    from compiler.errors import InputError
-    from compiler.jsonfile import read_json
-    from compiler.plan.ledger import MAX_PLAN_BYTES
+    from compiler.core.errors import InputError
+    from compiler.core.jsonfile import read_json
+    from compiler.history.ledger import MAX_PLAN_BYTES
 
     try:
         data, _ = read_json(directory / PLAN_FILE, "plan", MAX_PLAN_BYTES)
@@ -335,7 +335,7 @@ def _restored_findings(plan: Plan) -> dict[tuple[str, int], list[str]]:
     change introduces. The rollback statements of every stage are linted together (ACC203
     compares platforms)."""
     from compiler.lint import lint_sql
-    from compiler.lint.sqlfiles import scan_sql
+    from compiler.lint.inputs.sqlfiles import scan_sql
 
     results = []
     for stage in plan.stages:

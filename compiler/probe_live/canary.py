@@ -14,8 +14,8 @@ import os
 import re
 from dataclasses import dataclass
 
-from compiler.model import PolicyModel
-from compiler.semantics import apply_mask
+from compiler.meaning.semantics import apply_mask
+from compiler.model.schema import PolicyModel
 
 _DIGEST = re.compile(r"\b[0-9a-fA-F]{64}\b")
 

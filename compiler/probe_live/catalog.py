@@ -23,12 +23,12 @@ from typing import Any, Protocol
 
 from sqlglot import exp
 
-from compiler import semantics as sem
-from compiler.errors import UsageError
-from compiler.model import PolicyModel, Probe
+from compiler.core.errors import UsageError
+from compiler.meaning import semantics as sem
+from compiler.meaning.probes import Place
+from compiler.model.schema import PolicyModel, Probe
 from compiler.probe_live.canary import Canary
 from compiler.probe_live.denials import DenialCode, find_denial
-from compiler.probes import Place
 
 #: rows read per probe query
 ROW_LIMIT = 100
@@ -176,9 +176,9 @@ def ask_catalog(
 
 def snowflake_connect_kwargs(timeout: float, connection: str | None) -> dict[str, Any]:
     """``snowflake.connector.connect`` arguments for the probe user: the live commands' own
-    (:func:`compiler.live.config.snowflake_params`: the named connection, else the connector's
+    (:func:`compiler.connect.config.snowflake_params`: the named connection, else the connector's
     default, else ``SNOWFLAKE_*``), with ``timeout`` on the login and on every statement."""
-    from compiler.live.config import LiveOptions, Timeouts, snowflake_params
+    from compiler.connect.config import LiveOptions, Timeouts, snowflake_params
 
     return snowflake_params(
         LiveOptions(connection=connection, timeouts=Timeouts(connect=timeout, statement=timeout))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.probes import ProbeOutcome
+from compiler.meaning.probes import ProbeOutcome
 
 RESULT_FORMAT = 1
 

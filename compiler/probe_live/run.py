@@ -34,7 +34,8 @@ from typing import Any
 
 import yaml
 
-from compiler.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
 from compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
 from compiler.probe_live.canary import Canary, canary_for
 from compiler.probe_live.catalog import (
@@ -45,7 +46,6 @@ from compiler.probe_live.catalog import (
     snowflake_connect_kwargs,
 )
 from compiler.probe_live.result import ProbeRun, describe
-from compiler.probes import Answer, ProbeOutcome, loosest, questions
 
 DEFAULT_CONFIG = Path(".accord/probe.yaml")
 DEFAULT_TIMEOUT = 30.0

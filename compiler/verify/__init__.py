@@ -1,5 +1,5 @@
 """``accord verify``: execute the compiled policies on embedded DuckDB, per persona, and
-compare what they show with what the model says (:mod:`compiler.semantics`).
+compare what they show with what the model says (:mod:`compiler.meaning.semantics`).
 
 The modules: :mod:`~compiler.verify.sources` reads the SQL that ships,
 :mod:`~compiler.verify.bind` binds policy bodies to DuckDB, :mod:`~compiler.verify.data`
@@ -9,7 +9,7 @@ generates rows, :mod:`~compiler.verify.engine` runs and compares (it alone impor
 
 from __future__ import annotations
 
-from compiler.validate import Project
+from compiler.model.validate import Project
 from compiler.verify.report import Report
 
 

@@ -1,10 +1,10 @@
 """What hand-written row predicates admit, per persona, executed as ``accord verify`` executes
 them: ``accord diff`` compares a predicate with an entitlement filter by the values it admits
-(compiler/diff.py, ``resolve_expressions``)."""
+(compiler/exposure/diff.py, ``resolve_expressions``)."""
 
 from __future__ import annotations
 
-from compiler.validate import Project
+from compiler.model.validate import Project
 
 #: (persona, dataset) -> (entitlement dimension, values admitted, every row admitted)
 Admitted = dict[tuple[str, str], tuple[str | None, frozenset[str] | None, bool]]

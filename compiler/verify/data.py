@@ -21,9 +21,9 @@ from functools import cached_property, lru_cache
 
 from sqlglot import exp
 
-from compiler.model import PolicyModel
-from compiler.sqlexpr import parse_predicate
-from compiler.sqltypes import is_string_type, parse_type
+from compiler.model.expressions import parse_predicate
+from compiler.model.schema import PolicyModel
+from compiler.model.types import is_string_type, parse_type
 
 IDENTIFIERS_PER_DOMAIN = 3
 Value = str | int | bool | None

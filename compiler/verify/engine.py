@@ -10,7 +10,7 @@ dataset is the group's answer for that row's inputs (policy bodies are determini
 ``bind.SAFE_FUNCTIONS``), so the number of queries depends on the distinct policies, not on
 the personas or the datasets that share them.
 
-The answers are compared with :mod:`compiler.semantics` (the oracle: the persona's rows,
+The answers are compared with :mod:`compiler.meaning.semantics` (the oracle: the persona's rows,
 whether it sees a mask's clear value, ``apply_mask``) once per distinct (part, inputs,
 value) cell, replicas are compared with each other, and identifier digests are compared
 across platforms; a mismatch is reported per persona, dataset and column with every row it
@@ -32,11 +32,11 @@ import duckdb
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
-from compiler import semantics
-from compiler.errors import Diagnostic, InputError, Location
-from compiler.model import PolicyModel
+from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.meaning import semantics
+from compiler.model.schema import PolicyModel
+from compiler.model.validate import Project
 from compiler.sqlscan import AbacPolicy, Statement
-from compiler.validate import Project
 from compiler.verify.bind import (
     PERSONA,
     ROWS,

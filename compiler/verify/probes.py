@@ -1,11 +1,11 @@
 """Probes at depth 2: a probe's rows and column, executed through the compiled policies.
 
 For every probe and every surface its ``expect`` names, the places of the fact the surface
-reads (:func:`compiler.probes.reaching`) are answered from the DuckDB results the verifier
+reads (:func:`compiler.meaning.probes.reaching`) are answered from the DuckDB results the verifier
 computed for the probe's persona — the compiled row filter, masks and ABAC policies of the
 dataset's platform — when the surface enforces the catalog's policies per caller. Surfaces
 without a catalog, with a service identity, or with a runtime that returns nothing are
-answered by the model (:func:`compiler.probes.answer`), since there is no SQL to execute.
+answered by the model (:func:`compiler.meaning.probes.answer`), since there is no SQL to execute.
 A mismatch is a verification mismatch of kind ``probe`` naming the probe, its owner, the
 surface and the compiled objects that decided.
 """
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compiler.probes import Answer, Place, ProbeOutcome, answer, loosest, questions
+from compiler.meaning.probes import Answer, Place, ProbeOutcome, answer, loosest, questions
 from compiler.verify.report import Mismatch, SqlObject
 
 if TYPE_CHECKING:
-    from compiler.model import Probe
+    from compiler.model.schema import Probe
     from compiler.verify.engine import Verifier
 
 

@@ -55,7 +55,7 @@ class Report:
     checks: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
-    #: probe outcomes (compiler.probes.ProbeOutcome), answered through the compiled SQL
+    #: probe outcomes (compiler.meaning.probes.ProbeOutcome), answered through the compiled SQL
     probes: list[Any] = field(default_factory=list)
 
     def summary(self) -> str:

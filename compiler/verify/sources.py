@@ -8,7 +8,7 @@ replace earlier ones), what is attached to which table and column, which tags ar
 ABAC policies exist, and which statements fill the mapping tables.
 
 Salt placeholders are filled in memory with test salts generated for the run
-(:func:`targets.salts.materialize`); nothing here is ever written to a file.
+(:func:`compiler.model.salts.materialize`); nothing here is ever written to a file.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from compiler.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from compiler.model.salts import SaltError, materialize
 from compiler.sqlscan import Param, Statement, scan
-from targets.salts import SaltError, materialize
 
 if TYPE_CHECKING:
-    from compiler.validate import Project
+    from compiler.model.validate import Project
 
 PLATFORM_DIRS = ("snowflake", "databricks")
 
@@ -124,8 +124,8 @@ def read_compiled_dir(out: str) -> dict[str, str]:
     for platform in PLATFORM_DIRS:
         for path in sorted((root / platform).rglob("*.sql")):
             rel = path.relative_to(root).as_posix()
-            from compiler.jsonfile import decode, read_bytes
-            from compiler.loader import MAX_FILE_BYTES
+            from compiler.core.jsonfile import decode, read_bytes
+            from compiler.model.loader import MAX_FILE_BYTES
 
             name = os.path.join(out, rel)
             files[name] = decode(read_bytes(path, "SQL file", MAX_FILE_BYTES, name), name, "file")

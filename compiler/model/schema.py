@@ -2,7 +2,7 @@
 
 These classes check the shape of each entry (keys, types, identifier syntax, per-strategy
 options). References between entries (a mask naming a principal, a dataset naming a mask)
-are resolved by :mod:`compiler.validate`, which also turns pydantic's errors into located
+are resolved by :mod:`compiler.model.validate`, which also turns pydantic's errors into located
 ``file:line:column`` messages. The JSON Schema printed by ``accord schema`` is generated from
 these classes.
 """
@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from compiler.rules import is_known_rule
-from targets.salts import salt_ref_problem
+from compiler.model.rules import is_known_rule
+from compiler.model.salts import salt_ref_problem
 
 CatalogPlatform = Literal["snowflake", "databricks"]
 PLATFORMS: tuple[CatalogPlatform, ...] = ("snowflake", "databricks")
@@ -115,7 +115,7 @@ DatabricksGroup = Annotated[
 
 
 def _salt_ref(value: str) -> str:
-    # the grammar is the one placeholders are rendered and read back with (targets/salts.py):
+    # the grammar is the one placeholders are rendered and read back with (compiler/model/salts.py):
     # no quote, brace, semicolon, space or line break can reach compiled SQL through it
     problem = salt_ref_problem(value)
     if problem:

@@ -1,6 +1,6 @@
 """``accord diff``: what a change of the model changes in who sees what.
 
-Both models are read through :mod:`compiler.semantics` (one :class:`~compiler.semantics.
+Both models are read through :mod:`compiler.meaning.semantics` (one :class:`~compiler.meaning.semantics.
 Perspective` per persona and model, the same views ``accord analyze`` tabulates and
 ``accord lint``/``accord verify`` rely on); nothing here decides what a persona may see. For
 every persona, every dataset of a governed replica group (the replicas side by side), every
@@ -47,11 +47,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from compiler import semantics
-from compiler.analyze import governed_groups
-from compiler.errors import Diagnostic, Location
-from compiler.model import PolicyModel
-from compiler.validate import Project
+from compiler.core.errors import Diagnostic, Location
+from compiler.meaning import semantics
+from compiler.meaning.analyze import governed_groups
+from compiler.model.schema import PolicyModel
+from compiler.model.validate import Project
 
 Kind = Literal["widening", "narrowing"]
 ROW_RANK = {"empty": 0, "denied": 1, "filtered": 2, "clear": 3, "ungoverned": 4}
@@ -709,7 +709,7 @@ def index_notes(base: PolicyModel, head: PolicyModel) -> list[str]:
 
 
 def _structure(model: PolicyModel) -> str:
-    """What :func:`compiler.semantics.divergences` compares, apart from the views."""
+    """What :func:`compiler.meaning.semantics.divergences` compares, apart from the views."""
     return json.dumps(
         [
             {d: model.replica_root(d) for d in model.datasets},
@@ -727,7 +727,7 @@ def _structure(model: PolicyModel) -> str:
 
 
 def _readers(model: PolicyModel) -> dict[str, list[str]]:
-    """Per dataset, the surfaces that read it (:func:`compiler.semantics.reaches`)."""
+    """Per dataset, the surfaces that read it (:func:`compiler.meaning.semantics.reaches`)."""
     return {d: list(dict.fromkeys(s for s, _ in r)) for d, r in semantics.reaches(model).items()}
 
 
@@ -880,7 +880,7 @@ def _divergence_key(d: semantics.Divergence) -> tuple[Any, ...]:
 def divergence_changes(
     base: Project, head: Project, personas: list[str] | None = None
 ) -> list[DivergenceChange]:
-    """ACC403 divergences (as lint computes them: :func:`compiler.semantics.divergences`)
+    """ACC403 divergences (as lint computes them: :func:`compiler.meaning.semantics.divergences`)
     present in one model and not the other, one entry per loose place with its personas;
     only for ``personas`` when given (those whose divergences may differ)."""
     out: list[DivergenceChange] = []
@@ -937,9 +937,9 @@ def divergence_changes(
 def probe_changes(base: Project, head: Project) -> list[dict[str, Any]]:
     """Probes (ACC404): each probe outcome (probe, surface) that fails in the head and did
     not before (``introduced``), passes in the head and failed before (``resolved``), or
-    fails on both sides with another answer (``changed``), from ``compiler.probes.evaluate``
+    fails on both sides with another answer (``changed``), from ``compiler.meaning.probes.evaluate``
     on each model (the function lint's ACC404 uses)."""
-    from compiler import probes
+    from compiler.meaning import probes
 
     def outcomes(p: Project) -> dict[tuple[str, str], Any]:
         return {(o.probe, o.surface): o for o in probes.evaluate(p.model)}

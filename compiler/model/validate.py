@@ -1,10 +1,10 @@
 """Load a policy directory into a validated :class:`Project`.
 
-Two passes: pydantic checks the shape of every entry (``compiler.model``); then references
+Two passes: pydantic checks the shape of every entry (``compiler.model.schema``); then references
 between entries are resolved here (principals, masks, entitlements, datasets, replicas) and
 per-platform rules are checked (types allowed per mask strategy, hand-written expressions
 parse in their dialect). Every failure becomes a ``file:line:column: message`` diagnostic and
-all of them are raised together as :class:`~compiler.errors.InputError`.
+all of them are raised together as :class:`~compiler.core.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from compiler.errors import Diagnostic, InputError, Location
-from compiler.loader import Positions, RawProject, load_directory
-from compiler.model import PLATFORMS, PolicyModel
-from compiler.sqltypes import is_string, is_type, parse_type
+from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.model.loader import Positions, RawProject, load_directory
+from compiler.model.schema import PLATFORMS, PolicyModel
+from compiler.model.types import is_string, is_type, parse_type
 
 
 @dataclass
@@ -59,7 +59,7 @@ def validate_raw(raw: RawProject) -> Project:
         raise InputError(
             Diagnostic(raw.origin, "no file declares 'version: 1' (required in at least one file)")
         )
-    from compiler.scalars import scalar_problems
+    from compiler.model.scalars import scalar_problems
 
     misread = scalar_problems(raw)
     if misread:
@@ -148,7 +148,7 @@ def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
             )
             continue
         where = raw.source.value(path) or raw.origin
-        from compiler.scalars import quote_hint
+        from compiler.model.scalars import quote_hint
 
         hint = quote_hint(raw, path) if kind in ("string_type", "literal_error") else ""
         out.append(Diagnostic(where, f"{_dotted(path) or 'top level'}: {_message(e)}{hint}"))
@@ -410,7 +410,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
 def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
     """Probes: references (persona, dataset, where, column, surfaces) and reach: every
     surface reaching the fact has an ``expect`` entry, and no entry names another."""
-    from compiler.probes import probe_columns, reaching
+    from compiler.meaning.probes import probe_columns, reaching
 
     m = project.model
     out: list[Diagnostic] = []
@@ -509,9 +509,9 @@ def _check_predicate(
     platform: str,
 ) -> list[Diagnostic]:
     """A hand-written predicate reads only its arguments, returns BOOLEAN, and declares types
-    the platform has (``compiler.exprcheck``)."""
-    from compiler.exprcheck import predicate_problems, type_problem
-    from compiler.sqlexpr import ExpressionError, parse_predicate
+    the platform has (``compiler.model.exprcheck``)."""
+    from compiler.model.exprcheck import predicate_problems, type_problem
+    from compiler.model.expressions import ExpressionError, parse_predicate
 
     out = []
     for arg, typ in arguments.items():
@@ -535,7 +535,7 @@ def _check_expression(
     project: Project, path: tuple[Any, ...], text: str, platform: str
 ) -> list[Diagnostic]:
     """A hand-written predicate must be one SQL expression in its platform's dialect."""
-    from compiler.sqlexpr import ExpressionError, parse_predicate
+    from compiler.model.expressions import ExpressionError, parse_predicate
 
     assert platform in PLATFORMS
     try:

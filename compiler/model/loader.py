@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from compiler import cache
-from compiler.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 
 try:  # the C loader is a hard requirement of speed, but fall back rather than fail
     _Loader: type = yaml.CSafeLoader
@@ -281,7 +281,7 @@ def read_files(
     files: list[tuple[Path, str]],
 ) -> tuple[list[tuple[bytes, str]], list[Diagnostic]]:
     """The bytes of each file with its display name; unreadable files as diagnostics."""
-    from compiler.jsonfile import read_bytes
+    from compiler.core.jsonfile import read_bytes
 
     diagnostics: list[Diagnostic] = []
     documents: list[tuple[bytes, str]] = []
@@ -381,7 +381,7 @@ def _convert_full(node: yaml.Node | None, name: str) -> tuple[dict[str, Any], So
 
 
 def _decode(raw: bytes, name: str) -> str:
-    from compiler.jsonfile import decode
+    from compiler.core.jsonfile import decode
 
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]

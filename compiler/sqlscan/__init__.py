@@ -262,7 +262,7 @@ class ScanResult:
     statements: tuple[Statement, ...]
     dialect: str | None
     errors: tuple[ScanError, ...] = ()
-    #: the :class:`compiler.sqltemplate.Template` the SQL was read from, for a Jinja file
+    #: the :class:`compiler.sqlscan.template.Template` the SQL was read from, for a Jinja file
     template: Any = field(default=None, compare=False)
 
 

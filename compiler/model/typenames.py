@@ -2,7 +2,7 @@
 without sqlglot, so that loading and linting policy files never imports sqlglot's Snowflake and
 Databricks dialects (the first ``DataType.build`` of a column type would load both).
 
-Each entry is what :func:`compiler.sqltypes.parse_type` makes of the type with sqlglot (the
+Each entry is what :func:`compiler.model.types.parse_type` makes of the type with sqlglot (the
 pinned version): how the dialect renders it (``{0}`` and ``{1}`` stand for the parameters as
 written) and whether it is a string type. A type not in the table, or written any other way
 (spaces inside, a leading zero, three parameters), goes to sqlglot as before.

@@ -1,6 +1,6 @@
 """``accord analyze``: what every surface answers, per persona, and where surfaces diverge.
 
-Everything here is read from the model through :mod:`compiler.semantics` (``enforcement``,
+Everything here is read from the model through :mod:`compiler.meaning.semantics` (``enforcement``,
 ``dataset_view``, ``divergences``); nothing re-derives what a persona may see.
 
 Three parts:
@@ -22,9 +22,9 @@ from functools import cached_property
 from itertools import chain
 from typing import Any
 
-from compiler import semantics
-from compiler.jsonindent import Encoder, Raw, scalar
-from compiler.model import PolicyModel
+from compiler.core.jsonindent import Encoder, Raw, scalar
+from compiler.meaning import semantics
+from compiler.model.schema import PolicyModel
 
 ROWS = "(rows)"
 
@@ -290,7 +290,7 @@ def divergence_groups(model: PolicyModel) -> tuple[list[DivergenceGroup], dict[s
 def _partition(
     model: PolicyModel,
 ) -> tuple[list[DivergenceGroup], dict[str, int], list[tuple[DivergenceGroup, str]]]:
-    """The divergences of :func:`compiler.semantics.divergences` (the function ACC403 uses),
+    """The divergences of :func:`compiler.meaning.semantics.divergences` (the function ACC403 uses),
     grouped, split into unsuppressed and suppressed (with the reason)."""
     per_persona = {p: 0 for p in sorted(model.personas)}
     grouped: dict[tuple[Any, ...], list[semantics.Divergence]] = {}

@@ -11,7 +11,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.scope import build_scope
 
-from compiler.sqltypes import DIALECTS
+from compiler.model.types import DIALECTS
 
 _ARGS = "accord_arguments"
 

@@ -1,6 +1,6 @@
 """Column types, parsed with sqlglot in the platform's dialect.
 
-The types estates write (``compiler.typenames``) are answered from a table checked against
+The types estates write (``compiler.model.typenames``) are answered from a table checked against
 sqlglot, so that validating and lowering them imports neither sqlglot's dialects nor, here,
 sqlglot itself; anything else is parsed.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from compiler.typenames import lookup
+from compiler.model.typenames import lookup
 
 if TYPE_CHECKING:
     from sqlglot import exp

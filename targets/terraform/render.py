@@ -62,7 +62,7 @@ from targets.objects import (
 )
 
 if TYPE_CHECKING:
-    from compiler.validate import Project
+    from compiler.model.validate import Project
 
 MAIN = "terraform/main.tf.json"
 REQUIRED_VERSION = ">= 1.5.0"  # strcontains() in the salt variables' validation
@@ -70,7 +70,7 @@ REQUIRED_VERSION = ">= 1.5.0"  # strcontains() in the salt variables' validation
 #: databricks/terraform-provider-databricks (v1.128.0) at the time of writing; every argument
 #: accord writes was checked against docs/resources/<resource>.md at those tags (and the tests
 #: list them: tests/test_terraform.py ALLOWED). v2.20.0's pkg/resources/tag.go still unsets a
-#: tag's removed masking policies before setting new ones: compiler/tfguard.py refuses that.
+#: tag's removed masking policies before setting new ones: targets/terraform/guard.py refuses that.
 PROVIDERS = {
     "snowflake": {"source": "snowflakedb/snowflake", "version": "2.20.0"},
     "databricks": {"source": "databricks/databricks", "version": "1.128.0"},

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from compiler.model import Dataset, Mask, PolicyModel, Surface
+from compiler.model.schema import Dataset, Mask, PolicyModel, Surface
 
 Disposition = Literal["clear", "masked", "filtered", "denied", "ungoverned"]
 

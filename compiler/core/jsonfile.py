@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from compiler.errors import Diagnostic, InputError, Location
+from compiler.core.errors import Diagnostic, InputError, Location
 
 #: a plan.json or manifest.json is a few kilobytes; a ledger grows by one line per stage
 MAX_JSON_BYTES = 16 * 1024 * 1024

@@ -1,7 +1,7 @@
 """Reading the SQL files lint is given: plain SQL, Snowflake scripts, Databricks notebook
 source, and Jinja templates (dbt models and macros), each into one :class:`ScanResult`.
 
-A template is read by :mod:`compiler.sqltemplate` (imported only when a file holds template
+A template is read by :mod:`compiler.sqlscan.template` (imported only when a file holds template
 syntax) into one or more SQL variants with the template's own offsets; each variant is
 scanned and the statements and errors merged, so a finding points at the template file.
 """
@@ -13,16 +13,16 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from compiler.errors import Diagnostic, InputError
-from compiler.lint.notebooks import PY_NOTEBOOK
+from compiler.core.errors import Diagnostic, InputError
+from compiler.lint.inputs.notebooks import PY_NOTEBOOK
 from compiler.sqlscan import ScanError, ScanResult, detect_dialect, scan
 
 
 def read_text(path: str) -> tuple[str | None, Diagnostic | None]:
     """The file's text, or a located reason it cannot be read (a bounded read of a regular
     file: never a FIFO or a device; UTF-8)."""
-    from compiler.jsonfile import decode, read_bytes
-    from compiler.loader import MAX_FILE_BYTES
+    from compiler.core.jsonfile import decode, read_bytes
+    from compiler.model.loader import MAX_FILE_BYTES
 
     try:
         return decode(read_bytes(Path(path), "SQL file", MAX_FILE_BYTES, path), path, "file"), None
@@ -39,7 +39,7 @@ def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]], list[ScanError
     column for column: each ``# MAGIC `` prefix becomes spaces, every other line (Python,
     other magics, the ``%sql`` line itself) blanks; each ``# COMMAND`` line ends a
     statement. The strings Python cells pass to ``spark.sql(...)`` are SQL too, at their own
-    positions (:mod:`compiler.lint.pycells`), each a statement of its own; what cannot be read
+    positions (:mod:`compiler.lint.inputs.pycells`), each a statement of its own; what cannot be read
     there is returned as errors (ACC001)."""
     out: list[str] = []
     python: list[str] = []
@@ -67,7 +67,7 @@ def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]], list[ScanError
     view = "".join(python)
     if ".sql(" not in view:
         return sql, breaks, []
-    from compiler.lint.pycells import sql_strings
+    from compiler.lint.inputs.pycells import sql_strings
 
     strings, unreadable = sql_strings(view)
     chars = list(sql)
@@ -85,7 +85,7 @@ def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]], list[ScanError
 def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
     """Scan one SQL file, reading it as a Jinja template when it holds template syntax, and
     the ``%sql`` cells of a Databricks Python notebook as Databricks SQL."""
-    from compiler.sqltemplate import has_template_syntax
+    from compiler.sqlscan.template import has_template_syntax
 
     if path.lower().endswith(".py") and text.lstrip("\ufeff").startswith(PY_NOTEBOOK):
         sql, breaks, errors = notebook_sql(text)
@@ -96,7 +96,7 @@ def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
         return dataclasses.replace(result, errors=result.errors + located)
     if not has_template_syntax(text):
         return scan(text, path, dialect)
-    from compiler.sqltemplate import read_template
+    from compiler.sqlscan.template import read_template
 
     template = read_template(text)
     if template.error is not None:

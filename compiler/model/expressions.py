@@ -10,7 +10,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
-from compiler.sqltypes import DIALECTS
+from compiler.model.types import DIALECTS
 
 
 class ExpressionError(ValueError):

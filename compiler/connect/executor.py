@@ -4,7 +4,7 @@ Snowflake: snowflake-connector-python, one statement at a time on one session (s
 attributed to its statement). Databricks: the SDK's statement execution API, one statement at a
 time, polled to completion within the statement timeout; a ``FAILED`` statement comes back with
 HTTP 200 and is a failure, ``CANCELED`` and ``CLOSED`` are not successes, and a statement still
-running at the deadline is cancelled and reported. A privilege denial (``compiler.live.denials``)
+running at the deadline is cancelled and reported. A privilege denial (``compiler.connect.denials``)
 raises :class:`DeniedError` and is never retried.
 """
 
@@ -18,8 +18,7 @@ from typing import Any, Protocol
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from compiler.errors import UsageError
-from compiler.live.config import (
+from compiler.connect.config import (
     LiveOptions,
     Timeouts,
     databricks_client,
@@ -27,7 +26,8 @@ from compiler.live.config import (
     snowflake_params,
     warehouse_id,
 )
-from compiler.live.denials import Denial, classify
+from compiler.connect.denials import Denial, classify
+from compiler.core.errors import UsageError
 
 Row = dict[str, Any]
 

@@ -1,6 +1,6 @@
 """YAML 1.1 reads some plain scalars as numbers or booleans that nobody meant: ``010`` is 8,
 ``0x1F`` is 31, ``1:30`` is 90 (base 60), ``1_000`` is 1000, and ``yes``/``on`` are true.
-Keys are always read as written (``compiler.loader``); a value YAML resolved to a number or a
+Keys are always read as written (``compiler.model.loader``); a value YAML resolved to a number or a
 boolean is checked here against what was written, and refused with the fix when the two
 differ (write the number plainly, or quote the text)."""
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compiler.errors import Diagnostic, Location
-from compiler.loader import RawProject
+from compiler.core.errors import Diagnostic, Location
+from compiler.model.loader import RawProject
 
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
 _FLOAT = re.compile(r"^[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
@@ -33,7 +33,7 @@ def scalar_problems(raw: RawProject) -> list[Diagnostic]:
             value = _value_at(raw.data, path)
         except (KeyError, IndexError, TypeError):
             continue
-        # located only when refused: positions are composed on demand (compiler.loader)
+        # located only when refused: positions are composed on demand (compiler.model.loader)
         dotted = ".".join(str(p) for p in path)
         field = path[-1] if path and isinstance(path[-1], str) else None
         if field in INTEGER_FIELDS and (type(value) is not int or not _INT.match(text)):

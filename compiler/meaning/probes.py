@@ -4,7 +4,7 @@ A probe (``probes:`` in the policy format) names a persona, a fact (a dataset an
 replicas; with ``column``, that column, and when the column carries an identifier domain,
 every column of the domain; with ``where``, the rows of one entitlement value) and the
 disposition every surface reaching the fact should answer. This module computes what the
-model gives (depth 1, rule ACC404), with :mod:`compiler.semantics` — the same views
+model gives (depth 1, rule ACC404), with :mod:`compiler.meaning.semantics` — the same views
 ``accord analyze`` and ACC403 read — and is what the exposure diff and ``accord probe``
 call:
 
@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler import semantics as sem
-from compiler.model import PolicyModel, Probe
+from compiler.meaning import semantics as sem
+from compiler.model.schema import PolicyModel, Probe
 
 #: how much of the fact a disposition gives away; the loosest answer of a surface wins
 OPENNESS: dict[str, int] = {

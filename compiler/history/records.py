@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from compiler.errors import Diagnostic, InputError, Location
-from compiler.jsonfile import locate_key, read_json
+from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.core.jsonfile import locate_key, read_json
 
 Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 #: a stage id, a group id, a plan id: plain names, never a path

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.errors import UsageError
+from compiler.core.errors import UsageError
 
 DEFAULT_CONNECT_TIMEOUT = 30
 DEFAULT_STATEMENT_TIMEOUT = 300
@@ -70,7 +70,7 @@ class Timeouts:
 
 @dataclass(frozen=True)
 class LiveOptions:
-    """Connection options of every live command (see ``compiler.commands.live_options``)."""
+    """Connection options of every live command (see ``compiler.commands.options``)."""
 
     connection: str | None = None
     profile: str | None = None

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from compiler.live.config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
+from compiler.connect.config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
 
 
 def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -26,7 +26,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def options_from(kwargs: dict[str, Any]) -> Any:
-    from compiler.live.config import LiveOptions, Timeouts
+    from compiler.connect.config import LiveOptions, Timeouts
 
     return LiveOptions(
         connection=kwargs.pop("connection", None),
