@@ -32,8 +32,9 @@ from compiler.model.validate import Project, load_project
 from compiler.plan import diff as plan_diff
 from compiler.plan.order import _PlatformPlanner
 from compiler.plan.source import plan_projects
-from compiler.plan.state import PlanError, State, fingerprint, is_definition, place_key
+from compiler.plan.state import PlanError, State
 from targets import sql
+from targets.identity import fingerprint, is_definition, place_key
 from targets.objects import AbacPolicy, TagAssignment
 from targets.reserved import RESERVED
 from tests.conftest import ROOT

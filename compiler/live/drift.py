@@ -16,10 +16,9 @@ from typing import Any
 
 from compiler.core.errors import Location
 from compiler.lint import Finding
-from compiler.live.introspect import LiveCatalog, identity, same_body
+from compiler.live.introspect import LiveCatalog, same_body
 from compiler.model.validate import Project
-from compiler.plan.diff import describe_object
-from compiler.plan.state import fingerprint, is_definition
+from targets.identity import describe_object, fingerprint, identity, is_definition
 from targets.objects import (
     AbacPolicy,
     Catalog,

@@ -41,6 +41,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from compiler.connect.executor import ExecutionError
 from compiler.core.errors import UsageError
+from targets.identity import fingerprint, identity
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -97,8 +98,6 @@ class LiveCatalog:
     @property
     def fingerprint(self) -> str:
         """A digest of everything read: a plan records it, apply compares it."""
-        from compiler.plan.state import fingerprint
-
         parts = sorted(
             (type(o).__name__, getattr(o, "name", ""), fingerprint(o)) for o in self.catalog
         )
@@ -121,12 +120,6 @@ class LiveCatalog:
 
 _ORDER = (MappingTable, SaltFunction, RowFilterPolicy, MaskPolicy, Tag, RowFilterAttachment)
 _ORDER += (MaskAttachment, TagAssignment, AbacPolicy)
-
-
-def identity(obj: CatalogObject) -> tuple[str, ...]:
-    from compiler.plan.diff import identity as plan_identity
-
-    return plan_identity(obj)
 
 
 def sort_objects(objects: Any) -> list[CatalogObject]:

@@ -16,13 +16,12 @@ from typing import Any
 from compiler.connect.config import LiveOptions
 from compiler.core.errors import UsageError
 from compiler.live.drift import unmanaged
-from compiler.live.introspect import identity
 from compiler.live.session import read_live
 from compiler.model.validate import Project
-from compiler.plan.diff import describe_object
 from compiler.plan.order import Plan, build_plan
 from compiler.plan.source import domains_of
 from compiler.plan.state import PlanError
+from targets.identity import describe_object, identity
 from targets.objects import SaltFunction
 
 PREFIX = "live:"

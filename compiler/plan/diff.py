@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from compiler.plan.state import fingerprint, is_definition, place_key, references
+from targets.identity import describe_object, fingerprint, identity, is_definition, references
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -63,12 +63,6 @@ class PlatformDiff:
         if self.base is None or self.head is None or self.base.style == self.head.style:
             return None
         return (self.base.style, self.head.style)
-
-
-def identity(obj: CatalogObject) -> tuple[str, ...]:
-    if is_definition(obj):
-        return ("def", obj.name.upper())  # type: ignore[union-attr]
-    return place_key(obj)  # type: ignore[arg-type]
 
 
 def diff_catalogs(platform: str, base: Catalog | None, head: Catalog | None) -> PlatformDiff:
@@ -129,36 +123,6 @@ def _what_changed(old: CatalogObject, new: CatalogObject) -> str:
     if isinstance(old, SaltFunction):
         return "salt"
     return "placement" if not is_definition(old) else "definition"
-
-
-# --------------------------------------------------------------------------------------------
-# descriptions (plan headers, plan.json, command output)
-
-_NAMES = {
-    ("snowflake", RowFilterPolicy): "row access policy",
-    ("snowflake", MaskPolicy): "masking policy",
-    ("databricks", RowFilterPolicy): "row filter function",
-    ("databricks", MaskPolicy): "mask function",
-}
-
-
-def describe_object(obj: CatalogObject, platform: str) -> str:
-    if isinstance(obj, RowFilterPolicy | MaskPolicy):
-        return f"{_NAMES[(platform, type(obj))]} {obj.name}"
-    if isinstance(obj, MappingTable):
-        return f"mapping table {obj.name}"
-    if isinstance(obj, SaltFunction):
-        return f"salt function {obj.name}"
-    if isinstance(obj, Tag):
-        return f"tag {obj.name}"
-    if isinstance(obj, RowFilterAttachment):
-        return f"row filter of {obj.table}"
-    if isinstance(obj, MaskAttachment):
-        return f"mask of {obj.table}.{obj.column}"
-    if isinstance(obj, TagAssignment):
-        return f"tag {obj.tag} on {obj.table}" + (f".{obj.column}" if obj.column else "")
-    assert isinstance(obj, AbacPolicy)
-    return f"ABAC policy {obj.name} on {obj.securable_type.lower()} {obj.securable}"
 
 
 def _note(old: CatalogObject, new: CatalogObject, detail: str, salts: dict[str, str]) -> str:

@@ -34,23 +34,13 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from compiler.model.schema import PLATFORMS
-from compiler.plan.diff import Change, PlatformDiff, diff_catalogs, identity
+from compiler.plan.diff import Change, PlatformDiff, diff_catalogs
 from compiler.plan.index import Places
-from compiler.plan.state import (
-    Column,
-    Definition,
-    Placement,
-    PlanError,
-    State,
-    covers,
-    identity_literals,
-    is_definition,
-    place_key,
-    references,
-)
+from compiler.plan.state import Column, PlanError, State, covers, identity_literals
 from compiler.plan.steps import Statements, Step, statements_for
 from compiler.plan.verify import Check, checks_for
 from targets.base import Target
+from targets.identity import Definition, Placement, identity, is_definition, place_key, references
 from targets.objects import (
     AbacPolicy,
     Catalog,

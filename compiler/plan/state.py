@@ -36,8 +36,6 @@ one might already be gone), and for *outages* and *availability* as soon as it m
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -48,22 +46,25 @@ from sqlglot.errors import ParseError, TokenError
 
 from compiler.core.memo import IdentityMemo
 from compiler.plan.index import PlaceIndex, Places, index_of
+from targets.identity import (
+    Definition,
+    Placement,
+    fingerprint,
+    is_definition,
+    place_key,
+    references,
+)
 from targets.objects import (
     AbacPolicy,
     Catalog,
-    CatalogObject,
-    MappingTable,
     MaskAttachment,
     MaskPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
-    SaltFunction,
     Tag,
     TagAssignment,
 )
 
-Definition = MappingTable | SaltFunction | RowFilterPolicy | MaskPolicy | Tag
-Placement = RowFilterAttachment | MaskAttachment | TagAssignment | AbacPolicy
 Column = tuple[str, str]
 #: everyone, in an ABAC policy's TO list
 ALL_USERS = "account users"
@@ -71,82 +72,6 @@ ALL_USERS = "account users"
 
 class PlanError(Exception):
     """No ordering of the statements keeps the invariants: the plan is refused (exit 1)."""
-
-
-#: the classes of :data:`Definition`, as a tuple (``isinstance`` on a tuple is twice as fast
-#: as on a union, and the planner asks it of every object of both catalogs)
-_DEFINITIONS = (MappingTable, SaltFunction, RowFilterPolicy, MaskPolicy, Tag)
-
-
-def is_definition(obj: CatalogObject) -> bool:
-    return isinstance(obj, _DEFINITIONS)
-
-
-def place_key(obj: Placement) -> tuple[str, ...]:
-    """What a placement occupies: a table's filter, a column's mask, a tag on a table or
-    column, or a named ABAC policy on a securable."""
-    if isinstance(obj, RowFilterAttachment):
-        return ("filter", obj.table.upper())
-    if isinstance(obj, MaskAttachment):
-        return ("mask", obj.table.upper(), obj.column.upper())
-    if isinstance(obj, TagAssignment):
-        return ("tag", obj.table.upper(), (obj.column or "").upper(), obj.tag.upper())
-    return ("abac", obj.securable_type, obj.securable.upper(), obj.name.upper())
-
-
-def fingerprint(obj: CatalogObject) -> str:
-    """What an object is, apart from its name: equal fingerprints, equal behaviour (computed
-    once per object: catalog objects are frozen)."""
-    return _fingerprint(obj)
-
-
-def _fingerprint_of(obj: CatalogObject) -> str:
-    parts = []
-    for f in dataclasses.fields(obj):
-        if f.name == "name":
-            continue
-        value = getattr(obj, f.name)
-        if isinstance(value, exp.Expression):
-            value = value.sql()
-        parts.append((f.name, value))
-    return hashlib.sha256(repr((type(obj).__name__, parts)).encode()).hexdigest()[:16]
-
-
-_fingerprint: IdentityMemo[CatalogObject, str] = IdentityMemo(_fingerprint_of)
-
-
-def body_references(body: exp.Expression) -> frozenset[str]:
-    """Qualified names a policy body reads: tables (mapping tables) and called functions (salt
-    functions), upper-cased (walked once per body: bodies are never changed once lowered)."""
-    return _body_references(body)
-
-
-def _body_references_of(body: exp.Expression) -> frozenset[str]:
-    found = {".".join(p.name for p in t.parts).upper() for t in body.find_all(exp.Table) if t.db}
-    for dot in body.find_all(exp.Dot):
-        if isinstance(dot.expression, exp.Anonymous):
-            found.add(".".join(_dotted(dot)).upper())
-    return frozenset(found)
-
-
-_body_references: IdentityMemo[exp.Expression, frozenset[str]] = IdentityMemo(_body_references_of)
-
-
-def _dotted(node: exp.Expression) -> list[str]:
-    if isinstance(node, exp.Dot):
-        return _dotted(node.this) + _dotted(node.expression)
-    if isinstance(node, exp.Column):
-        return [p.name for p in node.parts]
-    return [node.name]
-
-
-def references(obj: Definition) -> frozenset[str]:
-    """Names (upper-cased) of the definitions ``obj`` needs to exist."""
-    if isinstance(obj, RowFilterPolicy | MaskPolicy):
-        return body_references(obj.body)
-    if isinstance(obj, Tag):
-        return frozenset(p.upper() for p in obj.masking_policies)
-    return frozenset()
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from compiler.plan.state import Definition, Placement, PlanError, State, is_definition, place_key
+from compiler.plan.state import PlanError, State
 from targets import get_target
 from targets.base import Target
+from targets.identity import Definition, Placement, is_definition, place_key
 from targets.objects import (
     AbacPolicy,
     CatalogObject,

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from compiler.plan.metadata import MetadataCheck
-from compiler.plan.state import State, place_key, references
+from compiler.plan.state import State
 from compiler.plan.steps import Statements, Step
 from targets import sql
+from targets.identity import place_key, references
 from targets.objects import (
     AbacPolicy,
     MappingTable,
