@@ -24,6 +24,7 @@ from compiler.model.expressions import parse_predicate
 from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from compiler.model.types import policy_type
 from targets import sql
+from targets.migration import MigrationSQL
 from targets.objects import (
     Catalog,
     CatalogObject,
@@ -425,6 +426,12 @@ class Target:
     def expected_statements(self, obj: CatalogObject) -> int:
         """How many statements the SQL of ``obj`` holds: one, unless a platform says more."""
         return 1
+
+    def migrations(self, types: dict[str, str] | None = None, live: bool = False) -> MigrationSQL:
+        """The platform's spelling of the statements only a migration needs (alter, swap,
+        drop, detach: ``targets/migration.py``). ``types``: masking policy name (upper-cased)
+        -> the data type it masks; ``live``: the plan's base was read from the platform."""
+        raise NotImplementedError(f"the {self.platform} target spells no migration statements")
 
     # helpers for renderers
 

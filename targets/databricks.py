@@ -12,6 +12,8 @@ from compiler.model.salts import placeholder
 from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from targets import abac, sql
 from targets.base import Target
+from targets.identity import Definition, Placement
+from targets.migration import MigrationSQL
 from targets.objects import (
     AbacPolicy,
     CatalogObject,
@@ -214,3 +216,70 @@ class DatabricksTarget(Target):
         if p.using:
             lines.append("USING COLUMNS (" + ", ".join(self.q(u) for u in p.using) + ")")
         return "050_policies.sql", "\n".join(lines) + ";"
+
+    def migrations(self, types: dict[str, str] | None = None, live: bool = False) -> MigrationSQL:
+        return DatabricksMigrationSQL(self, types, live)
+
+
+class DatabricksMigrationSQL(MigrationSQL):
+    """Unity Catalog's migration statements: ``DROP ROW FILTER`` / ``DROP MASK``, ``UNSET
+    TAGS``, ``DROP POLICY``; functions change by ``CREATE OR REPLACE``.
+
+    Governed tags (docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-ddl-create-
+    governed-tag, -alter-governed-tag, -drop-governed-tag; Runtime 18.1+): CREATE fails with
+    ALREADY_EXISTS when the key exists, ALTER ... SET VALUES replaces the allowed values
+    (declarative), DROP leaves the assignments in place, ungoverned. A plan from a live base
+    read the account's governed tags (compiler/live/introspect.py), so a tag absent from that
+    base is absent from the account and CREATE is right; from a model base the account may
+    hold the tag already (other teams' estates), so the statement is named for the account
+    admin, and the stage's check (``governed_tag``) fails until the tag exists."""
+
+    def create(self, obj: CatalogObject) -> str | None:
+        if isinstance(obj, Tag) and self.live:
+            return self._governed_tag("CREATE", obj)
+        return None
+
+    def replace(self, obj: Definition, old: Definition) -> str | None:
+        if isinstance(obj, Tag) and self.live:
+            return self._governed_tag("ALTER", obj)
+        return None
+
+    def _governed_tag(self, verb: str, tag: Tag) -> str:
+        values = ", ".join(self.lit(v) for v in tag.allowed_values)
+        name = self.q(tag.name)
+        if verb == "ALTER":
+            return f"ALTER GOVERNED TAG {name} SET VALUES ({values});"
+        described = f" DESCRIPTION {self.lit(tag.comment)}" if tag.comment else ""
+        return f"CREATE GOVERNED TAG {name}{described} VALUES ({values});"
+
+    def undo_create(self, obj: Definition) -> tuple[Definition, str] | None:
+        if self.live and isinstance(obj, Tag):
+            # this plan created the governed tag (the live base had none): undo drops it
+            return obj, f"DROP GOVERNED TAG {self.q(obj.name)};"
+        return None
+
+    def drop(self, obj: Definition) -> str:
+        if isinstance(obj, MappingTable):
+            return f"DROP TABLE {self.q(obj.name)};"
+        if isinstance(obj, Tag):
+            # governed tags are account-level tag policies, possibly used by other teams'
+            # tables: accord does not remove one itself
+            return (
+                f"-- governed tag {obj.name} is no longer used by this model. It is an "
+                "account-level tag\n-- policy: remove it in the account console or with "
+                "Terraform once nothing else uses it."
+            )
+        return f"DROP FUNCTION {self.q(obj.name)};"
+
+    def detach(self, obj: Placement) -> str:
+        if isinstance(obj, RowFilterAttachment):
+            return f"ALTER TABLE {self.q(obj.table)} DROP ROW FILTER;"
+        if isinstance(obj, MaskAttachment):
+            return f"ALTER TABLE {self.q(obj.table)} ALTER COLUMN {self.q(obj.column)} DROP MASK;"
+        if isinstance(obj, TagAssignment):
+            where = f"ALTER TABLE {self.q(obj.table)}"
+            if obj.column:
+                where += f" ALTER COLUMN {self.q(obj.column)}"
+            return f"{where} UNSET TAGS ({self.lit(obj.tag)});"
+        assert isinstance(obj, AbacPolicy)
+        return f"DROP POLICY {self.q(obj.name)} ON {obj.securable_type} {self.q(obj.securable)};"

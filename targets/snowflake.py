@@ -10,6 +10,7 @@ name). Row access policies are attached to tables the same way in both styles.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from sqlglot import exp
 
@@ -17,6 +18,8 @@ from compiler.model.salts import placeholder
 from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from targets import sql
 from targets.base import Target
+from targets.identity import Definition, Placement
+from targets.migration import MigrationSQL, NoStatement
 from targets.objects import (
     CatalogObject,
     MappingTable,
@@ -185,3 +188,98 @@ class SnowflakeTarget(Target):
         if a.column is not None:
             target += f" MODIFY COLUMN {self.q(a.column)}"
         return "050_attachments.sql", f"{target} SET TAG {self.q(a.tag)} = {self.lit(a.value)};"
+
+    def migrations(self, types: dict[str, str] | None = None, live: bool = False) -> MigrationSQL:
+        return SnowflakeMigrationSQL(self, types, live)
+
+
+class SnowflakeMigrationSQL(MigrationSQL):
+    """Snowflake's migration statements: ``SET BODY`` in place, ``FORCE`` and one-statement
+    ``DROP``/``ADD`` swaps, ``ALTER TAG`` for tag-based masking."""
+
+    @staticmethod
+    def _kind(obj: CatalogObject) -> str:
+        return "ROW ACCESS POLICY" if isinstance(obj, RowFilterPolicy) else "MASKING POLICY"
+
+    def replace(self, obj: Definition, old: Definition) -> str | None:
+        if isinstance(obj, RowFilterPolicy | MaskPolicy):
+            # the policy stays attached and protecting; the new body applies from the next query
+            head = f"ALTER {self._kind(obj)} {self.q(obj.name)}"
+            lines = [f"{head} SET BODY ->\n{self.target.body_sql(obj.body)};"]
+            if obj.comment != getattr(old, "comment", None):
+                lines.append(f"{head} SET COMMENT = {self.lit(obj.comment)};")
+            return "\n".join(lines)
+        if isinstance(obj, Tag):
+            return self.alter_tag(obj, old)  # type: ignore[arg-type]
+        return None
+
+    def alter_tag(self, tag: Tag, old: Tag) -> str:
+        name = self.q(tag.name)
+        lines = []
+        added = [v for v in tag.allowed_values if v not in old.allowed_values]
+        removed = [v for v in old.allowed_values if v not in tag.allowed_values]
+        if added:
+            lines.append(f"ALTER TAG {name} ADD ALLOWED_VALUES {', '.join(map(self.lit, added))};")
+        new = [p for p in tag.masking_policies if p not in old.masking_policies]
+        if new:
+            # FORCE replaces the tag's policy for the same data type in one statement
+            policies = ", ".join(f"MASKING POLICY {self.q(p)}" for p in new)
+            lines.append(f"ALTER TAG {name} SET {policies} FORCE;")
+        forced = {self.types.get(p.upper()) for p in new}
+        for p in sorted(set(old.masking_policies) - set(tag.masking_policies)):
+            if self.types.get(p.upper()) not in forced:  # not already replaced by FORCE
+                lines.append(f"ALTER TAG {name} UNSET MASKING POLICY {self.q(p)};")
+        if removed:
+            lines.append(
+                f"ALTER TAG {name} DROP ALLOWED_VALUES {', '.join(map(self.lit, removed))};"
+            )
+        return "\n".join(lines)
+
+    def undo_create(self, obj: Definition) -> tuple[Definition, str] | None:
+        if isinstance(obj, Tag) and obj.masking_policies:
+            # undoing a new tag: "a tag cannot be dropped while a masking policy is assigned
+            # to it" (user-guide/tag-based-masking-policies): unset them, then drop the bare tag
+            bare = replace(obj, masking_policies=())
+            return bare, f"{self.alter_tag(bare, obj)}\n{self.drop(bare)}"
+        return None
+
+    def swap(self, obj: Placement, old: Placement) -> str | None:
+        if isinstance(obj, RowFilterAttachment):
+            assert isinstance(old, RowFilterAttachment)
+            cols = ", ".join(self.q(c) for c in obj.columns)
+            # one statement: the table is never without a row access policy
+            return (
+                f"ALTER TABLE {self.q(obj.table)} DROP ROW ACCESS POLICY {self.q(old.policy)},\n"
+                f"  ADD ROW ACCESS POLICY {self.q(obj.policy)} ON ({cols});"
+            )
+        if isinstance(obj, MaskAttachment):
+            # FORCE replaces the column's policy in one statement (never UNSET, then SET)
+            return (
+                f"ALTER TABLE {self.q(obj.table)} MODIFY COLUMN {self.q(obj.column)} "
+                f"SET MASKING POLICY {self.q(obj.policy)} FORCE;"
+            )
+        return None
+
+    def drop(self, obj: Definition) -> str:
+        if isinstance(obj, MappingTable):
+            return f"DROP TABLE {self.q(obj.name)};"
+        if isinstance(obj, SaltFunction):
+            return f"DROP FUNCTION {self.q(obj.name)}();"
+        if isinstance(obj, Tag):
+            return f"DROP TAG {self.q(obj.name)};"
+        return f"DROP {self._kind(obj)} {self.q(obj.name)};"
+
+    def detach(self, obj: Placement) -> str:
+        if isinstance(obj, RowFilterAttachment):
+            return f"ALTER TABLE {self.q(obj.table)} DROP ROW ACCESS POLICY {self.q(obj.policy)};"
+        if isinstance(obj, MaskAttachment):
+            return (
+                f"ALTER TABLE {self.q(obj.table)} MODIFY COLUMN {self.q(obj.column)} "
+                "UNSET MASKING POLICY;"
+            )
+        if isinstance(obj, TagAssignment):
+            where = f"ALTER TABLE {self.q(obj.table)}"
+            if obj.column:
+                where += f" MODIFY COLUMN {self.q(obj.column)}"
+            return f"{where} UNSET TAG {self.q(obj.tag)};"
+        raise NoStatement(f"Snowflake has no ABAC policies (found {obj.name})")

@@ -12,7 +12,7 @@ import pytest
 from compiler.compile import lower_all
 from compiler.plan.order import build_plan
 from compiler.plan.state import PlanError, State
-from compiler.plan.steps import DatabricksStatements, SnowflakeStatements
+from compiler.plan.steps import statements_for
 from targets.objects import AbacPolicy, MaskAttachment, RowFilterAttachment, Tag, TagAssignment
 from tests.plan_helpers import (
     ROOT,
@@ -74,7 +74,7 @@ def test_simulator_refuses_a_drop_in_the_stage_that_tags() -> None:
     counts the new tag as not in effect yet, so the column is unprotected."""
     base = lower_all(project(base_estate()))["databricks"]
     head = lower_all(project(edited(base_estate(), _abac)))["databricks"]
-    st = DatabricksStatements()
+    st = statements_for("databricks")
     state = State.of(base, "databricks")
     for obj in head.objects:
         if isinstance(obj, Tag | TagAssignment | AbacPolicy):
@@ -228,7 +228,7 @@ def test_simulator_refuses_a_tag_drop_while_it_has_policies_or_columns() -> None
     problems = state.drop(tag)
     assert any("while it carries masking policies" in p for p in problems)
     assert any("(tagged)" in p for p in problems)
-    assert SnowflakeStatements().drop_sql(tag) == f"DROP TAG {tag.name};"
+    assert statements_for("snowflake").drop_sql(tag) == f"DROP TAG {tag.name};"
 
 
 # --------------------------------------------------------------------------------------------

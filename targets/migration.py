@@ -1,0 +1,66 @@
+"""The statements only a migration needs: change in place, swap, drop, detach.
+
+``accord compile`` writes the creating statements (:meth:`targets.base.Target.render_object`).
+A migration also changes objects in place (``SET BODY``, ``FORCE`` swaps, a combined
+``DROP``/``ADD``), drops them and detaches them. Each platform spells those in its own target
+file, as a subclass of :class:`MigrationSQL` (``targets/snowflake.py``,
+``targets/databricks.py``), with every name and literal spelled through the target's helpers
+(``targets/sql.py``). The planner (``compiler/plan/steps.py``) pairs each statement with its
+effect on the catalog; nothing here knows about plans.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from targets.identity import Definition, Placement
+from targets.objects import CatalogObject
+
+if TYPE_CHECKING:
+    from targets.base import Target
+
+
+class NoStatement(Exception):
+    """The platform has no statement for this change (the planner refuses the plan)."""
+
+
+class MigrationSQL:
+    """One platform's spelling of migration statements. A method returning None leaves the
+    statement to the target's own creating statement (``accord compile``'s)."""
+
+    def __init__(self, target: Target, types: dict[str, str] | None = None, live: bool = False):
+        self.target = target
+        #: masking policy name (upper-cased) -> the data type it masks
+        self.types = types or {}
+        #: the base was read from the live platform (``plan --base live:...``): what it lacks
+        #: is absent from the account, not merely from a model
+        self.live = live
+
+    def q(self, name: str) -> str:
+        return self.target.q(name)
+
+    def lit(self, value: str) -> str:
+        return self.target.lit(value)
+
+    def create(self, obj: CatalogObject) -> str | None:
+        """Create ``obj``. None: the target's own statement."""
+        return None
+
+    def replace(self, obj: Definition, old: Definition) -> str | None:
+        """Change a definition in place. None: create it again (CREATE OR REPLACE)."""
+        return None
+
+    def swap(self, obj: Placement, old: Placement) -> str | None:
+        """Replace a placement in one statement. None: the creating statement replaces."""
+        return None
+
+    def drop(self, obj: Definition) -> str:
+        raise NotImplementedError
+
+    def detach(self, obj: Placement) -> str:
+        raise NotImplementedError
+
+    def undo_create(self, obj: Definition) -> tuple[Definition, str] | None:
+        """Undo the creation of ``obj`` when dropping it takes more than :meth:`drop` (the
+        object the undoing step leaves dropped, and the SQL). None: :meth:`drop` undoes it."""
+        return None
