@@ -11,7 +11,7 @@ import yaml
 
 from compiler.model.loader import load_documents
 from compiler.model.validate import Project, validate_raw
-from compiler.plan.order import Plan
+from compiler.plan.model import Plan
 from compiler.plan.source import plan_projects
 
 Estate = dict[str, Any]

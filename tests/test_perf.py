@@ -95,12 +95,12 @@ def assert_index_matches(state: State) -> None:
     for t in tables:
         columns = {k[2] for k in state.places if k[0] == "tag" and k[1] == t} | {"", "NOPE"}
         for c in columns:
-            assert state._tags(t, c or None) == scanned_tags(state, t, c or None)
-        assert state._tagged_columns(t) == {
+            assert state.tags_of(t, c or None) == scanned_tags(state, t, c or None)
+        assert state.tagged_columns(t) == {
             k[2] for k in state.places if k[0] == "tag" and k[1] == t and k[2]
         }
     for kind in ("ROW FILTER", "COLUMN MASK"):
-        assert state._indexed().abac.get(kind, []) == scanned_abac(state, kind)
+        assert state.abac_placed(kind) == scanned_abac(state, kind)
 
 
 def abac_state() -> State:

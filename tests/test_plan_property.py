@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler.compile import lower_all
-from compiler.plan.order import Plan, Stage
+from compiler.plan.model import Plan, Stage
 from compiler.plan.source import plan_projects
 from compiler.plan.steps import Step
 from targets.objects import Catalog, MaskAttachment, RowFilterAttachment

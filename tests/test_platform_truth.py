@@ -144,17 +144,17 @@ def test_planner_refuses_an_outage_it_could_have_avoided() -> None:
     stage = next(s for s in _stages(plan, "databricks") if s.kind == "apply")
     sets = [s for s in stage.steps if s.op == "attach" and isinstance(s.obj, RowFilterAttachment)]
     rest = [s for s in stage.steps if s not in sets]
-    bad = replace(stage, steps=sets + rest)
-    from compiler.plan.order import _PlatformPlanner
+    bad = replace(stage, steps=tuple(sets + rest))
+    from compiler.plan.order import PlatformPlanner
 
-    planner = _PlatformPlanner(plan.diffs["databricks"], {}, None)
+    planner = PlatformPlanner(plan.diffs["databricks"], {}, None)
     state = State.of(plan.diffs["databricks"].base, "databricks")
     for prepared in _stages(plan, "databricks")[0].steps:
         prepared.run(state)
     state.settle()
-    planner._replay(stage, state.copy())
+    planner.prover.replay(stage.steps, stage.kind, state.copy())
     with pytest.raises(PlanError, match=r"every query stays refused on table CAT\.S\.T"):
-        planner._replay(bad, state)
+        planner.prover.replay(bad.steps, bad.kind, state)
 
 
 # --------------------------------------------------------------------------------------------

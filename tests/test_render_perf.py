@@ -9,7 +9,7 @@
 * ``compiler.plan.diff`` compares body-less objects field by field: compared with the
   fingerprint comparison on every pair of objects of the reference estates' catalogs;
 * ``compiler.core.memo.IdentityMemo`` never answers for another object;
-* the planner's remembered answers (``_PlatformPlanner._answers``) plan exactly what asking
+* the planner's remembered answers (``Prover.answers``) plan exactly what asking
   afresh after every statement plans, on the reference roll-outs and on random estates.
 """
 
@@ -30,7 +30,8 @@ from compiler.compile import lower_all
 from compiler.core.memo import IdentityMemo
 from compiler.model.validate import Project, load_project
 from compiler.plan import diff as plan_diff
-from compiler.plan.order import _PlatformPlanner
+from compiler.plan.order import PlatformPlanner
+from compiler.plan.prove import Prover
 from compiler.plan.source import plan_projects
 from compiler.plan.state import PlanError, State
 from targets import sql
@@ -283,35 +284,33 @@ def planned_both_ways(base: Project, head: Project, monkeypatch: pytest.MonkeyPa
     """Plan with every remembered or derived answer checked against the answer asked afresh;
     the plan is the one planned asking afresh every time. Returns how many answers were not
     asked afresh."""
-    original = _PlatformPlanner._answers
+    original = Prover.answers
     reused = [0]
     with monkeypatch.context() as m:
 
         def afresh(
-            self: _PlatformPlanner, state: State, step: object = None, previous: object = None
+            self: Prover, state: State, step: object = None, previous: object = None
         ) -> object:
-            self._answered.clear()
+            self.remembered.clear()
             return original(self, state)
 
-        m.setattr(_PlatformPlanner, "_answers", afresh)
+        m.setattr(Prover, "answers", afresh)
         fresh_plan = plan_summary(base, head)
 
-    def checked(
-        self: _PlatformPlanner, state: State, step: object = None, previous: object = None
-    ) -> object:
-        before = len(self._answered)
+    def checked(self: Prover, state: State, step: object = None, previous: object = None) -> object:
+        before = len(self.remembered)
         answers = original(self, state, step, previous)  # type: ignore[arg-type]
-        reused[0] += (len(self._answered) == before and before > 0) or previous is not None
+        reused[0] += (len(self.remembered) == before and before > 0) or previous is not None
         assert answers == (
             state.unprotected(self.protected_tables, self.protected_columns),
             state.doubled(self.protected_tables, self.protected_columns),
             state.blocked(self.protected_tables, self.protected_columns),
-            self._losses(state.exempt_all(self.watched)),
+            self.losses(state.exempt_all(self.watched)),
         )
         return answers
 
     with monkeypatch.context() as m:
-        m.setattr(_PlatformPlanner, "_answers", checked)
+        m.setattr(Prover, "answers", checked)
         assert plan_summary(base, head) == fresh_plan
     return reused[0]
 
@@ -392,9 +391,10 @@ def test_stepped_answers_are_fresh_answers(estate: str) -> None:
     project = load_project(ROOT / estate)
     seen = {"derived": 0, "gaps": 0, "losses gained": 0, "losses gone": 0}
     for platform, catalog in lower_all(project).items():
-        planner = _PlatformPlanner(
+        planner = PlatformPlanner(
             diff_catalogs(platform, catalog, catalog), domains_of(project), None
         )
+        prover = planner.prover
         state = planner.before.copy()
         placed = [
             p for p in state.places.values() if isinstance(p, RowFilterAttachment | MaskAttachment)
@@ -412,7 +412,7 @@ def test_stepped_answers_are_fresh_answers(estate: str) -> None:
         if not placed:  # ABAC only: nothing attached table by table
             continue
         rng = random.Random(estate + platform)
-        previous = planner._answers(state)
+        previous = prover.answers(state)
         for _ in range(200):
             obj = rng.choice(placed)
             current = state.places.get(place_key(obj))
@@ -423,12 +423,12 @@ def test_stepped_answers_are_fresh_answers(estate: str) -> None:
                 step = Step("attach", moved, current, "", "")
             step.run(state)
             fresh = (
-                state.unprotected(planner.protected_tables, planner.protected_columns),
-                state.doubled(planner.protected_tables, planner.protected_columns),
-                state.blocked(planner.protected_tables, planner.protected_columns),
-                planner._losses(state.exempt_all(planner.watched)),
+                state.unprotected(prover.protected_tables, prover.protected_columns),
+                state.doubled(prover.protected_tables, prover.protected_columns),
+                state.blocked(prover.protected_tables, prover.protected_columns),
+                prover.losses(state.exempt_all(prover.watched)),
             )
-            derived = planner._stepped(state, step, previous)
+            derived = prover.stepped(state, step, previous)
             if derived is not None:
                 assert derived == fresh
                 seen["derived"] += 1

@@ -18,9 +18,13 @@ from compiler.core.errors import UsageError
 from compiler.live.drift import unmanaged
 from compiler.live.session import read_live
 from compiler.model.validate import Project
-from compiler.plan.order import Plan, build_plan
+from compiler.plan.metadata import MetadataCheck
+from compiler.plan.model import Appendix, Plan
+from compiler.plan.order import build_plan
 from compiler.plan.source import domains_of
 from compiler.plan.state import PlanError
+from compiler.plan.steps import Step
+from compiler.plan.verify import Check
 from targets.identity import describe_object, identity
 from targets.objects import SaltFunction
 
@@ -68,6 +72,8 @@ def plan_from_live(
     bases: dict[str, Any] = {}
     refused: list[str] = []
     foreign: dict[str, tuple[Any, ...]] = {}
+    #: salt functions re-created though the model's and the live catalog's are equal, and why
+    recreate: dict[str, dict[str, str]] = {}
     for p in platforms:
         live = lives[p]
         if live.unreadable:
@@ -90,12 +96,12 @@ def plan_from_live(
                 notes.append(f"{what}: kept (--keep-unmanaged)")
             else:
                 refused.append(what)
-        objects = tuple(
-            dataclasses.replace(o, mask=f"{o.mask} (live salt differs)")
+        objects = live.catalog.objects
+        recreate[p] = {
+            o.name: "live salt differs"
+            for o in objects
             if isinstance(o, SaltFunction) and o.name in drifted
-            else o
-            for o in live.catalog.objects
-        )
+        }
         for name in sorted(n for n in drifted if live.catalog.get(SaltFunction, n) is not None):
             notes.append(f"{p}: salt function {name} does not return its salt (ACC706): re-created")
         if keep_unmanaged and not adopt:
@@ -120,10 +126,16 @@ def plan_from_live(
         if p in platforms
     }
     bases = {p: dataclasses.replace(c, objects=c.objects + foreign[p]) for p, c in bases.items()}
-    plan = build_plan(bases, head_catalogs, domains_of(head), live=frozenset(platforms))
-    add_revokes(plan, {p: lives[p] for p in platforms}, head_catalogs)
-    plan.base_fingerprint = live_fingerprint({p: lives[p].fingerprint for p in platforms})
-    plan.head_fingerprint = head.fingerprint
+    plan = build_plan(
+        bases,
+        head_catalogs,
+        domains_of(head),
+        live=frozenset(platforms),
+        recreate=recreate,
+        appendices=revokes({p: lives[p] for p in platforms}, head_catalogs),
+        base_fingerprint=live_fingerprint({p: lives[p].fingerprint for p in platforms}),
+        head_fingerprint=head.fingerprint,
+    )
     return plan, notes
 
 
@@ -231,16 +243,11 @@ def exp_identifier(name: str) -> Any:
     return exp.Identifier(this=name, quoted=True)
 
 
-def add_revokes(plan: Plan, lives: dict[str, Any], head: dict[str, Any]) -> None:
+def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:
     """Grants that expose a salt (ACC705) are not catalog objects: the plan revokes them at the
     end of the platform's apply stage (one is added when the platform has none). A rollback
     never grants them back."""
-    from compiler.plan.metadata import MetadataCheck
-    from compiler.plan.order import Stage, _number, _order_key
-    from compiler.plan.steps import Step
-    from compiler.plan.verify import Check
-    from targets.objects import SaltFunction
-
+    out = {}
     for platform, live in lives.items():
         steps = []
         checks = []
@@ -265,20 +272,10 @@ def add_revokes(plan: Plan, lives: dict[str, Any], head: dict[str, Any]) -> None
                     gone.line(),
                 )
             )
-        if not steps:
-            continue
-        stage = next((s for s in plan.stages if s.platform == platform and s.kind == "apply"), None)
-        change = f"salt function grants revoked ({len(steps)})"
-        if stage is None:
-            stage = Stage(platform, "apply", None, [], [])
-            plan.stages.append(stage)
-        stage.steps.extend(steps)
-        stage.checks.extend(checks)
-        stage.changes.append(change)
-    plan.stages.sort(key=_order_key)
-    for group in plan.groups:
-        group.stages = []
-    _number(plan.stages, plan.groups)
+        if steps:
+            change = f"salt function grants revoked ({len(steps)})"
+            out[platform] = Appendix(tuple(steps), tuple(checks), change)
+    return out
 
 
 def drifted_salts(lives: dict[str, Any], executors: dict[str, Any]) -> set[str]:

@@ -8,7 +8,8 @@ objects, the same ones ``compile`` renders.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal
 
 from targets.identity import describe_object, fingerprint, identity, is_definition, references
@@ -38,6 +39,9 @@ class Change:
     detail: str = ""
     #: for "changed": the change in words
     note: str = ""
+    #: why an object equal in base and head changes all the same (it is re-created): what the
+    #: planner was told of the deployed object that its catalog does not show
+    reason: str = ""
 
     @property
     def obj(self) -> CatalogObject:
@@ -50,12 +54,12 @@ class Change:
         return f"{what}: {self.note or self.kind}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class PlatformDiff:
     platform: str
     base: Catalog | None
     head: Catalog | None
-    changes: list[Change] = field(default_factory=list)
+    changes: tuple[Change, ...] = ()
 
     @property
     def style(self) -> tuple[str, str] | None:
@@ -65,7 +69,15 @@ class PlatformDiff:
         return (self.base.style, self.head.style)
 
 
-def diff_catalogs(platform: str, base: Catalog | None, head: Catalog | None) -> PlatformDiff:
+def diff_catalogs(
+    platform: str,
+    base: Catalog | None,
+    head: Catalog | None,
+    recreate: Mapping[str, str] | None = None,
+) -> PlatformDiff:
+    """The changes from ``base`` to ``head``. ``recreate``: definitions (by name) changed even
+    when equal in both, each with the reason (:attr:`Change.reason`)."""
+    recreate = recreate or {}
     before = {identity(o): o for o in (base.objects if base else ())}
     after = {identity(o): o for o in (head.objects if head else ())}
     salts = {
@@ -86,7 +98,12 @@ def diff_catalogs(platform: str, base: Catalog | None, head: Catalog | None) -> 
         elif _differs(old, new):
             detail = _what_changed(old, new)
             changes.append(Change("changed", old, new, detail, _note(old, new, detail, salts)))
-    return PlatformDiff(platform, base, head, changes)
+        elif is_definition(old) and old.name in recreate:  # type: ignore[union-attr]
+            detail = _what_changed(old, new)
+            note = _note(old, new, detail, salts)
+            reason = recreate[old.name]  # type: ignore[union-attr]
+            changes.append(Change("changed", old, new, detail, note, reason))
+    return PlatformDiff(platform, base, head, tuple(changes))
 
 
 #: the catalog objects made only of strings, tuples of strings and None

@@ -14,7 +14,8 @@ from compiler.core.errors import UsageError
 from compiler.model.loader import load_documents
 from compiler.model.schema import PolicyModel
 from compiler.model.validate import Project, load_project, validate_raw
-from compiler.plan.order import Domains, Plan, build_plan
+from compiler.plan.model import Domains, Plan
+from compiler.plan.order import build_plan
 
 
 def load_base(base: str, head_dir: str) -> Project:
@@ -85,11 +86,14 @@ def domains_of(project: Project) -> Domains:
 def plan_projects(base: Project, head: Project) -> Plan:
     """The staged migration from ``base`` to ``head``."""
     domains = {**domains_of(base), **domains_of(head)}
-    plan = build_plan(lower_all(base), lower_all(head), domains)
-    plan.base_fingerprint = base.fingerprint
-    plan.head_fingerprint = head.fingerprint
-    plan.outside = outside_catalogs(base.model, head.model)
-    return plan
+    return build_plan(
+        lower_all(base),
+        lower_all(head),
+        domains,
+        base_fingerprint=base.fingerprint,
+        head_fingerprint=head.fingerprint,
+        outside=outside_catalogs(base.model, head.model),
+    )
 
 
 def outside_catalogs(base: PolicyModel, head: PolicyModel) -> list[str]:

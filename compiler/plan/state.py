@@ -227,11 +227,17 @@ class State:
 
     # ---- what protects a table or a column ----------------------------------------------------
 
-    def _tags(self, table: str, column: str | None, possible: bool = False) -> dict[str, str]:
+    def tags_of(self, table: str, column: str | None, possible: bool = False) -> dict[str, str]:
+        """The tags (lower-cased keys) on ``table`` or ``table.column``, as the index has them."""
         return dict(_tags_in(self._index_of_view(possible), table, column))
 
-    def _tagged_columns(self, table: str, possible: bool = False) -> set[str]:
+    def tagged_columns(self, table: str, possible: bool = False) -> set[str]:
+        """The columns (upper-cased) of ``table`` that carry a tag, as the index has them."""
         return set(self._index_of_view(possible).tagged.get(table.upper(), ()))
+
+    def abac_placed(self, kind: str) -> list[Placement]:
+        """The ABAC policies of ``kind`` placed, as the index has them."""
+        return list(self._indexed().abac.get(kind, []))
 
     # The questions below are asked for every protected table and column after every simulated
     # statement: each looks the index of the placements in effect up once per call (not once

@@ -21,7 +21,7 @@ from compiler.compile import recover_all, write_tree
 from compiler.core.errors import UsageError
 from compiler.history.ledger import PLAN_DIR, PLAN_FILE, default_ledger, ledger_lock, read_ledger
 from compiler.model.salts import PLACEHOLDER
-from compiler.plan.order import WHY, Group, Plan, Stage
+from compiler.plan.model import WHY, Group, Plan, Stage
 from compiler.plan.steps import Step
 from targets.objects import (
     AbacPolicy,
