@@ -13,7 +13,7 @@ from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from targets import abac, sql
 from targets.base import Target
 from targets.identity import Definition, Placement
-from targets.migration import MigrationSQL
+from targets.migration import MigrationSQL, split_name
 from targets.objects import (
     AbacPolicy,
     CatalogObject,
@@ -283,3 +283,20 @@ class DatabricksMigrationSQL(MigrationSQL):
             return f"{where} UNSET TAGS ({self.lit(obj.tag)});"
         assert isinstance(obj, AbacPolicy)
         return f"DROP POLICY {self.q(obj.name)} ON {obj.securable_type} {self.q(obj.securable)};"
+
+    # ---- stage checks: information_schema.routines; the rest is read with the SDK -------------
+
+    governed_tags = True
+
+    def policy_check(self, name: str, salts: list[str]) -> tuple[str, str]:
+        lit = self.lit
+        catalog, schema, leaf = split_name(name)
+        where = f"routine_schema = {lit(schema)} AND routine_name = {lit(leaf)}"
+        what = f"{name} exists"
+        for s in salts:
+            where += f" AND instr(routine_definition, {lit(s.split('.')[-1].lower())}) > 0"
+            what = f"{name} reads {', '.join(salts)}"
+        return what, (
+            f"SELECT COUNT(*) = 1 AS ok FROM {self.q(catalog)}.information_schema.routines "
+            f"WHERE {where};"
+        )

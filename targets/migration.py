@@ -14,10 +14,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from targets.identity import Definition, Placement
-from targets.objects import CatalogObject
+from targets.objects import CatalogObject, TagAssignment
 
 if TYPE_CHECKING:
     from targets.base import Target
+
+
+def split_name(name: str) -> tuple[str, str, str]:
+    """catalog, schema, leaf of a qualified name."""
+    catalog, schema, leaf = name.split(".")
+    return catalog, schema, leaf
 
 
 class NoStatement(Exception):
@@ -59,6 +65,25 @@ class MigrationSQL:
 
     def detach(self, obj: Placement) -> str:
         raise NotImplementedError
+
+    # ---- stage checks (``compiler/plan/verify.py``): each query returns ``ok`` ----------------
+
+    #: the platform's tags are account-level governed tags, checked after a stage defines one
+    governed_tags = False
+
+    def policy_check(self, name: str, salts: list[str]) -> tuple[str, str]:
+        """(what, query): policy ``name`` exists and reads the salt functions ``salts``."""
+        raise NotImplementedError
+
+    def placement_check(self, table: str, column: str | None, policy: str | None) -> str | None:
+        """A query: ``table``'s row filter (``column`` None) or ``table.column``'s mask is
+        ``policy`` (None: removed). None: read with the platform's SDK instead."""
+        return None
+
+    def tag_check(self, obj: TagAssignment, now: TagAssignment | None) -> tuple[str, str] | None:
+        """(what, query): the column of ``obj`` carries its tag as ``now`` says (None: no
+        longer). None: read with the platform's SDK instead."""
+        return None
 
     def undo_create(self, obj: Definition) -> tuple[Definition, str] | None:
         """Undo the creation of ``obj`` when dropping it takes more than :meth:`drop` (the

@@ -19,7 +19,7 @@ from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from targets import sql
 from targets.base import Target
 from targets.identity import Definition, Placement
-from targets.migration import MigrationSQL, NoStatement
+from targets.migration import MigrationSQL, NoStatement, split_name
 from targets.objects import (
     CatalogObject,
     MappingTable,
@@ -283,3 +283,60 @@ class SnowflakeMigrationSQL(MigrationSQL):
                 where += f" MODIFY COLUMN {self.q(obj.column)}"
             return f"{where} UNSET TAG {self.q(obj.tag)};"
         raise NoStatement(f"Snowflake has no ABAC policies (found {obj.name})")
+
+    # ---- stage checks: GET_DDL and INFORMATION_SCHEMA.POLICY_REFERENCES -----------------------
+
+    def policy_check(self, name: str, salts: list[str]) -> tuple[str, str]:
+        ddl = f"GET_DDL('POLICY', {self.lit(name)})"
+        if not salts:
+            return f"{name} exists", f"SELECT {ddl} IS NOT NULL AS ok;"
+        reads = " AND ".join(f"CONTAINS({ddl}, {self.lit(s.split('.')[-1])})" for s in salts)
+        return f"{name} reads {', '.join(salts)}", f"SELECT {reads} AS ok;"
+
+    def placement_check(self, table: str, column: str | None, policy: str | None) -> str | None:
+        lit = self.lit
+        catalog = split_name(table)[0]
+        kind = "MASKING_POLICY" if column else "ROW_ACCESS_POLICY"
+        conditions = [f"POLICY_KIND = {lit(kind)}"]
+        if column:
+            # POLICY_REFERENCES lists tag-based masks too, with TAG_NAME set: count only the
+            # mask attached to the column itself (user-guide/tag-based-masking-policies)
+            conditions += [f"REF_COLUMN_NAME = {lit(column)}", "TAG_NAME IS NULL"]
+        if policy is not None:
+            conditions.append(
+                f"POLICY_DB || '.' || POLICY_SCHEMA || '.' || POLICY_NAME = {lit(policy)}"
+            )
+        return (
+            f"SELECT COUNT(*) = {1 if policy is not None else 0} AS ok\n"
+            f"FROM TABLE({self.q(catalog)}.INFORMATION_SCHEMA.POLICY_REFERENCES(\n"
+            f"  REF_ENTITY_NAME => {lit(table)}, REF_ENTITY_DOMAIN => 'table'))\n"
+            f"WHERE {' AND '.join(conditions)};"
+        )
+
+    def tag_check(self, obj: TagAssignment, now: TagAssignment | None) -> tuple[str, str] | None:
+        """The tag-based masking policy is active on the column: ``POLICY_REFERENCES`` lists it
+        with ``TAG_NAME`` set and ``POLICY_STATUS = 'ACTIVE'``
+        (user-guide/tag-based-masking-policies)."""
+        lit = self.lit
+        catalog = split_name(obj.table)[0]
+        column = obj.column or ""
+        where = f"{obj.table}.{column}"
+        tag = now or obj
+        conditions = [
+            "POLICY_KIND = 'MASKING_POLICY'",
+            f"REF_COLUMN_NAME = {lit(column)}",
+            f"TAG_DATABASE || '.' || TAG_SCHEMA || '.' || TAG_NAME = {lit(tag.tag)}",
+        ]
+        if now is not None:
+            conditions.append("POLICY_STATUS = 'ACTIVE'")
+        what = (
+            f"the masking policy of tag {obj.tag} is active on {where}"
+            if now
+            else f"no masking policy of tag {obj.tag} on {where}"
+        )
+        return what, (
+            f"SELECT COUNT(*) {'>= 1' if now else '= 0'} AS ok\n"
+            f"FROM TABLE({self.q(catalog)}.INFORMATION_SCHEMA.POLICY_REFERENCES(\n"
+            f"  REF_ENTITY_NAME => {lit(obj.table)}, REF_ENTITY_DOMAIN => 'table'))\n"
+            f"WHERE {' AND '.join(conditions)};"
+        )

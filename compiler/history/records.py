@@ -42,7 +42,7 @@ class StageRecord(_Open):
     verify_sha256: Sha
     rollback: FileName
     rollback_sha256: Sha
-    #: prepare, apply, cutover, handover or retire (compiler/plan/order.py); absent in plans
+    #: prepare, apply, cutover, handover or retire (compiler/plan/model.py); absent in plans
     #: written before it was recorded
     kind: Literal["prepare", "apply", "cutover", "handover", "retire"] | None = None
 

@@ -82,7 +82,7 @@ def checks_for(
             now_policy = after.places.get(place_key(obj))
             assert now_policy is None or isinstance(now_policy, AbacPolicy)
             found[("abac", *place_key(obj))] = _abac(obj, now_policy)
-        elif isinstance(obj, Tag) and st.platform == "databricks":
+        elif isinstance(obj, Tag) and st.sql.governed_tags:
             current = after.defs.get(obj.name.upper())
             if isinstance(current, Tag):
                 found[("governed_tag", obj.name)] = _governed_tag(current, st)
@@ -115,30 +115,9 @@ def _canary(salt: SaltFunction, st: Statements) -> Check:
     )
 
 
-def _split(name: str) -> tuple[str, str, str]:
-    catalog, schema, leaf = name.split(".")
-    return catalog, schema, leaf
-
-
 def _policy(name: str, salts: list[str], st: Statements) -> Check:
-    lit = st.lit
-    if st.platform == "snowflake":
-        ddl = f"GET_DDL('POLICY', {lit(name)})"
-        if not salts:
-            return Check(f"{name} exists", f"SELECT {ddl} IS NOT NULL AS ok;")
-        reads = " AND ".join(f"CONTAINS({ddl}, {lit(s.split('.')[-1])})" for s in salts)
-        return Check(f"{name} reads {', '.join(salts)}", f"SELECT {reads} AS ok;")
-    catalog, schema, leaf = _split(name)
-    where = f"routine_schema = {lit(schema)} AND routine_name = {lit(leaf)}"
-    what = f"{name} exists"
-    for s in salts:
-        where += f" AND instr(routine_definition, {lit(s.split('.')[-1].lower())}) > 0"
-        what = f"{name} reads {', '.join(salts)}"
-    return Check(
-        what,
-        f"SELECT COUNT(*) = 1 AS ok FROM {st.q(catalog)}.information_schema.routines "
-        f"WHERE {where};",
-    )
+    what, query = st.sql.policy_check(name, salts)
+    return Check(what, query)
 
 
 def _abac(obj: AbacPolicy, now: AbacPolicy | None) -> Check:
@@ -174,36 +153,15 @@ def _governed_tag(tag: Tag, st: Statements) -> Check:
 
 
 def _tag(obj: TagAssignment, now: TagAssignment | None, st: Statements) -> Check:
-    """A column tag in place (or removed). Databricks: the SDK's ``entity_tag_assignments``
+    """A column tag in place (or removed). Snowflake: the tag-based masking policy is active
+    on the column (``targets/snowflake.py``). Databricks: the SDK's ``entity_tag_assignments``
     (compiler/plan/metadata.py; ``information_schema.column_tags`` would do as well, but one
-    typed reader for every Databricks check keeps them alike). Snowflake: the
-    tag-based masking policy is active on the column: ``POLICY_REFERENCES`` lists it with
-    ``TAG_NAME`` set and ``POLICY_STATUS = 'ACTIVE'`` (user-guide/tag-based-masking-policies)."""
-    lit = st.lit
-    catalog = _split(obj.table)[0]
+    typed reader for every Databricks check keeps them alike)."""
     column = obj.column or ""
+    spelled = st.sql.tag_check(obj, now)
+    if spelled is not None:
+        return Check(*spelled)
     where = f"{obj.table}.{column}"
-    if st.platform == "snowflake":
-        tag = now or obj
-        conditions = [
-            "POLICY_KIND = 'MASKING_POLICY'",
-            f"REF_COLUMN_NAME = {lit(column)}",
-            f"TAG_DATABASE || '.' || TAG_SCHEMA || '.' || TAG_NAME = {lit(tag.tag)}",
-        ]
-        if now is not None:
-            conditions.append("POLICY_STATUS = 'ACTIVE'")
-        what = (
-            f"the masking policy of tag {obj.tag} is active on {where}"
-            if now
-            else f"no masking policy of tag {obj.tag} on {where}"
-        )
-        return Check(
-            what,
-            f"SELECT COUNT(*) {'>= 1' if now else '= 0'} AS ok\n"
-            f"FROM TABLE({st.q(catalog)}.INFORMATION_SCHEMA.POLICY_REFERENCES(\n"
-            f"  REF_ENTITY_NAME => {lit(obj.table)}, REF_ENTITY_DOMAIN => 'table'))\n"
-            f"WHERE {' AND '.join(conditions)};",
-        )
     what = (
         f"{where} is tagged {obj.tag} = {now.value!r} (read with entity_tag_assignments; the "
         "documentation says a tag can take a few minutes more to take effect: wait before the "
@@ -222,30 +180,13 @@ def _placement(
     now: RowFilterAttachment | MaskAttachment | None,
     st: Statements,
 ) -> Check:
-    lit = st.lit
     column = obj.column if isinstance(obj, MaskAttachment) else None
     where = f"{obj.table}.{column}" if column else obj.table
     what = f"{'mask' if column else 'row filter'} of {where}"
     expected = f"{what} is {now.policy}" if now else f"{what} is removed"
-    catalog = _split(obj.table)[0]
-    if st.platform == "snowflake":
-        kind = "MASKING_POLICY" if column else "ROW_ACCESS_POLICY"
-        conditions = [f"POLICY_KIND = {lit(kind)}"]
-        if column:
-            # POLICY_REFERENCES lists tag-based masks too, with TAG_NAME set: count only the
-            # mask attached to the column itself (user-guide/tag-based-masking-policies)
-            conditions += [f"REF_COLUMN_NAME = {lit(column)}", "TAG_NAME IS NULL"]
-        if now is not None:
-            conditions.append(
-                f"POLICY_DB || '.' || POLICY_SCHEMA || '.' || POLICY_NAME = {lit(now.policy)}"
-            )
-        return Check(
-            expected,
-            f"SELECT COUNT(*) = {1 if now else 0} AS ok\n"
-            f"FROM TABLE({st.q(catalog)}.INFORMATION_SCHEMA.POLICY_REFERENCES(\n"
-            f"  REF_ENTITY_NAME => {lit(obj.table)}, REF_ENTITY_DOMAIN => 'table'))\n"
-            f"WHERE {' AND '.join(conditions)};",
-        )
+    query = st.sql.placement_check(obj.table, column, now.policy if now else None)
+    if query is not None:
+        return Check(expected, query)
     # Databricks: table metadata through the SDK (tables.get), not information_schema, whose
     # column names differ between the reference page and live workspaces (compiler/plan/metadata)
     check = MetadataCheck(
