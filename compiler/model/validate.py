@@ -13,7 +13,7 @@ import difflib
 import os
 import types
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -33,6 +33,9 @@ class Project:
     source: Positions
     files: list[str]
     origin: Location
+    #: the catalog objects lowered from this model, by platform: filled once by
+    #: :func:`targets.lower_all` (catalog objects are frozen, so every reader shares them)
+    lowered: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def loc(self, *path: Any) -> Location:
         """Location of the YAML node at ``path`` (e.g. ``("masks", "phone", "salt")``)."""
