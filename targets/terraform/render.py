@@ -47,6 +47,7 @@ from typing import Any
 from sqlglot import exp
 
 from targets import get_target, sql
+from targets.base import catalog_names
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -177,8 +178,6 @@ def render_files(catalogs: dict[str, Catalog]) -> dict[str, str]:
     """``{"terraform/main.tf.json": text}`` for every platform's catalog objects.
 
     Everything written comes from ``catalogs`` (no file path can leak into the output)."""
-    from targets.base import catalog_names
-
     doc = Document()
     for platform, catalog in catalogs.items():
         sql.prime_names(catalog_names(catalog), platform)
