@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.compile import lower_all
 from compiler.model.validate import load_project
+from targets import lower_all
 from targets.identity import identity
 from tests.live_helpers import ROOT, Platforms
 from tests.plan_helpers import run_cli

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from compiler.compile import lower_all
 from compiler.plan.apply import split_statements
 from compiler.plan.model import Plan
 from compiler.plan.order import build_plan
 from compiler.plan.source import domains_of, plan_projects
 from compiler.plan.state import PlanError
+from targets import lower_all
 from targets.objects import MaskPolicy, Param, RowFilterPolicy
 from tests.plan_helpers import (
     SALTS,
