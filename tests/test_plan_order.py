@@ -13,7 +13,7 @@ from compiler.plan.order import build_plan
 from compiler.plan.source import domains_of, plan_projects
 from compiler.plan.state import PlanError
 from targets import lower_all
-from targets.objects import MaskPolicy, Param, RowFilterPolicy
+from targets.objects import MaskPolicy, Param, RowFilterPolicy, SaltFunction
 from tests.plan_helpers import (
     SALTS,
     base_estate,
@@ -370,3 +370,83 @@ def test_plan_projects_is_refused_with_an_explanation() -> None:
             protect=[("DB.S.T", "NOTES")],
         )
     plan_projects(base, head)  # without it, the same change is planned
+
+
+# --------------------------------------------------------------------------------------------
+# the plan is data: a change's reason, statements handed in, and no change once built
+
+
+def _salted() -> tuple[dict, dict]:
+    estate = edited(base_estate(), lambda e: e["masks"]["subject"].update(salt=dict(SALTS)))
+    return lower_all(project(estate)), domains_of(project(estate))
+
+
+def test_a_salt_recreated_for_a_reason_keeps_both_objects_as_they_are() -> None:
+    """A salt function equal in base and head that must be re-created all the same (the live
+    one does not return its salt) is a change carrying that reason: neither catalog's object
+    is rewritten to make it differ, and without the reason there is nothing to do."""
+    catalogs, domains = _salted()
+    salt = catalogs["snowflake"].of(SaltFunction)[0]
+    assert build_plan(catalogs, catalogs, domains).empty
+    plan = build_plan(
+        catalogs, catalogs, domains, recreate={"snowflake": {salt.name: "live salt differs"}}
+    )
+    (change,) = plan.diffs["snowflake"].changes
+    assert (change.kind, change.detail, change.reason) == ("changed", "salt", "live salt differs")
+    assert change.base is salt and change.head is salt
+    assert change.describe("snowflake") == (
+        f"salt function {salt.name}: salt rotated ({salt.salt_ref} -> {salt.salt_ref})"
+    )
+    defined = [s for st in plan.stages for s in st.steps if s.obj is salt]
+    assert [s.op for s in defined] == ["define"] and f"Salt of mask {salt.mask!r}" in defined[0].sql
+    undone = [s for st in plan.stages for s in st.rollback if s.obj is salt]
+    assert undone and f"Salt of mask {salt.mask!r}," in undone[0].sql
+    assert not plan.diffs["databricks"].changes
+
+
+def test_appended_statements_end_the_apply_stage_and_are_not_undone() -> None:
+    """Statements that change no catalog object (a revoke) are handed to the planner: they end
+    the platform's apply stage, or make one, with their checks; no rollback undoes them; and
+    the built plan cannot be changed afterwards."""
+    import dataclasses
+
+    from compiler.plan.model import Appendix
+    from compiler.plan.steps import Step
+    from compiler.plan.verify import Check
+
+    catalogs, domains = _salted()
+    salt = catalogs["databricks"].of(SaltFunction)[0]
+    revoke = Step("define", salt, salt, "REVOKE EXECUTE ON FUNCTION x FROM y", "revoke it")
+    appendix = Appendix((revoke,), (Check("y no longer holds EXECUTE", "-- check"),), "revoked")
+    alone = build_plan(catalogs, catalogs, domains, appendices={"databricks": appendix})
+    (stage,) = alone.stages
+    assert (stage.id, stage.steps, stage.changes, stage.rollback, stage.requires) == (
+        "01_databricks_apply",
+        (revoke,),
+        ("revoked",),
+        (),
+        (),
+    )
+    assert stage.checks == appendix.checks
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        alone.base_fingerprint = "changed"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stage.steps = ()  # type: ignore[misc]
+
+    def grant(e: dict) -> None:
+        e["entitlements"]["programme"]["P3"] = ["steward"]
+
+    base, head = project(base_estate()), project(edited(base_estate(), grant))
+    base, head, domains = lower_all(base), lower_all(head), domains_of(head)
+    plain = build_plan(base, head, domains)
+    grown = build_plan(base, head, domains, appendices={"databricks": appendix})
+    assert [s.id for s in plain.stages] == [s.id for s in grown.stages]
+    assert any(s.platform == "databricks" and s.kind == "apply" for s in plain.stages)
+    for before, after in zip(plain.stages, grown.stages, strict=True):
+        if before.platform == "databricks" and before.kind == "apply":
+            assert after.steps == (*before.steps, revoke)
+            assert after.checks == (*before.checks, *appendix.checks)
+            assert after.changes == (*before.changes, "revoked")
+            assert after.rollback == before.rollback
+        else:
+            assert after == before
