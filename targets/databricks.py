@@ -1,6 +1,11 @@
 """Databricks Unity Catalog: SQL UDFs attached with SET ROW FILTER / SET MASK (``style:
 table``), or through governed column tags and CREATE POLICY (``style: abac``, lowered in
-``targets/abac.py``)."""
+``targets/abac.py``).
+
+:class:`DatabricksMigrationSQL` spells what only a migration needs (``DROP ROW FILTER``,
+``DROP MASK``, ``UNSET TAGS``, ``DROP POLICY``, governed tags from a live base) and the stage
+checks' query on ``information_schema.routines``.
+"""
 
 from __future__ import annotations
 

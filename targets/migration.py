@@ -11,13 +11,24 @@ effect on the catalog; nothing here knows about plans.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
+
+from sqlglot import exp
 
 from targets.identity import Definition, Placement
 from targets.objects import CatalogObject, TagAssignment
 
-if TYPE_CHECKING:
-    from targets.base import Target
+
+class Spelling(Protocol):
+    """What the statements need of their platform's target (:class:`targets.base.Target`)."""
+
+    platform: str
+
+    def q(self, name: str) -> str: ...
+
+    def lit(self, value: str) -> str: ...
+
+    def body_sql(self, body: exp.Expression, indent: str = "  ") -> str: ...
 
 
 def split_name(name: str) -> tuple[str, str, str]:
@@ -34,7 +45,7 @@ class MigrationSQL:
     """One platform's spelling of migration statements. A method returning None leaves the
     statement to the target's own creating statement (``accord compile``'s)."""
 
-    def __init__(self, target: Target, types: dict[str, str] | None = None, live: bool = False):
+    def __init__(self, target: Spelling, types: dict[str, str] | None = None, live: bool = False):
         self.target = target
         #: masking policy name (upper-cased) -> the data type it masks
         self.types = types or {}

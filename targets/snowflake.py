@@ -5,6 +5,10 @@ through tags (tag-based masking): a tag holds at most one masking policy per dat
 mask gets its own tag, ``<governance schema>.ACCORD_MASK_<MASK>``, carrying the mask's policy for
 every data type it is used with, and each masked column is tagged with it (value: the mask's
 name). Row access policies are attached to tables the same way in both styles.
+
+:class:`SnowflakeMigrationSQL` spells what only a migration needs (``SET BODY``, ``FORCE``
+swaps, ``DROP``, ``UNSET``, ``ALTER TAG``) and the stage checks' queries (``GET_DDL``,
+``POLICY_REFERENCES``).
 """
 
 from __future__ import annotations
