@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.core.errors import UsageError
+from compiler.core.errors import UsageError, one_line
 
 DEFAULT_CONNECT_TIMEOUT = 30
 DEFAULT_STATEMENT_TIMEOUT = 300
@@ -162,8 +162,9 @@ def databricks_client(options: LiveOptions) -> Any:
     try:
         return WorkspaceClient(config=Config(**kwargs))
     except (DatabricksError, ValueError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UsageError(f"cannot configure the Databricks client: {first}") from None
+        raise UsageError(
+            f"cannot configure the Databricks client: {one_line(err, first=True)}"
+        ) from None
 
 
 def warehouse_id(options: LiveOptions) -> str:
