@@ -315,6 +315,7 @@ def test_snowflake_runner_denial_codes_come_from_the_connector_error() -> None:
     runner = SnowflakeRunner(lambda: conn)
     with pytest.raises(QueryError) as err:
         runner.run("cro_collaborator", ["USE ROLE CRO_EXTERNAL", "SELECT 1"])
+    assert str(err.value) == str(conn.fail).strip().splitlines()[0]  # what the platform said
     assert err.value.codes == {"errorCode": "002003", "sqlState": "42S02"}
     assert find_denial(err.value.codes).code == "002003"
     assert conn.closed
@@ -372,6 +373,7 @@ def test_databricks_runner_reads_failed_statements() -> None:
     runner = DatabricksRunner(lambda persona: client, "wh-1", timeout=30)
     with pytest.raises(QueryError) as err:
         runner.run("cro_collaborator", ["SELECT 1"])
+    assert str(err.value) == "[INSUFFICIENT_PERMISSIONS] Insufficient privileges. SQLSTATE: 42501"
     assert err.value.codes["sqlState"] == "42501"
     assert err.value.codes["reason"] == "INSUFFICIENT_PERMISSIONS"
     assert statements.calls[0]["warehouse_id"] == "wh-1"
