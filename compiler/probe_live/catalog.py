@@ -10,10 +10,10 @@ persona's account groups.
 
 Statements are built with sqlglot, every name through :mod:`targets.sql` (quoted where the
 dialect needs it, reserved words included; the ``where`` value a literal), and run in a persona
-session of the platform's executor (:mod:`compiler.connect.executor`). The rows are classified: none (``empty``: a row filter answers with
-no rows, never an error), the canary's clear or masked value, and, for a row probe without
-``where``, which entitlement values came back (``clear`` when all, else ``filtered``). A denial
-code in the error (:func:`compiler.connect.denials.find_denial`) is ``denied``.
+session of the platform's executor (:mod:`compiler.connect.executor`). The rows are
+classified: none (``empty``: a row filter answers with no rows, never an error), the canary's
+clear or masked value, and, for a row probe without ``where``, which entitlement values came
+back (``clear`` when all, else ``filtered``). A denial code in the error (:func:`compiler.connect.denials.find_denial`) is ``denied``.
 """
 
 from __future__ import annotations
