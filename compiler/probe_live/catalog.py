@@ -13,7 +13,8 @@ dialect needs it, reserved words included; the ``where`` value a literal), and r
 session of the platform's executor (:mod:`compiler.connect.executor`). The rows are
 classified: none (``empty``: a row filter answers with no rows, never an error), the canary's
 clear or masked value, and, for a row probe without ``where``, which entitlement values came
-back (``clear`` when all, else ``filtered``). A denial code in the error (:func:`compiler.connect.denials.find_denial`) is ``denied``.
+back (``clear`` when all, else ``filtered``). A denial code in the error
+(:func:`compiler.connect.denials.find_denial`) is ``denied``.
 """
 
 from __future__ import annotations
