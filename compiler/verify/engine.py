@@ -55,6 +55,7 @@ from compiler.verify.sources import (
     Routine,
     fold,
 )
+from targets import abac_conditions
 
 #: a persona with no principal at all: used to compare identifier digests across platforms
 NOBODY = "accord:nobody"
@@ -1261,37 +1262,20 @@ class _DatasetResults(Mapping[str, dict[int, tuple[bool, _Values]]]):
 
 
 def _covers(a: AbacPolicy, table: str, platform: str) -> bool:
-    securable = fold(a.securable, platform)
-    if a.securable_type == "TABLE":
-        return securable == table
-    return table.startswith(securable + ".")
+    return abac_conditions.covers(a, table, lambda name: fold(name, platform))
 
 
 def _tag_value(node: exp.Expression, stmt: Statement, tags: dict[str, str]) -> bool:
-    """Evaluate an ABAC tag condition (has_tag, has_tag_value, AND, OR, NOT) on ``tags``."""
-    if isinstance(node, exp.Paren):
-        return _tag_value(node.this, stmt, tags)
-    if isinstance(node, exp.And):
-        return _tag_value(node.this, stmt, tags) and _tag_value(node.expression, stmt, tags)
-    if isinstance(node, exp.Or):
-        return _tag_value(node.this, stmt, tags) or _tag_value(node.expression, stmt, tags)
-    if isinstance(node, exp.Not):
-        return not _tag_value(node.this, stmt, tags)
-    if isinstance(node, exp.Boolean):
-        return bool(node.this)
-    if isinstance(node, exp.Anonymous) and all(
-        isinstance(a, exp.Literal) and a.is_string for a in node.expressions
-    ):
-        args = [a.this for a in node.expressions]
-        if node.name.lower() == "has_tag" and len(args) == 1:
-            return args[0] in tags
-        if node.name.lower() == "has_tag_value" and len(args) == 2:
-            return tags.get(args[0]) == args[1]
-    raise BindError(
-        stmt,
-        f"cannot evaluate the tag condition {node.sql('databricks')} (has_tag, "
-        "has_tag_value, AND, OR, NOT only)",
-    )
+    """Evaluate an ABAC tag condition (has_tag, has_tag_value, AND, OR, NOT) on ``tags``
+    (:func:`targets.abac_conditions.holds`: tag keys and values as written)."""
+    try:
+        return abac_conditions.holds(node, tags)
+    except abac_conditions.ConditionError as err:
+        raise BindError(
+            stmt,
+            f"cannot evaluate the tag condition {err.node.sql('databricks')} (has_tag, "
+            "has_tag_value, AND, OR, NOT only)",
+        ) from None
 
 
 def _tags_match(stmt: Statement, cond: exp.Expression | None, tags: dict[str, str]) -> bool:
