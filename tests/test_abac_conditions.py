@@ -142,7 +142,7 @@ def test_both_callers_refuse_a_condition_outside_the_tag_functions() -> None:
     assert err.value.node.sql("databricks") == "CURRENT_USER() = 'x'"
     with pytest.raises(PlanError, match="cannot evaluate ABAC condition"):
         condition_holds(text, {"a": ""})
-    from compiler.verify.engine import _tag_value
+    from compiler.verify.parts import _tag_value
 
     stmt = scan("SELECT 1;", "f.sql", "databricks").statements[0]
     with pytest.raises(BindError, match=r"cannot evaluate the tag condition CURRENT_USER\(\)"):
