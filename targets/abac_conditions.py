@@ -5,7 +5,7 @@ whose tags satisfy its ``WHEN`` condition, and masks or reads the columns whose 
 its ``MATCH COLUMNS`` conditions. A condition is ``has_tag('k')`` and ``has_tag_value('k',
 'v')`` combined with AND, OR, NOT (and TRUE / FALSE); :func:`holds` evaluates one on the tags
 an object carries. The planner's simulator (:mod:`compiler.plan.state`) and ``accord verify``
-(:mod:`compiler.verify`) both ask this module, so they cannot reach opposite verdicts on
+(:mod:`compiler.verify.parts`) both ask this module, so they cannot reach opposite verdicts on
 the same policy.
 
 Tag keys and tag values are compared exactly as written. Databricks documents both as
