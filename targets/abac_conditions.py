@@ -40,7 +40,7 @@ class ConditionError(ValueError):
         self.node = node
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)
 def parse(text: str) -> exp.Expression:
     """A condition as written in a policy (``targets.objects.AbacPolicy.when``,
     ``match_columns``), parsed in the Databricks dialect. Raises sqlglot's ``ParseError`` or

@@ -146,7 +146,7 @@ def test_both_callers_refuse_a_condition_outside_the_tag_functions() -> None:
 
     stmt = scan("SELECT 1;", "f.sql", "databricks").statements[0]
     with pytest.raises(BindError, match=r"cannot evaluate the tag condition CURRENT_USER\(\)"):
-        _tag_value(abac_conditions.parse(text), stmt, {"a": ""})
+        _tag_value(text, stmt, {"a": ""})
 
 
 def test_coverage_folds_securable_names_as_the_caller_does() -> None:

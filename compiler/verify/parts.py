@@ -22,12 +22,13 @@ from sqlglot import exp
 
 from compiler.core.errors import Diagnostic, InputError, Location
 from compiler.model.schema import PolicyModel
-from compiler.sqlscan import AbacPolicy, Statement
+from compiler.sqlscan import Statement
 from compiler.verify.bind import PERSONA, ROWS, Binder, BindError, duck_table, row_column
 from compiler.verify.data import GenTable
 from compiler.verify.report import SqlObject
-from compiler.verify.sources import Attachment, CompiledSQL, PlatformSQL, Routine, fold
+from compiler.verify.sources import CompiledSQL, PlatformSQL, Routine, fold
 from targets import abac_conditions
+from targets.objects import AbacPolicy
 
 ACCOUNT_USERS = "account users"
 
@@ -87,23 +88,26 @@ class PartBuilder:
         binder = self.binders[platform]
         table = self.tables[dataset]
         key = fold(ds.table, platform)
+        placed = sql.placed
         abac = [
-            s for s in sql.abac.values() if s.abac is not None and _covers(s.abac, key, platform)
+            (a, placed.sources[("abac", *k)])
+            for k, a in placed.abac.items()
+            if _covers(a, key, platform)
         ]
         # the tags ABAC policies match (none to read when no ABAC policy covers the table)
         col_tags = (
-            {c.name: sql.tags.get((key, fold(c.name, platform)), {}) for c in table.columns}
+            {c.name: placed.tags.get((key, fold(c.name, platform)), {}) for c in table.columns}
             if abac
             else {}
         )
-        table_tags = sql.tags.get((key, ""), {})
+        table_tags = placed.tags.get((key, ""), {})
         scope = _AbacScope(abac, table_tags, col_tags)
 
         # rows
         row = Part("TRUE")
         slots = _Slots(real)
         terms = []
-        att = sql.row_filters.get(key)
+        att = _row_filter(sql, key)
         if att is not None:
             routine = self._routine(sql, att.policy, att.stmt)
             args = [self._argument(binder, c, routine, slots) for c in att.columns]
@@ -127,7 +131,7 @@ class PartBuilder:
             ckey = fold(col.name, platform)
             slots = _Slots(real)
             part = Part(slots.sql(col.name))
-            mask = sql.masks.get((key, ckey))
+            mask = _mask(sql, key, ckey)
             if mask is None and platform == "snowflake":
                 mask = _tag_mask(sql, key, ckey, col.duck_type)
             if mask is not None:
@@ -163,9 +167,7 @@ class PartBuilder:
         objects and statements are added to ``part``."""
         kind = "ROW FILTER" if column is None else "COLUMN MASK"
         out = []
-        for stmt in scope.policies:
-            a = stmt.abac
-            assert a is not None
+        for a, stmt in scope.policies:
             if a.kind != kind or not _tags_match(stmt, a.when, scope.table_tags):
                 continue
             matched = _match_aliases(stmt, a, scope.column_tags)
@@ -235,7 +237,8 @@ class PartBuilder:
 class _AbacScope:
     """The ABAC policies that cover one table, and the tags they match on."""
 
-    policies: list[Statement]
+    #: each with the statement that created it
+    policies: list[tuple[AbacPolicy, Statement]]
     table_tags: dict[str, str]
     #: column -> its tags (empty when no policy covers the table: nothing to match)
     column_tags: dict[str, dict[str, str]]
@@ -271,7 +274,31 @@ def _routine_object(routine: Routine, platform: str, sql: PlatformSQL) -> list[S
     return out
 
 
-def _attachment_object(att: Attachment, what: str) -> SqlObject:
+@dataclass(frozen=True)
+class _Attached:
+    """A row filter or a mask in effect: its policy, the columns it is given (after the
+    masked column), and the statement that attached it."""
+
+    policy: str
+    columns: tuple[str, ...]
+    stmt: Statement
+
+
+def _row_filter(sql: PlatformSQL, table: str) -> _Attached | None:
+    att = sql.placed.row_filters.get(table)
+    if att is None:
+        return None
+    return _Attached(att.policy, att.columns, sql.placed.sources[("filter", table)])
+
+
+def _mask(sql: PlatformSQL, table: str, column: str) -> _Attached | None:
+    att = sql.placed.masks.get((table, column))
+    if att is None:
+        return None
+    return _Attached(att.policy, att.using, sql.placed.sources[("mask", table, column)])
+
+
+def _attachment_object(att: _Attached, what: str) -> SqlObject:
     return SqlObject(what, att.policy, att.stmt.file, att.stmt.line)
 
 
@@ -324,11 +351,11 @@ def _covers(a: AbacPolicy, table: str, platform: str) -> bool:
     return abac_conditions.covers(a, table, lambda name: fold(name, platform))
 
 
-def _tag_value(node: exp.Expression, stmt: Statement, tags: dict[str, str]) -> bool:
+def _tag_value(condition: str, stmt: Statement, tags: dict[str, str]) -> bool:
     """Evaluate an ABAC tag condition (has_tag, has_tag_value, AND, OR, NOT) on ``tags``
     (:func:`targets.abac_conditions.holds`: tag keys and values as written)."""
     try:
-        return abac_conditions.holds(node, tags)
+        return abac_conditions.holds(abac_conditions.parse(condition), tags)
     except abac_conditions.ConditionError as err:
         raise BindError(
             stmt,
@@ -337,7 +364,7 @@ def _tag_value(node: exp.Expression, stmt: Statement, tags: dict[str, str]) -> b
         ) from None
 
 
-def _tags_match(stmt: Statement, cond: exp.Expression | None, tags: dict[str, str]) -> bool:
+def _tags_match(stmt: Statement, cond: str | None, tags: dict[str, str]) -> bool:
     return cond is None or _tag_value(cond, stmt, tags)
 
 
@@ -382,13 +409,14 @@ def _more_than_one(conditions: list[str]) -> str:
     return "(" + " + ".join(f"CASE WHEN {c} THEN 1 ELSE 0 END" for c in conditions) + ") > 1"
 
 
-def _tag_mask(sql: PlatformSQL, table: str, column: str, duck_type: str) -> Attachment | None:
+def _tag_mask(sql: PlatformSQL, table: str, column: str, duck_type: str) -> _Attached | None:
     """Snowflake tag-based masking: a policy attached to a tag the column (or its table)
     carries, of the column's type family."""
     is_string = duck_type == "VARCHAR"
     for key in ((table, column), (table, "")):
-        for tag in sorted(sql.tags.get(key, {})):
-            for policy in sql.tag_policies.get(fold(tag, sql.platform), ()):
+        for tag in sorted(sql.placed.tags.get(key, {})):
+            found = sql.placed.tag_policies.get(fold(tag, sql.platform))
+            for policy in found.masking_policies if found is not None else ():
                 routine = sql.routine(policy)
                 if routine is None or not routine.params:
                     continue
@@ -396,5 +424,5 @@ def _tag_mask(sql: PlatformSQL, table: str, column: str, duck_type: str) -> Atta
                 if (
                     ptype in ("VARCHAR", "STRING", "TEXT") or ptype.startswith("VARCHAR")
                 ) == is_string:
-                    return Attachment(policy, (), routine.stmt)
+                    return _Attached(policy, (), routine.stmt)
     return None
