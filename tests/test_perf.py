@@ -79,7 +79,7 @@ def test_statement_count_of_every_rendered_object() -> None:
 def scanned_tags(state: State, table: str, column: str | None) -> dict[str, str]:
     col = (column or "").upper()
     return {
-        p.tag.lower(): p.value  # type: ignore[union-attr]
+        p.tag: p.value  # type: ignore[union-attr]
         for k, p in state.places.items()
         if k[0] == "tag" and k[1] == table.upper() and k[2] == col
     }
