@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from sqlglot import exp
 
 from compiler.connect.config import LiveOptions
 from compiler.core.errors import UsageError
-from compiler.live.drift import unmanaged
+from compiler.core.jsonfile import read_json
+from compiler.history.ledger import latest
+from compiler.live.drift import canaries, unmanaged
 from compiler.live.session import session
-from compiler.model.validate import Project
+from compiler.model.validate import Project, load_project
 from compiler.plan.metadata import MetadataCheck
 from compiler.plan.model import Appendix, Plan
 from compiler.plan.order import build_plan
@@ -25,8 +30,17 @@ from compiler.plan.source import domains_of
 from compiler.plan.state import PlanError
 from compiler.plan.steps import Step
 from compiler.plan.verify import Check
+from targets import lower_all
+from targets import sql as tsql
 from targets.identity import describe_object, identity
-from targets.objects import SaltFunction
+from targets.objects import (
+    MaskAttachment,
+    MaskPolicy,
+    Param,
+    RowFilterAttachment,
+    RowFilterPolicy,
+    SaltFunction,
+)
 
 PREFIX = "live:"
 
@@ -59,8 +73,6 @@ def plan_from_live(
     keep_unmanaged: bool = False,
 ) -> tuple[Plan, list[str]]:
     """The plan and the notes to print (unmanaged placements and what happens to them)."""
-    from targets import lower_all
-
     platforms = platforms_of_base(base)
     with session(head, platforms, options, progress) as live_read:
         expected, lives = live_read.expected, live_read.catalogs
@@ -155,16 +167,6 @@ def _foreign_policies(objects: tuple[Any, ...], platform: str) -> tuple[Any, ...
     """Policies outside the governance schema that live placements use: the same stand-in
     definition in base and head, so the simulator knows they exist and the plan never creates,
     changes or drops them (they are not accord's)."""
-    from sqlglot import exp
-
-    from targets.objects import (
-        MaskAttachment,
-        MaskPolicy,
-        Param,
-        RowFilterAttachment,
-        RowFilterPolicy,
-    )
-
     defined = {o.name.upper() for o in objects if isinstance(o, MaskPolicy | RowFilterPolicy)}
     out: dict[str, Any] = {}
     for o in objects:
@@ -189,12 +191,6 @@ def check_live_base(
 ) -> str:
     """Before the first stage of a plan made from a live base runs on ``platform``: re-read the
     platform and compare with the fingerprint the plan recorded. The refusal in words, or ""."""
-    from pathlib import Path
-
-    from compiler.core.jsonfile import read_json
-    from compiler.history.ledger import latest
-    from compiler.model.validate import load_project
-
     last = latest(records)
     for plan_id in dict.fromkeys(s.plan for s in stages):
         path = Path(plans_dir) / plan_id / "plan.json"
@@ -224,8 +220,6 @@ def check_live_base(
 
 def revoke_sql(platform: str, function: str, privilege: str, grantee: str) -> str:
     """REVOKE of a grant on a salt function, every name spelled through sqlglot."""
-    from targets import sql as tsql
-
     name = tsql.name_sql(function, platform)
     if platform == "snowflake":
         who = tsql.render(tsql.ident(grantee, platform), platform)
@@ -235,8 +229,6 @@ def revoke_sql(platform: str, function: str, privilege: str, grantee: str) -> st
 
 
 def exp_identifier(name: str) -> Any:
-    from sqlglot import exp
-
     return exp.Identifier(this=name, quoted=True)
 
 
@@ -279,6 +271,4 @@ def drifted_salts(lives: dict[str, Any], executors: dict[str, Any]) -> set[str]:
     """Salt functions whose canary digest is not their referenced salt's (salts in the
     environment only): the plan re-creates them, as a salt rotation. One whose canary could not
     run is left to drift (ACC706): the plan cannot tell."""
-    from compiler.live.drift import canaries
-
     return {c.salt.name for c in canaries(lives, executors) if not c.error and c.live != c.want}
