@@ -244,7 +244,8 @@ def timed(label: str, results: dict[str, float]) -> Iterator[None]:
 
 
 def run_once(root: Path, tables: int, pairs: int, verbose: bool) -> dict[str, float]:
-    from compiler.lint import REGISTRY, Context, _load_rules, lint_project, lint_sql
+    from compiler.lint.checks import REGISTRY, Context
+    from compiler.lint.engine import lint_project, lint_sql, load_rules
     from compiler.meaning import semantics
     from compiler.model.validate import load_project
     from compiler.sqlscan import scan
@@ -259,7 +260,7 @@ def run_once(root: Path, tables: int, pairs: int, verbose: bool) -> dict[str, fl
         _ = ctx.catalogs
     with timed("semantics.divergences", t):
         divergences = semantics.divergences(project.model, refused_as_intended=True)
-    _load_rules()
+    load_rules()
     per_rule: dict[str, float] = {}
     for rule_id, checks in sorted(REGISTRY.items()):
         for check in checks:

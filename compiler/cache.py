@@ -443,7 +443,7 @@ def findings_to_json(findings: list[Any], files: int) -> bytes:
 
 def findings_from_json(payload: bytes) -> tuple[list[Any], int] | None:
     from compiler.core.errors import Location
-    from compiler.lint import Finding
+    from compiler.lint.finding import Finding
 
     try:
         doc = json.loads(payload)

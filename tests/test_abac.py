@@ -9,7 +9,7 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from compiler.compile import render_files
-from compiler.lint import lint_project
+from compiler.lint.engine import lint_project
 from compiler.model.salts import materialize
 from compiler.model.validate import Project
 from tests.estates import databricks_estate, make_project, teams

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from compiler.cli import cli
-from compiler.lint import lint_project
+from compiler.lint.engine import lint_project
 from compiler.meaning import semantics
 from compiler.meaning.analyze import analyze
 from compiler.model.validate import load_project

@@ -24,7 +24,7 @@ def command(directory: str, out: str, target: str) -> int:
 
     Lint runs first: while an error-level finding remains unsuppressed, nothing is written
     and the exit code is 1."""
-    from compiler.lint import lint_project
+    from compiler.lint.engine import lint_project
     from compiler.lint.report import format_findings
 
     check_out(out, directory)

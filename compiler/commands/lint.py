@@ -16,8 +16,10 @@ import click
 
 from compiler import cache
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
-from compiler.lint import Finding, lint_project, lint_sql_batch
+from compiler.lint.checks import History
 from compiler.lint.config import LintConfig, load_config, parse_codes
+from compiler.lint.engine import lint_project, lint_sql_batch
+from compiler.lint.finding import Finding
 from compiler.lint.report import (
     FORMATS,
     render_github,
@@ -134,7 +136,7 @@ def _run(
     given = paths or (default or "policies",)
     directories, yaml_files, sql_files = _classify(given, problems, config)
     sql_files = [f for f in sql_files if not (config.force_exclude and config.excluded(f))]
-    extra: dict[str, object] = {"plans": plans, "ledger": ledger}
+    history = History(plans, ledger)
     findings: list[Finding] = []
     files = 0
     projects = [(d, None) for d in directories]
@@ -142,7 +144,7 @@ def _run(
         projects.append((None, yaml_files))
     for directory, yaml in projects:
         try:
-            found, count = _lint_project(directory, yaml, extra, config)
+            found, count = _lint_project(directory, yaml, history, config)
             findings += found
             files += count
         except InputError as err:
@@ -295,12 +297,12 @@ def _is_python_notebook(path: str) -> bool:
 
 
 def _lint_project(
-    directory: str | None, yaml_files: list[str] | None, extra: dict[str, object], config: Any
+    directory: str | None, yaml_files: list[str] | None, history: History, config: Any
 ) -> tuple[list[Finding], int]:
     """The findings of one project and its number of files; from the cache when the content
     of the files (what lint reads of them: ``cache.content_digest``), the selected rules and
     accord are those the cached findings were computed from (compiler/cache.py). The same as
-    loading the project and ``lint_project(project, extra, config.selected)``."""
+    loading the project and ``lint_project(project, history, config.selected)``."""
     from compiler.model.loader import directory_files, load_documents, parse_document, read_files
     from compiler.model.rules import RULES_BY_ID
 
@@ -311,7 +313,7 @@ def _lint_project(
         files, root = [(Path(f), f) for f in yaml_files], Path(yaml_files[0]).parent
     documents, unreadable = read_files(files)
     key = None
-    if cache.enabled() and not unreadable and not any(extra.values()):
+    if cache.enabled() and not unreadable and history == History():
         selected = ",".join(r for r in sorted(RULES_BY_ID) if config.selected(r))
         key = cache.project_key(documents, "lint\0" + selected, parse_document)
         payload = cache.read("lint", key) if key is not None else None
@@ -321,7 +323,7 @@ def _lint_project(
     from compiler.model.validate import validate_raw
 
     project = validate_raw(load_documents(documents, root, unreadable))
-    findings = lint_project(project, extra, config.selected)
+    findings = lint_project(project, history, config.selected)
     if key is not None:
         cache.later("lint", key, cache.findings_to_json(findings, len(project.files)))
     return findings, len(project.files)
