@@ -601,3 +601,30 @@ def test_lint_with_positions_pruned_is_the_same(estate: Path, tmp_path: Path) ->
     for entry in entries(cache_dir, "pos"):
         entry.unlink()
     assert lint(str(estate), cache_dir=cache_dir) == expected_after != expected
+
+
+def test_a_lint_entry_holds_the_findings_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One JSON shape of a finding: the cache stores the record ``--format json`` lists from,
+    reads it back equal, and an entry of the older shape (lists) is a miss, never a crash."""
+    from compiler.core.errors import Location
+    from compiler.lint import cache as lint_cache
+    from compiler.lint.finding import Finding
+
+    f = Finding(
+        Location("a.sql", 3, 4),
+        "ACC203",
+        "m",
+        "msg",
+        "fix",
+        True,
+        "why",
+        (Location("b.sql", 1, 2),),
+    )
+    payload = lint_cache.findings_to_json([f], 2)
+    assert lint_cache.findings_from_json(payload) == ([f], 2)
+    assert json.loads(payload)["findings"] == [f.to_record()]
+    old = b'{"files": 1, "findings": [[["a.sql", 1, 1], "ACC203", "m", "x", "", false, "", []]]}'
+    assert lint_cache.findings_from_json(old) is None
+    key = lint_cache.sql_key([("a.sql", b"x")], "o")
+    monkeypatch.setattr(lint_cache, "FORMAT", b"lint-other")
+    assert lint_cache.sql_key([("a.sql", b"x")], "o") != key
