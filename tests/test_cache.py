@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from compiler.cli import cli
 from compiler.commands import lint as lint_command
 from compiler.core import store
+from compiler.lint import run as lint_run
 from compiler.model import parsecache
 from compiler.model.loader import parse_document
 from compiler.sqlscan import DIALECTS
@@ -227,7 +228,7 @@ def test_an_edit_lint_does_not_read_reuses_the_findings(
         raise AssertionError("the project was linted again")
 
     monkeypatch.setattr(compiler.model.loader, "parse_document", counting)
-    monkeypatch.setattr(lint_command, "lint_project", not_linted)
+    monkeypatch.setattr(lint_run, "lint_project", not_linted)
     assert lint(str(estate), cache_dir=cache_dir) == expected
     assert parsed == [str(estate / "datasets.yaml")]  # only the edited file was read
 
@@ -288,7 +289,7 @@ def test_pruning_bounds_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert _size(cache_dir) <= bound
     # the oldest results went, the newest stayed: the last state is still a hit
     assert len(entries(cache_dir, "lint")) < 12
-    monkeypatch.setattr(lint_command, "lint_project", lambda *a, **k: pytest.fail("relinted"))
+    monkeypatch.setattr(lint_run, "lint_project", lambda *a, **k: pytest.fail("relinted"))
     assert lint(str(estate), cache_dir=cache_dir) == expected
 
 
