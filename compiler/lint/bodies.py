@@ -171,7 +171,7 @@ def name_of(target: Body) -> str:
 
 
 def at(stmt: Statement, node: exp.Expression) -> Location:
-    from compiler.sqlscan import node_position
+    from compiler.sqlscan import node_position  # SQL files only: policy files need no scanner
 
     line, column = node_position(stmt, node)
     return Location(stmt.file, line, column)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from compiler.lint.finding import Finding, SqlHit
 from compiler.model.rules import RULES_BY_ID
+from targets import lower_all
 
 if TYPE_CHECKING:
     from compiler.model.schema import PolicyModel
@@ -60,8 +61,6 @@ class Context:
 
     @cached_property
     def catalogs(self) -> dict[str, Catalog]:
-        from targets import lower_all
-
         return lower_all(self.project)  # shared with compile in the same process
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:

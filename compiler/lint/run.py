@@ -256,7 +256,7 @@ def _lint_project(
         hit = lint_cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
             return hit
-    from compiler.model.validate import validate_raw
+    from compiler.model.validate import validate_raw  # pydantic: not on a cache hit
 
     project = validate_raw(loader.load_documents(documents, root, unreadable))
     findings = lint_project(project, history, config.selected)
@@ -290,7 +290,7 @@ def _lint_sql(
         if hit is not None:
             found, count = hit
             return found, [], count
-    from compiler.lint.inputs.sqlfiles import scan_sql
+    from compiler.lint.inputs.sqlfiles import scan_sql  # the scanner and sqlglot: not on a hit
 
     results = []
     for path, raw in blobs:
