@@ -5,13 +5,14 @@ import sys
 
 import click
 
+from compiler.commands.options import directory_argument
 from compiler.core.outdir import check_out, write_tree
 from compiler.model.validate import load_project
 from targets.render import TARGET_CHOICES, render_files
 
 
 @click.command("compile")
-@click.argument("directory", default="policies", type=click.Path())
+@directory_argument
 @click.option("--out", "out", required=True, type=click.Path(), help="Output directory.")
 @click.option(
     "--target",

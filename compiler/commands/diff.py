@@ -4,33 +4,23 @@ from __future__ import annotations
 
 import click
 
+from compiler.commands.options import base_option, directory_argument, fail_on_option, format_option
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 
 FORMATS = ("text", "markdown", "json", "github")
 
 
 @click.command("diff")
-@click.argument("directory", default="policies", type=click.Path())
-@click.option(
-    "--base",
-    required=True,
-    help="The version to compare with: a policy directory, or a git revision (origin/main) "
-    "of DIRECTORY, read as `accord plan --base` reads it.",
+@directory_argument
+@base_option(
+    "The version to compare with: a policy directory, or a git revision (origin/main) "
+    "of DIRECTORY, read as `accord plan --base` reads it."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="text for people; markdown for a pull-request comment; json or github annotations.",
+@format_option(
+    FORMATS, "text for people; markdown for a pull-request comment; json or github annotations."
 )
-@click.option(
-    "--fail-on",
-    type=click.Choice(("widening", "never")),
-    default="never",
-    show_default=True,
-    help="Exit 1 when anything widens (with widening).",
+@fail_on_option(
+    ("widening", "never"), "Exit 1 when anything widens (with widening).", default="never"
 )
 def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     """What the change from BASE to DIRECTORY changes in who sees what: per persona,

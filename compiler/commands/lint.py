@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from compiler.commands.options import fail_on_option, format_option
 from compiler.lint.report import (
     FORMATS,
     render_github,
@@ -30,19 +31,10 @@ DIALECTS = ("snowflake", "databricks")
 
 @click.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="text for people; json, sarif (2.1.0) or github annotations for machines.",
-)
-@click.option(
-    "--fail-on",
-    type=click.Choice(FAIL_ON),
-    default=None,
-    help="Exit 1 when an unsuppressed finding at or above this severity remains "
+@format_option(FORMATS, "text for people; json, sarif (2.1.0) or github annotations for machines.")
+@fail_on_option(
+    FAIL_ON,
+    "Exit 1 when an unsuppressed finding at or above this severity remains "
     "(default: fail-on of the configuration, else error).",
 )
 @click.option(
