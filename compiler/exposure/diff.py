@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from compiler.core.errors import Diagnostic, Location
-from compiler.meaning import semantics
+from compiler.meaning import divergence, semantics
 from compiler.meaning.analyze import governed_groups
 from compiler.model.schema import PolicyModel
 from compiler.model.validate import Project
@@ -211,8 +211,8 @@ class DivergenceChange:
     status: Literal["new", "resolved"]
     facts: tuple[str, str]
     aspect: str
-    loose: semantics.Reach
-    strict: semantics.Reach
+    loose: divergence.Reach
+    strict: divergence.Reach
     personas: tuple[str, ...]
     detail: str
     location: Location
@@ -709,7 +709,7 @@ def index_notes(base: PolicyModel, head: PolicyModel) -> list[str]:
 
 
 def _structure(model: PolicyModel) -> str:
-    """What :func:`compiler.meaning.semantics.divergences` compares, apart from the views."""
+    """What :func:`compiler.meaning.divergence.divergences` compares, apart from the views."""
     return json.dumps(
         [
             {d: model.replica_root(d) for d in model.datasets},
@@ -727,8 +727,8 @@ def _structure(model: PolicyModel) -> str:
 
 
 def _readers(model: PolicyModel) -> dict[str, list[str]]:
-    """Per dataset, the surfaces that read it (:func:`compiler.meaning.semantics.reaches`)."""
-    return {d: list(dict.fromkeys(s for s, _ in r)) for d, r in semantics.reaches(model).items()}
+    """Per dataset, the surfaces that read it (:func:`compiler.meaning.divergence.reaches`)."""
+    return {d: list(dict.fromkeys(s for s, _ in r)) for d, r in divergence.reaches(model).items()}
 
 
 def _inputs(model: PolicyModel) -> tuple[Any, ...]:
@@ -873,25 +873,25 @@ def resolve_expressions(
 # divergences and probes
 
 
-def _divergence_key(d: semantics.Divergence) -> tuple[Any, ...]:
+def _divergence_key(d: divergence.Divergence) -> tuple[Any, ...]:
     return (d.facts, d.aspect, d.loose.surface, d.loose.dataset, (d.loose.column or "").lower())
 
 
 def divergence_changes(
     base: Project, head: Project, personas: list[str] | None = None
 ) -> list[DivergenceChange]:
-    """ACC403 divergences (as lint computes them: :func:`compiler.meaning.semantics.divergences`)
+    """ACC403 divergences (as lint computes them: :func:`compiler.meaning.divergence.divergences`)
     present in one model and not the other, one entry per loose place with its personas;
     only for ``personas`` when given (those whose divergences may differ)."""
     out: list[DivergenceChange] = []
     if personas is not None and not personas:
         return out
-    found_b = semantics.divergences(
+    found_b = divergence.divergences(
         base.model,
         [p for p in personas or base.model.personas if p in base.model.personas],
         refused_as_intended=True,
     )
-    found_h = semantics.divergences(
+    found_h = divergence.divergences(
         head.model,
         [p for p in personas or head.model.personas if p in head.model.personas],
         refused_as_intended=True,
@@ -901,7 +901,7 @@ def divergence_changes(
         ("resolved", found_b, found_h, base),
     ):
         theirs = {(d.persona, *_divergence_key(d)) for d in other}
-        grouped: dict[tuple[Any, ...], list[semantics.Divergence]] = {}
+        grouped: dict[tuple[Any, ...], list[divergence.Divergence]] = {}
         for d in mine:
             if (d.persona, *_divergence_key(d)) not in theirs:
                 grouped.setdefault(_divergence_key(d), []).append(d)
