@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from compiler.core.platforms import PLATFORMS
+
 if TYPE_CHECKING:
     from targets.base import Target
 
-SQL_TARGETS = ("snowflake", "databricks")
+SQL_TARGETS = PLATFORMS
 
 
 def get_target(platform: str) -> Target:

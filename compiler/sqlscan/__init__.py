@@ -79,6 +79,8 @@ from sqlglot.dialects.dialect import Dialect as _SqlglotDialect
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
+from compiler.core.platforms import DIALECTS
+
 __all__ = [
     "DIALECTS",
     "KINDS",
@@ -95,7 +97,6 @@ __all__ = [
 ]
 
 Dialect = Literal["snowflake", "databricks"]
-DIALECTS: tuple[str, ...] = ("snowflake", "databricks")
 
 # Statement kinds, for reference (Statement.kind is always one of these).
 KINDS: frozenset[str] = frozenset(
