@@ -31,7 +31,7 @@ class Cells:
         self._reads = {d: set(v) for d, v in self.places.items()}
         self._extras: dict[str, list[str]] = {}
         self.grants = json.dumps(model.entitlements, sort_keys=True)
-        self._column_states: dict[tuple[str, str | None, str], Cell] = {}
+        self._column_cells: dict[tuple[str, str | None, str], Cell] = {}
         shared: dict[tuple[str, ...], object] = {}
         self.perspectives = {
             p: semantics.Perspective(model, p, shared) for p in sorted(model.personas)
@@ -46,9 +46,9 @@ class Cells:
         if persp is None or ds is None or (place is not None and place not in self._reads[dataset]):
             return None
         view = persp.view(dataset, place, self._extra(dataset, ds))
-        out: dict[str | None, Cell] = {None: self._row_state(view, ds)}
+        out: dict[str | None, Cell] = {None: self._row_cell(view, ds)}
         for cv in view.columns:
-            out[cv.column.lower()] = self._column_state(cv, ds)
+            out[cv.column.lower()] = self._column_cell(cv, ds)
         return out
 
     def _extra(self, dataset: str, ds: Any) -> list[str]:
@@ -61,7 +61,7 @@ class Cells:
             ]
         return found
 
-    def _row_state(self, view: semantics.DatasetView, ds: Any) -> Cell:
+    def _row_cell(self, view: semantics.DatasetView, ds: Any) -> Cell:
         disp = view.row_disposition
         if disp != "filtered":
             return PLAIN[disp]
@@ -78,9 +78,9 @@ class Cells:
             return Cell(disp, predicate=json.dumps([text, held, self.grants]))
         return Cell(disp, values=view.rows.values, dimension=view.rows.dimension)
 
-    def _column_state(self, cv: semantics.ColumnView, ds: Any) -> Cell:
+    def _column_cell(self, cv: semantics.ColumnView, ds: Any) -> Cell:
         key = (cv.disposition, cv.mask if cv.disposition == "masked" else None, ds.platform)
-        found = self._column_states.get(key)
+        found = self._column_cells.get(key)
         if found is None:
             if cv.disposition != "masked" or cv.mask is None:
                 found = Cell(cv.disposition)
@@ -92,7 +92,7 @@ class Cells:
                     salted=bool((mask.salt or {}).get(ds.platform)),  # type: ignore[call-overload]
                     keep_last=mask.keep_last or 0,
                 )
-            self._column_states[key] = found
+            self._column_cells[key] = found
         return found
 
 

@@ -15,6 +15,7 @@ from compiler.model.schema import PolicyModel
 
 
 def declared_values(models: Iterable[PolicyModel], dimension: str | None) -> frozenset[str]:
+    """Every value of ``dimension`` declared in any of ``models`` (none without a dimension)."""
     if dimension is None:
         return frozenset()
     return frozenset(v for m in models for v in m.entitlements.get(dimension, {}))
