@@ -13,9 +13,9 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from compiler.compile import render_files
 from compiler.model.validate import Project
 from compiler.probe_live.catalog import QueryError, session_statements
+from targets.render import render_files
 
 
 class CompiledPolicyRunner:

@@ -16,9 +16,9 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from compiler.compile import render_files
 from compiler.model.validate import load_project
 from targets import sql
+from targets.render import render_files
 from targets.reserved import DATABRICKS, SNOWFLAKE
 from tests.plan_helpers import ROOT, run_cli
 

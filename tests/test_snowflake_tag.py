@@ -7,9 +7,10 @@ from pathlib import Path
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from compiler.compile import lower_all, render_files
 from compiler.model.validate import Project
+from targets import lower_all
 from targets.objects import MaskAttachment, MaskPolicy, Tag, TagAssignment
+from targets.render import render_files
 from tests.estates import make_project, teams
 from tests.golden_cases import reference, snowflake_tag
 from tests.sql_statements import Statement, function_body, split

@@ -14,8 +14,9 @@ from sqlglot import exp
 
 from compiler.cli import main
 from compiler.commands import terraform as tf_command
-from compiler.compile import render_files, write_tree
+from compiler.core.outdir import write_tree
 from compiler.model.validate import Project
+from targets.render import render_files
 from tests.golden_cases import CASES, abac, reference, render_case, snowflake_tag
 
 #: Argument names each resource type may use, as documented for the pinned provider versions.

@@ -18,9 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from compiler.cli import cli
-from compiler.compile import render_files, write_tree
+from compiler.core.outdir import write_tree
 from compiler.model.validate import load_project
 from compiler.verify import verify
+from targets.render import render_files
 from tests.conftest import ROOT
 
 POLICIES = ROOT / "policies"

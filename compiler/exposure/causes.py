@@ -13,9 +13,8 @@ from compiler.core.errors import Location
 from compiler.exposure.changes import Cause, Change
 from compiler.meaning import semantics
 from compiler.model.schema import PolicyModel
+from compiler.model.source import Path_
 from compiler.model.validate import Project
-
-Path_ = tuple[Any, ...]
 
 
 def _dotted(path: Path_) -> str:

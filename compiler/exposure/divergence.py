@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.exposure.causes import Path_, locate
+from compiler.exposure.causes import locate
 from compiler.exposure.changes import DivergenceChange
 from compiler.meaning.divergence import Divergence, divergences
+from compiler.model.source import Path_
 from compiler.model.validate import Project
 
 

@@ -56,7 +56,7 @@ def plan_from_live(
     keep_unmanaged: bool = False,
 ) -> tuple[Plan, list[str]]:
     """The plan and the notes to print (unmanaged placements and what happens to them)."""
-    from compiler.compile import lower_all
+    from targets import lower_all
 
     platforms = platforms_of_base(base)
     expected, lives, executors = read_live(head, platforms, options, progress, keep_open=True)

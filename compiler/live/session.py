@@ -12,7 +12,7 @@ from compiler.model.validate import Project
 
 
 def expected_catalogs(project: Project, platforms: list[str]) -> dict[str, Any]:
-    from compiler.compile import lower_all
+    from targets import lower_all
 
     lowered = lower_all(project)
     for p in platforms:

@@ -192,7 +192,7 @@ def compiled_fingerprint(project: Any, compiled: str | None) -> str:
             digest.update(p.relative_to(root).as_posix().encode() + b"\0")
             digest.update(p.read_bytes() + b"\0")
         return digest.hexdigest()
-    from compiler.compile import render_files
+    from targets.render import render_files
 
     for rel, text in sorted(render_files(project, "all").items()):
         digest.update(str(rel).encode() + b"\0" + text.encode("utf-8") + b"\0")
