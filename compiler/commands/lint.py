@@ -13,6 +13,7 @@ import sys
 import click
 
 from compiler.commands.options import fail_on_option, format_option
+from compiler.core.platforms import DIALECTS
 from compiler.lint.report import (
     FORMATS,
     render_github,
@@ -24,9 +25,6 @@ from compiler.lint.report import (
 from compiler.lint.run import MISSING, exit_code, lint_paths
 
 FAIL_ON = ("error", "warning", "never")
-#: compiler.sqlscan.DIALECTS, spelled out so that linting policy files imports neither
-#: sqlscan nor its sqlglot dialects (tests/test_cache.py checks they agree)
-DIALECTS = ("snowflake", "databricks")
 
 
 @click.command("lint")

@@ -9,6 +9,7 @@ from compiler.lint.checks import Context, rule
 from compiler.lint.finding import Finding
 from compiler.lint.usage import has_key
 from compiler.meaning import semantics as sem
+from compiler.meaning.divergence import Divergence, divergences
 
 
 @rule("ACC301")
@@ -245,8 +246,8 @@ def loosest_surface(ctx: Context) -> Iterator[Finding]:
     """
     m = ctx.model
     group_size = Counter(m.replica_root(d) for d in m.datasets)
-    groups: dict[tuple[tuple[str, str], str], list[sem.Divergence]] = defaultdict(list)
-    for d in sem.divergences(m, refused_as_intended=True):
+    groups: dict[tuple[tuple[str, str], str], list[Divergence]] = defaultdict(list)
+    for d in divergences(m, refused_as_intended=True):
         groups[(d.facts, d.loose.surface)].append(d)
     for (facts, surface), found in sorted(groups.items()):
         kind, name = facts
@@ -257,7 +258,7 @@ def loosest_surface(ctx: Context) -> Iterator[Finding]:
         )
         # one clause per (what differs, where): the personas it differs for, with the first
         # persona's detail (row sets differ per persona)
-        clauses: dict[tuple[object, ...], list[sem.Divergence]] = defaultdict(list)
+        clauses: dict[tuple[object, ...], list[Divergence]] = defaultdict(list)
         for d in found:
             clauses[(d.aspect, d.loose, d.strict)].append(d)
         parts = []
