@@ -24,7 +24,7 @@ guidance asks. What differs is how the functions reach the tables:
   so each table still matches exactly one. A hand-written predicate is always ``ON TABLE``.
 
 Quotas (docs.databricks.com/aws/en/data-governance/unity-catalog/abac/requirements) are checked
-by rule ACC504 (``compiler/lint/abac_rules.py``) from the objects built here.
+by rule ACC504 (``compiler/lint/rules/abac.py``) from the objects built here.
 """
 
 from __future__ import annotations

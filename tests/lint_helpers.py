@@ -8,7 +8,8 @@ from typing import Any
 
 import yaml
 
-from compiler.lint import Finding, lint_project
+from compiler.lint.engine import lint_project
+from compiler.lint.finding import Finding
 from compiler.model.validate import Project, load_project
 
 #: in a patch, removes the key

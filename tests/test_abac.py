@@ -8,7 +8,7 @@ import pytest
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from compiler.lint import lint_project
+from compiler.lint.engine import lint_project
 from compiler.model.salts import materialize
 from compiler.model.validate import Project
 from targets.render import render_files

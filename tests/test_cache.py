@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from compiler.cli import cli
 from compiler.commands import lint as lint_command
 from compiler.core import store
+from compiler.lint import run as lint_run
 from compiler.model import parsecache
 from compiler.model.loader import parse_document
 from compiler.sqlscan import DIALECTS
@@ -227,7 +228,7 @@ def test_an_edit_lint_does_not_read_reuses_the_findings(
         raise AssertionError("the project was linted again")
 
     monkeypatch.setattr(compiler.model.loader, "parse_document", counting)
-    monkeypatch.setattr(lint_command, "lint_project", not_linted)
+    monkeypatch.setattr(lint_run, "lint_project", not_linted)
     assert lint(str(estate), cache_dir=cache_dir) == expected
     assert parsed == [str(estate / "datasets.yaml")]  # only the edited file was read
 
@@ -288,7 +289,7 @@ def test_pruning_bounds_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert _size(cache_dir) <= bound
     # the oldest results went, the newest stayed: the last state is still a hit
     assert len(entries(cache_dir, "lint")) < 12
-    monkeypatch.setattr(lint_command, "lint_project", lambda *a, **k: pytest.fail("relinted"))
+    monkeypatch.setattr(lint_run, "lint_project", lambda *a, **k: pytest.fail("relinted"))
     assert lint(str(estate), cache_dir=cache_dir) == expected
 
 
@@ -404,8 +405,15 @@ def test_env_turns_the_cache_off(estate: Path, tmp_path: Path, monkeypatch) -> N
     assert not (tmp_path / "cache").exists()
 
 
-def test_lint_dialect_choices_are_sqlscans() -> None:
-    assert lint_command.DIALECTS == DIALECTS
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_every_lint_dialect_choice_is_one_the_scanner_reads(tmp_path: Path, dialect: str) -> None:
+    """``--dialect`` is offered by the light lint command without importing the scanner: each
+    choice it offers must be one the scanner reads a file in (no exit 2, the file counted)."""
+    sql = tmp_path / "p.sql"
+    sql.write_text("CREATE TABLE t (a INT);\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["lint", str(sql), "--dialect", dialect, "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert "in 1 file" in result.output
 
 
 def test_a_run_with_bad_input_writes_nothing(
@@ -601,3 +609,30 @@ def test_lint_with_positions_pruned_is_the_same(estate: Path, tmp_path: Path) ->
     for entry in entries(cache_dir, "pos"):
         entry.unlink()
     assert lint(str(estate), cache_dir=cache_dir) == expected_after != expected
+
+
+def test_a_lint_entry_holds_the_findings_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One JSON shape of a finding: the cache stores the record ``--format json`` lists from,
+    reads it back equal, and an entry of the older shape (lists) is a miss, never a crash."""
+    from compiler.core.errors import Location
+    from compiler.lint import cache as lint_cache
+    from compiler.lint.finding import Finding
+
+    f = Finding(
+        Location("a.sql", 3, 4),
+        "ACC203",
+        "m",
+        "msg",
+        "fix",
+        True,
+        "why",
+        (Location("b.sql", 1, 2),),
+    )
+    payload = lint_cache.findings_to_json([f], 2)
+    assert lint_cache.findings_from_json(payload) == ([f], 2)
+    assert json.loads(payload)["findings"] == [f.to_record()]
+    old = b'{"files": 1, "findings": [[["a.sql", 1, 1], "ACC203", "m", "x", "", false, "", []]]}'
+    assert lint_cache.findings_from_json(old) is None
+    key = lint_cache.sql_key([("a.sql", b"x")], "o")
+    monkeypatch.setattr(lint_cache, "FORMAT", b"lint-other")
+    assert lint_cache.sql_key([("a.sql", b"x")], "o") != key

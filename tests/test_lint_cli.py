@@ -13,9 +13,11 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from compiler import lint as engine
 from compiler.cli import cli
-from compiler.lint import Context, Finding, RegisteredRule, registered_rules
+from compiler.lint import engine
+from compiler.lint.checks import REGISTRY, Context, History, RegisteredRule
+from compiler.lint.engine import registered_rules
+from compiler.lint.finding import Finding
 from tests.conftest import ROOT
 from tests.lint_helpers import patched, write_estate
 
@@ -236,16 +238,14 @@ def test_bad_input_is_located_exit_2(
 def test_plans_and_ledger_reach_the_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "plans").mkdir()
     (tmp_path / "ledger.json").write_text("{}")
-    seen: list[dict[str, object]] = []
+    seen: list[History] = []
 
     def capture(ctx: Context) -> list[Finding]:
-        seen.append(dict(ctx.extra))
+        seen.append(ctx.history)
         return []
 
-    engine._load_rules()
-    monkeypatch.setitem(
-        engine.REGISTRY, "ACC601", [RegisteredRule("ACC601", capture, "", "policy")]
-    )
+    engine.load_rules()
+    monkeypatch.setitem(REGISTRY, "ACC601", [RegisteredRule("ACC601", capture, "", "policy")])
     args = [
         "lint",
         str(ROOT / "policies"),
@@ -256,7 +256,7 @@ def test_plans_and_ledger_reach_the_rules(tmp_path: Path, monkeypatch: pytest.Mo
     ]
     result = CliRunner().invoke(cli, args, standalone_mode=False)
     assert result.exception is None, result.output
-    assert seen == [{"plans": str(tmp_path / "plans"), "ledger": str(tmp_path / "ledger.json")}]
+    assert seen == [History(plans=str(tmp_path / "plans"), ledger=str(tmp_path / "ledger.json"))]
 
 
 def test_lint_imports_no_heavy_client() -> None:
@@ -323,7 +323,7 @@ def test_pre_commit_hooks_lint_the_whole_policy_directory() -> None:
 
 @pytest.mark.parametrize("color", [True, False])
 def test_colour_only_when_asked(color: bool) -> None:
-    from compiler.lint import lint_project
+    from compiler.lint.engine import lint_project
     from compiler.lint.report import render_text
     from compiler.model.validate import load_project
 

@@ -172,6 +172,33 @@ def test_a_drift_rule_suppression_is_not_judged_by_lint(tmp_path: Path) -> None:
     assert len(messages) == 1 and "ACC201" in messages[0]
 
 
+def test_drift_findings_are_finalised_without_the_lint_rules(tmp_path: Path) -> None:
+    """`accord drift` finalises its live findings with lint's entry suppressions and order
+    (compiler.lint.engine.finalize), without running a lint rule: a finding on an entry that
+    ignores its rule is suppressed with the entry's reason, duplicates go, the rest is sorted,
+    and nothing the model rules would raise is added."""
+    from compiler.core.errors import Location
+    from compiler.lint.engine import finalize
+    from compiler.lint.finding import Finding
+    from compiler.model.validate import load_project
+
+    reason = "a console grant, reviewed 2026-11"
+    root = write_estate(
+        tmp_path / "p", patched({"masks": {"email": {"ignore": {"ACC704": reason}}}})
+    )
+    project = load_project(root)
+    here = Location("masks.yaml", 3, 5)
+    ignored = Finding(here, "ACC704", "masks.email", "snowflake: rows differ")
+    kept = Finding(Location("masks.yaml", 1, 1), "ACC701", "masks.email", "snowflake: missing")
+    other = Finding(here, "ACC704", "entitlements.programme", "rows differ")
+    assert finalize(project, [ignored, other, kept, other]) == [
+        kept,
+        Finding(here, "ACC704", "entitlements.programme", "rows differ"),
+        Finding(here, "ACC704", "masks.email", "snowflake: rows differ", "", True, reason),
+    ]
+    assert finalize(project, []) == []  # the model's own findings are not drift's
+
+
 def test_used_ignore_entry_is_not_reported() -> None:
     run = accord("lint", str(ROOT / "policies"), "--format", "json", "--show-suppressed")
     assert "ACC002" not in {f["rule"] for f in json.loads(run.stdout)["findings"]}

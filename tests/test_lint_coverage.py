@@ -20,7 +20,8 @@ import jsonschema
 import pytest
 import yaml
 
-from compiler.lint import Finding, lint_sql_batch
+from compiler.lint.engine import lint_sql_batch
+from compiler.lint.finding import Finding
 from compiler.lint.inputs.sqlfiles import read_sql_files
 from compiler.lint.sources import source_line
 from tests.conftest import ROOT

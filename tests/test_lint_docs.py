@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.lint import REGISTRY, registered_rules, rule_doc
+from compiler.lint.checks import REGISTRY
 from compiler.lint.docs import SECTIONS, doc_sections, main, render_docs
+from compiler.lint.engine import registered_rules, rule_doc
 from compiler.model.rules import RULE_TABLE
 from tests.conftest import ROOT
 
@@ -48,3 +49,15 @@ def test_docs_check_mode(tmp_path: Path) -> None:
     assert main(["--check", "--out", str(out)]) == 1
     assert main(["--out", str(out)]) == 0
     assert main(["--check", "--out", str(out)]) == 0
+
+
+def test_every_rule_module_is_listed() -> None:
+    """Rules are registered by the explicit list of compiler/lint/rules/__init__.py: a family
+    module left out of it would never run."""
+    import pkgutil
+
+    import compiler.lint.rules as rules
+
+    modules = {info.name for info in pkgutil.iter_modules(rules.__path__)}
+    assert modules == {m.__name__.rsplit(".", 1)[-1] for m in rules.FAMILIES}
+    assert len(rules.FAMILIES) == len(set(rules.FAMILIES))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from compiler.lint import lint_project
+from compiler.lint.engine import lint_project
 from compiler.lint.sources import source_line
 from compiler.model.validate import load_project
 from tests.conftest import ROOT

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from compiler.core.errors import InputError
-from compiler.lint import Finding, lint_sql
+from compiler.lint.engine import lint_sql
+from compiler.lint.finding import Finding
 from compiler.lint.sources import source_line
 from compiler.sqlscan import scan
 from tests.conftest import ROOT

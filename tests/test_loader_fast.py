@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from compiler.core.errors import InputError
-from compiler.lint import lint_project
+from compiler.lint.engine import lint_project
 from compiler.model import loader
 from compiler.model.validate import validate_raw
 from tests.conftest import MINIMAL, ROOT

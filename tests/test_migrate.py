@@ -15,7 +15,8 @@ import pytest
 from snowflake.connector.errors import ProgrammingError
 
 from compiler.history.ledger import append_record, half_applied_groups, read_ledger
-from compiler.lint import lint_project
+from compiler.lint.checks import History
+from compiler.lint.engine import lint_project
 from compiler.model.validate import load_project
 from compiler.plan.apply import (
     DatabricksExecutor,
@@ -106,11 +107,11 @@ def test_acc601_reports_a_half_applied_group(plans: Path) -> None:
     project = load_project(ROOT / "policies")
     ledger = plans / "ledger.jsonl"
     assert not [f for f in lint_project(project) if f.rule == "ACC601"]
-    assert not [f for f in lint_project(project, extra={"plans": str(plans)}) if f.rule == "ACC601"]
+    assert not [f for f in lint_project(project, History(plans=str(plans))) if f.rule == "ACC601"]
     apply_all_but_the_lakehouse_cutover(plans)
     (finding,) = [
         f
-        for f in lint_project(project, extra={"plans": str(plans), "ledger": str(ledger)})
+        for f in lint_project(project, History(plans=str(plans), ledger=str(ledger)))
         if f.rule == "ACC601"
     ]
     assert str(finding.location) == f"{ledger}:3:1"
@@ -118,15 +119,13 @@ def test_acc601_reports_a_half_applied_group(plans: Path) -> None:
     assert "'subject'" in finding.message and "not on databricks" in finding.message
     assert "--platform databricks" in finding.fix
     # --ledger alone implies the plans beside it
-    assert [f.rule for f in lint_project(project, extra={"ledger": str(ledger)})].count(
-        "ACC601"
-    ) == 1
+    assert [f.rule for f in lint_project(project, History(ledger=str(ledger)))].count("ACC601") == 1
     (half,) = half_applied_groups(plans, ledger)
     assert (half.group, half.applied, half.missing) == ("subject", ("snowflake",), ("databricks",))
 
 
 def test_acc601_docstring_explains_the_rule() -> None:
-    from compiler.lint.migration_rules import half_applied_migration
+    from compiler.lint.rules.migrations import half_applied_migration
 
     doc = half_applied_migration.__doc__ or ""
     # the sections of every rule page (compiler.lint.docs.SECTIONS)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.meaning import semantics
+from compiler.meaning import divergence, semantics
 from compiler.meaning.analyze import governed_groups, persona_matrix
 from compiler.model.validate import load_project
 from compiler.plan.index import Places
@@ -144,7 +144,7 @@ def test_plan_index_follows_every_mutation() -> None:
 @pytest.mark.parametrize("estate", ESTATES)
 def test_persona_matrix_equals_fresh_views(estate: str) -> None:
     model = load_project(ROOT / estate).model
-    by_dataset = semantics.reaches(model)
+    by_dataset = divergence.reaches(model)
     for persona in sorted(model.personas):
         expected = []
         for dataset in governed_groups(model):

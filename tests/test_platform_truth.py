@@ -507,7 +507,7 @@ def _lake(style: str, identity: str = "service", salt: bool = True) -> dict:
 def test_unconfirmed_abac_leaks_are_warned(
     tmp_path, case: str, estate: dict, rule: str, where
 ) -> None:  # type: ignore[no-untyped-def]
-    from compiler.lint import lint_project
+    from compiler.lint.engine import lint_project
     from tests.estates import make_project
 
     proj = make_project(tmp_path, estate)

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from compiler.core.errors import InputError
-from compiler.lint import lint_project
+from compiler.lint.engine import lint_project
 from compiler.meaning.probes import evaluate, probe_init
 from compiler.model.validate import load_project
 from tests.conftest import ROOT

@@ -417,7 +417,7 @@ def test_lint_does_not_import_duckdb() -> None:
     code = (
         "import sys\n"
         "from compiler.cli import main\n"
-        "from compiler.lint import lint_project\n"
+        "from compiler.lint.engine import lint_project\n"
         "from compiler.model.validate import load_project\n"
         "lint_project(load_project('policies'))\n"
         "try:\n"

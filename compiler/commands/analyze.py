@@ -4,6 +4,7 @@ import sys
 
 import click
 
+from compiler.commands.options import directory_argument, format_option
 from compiler.meaning.analyze import (
     Analysis,
     analyze,
@@ -17,14 +18,8 @@ from compiler.model.validate import load_project
 
 
 @click.command("analyze")
-@click.argument("directory", default="policies", type=click.Path())
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown", "json"]),
-    default="text",
-    show_default=True,
-)
+@directory_argument
+@format_option(("text", "markdown", "json"))
 def command(directory: str, fmt: str) -> int:
     """The surface table and, per persona, what every surface answers of each governed
     dataset and column. Exit 1 when the same facts are looser on one surface (ACC403)."""

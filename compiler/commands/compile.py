@@ -5,13 +5,14 @@ import sys
 
 import click
 
+from compiler.commands.options import directory_argument
 from compiler.core.outdir import check_out, write_tree
 from compiler.model.validate import load_project
 from targets.render import TARGET_CHOICES, render_files
 
 
 @click.command("compile")
-@click.argument("directory", default="policies", type=click.Path())
+@directory_argument
 @click.option("--out", "out", required=True, type=click.Path(), help="Output directory.")
 @click.option(
     "--target",
@@ -25,7 +26,7 @@ def command(directory: str, out: str, target: str) -> int:
 
     Lint runs first: while an error-level finding remains unsuppressed, nothing is written
     and the exit code is 1."""
-    from compiler.lint import lint_project
+    from compiler.lint.engine import lint_project
     from compiler.lint.report import format_findings
 
     check_out(out, directory)

@@ -6,7 +6,7 @@ from typing import Any
 import click
 
 from compiler.commands.options import live_options, options_from, platforms_of, progress
-from compiler.core.errors import InputError, UsageError
+from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from compiler.model.validate import load_project
 
 
@@ -18,7 +18,7 @@ from compiler.model.validate import load_project
 def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
     """Compare the model with what the platforms hold: findings ACC701-ACC706, located at the
     model's file:line:column. Exit 1 when anything differs. Reads only; changes nothing."""
-    from compiler.lint import lint_project
+    from compiler.lint.engine import finalize
     from compiler.lint.report import render_json, render_sarif, render_text
     from compiler.live.drift import drift
     from compiler.live.session import session
@@ -35,9 +35,7 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
                 raise
             return _could_not_run(err, directory, fmt)
         found = drift(project, live.expected, live.catalogs, live.executors)
-    findings = [
-        f for f in lint_project(project, extra={"drift": found}) if f.rule.startswith("ACC7")
-    ]
+    findings = finalize(project, found)  # suppressions and sorting; no lint rule runs
     if fmt == "json":
         click.echo(render_json(findings))
     elif fmt == "sarif":
@@ -52,44 +50,16 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
 def _could_not_run(err: InputError | UsageError, directory: str, fmt: str) -> int:
     """Exit 2 with one valid machine document (shared/spec/cli.md): JSON ``errors`` beside
     ``findings``; SARIF ``toolExecutionNotifications`` with ``executionSuccessful: false``."""
-    import json
-
-    from compiler.lint.report import sarif_document
+    from compiler.lint.report import render_json, render_sarif
 
     if isinstance(err, InputError):
-        errors = [
-            {"file": d.location.file, "line": d.location.line, "column": d.location.column,
-             "message": d.message}
-            for d in err.diagnostics
-        ]  # fmt: skip
+        problems = list(err.diagnostics)
     else:
-        errors = [{"file": directory, "line": 1, "column": 1, "message": str(err)}]
-    for e in errors:
-        click.echo(f"accord: {e['message']}", err=True)
+        problems = [Diagnostic(Location(directory, 1, 1), str(err))]
+    for d in problems:
+        click.echo(f"accord: {d.message}", err=True)
     if fmt == "json":
-        summary = {"error": 0, "warning": 0, "suppressed": 0}
-        click.echo(json.dumps({"findings": [], "summary": summary, "errors": errors}, indent=2))
-        return 2
-    doc = sarif_document([])
-    doc["runs"][0]["invocations"] = [  # type: ignore[index]
-        {
-            "executionSuccessful": False,
-            "toolExecutionNotifications": [
-                {
-                    "level": "error",
-                    "message": {"text": e["message"]},
-                    "locations": [
-                        {
-                            "physicalLocation": {
-                                "artifactLocation": {"uri": e["file"]},
-                                "region": {"startLine": e["line"], "startColumn": e["column"]},
-                            }
-                        }
-                    ],
-                }
-                for e in errors
-            ],
-        }
-    ]
-    click.echo(json.dumps(doc, indent=2))
+        click.echo(render_json([], problems=problems))
+    else:
+        click.echo(render_sarif([], problems, as_results=False))
     return 2

@@ -1,14 +1,55 @@
-"""Connection options shared by every live command (shared/spec/cli.md)."""
+"""Options shared by the commands (shared/spec/cli.md): the policy DIRECTORY, ``--base``,
+``--format``, ``--fail-on``, ``--compiled``, and the connection options of every live command."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 
 from compiler.connect.config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def directory_argument(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """DIRECTORY: the policy directory, ``policies`` by default."""
+    return click.argument("directory", default="policies", type=click.Path())(fn)
+
+
+def base_option(help: str) -> Decorator:
+    """``--base``: the version a command compares with (required)."""
+    return click.option("--base", required=True, help=help)
+
+
+def format_option(formats: Sequence[str], help: str | None = None) -> Decorator:
+    """``--format`` (the ``fmt`` parameter): one of ``formats``, the first by default."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(formats),
+        default=formats[0],
+        show_default=True,
+        help=help,
+    )
+
+
+def fail_on_option(choices: Sequence[str], help: str, default: str | None = None) -> Decorator:
+    """``--fail-on``: the findings that make the command exit 1 (``default`` shown when set)."""
+    return click.option(
+        "--fail-on",
+        type=click.Choice(choices),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def compiled_option(help: str) -> Decorator:
+    """``--compiled``: a directory of SQL written by ``accord compile``."""
+    return click.option("--compiled", type=click.Path(), default=None, help=help)
 
 
 def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:

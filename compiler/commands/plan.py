@@ -4,17 +4,21 @@ from typing import Any
 
 import click
 
-from compiler.commands.options import live_options, options_from, progress
+from compiler.commands.options import (
+    base_option,
+    directory_argument,
+    live_options,
+    options_from,
+    progress,
+)
 from compiler.model.validate import load_project
 
 
 @click.command("plan")
-@click.argument("directory", default="policies", type=click.Path())
-@click.option(
-    "--base",
-    required=True,
-    help="The version to migrate from: a policy directory, a git revision "
-    "(origin/main) of DIRECTORY, or what is deployed: live:snowflake|live:databricks|live:all.",
+@directory_argument
+@base_option(
+    "The version to migrate from: a policy directory, a git revision "
+    "(origin/main) of DIRECTORY, or what is deployed: live:snowflake|live:databricks|live:all."
 )
 @click.option(
     "--out", default="migrations", show_default=True, type=click.Path(), help="Plans directory."

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import click
 
+from compiler.commands.options import compiled_option, format_option
 from compiler.core.errors import UsageError
 
 
@@ -27,13 +28,7 @@ from compiler.core.errors import UsageError
     show_default=True,
     help="Live: only the surfaces of this platform (a2a: the A2A surfaces).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "junit"]),
-    default="text",
-    show_default=True,
-)
+@format_option(("text", "json", "junit"))
 @click.option(
     "--out",
     "out",
@@ -49,12 +44,7 @@ from compiler.core.errors import UsageError
     help="Live: the local, uncommitted probe config (probe_profiles, the Snowflake probe "
     "user, A2A tokens); default $ACCORD_PROBE_CONFIG, else .accord/probe.yaml.",
 )
-@click.option(
-    "--compiled",
-    type=click.Path(),
-    default=None,
-    help="The compiled output the result file fingerprints (default: compiled afresh).",
-)
+@compiled_option("The compiled output the result file fingerprints (default: compiled afresh).")
 @click.option("--connection", default=None, help="Snowflake connection name (connections.toml).")
 @click.option("--warehouse-id", default=None, help="Databricks SQL warehouse id.")
 @click.option("--where", "where", default=None, help="init: DIMENSION=VALUE")
@@ -160,7 +150,7 @@ def _init(
         if value not in table:
             raise UsageError(f"unknown {kind} {value!r} (known: {', '.join(sorted(table))})")
     if column is not None:
-        from compiler.meaning.probes import probe_columns
+        from compiler.model.probe_places import probe_columns
 
         known = {c.lower(): c for c in probe_columns(model, dataset)}
         if column.lower() not in known:

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import click
 
+from compiler.commands.options import directory_argument
 from compiler.model.validate import load_project
 
 
 @click.command("validate")
-@click.argument("directory", default="policies", type=click.Path())
+@directory_argument
 def command(directory: str) -> int:
     """Load and validate the policy directory DIRECTORY (default: policies)."""
     project = load_project(directory)

@@ -2,26 +2,17 @@ from __future__ import annotations
 
 import click
 
+from compiler.commands.options import compiled_option, directory_argument, format_option
 from compiler.model.validate import load_project
 
 
 @click.command("verify")
-@click.argument("directory", default="policies", type=click.Path())
-@click.option(
-    "--compiled",
-    "compiled",
-    type=click.Path(),
-    default=None,
-    help="Check the SQL files in this directory (written by `accord compile`, perhaps edited "
-    "since) instead of compiling afresh.",
+@directory_argument
+@compiled_option(
+    "Check the SQL files in this directory (written by `accord compile`, perhaps edited "
+    "since) instead of compiling afresh."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-)
+@format_option(("text", "json"))
 def command(directory: str, compiled: str | None, fmt: str) -> int:
     """Execute the compiled policies on embedded DuckDB for every persona and compare what
     each sees with the model. Exit 1 on any mismatch."""

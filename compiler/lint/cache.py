@@ -18,19 +18,24 @@ like comments inside a block scalar are content, and the parsed document catches
 other edit changes the digest, and the project is linted afresh: the rules are cross-file
 (ACC202, ACC403 compare entries of different files), and a reused finding the engine cannot
 prove still true is never given.
+
+Every key also hashes :data:`FORMAT`, the shape of an entry's payload: entries of an older
+shape are never read.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from compiler.core import store
-from compiler.core.errors import Location
-from compiler.lint import Finding
+from compiler.lint.finding import Finding
 from compiler.model import parsecache
+
+#: the shape of a ``lint/`` payload (2: the findings as their JSON records)
+FORMAT = b"lint-2"
 
 
 def project_key(
@@ -40,7 +45,7 @@ def project_key(
 ) -> str | None:
     """The key of a project's lint result: accord, the options, and each file's name and
     :func:`file_digest` in order. None when a file does not parse (nothing is reused)."""
-    h = hashlib.sha256(store.code_fingerprint().encode())
+    h = hashlib.sha256(store.code_fingerprint().encode() + b"\0" + FORMAT)
     h.update(b"\0lint\0" + options.encode() + b"\0")
     for raw, name in documents:
         digest = parsecache.file_digest(raw, name, compute)
@@ -53,54 +58,25 @@ def project_key(
 def sql_key(blobs: list[tuple[str, bytes]], options: str) -> str:
     """The key of the lint result of SQL files linted together: accord, the options, and
     each file's name and bytes in order."""
-    h = hashlib.sha256(store.code_fingerprint().encode())
+    h = hashlib.sha256(store.code_fingerprint().encode() + b"\0" + FORMAT)
     h.update(b"\0sql\0" + options.encode() + b"\0")
     for name, raw in blobs:
         h.update(name.encode() + b"\0" + hashlib.sha256(raw).hexdigest().encode() + b"\0")
     return h.hexdigest()
 
 
-def findings_to_json(findings: list[Any], files: int) -> bytes:
-    def loc(x: Any) -> list[Any]:
-        return [x.file, x.line, x.column]
-
+def findings_to_json(findings: Sequence[Finding], files: int) -> bytes:
+    """An entry's payload: the number of files and each finding's record
+    (:meth:`~compiler.lint.finding.Finding.to_record`, the shape ``--format json`` lists)."""
     return json.dumps(
-        {
-            "files": files,
-            "findings": [
-                [
-                    loc(f.location),
-                    f.rule,
-                    f.object,
-                    f.message,
-                    f.fix,
-                    f.suppressed,
-                    f.reason,
-                    [loc(r) for r in f.related],
-                ]
-                for f in findings
-            ],
-        },
-        sort_keys=True,
+        {"files": files, "findings": [f.to_record() for f in findings]}, sort_keys=True
     ).encode()
 
 
-def findings_from_json(payload: bytes) -> tuple[list[Any], int] | None:
+def findings_from_json(payload: bytes) -> tuple[list[Finding], int] | None:
+    """The findings and number of files of a payload; None for one that does not decode."""
     try:
         doc = json.loads(payload)
-        out = [
-            Finding(
-                Location(*where),
-                rule,
-                obj,
-                message,
-                fix,
-                suppressed,
-                reason,
-                tuple(Location(*r) for r in related),
-            )
-            for where, rule, obj, message, fix, suppressed, reason, related in doc["findings"]
-        ]
-        return out, int(doc["files"])
-    except (ValueError, TypeError, KeyError):
+        return [Finding.from_record(r) for r in doc["findings"]], int(doc["files"])
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None

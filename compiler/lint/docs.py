@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from compiler.lint import registered_rules, rule_doc, rule_sources
+from compiler.lint.engine import registered_rules, rule_doc, rule_sources
 
 DEFAULT_OUT = Path("docs/rules.md")
 #: the sections every rule page has, in order

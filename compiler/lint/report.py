@@ -9,9 +9,11 @@ from urllib.parse import quote
 
 import click
 
+from compiler.core.annotations import annotation
 from compiler.core.errors import Diagnostic, Location
-from compiler.lint import Finding, registered_rules, rule_doc, rule_sources
 from compiler.lint.docs import doc_sections
+from compiler.lint.engine import registered_rules, rule_doc, rule_sources
+from compiler.lint.finding import Finding
 from compiler.lint.sources import source_line
 from compiler.model.rules import RULES_BY_ID
 
@@ -144,6 +146,10 @@ def _error_json(d: Diagnostic) -> dict[str, object]:
     return {"file": loc.file, "line": loc.line, "column": loc.column, "message": d.message}
 
 
+#: the fields of a finding's record (:meth:`Finding.to_record`) that the document lists
+_LISTED = ("rule", "name", "severity", "file", "line", "column", "object", "message", "fix")
+
+
 def render_json(
     findings: Sequence[Finding],
     show_suppressed: bool = False,
@@ -155,7 +161,8 @@ def render_json(
     for f in findings:
         if f.suppressed and not show_suppressed:
             continue
-        entry = f.to_json()
+        record = f.to_record()
+        entry = {k: record[k] for k in _LISTED}
         if show_suppressed:
             entry["suppressed"] = f.suppressed
             if f.suppressed:
@@ -187,10 +194,12 @@ INPUT_ERROR_RULE = "input-error"
 
 
 def sarif_document(
-    findings: Sequence[Finding], problems: Sequence[Diagnostic] = ()
+    findings: Sequence[Finding], problems: Sequence[Diagnostic] = (), as_results: bool = True
 ) -> dict[str, object]:
     """SARIF 2.1.0. Input errors are ``invocations[0].toolExecutionNotifications`` (with
-    ``executionSuccessful: false``) and also located results of rule ``input-error``."""
+    ``executionSuccessful: false``) and, unless ``as_results`` is false, also located results
+    of rule ``input-error`` (``accord drift`` reports a run that could not read the platforms
+    as notifications only: its input is not wrong)."""
     rules = registered_rules()
     index = {r.id: i for i, r in enumerate(rules)}
     driver_rules = []
@@ -227,7 +236,7 @@ def sarif_document(
         if f.suppressed:
             result["suppressions"] = [{"kind": "inSource", "justification": f.reason}]
         results.append(result)
-    if problems:
+    if problems and as_results:
         driver_rules.append(
             {
                 "id": INPUT_ERROR_RULE,
@@ -287,20 +296,14 @@ def _physical(loc: Location) -> dict[str, object]:
     }
 
 
-def render_sarif(findings: Sequence[Finding], problems: Sequence[Diagnostic] = ()) -> str:
-    return json.dumps(sarif_document(findings, problems), indent=2)
+def render_sarif(
+    findings: Sequence[Finding], problems: Sequence[Diagnostic] = (), as_results: bool = True
+) -> str:
+    return json.dumps(sarif_document(findings, problems, as_results), indent=2)
 
 
 # --------------------------------------------------------------------------------------------
 # github
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def render_github(
@@ -311,31 +314,13 @@ def render_github(
     """Workflow commands: ``::error file=...,line=...,col=...,title=ACC201 unsalted-hash::...``
     (suppressed findings as ``::notice`` with --show-suppressed; input errors as ``::error``
     lines titled ``accord input error``)."""
-    lines = []
-    for d in problems:
-        props = ",".join(
-            [
-                f"file={_escape_property(d.location.file)}",
-                f"line={d.location.line}",
-                f"col={d.location.column}",
-                f"title={_escape_property('accord input error')}",
-            ]
-        )
-        lines.append(f"::error {props}::{_escape_data(d.message)}")
+    lines = [annotation("error", d.location, "accord input error", d.message) for d in problems]
     for f in findings:
         if f.suppressed and not show_suppressed:
             continue
         command = "notice" if f.suppressed else f.severity
-        props = ",".join(
-            [
-                f"file={_escape_property(f.location.file)}",
-                f"line={f.location.line}",
-                f"col={f.location.column}",
-                f"title={_escape_property(f'{f.rule} {f.name}')}",
-            ]
-        )
         text = f.message + (f"\nFix: {f.fix}" if f.fix else "")
         if f.suppressed:
             text += f"\nSuppressed: {f.reason}"
-        lines.append(f"::{command} {props}::{_escape_data(text)}")
+        lines.append(annotation(command, f.location, f"{f.rule} {f.name}", text))
     return "\n".join(lines)

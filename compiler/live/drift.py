@@ -1,10 +1,10 @@
 """Compare the model's lowered catalogs with what the platforms hold: findings ACC701-ACC706.
 
-Each difference is a lint-style :class:`~compiler.lint.Finding` located at the place in the
-model's YAML that asks for the object (the dataset column that names a mask, the dataset's row
-filter, the mask, the entitlement dimension, the platform). The checks registered in
-``compiler.lint.drift_rules`` pass these findings through the lint engine, so suppressions,
-``accord rules`` and docs/rules.md treat them like every other rule.
+Each difference is a lint-style :class:`~compiler.lint.finding.Finding` located at the place
+in the model's YAML that asks for the object (the dataset column that names a mask, the
+dataset's row filter, the mask, the entitlement dimension, the platform). ``accord drift``
+finalises them as lint's own findings (:func:`compiler.lint.engine.finalize`: suppressions,
+sorting); their rule pages are the entries of :mod:`compiler.lint.rules.drift`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.core.errors import Location
-from compiler.lint import Finding
+from compiler.lint.finding import Finding
 from compiler.live.introspect import LiveCatalog, same_body
 from compiler.model.validate import Project
 from targets.identity import describe_object, fingerprint, identity, is_definition

@@ -334,7 +334,7 @@ def _restored_findings(plan: Plan) -> dict[tuple[str, int], list[str]]:
     so with a suppression comment, so `accord lint migrations/*/*.sql` reports only what a
     change introduces. The rollback statements of every stage are linted together (ACC203
     compares platforms)."""
-    from compiler.lint import lint_sql
+    from compiler.lint.engine import lint_sql
     from compiler.lint.inputs.sqlfiles import scan_sql
 
     results = []

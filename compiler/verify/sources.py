@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.platforms import PLATFORMS
 from compiler.model.salts import SaltError, materialize
 from compiler.sqlscan import Param, Statement, scan
 from targets.read import PLACEMENT_KINDS, Placements, fold
@@ -30,7 +31,7 @@ from targets.read import PLACEMENT_KINDS, Placements, fold
 if TYPE_CHECKING:
     from compiler.model.validate import Project
 
-PLATFORM_DIRS = ("snowflake", "databricks")
+PLATFORM_DIRS = PLATFORMS
 
 #: ``other`` statements that build or fill the mapping tables; everything else of kind
 #: ``other`` (transactions, grants, USE ...) changes nothing verification can see.

@@ -1,23 +1,23 @@
-"""Rules over the migration history: plans and their ledger."""
+"""ACC601: rules over the migration history: plans and their ledger."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
-from compiler.lint import Context, Finding, rule
+from compiler.history.ledger import default_ledger, half_applied_groups
+from compiler.lint.checks import Context, rule
+from compiler.lint.finding import Finding
 
 
 def _paths(ctx: Context) -> tuple[Path, Path] | None:
     """(plans directory, ledger) from ``--plans`` / ``--ledger``: either one implies the other
     (the ledger lives in the plans directory by default)."""
-    from compiler.history.ledger import default_ledger
-
-    plans, ledger = ctx.extra.get("plans"), ctx.extra.get("ledger")
+    plans, ledger = ctx.history.plans, ctx.history.ledger
     if plans is None and ledger is None:
         return None
-    plans_dir = Path(str(plans)) if plans is not None else Path(str(ledger)).parent
-    return plans_dir, Path(str(ledger)) if ledger is not None else default_ledger(plans_dir)
+    plans_dir = Path(plans) if plans is not None else Path(str(ledger)).parent
+    return plans_dir, Path(ledger) if ledger is not None else default_ledger(plans_dir)
 
 
 @rule("ACC601")
@@ -55,8 +55,6 @@ def half_applied_migration(ctx: Context) -> Iterator[Finding]:
     paths = _paths(ctx)
     if paths is None:
         return
-    from compiler.history.ledger import half_applied_groups
-
     plans_dir, ledger = paths
     for h in half_applied_groups(plans_dir, ledger):
         yield Finding(

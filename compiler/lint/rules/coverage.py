@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from compiler.core.errors import Location
-from compiler.lint import Finding, SqlContext, SqlHit, sql_rule
+from compiler.lint.checks import SqlContext, sql_rule
+from compiler.lint.finding import Finding, SqlHit
 
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
     from compiler.sqlscan import ScanError, ScanResult, Statement
@@ -119,7 +120,7 @@ def _unrecognised(result: ScanResult) -> Iterator[SqlHit]:
         yield SqlHit(finding, (stmt,))
 
 
-#: calls that make a view decide access (as compiler.lint.sql_rules reads views)
+#: calls that make a view decide access (as compiler.lint.bodies reads views)
 _ACCESS_WORDS = frozenset(
     {"IS_MEMBER", "IS_ACCOUNT_GROUP_MEMBER", "IS_ROLE_IN_SESSION", "CURRENT_ROLE", "CURRENT_USER"}
 )

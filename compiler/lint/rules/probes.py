@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler.lint import Context, Finding, rule
+from compiler.lint.checks import Context, rule
+from compiler.lint.finding import Finding
 from compiler.meaning.probes import ProbeOutcome, evaluate
 
 

@@ -6,8 +6,9 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from compiler.core.errors import Location
-from compiler.lint import Finding, Selected, post_rule, rule_sources
-from compiler.lint.drift_rules import LIVE_RULES
+from compiler.lint.checks import Selected, post_rule, sources_of
+from compiler.lint.finding import Finding
+from compiler.lint.rules.drift import LIVE_RULES
 from compiler.model.rules import RULES_BY_ID
 
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
@@ -69,7 +70,7 @@ def unused_ignore_entries(
                 if rule_id in LIVE_RULES:
                     continue  # only `accord drift` raises it: lint cannot judge it
                 if rule_id not in in_policy:
-                    in_policy[rule_id] = "policy" in rule_sources(rule_id)
+                    in_policy[rule_id] = "policy" in sources_of(rule_id)
                 applies = in_policy[rule_id]
                 why = (
                     "no finding of it is raised on this entry"

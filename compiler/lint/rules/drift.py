@@ -1,25 +1,22 @@
 """ACC701-ACC706: differences between the model and the live platforms (``accord drift``).
 
-The comparison itself lives in ``compiler.live.drift`` (it needs a connection); these checks
-pass its findings (``ctx.extra["drift"]``) through the lint engine, so suppressions, ``accord
-rules`` and docs/rules.md treat them like every other rule. ``accord lint`` never connects:
-without ``drift`` in the context they report nothing.
+These are the rules' documentation entries, for ``accord rules`` and docs/rules.md: the
+comparison itself lives in :mod:`compiler.live.drift` (it needs a connection), and ``accord
+drift`` finalises its findings with :func:`compiler.lint.engine.finalize` (suppressions,
+sorting) without running any check. ``accord lint`` never connects: these checks report
+nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler.lint import Context, Finding, rule
+from compiler.lint.checks import Context, rule
+from compiler.lint.finding import Finding
 
 #: raised only by ``accord drift`` (it reads the platforms): ``accord lint`` cannot tell whether
 #: a suppression of one is used, so ACC002 does not judge them
 LIVE_RULES = frozenset({"ACC701", "ACC702", "ACC703", "ACC704", "ACC705", "ACC706"})
-
-
-def _of(ctx: Context, rule_id: str) -> Iterator[Finding]:
-    found = ctx.extra.get("drift") or ()
-    yield from (f for f in found if isinstance(f, Finding) and f.rule == rule_id)  # type: ignore[attr-defined]
 
 
 @rule("ACC701")
@@ -47,7 +44,7 @@ def live_missing(ctx: Context) -> Iterator[Finding]:
     Plan from the live estate and apply the reviewed plan:
     `accord plan policies --base live:snowflake`, then `accord migrate apply --platform snowflake`.
     """
-    yield from _of(ctx, "ACC701")
+    yield from ()  # raised by `accord drift` only
 
 
 @rule("ACC702")
@@ -75,7 +72,7 @@ def live_unmanaged(ctx: Context) -> Iterator[Finding]:
     and refuses to plan until you choose: `--adopt` (the plan takes them over and converges them
     to the model) or `--keep-unmanaged` (the plan leaves them where they are).
     """
-    yield from _of(ctx, "ACC702")
+    yield from ()  # raised by `accord drift` only
 
 
 @rule("ACC703")
@@ -101,7 +98,7 @@ def live_changed(ctx: Context) -> Iterator[Finding]:
     Plan from the live estate (`accord plan --base live:P`): the plan changes the body in place,
     or swaps the attachment in one statement.
     """
-    yield from _of(ctx, "ACC703")
+    yield from ()  # raised by `accord drift` only
 
 
 @rule("ACC704")
@@ -131,7 +128,7 @@ def grants_diverge(ctx: Context) -> Iterator[Finding]:
     Re-apply the model's grants: `accord plan --base live:P` replaces the rows in one
     transaction (Snowflake) or one MERGE (Databricks).
     """
-    yield from _of(ctx, "ACC704")
+    yield from ()  # raised by `accord drift` only
 
 
 @rule("ACC705")
@@ -156,7 +153,7 @@ def salt_exposed(ctx: Context) -> Iterator[Finding]:
     `REVOKE USAGE ON FUNCTION ... FROM ROLE ANALYST` (Databricks: `REVOKE EXECUTE ON FUNCTION
     ... FROM `group``). The policy owner needs USAGE; the querying roles do not.
     """
-    yield from _of(ctx, "ACC705")
+    yield from ()  # raised by `accord drift` only
 
 
 @rule("ACC706")
@@ -184,4 +181,4 @@ def salt_drift(ctx: Context) -> Iterator[Finding]:
     Re-create the salt function from the model (`accord plan --base live:P`, then apply), and
     keep one salt per platform.
     """
-    yield from _of(ctx, "ACC706")
+    yield from ()  # raised by `accord drift` only

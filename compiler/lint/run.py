@@ -1,0 +1,307 @@
+"""The session of ``accord lint``: which paths are what, the repository walk, and the cache.
+
+:func:`lint_paths` reads the configuration (``[tool.accord]``, :mod:`compiler.lint.config`),
+sorts the paths given into policy directories, YAML files of one project and SQL files
+(walking a repository for its SQL files and its policy directory), and lints each project
+and the SQL files together, from the lint-result cache (:mod:`compiler.lint.cache`) when what
+the findings were computed from is unchanged. It returns the findings, the input errors and
+the number of files read; the command renders them.
+
+A pre-commit hook: linting policy files imports neither the SQL scanner nor its sqlglot
+dialects, and a run answered from the cache imports neither sqlglot nor the model's schema.
+So the loader, the validator and the scanner are imported only where a run needs them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from compiler.core import store
+from compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
+from compiler.lint import cache as lint_cache
+from compiler.lint.checks import History
+from compiler.lint.config import LintConfig, load_config, parse_codes
+from compiler.lint.engine import lint_project, lint_sql_batch
+from compiler.lint.finding import Finding
+from compiler.lint.inputs.notebooks import is_python_notebook  # light: no scanner, no sqlglot
+from compiler.model import loader
+from compiler.model.loader import directory_files, discover, display_path, read_files
+from compiler.model.rules import RULES_BY_ID
+
+#: the message of a path that does not exist (printed as ``path: message``)
+MISSING = "no such file or directory"
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """What a lint session found: every finding (sorted), the input errors that make the run
+    exit 2, the number of files read, and the ``fail-on`` threshold in force."""
+
+    findings: list[Finding]
+    problems: list[Diagnostic]
+    files: int
+    fail_on: str
+
+
+def lint_paths(
+    paths: Sequence[str],
+    *,
+    fail_on: str | None = None,
+    select: str | None = None,
+    ignore: str | None = None,
+    dialect: str | None = None,
+    plans: str | None = None,
+    ledger: str | None = None,
+    cache: bool = True,
+) -> LintResult:
+    """Lint ``paths`` (default: the configured policies, else ``policies``). ``select`` and
+    ``ignore`` are the command line's comma-separated rules (``select`` replaces the
+    configuration's, ``ignore`` adds to it); ``fail_on`` overrides the configuration's. The
+    cache is read and, by a run with no input error, written, unless ``cache`` is false.
+    Raises UsageError for a bad ``--select`` / ``--ignore`` or a path lint cannot read."""
+    store.enable(cache)
+    try:
+        result = _lint(tuple(paths), fail_on, select, ignore, dialect, History(plans, ledger))
+        if not result.problems:
+            store.flush()  # only a run that read all of its input writes the cache
+        return result
+    finally:
+        store.enable(False)
+
+
+def _lint(
+    paths: tuple[str, ...],
+    fail_on: str | None,
+    select: str | None,
+    ignore: str | None,
+    dialect: str | None,
+    history: History,
+) -> LintResult:
+    problems: list[Diagnostic] = []
+    try:
+        config = load_config()
+    except InputError as err:  # reported with the findings of the default configuration
+        problems += err.diagnostics
+        config = LintConfig()
+    config = _with_options(config, select, ignore)
+    default = config.policies and os.path.relpath(os.path.join(config.root, config.policies))
+    given = paths or (default or "policies",)
+    directories, yaml_files, sql_files = classify(given, problems, config)
+    sql_files = [f for f in sql_files if not (config.force_exclude and config.excluded(f))]
+    findings: list[Finding] = []
+    files = 0
+    projects: list[tuple[str | None, list[str] | None]] = [(d, None) for d in directories]
+    if yaml_files:
+        projects.append((None, yaml_files))
+    for directory, yaml in projects:
+        try:
+            found, count = _lint_project(directory, yaml, history, config)
+            findings += found
+            files += count
+        except InputError as err:
+            problems += err.diagnostics
+    if sql_files:
+        sql_findings, sql_problems, count = _lint_sql(sql_files, dialect, config)
+        findings += sql_findings
+        problems += sql_problems
+        files += count
+    findings = sorted(f for f in findings if not config.ignored_in(f.location.file, f.rule))
+    return LintResult(findings, sorted(set(problems)), files, fail_on or config.fail_on or "error")
+
+
+def _with_options(config: LintConfig, select: str | None, ignore: str | None) -> LintConfig:
+    """``--select`` replaces the configured select; ``--ignore`` adds to its ignore."""
+    where = Location("<command line>", 1, 1)
+    try:
+        if select is not None:
+            config = replace(config, select=parse_codes(select, where))
+        if ignore is not None:
+            config = replace(config, ignore=config.ignore + parse_codes(ignore, where))
+    except InputError as err:
+        raise UsageError(f"--select / --ignore: {err.diagnostics[0].message}") from None
+    return config
+
+
+def exit_code(findings: list[Finding], fail_on: str) -> int:
+    """1 when an unsuppressed finding at or above ``fail_on`` remains, else 0."""
+    active = [f for f in findings if not f.suppressed]
+    if fail_on == "never":
+        return 0
+    if fail_on == "warning":
+        return 1 if active else 0
+    return 1 if any(f.severity == "error" for f in active) else 0
+
+
+# --------------------------------------------------------------------------------------------
+# paths
+
+
+#: folders a repository walk never enters (build tools' caches, virtual environments, dbt's
+#: compiled output and installed packages)
+_SKIPPED_DIRS = frozenset(
+    {"node_modules", "target", "dbt_packages", "dbt_modules", "logs", "__pycache__", "venv"}
+)
+
+
+def classify(
+    paths: Sequence[str], problems: list[Diagnostic], config: LintConfig
+) -> tuple[list[str], list[str], list[str]]:
+    """Policy directories, YAML policy files and SQL files among ``paths``. A directory that
+    is a repository (see :func:`is_repository`) has its SQL files linted (dbt macros and
+    models, notebooks, scripts), and its policy directory: the configured ``policies`` when
+    it lies inside, else ``policies/``. Paths that do not exist are reported and the others
+    still linted."""
+    directories, yaml_files, sql_files = [], [], []
+    for path in paths:
+        lowered = path.lower()
+        if os.path.isdir(path):
+            inside = _policies_inside(path, config)
+            if is_repository(path, inside):
+                sql_files += [f for f in walk_sql(path) if not config.excluded(f)]
+                if inside is not None:
+                    directories.append(inside)
+            else:
+                directories.append(path)
+        elif not os.path.exists(path):
+            problems.append(Diagnostic(Location(path, 1, 1), MISSING))
+        elif lowered.endswith(".sql") or is_python_notebook(path):
+            sql_files.append(path)
+        elif lowered.endswith((".yaml", ".yml")):
+            yaml_files.append(path)
+        else:
+            raise UsageError(f"{path}: not a policy directory, a YAML policy file or a .sql file")
+    return directories, yaml_files, list(dict.fromkeys(sql_files))
+
+
+def _policies_inside(path: str, config: LintConfig) -> str | None:
+    """The policy directory inside ``path``: the configured one, else ``policies/``."""
+    candidates = []
+    if config.policies:
+        configured = os.path.abspath(os.path.join(config.root, config.policies))
+        candidates.append(configured)
+    candidates.append(os.path.abspath(os.path.join(path, "policies")))
+    here = os.path.abspath(path)
+    for found in candidates:
+        if found != here and found.startswith(here + os.sep) and os.path.isdir(found):
+            return display_path(Path(found), Path(here), path)
+    return None
+
+
+def is_repository(path: str, policies: str | None) -> bool:
+    """A dbt project; or a directory with no YAML file of its own that holds a policy
+    directory (configured, or ``policies/``), SQL files, or no YAML at all. Anything else
+    (YAML files, at the top or in sub-folders) is a policy directory."""
+    names = os.listdir(path)
+    if "dbt_project.yml" in names or "dbt_project.yaml" in names:
+        return True
+    own_yaml = any(
+        n.endswith((".yaml", ".yml"))
+        and not n.startswith(".")
+        and os.path.isfile(os.path.join(path, n))
+        for n in names
+    )
+    if own_yaml:
+        return False
+    return policies is not None or bool(walk_sql(path)) or not discover(Path(path))
+
+
+def walk_sql(root: str) -> list[str]:
+    """Every ``.sql`` file (and Databricks Python notebook) under ``root``, in a stable order;
+    hidden and tool folders skipped."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS
+        )
+        for name in sorted(filenames):
+            if name.startswith("."):
+                continue
+            path = Path(dirpath) / name
+            if name.lower().endswith(".sql") or is_python_notebook(str(path)):
+                found.append(display_path(path, Path(root), root))
+    return found
+
+
+# --------------------------------------------------------------------------------------------
+# one project, one batch of SQL files
+
+
+def _selected_ids(config: LintConfig) -> str:
+    return ",".join(r for r in sorted(RULES_BY_ID) if config.selected(r))
+
+
+def _lint_project(
+    directory: str | None, yaml_files: list[str] | None, history: History, config: LintConfig
+) -> tuple[list[Finding], int]:
+    """The findings of one project and its number of files; from the cache when the content
+    of the files (what lint reads of them: ``parsecache.content_digest``), the selected rules
+    and accord are those the cached findings were computed from (compiler/lint/cache.py). The
+    same as loading the project and ``lint_project(project, history, config.selected)``."""
+    if directory is not None:
+        files, root = directory_files(directory)
+    else:
+        assert yaml_files
+        files, root = [(Path(f), f) for f in yaml_files], Path(yaml_files[0]).parent
+    documents, unreadable = read_files(files)
+    key = None
+    if store.enabled() and not unreadable and history == History():
+        key = lint_cache.project_key(
+            documents, "lint\0" + _selected_ids(config), loader.parse_document
+        )
+        payload = store.read("lint", key) if key is not None else None
+        hit = lint_cache.findings_from_json(payload) if payload is not None else None
+        if hit is not None:
+            return hit
+    from compiler.model.validate import validate_raw  # pydantic: not on a cache hit
+
+    project = validate_raw(loader.load_documents(documents, root, unreadable))
+    findings = lint_project(project, history, config.selected)
+    if key is not None:
+        store.later("lint", key, lint_cache.findings_to_json(findings, len(project.files)))
+    return findings, len(project.files)
+
+
+def _lint_sql(
+    sql_files: list[str], dialect: str | None, config: LintConfig
+) -> tuple[list[Finding], list[Diagnostic], int]:
+    """The findings of the SQL files linted together, the problems (unreadable files, bad
+    suppression comments) and the number of files scanned. From the cache when every file's
+    name and bytes, ``--dialect``, the selected rules and accord are those the cached findings
+    were computed from: SQL rules compare files (ACC203 across platforms), so the key covers
+    all of them, and a warm run imports neither the scanner nor sqlglot. Only a batch with no
+    problem is stored. The same as ``lint_sql_batch(read_sql_files(...))``; the files are read
+    once, and the bytes hashed are the bytes scanned."""
+    blobs: list[tuple[str, bytes]] = []
+    problems: list[Diagnostic] = []
+    for path in sql_files:
+        try:  # as compiler.lint.inputs.sqlfiles.read_text reads them
+            blobs.append((path, read_bytes(Path(path), "SQL file", MAX_FILE_BYTES, path)))
+        except InputError as err:
+            problems.append(err.diagnostics[0])
+    key = None
+    if store.enabled() and not problems:
+        key = lint_cache.sql_key(blobs, f"sql\0{dialect or ''}\0{_selected_ids(config)}")
+        payload = store.read("lint", key)
+        hit = lint_cache.findings_from_json(payload) if payload is not None else None
+        if hit is not None:
+            found, count = hit
+            return found, [], count
+    from compiler.lint.inputs.sqlfiles import scan_sql  # the scanner and sqlglot: not on a hit
+
+    results = []
+    for path, raw in blobs:
+        try:
+            text = decode(raw, path, "file")
+        except InputError as err:
+            problems.append(err.diagnostics[0])
+            continue
+        results.append(scan_sql(text, path, dialect))
+    found, bad_suppressions = lint_sql_batch(results, config.selected)
+    problems += bad_suppressions
+    if key is not None and not problems:
+        store.later("lint", key, lint_cache.findings_to_json(found, len(results)))
+    return found, problems, len(results)

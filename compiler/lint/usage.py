@@ -1,0 +1,61 @@
+"""What the model uses where, computed once per lint run and shared by the rules."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.lint.checks import Context
+from compiler.model.schema import PLATFORMS
+
+
+@dataclass(frozen=True)
+class Usage:
+    #: mask -> platform -> [(dataset, column)] of the columns it masks there
+    mask_columns: dict[str, dict[str, list[tuple[str, str]]]]
+    #: entitlement dimension -> platform -> datasets filtered by it there
+    dimension_datasets: dict[str, dict[str, list[str]]]
+    #: every principal something refers to
+    referenced_principals: frozenset[str]
+
+
+def usage(ctx: Context) -> Usage:
+    def compute() -> Usage:
+        m = ctx.model
+        masks: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
+        dims: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        referenced: set[str] = set()
+        for name in sorted(m.datasets):
+            ds = m.datasets[name]
+            for col, spec in ds.columns.items():
+                if spec.mask:
+                    masks[spec.mask][ds.platform].append((name, col))
+            if ds.row_filter is not None:
+                if ds.row_filter.entitlement:
+                    dims[ds.row_filter.entitlement][ds.platform].append(name)
+                referenced.update(ds.row_filter.unfiltered_for)
+        for principals in m.personas.values():
+            referenced.update(principals)
+        for values in m.entitlements.values():
+            for principals in values.values():
+                referenced.update(principals)
+        for mask in m.masks.values():
+            referenced.update(mask.unmasked_for)
+        return Usage(
+            {k: dict(v) for k, v in masks.items()},
+            {k: dict(v) for k, v in dims.items()},
+            frozenset(referenced),
+        )
+
+    result: Usage = ctx.memo("usage", compute)
+    return result
+
+
+def platforms_in(platforms: dict[str, Any]) -> list[str]:
+    """The platforms among the keys, in the canonical order."""
+    return [p for p in PLATFORMS if p in platforms]
+
+
+def has_key(ctx: Context, *path: Any) -> bool:
+    return tuple(path) in ctx.project.source.keys
