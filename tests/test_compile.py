@@ -18,7 +18,9 @@ from compiler.model.salts import SaltError, materialize, references
 from compiler.model.validate import load_project
 from targets import get_target
 from targets.objects import MaskPolicy, RowFilterPolicy
-from tests.conftest import MINIMAL, ROOT
+from tests.cli import run_cli
+from tests.conftest import ROOT
+from tests.estates import MINIMAL
 
 REFERENCE = ROOT / "policies"
 
@@ -106,15 +108,9 @@ def test_compile_is_byte_identical_across_processes(tmp_path: Path) -> None:
 def test_no_salt_value_reaches_any_output(tmp_path: Path) -> None:
     secret_sf, secret_db = "sf-SECRET-7f3a9", "db-SECRET-c41e2"
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "compiler.cli", "compile", str(REFERENCE), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        env={
-            "SUBJECT_SALT_SNOWFLAKE": secret_sf,
-            "SUBJECT_SALT_DATABRICKS": secret_db,
-            "PATH": "/usr/bin:/bin",
-        },
+    proc = run_cli(
+        ["compile", str(REFERENCE), "--out", str(out)],
+        env={"SUBJECT_SALT_SNOWFLAKE": secret_sf, "SUBJECT_SALT_DATABRICKS": secret_db},
     )
     assert proc.returncode == 0, proc.stderr
     written = [p for p in out.rglob("*") if p.is_file()]

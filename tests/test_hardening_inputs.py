@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.plan_helpers import ROOT, run_cli
+from tests.cli import run_cli
+from tests.conftest import ROOT
 
 ACCORD = [sys.executable, "-m", "compiler.cli"]
 

@@ -12,7 +12,8 @@ import pytest
 
 from compiler.core.errors import InputError
 from compiler.model.validate import load_project
-from tests.conftest import MINIMAL
+from tests.cli import run_cli
+from tests.estates import MINIMAL
 
 # (case id, files, expected "file:line:column", expected fragment of the message)
 CASES: list[tuple[str, dict[str, str | bytes], str, str]] = [
@@ -268,11 +269,7 @@ def test_cli_exit_2_without_traceback_and_writes_nothing(write_tree, tmp_path, c
 
 
 def test_missing_directory_is_usage_error(tmp_path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "compiler.cli", "validate", str(tmp_path / "nope")],
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli(["validate", str(tmp_path / "nope")])
     assert proc.returncode == 2
     assert "no such policy directory" in proc.stderr
     assert "Traceback" not in proc.stderr

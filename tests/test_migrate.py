@@ -24,7 +24,9 @@ from compiler.plan.apply import (
     rollback,
     split_statements,
 )
-from tests.plan_helpers import ROOT, reference_plan, run_cli
+from tests.cli import run_cli
+from tests.conftest import ROOT
+from tests.plan_helpers import reference_plan
 from tests.standins.http import Handler
 
 SECRETS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}

@@ -10,7 +10,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -44,6 +43,7 @@ from compiler.probe_live.denials import TABLE_FILE, denial_table, find_denial
 from compiler.probe_live.result import digest
 from compiler.probe_live.run import LiveOptions, run_live
 from tests.a2a_standin import a2a_standin, url
+from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.databricks_sql_standin import databricks_sql_standin, host
 
@@ -567,11 +567,8 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
     out = tmp_path / "probe-result.json"
 
     def probe_live(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return run_cli(
             [
-                sys.executable,
-                "-m",
-                "compiler.cli",
                 "probe",
                 "--live",
                 str(root),
@@ -583,8 +580,6 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
                 str(out),
                 *extra,
             ],
-            capture_output=True,
-            text=True,
             cwd=tmp_path,
         )
 
@@ -692,21 +687,7 @@ def test_a_caller_agent_is_never_asked_without_the_personas_credentials(
 
 
 def test_a_run_that_asks_nothing_is_not_a_pass(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compiler.cli",
-            "probe",
-            "--live",
-            str(POLICIES),
-            "--platform",
-            "a2a",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    run = run_cli(["probe", "--live", str(POLICIES), "--platform", "a2a"], cwd=tmp_path)
     assert run.returncode == 1
     assert "no probe was answered" in run.stdout
 

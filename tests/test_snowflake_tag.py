@@ -8,9 +8,9 @@ from sqlglot import exp
 from sqlglot.tokens import TokenType
 
 from compiler.compile import lower_all, render_files
-from compiler.model.validate import Project
+from compiler.model.validate import Project, load_project
 from targets.objects import MaskAttachment, MaskPolicy, Tag, TagAssignment
-from tests.estates import make_project, teams
+from tests.estates import teams, write_estate
 from tests.golden_cases import reference, snowflake_tag
 from tests.sql_statements import Statement, function_body, split
 
@@ -116,24 +116,27 @@ def test_row_access_policies_are_attached_as_in_column_style() -> None:
 
 
 def test_one_tag_per_mask_holds_one_policy_per_data_type(tmp_path: Path) -> None:
-    project = make_project(
-        tmp_path,
-        {
-            "version": 1,
-            "platforms": {"snowflake": {"governance_schema": "GOV.POL", "style": "tag"}},
-            "principals": teams(1),
-            "masks": {"gone": {"strategy": "nullify", "unmasked_for": ["team_01"]}},
-            "datasets": {
-                "p": {
-                    "platform": "snowflake",
-                    "table": "DB.S.P",
-                    "columns": {
-                        "NAME": {"type": "VARCHAR(20)", "mask": "gone"},
-                        "AGE": {"type": "NUMBER(3,0)", "mask": "gone"},
-                    },
-                }
+    project = load_project(
+        write_estate(
+            tmp_path,
+            {
+                "version": 1,
+                "platforms": {"snowflake": {"governance_schema": "GOV.POL", "style": "tag"}},
+                "principals": teams(1),
+                "masks": {"gone": {"strategy": "nullify", "unmasked_for": ["team_01"]}},
+                "datasets": {
+                    "p": {
+                        "platform": "snowflake",
+                        "table": "DB.S.P",
+                        "columns": {
+                            "NAME": {"type": "VARCHAR(20)", "mask": "gone"},
+                            "AGE": {"type": "NUMBER(3,0)", "mask": "gone"},
+                        },
+                    }
+                },
             },
-        },
+            name="policy.yaml",
+        )
     )
     catalog = lower_all(project)["snowflake"]
     (tag,) = catalog.of(Tag)
