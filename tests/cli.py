@@ -89,17 +89,19 @@ def run_process(
     *,
     cwd: Path | str = ROOT,
     env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
     timeout: float | None = None,
-    entry: list[str] | None = None,
 ) -> Result:
-    """Run ``accord ARGV`` as a fresh process (``entry`` instead of the entry point, e.g. a
-    ``python -c`` script): only for what an in-process call cannot show."""
+    """Run ``accord ARGV`` as a fresh process, only for what an in-process call cannot show.
+    ``env`` is added to this process's environment (with NO_COLOR set), or with
+    ``inherit_env=False`` is the whole environment."""
+    base = {**os.environ, "NO_COLOR": "1"} if inherit_env else {}
     proc = subprocess.run(
-        [*(entry or ENTRY), *argv],
+        [*ENTRY, *argv],
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        env={**base, **(env or {})},
         timeout=timeout,
         check=False,
     )

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +16,7 @@ from compiler.model.salts import SaltError, materialize, references
 from compiler.model.validate import load_project
 from targets import get_target
 from targets.objects import MaskPolicy, RowFilterPolicy
-from tests.cli import run_cli
+from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 from tests.estates import MINIMAL
 
@@ -92,11 +90,10 @@ def test_compile_is_byte_identical_across_processes(tmp_path: Path) -> None:
     outs = []
     for n in (1, 2):
         out = tmp_path / f"out{n}"
-        proc = subprocess.run(
-            [sys.executable, "-m", "compiler.cli", "compile", str(REFERENCE), "--out", str(out)],
-            capture_output=True,
-            text=True,
+        proc = run_process(
+            ["compile", str(REFERENCE), "--out", str(out)],
             env={"PYTHONHASHSEED": str(n), "PATH": "/usr/bin:/bin"},
+            inherit_env=False,
         )
         assert proc.returncode == 0, proc.stderr
         outs.append(

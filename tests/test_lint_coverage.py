@@ -22,7 +22,7 @@ import yaml
 from compiler.lint import Finding, lint_sql_batch
 from compiler.lint.inputs.sqlfiles import read_sql_files
 from compiler.lint.sources import source_line
-from tests.cli import run_cli
+from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 from tests.estates import write_files
 
@@ -678,12 +678,5 @@ def test_pre_commit_sql_hook_runs_clean_on_this_repository() -> None:
 def test_a_repository_walk_never_opens_a_fifo(tmp_path: Path) -> None:
     write_files(tmp_path, {"sql/c_bad.sql": BAD_ROLE_SF})
     os.mkfifo(tmp_path / "sql" / "pipe.py")  # a .py is opened to see if it is a notebook
-    run = subprocess.run(
-        [sys.executable, "-c", "from compiler.cli import main; main()", "lint", "."],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    run = run_process(["lint", "."], cwd=tmp_path, timeout=120)  # a hang must fail, not stall
     assert run.returncode == 1 and "ACC101" in run.stdout
