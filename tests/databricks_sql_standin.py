@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from compiler.probe_live.catalog import QueryError
-from tests.local_server import base_url, running
+from tests.standins.http import base_url, running
 
 Answer = Callable[[str, str], list[tuple[Any, ...]]]
 
