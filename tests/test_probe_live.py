@@ -45,7 +45,8 @@ from compiler.probe_live.run import LiveOptions, run_live
 from tests.a2a_standin import a2a_standin, url
 from tests.cli import run_cli
 from tests.conftest import ROOT
-from tests.databricks_sql_standin import databricks_sql_standin, host
+from tests.standins.databricks import DatabricksEstate, workspace
+from tests.standins.engine import SqlError
 
 POLICIES = ROOT / "policies"
 CANARY = "SUBJ-CANARY-204"
@@ -377,17 +378,20 @@ def test_databricks_denial_through_the_real_sdk(tmp_path: Path, monkeypatch) -> 
     from databricks.sdk.core import Config
 
     def refuse(persona: str, statement: str) -> list[tuple[Any, ...]]:
-        raise QueryError(
+        raise SqlError(
+            "BAD_REQUEST",
+            "42501",
             "[INSUFFICIENT_PERMISSIONS] User does not have SELECT on Table "
             "'omics.variants.calls'. SQLSTATE: 42501",
-            {"sqlState": "42501"},
         )
 
-    with databricks_sql_standin({"tok-cro": "cro_collaborator"}, refuse) as server:
+    lake = DatabricksEstate()
+    lake.tokens, lake.answer = {"tok-cro": "cro_collaborator"}, refuse
+    with workspace(lake) as host:
         for var in ("DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_CONFIG_PROFILE"):
             monkeypatch.delenv(var, raising=False)
         cfg = tmp_path / "databrickscfg"
-        cfg.write_text(f"[probe-cro]\nhost = {host(server)}\ntoken = tok-cro\n")
+        cfg.write_text(f"[probe-cro]\nhost = {host}\ntoken = tok-cro\n")
         monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(cfg))
         runner = DatabricksRunner(
             lambda persona: WorkspaceClient(
@@ -634,10 +638,12 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
     lakehouse = CompiledPolicyRunner(project, "databricks")
     personas = sorted(project.model.personas)
     tokens = {f"tok-{p}": p for p in personas}
-    with databricks_sql_standin(tokens, lambda who, sql: lakehouse.run(who, [sql])) as server:
+    lake = DatabricksEstate()
+    lake.tokens, lake.answer = tokens, lambda who, sql: lakehouse.run(who, [sql])
+    with workspace(lake) as host:
         cfg = tmp_path / "databrickscfg"
         cfg.write_text(
-            "".join(f"[probe-{p}]\nhost = {host(server)}\ntoken = tok-{p}\n\n" for p in personas)
+            "".join(f"[probe-{p}]\nhost = {host}\ntoken = tok-{p}\n\n" for p in personas)
         )
         for var in ("DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_CONFIG_PROFILE"):
             monkeypatch.delenv(var, raising=False)
@@ -655,7 +661,7 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
             )
         )
         live_run = run_live(project, LiveOptions(runners=runners, config=str(config)))
-        asked = {(r["persona"], r["body"]["warehouse_id"]) for r in server.requests}
+        asked = {(r["persona"], r["body"]["warehouse_id"]) for r in lake.statement_requests}
     assert ("cro_collaborator", "wh-probe") in asked
     live = {(o.probe, o.surface): o.actual for o in live_run.outcomes}
     expected = {(n, s): d for n, p in project.model.probes.items() for s, d in p.expect.items()}
