@@ -30,9 +30,9 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from compiler.sqlscan import Statement
 from tests.standins.engine import Estate, SqlError, Table, missing
 from tests.standins.http import Handler, serve
+from tests.standins.reader import Stmt
 
 CREATED = "2026-11-03 10:00:00.000 +0000"
 POLICY_REFERENCE_COLUMNS = [
@@ -112,7 +112,7 @@ class SnowflakeEstate(Estate):
             return set(self.session)
         return self.current.in_session()
 
-    def _other(self, stmt: Statement, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def _other(self, stmt: Stmt, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         if isinstance(stmt.expression, exp.Use):
             return self._use(stmt.expression)
         return super()._other(stmt, sql)
