@@ -607,35 +607,31 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
 
 
 def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch) -> None:
-    """Model (ACC404), compiled SQL on DuckDB (verify) and the live depth against catalog
-    stand-ins that answer through the same compiled policies give every probe the same
-    answer, and every answer is the expected one. Databricks is asked through the real
-    databricks-sdk client, one profile per persona, against a local SQL statements endpoint."""
+    """Model (ACC404), compiled SQL on DuckDB (verify) and the live depth against the platform
+    stand-ins, the compiled SQL deployed on them and evaluated by their own engine, give every
+    probe the same answer, and every answer is the expected one. Databricks is asked through
+    the real databricks-sdk client, one profile per persona, against the workspace stand-in."""
     from compiler.meaning.probes import evaluate
     from compiler.verify import verify
-    from tests.probe_catalog_standin import CompiledPolicyRunner
+    from tests.live_helpers import SALTS
+    from tests.probe_catalog_standin import StandinRunner, deployed
 
-    base = load_project(POLICIES)
-    # canaries: the generated value of each probe's column in a row of its `where` value
-    probe_runner = CompiledPolicyRunner(base, "snowflake")
-    tables = probe_runner.verifier.tables
+    for var, value in SALTS.items():
+        monkeypatch.setenv(var, value)
     root = tmp_path / "estate"
     shutil.copytree(POLICIES, root)
     doc = yaml.safe_load((root / "probes.yaml").read_text())
     for name, p in doc["probes"].items():
-        table = tables[p["dataset"]]
-        ((dim, value),) = p["where"].items()
-        key = next(c.name for c in table.columns if c.role == f"entitlement:{dim}")
-        col = p.get("column") or key
-        row = next(r for r in range(len(table.rows)) if table.value(r, key) == value)
-        doc["probes"][name]["canary"] = str(table.value(row, col))
+        # a canary row per probe: the stand-ins are seeded with it (tests/probe_catalog_standin)
+        ((_, value),) = p["where"].items()
+        doc["probes"][name]["canary"] = f"CANARY-{name}" if p.get("column") else value
     (root / "probes.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     project = load_project(root)
 
     model = {(o.probe, o.surface): o.actual for o in evaluate(project.model)}
     compiled = {(o.probe, o.surface): o.actual for o in verify(project).probes}
-    runners = {"snowflake": CompiledPolicyRunner(project, "snowflake")}
-    lakehouse = CompiledPolicyRunner(project, "databricks")
+    runners = {"snowflake": StandinRunner(project, deployed(project, "snowflake"))}
+    lakehouse = StandinRunner(project, deployed(project, "databricks"))
     personas = sorted(project.model.personas)
     tokens = {f"tok-{p}": p for p in personas}
     lake = DatabricksEstate()

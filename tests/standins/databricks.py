@@ -56,6 +56,14 @@ class DatabricksEstate(Estate):
         #: each POST /api/2.0/sql/statements: {"persona": ..., "body": ...}
         self.statement_requests: list[dict[str, Any]] = []
 
+    def rewrite(self, tree: exp.Expression) -> exp.Expression:
+        """A query reads a governed table through its row filter and column masks, the
+        functions being what the deployed statements left here, ``is_account_group_member``
+        seeing :attr:`Estate.session` (docs.databricks.com/aws/en/tables/row-and-column-filters)."""
+        if isinstance(tree, exp.Query):
+            tree = self._govern(tree)
+        return super().rewrite(tree)
+
     # catalog.information_schema.{routines,row_filters,column_masks}
     def rewrite_tables(self, tree: exp.Expression) -> exp.Expression:
         def replace(node: exp.Expression) -> exp.Expression:
