@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from compiler.model.validate import Project
     from targets.base import Target
+    from targets.objects import Catalog
 
 SQL_TARGETS = ("snowflake", "databricks")
 
@@ -20,3 +22,15 @@ def get_target(platform: str) -> Target:
 
         return DatabricksTarget()
     raise KeyError(platform)
+
+
+def lower_all(project: Project) -> dict[str, Catalog]:
+    """The catalog objects of every declared platform: the one lowering everything reads.
+
+    Lowered once per project and kept on it (:attr:`Project.lowered`): ``accord compile``
+    lints first, and the linter's catalogs are the ones rendered (catalog objects are
+    frozen)."""
+    if not project.lowered:
+        model = project.model
+        project.lowered.update({p: get_target(p).lower(model) for p in model.declared_platforms()})
+    return dict(project.lowered)

@@ -25,7 +25,7 @@ def write_tree(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
 
 @pytest.fixture(autouse=True)
 def _cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`accord lint` caches parsed files (compiler/cache.py): never in the repository."""
+    """`accord lint` caches parsed files (compiler/model/parsecache.py): never in the repository."""
     monkeypatch.setenv("ACCORD_CACHE_DIR", str(tmp_path_factory.mktemp("accord_cache")))
 
 

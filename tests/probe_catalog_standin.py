@@ -16,9 +16,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from compiler.compile import render_files
 from compiler.model.validate import Project
 from compiler.probe_live.catalog import QueryError
+from targets.render import render_files
 from tests.standins.databricks import DatabricksEstate
 from tests.standins.engine import SqlError
 from tests.standins.snowflake import Session, SnowflakeEstate

@@ -8,10 +8,10 @@ import pytest
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from compiler.compile import render_files
 from compiler.lint import lint_project
 from compiler.model.salts import materialize
 from compiler.model.validate import Project, load_project
+from targets.render import render_files
 from tests.estates import databricks_estate, teams, write_estate
 from tests.golden_cases import CASES, abac, render_case
 from tests.sql_statements import Statement, function_body, parse_policy, split

@@ -1,4 +1,4 @@
-"""The cache of parsed files and lint results (compiler/cache.py): an optimisation only.
+"""The cache of parsed files and lint results (compiler/core/store.py, compiler/model/parsecache.py, compiler/lint/cache.py): an optimisation only.
 
 Every test compares what ``accord lint`` prints with and without the cache, on the same files:
 cold (the cache is filled), warm (read back), after an edit that changes a cross-file rule
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler import cache
 from compiler.commands import lint as lint_command
+from compiler.core import store
+from compiler.model import parsecache
 from compiler.model.loader import parse_document
 from compiler.sqlscan import DIALECTS
 from tests.cli import run_cli
@@ -261,7 +262,7 @@ BLOCK = "datasets:\n  d:\n    note: |\n      first\n      # {}\n    table: T  # 
 def test_content_digest(a: str, b: str, same: bool) -> None:
     def digest(text: str) -> str:
         raw = text.encode()
-        return cache.content_digest(raw, *parse_document(raw, "f.yaml"))
+        return parsecache.content_digest(raw, *parse_document(raw, "f.yaml"))
 
     assert (digest(a) == digest(b)) is same
 
@@ -294,26 +295,26 @@ def test_prune_removes_least_recently_used_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ACCORD_CACHE_DIR", str(tmp_path))
-    cache.enable(True)
+    store.enable(True)
     try:
         for i, key in enumerate(["a" * 64, "b" * 64, "c" * 64, "d" * 64]):
-            cache.write("lint", key, b"x" * 1000)
-            os.utime(cache._path("lint", key), (1_000_000 + i, 1_000_000 + i))
-        cache._used.clear()  # as if written by earlier runs
-        assert cache.read("lint", "a" * 64) is not None  # used now: the newest, and kept
+            store.write("lint", key, b"x" * 1000)
+            os.utime(store._path("lint", key), (1_000_000 + i, 1_000_000 + i))
+        store._used.clear()  # as if written by earlier runs
+        assert store.read("lint", "a" * 64) is not None  # used now: the newest, and kept
         stale = tmp_path / "lint" / "bb" / ".tmp-left-by-a-killed-run"
         stale.write_bytes(b"partial")
         os.utime(stale, (1_000_000, 1_000_000))
         fresh = tmp_path / "lint" / "bb" / ".tmp-being-written"
         fresh.write_bytes(b"partial")
-        cache.prune(limit=2700)  # keeps at most 80% (2,160 bytes): two entries of 1,065
+        store.prune(limit=2700)  # keeps at most 80% (2,160 bytes): two entries of 1,065
         left = {p.name[0] for p in entries(tmp_path, "lint") if not p.name.startswith(".")}
         assert left == {"a", "d"}  # b and c were the least recently used
         assert not stale.exists() and fresh.exists()
-        cache.prune(limit=10)  # below what this run uses: its entries still stay
-        assert cache.read("lint", "a" * 64) is not None
+        store.prune(limit=10)  # below what this run uses: its entries still stay
+        assert store.read("lint", "a" * 64) is not None
     finally:
-        cache.enable(False)
+        store.enable(False)
 
 
 @pytest.mark.parametrize(
@@ -334,7 +335,7 @@ def test_max_bytes(value: str | None, expected: int, monkeypatch: pytest.MonkeyP
         monkeypatch.delenv("ACCORD_CACHE_MAX_MB", raising=False)
     else:
         monkeypatch.setenv("ACCORD_CACHE_MAX_MB", value)
-    assert cache.max_bytes() == expected
+    assert store.max_bytes() == expected
 
 
 def test_corrupt_entries_are_ignored(estate: Path, tmp_path: Path) -> None:
@@ -358,12 +359,12 @@ def test_corrupt_entries_are_ignored(estate: Path, tmp_path: Path) -> None:
 
 def test_a_forged_payload_with_a_wrong_digest_is_not_read(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("ACCORD_CACHE_DIR", str(tmp_path))
-    cache.write("lint", "ab" * 32, b'{"files": 1, "findings": []}')
-    assert cache.read("lint", "ab" * 32) == b'{"files": 1, "findings": []}'
+    store.write("lint", "ab" * 32, b'{"files": 1, "findings": []}')
+    assert store.read("lint", "ab" * 32) == b'{"files": 1, "findings": []}'
     path = next(p for p in (tmp_path / "lint").rglob("ab*") if p.is_file())
     digest, _, payload = path.read_bytes().partition(b"\n")
     path.write_bytes(digest + b"\n" + payload.replace(b"1", b"2"))
-    assert cache.read("lint", "ab" * 32) is None
+    assert store.read("lint", "ab" * 32) is None
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "policies").glob("*.yaml")))
@@ -371,13 +372,13 @@ def test_cached_parse_equals_parse(name: str, tmp_path: Path, monkeypatch) -> No
     monkeypatch.setenv("ACCORD_CACHE_DIR", str(tmp_path))
     raw = (ROOT / "policies" / name).read_bytes()
     doc, source = parse_document(raw, name)
-    cache.enable(True)
+    store.enable(True)
     try:
-        first = cache.parse(raw, name, parse_document)
-        cache.flush()
-        second = cache.parse(raw, name, lambda *_: pytest.fail("not read from the cache"))
+        first = parsecache.parse(raw, name, parse_document)
+        store.flush()
+        second = parsecache.parse(raw, name, lambda *_: pytest.fail("not read from the cache"))
     finally:
-        cache.enable(False)
+        store.enable(False)
     for got_doc, got_source in (first, second):
         assert got_doc == doc
         assert got_source.values == source.values and got_source.keys == source.keys
@@ -385,15 +386,15 @@ def test_cached_parse_equals_parse(name: str, tmp_path: Path, monkeypatch) -> No
 
 
 def test_keys_change_with_name_content_and_code(monkeypatch) -> None:
-    base = cache.file_key("a.yaml", b"x: 1\n")
-    assert cache.file_key("b.yaml", b"x: 1\n") != base
-    assert cache.file_key("a.yaml", b"x: 2\n") != base
-    cache.code_fingerprint.cache_clear()
+    base = parsecache.file_key("a.yaml", b"x: 1\n")
+    assert parsecache.file_key("b.yaml", b"x: 1\n") != base
+    assert parsecache.file_key("a.yaml", b"x: 2\n") != base
+    store.code_fingerprint.cache_clear()
     try:
-        monkeypatch.setattr(cache, "FORMAT", b"accord-cache-other")
-        assert cache.file_key("a.yaml", b"x: 1\n") != base
+        monkeypatch.setattr(store, "FORMAT", b"accord-cache-other")
+        assert parsecache.file_key("a.yaml", b"x: 1\n") != base
     finally:
-        cache.code_fingerprint.cache_clear()
+        store.code_fingerprint.cache_clear()
 
 
 def test_env_turns_the_cache_off(estate: Path, tmp_path: Path, monkeypatch) -> None:
@@ -569,25 +570,25 @@ def test_positions_are_read_only_when_asked_for(
         return parse_document(raw, name)
 
     for pos_entry in (True, False):
-        cache.enable(True)
+        store.enable(True)
         try:
-            cache.parse(raw, "datasets.yaml", compute)
-            cache.flush()
+            parsecache.parse(raw, "datasets.yaml", compute)
+            store.flush()
         finally:
-            cache.enable(False)
+            store.enable(False)
         if not pos_entry:
             for entry in entries(tmp_path, "pos"):
                 entry.unlink()
         calls.clear()
-        cache.enable(True)
+        store.enable(True)
         try:
-            got_doc, got_source = cache.parse(raw, "datasets.yaml", compute)
+            got_doc, got_source = parsecache.parse(raw, "datasets.yaml", compute)
             assert got_doc == doc and got_source.texts == source.texts
             assert not got_source.materialised and not calls  # nothing parsed, no positions
             assert got_source.values == source.values and got_source.keys == source.keys
             assert calls == ([] if pos_entry else ["datasets.yaml"])
         finally:
-            cache.enable(False)
+            store.enable(False)
 
 
 def test_lint_with_positions_pruned_is_the_same(estate: Path, tmp_path: Path) -> None:

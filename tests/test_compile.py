@@ -10,12 +10,13 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from compiler.compile import lower_all, render_files, write_tree
 from compiler.core.errors import UsageError
+from compiler.core.outdir import write_tree
 from compiler.model.salts import SaltError, materialize, references
 from compiler.model.validate import load_project
-from targets import get_target
+from targets import get_target, lower_all
 from targets.objects import MaskPolicy, RowFilterPolicy
+from targets.render import render_files
 from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 from tests.estates import MINIMAL

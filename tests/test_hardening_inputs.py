@@ -248,7 +248,7 @@ def test_what_a_killed_compile_left_is_recovered_and_the_mode_kept(tmp_path: Pat
 
 
 def test_a_terminated_compile_cleans_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import compiler.compile as compile_module
+    import compiler.core.outdir as compile_module
 
     real, calls = compile_module._write_file, []
 
@@ -453,8 +453,8 @@ def test_a_long_identifier_domain_plans_with_bounded_file_names(
 
 
 def test_terraform_resources_that_would_share_a_name_are_disambiguated(tmp_path: Path) -> None:
-    from compiler.compile import render_files
     from compiler.model.validate import load_project
+    from targets.render import render_files
 
     policies = _policies(
         tmp_path,

@@ -238,7 +238,7 @@ def test_replanning_never_touches_an_applied_plan(
 def test_an_interrupted_plan_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compiler.compile as compile_module
+    import compiler.core.outdir as compile_module
 
     out = tmp_path / "migrations"
     real = compile_module._write_file

@@ -26,10 +26,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from compiler.compile import lower_all, render_files
 from compiler.model.salts import materialize
 from compiler.sqlscan import scan
-from targets import sql
+from targets import lower_all, sql
 from targets.objects import (
     MappingTable,
     MaskAttachment,
@@ -38,6 +37,7 @@ from targets.objects import (
     RowFilterPolicy,
     SaltFunction,
 )
+from targets.render import render_files
 from targets.reserved import DATABRICKS, SNOWFLAKE
 from tests.plan_helpers import project
 

@@ -16,9 +16,9 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from compiler.compile import render_files
 from compiler.model.validate import load_project
 from targets import sql
+from targets.render import render_files
 from targets.reserved import DATABRICKS, SNOWFLAKE
 from tests.cli import run_cli
 from tests.conftest import ROOT

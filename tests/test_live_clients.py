@@ -188,3 +188,22 @@ def test_drift_machine_formats_still_print_one_document_on_exit_2(
         (invocation,) = doc["runs"][0]["invocations"]
         assert invocation["executionSuccessful"] is False
         assert "cannot connect" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("err", "joined", "first"),
+    [
+        (ValueError("002003 (42S02): SQL compilation error:\n  Object 'X' does not exist"),
+         "002003 (42S02): SQL compilation error: Object 'X' does not exist",
+         "002003 (42S02): SQL compilation error:"),
+        (TimeoutError("  login timed out \n"), "login timed out", "login timed out"),
+        (OSError(), "OSError", "OSError"),
+        (RuntimeError(" \n "), "RuntimeError", "RuntimeError"),
+    ],
+)  # fmt: skip
+def test_an_error_in_one_line(err: BaseException, joined: str, first: str) -> None:
+    """compiler.core.errors.one_line: the one helper every connection message uses."""
+    from compiler.core.errors import one_line
+
+    assert one_line(err) == joined
+    assert one_line(err, first=True) == first

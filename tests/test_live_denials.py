@@ -1,6 +1,8 @@
-"""The denial table (compiler/connect/denials.py): one test per row, built from the error the real
-client raises (snowflake-connector-python's ProgrammingError; the Databricks SDK's errors and a
-FAILED statement through the real WorkspaceClient)."""
+"""The denial table (compiler/data/denial_codes.json, read by compiler/connect/denials.py): one
+test per row, built from the error the real client raises (snowflake-connector-python's
+ProgrammingError; the Databricks SDK's errors and a FAILED statement through the real
+WorkspaceClient), classified both ways the table is read: what the deploying role needs, and
+the codes the executor captures from that error found as a denial (``accord probe --live``)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import pytest
 from databricks.sdk.errors import PermissionDenied
 from snowflake.connector.errors import ProgrammingError
 
-from compiler.connect.denials import ROWS, classify
+from compiler.connect.denials import ROWS, classify, denial_table, find_denial
+from compiler.connect.executor import databricks_codes, failed_codes, snowflake_codes
 
 SET_MASK = (
     "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID SET MASKING POLICY "
@@ -30,6 +33,20 @@ class FailedStatement:
 
     def __str__(self) -> str:
         return self.msg
+
+    def status(self) -> object:
+        """The FAILED statement status this shape comes from."""
+        error = type("ServiceError", (), {"error_code": self.error_code, "message": self.msg})
+        return type("StatementStatus", (), {"state": "FAILED", "error": error})()
+
+
+def captured(error: object) -> dict[str, object]:
+    """The codes the executor captures from ``error`` (ExecutionError.codes)."""
+    if isinstance(error, ProgrammingError):
+        return snowflake_codes(error)
+    if isinstance(error, FailedStatement):
+        return failed_codes(error.status())[1]
+    return databricks_codes(error)
 
 
 CASES = [
@@ -103,6 +120,10 @@ def test_denial_row(row: str, platform: str, error: object, sql: str | None, nee
     denial = classify(platform, error, sql)
     assert denial is not None and denial.row == row
     assert str(denial).startswith(f"denied: the deploying role needs {needs} (")
+    found = find_denial(captured(error), (platform,))
+    assert found is not None and found.code in denial_table()[platform].codes
+    codes = next(r for r in ROWS if r.id == row).codes
+    assert not codes or found.code in codes  # the SDK's class is a shape, not a code
 
 
 @pytest.mark.parametrize(
@@ -115,16 +136,12 @@ def test_denial_row(row: str, platform: str, error: object, sql: str | None, nee
 )
 def test_a_fault_is_not_a_denial(platform: str, error: object) -> None:
     assert classify(platform, error, "SELECT 1") is None
+    assert find_denial(captured(error)) is None
 
 
-def test_the_two_denial_tables_name_the_same_codes() -> None:
-    """The executor's table (compiler/connect/denials.py: which privilege the deploying role
-    lacks) and the probe table (compiler/data/denial_codes.json: which codes in a payload mean
-    the persona was denied) are kept apart because they read different shapes, but they must
-    agree on the codes: each JSON code, raised by the real client, is a denial for the
-    executor, and each executor row's code is in the JSON."""
-    from compiler.probe_live.denials import denial_table
-
+def test_the_payload_codes_are_the_rows_codes() -> None:
+    """The codes that in a payload mean the persona was denied are the rows' own: each,
+    raised by the real client, is a denial for the executor, and each row's code is one."""
     table = denial_table()
     snowflake = table["snowflake"].codes
     pairs = {("3001", "42501"), ("2003", "42S02")}

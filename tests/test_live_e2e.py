@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.compile import lower_all
 from compiler.live.introspect import identity
 from compiler.model.validate import load_project
+from targets import lower_all
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 

@@ -408,8 +408,8 @@ class Warehouse(Handler):
 
 def deployed_tables() -> dict[str, dict[str, Any]]:
     """The lakehouse tables as policies/ deploys them, in the shape tables.get answers."""
-    from compiler.compile import lower_all
     from compiler.model.validate import load_project
+    from targets import lower_all
     from targets.objects import MaskAttachment, RowFilterAttachment
 
     catalog = lower_all(load_project(ROOT / "policies"))["databricks"]

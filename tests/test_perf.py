@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.compile import lower_all
 from compiler.meaning import semantics
 from compiler.meaning.analyze import governed_groups, persona_matrix
 from compiler.model.validate import load_project
 from compiler.plan.index import Places
 from compiler.plan.state import State
-from targets import get_target, sql
+from targets import get_target, lower_all, sql
 from targets.objects import AbacPolicy, TagAssignment
 from tests.conftest import ROOT
 

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from compiler.compile import lower_all
 from compiler.plan.apply import split_statements
 from compiler.plan.order import Plan, build_plan
 from compiler.plan.source import plan_projects
 from compiler.plan.state import PlanError
+from targets import lower_all
 from targets.objects import MaskPolicy, Param, RowFilterPolicy
 from tests.estates import PLAN_BASE, PLAN_SALTS, edited
 from tests.plan_helpers import (

@@ -15,10 +15,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.compile import lower_all
 from compiler.plan.order import Plan, Stage
 from compiler.plan.source import plan_projects
 from compiler.plan.steps import Step
+from targets import lower_all
 from targets.objects import Catalog, MaskAttachment, RowFilterAttachment
 from tests.plan_helpers import project
 

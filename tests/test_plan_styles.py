@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from compiler.compile import lower_all
 from compiler.plan.order import build_plan
 from compiler.plan.state import PlanError
+from targets import lower_all
 from targets.databricks import DatabricksTarget
 from targets.objects import (
     AbacPolicy,

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from compiler.compile import lower_all
 from compiler.plan.order import build_plan
 from compiler.plan.state import PlanError, State
 from compiler.plan.steps import DatabricksStatements, SnowflakeStatements
+from targets import lower_all
 from targets.objects import AbacPolicy, MaskAttachment, RowFilterAttachment, Tag, TagAssignment
 from tests.conftest import ROOT
 from tests.estates import PLAN_BASE, edited
@@ -273,8 +273,8 @@ def test_build_plan_is_deterministic_for_handover() -> None:
 
 
 def test_snowflake_policies_are_created_or_altered_and_functions_keep_their_grants() -> None:
-    from compiler.compile import render_files
     from compiler.sqlscan import scan
+    from targets.render import render_files
 
     estate = edited(PLAN_BASE)
     estate["masks"]["subject"]["salt"] = {"snowflake": "env:S1", "databricks": "env:S2"}
@@ -313,9 +313,10 @@ def test_lower_case_snowflake_role_is_refused_with_its_location_and_the_fix() ->
 def test_verify_resolves_role_names_in_the_stored_case(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A compiled policy naming the role in lower case matches nobody on Snowflake: verify
     fails for the entitled persona."""
-    from compiler.compile import render_files, write_tree
+    from compiler.core.outdir import write_tree
     from compiler.model.validate import load_project
     from compiler.verify import verify
+    from targets.render import render_files
 
     policies = ROOT / "policies"
     out = tmp_path / "out"
@@ -424,7 +425,7 @@ def test_databricks_metadata_checks_read_the_documented_table_info() -> None:
 def test_salt_function_headers_say_who_can_read_the_salt() -> None:
     """A secure function hides its body, "but any role with USAGE on it can call it"
     (sql-reference/sql/create-function, secure UDFs); on Databricks, EXECUTE."""
-    from compiler.compile import render_files
+    from targets.render import render_files
 
     estate = edited(PLAN_BASE)
     estate["masks"]["subject"]["salt"] = {"snowflake": "env:S1", "databricks": "env:S2"}
@@ -437,7 +438,7 @@ def test_salt_function_headers_say_who_can_read_the_salt() -> None:
 
 def test_governed_tags_name_create_governed_tag() -> None:
     """CREATE GOVERNED TAG exists from Runtime 18.1 (no IF NOT EXISTS: ALREADY_EXISTS)."""
-    from compiler.compile import render_files
+    from targets.render import render_files
 
     text = render_files(project(edited(edited(PLAN_BASE), _abac)), "databricks")[
         "databricks/045_tags.sql"
@@ -799,8 +800,8 @@ def test_accord_terraform_plan_refuses_and_saves_nothing(tmp_path, monkeypatch, 
 def test_terraform_alone_writes_the_sql_files_it_names(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from compiler.compile import render_files
     from compiler.model.validate import load_project
+    from targets.render import render_files
 
     for target in ("terraform", "all"):
         files = render_files(load_project(ROOT / "policies"), target)
@@ -916,7 +917,7 @@ def test_tag_checks_read_the_documented_entity_tag_assignments() -> None:
 
 def _rows_resources(estate: dict) -> tuple[dict, str]:  # type: ignore[type-arg]
     """The Snowflake mapping table's DDL and its rows resource, as `accord compile` writes them."""
-    from compiler.compile import render_files
+    from targets.render import render_files
     from tests.plan_helpers import project
 
     doc = json.loads(render_files(project(estate), "terraform")["terraform/main.tf.json"])

@@ -19,6 +19,7 @@ import pytest
 import sqlglot
 import yaml
 
+from compiler.connect.denials import TABLE_FILE, denial_table, find_denial
 from compiler.meaning.probes import Place
 from compiler.meaning.semantics import apply_mask
 from compiler.model.validate import load_project
@@ -39,7 +40,6 @@ from compiler.probe_live.catalog import (
     session_statements,
     snowflake_connect_kwargs,
 )
-from compiler.probe_live.denials import TABLE_FILE, denial_table, find_denial
 from compiler.probe_live.result import digest
 from compiler.probe_live.run import LiveOptions, run_live
 from tests.a2a_standin import a2a_standin, url
@@ -282,6 +282,13 @@ class FakeCursor:
         return self.conn.rows if not self.conn.executed[-1].startswith("USE") else []
 
 
+def sf_error(msg: str, errno: int, sqlstate: str) -> Exception:
+    """The connector's own ProgrammingError (errno, sqlstate)."""
+    from snowflake.connector.errors import ProgrammingError
+
+    return ProgrammingError(msg=msg, errno=errno, sqlstate=sqlstate)
+
+
 class FakeConnection:
     def __init__(self, rows: list[tuple[Any, ...]], fail: Exception | None = None) -> None:
         self.rows = rows
@@ -292,26 +299,24 @@ class FakeConnection:
     def cursor(self) -> FakeCursor:
         return FakeCursor(self)
 
+    def execute_string(self, text: str) -> list[FakeCursor]:
+        """The connector's execute_string: one cursor per statement (one here)."""
+        cursor = self.cursor()
+        cursor.execute(text)
+        return [cursor]
+
     def close(self) -> None:
         self.closed = True
 
 
-class ProgrammingError(Exception):
-    """Shaped like snowflake.connector.errors.ProgrammingError (errno, sqlstate)."""
-
-    def __init__(self, msg: str, errno: int, sqlstate: str) -> None:
-        super().__init__(msg)
-        self.errno = errno
-        self.sqlstate = sqlstate
-
-
 def test_snowflake_runner_denial_codes_come_from_the_connector_error() -> None:
     conn = FakeConnection(
-        [], ProgrammingError("002003 (42S02): does not exist or not authorized", 2003, "42S02")
+        [], sf_error("002003 (42S02): does not exist or not authorized", 2003, "42S02")
     )
     runner = SnowflakeRunner(lambda: conn)
     with pytest.raises(QueryError) as err:
         runner.run("cro_collaborator", ["USE ROLE CRO_EXTERNAL", "SELECT 1"])
+    assert str(err.value) == str(conn.fail).strip().splitlines()[0]  # what the platform said
     assert err.value.codes == {"errorCode": "002003", "sqlState": "42S02"}
     assert find_denial(err.value.codes).code == "002003"
     assert conn.closed
@@ -337,7 +342,9 @@ def test_snowflake_connections_have_timeouts() -> None:
 
 class _Status:
     def __init__(self, state: str, message: str | None = None) -> None:
-        self.state = state
+        from databricks.sdk.service.sql import StatementState
+
+        self.state = StatementState(state)
         self.error = type("E", (), {"message": message, "error_code": None})() if message else None
 
 
@@ -367,6 +374,7 @@ def test_databricks_runner_reads_failed_statements() -> None:
     runner = DatabricksRunner(lambda persona: client, "wh-1", timeout=30)
     with pytest.raises(QueryError) as err:
         runner.run("cro_collaborator", ["SELECT 1"])
+    assert str(err.value) == "[INSUFFICIENT_PERMISSIONS] Insufficient privileges. SQLSTATE: 42501"
     assert err.value.codes["sqlState"] == "42501"
     assert err.value.codes["reason"] == "INSUFFICIENT_PERMISSIONS"
     assert statements.calls[0]["warehouse_id"] == "wh-1"

@@ -26,14 +26,13 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from compiler.compile import lower_all
 from compiler.core.memo import IdentityMemo
 from compiler.model.validate import Project, load_project
 from compiler.plan import diff as plan_diff
 from compiler.plan.order import _PlatformPlanner
 from compiler.plan.source import plan_projects
 from compiler.plan.state import PlanError, State, fingerprint, is_definition, place_key
-from targets import sql
+from targets import lower_all, sql
 from targets.objects import AbacPolicy, TagAssignment
 from targets.reserved import RESERVED
 from tests.conftest import ROOT
@@ -131,7 +130,7 @@ def test_primed_rendering_is_unprimed_rendering(
     estate: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The compiled tree is the same with the names primed and decided one at a time."""
-    from compiler.compile import render_files
+    from targets.render import render_files
 
     clear_name_caches()
     primed = render_files(load_project(ROOT / estate), "all")

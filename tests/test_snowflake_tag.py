@@ -7,9 +7,10 @@ from pathlib import Path
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from compiler.compile import lower_all, render_files
 from compiler.model.validate import Project, load_project
+from targets import lower_all
 from targets.objects import MaskAttachment, MaskPolicy, Tag, TagAssignment
+from targets.render import render_files
 from tests.estates import teams, write_estate
 from tests.golden_cases import reference, snowflake_tag
 from tests.sql_statements import Statement, function_body, split

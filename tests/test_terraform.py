@@ -13,8 +13,9 @@ import pytest
 from sqlglot import exp
 
 from compiler.commands import terraform as tf_command
-from compiler.compile import render_files, write_tree
+from compiler.core.outdir import write_tree
 from compiler.model.validate import Project
+from targets.render import render_files
 from tests.cli import run_cli
 from tests.golden_cases import CASES, abac, reference, render_case, snowflake_tag
 

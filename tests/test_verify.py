@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.compile import render_files, write_tree
+from compiler.core.outdir import write_tree
 from compiler.model.validate import load_project
 from compiler.verify import verify
+from targets.render import render_files
 from tests.cli import run_cli
 from tests.conftest import ROOT
 

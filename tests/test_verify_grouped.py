@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from bench.lint_bench import estate, write_estate
-from compiler.compile import render_files
 from compiler.model.validate import Project, load_project
 from compiler.verify.engine import TestSalts, Verifier
 from compiler.verify.sources import load_sql, platform_of, read_compiled_dir, render_sql
+from targets.render import render_files
 from tests import test_verify
 from tests.cli import run_cli
 from tests.conftest import ROOT

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.compile import render_files, write_tree
+from compiler.core.outdir import write_tree
 from compiler.verify import verify
+from targets.render import render_files
 from tests.golden_cases import reference, with_styles
 
 STYLES = {

@@ -5,8 +5,9 @@ import sys
 
 import click
 
-from compiler.compile import TARGET_CHOICES, check_out, render_files, write_tree
+from compiler.core.outdir import check_out, write_tree
 from compiler.model.validate import load_project
+from targets.render import TARGET_CHOICES, render_files
 
 
 @click.command("compile")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import click
@@ -20,23 +21,20 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
     from compiler.lint import lint_project
     from compiler.lint.report import render_json, render_sarif, render_text
     from compiler.live.drift import drift
-    from compiler.live.session import read_live
+    from compiler.live.session import session
 
     options = options_from(kwargs)
-    try:
-        project = load_project(directory)
-        expected, lives, executors = read_live(
-            project, platforms_of(platform), options, progress(), keep_open=True
-        )
-    except (InputError, UsageError) as err:
-        if fmt == "text":
-            raise
-        return _could_not_run(err, directory, fmt)
-    try:
-        found = drift(project, expected, lives, executors)
-    finally:
-        for ex in executors.values():
-            ex.close()
+    with contextlib.ExitStack() as connections:
+        try:
+            project = load_project(directory)
+            live = connections.enter_context(
+                session(project, platforms_of(platform), options, progress())
+            )
+        except (InputError, UsageError) as err:
+            if fmt == "text":
+                raise
+            return _could_not_run(err, directory, fmt)
+        found = drift(project, live.expected, live.catalogs, live.executors)
     findings = [
         f for f in lint_project(project, extra={"drift": found}) if f.rule.startswith("ACC7")
     ]

@@ -20,11 +20,11 @@ def command(platform: str, directory: str, fmt: str, **kwargs: Any) -> int:
     Reads only (SHOW / DESCRIBE / POLICY_REFERENCES / SELECT on Snowflake; Unity Catalog GETs
     and SELECT on Databricks); changes nothing. Salt function bodies are never read out."""
     from compiler.live.introspect import object_json, sort_objects
-    from compiler.live.session import read_live
+    from compiler.live.session import session
 
     project = load_project(directory)
-    _, lives, _ = read_live(project, [platform], options_from(kwargs), progress())
-    live = lives[platform]
+    with session(project, [platform], options_from(kwargs), progress()) as read:
+        live = read.catalogs[platform]
     if fmt == "json":
         click.echo(json.dumps(live.to_json(), indent=2, sort_keys=True))
         return 0

@@ -14,9 +14,10 @@ from typing import Any
 
 import click
 
-from compiler import cache
+from compiler.core import store
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from compiler.lint import Finding, lint_project, lint_sql_batch
+from compiler.lint import cache as lint_cache
 from compiler.lint.config import LintConfig, load_config, parse_codes
 from compiler.lint.report import (
     FORMATS,
@@ -96,14 +97,14 @@ def command(no_cache: bool = False, **options: Any) -> int:
     policy directory). Default: the configured policies, else policies. Exit 0 clean, 1
     findings at or above --fail-on (a policy statement that could not be analysed is one:
     ACC001), 2 unusable input."""
-    cache.enable(not no_cache)
+    store.enable(not no_cache)
     try:
         code = _run(**options)
         if code != 2:
-            cache.flush()  # only a run that read all of its input writes the cache
+            store.flush()  # only a run that read all of its input writes the cache
         return code
     finally:
-        cache.enable(False)
+        store.enable(False)
 
 
 def _run(
@@ -298,8 +299,8 @@ def _lint_project(
     directory: str | None, yaml_files: list[str] | None, extra: dict[str, object], config: Any
 ) -> tuple[list[Finding], int]:
     """The findings of one project and its number of files; from the cache when the content
-    of the files (what lint reads of them: ``cache.content_digest``), the selected rules and
-    accord are those the cached findings were computed from (compiler/cache.py). The same as
+    of the files (what lint reads of them: ``parsecache.content_digest``), the selected rules and
+    accord are those the cached findings were computed from (compiler/lint/cache.py). The same as
     loading the project and ``lint_project(project, extra, config.selected)``."""
     from compiler.model.loader import directory_files, load_documents, parse_document, read_files
     from compiler.model.rules import RULES_BY_ID
@@ -311,11 +312,11 @@ def _lint_project(
         files, root = [(Path(f), f) for f in yaml_files], Path(yaml_files[0]).parent
     documents, unreadable = read_files(files)
     key = None
-    if cache.enabled() and not unreadable and not any(extra.values()):
+    if store.enabled() and not unreadable and not any(extra.values()):
         selected = ",".join(r for r in sorted(RULES_BY_ID) if config.selected(r))
-        key = cache.project_key(documents, "lint\0" + selected, parse_document)
-        payload = cache.read("lint", key) if key is not None else None
-        hit = cache.findings_from_json(payload) if payload is not None else None
+        key = lint_cache.project_key(documents, "lint\0" + selected, parse_document)
+        payload = store.read("lint", key) if key is not None else None
+        hit = lint_cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
             return hit
     from compiler.model.validate import validate_raw
@@ -323,7 +324,7 @@ def _lint_project(
     project = validate_raw(load_documents(documents, root, unreadable))
     findings = lint_project(project, extra, config.selected)
     if key is not None:
-        cache.later("lint", key, cache.findings_to_json(findings, len(project.files)))
+        store.later("lint", key, lint_cache.findings_to_json(findings, len(project.files)))
     return findings, len(project.files)
 
 
@@ -337,8 +338,7 @@ def _lint_sql(
     all of them, and a warm run imports neither the scanner nor sqlglot. Only a batch with no
     problem is stored. The same as ``lint_sql_batch(read_sql_files(...))``; the files are read
     once, and the bytes hashed are the bytes scanned."""
-    from compiler.core.jsonfile import decode, read_bytes
-    from compiler.model.loader import MAX_FILE_BYTES
+    from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
     from compiler.model.rules import RULES_BY_ID
 
     blobs: list[tuple[str, bytes]] = []
@@ -349,11 +349,11 @@ def _lint_sql(
         except InputError as err:
             problems.append(err.diagnostics[0])
     key = None
-    if cache.enabled() and not problems:
+    if store.enabled() and not problems:
         selected = ",".join(r for r in sorted(RULES_BY_ID) if config.selected(r))
-        key = cache.sql_key(blobs, f"sql\0{dialect or ''}\0{selected}")
-        payload = cache.read("lint", key)
-        hit = cache.findings_from_json(payload) if payload is not None else None
+        key = lint_cache.sql_key(blobs, f"sql\0{dialect or ''}\0{selected}")
+        payload = store.read("lint", key)
+        hit = lint_cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
             found, count = hit
             return found, [], count
@@ -370,5 +370,5 @@ def _lint_sql(
     found, bad_suppressions = lint_sql_batch(results, config.selected)
     problems += bad_suppressions
     if key is not None and not problems:
-        cache.later("lint", key, cache.findings_to_json(found, len(results)))
+        store.later("lint", key, lint_cache.findings_to_json(found, len(results)))
     return found, problems, len(results)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.core.errors import UsageError
+from compiler.core.errors import UsageError, one_line
 
 DEFAULT_CONNECT_TIMEOUT = 30
 DEFAULT_STATEMENT_TIMEOUT = 300
@@ -162,8 +163,29 @@ def databricks_client(options: LiveOptions) -> Any:
     try:
         return WorkspaceClient(config=Config(**kwargs))
     except (DatabricksError, ValueError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise UsageError(f"cannot configure the Databricks client: {first}") from None
+        raise UsageError(
+            f"cannot configure the Databricks client: {one_line(err, first=True)}"
+        ) from None
+
+
+def databricks_profile_clients(timeouts: Timeouts) -> Callable[[str], Any]:
+    """What builds the ``WorkspaceClient`` of one SDK profile (a persona's own principal, for
+    a persona session), ``timeouts.connect`` on every request and on the SDK's retries. Its
+    configuration errors are the caller's (a persona session's, not a usage error); ImportError
+    when the SDK is not installed."""
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.config import Config
+
+    seconds = int(timeouts.connect)
+
+    def client(profile: str) -> Any:
+        return WorkspaceClient(
+            config=Config(
+                profile=profile, http_timeout_seconds=seconds, retry_timeout_seconds=seconds
+            )
+        )
+
+    return client
 
 
 def warehouse_id(options: LiveOptions) -> str:

@@ -1,10 +1,20 @@
-"""The error shapes that mean "privilege denied", per platform.
+"""The error shapes that mean "privilege denied", per platform: one table, two questions.
 
-A denial is not a fault: the statement is fine, the deploying role lacks a privilege. It is
-reported as ``denied: the deploying role needs X on Y`` and never retried. Each row of the
-tables below names the error shape (as the real client raises it), and what the role needs for
-the statement that failed; the first matching row wins. Tests build each row's error with the
-client's own exception classes (tests/test_live_denials.py).
+The table is ``compiler/data/denial_codes.json``; this module is its only reader. It answers:
+
+* :func:`classify`: is this failed statement a denial, and what does the deploying role need?
+  A denial is not a fault: the statement is fine, the deploying role lacks a privilege. It is
+  reported as ``denied: the deploying role needs X on Y`` and never retried. Each row of the
+  table names the error shape (as the real client raises it); the first matching row wins, and
+  the table's ``needs`` say what the role needs for the statement that failed. Tests build each
+  row's error with the client's own exception classes (tests/test_live_denials.py).
+* :func:`find_denial`: does a payload carry a denial code? A platform that denies a persona
+  says so with a code, under a key that depends on who relays it: ``errorCode`` and
+  ``sqlState`` from a SQL client, ``reason`` from a ``google.rpc.ErrorInfo``, ``code`` from an
+  agent framework. An agent that answers politely ("I'm sorry, I can't share that") while a
+  code rides in its task's metadata or data parts has been denied; one whose text says so with
+  no code has not said anything a probe can trust. The codes are the rows' own: a Snowflake
+  errno in six digits and bare, a SQLSTATE, a Databricks error code.
 
 Sources: Snowflake error 002003 / SQLSTATE 42S02 "does not exist or not authorized" (a missing
 object and one the role may not see look alike), 003001 / 42501 "SQL access control error:
@@ -18,48 +28,21 @@ EXECUTE on the function).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from compiler.sqlscan import Statement, scan
 
-#: what the deploying role needs, per statement kind (sqlscan kinds): (privilege, on what)
-_SNOWFLAKE_NEEDS: dict[str, tuple[str, str]] = {
-    "set_masking_policy": (
-        "APPLY MASKING POLICY on the account (or APPLY on {policy}) and OWNERSHIP",
-        "{table}",
-    ),
-    "unset_masking_policy": ("APPLY MASKING POLICY on the account and OWNERSHIP", "{table}"),
-    "add_row_access": (
-        "APPLY ROW ACCESS POLICY on the account (or APPLY on {policy}) and OWNERSHIP",
-        "{table}",
-    ),
-    "drop_row_access": ("APPLY ROW ACCESS POLICY on the account and OWNERSHIP", "{table}"),
-    "row_access_policy": ("CREATE ROW ACCESS POLICY", "the schema of {name}"),
-    "masking_policy": ("CREATE MASKING POLICY", "the schema of {name}"),
-    "alter_policy_body": ("OWNERSHIP", "{name}"),
-    "drop_row_access_policy": ("OWNERSHIP", "{name}"),
-    "drop_masking_policy": ("OWNERSHIP", "{name}"),
-    "function": ("CREATE FUNCTION", "the schema of {name}"),
-    "snowflake_tag": ("CREATE TAG", "the schema of {name}"),
-    "alter_tag_set_masking": ("APPLY MASKING POLICY on the account and OWNERSHIP", "{name}"),
-    "alter_tag_unset_masking": ("APPLY MASKING POLICY on the account and OWNERSHIP", "{name}"),
-    "set_column_tag": ("APPLY TAG on the account (or APPLY on the tag)", "{table}"),
-    "set_table_tag": ("APPLY TAG on the account (or APPLY on the tag)", "{table}"),
-}
-_DATABRICKS_NEEDS: dict[str, tuple[str, str]] = {
-    "set_row_filter": ("MANAGE (or ownership) and EXECUTE on {policy}", "{table}"),
-    "drop_row_filter": ("MANAGE (or ownership)", "{table}"),
-    "set_mask": ("MANAGE (or ownership) and EXECUTE on {policy}", "{table}"),
-    "drop_mask": ("MANAGE (or ownership)", "{table}"),
-    "function": ("CREATE FUNCTION and USE SCHEMA", "the schema of {name}"),
-    "abac_policy": ("MANAGE", "the securable of policy {name}"),
-    "drop_abac_policy": ("MANAGE", "the securable of policy {name}"),
-    "set_tags": ("APPLY TAG (and ASSIGN on the governed tag)", "{table}"),
-}
-_NEEDS = {"snowflake": _SNOWFLAKE_NEEDS, "databricks": _DATABRICKS_NEEDS}
+TABLE_FILE = Path(__file__).resolve().parent.parent / "data" / "denial_codes.json"
+#: how deep a payload is searched (metadata nests, but not without end)
+MAX_DEPTH = 12
+#: what the role needs when the table says nothing for the statement
+_SOME_PRIVILEGE = "the privilege the statement needs"
 
 #: the object a platform message names: 'DB.SCH.OBJ' (Snowflake quotes it; messages, not SQL)
 _NAMED = re.compile(r"'([^']+)'")
@@ -87,6 +70,35 @@ class Row:
     matches: Callable[[Any], bool]
     #: kinds of statement this row is specific to (empty: any)
     kinds: tuple[str, ...] = ()
+    #: the codes that, in a payload, mean this denial
+    codes: tuple[str, ...] = ()
+    #: what the role needs when the statement's kind has no ``needs`` entry
+    privilege: str = _SOME_PRIVILEGE
+
+
+@dataclass(frozen=True)
+class DenialRow:
+    """A platform's denial codes and the payload keys they arrive under."""
+
+    platform: str
+    keys: tuple[str, ...]
+    codes: frozenset[str]
+
+
+@dataclass(frozen=True)
+class DenialCode:
+    """A denial found in a payload: which row, under which key, which code."""
+
+    platform: str
+    key: str
+    code: str
+
+    def __str__(self) -> str:
+        return f"{self.platform} denial {self.code} (under {self.key!r})"
+
+
+# --------------------------------------------------------------------------------------------
+# the error shapes
 
 
 def _attr(err: Any, name: str) -> Any:
@@ -120,65 +132,65 @@ def _dbx_code(*codes: str) -> Callable[[Any], bool]:
     return matches
 
 
-def _dbx_sqlstate(err: Any) -> bool:
-    return "SQLSTATE: 42501" in _text(err) or _attr(err, "sql_state") == "42501"
+def _dbx_sqlstate(state: str) -> Callable[[Any], bool]:
+    return lambda err: f"SQLSTATE: {state}" in _text(err) or _attr(err, "sql_state") == state
 
 
-def _sdk_permission_denied(err: Any) -> bool:
-    try:
-        from databricks.sdk.errors import PermissionDenied
-    except ImportError:  # pragma: no cover - the extra is installed wherever this runs
-        return False
-    return isinstance(err, PermissionDenied)
+def _sdk_error(name: str) -> Callable[[Any], bool]:
+    def matches(err: Any) -> bool:
+        try:
+            from databricks.sdk import errors
+        except ImportError:  # pragma: no cover - the extra is installed wherever this runs
+            return False
+        return isinstance(err, getattr(errors, name))
+
+    return matches
 
 
-ROWS: tuple[Row, ...] = (
-    Row(
-        "snowflake-apply-masking",
-        "snowflake",
-        "003001 / 42501 on SET or UNSET MASKING POLICY (APPLY MASKING POLICY missing)",
-        _sf(3001, "42501"),
-        ("set_masking_policy", "unset_masking_policy", "alter_tag_set_masking"),
-    ),
-    Row(
-        "snowflake-apply-row-access",
-        "snowflake",
-        "003001 / 42501 on ADD or DROP ROW ACCESS POLICY (APPLY ROW ACCESS POLICY missing)",
-        _sf(3001, "42501"),
-        ("add_row_access", "drop_row_access"),
-    ),
-    Row(
-        "snowflake-insufficient-privileges",
-        "snowflake",
-        "003001 / 42501 'SQL access control error: Insufficient privileges to operate on ...'",
-        _sf(3001, "42501"),
-    ),
-    Row(
-        "snowflake-not-authorized",
-        "snowflake",
-        "002003 / 42S02 '... does not exist or not authorized' (a hidden object looks missing)",
-        _sf(2003, "42S02"),
-    ),
-    Row(
-        "databricks-sdk-permission-denied",
-        "databricks",
-        "HTTP 403: databricks.sdk.errors.PermissionDenied",
-        _sdk_permission_denied,
-    ),
-    Row(
-        "databricks-permission-denied",
-        "databricks",
-        "error_code PERMISSION_DENIED (a FAILED statement or a REST error)",
-        _dbx_code("PERMISSION_DENIED"),
-    ),
-    Row(
-        "databricks-insufficient-permissions",
-        "databricks",
-        "[INSUFFICIENT_PERMISSIONS] in a FAILED statement's message",
-        _dbx_code("INSUFFICIENT_PERMISSIONS"),
-    ),
-    Row("databricks-sqlstate-42501", "databricks", "SQLSTATE: 42501", _dbx_sqlstate),
-)
+def _row(platform: str, doc: dict[str, Any]) -> Row:
+    """One row of the table: its matcher and payload codes from the fields it gives."""
+    codes: list[str] = []
+    if platform == "snowflake":
+        errno, state = doc["errno"], doc["sqlstate"]
+        matches, codes = _sf(errno, state), [f"{errno:06d}", str(errno), state]
+    elif "sdk_error" in doc:
+        matches = _sdk_error(doc["sdk_error"])
+    elif "error_code" in doc:
+        matches, codes = _dbx_code(doc["error_code"]), [doc["error_code"]]
+    else:
+        matches, codes = _dbx_sqlstate(doc["sqlstate"]), [doc["sqlstate"]]
+    return Row(
+        doc["id"],
+        platform,
+        doc["shape"],
+        matches,
+        tuple(doc.get("kinds", ())),
+        tuple(codes),
+        doc.get("privilege", _SOME_PRIVILEGE),
+    )
+
+
+@cache
+def _document() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(TABLE_FILE.read_text(encoding="utf-8"))["platforms"]
+    return doc
+
+
+def _rows() -> tuple[Row, ...]:
+    return tuple(_row(p, r) for p, section in _document().items() for r in section["rows"])
+
+
+#: every row, in the order they are tried
+ROWS: tuple[Row, ...] = _rows()
+#: what the deploying role needs, per platform and statement kind (sqlscan kinds): (privilege, on)
+_NEEDS: dict[str, dict[str, tuple[str, str]]] = {
+    p: {kind: (need[0], need[1]) for kind, need in section["needs"].items()}
+    for p, section in _document().items()
+}
+
+
+# --------------------------------------------------------------------------------------------
+# a failed statement
 
 
 def _statement(platform: str, sql: str | None) -> Statement | None:
@@ -209,6 +221,51 @@ def _denial(platform: str, row: Row, err: Any, stmt: Statement | None) -> Denial
         return Denial(row.id, privilege, on, said)
     named = _NAMED.search(said)
     on = named.group(1) if named else "the object the statement names"
-    if row.id == "snowflake-not-authorized":
-        return Denial(row.id, "USAGE (or OWNERSHIP) and visibility", on, said)
-    return Denial(row.id, "the privilege the statement needs", on, said)
+    return Denial(row.id, row.privilege, on, said)
+
+
+# --------------------------------------------------------------------------------------------
+# a code in a payload
+
+
+@cache
+def denial_table() -> dict[str, DenialRow]:
+    """Per platform (in name order): the payload keys and the codes of its rows."""
+    return {
+        name: DenialRow(
+            name,
+            tuple(_document()[name]["keys"]),
+            frozenset(c for r in ROWS if r.platform == name for c in r.codes),
+        )
+        for name in sorted(_document())
+    }
+
+
+def find_denial(payload: Any, platforms: tuple[str, ...] | None = None) -> DenialCode | None:
+    """The first denial code (depth first, keys in order) anywhere in ``payload``: nested
+    mappings and lists, each mapping's keys checked against every row's keys."""
+    rows = [r for n, r in denial_table().items() if platforms is None or n in platforms]
+
+    def walk(node: Any, depth: int) -> DenialCode | None:
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(node, dict):
+            for row in rows:
+                for key in row.keys:
+                    value = node.get(key)
+                    if isinstance(value, str | int) and not isinstance(value, bool):
+                        text = str(value).strip()
+                        if text in row.codes:
+                            return DenialCode(row.platform, key, text)
+            for key in sorted(node, key=str):
+                found = walk(node[key], depth + 1)
+                if found is not None:
+                    return found
+        elif isinstance(node, list):
+            for item in node:
+                found = walk(item, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    return walk(payload, 0)

@@ -6,13 +6,24 @@ time, polled to completion within the statement timeout; a ``FAILED`` statement 
 HTTP 200 and is a failure, ``CANCELED`` and ``CLOSED`` are not successes, and a statement still
 running at the deadline is cancelled and reported. A privilege denial (``compiler.connect.denials``)
 raises :class:`DeniedError` and is never retried.
+
+Every failure carries what the platform said (:attr:`ExecutionError.said`, its first line) and
+the codes it gave (:attr:`ExecutionError.codes`: ``errorCode``, ``sqlState``, ``reason``), so
+a caller that reports denials its own way (``accord probe --live``) reads them from here.
+
+A *persona session* (``session()`` on each executor) is one connection opened for one
+persona's statements and closed after them: on Snowflake the probe user's session, which the
+probe switches to the persona's roles; on Databricks the persona's own SDK client. A session
+that cannot be opened is a :class:`SessionError` (that persona has no answer; the others are
+still asked), not a usage error.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from sqlglot.dialects.dialect import Dialect
@@ -27,25 +38,48 @@ from compiler.connect.config import (
     warehouse_id,
 )
 from compiler.connect.denials import Denial, classify
-from compiler.core.errors import UsageError
+from compiler.core.errors import UsageError, one_line
 
 Row = dict[str, Any]
 
 
+#: the SQLSTATE a Databricks message ends with
+_SQLSTATE = re.compile(r"SQLSTATE:?\s*([0-9A-Z]{5})")
+
+
 class ExecutionError(Exception):
-    """A statement failed on the platform."""
+    """A statement failed on the platform: ``said`` is the first line of what the platform
+    said, ``codes`` the codes it gave (``errorCode``, ``sqlState``, ``reason``)."""
+
+    def __init__(
+        self, message: str, said: str | None = None, codes: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.said = message if said is None else said
+        self.codes: dict[str, Any] = codes or {}
 
 
 class DeniedError(ExecutionError):
     """The deploying role lacks a privilege: reported as such, never retried."""
 
-    def __init__(self, denial: Denial) -> None:
+    def __init__(
+        self, denial: Denial, said: str | None = None, codes: dict[str, Any] | None = None
+    ) -> None:
         self.denial = denial
-        super().__init__(str(denial))
+        super().__init__(str(denial), said, codes)
+
+
+class SessionError(ExecutionError):
+    """A persona session could not be opened (no codes: the platform denied nothing)."""
 
 
 class UnreachableError(UsageError):
     """The platform cannot be reached within the connect timeout: exit 2, one line."""
+
+    def __init__(self, message: str, said: str | None = None) -> None:
+        super().__init__(message)
+        #: the first line of the client's own error, when there was one
+        self.said = message if said is None else said
 
 
 class Executor(Protocol):
@@ -60,6 +94,9 @@ class Executor(Protocol):
 
     def query(self, statement: str) -> list[Row]:
         """Execute one statement; its rows as dicts keyed by lower-case column name."""
+
+    def rows(self, statements: Sequence[str]) -> list[tuple[Any, ...]]:
+        """Execute each statement in order, in this session; the rows of the last one."""
 
 
 def split_statements(text: str, dialect: str) -> list[str]:
@@ -77,11 +114,6 @@ def split_statements(text: str, dialect: str) -> list[str]:
     if start is not None:
         out.append(text[start:].strip())
     return out
-
-
-def _first_line(err: BaseException) -> str:
-    text = " ".join(str(err).split())
-    return text or type(err).__name__
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,14 +140,40 @@ class SnowflakeExecutor:
         try:
             return cls(snowflake.connector.connect(**params))
         except snowflake.connector.errors.Error as err:
-            raise UsageError(f"cannot connect to Snowflake: {_first_line(err)}") from None
+            raise UsageError(f"cannot connect to Snowflake: {one_line(err)}") from None
         except (OSError, TimeoutError) as err:
-            raise UsageError(f"cannot connect to Snowflake: {_first_line(err)}") from None
+            raise UsageError(f"cannot connect to Snowflake: {one_line(err)}") from None
 
     @classmethod
     def from_env(cls) -> SnowflakeExecutor:
         """The connection ``accord migrate apply`` always made: SNOWFLAKE_* (or connections.toml)."""
         return cls.connect(LiveOptions())
+
+    @staticmethod
+    def opener(options: LiveOptions) -> Callable[[], Any]:
+        """What opens one more connection with ``options`` (for :meth:`session`): the
+        parameters, timeouts included, are read now, so a missing setting is a usage error
+        before any session. ImportError when the connector is not installed."""
+        import snowflake.connector
+
+        params = snowflake_params(options)
+        return lambda: snowflake.connector.connect(**params)
+
+    @classmethod
+    @contextlib.contextmanager
+    def session(cls, connect: Callable[[], Any]) -> Iterator[SnowflakeExecutor]:
+        """A persona session: ``connect()`` opens it (see :meth:`opener`); closed on leaving."""
+        try:
+            connection = connect()
+        except Exception as err:  # the connector's errors, OSError, TimeoutError
+            raise SessionError(
+                f"cannot connect to Snowflake: {one_line(err, first=True)}"
+            ) from None
+        executor = cls(connection)
+        try:
+            yield executor
+        finally:
+            executor.close()
 
     def _execute(self, statement: str) -> Any:
         from snowflake.connector.errors import Error
@@ -123,10 +181,11 @@ class SnowflakeExecutor:
         try:
             return list(self.connection.execute_string(statement))
         except Error as err:
+            said, codes = one_line(err, first=True), snowflake_codes(err)
             denial = classify("snowflake", err, statement)
             if denial is not None:
-                raise DeniedError(denial) from None
-            raise ExecutionError(str(err)) from None
+                raise DeniedError(denial, said, codes) from None
+            raise ExecutionError(str(err), said, codes) from None
 
     def _each(self, text: str) -> list[Any]:
         cursors = []
@@ -147,6 +206,13 @@ class SnowflakeExecutor:
         (cursor,) = self._execute(statement)[-1:]
         names = [d[0].lower() for d in cursor.description or ()]
         return [dict(zip(names, row, strict=False)) for row in cursor.fetchall()]
+
+    def rows(self, statements: Sequence[str]) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
+        for statement in statements:
+            (cursor,) = self._execute(statement)[-1:]
+            rows = [tuple(r) for r in (cursor.fetchall() or [])]
+        return rows
 
     def close(self) -> None:
         close = getattr(self.connection, "close", None)
@@ -198,13 +264,13 @@ class DatabricksExecutor:
                 client.current_user.me()
             except (PermissionDenied, Unauthenticated) as err:
                 raise UsageError(
-                    f"cannot log in to Databricks at {client.config.host}: {_first_line(err)[:300]}"
+                    f"cannot log in to Databricks at {client.config.host}: {one_line(err)[:300]}"
                 ) from None
             except DatabricksError:
                 pass  # the workspace answered: reachable (DatabricksError is an OSError too)
             except (OSError, TimeoutError) as err:
                 raise UnreachableError(
-                    f"cannot reach Databricks at {client.config.host}: {_first_line(err)[:300]}"
+                    f"cannot reach Databricks at {client.config.host}: {one_line(err)[:300]}"
                 ) from None
             return client
 
@@ -215,6 +281,27 @@ class DatabricksExecutor:
     def from_env(cls) -> DatabricksExecutor:
         return cls.connect(LiveOptions())
 
+    @classmethod
+    @contextlib.contextmanager
+    def session(
+        cls, client: Callable[[], Any], warehouse_id: str, timeouts: Timeouts
+    ) -> Iterator[DatabricksExecutor]:
+        """A persona session: ``client()`` builds the persona's own client (a usage error
+        from it, such as a persona without a profile, is the caller's to report)."""
+        try:
+            built = client()
+        except UsageError:
+            raise
+        except Exception as err:  # the SDK's configuration errors
+            raise SessionError(
+                f"cannot connect to Databricks: {one_line(err, first=True)}"
+            ) from None
+        executor = cls(built, warehouse_id, timeouts=timeouts)
+        try:
+            yield executor
+        finally:
+            executor.close()
+
     def _wait(self) -> str:
         """``wait_timeout`` for execute_statement: 0s (asynchronous) or 5 to 50 seconds."""
         budget = self.timeouts.statement
@@ -222,11 +309,12 @@ class DatabricksExecutor:
             return "30s"
         return "0s" if budget < 5 else f"{int(budget)}s"
 
-    def _fail(self, err: Any, statement: str) -> ExecutionError:
+    def _fail(self, err: Any, statement: str, said: str, codes: dict[str, Any]) -> ExecutionError:
         denial = classify("databricks", err, statement)
         if denial is not None:
-            return DeniedError(denial)
-        return ExecutionError(_first_line(err) if isinstance(err, BaseException) else str(err))
+            return DeniedError(denial, said, codes)
+        message = one_line(err) if isinstance(err, BaseException) else str(err)
+        return ExecutionError(message, said, codes)
 
     def _execute(self, statement: str) -> Any:
         from databricks.sdk.errors import DatabricksError
@@ -252,18 +340,21 @@ class DatabricksExecutor:
                 time.sleep(min(self.poll_seconds, left))
                 response = api.get_statement(response.statement_id)
         except DatabricksError as err:
-            raise self._fail(err, statement) from None
+            said, codes = one_line(err, first=True), databricks_codes(err)
+            raise self._fail(err, statement, said, codes) from None
         except (OSError, TimeoutError) as err:
             host = getattr(getattr(self.client, "config", None), "host", "the workspace")
             raise UnreachableError(
                 f"cannot reach Databricks at {host} within {self.timeouts.connect:g}s: "
-                f"{_first_line(err)[:300]}"
+                f"{one_line(err)[:300]}",
+                one_line(err, first=True),
             ) from None
         state = response.status.state
         if state != StatementState.SUCCEEDED:
             error = response.status.error
             detail = error.message if error is not None and error.message else "no message"
             code = error.error_code.value if error is not None and error.error_code else None
+            said, codes = failed_codes(response.status)
 
             class _Failed:
                 error_code = code
@@ -273,10 +364,10 @@ class DatabricksExecutor:
                     return detail
 
             if state == StatementState.FAILED:
-                failure = self._fail(_Failed(), statement)
+                failure = self._fail(_Failed(), statement, said, codes)
                 if isinstance(failure, DeniedError):
                     raise failure
-            raise ExecutionError(f"{state.value}: {detail}")
+            raise ExecutionError(f"{state.value}: {detail}", said, codes)
         return response
 
     def run(self, text: str) -> None:
@@ -301,8 +392,52 @@ class DatabricksExecutor:
         rows = (response.result.data_array if response.result is not None else None) or []
         return [dict(zip(names, row, strict=False)) for row in rows]
 
+    def rows(self, statements: Sequence[str]) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
+        for statement in statements:
+            result = self._execute(statement).result
+            rows = [tuple(r) for r in ((result.data_array if result is not None else None) or [])]
+        return rows
+
     def close(self) -> None:
         pass
+
+
+# --------------------------------------------------------------------------------------------
+# the codes a failure gave
+
+
+def snowflake_codes(err: Any) -> dict[str, Any]:
+    """The connector error's codes: its errno in six digits, its SQLSTATE."""
+    errno = getattr(err, "errno", None)
+    return {
+        "errorCode": f"{errno:06d}" if isinstance(errno, int) else errno,
+        "sqlState": getattr(err, "sqlstate", None),
+    }
+
+
+def databricks_codes(err: Any) -> dict[str, Any]:
+    """A REST error's codes: its error code, the reason of its first detail."""
+    codes = {"errorCode": getattr(err, "error_code", None)}
+    for detail in getattr(err, "details", None) or []:
+        codes.setdefault("reason", getattr(detail, "reason", None))
+    return codes
+
+
+def failed_codes(status: Any) -> tuple[str, dict[str, Any]]:
+    """A statement that did not succeed: the first line of its message (else ``statement
+    <state>``), and its codes (the SQLSTATE and the ``[CLASS]`` its message names)."""
+    state = getattr(status.state, "value", status.state)
+    error = getattr(status, "error", None)
+    message = getattr(error, "message", None) or f"statement {state}"
+    code = getattr(error, "error_code", None)
+    found = _SQLSTATE.search(message or "")
+    bracketed = re.match(r"\s*\[([A-Z_]+)\]", message or "")
+    return message.splitlines()[0], {
+        "errorCode": getattr(code, "value", code),
+        "sqlState": getattr(status, "sql_state", None) or (found.group(1) if found else None),
+        "reason": bracketed.group(1) if bracketed else None,
+    }
 
 
 def within(seconds: float, fn: Callable[[], Any], platform: str) -> Any:

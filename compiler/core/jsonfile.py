@@ -13,6 +13,8 @@ from typing import Any
 
 from compiler.core.errors import Diagnostic, InputError, Location
 
+#: Bound on the size of one policy or SQL file, checked before it is read.
+MAX_FILE_BYTES = 8 * 1024 * 1024
 #: a plan.json or manifest.json is a few kilobytes; a ledger grows by one line per stage
 MAX_JSON_BYTES = 16 * 1024 * 1024
 #: the deepest any accord JSON file nests is 4; anything far deeper was not written by accord

@@ -84,7 +84,7 @@ class Context:
 
     @cached_property
     def catalogs(self) -> dict[str, Catalog]:
-        from compiler.compile import lower_all
+        from targets import lower_all
 
         return lower_all(self.project)  # shared with compile in the same process
 

@@ -40,7 +40,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from compiler.connect.executor import ExecutionError
-from compiler.core.errors import UsageError
+from compiler.core.errors import UsageError, one_line
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -465,11 +465,11 @@ class DatabricksReader(Reader):
             return None
         except DatabricksError as err:  # before OSError: DatabricksError is an IOError
             denial = classify("databricks", err)
-            self.unreadable.append(f"{what}: {denial or _one_line(err)}")
+            self.unreadable.append(f"{what}: {denial or one_line(err)[:300]}")
             return None
         except (OSError, TimeoutError) as err:
             host = getattr(getattr(self.run.client, "config", None), "host", "the workspace")
-            raise UsageError(f"cannot reach Databricks at {host}: {_one_line(err)}") from None
+            raise UsageError(f"cannot reach Databricks at {host}: {one_line(err)[:300]}") from None
 
     def read(self) -> LiveCatalog:
         client = self.run.client
@@ -581,10 +581,6 @@ class DatabricksReader(Reader):
                             )
                         )
         return self.finish(live, objects)
-
-
-def _one_line(err: BaseException) -> str:
-    return " ".join(str(err).split())[:300] or type(err).__name__
 
 
 def _abac(p: Any, kind: str, securable: str) -> AbacPolicy:

@@ -17,7 +17,7 @@ from compiler.connect.config import LiveOptions
 from compiler.core.errors import UsageError
 from compiler.live.drift import unmanaged
 from compiler.live.introspect import identity
-from compiler.live.session import read_live
+from compiler.live.session import session
 from compiler.model.validate import Project
 from compiler.plan.diff import describe_object
 from compiler.plan.order import Plan, build_plan
@@ -56,15 +56,12 @@ def plan_from_live(
     keep_unmanaged: bool = False,
 ) -> tuple[Plan, list[str]]:
     """The plan and the notes to print (unmanaged placements and what happens to them)."""
-    from compiler.compile import lower_all
+    from targets import lower_all
 
     platforms = platforms_of_base(base)
-    expected, lives, executors = read_live(head, platforms, options, progress, keep_open=True)
-    try:
-        drifted = drifted_salts(lives, executors)
-    finally:
-        for ex in executors.values():
-            ex.close()
+    with session(head, platforms, options, progress) as live_read:
+        expected, lives = live_read.expected, live_read.catalogs
+        drifted = drifted_salts(lives, live_read.executors)
     notes: list[str] = []
     bases: dict[str, Any] = {}
     refused: list[str] = []
@@ -133,8 +130,8 @@ def live_changed(plan_base: str, head: Project, platform: str, options: LiveOpti
     recorded = parse_live_fingerprint(plan_base).get(platform)
     if recorded is None:
         return ""
-    _, lives, _ = read_live(head, [platform], options, lambda _: None)
-    now = lives[platform].fingerprint
+    with session(head, [platform], options) as live:
+        now = live.catalogs[platform].fingerprint
     if now == recorded:
         return ""
     return (

@@ -1,18 +1,27 @@
-"""Connect, read and close: what introspect, drift and plan --base live share."""
+"""Connect, read and close: what introspect, drift and plan --base live share.
+
+``with session(project, platforms, options) as live:`` connects to each platform, reads what
+it holds (:func:`compiler.live.introspect.introspect`), and closes every connection on leaving
+the block, whether it ends or fails (a connection opened before a later one failed included).
+Inside the block the connections are open for what needs them still (drift's canary digests).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from compiler.connect.config import LiveOptions
+from compiler.connect.executor import open_executor
 from compiler.core.errors import UsageError
 from compiler.live.introspect import LiveCatalog, introspect
 from compiler.model.validate import Project
 
 
 def expected_catalogs(project: Project, platforms: list[str]) -> dict[str, Any]:
-    from compiler.compile import lower_all
+    from targets import lower_all
 
     lowered = lower_all(project)
     for p in platforms:
@@ -21,25 +30,32 @@ def expected_catalogs(project: Project, platforms: list[str]) -> dict[str, Any]:
     return {p: lowered[p] for p in platforms}
 
 
-def read_live(
+@dataclass(frozen=True)
+class Live:
+    """What a session read, per platform: the model's catalogs, the live ones, and the open
+    executors (closed when the session ends)."""
+
+    expected: dict[str, Any]
+    catalogs: dict[str, LiveCatalog]
+    executors: dict[str, Any]
+
+
+@contextlib.contextmanager
+def session(
     project: Project,
     platforms: list[str],
     options: LiveOptions,
-    progress: Callable[[str], None],
-    keep_open: bool = False,
-) -> tuple[dict[str, Any], dict[str, LiveCatalog], dict[str, Any]]:
-    """(expected catalogs, live catalogs, executors): executors are closed unless keep_open."""
-    from compiler.connect.executor import open_executor
-
+    progress: Callable[[str], None] = lambda _: None,
+) -> Iterator[Live]:
+    """Each platform connected and read, in order; every connection closed on leaving."""
     expected = expected_catalogs(project, platforms)
     executors: dict[str, Any] = {}
-    lives: dict[str, LiveCatalog] = {}
+    catalogs: dict[str, LiveCatalog] = {}
     try:
         for p in platforms:
             executors[p] = open_executor(p, options)
-            lives[p] = introspect(p, executors[p], expected[p], progress)
+            catalogs[p] = introspect(p, executors[p], expected[p], progress)
+        yield Live(expected, catalogs, executors)
     finally:
-        if not keep_open:
-            for ex in executors.values():
-                ex.close()
-    return expected, lives, executors
+        for ex in executors.values():
+            ex.close()

@@ -10,6 +10,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
+from compiler.core.errors import one_line
 from compiler.model.types import DIALECTS
 
 
@@ -66,7 +67,7 @@ def parse_predicate(text: str, platform: str) -> exp.Expression:
         _bound(text, dialect)
         parsed = sqlglot.parse(text, read=dialect)
     except (ParseError, TokenError) as err:
-        raise ExpressionError(_first_line(err)) from None
+        raise ExpressionError(one_line(err, first=True)) from None
     except RecursionError:
         raise ExpressionError(f"the expression nests deeper than {MAX_DEPTH} levels") from None
     statements = [p for p in parsed if p is not None]
@@ -95,7 +96,3 @@ def parse_predicate(text: str, platform: str) -> exp.Expression:
     if isinstance(tree, exp.Select | exp.Union):
         raise ExpressionError("expected a predicate, not a query")
     return tree
-
-
-def _first_line(err: Exception) -> str:
-    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__

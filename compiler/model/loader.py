@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from compiler import cache
+from compiler.core import store
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
+from compiler.model import parsecache
+from compiler.model.source import Path_, Pos, Positions, SourceMap
 
 try:  # the C loader is a hard requirement of speed, but fall back rather than fail
     _Loader: type = yaml.CSafeLoader
@@ -38,8 +41,6 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 MAX_NODES_PER_FILE = 200_000
 #: Bound on nesting depth (a recursive alias would otherwise never end).
 MAX_DEPTH = 64
-#: Bound on the size of one policy file, checked before it is read.
-MAX_FILE_BYTES = 8 * 1024 * 1024
 
 _STR = "tag:yaml.org,2002:str"
 _PLAIN_TAGS = {
@@ -66,50 +67,6 @@ class WrittenFloat(float):
 
     def __getnewargs__(self) -> tuple[float, str]:  # type: ignore[override]
         return (float(self), self.text)
-
-
-Path_ = tuple[Any, ...]
-#: a position as stored: (file, line, column), 1-based; made a Location only when asked for
-Pos = tuple[str, int, int]
-
-
-class Positions:
-    """``value`` / ``key`` / ``at`` over a source map's ``values`` and ``keys`` tables."""
-
-    values: Mapping[Path_, Pos]
-    keys: Mapping[Path_, Pos]
-    texts: dict[Path_, str]
-
-    def value(self, path: Path_) -> Location | None:
-        """The location of the value at ``path``, or of its nearest located ancestor."""
-        path = tuple(path)
-        while True:
-            pos = self.values.get(path)
-            if pos is not None:
-                return Location(*pos)
-            if not path:
-                return None
-            path = path[:-1]
-
-    def key(self, path: Path_) -> Location | None:
-        """The location of the key that introduces ``path`` (falls back to the value)."""
-        path = tuple(path)
-        pos = self.keys.get(path)
-        return Location(*pos) if pos is not None else self.value(path)
-
-    def at(self, path: Path_, fallback: Location) -> Location:
-        return self.value(path) or fallback
-
-
-@dataclass
-class SourceMap(Positions):
-    """Where each value (and each mapping key) of a document came from."""
-
-    values: dict[Path_, Pos] = field(default_factory=dict)  # type: ignore[assignment]
-    keys: dict[Path_, Pos] = field(default_factory=dict)  # type: ignore[assignment]
-    #: the source text of every plain scalar YAML resolved to something other than a string
-    #: (a number, a boolean, null), so that validation can say what was written
-    texts: dict[Path_, str] = field(default_factory=dict)
 
 
 class FileSource(Positions):
@@ -281,8 +238,6 @@ def read_files(
     files: list[tuple[Path, str]],
 ) -> tuple[list[tuple[bytes, str]], list[Diagnostic]]:
     """The bytes of each file with its display name; unreadable files as diagnostics."""
-    from compiler.core.jsonfile import read_bytes
-
     diagnostics: list[Diagnostic] = []
     documents: list[tuple[bytes, str]] = []
     for path, name in files:
@@ -304,9 +259,9 @@ def load_documents(
     source = MergedSource()
     for raw, name in documents:
         try:
-            if cache.enabled():
-                # the cache of parsed files holds positions (compiler/cache.py)
-                doc, doc_source = cache.parse(raw, name, parse_document)
+            if store.enabled():
+                # the cache of parsed files holds positions (compiler/model/parsecache.py)
+                doc, doc_source = parsecache.parse(raw, name, parse_document)
             else:
                 doc, doc_source = parse_fast(raw, name)
         except InputError as err:
@@ -381,8 +336,6 @@ def _convert_full(node: yaml.Node | None, name: str) -> tuple[dict[str, Any], So
 
 
 def _decode(raw: bytes, name: str) -> str:
-    from compiler.core.jsonfile import decode
-
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     return decode(raw, name, "file")

@@ -13,15 +13,17 @@ import difflib
 import os
 import types
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from compiler.core.errors import Diagnostic, InputError, Location
-from compiler.model.loader import Positions, RawProject, load_directory
+from compiler.model.loader import RawProject, load_directory
+from compiler.model.scalars import quote_hint, scalar_problems
 from compiler.model.schema import PLATFORMS, PolicyModel
+from compiler.model.source import Positions
 from compiler.model.types import is_string, is_type, parse_type
 
 
@@ -33,6 +35,9 @@ class Project:
     source: Positions
     files: list[str]
     origin: Location
+    #: the catalog objects lowered from this model, by platform: filled once by
+    #: :func:`targets.lower_all` (catalog objects are frozen, so every reader shares them)
+    lowered: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def loc(self, *path: Any) -> Location:
         """Location of the YAML node at ``path`` (e.g. ``("masks", "phone", "salt")``)."""
@@ -59,8 +64,6 @@ def validate_raw(raw: RawProject) -> Project:
         raise InputError(
             Diagnostic(raw.origin, "no file declares 'version: 1' (required in at least one file)")
         )
-    from compiler.model.scalars import scalar_problems
-
     misread = scalar_problems(raw)
     if misread:
         raise InputError(misread)
@@ -148,8 +151,6 @@ def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
             )
             continue
         where = raw.source.value(path) or raw.origin
-        from compiler.model.scalars import quote_hint
-
         hint = quote_hint(raw, path) if kind in ("string_type", "literal_error") else ""
         out.append(Diagnostic(where, f"{_dotted(path) or 'top level'}: {_message(e)}{hint}"))
     return out

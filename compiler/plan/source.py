@@ -9,12 +9,12 @@ import subprocess
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from compiler.compile import lower_all
 from compiler.core.errors import UsageError
 from compiler.model.loader import load_documents
 from compiler.model.schema import PolicyModel
 from compiler.model.validate import Project, load_project, validate_raw
 from compiler.plan.order import Domains, Plan, build_plan
+from targets import lower_all
 
 
 def load_base(base: str, head_dir: str) -> Project:

@@ -17,8 +17,8 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from compiler.compile import recover_all, write_tree
 from compiler.core.errors import UsageError
+from compiler.core.outdir import recover_all, write_tree
 from compiler.history.ledger import PLAN_DIR, PLAN_FILE, default_ledger, ledger_lock, read_ledger
 from compiler.model.salts import PLACEHOLDER
 from compiler.plan.order import WHY, Group, Plan, Stage

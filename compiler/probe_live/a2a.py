@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from http.client import HTTPException
 from typing import Any, Literal
 
+from compiler.connect.denials import DenialCode, find_denial
 from compiler.probe_live.canary import Canary
-from compiler.probe_live.denials import DenialCode, find_denial
 
 A2A_VERSION = "1.0"
 METHOD = "SendMessage"

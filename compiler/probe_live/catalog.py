@@ -8,31 +8,39 @@ Databricks: group membership cannot be switched per session, so each persona has
 profile (``probe_profiles:`` in the local probe config), a principal holding exactly that
 persona's account groups.
 
-Statements are built with sqlglot (identifiers quoted where the dialect needs it, the
-``where`` value a literal). The rows are classified: none (``empty``: a row filter answers with
-no rows, never an error), the canary's clear or masked value, and, for a row probe without
-``where``, which entitlement values came back (``clear`` when all, else ``filtered``). A denial
-code in the error (:mod:`~compiler.probe_live.denials`) is ``denied``.
+Statements are built with sqlglot, every name through :mod:`targets.sql` (quoted where the
+dialect needs it, reserved words included; the ``where`` value a literal), and run in a persona
+session of the platform's executor (:mod:`compiler.connect.executor`). The rows are
+classified: none (``empty``: a row filter answers with no rows, never an error), the canary's
+clear or masked value, and, for a row probe without ``where``, which entitlement values came
+back (``clear`` when all, else ``filtered``). A denial code in the error
+(:func:`compiler.connect.denials.find_denial`) is ``denied``.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sqlglot import exp
 
-from compiler.core.errors import UsageError
+from compiler.connect.config import LiveOptions, Timeouts, snowflake_params
+from compiler.connect.denials import DenialCode, find_denial
+from compiler.connect.executor import (
+    DatabricksExecutor,
+    ExecutionError,
+    SnowflakeExecutor,
+    UnreachableError,
+)
 from compiler.meaning import semantics as sem
 from compiler.meaning.probes import Place
 from compiler.model.schema import PolicyModel, Probe
 from compiler.probe_live.canary import Canary
-from compiler.probe_live.denials import DenialCode, find_denial
+from targets import sql
 
 #: rows read per probe query
 ROW_LIMIT = 100
-_SQLSTATE = re.compile(r"SQLSTATE:?\s*([0-9A-Z]{5})")
 
 
 class Runner(Protocol):
@@ -55,14 +63,6 @@ class CatalogAnswer:
     detail: str
     statements: tuple[str, ...] = ()
     denial: DenialCode | None = None
-
-
-def _ident(name: str) -> exp.Identifier:
-    return exp.to_identifier(name)
-
-
-def _table(name: str) -> exp.Table:
-    return exp.to_table(name)
 
 
 def key_column(model: PolicyModel, probe: Probe, dataset: str) -> str | None:
@@ -94,8 +94,12 @@ def session_statements(model: PolicyModel, persona: str, platform: str) -> list[
     if primary_name is None:
         raise ValueError(f"persona {persona}'s primary principal has no Snowflake role")
     rest = [r for r in roles if r and r != primary_name]
-    secondary = ", ".join(_ident(r).sql("snowflake") for r in rest) if rest else "NONE"
-    return [f"USE ROLE {_ident(primary_name).sql('snowflake')}", f"USE SECONDARY ROLES {secondary}"]
+    secondary = ", ".join(_role(r) for r in rest) if rest else "NONE"
+    return [f"USE ROLE {_role(primary_name)}", f"USE SECONDARY ROLES {secondary}"]
+
+
+def _role(name: str) -> str:
+    return sql.render(sql.ident(name, "snowflake"), "snowflake")
 
 
 def probe_query(model: PolicyModel, probe: Probe, place: Place) -> str:
@@ -103,18 +107,16 @@ def probe_query(model: PolicyModel, probe: Probe, place: Place) -> str:
     dialect = ds.platform
     key = key_column(model, probe, place.dataset)
     if place.column is not None:
-        select: exp.Select = exp.select(exp.column(_ident(place.column)))
+        select: exp.Select = exp.select(sql.column(place.column, dialect))
     elif probe.where or key is None:
         select = exp.select(exp.Literal.number(1))
     else:
-        select = exp.select(exp.column(_ident(key))).distinct()
-    select = select.from_(_table(ds.table))
+        select = exp.select(sql.column(key, dialect)).distinct()
+    select = select.from_(sql.table(ds.table, dialect))
     if probe.where and key is not None:
         ((_, value),) = probe.where.items()
-        select = select.where(
-            exp.EQ(this=exp.column(_ident(key)), expression=exp.Literal.string(value))
-        )
-    return select.limit(ROW_LIMIT).sql(dialect)
+        select = select.where(exp.EQ(this=sql.column(key, dialect), expression=sql.literal(value)))
+    return sql.render(select.limit(ROW_LIMIT), dialect)
 
 
 def classify_rows(
@@ -171,106 +173,54 @@ def ask_catalog(
 
 
 # --------------------------------------------------------------------------------------------
-# runners on the real clients (imported only when a live run needs them)
+# runners on the platforms' executors (the clients are imported only when a live run needs them)
+
+
+def probe_options(timeout: float, connection: str | None = None) -> LiveOptions:
+    """The live options of a probe session: ``timeout`` on the login and on every statement."""
+    return LiveOptions(connection=connection, timeouts=Timeouts(connect=timeout, statement=timeout))
 
 
 def snowflake_connect_kwargs(timeout: float, connection: str | None) -> dict[str, Any]:
     """``snowflake.connector.connect`` arguments for the probe user: the live commands' own
     (:func:`compiler.connect.config.snowflake_params`: the named connection, else the connector's
     default, else ``SNOWFLAKE_*``), with ``timeout`` on the login and on every statement."""
-    from compiler.connect.config import LiveOptions, Timeouts, snowflake_params
-
-    return snowflake_params(
-        LiveOptions(connection=connection, timeouts=Timeouts(connect=timeout, statement=timeout))
-    )
+    return snowflake_params(probe_options(timeout, connection))
 
 
 class SnowflakeRunner:
-    """One session of the probe user per persona (``connect()`` opens it, with the timeouts
-    of :func:`snowflake_connect_kwargs`), statements in order."""
+    """One persona session of the probe user per persona (``connect()`` opens it, with the
+    timeouts of :func:`snowflake_connect_kwargs`), statements in order."""
 
-    def __init__(self, connect: Any) -> None:
+    def __init__(self, connect: Callable[[], Any]) -> None:
         self.connect = connect
 
     def run(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
         try:
-            conn = self.connect()
-        except Exception as err:  # the connector's errors, OSError, TimeoutError
-            raise QueryError(f"cannot connect to Snowflake: {_first_line(err)}", {}) from None
-        try:
-            cur = conn.cursor()
-            rows: list[tuple[Any, ...]] = []
-            for stmt in statements:
-                try:
-                    cur.execute(stmt)
-                except Exception as err:  # the connector's ProgrammingError and friends
-                    errno = getattr(err, "errno", None)
-                    codes = {
-                        "errorCode": f"{errno:06d}" if isinstance(errno, int) else errno,
-                        "sqlState": getattr(err, "sqlstate", None),
-                    }
-                    raise QueryError(_first_line(err), codes) from None
-                rows = [tuple(r) for r in (cur.fetchall() or [])]
-            return rows
-        finally:
-            conn.close()
+            with SnowflakeExecutor.session(self.connect) as session:
+                return session.rows(statements)
+        except ExecutionError as err:
+            raise QueryError(err.said, err.codes) from None
 
 
 class DatabricksRunner:
-    """One SDK client per persona (its ``probe_profiles`` entry), statements through the SQL
-    Statement Execution API on one warehouse, waiting at most ``timeout`` seconds."""
+    """One persona session per persona (its own SDK client, from its ``probe_profiles``
+    entry), statements through the SQL Statement Execution API on one warehouse, each within
+    ``timeout`` seconds."""
 
-    def __init__(self, client_for: Any, warehouse_id: str, timeout: float) -> None:
+    def __init__(self, client_for: Callable[[str], Any], warehouse_id: str, timeout: float) -> None:
         self.client_for = client_for
         self.warehouse_id = warehouse_id
         self.timeout = timeout
 
     def run(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
+        options = probe_options(self.timeout)
         try:
-            client = self.client_for(persona)
-        except UsageError:
-            raise
-        except Exception as err:  # the SDK's configuration errors
-            raise QueryError(f"cannot connect to Databricks: {_first_line(err)}", {}) from None
-        wait = f"{max(5, min(50, int(self.timeout)))}s"  # the API accepts 5s..50s
-        rows: list[tuple[Any, ...]] = []
-        for stmt in statements:
-            try:
-                resp = client.statement_execution.execute_statement(
-                    statement=stmt, warehouse_id=self.warehouse_id, wait_timeout=wait
-                )
-            except Exception as err:  # databricks.sdk.errors.DatabricksError
-                codes = {"errorCode": getattr(err, "error_code", None)}
-                for detail in getattr(err, "details", None) or []:
-                    codes.setdefault("reason", getattr(detail, "reason", None))
-                raise QueryError(_first_line(err), codes) from None
-            status = resp.status
-            state = getattr(status.state, "value", status.state) if status else None
-            if state != "SUCCEEDED":
-                error = getattr(status, "error", None)
-                message = getattr(error, "message", None) or f"statement {state}"
-                code = getattr(error, "error_code", None)
-                found = _SQLSTATE.search(message or "")
-                sqlstate = getattr(status, "sql_state", None) or (found.group(1) if found else None)
-                raise QueryError(
-                    message.splitlines()[0],
-                    {
-                        "errorCode": getattr(code, "value", code),
-                        "sqlState": sqlstate,
-                        "reason": _bracketed(message),
-                    },
-                )
-            data = resp.result.data_array if resp.result is not None else None
-            rows = [tuple(r) for r in (data or [])]
-        return rows
-
-
-def _bracketed(message: str) -> str | None:
-    """``[INSUFFICIENT_PERMISSIONS] ...``: the error class Databricks puts first."""
-    m = re.match(r"\s*\[([A-Z_]+)\]", message or "")
-    return m.group(1) if m else None
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+            with DatabricksExecutor.session(
+                lambda: self.client_for(persona), self.warehouse_id, options.timeouts
+            ) as session:
+                return session.rows(statements)
+        except ExecutionError as err:
+            raise QueryError(err.said, err.codes) from None
+        except UnreachableError as err:  # a statement that did not reach: this persona's fault
+            raise QueryError(err.said, {}) from None

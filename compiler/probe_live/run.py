@@ -34,6 +34,8 @@ from typing import Any
 
 import yaml
 
+from compiler.connect.config import databricks_profile_clients
+from compiler.connect.executor import SnowflakeExecutor
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
 from compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
@@ -43,7 +45,7 @@ from compiler.probe_live.catalog import (
     Runner,
     SnowflakeRunner,
     ask_catalog,
-    snowflake_connect_kwargs,
+    probe_options,
 )
 from compiler.probe_live.result import ProbeRun, describe
 
@@ -123,21 +125,18 @@ def load_config(path: str | None) -> ProbeConfig:
 
 
 def _snowflake_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
+    section = config.data.get("snowflake") or {}
+    connection = options.connection or section.get("connection")
     try:
-        import snowflake.connector
+        connect = SnowflakeExecutor.opener(probe_options(config.timeout, connection))
     except ImportError:
         raise UsageError("pip install 'accord[snowflake]' to probe Snowflake") from None
-    section = config.data.get("snowflake") or {}
-    kwargs = snowflake_connect_kwargs(
-        config.timeout, options.connection or section.get("connection")
-    )
-    return SnowflakeRunner(lambda: snowflake.connector.connect(**kwargs))
+    return SnowflakeRunner(connect)
 
 
 def _databricks_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
     try:
-        from databricks.sdk import WorkspaceClient
-        from databricks.sdk.core import Config
+        client_of = databricks_profile_clients(probe_options(config.timeout).timeouts)
     except ImportError:
         raise UsageError("pip install 'accord[databricks]' to probe Databricks") from None
     section = config.data.get("databricks") or {}
@@ -149,7 +148,6 @@ def _databricks_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
     if not warehouse:
         raise UsageError("Databricks probes need a SQL warehouse: --warehouse-id or config")
     profiles = section.get("probe_profiles") or {}
-    timeout = config.timeout
 
     def client_for(persona: str) -> Any:
         profile = profiles.get(persona)
@@ -158,15 +156,9 @@ def _databricks_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
                 f"{config.path}: databricks.probe_profiles has no profile for {persona} (group "
                 "membership cannot be switched per session: one profile per persona)"
             )
-        return WorkspaceClient(
-            config=Config(
-                profile=profile,
-                http_timeout_seconds=int(timeout),
-                retry_timeout_seconds=int(timeout),
-            )
-        )
+        return client_of(profile)
 
-    return DatabricksRunner(client_for, str(warehouse), timeout)
+    return DatabricksRunner(client_for, str(warehouse), config.timeout)
 
 
 # --------------------------------------------------------------------------------------------
@@ -192,7 +184,7 @@ def compiled_fingerprint(project: Any, compiled: str | None) -> str:
             digest.update(p.relative_to(root).as_posix().encode() + b"\0")
             digest.update(p.read_bytes() + b"\0")
         return digest.hexdigest()
-    from compiler.compile import render_files
+    from targets.render import render_files
 
     for rel, text in sorted(render_files(project, "all").items()):
         digest.update(str(rel).encode() + b"\0" + text.encode("utf-8") + b"\0")

@@ -124,8 +124,7 @@ def read_compiled_dir(out: str) -> dict[str, str]:
     for platform in PLATFORM_DIRS:
         for path in sorted((root / platform).rglob("*.sql")):
             rel = path.relative_to(root).as_posix()
-            from compiler.core.jsonfile import decode, read_bytes
-            from compiler.model.loader import MAX_FILE_BYTES
+            from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 
             name = os.path.join(out, rel)
             files[name] = decode(read_bytes(path, "SQL file", MAX_FILE_BYTES, name), name, "file")
@@ -141,7 +140,7 @@ def render_sql(project: Project) -> dict[str, str]:
     """The SQL files ``accord compile --target all`` writes (``snowflake/``, ``databricks/``),
     rendered in memory. Not the Terraform files, which verification does not read (at a
     few thousand datasets rendering them took longer than every SQL file together)."""
-    from compiler.compile import render_files, selected_platforms
+    from targets.render import render_files, selected_platforms
 
     files: dict[str, str] = {}
     for platform in selected_platforms(project, "all"):

@@ -42,11 +42,12 @@ import hashlib
 import json
 import re
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp
 
 from targets import get_target, sql
+from targets.base import catalog_names
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -60,9 +61,6 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
-
-if TYPE_CHECKING:
-    from compiler.model.validate import Project
 
 MAIN = "terraform/main.tf.json"
 REQUIRED_VERSION = ">= 1.5.0"  # strcontains() in the salt variables' validation
@@ -176,13 +174,10 @@ def apply_as_sql(files: dict[str, str]) -> list[str]:
     return [f for names in value.values() for f in names]
 
 
-def render_files(project: Project, catalogs: dict[str, Catalog]) -> dict[str, str]:
+def render_files(catalogs: dict[str, Catalog]) -> dict[str, str]:
     """``{"terraform/main.tf.json": text}`` for every platform's catalog objects.
 
-    Everything written comes from ``catalogs``; ``project`` is part of the call every compile
-    output shares and is not read here (no file path can leak into the output)."""
-    from targets.base import catalog_names
-
+    Everything written comes from ``catalogs`` (no file path can leak into the output)."""
     doc = Document()
     for platform, catalog in catalogs.items():
         sql.prime_names(catalog_names(catalog), platform)

@@ -21,8 +21,7 @@ from compiler.sqlscan import ScanError, ScanResult, detect_dialect, scan
 def read_text(path: str) -> tuple[str | None, Diagnostic | None]:
     """The file's text, or a located reason it cannot be read (a bounded read of a regular
     file: never a FIFO or a device; UTF-8)."""
-    from compiler.core.jsonfile import decode, read_bytes
-    from compiler.model.loader import MAX_FILE_BYTES
+    from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 
     try:
         return decode(read_bytes(Path(path), "SQL file", MAX_FILE_BYTES, path), path, "file"), None

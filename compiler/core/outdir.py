@@ -1,8 +1,11 @@
-"""``accord compile``: lower the model per platform, render, and write the tree atomically.
+"""Output directories accord manages (``accord compile --out``, ``accord plan --out``): written
+whole and atomically, with a ``manifest.json`` of every file's SHA-256, and recovered after a
+killed run.
 
-Output layout: ``OUT/snowflake/*.sql``, ``OUT/databricks/*.sql``, ``OUT/terraform/main.tf.json``
-and ``OUT/manifest.json`` (every file with its SHA-256). File names sort in apply order. The
-same input gives byte-identical output: no timestamps, no absolute paths, sorted everything.
+A new tree is written beside the old one and exchanged with it in one rename; accord never
+follows or writes through a symbolic link there, refuses a directory it did not write (its
+manifest must list exactly the files present, unchanged), and carries Terraform's own state
+files into a recompiled ``terraform/``. Nothing here knows what the files hold.
 """
 
 from __future__ import annotations
@@ -19,13 +22,11 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from compiler.core.errors import UsageError
-from compiler.model.validate import Project
-from targets import SQL_TARGETS, get_target
-from targets.objects import Catalog
+from compiler.core.errors import InputError, UsageError
+from compiler.core.filelock import exclusive
+from compiler.core.jsonfile import read_json
 
 MANIFEST = "manifest.json"
-TARGET_CHOICES = ("snowflake", "databricks", "terraform", "all")
 #: Terraform's own files in ``OUT/terraform`` (``accord terraform`` runs there): carried into
 #: a recompiled tree so that recompiling never loses state. A saved plan is not carried: it
 #: belongs to the configuration it was made from.
@@ -35,54 +36,6 @@ TERRAFORM_KEPT = (
     ".terraform.lock.hcl",
     ".terraform",
 )
-
-
-def lower_all(project: Project) -> dict[str, Catalog]:
-    """The catalog objects of every declared platform: the one lowering everything reads.
-
-    Lowered once per project and kept on it: ``accord compile`` lints first, and the linter's
-    catalogs are the ones rendered (catalog objects are frozen)."""
-    found = project.__dict__.get("_lowered")
-    if found is None:
-        model = project.model
-        found = {p: get_target(p).lower(model) for p in model.declared_platforms()}
-        project.__dict__["_lowered"] = found
-    return dict(found)
-
-
-def selected_platforms(project: Project, target: str) -> list[str]:
-    declared = project.model.declared_platforms()
-    if target == "all":
-        return [p for p in SQL_TARGETS if p in declared]
-    if target in SQL_TARGETS:
-        if target not in declared:
-            raise UsageError(f"--target {target}: the model declares no {target} platform")
-        return [target]
-    return []
-
-
-def render_files(project: Project, target: str = "all") -> dict[str, str]:
-    """Relative path -> file content, for the chosen target(s)."""
-    if target not in TARGET_CHOICES:
-        raise UsageError(f"unknown target {target!r}")
-    catalogs = lower_all(project)
-    files: dict[str, str] = {}
-    for platform in selected_platforms(project, target):
-        for name, text in get_target(platform).render(catalogs[platform]).items():
-            files[f"{platform}/{name}"] = text
-    if target in ("terraform", "all"):
-        from targets.terraform import render as terraform
-
-        tf_files = terraform.render_files(project, catalogs)
-        files.update(tf_files)
-        # the output accord_apply_as_sql names the Databricks SQL files Terraform cannot
-        # apply: write them with --target terraform too, so it names only files that exist
-        needed = terraform.apply_as_sql(tf_files)
-        if needed and target == "terraform":
-            sql = get_target("databricks").render(catalogs["databricks"])
-            files.update({f: sql[f.split("/", 1)[1]] for f in needed})
-        assert all(f in files for f in needed), "accord_apply_as_sql names an unwritten file"
-    return dict(sorted(files.items()))
 
 
 def manifest(files: dict[str, str]) -> str:
@@ -126,9 +79,6 @@ _STAGING, _OLD, _LOCK = "accord-new-", "accord-old-", "accord-lock"
 def _manifest_problem(target: Path) -> str:
     """Why ``target`` is not a directory accord wrote, or "": its manifest.json has accord's
     shape, and the files it lists are exactly the files there (besides Terraform's own)."""
-    from compiler.core.errors import InputError
-    from compiler.core.jsonfile import read_json
-
     try:
         data, _ = read_json(target / MANIFEST, "manifest", 16 * 1024 * 1024)
     except InputError as err:
@@ -291,8 +241,6 @@ def write_tree(out: str | os.PathLike[str], files: dict[str, str]) -> list[str]:
     and working files in it are kept (``TERRAFORM_KEPT``), and so is the directory's mode. Two
     runs on one ``out`` are serialised by a lock file beside it; what a killed run left is
     recovered or removed by the next; SIGTERM and SIGHUP clean up like an error."""
-    from compiler.core.filelock import exclusive
-
     target = Path(out)
     _check_target(target, os.fspath(out))
     try:

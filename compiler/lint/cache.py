@@ -1,0 +1,106 @@
+"""The cache of lint results, over :mod:`compiler.core.store`.
+
+``lint/`` entries: one per linted project, keyed by the code fingerprint, the selected rules
+and the name and content digest of each of its files in order (:func:`project_key`); and one
+per batch of SQL files linted together, keyed by the code fingerprint, ``--dialect``, the
+selected rules and every file's name and bytes (:func:`sql_key`). Each holds the findings and
+the number of files.
+
+**What a lint result is keyed by.** Project entries are keyed by each file's *content
+digest* (``sem/``, :func:`compiler.model.parsecache.content_digest`), not by its bytes: an
+edit that changes nothing accord reads (a comment line added, removed or changed; blank lines
+at the end; CRLF for LF) reuses the findings without loading or linting anything but the
+edited file. The digest covers everything ``lint`` reads of a file: the parsed document, every
+node's position, the text of every non-string scalar, and the file's lines with only the lines
+that hold nothing (blank, or a comment outside any scalar) blanked, so the line a finding
+points into is compared too (ACC101 finds a column inside a scalar's line). Lines that look
+like comments inside a block scalar are content, and the parsed document catches them. Any
+other edit changes the digest, and the project is linted afresh: the rules are cross-file
+(ACC202, ACC403 compare entries of different files), and a reused finding the engine cannot
+prove still true is never given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from compiler.core import store
+from compiler.core.errors import Location
+from compiler.lint import Finding
+from compiler.model import parsecache
+
+
+def project_key(
+    documents: list[tuple[bytes, str]],
+    options: str,
+    compute: Callable[[bytes, str], tuple[Any, Any]],
+) -> str | None:
+    """The key of a project's lint result: accord, the options, and each file's name and
+    :func:`file_digest` in order. None when a file does not parse (nothing is reused)."""
+    h = hashlib.sha256(store.code_fingerprint().encode())
+    h.update(b"\0lint\0" + options.encode() + b"\0")
+    for raw, name in documents:
+        digest = parsecache.file_digest(raw, name, compute)
+        if digest is None:
+            return None
+        h.update(name.encode() + b"\0" + digest.encode() + b"\0")
+    return h.hexdigest()
+
+
+def sql_key(blobs: list[tuple[str, bytes]], options: str) -> str:
+    """The key of the lint result of SQL files linted together: accord, the options, and
+    each file's name and bytes in order."""
+    h = hashlib.sha256(store.code_fingerprint().encode())
+    h.update(b"\0sql\0" + options.encode() + b"\0")
+    for name, raw in blobs:
+        h.update(name.encode() + b"\0" + hashlib.sha256(raw).hexdigest().encode() + b"\0")
+    return h.hexdigest()
+
+
+def findings_to_json(findings: list[Any], files: int) -> bytes:
+    def loc(x: Any) -> list[Any]:
+        return [x.file, x.line, x.column]
+
+    return json.dumps(
+        {
+            "files": files,
+            "findings": [
+                [
+                    loc(f.location),
+                    f.rule,
+                    f.object,
+                    f.message,
+                    f.fix,
+                    f.suppressed,
+                    f.reason,
+                    [loc(r) for r in f.related],
+                ]
+                for f in findings
+            ],
+        },
+        sort_keys=True,
+    ).encode()
+
+
+def findings_from_json(payload: bytes) -> tuple[list[Any], int] | None:
+    try:
+        doc = json.loads(payload)
+        out = [
+            Finding(
+                Location(*where),
+                rule,
+                obj,
+                message,
+                fix,
+                suppressed,
+                reason,
+                tuple(Location(*r) for r in related),
+            )
+            for where, rule, obj, message, fix, suppressed, reason, related in doc["findings"]
+        ]
+        return out, int(doc["files"])
+    except (ValueError, TypeError, KeyError):
+        return None

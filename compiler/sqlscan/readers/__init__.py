@@ -1,0 +1,61 @@
+"""Statement readers: from one statement's tokens to the fields of its Statement(s).
+
+A statement is dispatched on its verb (``CREATE``, ``ALTER``, ``DROP``) and the word after it
+(after ``CREATE``'s ``OR REPLACE``) through one keyword table, the union of each dialect's
+table (:mod:`.snowflake`, :mod:`.databricks`) and the shared one (:mod:`.shared`). Every file
+is read with the whole table: the dialect chooses the tokenizer and sqlglot's parser, not
+which statements are recognised, so a Databricks statement in a Snowflake file is still read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlglot.tokens import Token
+
+from compiler.sqlscan.bodies import Context
+from compiler.sqlscan.readers import databricks, shared, snowflake
+from compiler.sqlscan.readers.shared import Entry, Reader, other, read_create_function
+from compiler.sqlscan.statements import Fields
+from compiler.sqlscan.tokens import Cursor, is_word
+
+_Candidates = tuple[tuple[tuple[str, ...], Reader], ...]
+
+
+def _table(*tables: tuple[Entry, ...]) -> dict[str, dict[str, _Candidates]]:
+    """verb -> the first word after it -> the (words, reader) that start with it, in order."""
+    out: dict[str, dict[str, list[tuple[tuple[str, ...], Reader]]]] = {}
+    for table in tables:
+        for verb, words, reader in table:
+            candidates = out.setdefault(verb, {}).setdefault(words[0], [])
+            if any(known == words for known, _ in candidates):
+                raise ValueError(f"two readers for {verb} {' '.join(words)}")
+            candidates.append((words, reader))
+    return {verb: {w: tuple(c) for w, c in firsts.items()} for verb, firsts in out.items()}
+
+
+STATEMENT_READERS = _table(snowflake.READERS, databricks.READERS, shared.READERS)
+
+#: what a verb reads when none of the table's words follows it
+_FALLBACK: dict[str, Reader] = {"CREATE": read_create_function}
+
+
+def read_statement(ctx: Context, toks: Sequence[Token]) -> list[Fields]:
+    """The fields of the statement(s) these tokens make; ``[{"kind": "other"}]`` if not ours."""
+    c = Cursor(toks, ctx.text)
+    verb = c.peek()
+    if verb is None or not is_word(verb):
+        return other()
+    key = verb.text.upper()
+    firsts = STATEMENT_READERS.get(key)
+    if firsts is None:
+        return other()
+    c.i += 1
+    or_replace = key == "CREATE" and (c.accept("OR", "REPLACE") or c.accept("OR", "ALTER"))
+    word = c.peek()
+    if word is not None and is_word(word):
+        for words, reader in firsts.get(word.text.upper(), ()):
+            if c.accept(*words):
+                return reader(ctx, c, or_replace)
+    fallback = _FALLBACK.get(key)
+    return fallback(ctx, c, or_replace) if fallback is not None else other()
