@@ -1,6 +1,8 @@
-"""Running ``accord`` from a test: in-process by default, in a subprocess only for the contracts
-that need a real process (no traceback at exit, what a fresh interpreter imports, exit codes
-under signals or a closed stdout, ``PYTHONHASHSEED``).
+"""Running ``accord`` from a test: in-process by default (``run_cli``), in a subprocess
+(``run_process``) only for the contracts that need a real process: no traceback at exit,
+``PYTHONHASHSEED``, a hang that must fail rather than stall the suite. (The checks of what a
+fresh interpreter imports, and of a closed stdout or a lock held by another process, run their
+own scripts.)
 
 Both return the same ``Result`` (exit code, stdout, stderr; the field names of
 ``subprocess.CompletedProcess``, so it unpacks as ``code, out, err = run_cli(...)``)."""
