@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from compiler.core.platforms import PLATFORMS
+
 if TYPE_CHECKING:
     from compiler.model.validate import Project
     from targets.base import Target
     from targets.objects import Catalog
 
-SQL_TARGETS = ("snowflake", "databricks")
+SQL_TARGETS = PLATFORMS
 
 
 def get_target(platform: str) -> Target:

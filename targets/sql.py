@@ -10,7 +10,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
-DIALECTS = {"snowflake": "snowflake", "databricks": "databricks"}
+from compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
 
 
 @lru_cache(maxsize=4)

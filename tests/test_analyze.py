@@ -149,7 +149,7 @@ def test_as_found_divergences_name_the_deciding_surface() -> None:
     # the lakehouse agent's runtime returns no rows (ACC401): it is compared by what its
     # policies intend, as lint's ACC403 does, so the pipeline is looser than that
     assert "; lakehouse_agent shows rows of " in rows[0]["detail"]
-    # semantics.divergences reports each loose place once, against the strictest place that
+    # divergence.divergences reports each loose place once, against the strictest place that
     # reads the same facts (linear in places, not pairwise): for the CRO collaborator the
     # pipeline's rows, its clear subject_id against the agent's masked one, and the subject
     # domain

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.exposure.diff import ExposureDiff, exposure_diff, places_of, to_markdown, verdict
+from compiler.exposure import ExposureDiff, exposure_diff, places_of, to_markdown, verdict
 from compiler.model.validate import Project, load_project
 from tests.cli import run_cli
 from tests.conftest import ROOT
@@ -569,7 +569,7 @@ def test_divergences_of_unchanged_personas_are_not_missed(
 ) -> None:
     """The diff recomputes ACC403 only for personas whose views changed: the same result as
     recomputing it for everyone."""
-    from compiler.exposure.diff import divergence_changes
+    from compiler.exposure.divergence import divergence_changes
 
     base = load_project(write_files(tmp_path / "base", {"policy.yaml": edited(DIFF_BASE)}))
     data = edited(DIFF_BASE)

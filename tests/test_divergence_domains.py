@@ -1,6 +1,6 @@
 """ACC403 without false positives, and one answer (issue 11, item 6): identifier domains are
 compared by how the identifier *value* is exposed where the persona reaches rows; ``accord
-analyze`` and ``accord lint`` report the same set through ``semantics.divergences``, and
+analyze`` and ``accord lint`` report the same set through ``divergence.divergences``, and
 analyze honours ``ignore: {ACC403: ...}``."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from compiler.lint import lint_project
-from compiler.meaning import semantics
+from compiler.meaning import divergence
 from compiler.meaning.analyze import analyze
 from compiler.model.validate import load_project
 from tests.cli import run_cli
@@ -98,7 +98,7 @@ def test_identifier_domains_compare_value_exposure(
     tmp_path: Path, patches: list[dict[str, Any]], expected: set[tuple[str, str, str]]
 ) -> None:
     project = load_project(write_estate(tmp_path / "p", _model_case(patches), split=True))
-    found = semantics.divergences(project.model)
+    found = divergence.divergences(project.model)
     assert {(d.persona, d.loose.surface, d.strict.surface) for d in found} == expected
     assert all(d.loose.surface != d.strict.surface for d in found)
     # lint and analyze: the same set, through the same function

@@ -223,7 +223,7 @@ def test_a_mapping_table_statement_that_reads_a_file_is_refused(
 def test_the_verify_connection_is_locked() -> None:
     import duckdb
 
-    from compiler.verify.engine import locked_connection
+    from compiler.verify.execute import locked_connection
 
     con = locked_connection()
     for statement in (

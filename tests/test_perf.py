@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.meaning import semantics
+from compiler.meaning import divergence, semantics
 from compiler.meaning.analyze import governed_groups, persona_matrix
 from compiler.model.validate import load_project
 from compiler.plan.index import Places
@@ -79,7 +79,7 @@ def test_statement_count_of_every_rendered_object() -> None:
 def scanned_tags(state: State, table: str, column: str | None) -> dict[str, str]:
     col = (column or "").upper()
     return {
-        p.tag.lower(): p.value  # type: ignore[union-attr]
+        p.tag: p.value  # type: ignore[union-attr]
         for k, p in state.places.items()
         if k[0] == "tag" and k[1] == table.upper() and k[2] == col
     }
@@ -144,7 +144,7 @@ def test_plan_index_follows_every_mutation() -> None:
 @pytest.mark.parametrize("estate", ESTATES)
 def test_persona_matrix_equals_fresh_views(estate: str) -> None:
     model = load_project(ROOT / estate).model
-    by_dataset = semantics.reaches(model)
+    by_dataset = divergence.reaches(model)
     for persona in sorted(model.personas):
         expected = []
         for dataset in governed_groups(model):

@@ -6,6 +6,7 @@ import hashlib
 
 import pytest
 
+from compiler.meaning import divergence
 from compiler.meaning import semantics as sem
 from compiler.model.validate import load_project
 from tests.conftest import ROOT
@@ -82,13 +83,13 @@ def test_runtime_refusal() -> None:
 
 
 def test_reference_estate_has_no_divergence() -> None:
-    assert sem.divergences(REF) == []
+    assert divergence.divergences(REF) == []
 
 
 def test_as_found_divergences_name_the_loosest_surface() -> None:
-    found = sem.divergences(ASFOUND)
+    found = divergence.divergences(ASFOUND)
     loose = {(d.persona, d.loose.surface) for d in found}
     assert ("cro_collaborator", "variant_annotation") in loose
     assert all(d.loose.surface != d.strict.surface for d in found)
     # deterministic
-    assert found == sem.divergences(ASFOUND)
+    assert found == divergence.divergences(ASFOUND)

@@ -1,4 +1,4 @@
-"""The shortcuts of ``semantics.divergences`` (ACC403) answer what the slow path answered.
+"""The shortcuts of ``divergence.divergences`` (ACC403) answer what the slow path answered.
 
 * :meth:`Perspective.seen` memoises a persona's dispositions by how a dataset is governed
   (:func:`semantics.shape_key`) and the surface's enforcement mode, not by the dataset's name,
@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.meaning import semantics
-from compiler.meaning.semantics import Divergence, Seen, Shape
+from compiler.meaning import divergence, semantics
+from compiler.meaning.divergence import Divergence
+from compiler.meaning.semantics import Seen, Shape
 from compiler.model.schema import PolicyModel
 from compiler.model.validate import load_project
 from tests.conftest import ROOT
@@ -59,7 +60,7 @@ def test_seen_is_the_fresh_view(model: PolicyModel) -> None:
     shared: dict[tuple[str, ...], object] = {}
     # the surfaces that read each dataset, and one surface of every enforcement mode
     by_mode = {semantics.enforcement(model, s).mode: s for s in sorted(model.surfaces)}
-    reading = semantics.reaches(model)
+    reading = divergence.reaches(model)
     for persona in sorted(model.personas):
         memo = semantics.Perspective(model, persona, shared)
         for dataset in sorted(model.datasets):
@@ -114,7 +115,7 @@ def test_shape_key_tells_apart_what_the_dispositions_depend_on() -> None:
 def _oracle(model: PolicyModel, refused_as_intended: bool) -> list[Divergence]:
     """The divergences with every view taken afresh, persona by persona (no memo, nothing
     shared between personas): the algorithm's helpers fed by semantics.dataset_view."""
-    by_dataset = semantics.reaches(model)
+    by_dataset = divergence.reaches(model)
     root_of = {d: model.replica_root(d) for d in model.datasets}
     groups: dict[str, list[str]] = {}
     for d in sorted(model.datasets):
@@ -156,24 +157,24 @@ def _oracle(model: PolicyModel, refused_as_intended: bool) -> list[Divergence]:
             places = [r for d in members for r in by_dataset[d]]
             if len(places) < 2 or not any(model.datasets[d].governed for d in members):
                 continue
-            out.extend(semantics._row_divergences(persona, root, places, view))
-            out.extend(semantics._column_divergences(persona, root, places, view, shapes))
+            out.extend(divergence._row_divergences(persona, root, places, view))
+            out.extend(divergence._column_divergences(persona, root, places, view, shapes))
         for domain, cols in sorted(domains.items()):
             places3 = [(s, d, c) for d, c in cols for s, _ in by_dataset[d]]
             shown = [fresh(s, d).column(c).disposition for s, d, c in places3]  # type: ignore[union-attr]
-            out.extend(semantics._domain_divergences(persona, domain, places3, shown, root_of))
+            out.extend(divergence._domain_divergences(persona, domain, places3, shown, root_of))
     return out
 
 
 @pytest.mark.parametrize("refused_as_intended", [True, False])
 def test_divergences_equal_the_fresh_oracle(model: PolicyModel, refused_as_intended: bool) -> None:
-    got = semantics.divergences(model, refused_as_intended=refused_as_intended)
+    got = divergence.divergences(model, refused_as_intended=refused_as_intended)
     assert got == _oracle(model, refused_as_intended)
 
 
 def test_the_generated_estate_has_divergences_of_every_kind(generated: Path) -> None:
     """The oracle comparison above is not vacuous: rows, columns and domains all diverge."""
-    found = semantics.divergences(load_project(generated).model)
+    found = divergence.divergences(load_project(generated).model)
     kinds = {(d.facts[0], d.aspect) for d in found}
     assert kinds == {("dataset", "rows"), ("dataset", "column"), ("identifier", "column")}
     assert len({d.persona for d in found}) > 1
@@ -188,13 +189,13 @@ def _facts_of(model: PolicyModel, datasets: set[str]) -> Iterator[tuple[str, str
 
 
 def test_divergences_of_some_datasets_are_the_full_result_restricted(model: PolicyModel) -> None:
-    full = semantics.divergences(model)
+    full = divergence.divergences(model)
     names = sorted(model.datasets)
     for chosen in ({names[0]}, set(names[::3]), set(), set(names)):
         facts = set(_facts_of(model, chosen))
         expected = [d for d in full if d.facts in facts]
-        assert semantics.divergences(model, datasets=chosen) == expected
+        assert divergence.divergences(model, datasets=chosen) == expected
     personas = sorted(model.personas)[:2]
-    assert semantics.divergences(model, personas, datasets=names) == [
+    assert divergence.divergences(model, personas, datasets=names) == [
         d for d in full if d.persona in personas
     ]

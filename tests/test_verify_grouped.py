@@ -1,4 +1,4 @@
-"""accord verify evaluates each distinct policy part once (compiler/verify/engine.py, ``_Group``):
+"""accord verify evaluates each distinct policy part once (compiler/verify/execute.py, ``Group``):
 the parts of all datasets that bind the same SQL to inputs of the same types share one query
 over the distinct input values their generated rows hold, and the comparison with the model
 is made per distinct (inputs, value) cell.
@@ -71,7 +71,7 @@ def _direct_equals_grouped(v: Verifier) -> int:
                 if flag:
                     conflicts.setdefault(persona, set()).add(what)
         for persona in v.personas:
-            assert v._conflicts(dataset, persona) == sorted(conflicts.get(persona, ())), (
+            assert v.answers.conflicts(dataset, persona) == sorted(conflicts.get(persona, ())), (
                 dataset,
                 persona,
             )

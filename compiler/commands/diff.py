@@ -1,4 +1,4 @@
-"""``accord diff``: what a change of the model changes in who sees what (compiler/exposure/diff.py)."""
+"""``accord diff``: what a change of the model changes in who sees what (compiler/exposure/)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     dataset, column and surface, the dispositions that widen or narrow, each with the YAML
     line of DIRECTORY that causes it. Exit 0, or 1 with --fail-on widening when anything
     widens; 2 on invalid input."""
-    from compiler.exposure import diff
+    from compiler import exposure
     from compiler.model.validate import load_project
     from compiler.plan.source import load_base
 
@@ -49,7 +49,7 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
             )
         head = load_project(directory)
         old = load_base(base, directory)
-        result = diff.exposure_diff(old, head)
+        result = exposure.exposure_diff(old, head)
     except (InputError, UsageError) as err:
         if fmt not in ("json", "github"):
             raise
@@ -59,23 +59,23 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
             else [Diagnostic(Location(directory, 1, 1), str(err))]
         )
         if fmt == "json":
-            click.echo(diff.to_json(diff.ExposureDiff([], [], None), problems))
+            click.echo(exposure.to_json(exposure.ExposureDiff([], [], None), problems))
         else:
             for p in problems:
-                click.echo(diff.annotation("error", p.location, "accord diff", p.message))
+                click.echo(exposure.annotation("error", p.location, "accord diff", p.message))
         for p in problems:
             click.echo(str(p), err=True)
         return 2
-    places = diff.places_of(old.model, head.model)
+    places = exposure.places_of(old.model, head.model)
     if fmt == "json":
-        click.echo(diff.to_json(result))
+        click.echo(exposure.to_json(result))
     elif fmt == "markdown":
-        click.echo(diff.to_markdown(result, places), nl=False)
+        click.echo(exposure.to_markdown(result, places), nl=False)
     elif fmt == "github":
-        text = diff.to_github(result, places)
+        text = exposure.to_github(result, places)
         if text:
             click.echo(text)
-        click.echo(f"accord diff: {diff.verdict(result)}", err=True)
+        click.echo(f"accord diff: {exposure.verdict(result)}", err=True)
     else:
-        click.echo(diff.to_text(result, places))
+        click.echo(exposure.to_text(result, places))
     return 1 if fail_on == "widening" and result.widenings else 0

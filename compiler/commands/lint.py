@@ -16,6 +16,7 @@ import click
 
 from compiler.core import store
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.platforms import DIALECTS
 from compiler.lint import Finding, lint_project, lint_sql_batch
 from compiler.lint import cache as lint_cache
 from compiler.lint.config import LintConfig, load_config, parse_codes
@@ -30,9 +31,6 @@ from compiler.lint.report import (
 from compiler.model.loader import display_path
 
 FAIL_ON = ("error", "warning", "never")
-#: compiler.sqlscan.DIALECTS, spelled out so that linting policy files imports neither
-#: sqlscan nor its sqlglot dialects (tests/test_cache.py checks they agree)
-DIALECTS = ("snowflake", "databricks")
 _MISSING = "no such file or directory"
 
 

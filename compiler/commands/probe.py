@@ -160,7 +160,7 @@ def _init(
         if value not in table:
             raise UsageError(f"unknown {kind} {value!r} (known: {', '.join(sorted(table))})")
     if column is not None:
-        from compiler.meaning.probes import probe_columns
+        from compiler.model.probe_places import probe_columns
 
         known = {c.lower(): c for c in probe_columns(model, dataset)}
         if column.lower() not in known:

@@ -26,6 +26,7 @@ from compiler.lint.trees import (
     workspace_group_calls,
 )
 from compiler.meaning import semantics as sem
+from compiler.meaning.divergence import Divergence, divergences
 from compiler.model.expressions import ExpressionError, parse_predicate
 from compiler.model.schema import PLATFORMS
 from targets.objects import MaskPolicy
@@ -749,8 +750,8 @@ def loosest_surface(ctx: Context) -> Iterator[Finding]:
     """
     m = ctx.model
     group_size = Counter(m.replica_root(d) for d in m.datasets)
-    groups: dict[tuple[tuple[str, str], str], list[sem.Divergence]] = defaultdict(list)
-    for d in sem.divergences(m, refused_as_intended=True):
+    groups: dict[tuple[tuple[str, str], str], list[Divergence]] = defaultdict(list)
+    for d in divergences(m, refused_as_intended=True):
         groups[(d.facts, d.loose.surface)].append(d)
     for (facts, surface), found in sorted(groups.items()):
         kind, name = facts
@@ -761,7 +762,7 @@ def loosest_surface(ctx: Context) -> Iterator[Finding]:
         )
         # one clause per (what differs, where): the personas it differs for, with the first
         # persona's detail (row sets differ per persona)
-        clauses: dict[tuple[object, ...], list[sem.Divergence]] = defaultdict(list)
+        clauses: dict[tuple[object, ...], list[Divergence]] = defaultdict(list)
         for d in found:
             clauses[(d.aspect, d.loose, d.strict)].append(d)
         parts = []

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 import click
 
+from compiler.core.annotations import annotation
 from compiler.core.errors import Diagnostic, Location
 from compiler.lint import Finding, registered_rules, rule_doc, rule_sources
 from compiler.lint.docs import doc_sections
@@ -295,14 +296,6 @@ def render_sarif(findings: Sequence[Finding], problems: Sequence[Diagnostic] = (
 # github
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def render_github(
     findings: Sequence[Finding],
     show_suppressed: bool = False,
@@ -311,31 +304,13 @@ def render_github(
     """Workflow commands: ``::error file=...,line=...,col=...,title=ACC201 unsalted-hash::...``
     (suppressed findings as ``::notice`` with --show-suppressed; input errors as ``::error``
     lines titled ``accord input error``)."""
-    lines = []
-    for d in problems:
-        props = ",".join(
-            [
-                f"file={_escape_property(d.location.file)}",
-                f"line={d.location.line}",
-                f"col={d.location.column}",
-                f"title={_escape_property('accord input error')}",
-            ]
-        )
-        lines.append(f"::error {props}::{_escape_data(d.message)}")
+    lines = [annotation("error", d.location, "accord input error", d.message) for d in problems]
     for f in findings:
         if f.suppressed and not show_suppressed:
             continue
         command = "notice" if f.suppressed else f.severity
-        props = ",".join(
-            [
-                f"file={_escape_property(f.location.file)}",
-                f"line={f.location.line}",
-                f"col={f.location.column}",
-                f"title={_escape_property(f'{f.rule} {f.name}')}",
-            ]
-        )
         text = f.message + (f"\nFix: {f.fix}" if f.fix else "")
         if f.suppressed:
             text += f"\nSuppressed: {f.reason}"
-        lines.append(f"::{command} {props}::{_escape_data(text)}")
+        lines.append(annotation(command, f.location, f"{f.rule} {f.name}", text))
     return "\n".join(lines)

@@ -23,7 +23,7 @@ from itertools import chain
 from typing import Any
 
 from compiler.core.jsonindent import Encoder, Raw, scalar
-from compiler.meaning import semantics
+from compiler.meaning import divergence, semantics
 from compiler.model.schema import PolicyModel
 
 ROWS = "(rows)"
@@ -64,8 +64,8 @@ class DivergenceGroup:
     #: ("dataset", replica-group root) or ("identifier", domain)
     facts: tuple[str, str]
     aspect: str
-    loose: semantics.Reach
-    strict: semantics.Reach
+    loose: divergence.Reach
+    strict: divergence.Reach
     decides: str
     personas: tuple[str, ...]
     detail: str
@@ -80,7 +80,7 @@ class Matrix:
 
     #: governed datasets with their replicas (:func:`governed_groups`), in matrix order
     datasets: tuple[str, ...]
-    #: per dataset, the surfaces that read it (:func:`semantics.reaches`)
+    #: per dataset, the surfaces that read it (:func:`divergence.reaches`)
     surfaces: tuple[tuple[str, ...], ...]
     #: per dataset, the columns of its views (the governed ones)
     columns: tuple[tuple[str, ...], ...]
@@ -115,7 +115,7 @@ def matrix(
 ) -> Matrix:
     """The :class:`Matrix` of ``personas`` (default: all, sorted)."""
     shared = {} if shared is None else shared
-    by_dataset = semantics.reaches(model) if by_dataset is None else by_dataset
+    by_dataset = divergence.reaches(model) if by_dataset is None else by_dataset
     datasets = tuple(governed_groups(model) if groups is None else groups)
     surfaces = tuple(tuple(s for s, _ in by_dataset[d]) for d in datasets)
     seen: dict[str, tuple[tuple[semantics.Seen, ...], ...]] = {}
@@ -254,22 +254,22 @@ def persona_matrix(
     return list(matrix(model, [persona], shared, groups, by_dataset).cells(persona))
 
 
-def _reach_key(r: semantics.Reach) -> tuple[str, str, str]:
+def _reach_key(r: divergence.Reach) -> tuple[str, str, str]:
     return (r.surface, r.dataset, r.column or "")
 
 
-def _reach_text(r: semantics.Reach) -> str:
+def _reach_text(r: divergence.Reach) -> str:
     column = f".{r.column}" if r.column else ""
     return f"{r.surface}: {r.dataset}{column}"
 
 
-def suppression(model: PolicyModel, d: semantics.Divergence) -> str | None:
+def suppression(model: PolicyModel, d: divergence.Divergence) -> str | None:
     """The reason the loose surface gives for ignoring ACC403 (as ``accord lint`` reads it:
     the finding's object is the loose surface)."""
     return model.surfaces[d.loose.surface].ignore.get("ACC403")
 
 
-def _group(items: list[semantics.Divergence]) -> DivergenceGroup:
+def _group(items: list[divergence.Divergence]) -> DivergenceGroup:
     return DivergenceGroup(
         items[0].facts,
         items[0].aspect,
@@ -290,12 +290,12 @@ def divergence_groups(model: PolicyModel) -> tuple[list[DivergenceGroup], dict[s
 def _partition(
     model: PolicyModel,
 ) -> tuple[list[DivergenceGroup], dict[str, int], list[tuple[DivergenceGroup, str]]]:
-    """The divergences of :func:`compiler.meaning.semantics.divergences` (the function ACC403 uses),
+    """The divergences of :func:`compiler.meaning.divergence.divergences` (the function ACC403 uses),
     grouped, split into unsuppressed and suppressed (with the reason)."""
     per_persona = {p: 0 for p in sorted(model.personas)}
-    grouped: dict[tuple[Any, ...], list[semantics.Divergence]] = {}
-    ignored: dict[tuple[Any, ...], list[semantics.Divergence]] = {}
-    for d in semantics.divergences(model):
+    grouped: dict[tuple[Any, ...], list[divergence.Divergence]] = {}
+    ignored: dict[tuple[Any, ...], list[divergence.Divergence]] = {}
+    for d in divergence.divergences(model):
         key = (d.facts, d.aspect, _reach_key(d.loose), _reach_key(d.strict))
         if suppression(model, d):
             ignored.setdefault(key, []).append(d)

@@ -8,7 +8,8 @@ model gives (depth 1, rule ACC404), with :mod:`compiler.meaning.semantics` — t
 ``accord analyze`` and ACC403 read — and is what the exposure diff and ``accord probe``
 call:
 
-* :func:`reaching` — which surfaces reach a probe's fact, through which dataset and column;
+* :func:`reaching` — which surfaces reach a probe's fact, through which dataset and column
+  (the structural part, with :class:`Place`, lives in :mod:`compiler.model.probe_places`);
 * :func:`evaluate` — one :class:`ProbeOutcome` per probe and reaching surface;
 * :func:`probe_init` — a probe with today's dispositions filled in, as YAML.
 
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.meaning import semantics as sem
+from compiler.model.probe_places import Place, declared, reaching
 from compiler.model.schema import PolicyModel, Probe
 
 #: how much of the fact a disposition gives away; the loosest answer of a surface wins
@@ -39,14 +41,6 @@ OPENNESS: dict[str, int] = {
 DISPOSITIONS: tuple[str, ...] = ("clear", "masked", "filtered", "denied", "ungoverned", "empty")
 
 Path = tuple[Any, ...]
-
-
-@dataclass(frozen=True)
-class Place:
-    """One place of a probe's fact: a dataset, and the column of it the probe asks about."""
-
-    dataset: str
-    column: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,65 +91,6 @@ class ProbeOutcome:
             "depth": self.depth,
             "detail": self.detail,
         }
-
-
-# --------------------------------------------------------------------------------------------
-# the fact and who reaches it
-
-
-def _declared(columns: Iterable[str], column: str) -> str | None:
-    folded = column.lower()
-    return next((c for c in columns if c.lower() == folded), None)
-
-
-def probe_columns(model: PolicyModel, dataset: str) -> list[str]:
-    """Columns a probe may name on ``dataset``: declared ones and the row filter's."""
-    ds = model.datasets[dataset]
-    out = list(ds.columns)
-    rf = ds.row_filter
-    extra = [rf.column] if rf is not None and rf.column else []
-    extra += list((rf.arguments or {}) if rf is not None else {})
-    for c in extra:
-        if _declared(out, c) is None:
-            out.append(c)
-    return out
-
-
-def places(model: PolicyModel, probe: Probe) -> list[Place]:
-    """The places of a probe's fact, in a stable order: the dataset and its replicas (the
-    column of the same name), and with a column of an identifier domain, every column of
-    that domain."""
-    out: list[Place] = []
-    group = model.replica_group(probe.dataset)
-    if probe.column is None:
-        return [Place(d) for d in group]
-    for d in group:
-        found = _declared(probe_columns(model, d), probe.column)
-        out.append(Place(d, found or probe.column))
-    spec = model.datasets[probe.dataset].columns.get(
-        _declared(model.datasets[probe.dataset].columns, probe.column) or ""
-    )
-    if spec is not None and spec.identifier:
-        for d in sorted(model.datasets):
-            if d in group:
-                continue  # a replica is asked by the column of the probe's name
-            for col, other in model.datasets[d].columns.items():
-                if other.identifier == spec.identifier:
-                    out.append(Place(d, col))
-    return out
-
-
-def reaching(model: PolicyModel, probe: Probe) -> dict[str, list[tuple[int, Place]]]:
-    """surface -> [(index in its ``reads``, place)] for every surface reaching the fact."""
-    fact = places(model, probe)
-    out: dict[str, list[tuple[int, Place]]] = {}
-    for sname in sorted(model.surfaces):
-        reads = model.surfaces[sname].reads
-        # in the order of the fact's places: the probe's own dataset decides a tie
-        found = [(reads.index(p.dataset), p) for p in fact if p.dataset in reads]
-        if found:
-            out[sname] = found
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,10 +161,10 @@ def answer(
         return Answer(rows, place, why, tuple(deciders))
     cv = view.column(place.column)
     assert cv is not None
-    spec = ds.columns.get(_declared(ds.columns, place.column) or "")
+    spec = ds.columns.get(declared(ds.columns, place.column) or "")
     if cv.mask is not None and spec is not None:
         deciders += [
-            ("datasets", d, "columns", _declared(ds.columns, place.column), "mask"),
+            ("datasets", d, "columns", declared(ds.columns, place.column), "mask"),
             ("masks", cv.mask, "unmasked_for"),
         ]
         how = "sees through" if cv.disposition == "clear" else "is masked by"

@@ -14,11 +14,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from compiler.core.platforms import PLATFORMS, CatalogPlatform
 from compiler.model.rules import is_known_rule
 from compiler.model.salts import salt_ref_problem
-
-CatalogPlatform = Literal["snowflake", "databricks"]
-PLATFORMS: tuple[CatalogPlatform, ...] = ("snowflake", "databricks")
 
 # --------------------------------------------------------------------------------------------
 # identifier syntax

@@ -10,12 +10,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
 from compiler.model.typenames import lookup
 
 if TYPE_CHECKING:
     from sqlglot import exp
-
-DIALECTS = {"snowflake": "snowflake", "databricks": "databricks"}
 
 
 @lru_cache(maxsize=1024)

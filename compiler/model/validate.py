@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from compiler.core.errors import Diagnostic, InputError, Location
 from compiler.model.loader import RawProject, load_directory
+from compiler.model.probe_places import probe_columns, reaching
 from compiler.model.scalars import quote_hint, scalar_problems
 from compiler.model.schema import PLATFORMS, PolicyModel
 from compiler.model.source import Positions
@@ -411,8 +412,6 @@ def _resolve(project: Project) -> list[Diagnostic]:
 def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
     """Probes: references (persona, dataset, where, column, surfaces) and reach: every
     surface reaching the fact has an ``expect`` entry, and no entry names another."""
-    from compiler.meaning.probes import probe_columns, reaching
-
     m = project.model
     out: list[Diagnostic] = []
     for name, probe in m.probes.items():

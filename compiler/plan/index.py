@@ -80,7 +80,8 @@ class Places(dict):  # type: ignore[type-arg]
 class PlaceIndex:
     #: the :attr:`Places.shape` it was built at
     version: int
-    #: (TABLE, COLUMN or "") -> {tag (lower case): value}, as ``State._tags`` returns it
+    #: (TABLE, COLUMN or "") -> {tag (as written: keys are case-sensitive): value}, as
+    #: ``State._tags`` returns it
     tags: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     #: TABLE -> the columns carrying a tag
     tagged: dict[str, set[str]] = field(default_factory=dict)
@@ -96,7 +97,7 @@ def index_of(places: Places, cached: PlaceIndex | None) -> PlaceIndex:
     index = PlaceIndex(places.shape)
     for k, p in places.items():
         if k[0] == "tag":
-            index.tags.setdefault((k[1], k[2]), {})[p.tag.lower()] = p.value
+            index.tags.setdefault((k[1], k[2]), {})[p.tag] = p.value
             if k[2]:
                 index.tagged.setdefault(k[1], set()).add(k[2])
         elif k[0] == "abac":

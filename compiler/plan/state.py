@@ -40,14 +40,13 @@ import dataclasses
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from compiler.core.memo import IdentityMemo
 from compiler.plan.index import PlaceIndex, Places, index_of
+from targets import abac_conditions
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -151,45 +150,24 @@ def references(obj: Definition) -> frozenset[str]:
 
 # --------------------------------------------------------------------------------------------
 # ABAC conditions: has_tag('k') / has_tag_value('k', 'v') with AND, OR, NOT
-
-
-@lru_cache(maxsize=256)
-def _condition(text: str) -> exp.Expression:
-    try:
-        return sqlglot.parse_one(text, read="databricks")
-    except (ParseError, TokenError) as err:
-        raise PlanError(f"cannot read ABAC condition {text!r}: {err}") from None
+# (evaluated by targets.abac_conditions, which verify uses too)
 
 
 def condition_holds(text: str | None, tags: dict[str, str]) -> bool:
-    """Whether an ABAC condition holds for an object carrying ``tags`` (lower-cased keys)."""
+    """Whether an ABAC condition holds for an object carrying ``tags`` (keys as written: tag
+    keys are case-sensitive, see :mod:`targets.abac_conditions`)."""
     if text is None:
         return True
-    return _holds(_condition(text), tags, text)
-
-
-def _holds(node: exp.Expression, tags: dict[str, str], text: str) -> bool:
-    if isinstance(node, exp.Paren):
-        return _holds(node.this, tags, text)
-    if isinstance(node, exp.And):
-        return _holds(node.this, tags, text) and _holds(node.expression, tags, text)
-    if isinstance(node, exp.Or):
-        return _holds(node.this, tags, text) or _holds(node.expression, tags, text)
-    if isinstance(node, exp.Not):
-        return not _holds(node.this, tags, text)
-    if isinstance(node, exp.Boolean):
-        return bool(node.this)
-    if isinstance(node, exp.Anonymous) and all(
-        isinstance(a, exp.Literal) and a.is_string for a in node.expressions
-    ):
-        name, args = node.name.lower(), [a.this for a in node.expressions]
-        if name == "has_tag" and len(args) == 1:
-            return args[0].lower() in tags
-        if name == "has_tag_value" and len(args) == 2:
-            return tags.get(args[0].lower()) == args[1]
-    raise PlanError(
-        f"cannot evaluate ABAC condition {text!r}: only has_tag, has_tag_value, AND, OR, NOT"
-    )
+    try:
+        node = abac_conditions.parse(text)
+    except (ParseError, TokenError) as err:
+        raise PlanError(f"cannot read ABAC condition {text!r}: {err}") from None
+    try:
+        return abac_conditions.holds(node, tags)
+    except abac_conditions.ConditionError:
+        raise PlanError(
+            f"cannot evaluate ABAC condition {text!r}: only has_tag, has_tag_value, AND, OR, NOT"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -338,7 +316,7 @@ class State:
                     (
                         d
                         for d in self.defs.values()
-                        if isinstance(d, Tag) and d.name.lower() == name
+                        if isinstance(d, Tag) and d.name.lower() == name.lower()
                     ),
                     None,
                 )
@@ -427,7 +405,7 @@ class State:
                 for tag_on in (column, None):
                     for name in _tags_in(index, table, tag_on):
                         for d in self.defs.values():
-                            if isinstance(d, Tag) and d.name.lower() == name:
+                            if isinstance(d, Tag) and d.name.lower() == name.lower():
                                 out += [self._body_exempt(p) for p in d.masking_policies]
             kind = "COLUMN MASK"
         if index.abac:
@@ -564,7 +542,7 @@ _NO_TAGS: dict[str, str] = {}
 
 
 def _tags_in(index: PlaceIndex, table: str, column: str | None) -> dict[str, str]:
-    """The tags (lower-cased) on ``table`` or ``table.column`` in ``index``: the index's own
+    """The tags (keys as written) on ``table`` or ``table.column`` in ``index``: the index's own
     dict, which callers only read."""
     return index.tags.get((table.upper(), (column or "").upper()), _NO_TAGS)
 
@@ -595,8 +573,7 @@ def _abac_in(index: PlaceIndex, table: str, kind: str) -> list[tuple[AbacPolicy,
 
 def covers(policy: AbacPolicy, table: str) -> bool:
     """Whether ``table`` (upper-cased) is inside the policy's securable."""
-    scope = policy.securable.upper()
-    return table == scope if policy.securable_type == "TABLE" else table.startswith(scope + ".")
+    return abac_conditions.covers(policy, table)
 
 
 #: the context functions that ask whether the caller holds a principal

@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
+from compiler.core.platforms import DIALECTS as DIALECTS  # the dialect names, re-exported
+
 Dialect = Literal["snowflake", "databricks"]
-DIALECTS: tuple[str, ...] = ("snowflake", "databricks")
 
 # Statement kinds, for reference (Statement.kind is always one of these).
 KINDS: frozenset[str] = frozenset(

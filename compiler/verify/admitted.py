@@ -1,6 +1,6 @@
 """What hand-written row predicates admit, per persona, executed as ``accord verify`` executes
 them: ``accord diff`` compares a predicate with an entitlement filter by the values it admits
-(compiler/exposure/diff.py, ``resolve_expressions``)."""
+(compiler/exposure/predicates.py, ``resolve_expressions``)."""
 
 from __future__ import annotations
 

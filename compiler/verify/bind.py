@@ -285,7 +285,7 @@ class Binder:
 #: binding itself writes. Compiled SQL given with ``--compiled`` is untrusted input (it may have
 #: been edited by hand), so anything else (a table function such as ``read_text``, a setting,
 #: a catalog function) is refused before DuckDB sees it; DuckDB also runs with its external
-#: access disabled and its configuration locked (``compiler.verify.engine``).
+#: access disabled and its configuration locked (``compiler.verify.execute.locked_connection``).
 SAFE_FUNCTIONS: frozenset[type[exp.Expression]] = frozenset(
     cls
     for name in [

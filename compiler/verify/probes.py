@@ -107,7 +107,7 @@ def check_probes(verifier: Verifier) -> list[ProbeOutcome]:
         if catalog and a.place.dataset in verifier.parts_of:
             # rows withheld: the row filter decides; otherwise the column's mask
             by_column = a.place.column is not None and a.disposition not in ("denied", None)
-            objects = verifier._objects(
+            objects = verifier.objects(
                 a.place.dataset, _generated(verifier, a.place) if by_column else None
             )
         got = a.disposition or "no answer"

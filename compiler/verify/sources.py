@@ -3,9 +3,10 @@
 Verification never re-derives policy logic from the YAML: it reads the SQL files that
 ``accord compile`` writes (rendered in memory, or a compiled directory as it is now, perhaps
 edited by hand), scans them with :mod:`compiler.sqlscan` and replays the statements in file
-order into a :class:`PlatformSQL`: which policies and functions exist (later definitions
-replace earlier ones), what is attached to which table and column, which tags are set, which
-ABAC policies exist, and which statements fill the mapping tables.
+order into a :class:`PlatformSQL`: which policies and functions exist, with their bodies (later
+definitions replace earlier ones); what is attached to which table and column, which tags are
+set and which ABAC policies exist, read into catalog objects by :mod:`targets.read` (the one
+model the compiler lowers to); and which statements fill the mapping tables.
 
 Salt placeholders are filled in memory with test salts generated for the run
 (:func:`compiler.model.salts.materialize`); nothing here is ever written to a file.
@@ -22,23 +23,19 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.platforms import PLATFORMS
 from compiler.model.salts import SaltError, materialize
 from compiler.sqlscan import Param, Statement, scan
+from targets.read import PLACEMENT_KINDS, Placements, fold
 
 if TYPE_CHECKING:
     from compiler.model.validate import Project
 
-PLATFORM_DIRS = ("snowflake", "databricks")
+PLATFORM_DIRS = PLATFORMS
 
 #: ``other`` statements that build or fill the mapping tables; everything else of kind
 #: ``other`` (transactions, grants, USE ...) changes nothing verification can see.
 TABLE_STATEMENTS = (exp.Create, exp.Insert, exp.Merge, exp.Delete, exp.Update, exp.TruncateTable)
-
-
-def fold(name: str, platform: str) -> str:
-    """A catalog name as the platform resolves it: Snowflake upper-cases unquoted names,
-    Databricks is case-insensitive (lower case here)."""
-    return name.upper() if platform == "snowflake" else name.lower()
 
 
 @dataclass(frozen=True)
@@ -51,29 +48,20 @@ class Routine:
     stmt: Statement
 
 
-@dataclass(frozen=True)
-class Attachment:
-    """A row filter on a table (``column`` None) or a mask on a column."""
-
-    policy: str
-    columns: tuple[str, ...]
-    stmt: Statement
-
-
 @dataclass
 class PlatformSQL:
+    """One platform's compiled SQL, replayed: the routines with their bodies, the placements
+    as catalog objects (:class:`targets.read.Placements`), and the statements that fill the
+    mapping tables."""
+
     platform: str
     routines: dict[str, Routine] = field(default_factory=dict)
-    row_filters: dict[str, Attachment] = field(default_factory=dict)
-    masks: dict[tuple[str, str], Attachment] = field(default_factory=dict)
-    #: (table, column or "" for the table) -> {tag: value}
-    tags: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
-    #: Snowflake tag-based masking: tag -> masking policies
-    tag_policies: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    #: ABAC policies by (name, securable)
-    abac: dict[tuple[str, str], Statement] = field(default_factory=dict)
+    placed: Placements = field(init=False)
     #: CREATE TABLE / INSERT / MERGE / DELETE ... in file order
     table_statements: list[Statement] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.placed = Placements(self.platform)
 
     def routine(self, name: str) -> Routine | None:
         return self.routines.get(fold(name, self.platform))
@@ -81,27 +69,29 @@ class PlatformSQL:
     def attached_columns(self, table: str) -> set[str]:
         """Every column of ``table`` that the SQL names (filters, masks, tags)."""
         key = fold(table, self.platform)
+        placed = self.placed
         out: set[str] = set()
-        if key in self.row_filters:
-            out.update(c for c in self.row_filters[key].columns if not c.startswith("'"))
-        for (t, col), att in self.masks.items():
+        if key in placed.row_filters:
+            out.update(c for c in placed.row_filters[key].columns if not c.startswith("'"))
+        for (t, col), att in placed.masks.items():
             if t == key:
                 out.add(col)
-                out.update(c for c in att.columns if not c.startswith("'"))
-        out.update(col for (t, col) in self.tags if t == key and col)
+                out.update(c for c in att.using if not c.startswith("'"))
+        out.update(col for (t, col) in placed.tags if t == key and col)
         return out
 
     def attached_columns_by_table(self) -> dict[str, set[str]]:
         """:meth:`attached_columns` of every table at once, by folded table name: one pass
         over the SQL instead of one per table."""
+        placed = self.placed
         out: dict[str, set[str]] = {}
-        for key, att in self.row_filters.items():
+        for key, att in placed.row_filters.items():
             out.setdefault(key, set()).update(c for c in att.columns if not c.startswith("'"))
-        for (t, col), att in self.masks.items():
+        for (t, col), att in placed.masks.items():
             found = out.setdefault(t, set())
             found.add(col)
-            found.update(c for c in att.columns if not c.startswith("'"))
-        for t, col in self.tags:
+            found.update(c for c in att.using if not c.startswith("'"))
+        for t, col in placed.tags:
             if col:
                 out.setdefault(t, set()).add(col)
         return out
@@ -196,31 +186,8 @@ def _replay(state: PlatformSQL, stmt: Statement) -> None:
             state.routines[fold(stmt.name, p)] = Routine(old.name, old.params, stmt.body, stmt)
     elif kind in ("drop_masking_policy", "drop_row_access_policy") and stmt.name:
         state.routines.pop(fold(stmt.name, p), None)
-    elif kind in ("add_row_access", "set_row_filter") and stmt.table and stmt.policy:
-        state.row_filters[fold(stmt.table, p)] = Attachment(stmt.policy, stmt.columns, stmt)
-    elif kind in ("drop_row_access", "drop_row_filter") and stmt.table:
-        state.row_filters.pop(fold(stmt.table, p), None)
-    elif kind in ("set_masking_policy", "set_mask") and stmt.table and stmt.column_name:
-        key = (fold(stmt.table, p), fold(stmt.column_name, p))
-        state.masks[key] = Attachment(stmt.policy or "", stmt.columns, stmt)
-    elif kind in ("unset_masking_policy", "drop_mask") and stmt.table and stmt.column_name:
-        state.masks.pop((fold(stmt.table, p), fold(stmt.column_name, p)), None)
-    elif kind in ("set_tags", "set_column_tag", "set_table_tag") and stmt.table:
-        key = (fold(stmt.table, p), fold(stmt.column_name or "", p))
-        state.tags.setdefault(key, {}).update(stmt.tags)
-    elif kind == "alter_tag_set_masking" and stmt.name:
-        tag = fold(stmt.name, p)
-        state.tag_policies[tag] = (*state.tag_policies.get(tag, ()), *stmt.policies)
-    elif kind == "alter_tag_unset_masking" and stmt.name:
-        tag = fold(stmt.name, p)
-        gone = {fold(x, p) for x in stmt.policies}
-        state.tag_policies[tag] = tuple(
-            x for x in state.tag_policies.get(tag, ()) if fold(x, p) not in gone
-        )
-    elif kind == "abac_policy" and stmt.name and stmt.abac is not None:
-        state.abac[(fold(stmt.name, p), fold(stmt.abac.securable, p))] = stmt
-    elif kind == "drop_abac_policy" and stmt.name and stmt.abac is not None:
-        state.abac.pop((fold(stmt.name, p), fold(stmt.abac.securable, p)), None)
+    elif kind in PLACEMENT_KINDS:
+        state.placed.read(stmt)
     elif kind == "other" and isinstance(stmt.expression, TABLE_STATEMENTS):
         e = stmt.expression
         if not isinstance(e, exp.Create) or str(e.args.get("kind", "")).upper() == "TABLE":

@@ -1,0 +1,196 @@
+"""Where the head model causes a change: the first input of the changed cell that differs
+between the two models (the surface's reads and enforcement, the persona's principals, the
+dataset's row filter, the entitlement grants and the mask's ``unmasked_for`` of the persona's
+principals, the mask's strategy, the column's mask), located with the same source map as lint
+findings; a removed entry is located at its nearest surviving parent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from compiler.core.errors import Location
+from compiler.exposure.changes import Cause, Change
+from compiler.meaning import semantics
+from compiler.model.schema import PolicyModel
+from compiler.model.source import Path_
+from compiler.model.validate import Project
+
+
+def _dotted(path: Path_) -> str:
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out
+
+
+def locate(project: Project, path: Path_) -> Cause:
+    """Where ``path`` is written in ``project``: the key that introduces it, a list item's
+    value, or the nearest located parent when the path does not exist there."""
+    path = tuple(path)
+    while path:
+        pos = project.source.keys.get(path) or project.source.values.get(path)
+        if pos is not None:
+            return Cause(Location(*pos), _dotted(path))
+        path = path[:-1]
+    return Cause(project.origin, "")
+
+
+class Causes:
+    """Finds, for a changed cell, the first input that differs between the two models."""
+
+    def __init__(self, base: Project, head: Project):
+        self.base = base
+        self.head = head
+        self.b = base.model
+        self.h = head.model
+
+    def _principals(self, persona: str) -> list[str]:
+        seen: dict[str, None] = {}
+        for m in (self.b, self.h):
+            seen.update(dict.fromkeys(m.personas.get(persona, [])))
+        return list(seen)
+
+    def _held(self, m: PolicyModel, persona: str, platform: str) -> frozenset[str]:
+        if persona not in m.personas:
+            return frozenset()
+        return frozenset(semantics.principals_on(m, persona, platform))
+
+    def _membership(
+        self,
+        persona: str,
+        platform: str,
+        path: Path_,
+        before: list[str] | None,
+        after: list[str] | None,
+    ) -> Path_ | None:
+        """A list of principals (``unmasked_for``, a grant, ``unfiltered_for``) as it concerns
+        the persona: the head item that gained the persona a principal, else the list."""
+        mine_b = self._held(self.b, persona, platform) & set(before or [])
+        mine_h = self._held(self.h, persona, platform) & set(after or [])
+        if after is None and mine_b:  # the entry is gone: its parent
+            return path[:-1]
+        if mine_b == mine_h:
+            return None
+        for i, p in enumerate(after or []):
+            if p in mine_h and p not in mine_b:
+                return (*path, i)
+        return path
+
+    def find(self, c: Change) -> Cause:
+        for path in self._candidates(c):
+            if path is not None:
+                return locate(self.head, path)
+        return locate(self.head, ("datasets", c.dataset))
+
+    def _candidates(self, c: Change) -> Iterator[Path_ | None]:
+        b, h, d, s = self.b, self.h, c.dataset, c.surface
+        if (c.persona in b.personas) != (c.persona in h.personas):
+            yield ("personas", c.persona)
+        if s is not None:
+            sb, sh = b.surfaces.get(s), h.surfaces.get(s)
+            if sb is None and sh is not None and d in sh.reads:
+                yield ("surfaces", s, "reads", sh.reads.index(d))
+            if (sb is None) != (sh is None):
+                yield ("surfaces", s)
+            if sb is not None and sh is not None:
+                if (d in sb.reads) != (d in sh.reads):
+                    yield (
+                        ("surfaces", s, "reads", sh.reads.index(d))
+                        if d in sh.reads
+                        else ("surfaces", s, "reads")
+                    )
+                for name in ("platform", "identity", "runtime", "access_mode"):
+                    if getattr(sb, name) != getattr(sh, name):
+                        yield ("surfaces", s, name)
+                if sh.platform == "databricks" and _style(b) != _style(h):
+                    yield ("platforms", "databricks", "style")
+        pb, ph = b.personas.get(c.persona), h.personas.get(c.persona)
+        if pb != ph:
+            if pb is None or ph is None:
+                yield ("personas", c.persona)
+            else:
+                added = [i for i, p in enumerate(ph) if p not in pb]
+                yield ("personas", c.persona, added[0]) if added else ("personas", c.persona)
+        db, dh = b.datasets.get(d), h.datasets.get(d)
+        if (db is None) != (dh is None):
+            yield ("datasets", d)
+            return
+        assert db is not None and dh is not None
+        platform = dh.platform
+        if db.platform != dh.platform:
+            yield ("datasets", d, "platform")
+        for p in self._principals(c.persona):
+            ib = b.principals[p].identity(platform) if p in b.principals else None
+            ih = h.principals[p].identity(platform) if p in h.principals else None
+            if ib != ih:
+                yield ("principals", p, platform) if ih else ("principals", p)
+        if c.column is not None:
+            yield from self._column_candidates(c, db, dh, platform)
+        yield from self._row_candidates(c, db, dh, platform)
+        if db.governed != dh.governed:
+            yield ("datasets", d, "columns")
+
+    def _column_candidates(
+        self, c: Change, db: Any, dh: Any, platform: str
+    ) -> Iterator[Path_ | None]:
+        folded = (c.column or "").lower()
+        nb = next((n for n in db.columns if n.lower() == folded), None)
+        nh = next((n for n in dh.columns if n.lower() == folded), None)
+        cb = db.columns.get(nb) if nb else None
+        ch = dh.columns.get(nh) if nh else None
+        where = ("datasets", c.dataset, "columns")
+        if (cb is None or cb.mask is None) != (ch is None or ch.mask is None):
+            yield (
+                (*where, nh, "mask")
+                if ch is not None and ch.mask
+                else ((*where, nh) if nh else where)
+            )
+        mb = cb.mask if cb else None
+        mh = ch.mask if ch else None
+        if mb != mh:
+            yield (*where, nh, "mask")
+        if mh is None or mh not in self.b.masks:
+            return
+        old, new = self.b.masks[mh], self.h.masks[mh]
+        yield self._membership(
+            c.persona, platform, ("masks", mh, "unmasked_for"), old.unmasked_for, new.unmasked_for
+        )
+        for name in ("strategy", "keep_last"):
+            if getattr(old, name) != getattr(new, name):
+                yield ("masks", mh, name)
+        sb = (old.salt or {}).get(platform)  # type: ignore[call-overload]
+        sh = (new.salt or {}).get(platform)  # type: ignore[call-overload]
+        if bool(sb) != bool(sh):
+            yield ("masks", mh, "salt", platform) if sh else ("masks", mh)
+
+    def _row_candidates(self, c: Change, db: Any, dh: Any, platform: str) -> Iterator[Path_ | None]:
+        rb, rh = db.row_filter, dh.row_filter
+        where = ("datasets", c.dataset, "row_filter")
+        if (rb is None) != (rh is None):
+            yield where if rh is not None else ("datasets", c.dataset)
+            return
+        if rb is None or rh is None:
+            return
+        for name in ("entitlement", "column", "expression", "arguments"):
+            if getattr(rb, name) != getattr(rh, name):
+                yield (*where, name)
+        yield self._membership(
+            c.persona, platform, (*where, "unfiltered_for"), rb.unfiltered_for, rh.unfiltered_for
+        )
+        # an entitlement filter reads its dimension; a hand-written predicate any mapping table
+        dims = [rh.entitlement] if rh.entitlement else sorted(self.h.entitlements)
+        for dim in dims:
+            grants_b = self.b.entitlements.get(dim, {})
+            grants_h = self.h.entitlements.get(dim, {})
+            values = list(c.values) or sorted(grants_b.keys() | grants_h.keys())
+            for v in values:
+                found = self._membership(
+                    c.persona, platform, ("entitlements", dim, v), grants_b.get(v), grants_h.get(v)
+                )
+                if found is not None:
+                    yield found
+
+
+def _style(m: PolicyModel) -> str:
+    return m.platforms.databricks.style if m.platforms.databricks else "table"

@@ -1,0 +1,138 @@
+"""Comparing two cells: whether a change of a row or column cell widens or narrows what a
+persona sees, which entitlement values it gains or loses, and the changes of one cell with
+their causes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
+
+from compiler.core.errors import Location
+from compiler.exposure.causes import Causes
+from compiler.exposure.cells import Key
+from compiler.exposure.changes import COLUMN_RANK, ROW_RANK, Cause, Cell, Change, Kind
+from compiler.model.schema import PolicyModel
+
+
+def declared_values(models: Iterable[PolicyModel], dimension: str | None) -> frozenset[str]:
+    """Every value of ``dimension`` declared in any of ``models`` (none without a dimension)."""
+    if dimension is None:
+        return frozenset()
+    return frozenset(v for m in models for v in m.entitlements.get(dimension, {}))
+
+
+def compare_rows(
+    before: Cell,
+    after: Cell,
+    declared: Callable[[str | None], frozenset[str]],
+    dimension: str | None = None,
+) -> list[tuple[Kind, tuple[str, ...], str]]:
+    """(kind, entitlement values gained or lost, note) for a change of a row cell.
+    ``declared(dim)``: every value of a dimension; ``dimension``: the dataset's (for a change
+    between every row and none, whose values are all of them)."""
+    if before == after:
+        return []
+    rb, ra = ROW_RANK[before.disposition], ROW_RANK[after.disposition]
+    if rb == ra == ROW_RANK["filtered"]:
+        if before.predicate is not None or after.predicate is not None:
+            return [
+                (
+                    "widening",
+                    (),
+                    "a hand-written predicate changed: accord cannot compare "
+                    "the rows it admits, so this is listed as a widening",
+                )
+            ]
+        if before.dimension != after.dimension:
+            return [
+                (
+                    "widening",
+                    tuple(sorted(after.values)),
+                    f"rows now filtered by {after.dimension} instead of {before.dimension}: "
+                    "not comparable, listed as a widening",
+                )
+            ]
+        out: list[tuple[Kind, tuple[str, ...], str]] = []
+        gained = after.values - before.values
+        lost = before.values - after.values
+        if gained:
+            out.append(("widening", tuple(sorted(gained)), ""))
+        if lost:
+            out.append(("narrowing", tuple(sorted(lost)), ""))
+        return out
+    if rb == ra:
+        return []
+    if ra > rb:
+        shown_before = before.values if before.disposition == "filtered" else frozenset()
+        if after.disposition == "filtered":
+            gained = after.values - shown_before
+        elif before.disposition == "filtered":
+            gained = declared(before.dimension) - shown_before
+        elif rb < ROW_RANK["filtered"] < ra:  # from no rows to every row
+            gained = declared(dimension)
+        else:
+            gained = frozenset()
+        return [("widening", tuple(sorted(gained)), "")]
+    shown_after = after.values if after.disposition == "filtered" else frozenset()
+    if before.disposition == "filtered":
+        lost = before.values - shown_after
+    elif after.disposition == "filtered":
+        lost = declared(after.dimension) - shown_after
+    elif ra < ROW_RANK["filtered"] < rb:  # from every row to none
+        lost = declared(dimension)
+    else:
+        lost = frozenset()
+    return [("narrowing", tuple(sorted(lost)), "")]
+
+
+def compare_columns(before: Cell, after: Cell) -> Kind | None:
+    rb, ra = COLUMN_RANK[before.disposition], COLUMN_RANK[after.disposition]
+    if rb == ra == COLUMN_RANK["masked"]:
+        lb, la = before.mask_level(), after.mask_level()
+        if lb == la:
+            return None
+        return "widening" if la > lb else "narrowing"
+    if rb == ra:
+        return None
+    return "widening" if ra > rb else "narrowing"
+
+
+def cell_changes(
+    key: Key,
+    sb: Cell,
+    sa: Cell,
+    b: PolicyModel,
+    h: PolicyModel,
+    also: dict[str, list[str]],
+    declared: Callable[[str | None], frozenset[str]],
+    causes: Causes,
+) -> Iterator[Change]:
+    """The changes of one cell (a row change may be two: values gained and values lost),
+    each with its cause."""
+    persona, dataset, folded, place = key
+    versions = [m.datasets[dataset] for m in (h, b) if dataset in m.datasets]
+    column = identifier = dimension = None
+    if folded is not None:
+        specs = [(n, v) for ds in versions for n, v in ds.columns.items() if n.lower() == folded]
+        column = (
+            specs[0][0]
+            if specs
+            else next((c for c in also.get(dataset, []) if c.lower() == folded), folded)
+        )
+        identifier = next((v.identifier for _, v in specs if v.identifier), None)
+        kind = compare_columns(sb, sa)
+        found: list[tuple[Kind, tuple[str, ...], str]] = [(kind, (), "")] if kind else []
+    else:
+        dimension = sa.dimension or sb.dimension or next(
+            (ds.row_filter.entitlement for ds in versions
+             if ds.row_filter is not None and ds.row_filter.entitlement),
+            None,
+        )  # fmt: skip
+        found = compare_rows(sb, sa, declared, dimension)
+    nowhere = Cause(Location("", 0, 0), "")
+    for kind, values, note in found:
+        draft = Change(
+            kind, persona, dataset, column, place, versions[0].platform, sb, sa, values,
+            nowhere, identifier, dimension, note,
+        )  # fmt: skip
+        yield replace(draft, cause=causes.find(draft))

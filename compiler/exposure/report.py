@@ -1,0 +1,232 @@
+"""The renderings of an exposure diff: text for people, markdown for a pull-request comment,
+JSON, and GitHub workflow annotations (escaped as lint's, by :mod:`compiler.core.annotations`).
+Changes that differ only by place share one line."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from compiler.core.annotations import annotation
+from compiler.core.errors import Diagnostic, Location
+from compiler.exposure.cells import readers
+from compiler.exposure.changes import Change, ExposureDiff, Kind, place_text
+from compiler.model.schema import PolicyModel
+
+
+def verdict(d: ExposureDiff) -> str:
+    if not d.changes and d.notes:
+        n = len(d.notes)
+        return f"no change in exposure on any surface; {n} note{'s' if n != 1 else ''} to read"
+    if not d.changes:
+        return "no change in exposure"
+    w, n = len(d.widenings), len(d.narrowings)
+    return f"{w} widening{'s' if w != 1 else ''}, {n} narrowing{'s' if n != 1 else ''}"
+
+
+@dataclass(frozen=True)
+class Line:
+    """Changes that differ only by place, shown as one line."""
+
+    first: Change
+    places: tuple[str | None, ...]
+    everywhere: bool
+
+    def where(self) -> str:
+        c = self.first
+        if self.everywhere and len(self.places) > 1:
+            if None in self.places:
+                return f"on every surface reading {c.dataset} (and directly on {c.platform})"
+            return f"on every surface reading {c.dataset}"
+        return ", ".join(place_text(p, c.platform) for p in self.places)
+
+    def text(self, arrow: str = "->") -> str:
+        c = self.first
+        if c.gains:
+            of = "" if self.everywhere and len(self.places) > 1 else f" of {c.dataset}"
+            return f"{c.persona} {c.transition(arrow)}{of} {self.where()}"
+        return f"{c.persona}: {c.what()} {self.where()} {c.transition(arrow)}"
+
+
+def lines(d: ExposureDiff, kind: Kind, all_places: dict[str, tuple[str | None, ...]]) -> list[Line]:
+    grouped: dict[tuple[Any, ...], list[Change]] = {}
+    for c in d.changes:
+        if c.kind != kind:
+            continue
+        key = (
+            c.persona,
+            c.dataset,
+            (c.column or "").lower(),
+            c.before,
+            c.after,
+            c.values,
+            c.cause,
+            c.note,
+        )
+        grouped.setdefault(key, []).append(c)
+    out = []
+    for items in grouped.values():
+        places = tuple(c.surface for c in items)
+        out.append(Line(items[0], places, set(places) == set(all_places.get(items[0].dataset, ()))))
+    return out
+
+
+def places_of(base: PolicyModel, head: PolicyModel) -> dict[str, tuple[str | None, ...]]:
+    """Per dataset, every place it is read in either model (None: directly)."""
+    out: dict[str, dict[str | None, None]] = {}
+    for m in (base, head):
+        for d, surfaces in readers(m).items():
+            out.setdefault(d, {None: None}).update(dict.fromkeys(surfaces))
+    return {d: tuple(v) for d, v in out.items()}
+
+
+def _cause_text(c: Change) -> str:
+    loc = c.cause.location
+    return f"{loc}" + (f" ({c.cause.object})" if c.cause.object else "")
+
+
+def to_text(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
+    out = []
+    for kind, title in (("widening", "Widenings"), ("narrowing", "Narrowings")):
+        found = lines(d, kind, places)  # type: ignore[arg-type]
+        if not found:
+            continue
+        out.append(f"{title}:")
+        for line in found:
+            out.append(f"  {line.text()}")
+            out.append(f"      caused by {_cause_text(line.first)}")
+            if line.first.note:
+                out.append(f"      note: {line.first.note}")
+    for status in ("new", "resolved"):
+        found_d = [x for x in d.divergences if x.status == status]
+        if found_d:
+            out.append(f"{'New' if status == 'new' else 'Resolved'} divergences (ACC403):")
+            out.extend(f"  {x.location}: {x.detail} (for {', '.join(x.personas)})" for x in found_d)
+    out.extend(_probe_lines(d))
+    out.extend(f"note: {n}" for n in d.notes)
+    out.append(f"accord diff: {verdict(d)}")
+    return "\n".join(out)
+
+
+def _probe_answer(actual: str | None, probed: bool) -> str:
+    if not probed:
+        return "no such probe"
+    return actual if actual is not None else "cannot tell"
+
+
+def probe_text(p: dict[str, Any]) -> str:
+    return (
+        f"probe {p['probe']} ({p['persona']} on {p['surface']}, expects {p['expected']}): "
+        f"{p['status']}, {_probe_answer(p['before'], p['was_probed'])} -> "
+        f"{_probe_answer(p['after'], True)}"
+    )
+
+
+def _probe_lines(d: ExposureDiff) -> list[str]:
+    if not d.probes:
+        return []
+    return [
+        "Probes (ACC404):",
+        *[f"  {p['file']}:{p['line']}:{p['column']}: {probe_text(p)}" for p in d.probes],
+    ]
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
+    out = ["<!-- accord diff -->", "### accord diff: who sees what", "", f"**{verdict(d)}**", ""]
+    header = "| persona | what | where | change | caused by |\n|---|---|---|---|---|"
+    for kind, title in (("widening", "Widenings"), ("narrowing", "Narrowings")):
+        found = lines(d, kind, places)  # type: ignore[arg-type]
+        out.append(f"#### {title}: {sum(len(x.places) for x in found)}")
+        out.append("")
+        if not found:
+            out += ["_none_", ""]
+            continue
+        out.append(header)
+        for line in found:
+            c = line.first
+            change = c.transition("→") + (f" ({c.note})" if c.note else "")
+            out.append(
+                f"| {_md(c.persona)} | {_md(c.what())} | {_md(line.where())} | {_md(change)} | "
+                f"`{_md(_cause_text(c))}` |"
+            )
+        out.append("")
+    for status, title in (
+        ("new", "New divergences (ACC403)"),
+        ("resolved", "Resolved divergences (ACC403)"),
+    ):
+        found_d = [x for x in d.divergences if x.status == status]
+        out.append(f"#### {title}: {len(found_d)}")
+        out.append("")
+        if not found_d:
+            out += ["_none_", ""]
+            continue
+        out.append("| looser surface | facts | detail | personas | at |\n|---|---|---|---|---|")
+        for x in found_d:
+            out.append(
+                f"| {_md(x.loose.surface)} | {_md(' '.join(x.facts))} | {_md(x.detail)} | "
+                f"{_md(', '.join(x.personas))} | `{x.location}` |"
+            )
+        out.append("")
+    out.append("#### Probes (ACC404)")
+    out.append("")
+    if not d.probes:
+        out.append("_no probe changes its outcome_")
+    else:
+        out.extend(f"- {_md(probe_text(p))} (`{p['file']}:{p['line']}`)" for p in d.probes)
+    out.append("")
+    if d.notes:
+        out += ["#### Notes", "", *[f"- {_md(n)}" for n in d.notes], ""]
+    return "\n".join(out)
+
+
+def to_json(d: ExposureDiff, errors: list[Diagnostic] | None = None) -> str:
+    doc: dict[str, Any] = {
+        "changes": [c.to_json() for c in d.changes],
+        "divergences": [x.to_json() for x in d.divergences],
+        "probes": d.probes,
+        "notes": d.notes,
+        "summary": {
+            "widenings": len(d.widenings),
+            "narrowings": len(d.narrowings),
+            "verdict": verdict(d),
+        },
+    }
+    if errors is not None:
+        doc["errors"] = [
+            {
+                "file": e.location.file,
+                "line": e.location.line,
+                "column": e.location.column,
+                "message": e.message,
+            }
+            for e in errors
+        ]
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def to_github(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
+    out = []
+    for kind, command in (("widening", "warning"), ("narrowing", "notice")):
+        for line in lines(d, kind, places):  # type: ignore[arg-type]
+            text = line.text("→") + (f" ({line.first.note})" if line.first.note else "")
+            out.append(annotation(command, line.first.cause.location, f"accord diff: {kind}", text))
+    for x in d.divergences:
+        if x.status == "new":
+            out.append(
+                annotation(
+                    "warning",
+                    x.location,
+                    "accord diff: new ACC403 divergence",
+                    f"{x.detail} (for {', '.join(x.personas)})",
+                )
+            )
+    for p in d.probes:
+        if p["status"] != "resolved":
+            where = Location(p["file"], p["line"], p["column"])
+            out.append(annotation("warning", where, "accord diff: ACC404 probe", probe_text(p)))
+    return "\n".join(out)

@@ -1,0 +1,222 @@
+"""The import structure: every arrow points down the layering, and no circle exists.
+
+The layers, bottom first (README, "Architecture"): ``core`` <- ``model`` <- {``sqlscan``,
+``targets``, ``meaning``, ``history``, ``connect``} <- {``lint``, ``verify``} <- ``plan`` <-
+{``live``, ``probe_live``, ``exposure``} <- ``commands`` <- ``cli``. A module may import its own
+package and any package of a lower layer; packages of one layer do not import each other, but
+for the few ties listed in :data:`SIDEWAYS`.
+
+Imports are read with :mod:`ast`, at every depth: an import inside a function (kept lazy for a
+heavy dependency or for the cost of ``accord lint``) must point down like any other, so a lazy
+import can never hide a circle. ``if TYPE_CHECKING:`` imports count too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: layer of each package, bottom first; a package is a module's first two name parts
+#: (``compiler.lint``) or, for ``targets``, its first part
+LAYERS: list[set[str]] = [
+    {"compiler", "compiler.core"},
+    {"compiler.model"},
+    {"compiler.sqlscan", "targets", "compiler.meaning", "compiler.history", "compiler.connect"},
+    {"compiler.lint", "compiler.verify"},
+    {"compiler.plan"},
+    {"compiler.live", "compiler.probe_live", "compiler.exposure"},
+    {"compiler.commands"},
+    {"compiler.cli"},
+]
+#: the only imports between packages of one layer: (importing module, imported package)
+SIDEWAYS = {
+    ("targets.read", "compiler.sqlscan"),
+    ("compiler.connect.denials", "compiler.sqlscan"),
+}
+
+RANK = {package: i for i, layer in enumerate(LAYERS) for package in layer}
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    if parts[0] == "targets":
+        return "targets"
+    return ".".join(parts[:2])
+
+
+def modules(root: Path = ROOT) -> dict[str, Path]:
+    found = {}
+    for top in ("compiler", "targets"):
+        for path in sorted((root / top).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def imports(path: Path, module: str, known: set[str]) -> list[tuple[str, int]]:
+    """Every accord module ``path`` imports, at any depth, with the line."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*up, base] if base else up)
+            for alias in node.names:
+                # ``from compiler.lint import cache`` imports the module compiler.lint.cache
+                sub = f"{base}.{alias.name}"
+                out.append((sub if sub in known else base, node.lineno))
+    accord = {(m, line) for m, line in out if m.split(".")[0] in ("compiler", "targets")}
+    return sorted(accord, key=lambda e: (e[1], e[0]))
+
+
+def graph(root: Path = ROOT) -> dict[str, list[tuple[str, int]]]:
+    found = modules(root)
+    known = set(found)
+    return {m: [(t, ln) for t, ln in imports(p, m, known) if t != m] for m, p in found.items()}
+
+
+def upward(edges: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """Imports that point up the layering, or sideways without being listed."""
+    wrong = []
+    for module, targets in sorted(edges.items()):
+        mine = package_of(module)
+        for target, line in targets:
+            theirs = package_of(target)
+            if mine == theirs:
+                continue
+            if mine not in RANK or theirs not in RANK:
+                wrong.append(f"{module}:{line} -> {target}: package not in the layer table")
+            elif RANK[theirs] > RANK[mine]:
+                wrong.append(f"{module}:{line} -> {target}: points up ({mine} -> {theirs})")
+            elif RANK[theirs] == RANK[mine] and (module, theirs) not in SIDEWAYS:
+                wrong.append(f"{module}:{line} -> {target}: sideways ({mine} -> {theirs})")
+    return wrong
+
+
+def circles(edges: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w, _ in edges.get(v, []):
+            if w not in edges:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_every_package_has_a_layer() -> None:
+    """The table and the tree agree both ways: every package has a layer, and every layer's
+    packages exist (so the checks below read the real tree, not an empty one)."""
+    packages = {package_of(m) for m in modules()}
+    assert packages <= set(RANK), sorted(packages - set(RANK))
+    assert set(RANK) <= packages, sorted(set(RANK) - packages)
+
+
+def test_no_import_points_up_the_layering() -> None:
+    wrong = upward(graph())
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_import_graph_has_no_circle() -> None:
+    found = circles(graph())
+    assert not found, found
+
+
+# --- the checks can fail: the same functions on small trees that break each rule
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (  # model imports lint inside a function: a lazy import still points up
+            {
+                "compiler/__init__.py": "",
+                "compiler/model/__init__.py": "",
+                "compiler/model/a.py": "def f():\n    from compiler.lint import engine\n",
+                "compiler/lint/__init__.py": "",
+                "compiler/lint/engine.py": "from compiler.model import a\n",
+            },
+            "compiler.model.a:2 -> compiler.lint.engine: points up",
+        ),
+        (  # lint and verify are one layer: they do not import each other
+            {
+                "compiler/__init__.py": "",
+                "compiler/lint/__init__.py": "import compiler.verify.engine\n",
+                "compiler/verify/__init__.py": "",
+                "compiler/verify/engine.py": "",
+            },
+            "compiler.lint:1 -> compiler.verify.engine: sideways",
+        ),
+        (  # under TYPE_CHECKING
+            {
+                "compiler/__init__.py": "",
+                "compiler/core/__init__.py": "",
+                "compiler/core/x.py": "if TYPE_CHECKING:\n    from targets.objects import Catalog\n",
+                "targets/__init__.py": "",
+                "targets/objects.py": "",
+            },
+            "compiler.core.x:2 -> targets.objects: points up",
+        ),
+    ],
+)
+def test_an_upward_import_is_found(tmp_path: Path, files: dict[str, str], expected: str) -> None:
+    wrong = upward(graph(_tree(tmp_path, files)))
+    assert any(w.startswith(expected) for w in wrong), wrong
+
+
+def test_a_circle_hidden_by_a_lazy_import_is_found(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "compiler/__init__.py": "",
+            "compiler/lint/__init__.py": "from compiler.lint.engine import run\n",
+            "compiler/lint/engine.py": "def run():\n    from compiler.lint import report\n",
+            "compiler/lint/report.py": "from compiler.lint.engine import run\n",
+        },
+    )
+    assert circles(graph(root)) == [["compiler.lint.engine", "compiler.lint.report"]]
