@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
 
-from tests.local_server import base_url, running
+from tests.standins.http import base_url, running
 
 
 def task(state: str, text: str | None = None, **extra: Any) -> dict[str, Any]:

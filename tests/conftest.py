@@ -1,40 +1,16 @@
+"""Fixtures shared by the suite: a writer of small trees, a private lint cache, the live
+stand-ins; and ROOT, the repository."""
+
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.estates import write_files
 
-MINIMAL = """\
-version: 1
-platforms:
-  snowflake: {governance_schema: GOV.POL}
-  databricks: {governance_schema: gov.pol}
-principals:
-  analyst: {snowflake: ANALYST, databricks: analysts}
-  auditor: {snowflake: AUDITOR, databricks: auditors}
-entitlements:
-  region:
-    EU: [analyst]
-    US: [auditor]
-masks:
-  email:
-    strategy: redact
-    unmasked_for: [auditor]
-datasets:
-  customers:
-    platform: snowflake
-    table: SALES.CRM.CUSTOMERS
-    row_filter: {entitlement: region, column: REGION}
-    columns:
-      EMAIL: {type: VARCHAR, mask: email}
-personas:
-  analyst: [analyst]
-  auditor: [auditor, analyst]
-"""
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -42,15 +18,7 @@ def write_tree(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
     """Write {relative path: content} under a fresh directory and return it."""
 
     def write(files: dict[str, str | bytes]) -> Path:
-        root = tmp_path / "policies"
-        for rel, content in files.items():
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                path.write_bytes(content)
-            else:
-                path.write_text(textwrap.dedent(content), encoding="utf-8")
-        return root
+        return write_files(tmp_path / "policies", files)
 
     return write
 

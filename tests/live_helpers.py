@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from compiler.model.schema import PolicyModel
 from compiler.model.validate import load_project
 from tests.standins.databricks import DatabricksEstate, workspace
 from tests.standins.snowflake import SnowflakeEstate, account
@@ -21,7 +22,11 @@ SALTS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": 
 
 def seed(estate: SnowflakeEstate | DatabricksEstate, directory: Path = ROOT / "policies") -> None:
     """The platform's own data tables, as the model's datasets declare them."""
-    model = load_project(directory).model
+    seed_model(estate, load_project(directory).model)
+
+
+def seed_model(estate: SnowflakeEstate | DatabricksEstate, model: PolicyModel) -> None:
+    """The platform's own data tables, as ``model``'s datasets declare them."""
     for ds in model.datasets.values():
         if ds.platform == estate.platform:
             string = "VARCHAR" if estate.platform == "snowflake" else "STRING"

@@ -1,72 +1,124 @@
-"""A catalog stand-in for `accord probe --live`: it answers a probe's query the way the
-compiled policies do, by reading `accord verify`'s DuckDB evaluation of them (generated rows,
-the compiled row filters and masks, per persona).
+"""A catalog for `accord probe --live` on both platforms: the compiled SQL deployed on the
+platform stand-ins (tests/standins), rows seeded under the governed tables, and a runner that
+answers a probe's statements as the platform would, the deployed policies evaluated by the
+stand-in's own engine (not by `accord verify`'s evaluation, which is the depth it is compared
+with).
 
 The persona is taken from the session, not from the caller: on Snowflake the `USE ROLE` /
-`USE SECONDARY ROLES` statements must name exactly one persona's roles, so a probe that set
-the wrong session is answered for the wrong roles (or refused), as the platform would."""
+`USE SECONDARY ROLES` statements are run in the stand-in's session of the probe user (who
+holds every persona's role), so a probe that set the wrong session is answered for the wrong
+roles (or refused), as the platform would; on Databricks the caller is the persona (one SDK
+profile each) and `is_account_group_member` sees the persona's groups."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
-import sqlglot
-from sqlglot import exp
-
 from compiler.model.validate import Project
-from compiler.probe_live.catalog import QueryError, session_statements
+from compiler.probe_live.catalog import QueryError
 from targets.render import render_files
+from tests.standins.databricks import DatabricksEstate
+from tests.standins.engine import SqlError
+from tests.standins.snowflake import Session, SnowflakeEstate
+
+#: the probe user of the Snowflake stand-in
+PROBE_USER = "ACCORD_PROBE"
 
 
-class CompiledPolicyRunner:
-    def __init__(self, project: Project, platform: str) -> None:
-        from compiler.verify.engine import TestSalts, Verifier
-        from compiler.verify.sources import load_sql
+def deployed(project: Project, platform: str) -> SnowflakeEstate | DatabricksEstate:
+    """A stand-in holding ``project``'s data tables, its compiled policies deployed on them
+    (salts from the environment, as `migrate apply` reads them), and rows seeded under them."""
+    from tests.live_helpers import deploy_compiled, seed_model
 
-        salts = TestSalts()
-        sql = load_sql(render_files(project, "all"), salts, "stand-in")
-        self.verifier = Verifier(project, sql, salts)
-        self.verifier.run()
+    estate: SnowflakeEstate | DatabricksEstate = (
+        SnowflakeEstate() if platform == "snowflake" else DatabricksEstate()
+    )
+    seed_model(estate, project.model)
+    with tempfile.TemporaryDirectory() as out:
+        for rel, text in render_files(project, "all").items():
+            path = Path(out) / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        deploy_compiled(estate, Path(out))
+    _seed_rows(project, estate)
+    if isinstance(estate, SnowflakeEstate):
+        roles = sorted({p.snowflake for p in project.model.principals.values() if p.snowflake})
+        estate.grant_roles(PROBE_USER, roles)
+    return estate
+
+
+def _seed_rows(project: Project, estate: SnowflakeEstate | DatabricksEstate) -> None:
+    """Per governed table: a row of each value of its row filter's entitlement, and a row of
+    each probe's ``where`` value holding the probe's canary in the probe's column."""
+    model = project.model
+    for ds in model.datasets.values():
+        if ds.platform != estate.platform:
+            continue
+        table = estate.table(ds.table)
+        rf = ds.row_filter
+        key = getattr(rf, "column", None) if rf is not None else None
+        entitlement = getattr(rf, "entitlement", None) if rf is not None else None
+        values = sorted(model.entitlements[entitlement]) if entitlement else [""]
+        rows: list[dict[str, Any]] = []
+        for value in values:
+            row = {name: f"{name.lower()}-{value}" for name, _ in table.columns.values()}
+            if key:
+                row[table.columns[key.upper()][0]] = value
+            rows.append(row)
+        for probe in model.probes.values():
+            if not (probe.canary and probe.column and probe.where and key):
+                continue
+            ((dim, value),) = probe.where.items()
+            if dim != entitlement or probe.column.upper() not in table.columns:
+                continue
+            row = {name: f"{name.lower()}-{value}" for name, _ in table.columns.values()}
+            row[table.columns[key.upper()][0]] = value
+            row[table.columns[probe.column.upper()][0]] = probe.canary
+            rows.append(row)
+        _insert(estate, ds.table, rows)
+
+
+def _insert(
+    estate: SnowflakeEstate | DatabricksEstate, name: str, rows: list[dict[str, Any]]
+) -> None:
+    t = estate.table(name)
+    for row in rows:
+        cols = ", ".join(f'"{c}"' for c in row)
+        marks = ", ".join("?" for _ in row)
+        estate.db.execute(
+            f"INSERT INTO {estate._quoted(t.name)} ({cols}) VALUES ({marks})", list(row.values())
+        )
+
+
+class StandinRunner:
+    """A probe runner (``run(persona, statements) -> rows``) on a deployed stand-in."""
+
+    def __init__(self, project: Project, estate: SnowflakeEstate | DatabricksEstate) -> None:
         self.model = project.model
-        self.platform = platform
+        self.estate = estate
         self.seen: list[tuple[str, list[str]]] = []
-
-    def persona_of(self, session: list[str], asked_for: str) -> str:
-        if self.platform != "snowflake":
-            return asked_for  # Databricks: the SDK profile is the persona
-        for persona in sorted(self.model.personas):
-            if session_statements(self.model, persona, "snowflake") == session:
-                return persona
-        raise QueryError("no role in session", {"errorCode": "002003", "sqlState": "42S02"})
 
     def run(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
         self.seen.append((persona, statements))
-        who = self.persona_of(statements[:-1], persona)
-        query = sqlglot.parse_one(statements[-1], read=self.platform)
-        table = query.find(exp.Table)
-        assert table is not None
-        name = table.sql(self.platform).lower()
-        dataset = next(
-            d
-            for d, ds in self.model.datasets.items()
-            if ds.platform == self.platform and ds.table.lower() == name
-        )
-        gen = self.verifier.tables[dataset]
-        where = query.args.get("where")
-        key = value = None
-        if where is not None:
-            eq = where.this
-            key, value = eq.this.name, eq.expression.this
-        selected = query.expressions[0]
-        out: list[tuple[Any, ...]] = []
-        for r, (visible, values) in sorted(self.verifier.results[dataset][who].items()):
-            if not visible or (key is not None and gen.value(r, key) != value):
-                continue
-            if isinstance(selected, exp.Column):
-                col = next(c.name for c in gen.columns if c.name.lower() == selected.name.lower())
-                out.append((values[col],))
-            else:
-                out.append((1,))
-        if query.args.get("distinct"):
-            out = sorted(set(out), key=str)
-        return out
+        rows: list[tuple[Any, ...]] = []
+        try:
+            if isinstance(self.estate, SnowflakeEstate):
+                session = Session(PROBE_USER)
+                for sql in statements:
+                    _, rows = self.estate.execute_as(session, sql)
+                return rows
+            groups = {self.model.principals[p].databricks for p in self.model.personas[persona]}
+            with self.estate.lock:
+                saved, self.estate.session = self.estate.session, {g for g in groups if g}
+                try:
+                    for sql in statements:
+                        _, rows = self.estate.execute(sql)
+                finally:
+                    self.estate.session = saved
+            return rows
+        except SqlError as err:
+            raise QueryError(
+                err.message, {"errorCode": err.code, "sqlState": err.sqlstate}
+            ) from None

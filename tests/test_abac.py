@@ -10,9 +10,9 @@ from sqlglot.tokens import TokenType
 
 from compiler.lint.engine import lint_project
 from compiler.model.salts import materialize
-from compiler.model.validate import Project
+from compiler.model.validate import Project, load_project
 from targets.render import render_files
-from tests.estates import databricks_estate, make_project, teams
+from tests.estates import databricks_estate, teams, write_estate
 from tests.golden_cases import CASES, abac, render_case
 from tests.sql_statements import Statement, function_body, parse_policy, split
 
@@ -168,15 +168,18 @@ def test_different_unfiltered_sets_in_one_schema_attach_on_table(tmp_path: Path)
         rf = {"entitlement": "programme", "column": "code", "unfiltered_for": unfiltered}
         return {"platform": "databricks", "table": table, "row_filter": rf}
 
-    project = make_project(
-        tmp_path,
-        databricks_estate(
-            datasets={
-                "a": ds("cat.s.a", ["team_03"]),
-                "b": ds("cat.s.b", []),
-                "c": ds("cat.t.c", ["team_03"]),
-            }
-        ),
+    project = load_project(
+        write_estate(
+            tmp_path,
+            databricks_estate(
+                datasets={
+                    "a": ds("cat.s.a", ["team_03"]),
+                    "b": ds("cat.s.b", []),
+                    "c": ds("cat.t.c", ["team_03"]),
+                }
+            ),
+            name="policy.yaml",
+        )
     )
     policies = [parse_policy(s) for s in _databricks(project)["050_policies.sql"]]
     assert sorted((p.securable_type, p.securable, p.except_) for p in policies) == [
@@ -192,12 +195,15 @@ def test_a_mask_on_two_types_gets_one_policy_per_type(tmp_path: Path) -> None:
         "name": {"type": "STRING", "mask": "gone"},
         "age": {"type": "INT", "mask": "gone"},
     }
-    project = make_project(
-        tmp_path,
-        databricks_estate(
-            masks={"gone": {"strategy": "nullify", "unmasked_for": ["team_01"]}},
-            datasets={"p": {"platform": "databricks", "table": "cat.s.p", "columns": columns}},
-        ),
+    project = load_project(
+        write_estate(
+            tmp_path,
+            databricks_estate(
+                masks={"gone": {"strategy": "nullify", "unmasked_for": ["team_01"]}},
+                datasets={"p": {"platform": "databricks", "table": "cat.s.p", "columns": columns}},
+            ),
+            name="policy.yaml",
+        )
     )
     sql = _databricks(project)
     assert set(_tags(sql).values()) == {("accord_mask", "gone"), ("accord_mask", "gone_int")}
@@ -212,11 +218,14 @@ def test_a_hand_written_filter_matches_its_argument_columns(tmp_path: Path) -> N
         "expression": {"databricks": "region = 'EU' AND site <> 'X'"},
         "arguments": {"region": "STRING", "site": "STRING"},
     }
-    project = make_project(
-        tmp_path,
-        databricks_estate(
-            datasets={"v": {"platform": "databricks", "table": "cat.s.v", "row_filter": rf}}
-        ),
+    project = load_project(
+        write_estate(
+            tmp_path,
+            databricks_estate(
+                datasets={"v": {"platform": "databricks", "table": "cat.s.v", "row_filter": rf}}
+            ),
+            name="policy.yaml",
+        )
     )
     sql = _databricks(project)
     assert _tags(sql) == {
@@ -311,7 +320,7 @@ ACC504_CASES = [
     ("case", "estate", "where"), ACC504_CASES, ids=[c[0] for c in ACC504_CASES]
 )
 def test_acc504(tmp_path: Path, case: str, estate: dict, where: tuple | None) -> None:
-    project = make_project(tmp_path, estate)
+    project = load_project(write_estate(tmp_path, estate, name="policy.yaml"))
     found = [f for f in lint_project(project) if f.rule == "ACC504"]
     if where is None:
         assert found == [], case
@@ -326,7 +335,11 @@ def test_acc504(tmp_path: Path, case: str, estate: dict, where: tuple | None) ->
 def test_acc504_can_be_suppressed_with_a_reason(tmp_path: Path) -> None:
     estate = _masked(21)
     estate["masks"]["m"]["ignore"] = {"ACC504": "policy split by hand; reviewed"}
-    (finding,) = [f for f in lint_project(make_project(tmp_path, estate)) if f.rule == "ACC504"]
+    (finding,) = [
+        f
+        for f in lint_project(load_project(write_estate(tmp_path, estate, name="policy.yaml")))
+        if f.rule == "ACC504"
+    ]
     assert finding.suppressed
 
 

@@ -6,12 +6,11 @@ import json
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from compiler.cli import cli
 from compiler.commands.analyze import print_rich
 from compiler.meaning.analyze import analyze, to_text
 from compiler.model.validate import load_project
+from tests.cli import run_cli
 from tests.conftest import ROOT
 
 POLICIES = ROOT / "policies"
@@ -19,10 +18,9 @@ AS_FOUND = ROOT / "examples" / "as-found"
 
 
 def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, list(args), standalone_mode=False)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.return_value, result.output
+    """(exit code, what the command printed: stdout, then stderr)."""
+    code, out, err = run_cli(list(args))
+    return code, out + err
 
 
 @pytest.mark.parametrize(("estate", "code"), [(POLICIES, 0), (AS_FOUND, 1)])

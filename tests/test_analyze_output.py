@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from compiler.cli import cli
 from compiler.meaning import analyze as an
 from compiler.meaning.analyze import ROWS, Analysis, summary
 from compiler.model.validate import load_project
+from tests.cli import run_cli
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -236,9 +235,6 @@ def test_the_command_writes_the_reference_bytes(estates: dict[str, Path], fmt: s
         "markdown": reference_markdown(a),
         "text": reference_text(a) + "\n",
     }[fmt]
-    result = CliRunner().invoke(
-        cli, ["analyze", str(where), "--format", fmt], standalone_mode=False
-    )
-    assert result.exception is None
-    assert result.return_value == 1  # divergences
-    assert result.stdout_bytes == expected.encode()
+    code, out, err = run_cli(["analyze", str(where), "--format", fmt])
+    assert code == 1, err  # divergences
+    assert out.encode() == expected.encode()

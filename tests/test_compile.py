@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,9 @@ from compiler.model.validate import load_project
 from targets import get_target, lower_all
 from targets.objects import MaskPolicy, RowFilterPolicy
 from targets.render import render_files
-from tests.conftest import MINIMAL, ROOT
+from tests.cli import run_cli, run_process
+from tests.conftest import ROOT
+from tests.estates import MINIMAL
 
 REFERENCE = ROOT / "policies"
 
@@ -91,11 +91,10 @@ def test_compile_is_byte_identical_across_processes(tmp_path: Path) -> None:
     outs = []
     for n in (1, 2):
         out = tmp_path / f"out{n}"
-        proc = subprocess.run(
-            [sys.executable, "-m", "compiler.cli", "compile", str(REFERENCE), "--out", str(out)],
-            capture_output=True,
-            text=True,
+        proc = run_process(
+            ["compile", str(REFERENCE), "--out", str(out)],
             env={"PYTHONHASHSEED": str(n), "PATH": "/usr/bin:/bin"},
+            inherit_env=False,
         )
         assert proc.returncode == 0, proc.stderr
         outs.append(
@@ -107,15 +106,9 @@ def test_compile_is_byte_identical_across_processes(tmp_path: Path) -> None:
 def test_no_salt_value_reaches_any_output(tmp_path: Path) -> None:
     secret_sf, secret_db = "sf-SECRET-7f3a9", "db-SECRET-c41e2"
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "compiler.cli", "compile", str(REFERENCE), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        env={
-            "SUBJECT_SALT_SNOWFLAKE": secret_sf,
-            "SUBJECT_SALT_DATABRICKS": secret_db,
-            "PATH": "/usr/bin:/bin",
-        },
+    proc = run_cli(
+        ["compile", str(REFERENCE), "--out", str(out)],
+        env={"SUBJECT_SALT_SNOWFLAKE": secret_sf, "SUBJECT_SALT_DATABRICKS": secret_db},
     )
     assert proc.returncode == 0, proc.stderr
     written = [p for p in out.rglob("*") if p.is_file()]

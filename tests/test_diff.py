@@ -18,94 +18,16 @@ import yaml
 
 from compiler.exposure import ExposureDiff, exposure_diff, places_of, to_markdown, verdict
 from compiler.model.validate import Project, load_project
+from tests.cli import run_cli
 from tests.conftest import ROOT
-from tests.plan_helpers import run_cli
-
-Estate = dict[str, Any]
-
-
-def estate() -> Estate:
-    """A warehouse table and its lakehouse replica, filtered by programme, with a salted
-    pseudonym, a redacted note and a partial phone number; one agent on each platform."""
-    governed_columns = {
-        "SUBJECT_ID": {"type": "VARCHAR", "mask": "subject", "identifier": "subject"},
-        "NOTES": {"type": "VARCHAR", "mask": "notes"},
-    }
-    return {
-        "version": 1,
-        "platforms": {
-            "snowflake": {"governance_schema": "GOV.POL"},
-            "databricks": {"governance_schema": "gov.pol"},
-        },
-        "principals": {
-            "chemist": {"snowflake": "CHEMIST", "databricks": "chemists"},
-            "clinician": {"snowflake": "CLINICIAN", "databricks": "clinicians"},
-            "steward": {"snowflake": "STEWARD", "databricks": "stewards"},
-        },
-        "entitlements": {"programme": {"P1": ["chemist", "clinician"], "P2": ["clinician"]}},
-        "masks": {
-            "subject": {
-                "strategy": "hash",
-                "unmasked_for": ["clinician"],
-                "salt": {"snowflake": "env:S_SF", "databricks": "env:S_DBX"},
-            },
-            "notes": {"strategy": "redact", "unmasked_for": ["clinician"]},
-            "phone": {"strategy": "partial", "keep_last": 4},
-        },
-        "datasets": {
-            "results": {
-                "platform": "snowflake",
-                "table": "DB.S.RESULTS",
-                "row_filter": {
-                    "entitlement": "programme",
-                    "column": "PROGRAMME",
-                    "unfiltered_for": ["steward"],
-                },
-                "columns": {**governed_columns, "PHONE": {"type": "VARCHAR", "mask": "phone"}},
-            },
-            "results_lake": {
-                "platform": "databricks",
-                "table": "cat.s.results",
-                "replica_of": "results",
-                "row_filter": {
-                    "entitlement": "programme",
-                    "column": "programme",
-                    "unfiltered_for": ["steward"],
-                },
-                "columns": {
-                    "subject_id": {"type": "STRING", "mask": "subject", "identifier": "subject"},
-                    "notes": {"type": "STRING", "mask": "notes"},
-                    "phone": {"type": "STRING", "mask": "phone"},
-                },
-            },
-        },
-        "surfaces": {
-            "wh_agent": {"platform": "snowflake", "reads": ["results"], "identity": "caller"},
-            "lake_agent": {
-                "platform": "databricks",
-                "reads": ["results_lake"],
-                "identity": "caller",
-                "runtime": "15.4",
-            },
-        },
-        "personas": {"chemist": ["chemist"], "clinician": ["clinician"], "steward": ["steward"]},
-    }
-
-
-def write(directory: Path, files: dict[str, Any]) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, doc in files.items():
-        text = doc if isinstance(doc, str) else yaml.safe_dump(doc, sort_keys=False)
-        (directory / name).parent.mkdir(parents=True, exist_ok=True)
-        (directory / name).write_text(text, encoding="utf-8")
-    return directory
+from tests.estates import DIFF_BASE, Estate, edited, write_files
 
 
 def diff_of(tmp_path: Path, edit: Callable[[Estate], None]) -> ExposureDiff:
-    base = write(tmp_path / "base", {"policy.yaml": estate()})
-    head_data = estate()
+    base = write_files(tmp_path / "base", {"policy.yaml": edited(DIFF_BASE)})
+    head_data = edited(DIFF_BASE)
     edit(head_data)
-    head = write(tmp_path / "head", {"policy.yaml": head_data})
+    head = write_files(tmp_path / "head", {"policy.yaml": head_data})
     return exposure_diff(load_project(base), load_project(head))
 
 
@@ -348,8 +270,8 @@ def test_replica_that_lost_a_mask_is_a_new_divergence(tmp_path: Path) -> None:
 
 def test_a_pure_refactor_is_no_change(tmp_path: Path) -> None:
     """Entries moved between files, keys reordered, comments added: no change in exposure."""
-    data = estate()
-    base = write(tmp_path / "base", {"policy.yaml": data})
+    data = edited(DIFF_BASE)
+    base = write_files(tmp_path / "base", {"policy.yaml": data})
     moved = {k: data[k] for k in ("version", "platforms", "principals", "personas")}
     rest = {k: v for k, v in data.items() if k not in moved}
     reordered = {
@@ -358,7 +280,7 @@ def test_a_pure_refactor_is_no_change(tmp_path: Path) -> None:
     }
     datasets = reordered.pop("datasets")
     lake = datasets.pop("results_lake")
-    head = write(
+    head = write_files(
         tmp_path / "head",
         {
             "a.yaml": "# who\n" + yaml.safe_dump(moved, sort_keys=True),
@@ -457,11 +379,11 @@ def test_repair_cli_text_and_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def pair(tmp_path: Path) -> tuple[Path, Path]:
-    base = write(tmp_path / "base", {"policy.yaml": estate()})
-    data = estate()
+    base = write_files(tmp_path / "base", {"policy.yaml": edited(DIFF_BASE)})
+    data = edited(DIFF_BASE)
     data["masks"]["notes"]["unmasked_for"].append("steward")  # widens
     data["entitlements"]["programme"]["P1"] = ["clinician"]  # narrows
-    return base, write(tmp_path / "head", {"policy.yaml": data})
+    return base, write_files(tmp_path / "head", {"policy.yaml": data})
 
 
 def test_json_matches_the_contract(pair: tuple[Path, Path]) -> None:
@@ -487,8 +409,8 @@ def test_fail_on_widening(pair: tuple[Path, Path], tmp_path: Path) -> None:
     assert run_cli(["diff", str(head), "--base", str(base)])[0] == 0
     assert run_cli(["diff", str(head), "--base", str(base), "--fail-on", "widening"])[0] == 1
     assert run_cli(["diff", str(head), "--base", str(base), "--fail-on", "never"])[0] == 0
-    narrower = write(tmp_path / "narrow", {"policy.yaml": estate()})
-    data = estate()
+    narrower = write_files(tmp_path / "narrow", {"policy.yaml": edited(DIFF_BASE)})
+    data = edited(DIFF_BASE)
     data["entitlements"]["programme"]["P1"] = ["clinician"]
     (narrower / "policy.yaml").write_text(yaml.safe_dump(data))
     code, out, _ = run_cli(["diff", str(narrower), "--base", str(base), "--fail-on", "widening"])
@@ -556,10 +478,10 @@ def test_diff_is_deterministic_and_symmetric(tmp_path: Path) -> None:
     """Swapping base and head swaps widenings and narrowings, change for change."""
     edit = _append(["personas", "chemist"], "clinician")
     forward = diff_of(tmp_path / "f", edit)
-    base = write(tmp_path / "b" / "base", {"policy.yaml": copy.deepcopy(estate())})
-    data = estate()
+    base = write_files(tmp_path / "b" / "base", {"policy.yaml": copy.deepcopy(edited(DIFF_BASE))})
+    data = edited(DIFF_BASE)
     edit(data)
-    head = write(tmp_path / "b" / "head", {"policy.yaml": data})
+    head = write_files(tmp_path / "b" / "head", {"policy.yaml": data})
     backward = exposure_diff(load_project(head), load_project(base))
     assert len(forward.widenings) == len(backward.narrowings) > 0
     assert not forward.narrowings and not backward.widenings
@@ -578,11 +500,11 @@ def _predicate(text: str) -> Callable[[Estate], None]:
 def test_a_predicate_accord_cannot_compare_is_listed_as_a_widening(tmp_path: Path) -> None:
     """A hand-written predicate over a column no entitlement filters: executed, but its rows
     are not entitlement values. Changing it is listed as a widening, never as no change."""
-    base = write(tmp_path / "base", {"policy.yaml": estate()})
-    _predicate("REGION = 'EU'")(data := estate())
-    before = write(tmp_path / "b", {"policy.yaml": data})
-    _predicate("REGION IN ('EU', 'US')")(data := estate())
-    after = write(tmp_path / "a", {"policy.yaml": data})
+    base = write_files(tmp_path / "base", {"policy.yaml": edited(DIFF_BASE)})
+    _predicate("REGION = 'EU'")(data := edited(DIFF_BASE))
+    before = write_files(tmp_path / "b", {"policy.yaml": data})
+    _predicate("REGION IN ('EU', 'US')")(data := edited(DIFF_BASE))
+    after = write_files(tmp_path / "a", {"policy.yaml": data})
     d = exposure_diff(load_project(before), load_project(after))
     found = {(c.kind, c.persona, c.surface, c.note != "") for c in d.changes if c.column is None}
     assert found == {
@@ -649,10 +571,10 @@ def test_divergences_of_unchanged_personas_are_not_missed(
     recomputing it for everyone."""
     from compiler.exposure.divergence import divergence_changes
 
-    base = load_project(write(tmp_path / "base", {"policy.yaml": estate()}))
-    data = estate()
+    base = load_project(write_files(tmp_path / "base", {"policy.yaml": edited(DIFF_BASE)}))
+    data = edited(DIFF_BASE)
     edit(data)
-    head = load_project(write(tmp_path / "head", {"policy.yaml": data}))
+    head = load_project(write_files(tmp_path / "head", {"policy.yaml": data}))
     assert exposure_diff(base, head).divergences == divergence_changes(base, head)
 
 
@@ -666,10 +588,10 @@ def test_a_replica_declared_is_a_new_divergence_for_every_persona(tmp_path: Path
     def link(e: Estate) -> None:
         e["datasets"]["results_lake"]["columns"]["notes"].pop("mask")
 
-    unlink(before := estate())
-    link(after := estate())
-    base = load_project(write(tmp_path / "base", {"policy.yaml": before}))
-    head = load_project(write(tmp_path / "head", {"policy.yaml": after}))
+    unlink(before := edited(DIFF_BASE))
+    link(after := edited(DIFF_BASE))
+    base = load_project(write_files(tmp_path / "base", {"policy.yaml": before}))
+    head = load_project(write_files(tmp_path / "head", {"policy.yaml": after}))
     d = exposure_diff(base, head)
     assert d.changes == []
     new = [x for x in d.divergences if x.status == "new"]
@@ -699,10 +621,10 @@ def test_a_dataset_dropped_from_the_model(tmp_path: Path) -> None:
 def test_reverting_a_change_swaps_widenings_and_narrowings(
     tmp_path: Path, edit: Callable[[Estate], None]
 ) -> None:
-    base = load_project(write(tmp_path / "base", {"policy.yaml": estate()}))
-    data = estate()
+    base = load_project(write_files(tmp_path / "base", {"policy.yaml": edited(DIFF_BASE)}))
+    data = edited(DIFF_BASE)
     edit(data)
-    head = load_project(write(tmp_path / "head", {"policy.yaml": data}))
+    head = load_project(write_files(tmp_path / "head", {"policy.yaml": data}))
     swap = {"widening": "narrowing", "narrowing": "widening"}
     forward = {(c.kind, c.persona, c.dataset, c.column, c.surface, c.values)
                for c in exposure_diff(base, head).changes}  # fmt: skip
@@ -726,10 +648,10 @@ def test_an_index_change_is_said_not_passed_over(tmp_path: Path) -> None:
 
         return edit
 
-    index(True)(before := estate())
-    index(False)(after := estate())
-    base = load_project(write(tmp_path / "base", {"policy.yaml": before}))
-    head = load_project(write(tmp_path / "head", {"policy.yaml": after}))
+    index(True)(before := edited(DIFF_BASE))
+    index(False)(after := edited(DIFF_BASE))
+    base = load_project(write_files(tmp_path / "base", {"policy.yaml": before}))
+    head = load_project(write_files(tmp_path / "head", {"policy.yaml": after}))
     d = exposure_diff(base, head)
     assert d.changes == []
     assert d.notes == [

@@ -5,21 +5,19 @@ analyze honours ``ignore: {ACC403: ...}``."""
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from compiler.cli import cli
 from compiler.lint.engine import lint_project
 from compiler.meaning import divergence
 from compiler.meaning.analyze import analyze
 from compiler.model.validate import load_project
+from tests.cli import run_cli
 from tests.conftest import ROOT
-from tests.lint_helpers import DELETE, patched, write_estate
+from tests.estates import DELETE, edited, write_estate
 
 #: The false positive from the field: one platform, one surface, two datasets holding the
 #: same kind of identifier under different entitlement filters, one redact mask.
@@ -58,7 +56,7 @@ FIELD: dict[str, Any] = {
 
 
 def estate(patch: dict[str, Any]) -> dict[str, Any]:
-    return patched(patch, FIELD)
+    return edited(FIELD, patch)
 
 
 TWO_SURFACES = {
@@ -72,10 +70,7 @@ TICKETS_FOR_ANALYST = {"entitlements": {"segment": {"retail": ["auditor", "analy
 
 
 def _model_case(patches: list[dict[str, Any]]) -> dict[str, Any]:
-    data = copy.deepcopy(FIELD)
-    for p in patches:
-        data = patched(p, data)
-    return data
+    return edited(FIELD, *patches)
 
 
 CASES = [
@@ -102,7 +97,7 @@ CASES = [
 def test_identifier_domains_compare_value_exposure(
     tmp_path: Path, patches: list[dict[str, Any]], expected: set[tuple[str, str, str]]
 ) -> None:
-    project = load_project(write_estate(tmp_path / "p", _model_case(patches)))
+    project = load_project(write_estate(tmp_path / "p", _model_case(patches), split=True))
     found = divergence.divergences(project.model)
     assert {(d.persona, d.loose.surface, d.strict.surface) for d in found} == expected
     assert all(d.loose.surface != d.strict.surface for d in found)
@@ -129,18 +124,17 @@ def test_analyze_and_lint_report_the_same_set_on_the_as_found_estate() -> None:
 def test_analyze_honours_acc403_ignore_and_lists_it_separately(tmp_path: Path) -> None:
     data = _model_case([TWO_SURFACES, TICKETS_CLEAR, TICKETS_FOR_ANALYST])
     data["surfaces"]["sf_tool"]["ignore"] = {"ACC403": "support tool; reviewed 2026-11"}
-    root = write_estate(tmp_path / "p", data)
-    runner = CliRunner()
-    run = runner.invoke(cli, ["analyze", str(root), "--format", "json"], standalone_mode=False)
-    assert run.exception is None and run.return_value == 0, run.output
-    doc = json.loads(run.output)
+    root = write_estate(tmp_path / "p", data, split=True)
+    code, out, err = run_cli(["analyze", str(root), "--format", "json"])
+    assert code == 0, out + err
+    doc = json.loads(out + err)
     assert doc["divergences"] == [] and doc["summary"]["divergences"] == 0
     [suppressed] = doc["suppressed"]
     assert suppressed["loose"]["surface"] == "sf_tool"
     assert suppressed["reason"] == "support tool; reviewed 2026-11"
-    text = runner.invoke(cli, ["analyze", str(root)], standalone_mode=False)
-    assert "Suppressed divergences (ACC403)" in text.output
-    assert "no divergences (1 distinct suppressed)" in text.output
+    text = "".join(run_cli(["analyze", str(root)])[1:])
+    assert "Suppressed divergences (ACC403)" in text
+    assert "no divergences (1 distinct suppressed)" in text
     # lint suppresses the same finding
     findings = [f for f in lint_project(load_project(root)) if f.rule == "ACC403"]
     assert [f.suppressed for f in findings] == [True]

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.plan_helpers import ROOT, run_cli
+from tests.cli import run_cli, run_process
+from tests.conftest import ROOT
 
 ACCORD = [sys.executable, "-m", "compiler.cli"]
 
@@ -438,19 +439,8 @@ def test_a_long_identifier_domain_plans_with_bounded_file_names(
         {"datasets.yaml": lambda t: t.replace("identifier: subject", f"identifier: {domain}")},
     )
     out = tmp_path / "migrations"
-    done = subprocess.run(
-        [
-            *ACCORD,
-            "plan",
-            str(policies),
-            "--base",
-            str(ROOT / "examples/as-found"),
-            "--out",
-            str(out),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    done = run_process(
+        ["plan", str(policies), "--base", str(ROOT / "examples/as-found"), "--out", str(out)],
         timeout=120,  # the endless loop this guards against never returned
     )
     assert done.returncode == 0, done.stderr

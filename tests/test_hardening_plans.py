@@ -22,7 +22,9 @@ import pytest
 from compiler.core.filelock import LedgerLocked, ledger_lock, lock_path
 from compiler.history.ledger import append_record, read_ledger, read_plans
 from compiler.plan.apply import apply, rollback
-from tests.plan_helpers import ROOT, reference_plan, run_cli
+from tests.cli import run_cli
+from tests.conftest import ROOT
+from tests.plan_helpers import reference_plan
 
 SECRETS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}
 

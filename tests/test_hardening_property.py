@@ -285,7 +285,7 @@ TAMPER = [
 def test_the_property_catches_a_tampered_file(path: str, change: Any) -> None:
     """The property is not vacuous: the reference estate passes it, a tampered file fails it."""
     from compiler.model.validate import load_project
-    from tests.plan_helpers import ROOT
+    from tests.conftest import ROOT
 
     estate = load_project(ROOT / "policies")
     files = render_files(estate, "all")

@@ -17,7 +17,9 @@ from compiler.plan.apply import SnowflakeExecutor, apply, split_statements
 from targets import get_target, sql
 from targets.base import UnsafeOutput
 from targets.objects import SaltFunction
-from tests.plan_helpers import ROOT, reference_plan, run_cli
+from tests.cli import run_cli
+from tests.conftest import ROOT
+from tests.plan_helpers import reference_plan
 from tests.test_migrate import FakeCursor, FakeSnowflake
 
 # --------------------------------------------------------------------------------------------

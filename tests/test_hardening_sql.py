@@ -20,7 +20,8 @@ from compiler.model.validate import load_project
 from targets import sql
 from targets.render import render_files
 from targets.reserved import DATABRICKS, SNOWFLAKE
-from tests.plan_helpers import ROOT, run_cli
+from tests.cli import run_cli
+from tests.conftest import ROOT
 
 AS_FOUND = ROOT / "examples/as-found"
 EXPRESSION = (

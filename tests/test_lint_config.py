@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli import run_cli
 from tests.conftest import ROOT
-from tests.lint_helpers import patched, write_estate
-from tests.test_lint_coverage import BAD_ROLE_SF, GOOD_SF, accord, write
+from tests.estates import LINT_BASE, edited, write_estate, write_files
+from tests.test_lint_coverage import BAD_ROLE_SF, GOOD_SF
 
 #: CURRENT_ROLE (ACC101) and MD5 of the masked value (ACC201, ACC204) in one policy
 MIXED_SF = """\
@@ -48,14 +49,16 @@ def _rules(run_stdout: str) -> list[str]:
 def test_select_and_ignore(
     tmp_path: Path, config: str, args: list[str], expected: list[str]
 ) -> None:
-    write(tmp_path, {"legacy/m.snowflake.sql": MIXED_SF, "pyproject.toml": config or "[project]\n"})
-    run = accord("lint", "legacy/m.snowflake.sql", *args, "--format", "json", cwd=tmp_path)
+    write_files(
+        tmp_path, {"legacy/m.snowflake.sql": MIXED_SF, "pyproject.toml": config or "[project]\n"}
+    )
+    run = run_cli(["lint", "legacy/m.snowflake.sql", *args, "--format", "json"], cwd=tmp_path)
     assert _rules(run.stdout) == expected, run.stderr
 
 
 def test_accord_toml_wins_and_sets_fail_on_policies_and_exclude(tmp_path: Path) -> None:
-    write_estate(tmp_path / "gov" / "model", patched({}))
-    write(
+    write_estate(tmp_path / "gov" / "model", edited(LINT_BASE, {}), split=True)
+    write_files(
         tmp_path,
         {
             "pyproject.toml": '[tool.accord]\nselect = ["ACC9"]\n',  # not used: accord.toml wins
@@ -70,33 +73,35 @@ def test_accord_toml_wins_and_sets_fail_on_policies_and_exclude(tmp_path: Path) 
             "vendor/lib/x.sql": BAD_ROLE_SF,
         },
     )
-    run = accord("lint", cwd=tmp_path)  # the configured policy directory
+    run = run_cli(["lint"], cwd=tmp_path)  # the configured policy directory
     assert run.returncode == 0 and run.stdout.startswith("accord lint: no findings in 8 files")
-    run = accord("lint", ".", "--format", "json", cwd=tmp_path)
+    run = run_cli(["lint", ".", "--format", "json"], cwd=tmp_path)
     assert run.returncode == 0  # fail-on never
     assert {f["file"] for f in json.loads(run.stdout)["findings"]} == {"sql/c_bad.sql"}
 
 
 def test_bad_configuration_is_a_located_error(tmp_path: Path) -> None:
-    write(tmp_path, {"accord.toml": 'select = ["ACC999"]\n', "a.sql": GOOD_SF})
-    run = accord("lint", "a.sql", cwd=tmp_path)
+    write_files(tmp_path, {"accord.toml": 'select = ["ACC999"]\n', "a.sql": GOOD_SF})
+    run = run_cli(["lint", "a.sql"], cwd=tmp_path)
     assert run.returncode == 2 and "accord.toml:1:1: no rule matches 'ACC999'" in run.stderr
-    write(tmp_path, {"accord.toml": "select = [\n"})
-    run = accord("lint", "a.sql", cwd=tmp_path)
+    write_files(tmp_path, {"accord.toml": "select = [\n"})
+    run = run_cli(["lint", "a.sql"], cwd=tmp_path)
     assert run.returncode == 2 and "accord.toml:" in run.stderr and "invalid TOML" in run.stderr
     assert "Traceback" not in run.stderr
     # machine formats still print one document, the files linted with the defaults
-    run = accord("lint", "a.sql", "--format", "json", cwd=tmp_path)
+    run = run_cli(["lint", "a.sql", "--format", "json"], cwd=tmp_path)
     doc = json.loads(run.stdout)
     assert run.returncode == 2 and doc["errors"][0]["file"] == "accord.toml"
     # a bad --select is bad usage
-    run = accord("lint", "a.sql", "--select", "ACC999", cwd=tmp_path)
+    run = run_cli(["lint", "a.sql", "--select", "ACC999"], cwd=tmp_path)
     assert run.returncode == 2 and "accord: --select / --ignore: no rule matches" in run.stderr
 
 
 def test_acc001_cannot_be_deselected(tmp_path: Path) -> None:
-    write(tmp_path, {"b.sql": "CREATE MASKING POLICY p AS (v VARCHAR) RETURNS VARCHAR -> CASE;\n"})
-    run = accord("lint", "b.sql", "--select", "ACC101", "--format", "json", cwd=tmp_path)
+    write_files(
+        tmp_path, {"b.sql": "CREATE MASKING POLICY p AS (v VARCHAR) RETURNS VARCHAR -> CASE;\n"}
+    )
+    run = run_cli(["lint", "b.sql", "--select", "ACC101", "--format", "json"], cwd=tmp_path)
     assert _rules(run.stdout) == ["ACC001"]
 
 
@@ -127,26 +132,29 @@ def test_acc001_cannot_be_deselected(tmp_path: Path) -> None:
 def test_unused_suppression_comment(
     tmp_path: Path, sql: str, expected: list[tuple[str, int]]
 ) -> None:
-    write(tmp_path, {"m.snowflake.sql": sql})
-    run = accord("lint", "m.snowflake.sql", "--format", "json", cwd=tmp_path)
+    write_files(tmp_path, {"m.snowflake.sql": sql})
+    run = run_cli(["lint", "m.snowflake.sql", "--format", "json"], cwd=tmp_path)
     found = [(f["rule"], f["line"]) for f in json.loads(run.stdout)["findings"]]
     assert found == expected
     assert run.returncode == 0  # a warning fails only with --fail-on warning
     if expected:
         assert (
-            accord("lint", "m.snowflake.sql", "--fail-on", "warning", cwd=tmp_path).returncode == 1
+            run_cli(["lint", "m.snowflake.sql", "--fail-on", "warning"], cwd=tmp_path).returncode
+            == 1
         )
 
 
 def test_unused_ignore_entry_in_the_model(tmp_path: Path) -> None:
-    data = patched({"masks": {"email": {"ignore": {"ACC201": "hashing reviewed 2025-03"}}}})
-    root = write_estate(tmp_path / "p", data)
-    run = accord("lint", str(root), "--format", "json")
+    data = edited(
+        LINT_BASE, {"masks": {"email": {"ignore": {"ACC201": "hashing reviewed 2025-03"}}}}
+    )
+    root = write_estate(tmp_path / "p", data, split=True)
+    run = run_cli(["lint", str(root), "--format", "json"])
     [finding] = json.loads(run.stdout)["findings"]
     assert (finding["rule"], finding["object"]) == ("ACC002", "masks.email")
     assert finding["file"].endswith("masks.yaml") and "ACC201" in finding["message"]
     # a rule left out of the run is not judged
-    run = accord("lint", str(root), "--ignore", "ACC201", "--format", "json")
+    run = run_cli(["lint", str(root), "--ignore", "ACC201", "--format", "json"])
     assert json.loads(run.stdout)["findings"] == []
 
 
@@ -154,7 +162,8 @@ def test_a_drift_rule_suppression_is_not_judged_by_lint(tmp_path: Path) -> None:
     """ACC701-ACC706 are raised only by `accord drift`, which reads the platforms: plain lint
     cannot know whether `ignore: {ACC704: ...}` is used, so it does not call it unused (it did),
     while a stale suppression of a lint rule beside it still is."""
-    data = patched(
+    data = edited(
+        LINT_BASE,
         {
             "masks": {
                 "email": {
@@ -164,10 +173,10 @@ def test_a_drift_rule_suppression_is_not_judged_by_lint(tmp_path: Path) -> None:
                     }
                 }
             }
-        }
+        },
     )
-    root = write_estate(tmp_path / "p", data)
-    run = accord("lint", str(root), "--format", "json")
+    root = write_estate(tmp_path / "p", data, split=True)
+    run = run_cli(["lint", str(root), "--format", "json"])
     messages = [f["message"] for f in json.loads(run.stdout)["findings"]]
     assert len(messages) == 1 and "ACC201" in messages[0]
 
@@ -184,7 +193,9 @@ def test_drift_findings_are_finalised_without_the_lint_rules(tmp_path: Path) -> 
 
     reason = "a console grant, reviewed 2026-11"
     root = write_estate(
-        tmp_path / "p", patched({"masks": {"email": {"ignore": {"ACC704": reason}}}})
+        tmp_path / "p",
+        edited(LINT_BASE, {"masks": {"email": {"ignore": {"ACC704": reason}}}}),
+        split=True,
     )
     project = load_project(root)
     here = Location("masks.yaml", 3, 5)
@@ -200,7 +211,7 @@ def test_drift_findings_are_finalised_without_the_lint_rules(tmp_path: Path) -> 
 
 
 def test_used_ignore_entry_is_not_reported() -> None:
-    run = accord("lint", str(ROOT / "policies"), "--format", "json", "--show-suppressed")
+    run = run_cli(["lint", str(ROOT / "policies"), "--format", "json", "--show-suppressed"])
     assert "ACC002" not in {f["rule"] for f in json.loads(run.stdout)["findings"]}
 
 
@@ -210,13 +221,13 @@ def test_used_ignore_entry_is_not_reported() -> None:
 
 @pytest.mark.parametrize("name", ["ACC101", "acc101", "current-role"])
 def test_rules_finds_a_rule_by_id_or_name(name: str) -> None:
-    run = accord("rules", name)
+    run = run_cli(["rules", name])
     assert run.returncode == 0 and run.stdout.startswith("ACC101 current-role (error;")
 
 
 def test_statistics_counts_by_rule(tmp_path: Path) -> None:
-    write(tmp_path, {"a.snowflake.sql": MIXED_SF, "b.snowflake.sql": BAD_ROLE_SF})
-    run = accord("lint", "a.snowflake.sql", "b.snowflake.sql", "--statistics", cwd=tmp_path)
+    write_files(tmp_path, {"a.snowflake.sql": MIXED_SF, "b.snowflake.sql": BAD_ROLE_SF})
+    run = run_cli(["lint", "a.snowflake.sql", "b.snowflake.sql", "--statistics"], cwd=tmp_path)
     assert run.returncode == 1
     assert run.stdout.splitlines() == [
         "2  ACC101  current-role  (error)",
@@ -247,8 +258,8 @@ def test_acc201_fix_never_suggests_a_flagged_function(
         "CREATE MASKING POLICY gov.pol.m AS (val VARCHAR) RETURNS VARCHAR ->\n"
         f"  CASE WHEN IS_ROLE_IN_SESSION('A') THEN val ELSE {body} -- legacy digest\n  END;\n"
     )
-    write(tmp_path, {f"m.{dialect}.sql": sql})
-    run = accord("lint", f"m.{dialect}.sql", "--format", "json", cwd=tmp_path)
+    write_files(tmp_path, {f"m.{dialect}.sql": sql})
+    run = run_cli(["lint", f"m.{dialect}.sql", "--format", "json"], cwd=tmp_path)
     [acc201] = [f for f in json.loads(run.stdout)["findings"] if f["rule"] == "ACC201"]
     assert fix_names in acc201["fix"]
     assert not any(w in acc201["fix"] for w in ("HASH(", "MD5(", "SHA1("))
@@ -293,14 +304,14 @@ def test_parse_errors_speak_sql(sql: str, dialect: str, says: str, column: int) 
 def test_nothing_was_written_only_from_commands_that_write(
     tmp_path: Path, args: list[str], writes: bool
 ) -> None:
-    write(tmp_path, {"p/a.yaml": "version: 1\nmasks: [\n"})
-    run = accord(*args, cwd=tmp_path)
+    write_files(tmp_path, {"p/a.yaml": "version: 1\nmasks: [\n"})
+    run = run_cli([*args], cwd=tmp_path)
     assert run.returncode == 2
     assert ("nothing was written" in run.stderr) is writes
     assert "accord: accord" not in run.stderr
 
 
 def test_usage_errors_are_never_prefixed_twice(tmp_path: Path) -> None:
-    run = accord("terraform", "plan", str(tmp_path), cwd=tmp_path)
+    run = run_cli(["terraform", "plan", str(tmp_path)], cwd=tmp_path)
     assert run.returncode == 2 and run.stderr.strip()
     assert "accord: accord" not in run.stderr

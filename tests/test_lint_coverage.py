@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,17 +23,11 @@ from compiler.lint.engine import lint_sql_batch
 from compiler.lint.finding import Finding
 from compiler.lint.inputs.sqlfiles import read_sql_files
 from compiler.lint.sources import source_line
+from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
-from tests.test_lint_cli import accord
+from tests.estates import write_files
 
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(content))
 
 
 def validate_sarif(text: str) -> dict[str, object]:
@@ -467,7 +460,7 @@ def _lint(root: Path, names: list[str]) -> list[Finding]:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_sql_in_real_world_shapes(tmp_path: Path, case: Case) -> None:
-    write(tmp_path, case.files)
+    write_files(tmp_path, case.files)
     findings = _lint(tmp_path, sorted(case.files))
     got = [(f.location.file, f.location.line, f.rule, f.reason) for f in findings]
     assert len(got) == len(case.at), got
@@ -487,13 +480,13 @@ def test_a_jinja_comment_can_suppress(tmp_path: Path) -> None:
         "\nCREATE MASKING POLICY",
         "{# accord: ignore ACC101, ACC201 legacy policy, replaced in Q3 #}\nCREATE MASKING POLICY",
     )
-    write(tmp_path, {"m.sql": macro})
+    write_files(tmp_path, {"m.sql": macro})
     findings = _lint(tmp_path, ["m.sql"])
     assert findings and all(f.suppressed for f in findings)
 
 
 def test_template_positions_point_into_the_template(tmp_path: Path) -> None:
-    write(tmp_path, {"m.sql": DBT_SNOW_MASK})
+    write_files(tmp_path, {"m.sql": DBT_SNOW_MASK})
     [first, *_] = _lint(tmp_path, ["m.sql"])
     assert (first.location.line, first.location.column) == (5, 17)
     assert first.object == "{{node_database}}.{{node_schema}}.mp_email"
@@ -506,8 +499,8 @@ def test_template_positions_point_into_the_template(tmp_path: Path) -> None:
 
 def test_batch_with_a_broken_file_reports_every_good_files_findings(tmp_path: Path) -> None:
     files = {"a_good.sql": GOOD_SF, "b_broken.sql": BROKEN_SF, "c_bad.sql": BAD_ROLE_SF}
-    write(tmp_path, files)
-    run = accord("lint", *sorted(files), "--format", "json", cwd=tmp_path)
+    write_files(tmp_path, files)
+    run = run_cli(["lint", *sorted(files), "--format", "json"], cwd=tmp_path)
     assert run.returncode == 1, run.stderr  # findings only: 1, not 2
     doc = json.loads(run.stdout)
     assert "errors" not in doc
@@ -517,14 +510,14 @@ def test_batch_with_a_broken_file_reports_every_good_files_findings(tmp_path: Pa
         ("b_broken.sql", 4, "ACC101"),
         ("c_bad.sql", 2, "ACC101"),
     ]
-    text = accord("lint", *sorted(files), cwd=tmp_path)
+    text = run_cli(["lint", *sorted(files)], cwd=tmp_path)
     assert "no findings" not in text.stdout
     assert text.stdout.rstrip().endswith("accord lint: 3 errors, 0 warnings in 3 files")
 
 
 def test_no_findings_is_never_said_of_an_unread_policy(tmp_path: Path) -> None:
-    write(tmp_path, {"m.sql": "{% macro m() %}\nCREATE MASKING POLICY p AS (v string)\n"})
-    run = accord("lint", "m.sql", cwd=tmp_path)
+    write_files(tmp_path, {"m.sql": "{% macro m() %}\nCREATE MASKING POLICY p AS (v string)\n"})
+    run = run_cli(["lint", "m.sql"], cwd=tmp_path)
     assert run.returncode == 1
     assert "no findings" not in run.stdout and "ACC001 unanalysed-policy" in run.stdout
 
@@ -546,14 +539,14 @@ INVALID_MODEL = {"p/a.yaml": "version: 1\nmasks:\n  m: {strategy: hash, ignore: 
 def test_machine_formats_print_one_document_on_exit_2(
     tmp_path: Path, files: dict[str, str], args: list[str]
 ) -> None:
-    write(tmp_path, files)
-    run = accord("lint", *args, "--format", "json", cwd=tmp_path)
+    write_files(tmp_path, files)
+    run = run_cli(["lint", *args, "--format", "json"], cwd=tmp_path)
     assert run.returncode == 2
     doc = json.loads(run.stdout)
     assert doc["errors"] and set(doc["errors"][0]) == {"file", "line", "column", "message"}
     if "c_bad.sql" in files:  # the other files are still linted
         assert [f["rule"] for f in doc["findings"]] == ["ACC101"]
-    sarif = accord("lint", *args, "--format", "sarif", cwd=tmp_path)
+    sarif = run_cli(["lint", *args, "--format", "sarif"], cwd=tmp_path)
     assert sarif.returncode == 2
     run0 = validate_sarif(sarif.stdout)["runs"][0]  # type: ignore[index]
     invocation = run0["invocations"][0]
@@ -566,15 +559,15 @@ def test_machine_formats_print_one_document_on_exit_2(
         doc["errors"][0]["line"],
         doc["errors"][0]["column"],
     )
-    github = accord("lint", *args, "--format", "github", cwd=tmp_path)
+    github = run_cli(["lint", *args, "--format", "github"], cwd=tmp_path)
     assert github.returncode == 2
     errors = [ln for ln in github.stdout.splitlines() if "title=accord input error" in ln]
     assert len(errors) == len(doc["errors"]) and errors[0].startswith("::error file=")
 
 
 def test_sarif_of_a_clean_run_says_execution_succeeded(tmp_path: Path) -> None:
-    write(tmp_path, {"m.sql": DBT_SNOW_MASK})
-    run = accord("lint", "m.sql", "--format", "sarif", cwd=tmp_path)
+    write_files(tmp_path, {"m.sql": DBT_SNOW_MASK})
+    run = run_cli(["lint", "m.sql", "--format", "sarif"], cwd=tmp_path)
     assert run.returncode == 1
     run0 = validate_sarif(run.stdout)["runs"][0]  # type: ignore[index]
     assert run0["invocations"] == [{"executionSuccessful": True, "toolExecutionNotifications": []}]
@@ -586,7 +579,7 @@ def test_sarif_of_a_clean_run_says_execution_succeeded(tmp_path: Path) -> None:
 
 
 def test_lint_dot_in_a_dbt_repository_finds_macros_notebooks_and_scripts(tmp_path: Path) -> None:
-    write(
+    write_files(
         tmp_path,
         {
             "dbt_project.yml": "name: shop\nversion: '1.0'\nmacro-paths: ['macros']\n",
@@ -602,7 +595,7 @@ def test_lint_dot_in_a_dbt_repository_finds_macros_notebooks_and_scripts(tmp_pat
             "dbt_packages/pkg/macros/x.sql": BAD_ROLE_SF,
         },
     )
-    run = accord("lint", ".", "--format", "json", cwd=tmp_path)
+    run = run_cli(["lint", ".", "--format", "json"], cwd=tmp_path)
     assert run.returncode == 1, run.stderr
     files = sorted({f["file"] for f in json.loads(run.stdout)["findings"]})
     assert files == [
@@ -612,7 +605,7 @@ def test_lint_dot_in_a_dbt_repository_finds_macros_notebooks_and_scripts(tmp_pat
         "notebooks/rls.py",
         "scripts/worksheet.sql",
     ]
-    summary = accord("lint", ".", cwd=tmp_path).stdout.splitlines()[-1]
+    summary = run_cli(["lint", "."], cwd=tmp_path).stdout.splitlines()[-1]
     assert summary == "accord lint: 10 errors, 0 warnings in 6 files"
 
 
@@ -620,8 +613,8 @@ def test_repository_with_a_policies_directory_lints_both(tmp_path: Path) -> None
     import shutil
 
     shutil.copytree(ROOT / "examples" / "as-found", tmp_path / "policies")
-    write(tmp_path, {"sql/c_bad.sql": BAD_ROLE_SF, "README.md": "# repo\n"})
-    run = accord("lint", ".", "--format", "json", cwd=tmp_path)
+    write_files(tmp_path, {"sql/c_bad.sql": BAD_ROLE_SF, "README.md": "# repo\n"})
+    run = run_cli(["lint", ".", "--format", "json"], cwd=tmp_path)
     assert run.returncode == 1, run.stderr
     files = {f["file"].split("/")[0] for f in json.loads(run.stdout)["findings"]}
     assert files == {"policies", "sql"}
@@ -649,15 +642,17 @@ def test_plain_yaml_lint_never_imports_jinja2() -> None:
 
 def test_own_compile_output_and_migration_history_lint_clean(tmp_path: Path) -> None:
     out = tmp_path / "compiled"
-    assert accord("compile", "policies", "--out", str(out), "--target", "all").returncode == 0
+    assert run_cli(["compile", "policies", "--out", str(out), "--target", "all"]).returncode == 0
     compiled = sorted(str(p) for p in out.glob("*/*.sql"))
     migrations = sorted(str(p) for p in (ROOT / "migrations").glob("*/*.sql"))
     assert compiled and migrations
-    run = accord("lint", *compiled, *migrations)
+    run = run_cli(["lint", *compiled, *migrations])
     assert run.returncode == 0, run.stdout + run.stderr
     assert re.fullmatch(r"accord lint: no findings in \d+ files \(\d+ suppressed\)\n", run.stdout)
     # what is suppressed is the base model's defects a rollback restores, each with its reason
-    shown = json.loads(accord("lint", *migrations, "--format", "json", "--show-suppressed").stdout)
+    shown = json.loads(
+        run_cli(["lint", *migrations, "--format", "json", "--show-suppressed"]).stdout
+    )
     assert shown["findings"] and all(
         f["file"].endswith(".rollback.sql") and "restores the base model" in f["reason"]
         for f in shown["findings"]
@@ -677,19 +672,12 @@ def test_pre_commit_sql_hook_runs_clean_on_this_repository() -> None:
         f for f in tracked if re.search(hook["files"], f) and not re.search(local["exclude"], f)
     ]
     assert any(f.startswith("migrations/") for f in files)
-    run = accord(*hook["entry"].split()[1:], *files)
+    run = run_cli([*hook["entry"].split()[1:], *files])
     assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_a_repository_walk_never_opens_a_fifo(tmp_path: Path) -> None:
-    write(tmp_path, {"sql/c_bad.sql": BAD_ROLE_SF})
+    write_files(tmp_path, {"sql/c_bad.sql": BAD_ROLE_SF})
     os.mkfifo(tmp_path / "sql" / "pipe.py")  # a .py is opened to see if it is a notebook
-    run = subprocess.run(
-        [sys.executable, "-c", "from compiler.cli import main; main()", "lint", "."],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    run = run_process(["lint", "."], cwd=tmp_path, timeout=120)  # a hang must fail, not stall
     assert run.returncode == 1 and "ACC101" in run.stdout

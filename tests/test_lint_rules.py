@@ -10,10 +10,17 @@ from typing import Any
 import pytest
 
 from compiler.lint.engine import lint_project
+from compiler.lint.finding import Finding
 from compiler.lint.sources import source_line
-from compiler.model.validate import load_project
+from compiler.model.validate import Project, load_project
 from tests.conftest import ROOT
-from tests.lint_helpers import DELETE, lint_estate
+from tests.estates import DELETE, LINT_BASE, edited, write_estate
+
+
+def lint_estate(root: Path, patch: dict[str, Any]) -> tuple[Project, list[Finding]]:
+    """LINT_BASE with ``patch``, written one file per section under ``root``, and linted."""
+    project = load_project(write_estate(root, edited(LINT_BASE, patch), split=True))
+    return project, lint_project(project)
 
 
 @dataclass

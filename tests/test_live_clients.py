@@ -14,8 +14,8 @@ import pytest
 
 from compiler.connect.config import LiveOptions, Timeouts
 from compiler.connect.executor import DatabricksExecutor, DeniedError, ExecutionError
+from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.plan_helpers import run_cli
 from tests.standins.http import closed_port, silent_host
 
 POLICIES = str(ROOT / "policies")

@@ -14,8 +14,8 @@ import pytest
 from compiler.model.validate import load_project
 from targets import lower_all
 from targets.identity import identity
+from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.plan_helpers import run_cli
 
 POLICIES = str(ROOT / "policies")
 
@@ -473,10 +473,10 @@ def test_table_level_to_abac_waits_before_the_handover(
     creates the policies is applied, then ``migrate apply`` stops before the handover (which
     drops the table-level filters and masks) and says until when; the table-level protection
     is still in place. ``--abac-settle 0`` (once a probe shows the policies in effect) runs it."""
+    from tests.estates import PLAN_BASE, edited, write_estate
     from tests.live_helpers import seed
-    from tests.plan_helpers import base_estate, edited, write_estate
 
-    d = write_estate(tmp_path / "estate", base_estate())
+    d = write_estate(tmp_path / "estate", edited(PLAN_BASE))
     seed(platforms.databricks, d)
     dbx = ["--platform", "databricks", "--policies", str(d)]
     first = tmp_path / "m1"
@@ -484,7 +484,7 @@ def test_table_level_to_abac_waits_before_the_handover(
     code, out, err = run_cli(["migrate", "apply", *dbx, "--plans", str(first)])
     assert code == 0, out + err
     write_estate(
-        d, edited(base_estate(), lambda e: e["platforms"]["databricks"].update(style="abac"))
+        d, edited(edited(PLAN_BASE), lambda e: e["platforms"]["databricks"].update(style="abac"))
     )
     from targets.objects import Tag
 

@@ -4,15 +4,14 @@ and nothing written."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from compiler.core.errors import InputError
 from compiler.model.validate import load_project
-from tests.conftest import MINIMAL
+from tests.cli import run_cli, run_process
+from tests.estates import MINIMAL
 
 # (case id, files, expected "file:line:column", expected fragment of the message)
 CASES: list[tuple[str, dict[str, str | bytes], str, str]] = [
@@ -256,10 +255,10 @@ def test_positions_use_the_path_as_given(write_tree, tmp_path: Path) -> None:
 def test_cli_exit_2_without_traceback_and_writes_nothing(write_tree, tmp_path, command) -> None:
     root = write_tree({"a.yaml": MINIMAL.replace("mask: email}", "mask: nope}")})
     out = tmp_path / "out"
-    args = [sys.executable, "-m", "compiler.cli", command, str(root)]
+    args = [command, str(root)]
     if command == "compile":
         args += ["--out", str(out)]
-    proc = subprocess.run(args, capture_output=True, text=True)
+    proc = run_process(args)  # the contract is about a real process: no traceback at exit
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert f"{root}/a.yaml:22:36: datasets.customers.columns.EMAIL.mask" not in proc.stderr
@@ -268,11 +267,7 @@ def test_cli_exit_2_without_traceback_and_writes_nothing(write_tree, tmp_path, c
 
 
 def test_missing_directory_is_usage_error(tmp_path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "compiler.cli", "validate", str(tmp_path / "nope")],
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli(["validate", str(tmp_path / "nope")])
     assert proc.returncode == 2
     assert "no such policy directory" in proc.stderr
     assert "Traceback" not in proc.stderr

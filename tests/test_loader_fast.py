@@ -15,7 +15,8 @@ from compiler.core.errors import InputError
 from compiler.lint.engine import lint_project
 from compiler.model import loader
 from compiler.model.validate import validate_raw
-from tests.conftest import MINIMAL, ROOT
+from tests.conftest import ROOT
+from tests.estates import MINIMAL
 from tests.test_loader_errors import CASES
 
 N = loader.MAX_NODES_PER_FILE

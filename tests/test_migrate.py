@@ -5,9 +5,7 @@ execution REST API to the real Databricks SDK. No network."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,8 +23,10 @@ from compiler.plan.apply import (
     rollback,
     split_statements,
 )
-from tests.plan_helpers import ROOT, reference_plan, run_cli
-from tests.standins.http import Handler
+from tests.cli import run_cli
+from tests.conftest import ROOT
+from tests.plan_helpers import reference_plan
+from tests.standins.http import Handler, serve
 
 SECRETS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}
 CUTOVER_SF = "05_snowflake_cutover_subject"
@@ -439,18 +439,15 @@ def warehouse(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     Warehouse.fail_on = None
     Warehouse.tables = deployed_tables()
     Warehouse.policies = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Warehouse)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host = f"http://127.0.0.1:{server.server_address[1]}"
-    for name in [n for n in __import__("os").environ if n.startswith("DATABRICKS_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("DATABRICKS_HOST", host)
-    monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-local-test")
-    monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", "wh-1")
-    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", "/nonexistent/.databrickscfg")
-    yield host
-    server.shutdown()
+    with serve(Warehouse) as port:
+        host = f"http://127.0.0.1:{port}"
+        for name in [n for n in __import__("os").environ if n.startswith("DATABRICKS_")]:
+            monkeypatch.delenv(name)
+        monkeypatch.setenv("DATABRICKS_HOST", host)
+        monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-local-test")
+        monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", "wh-1")
+        monkeypatch.setenv("DATABRICKS_CONFIG_FILE", "/nonexistent/.databrickscfg")
+        yield host
 
 
 def _databricks(poll: float = 0.0) -> DatabricksExecutor:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from compiler.history.ledger import read_ledger, read_plans
 from compiler.plan.write import existing_plans
-from tests.plan_helpers import ROOT, reference_plan
+from tests.conftest import ROOT
+from tests.plan_helpers import reference_plan
 
 MIGRATIONS = ROOT / "migrations"
 

@@ -9,15 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.plan_helpers import (
-    ROOT,
-    SALTS,
-    base_estate,
-    edited,
-    reference_plan,
-    run_cli,
-    write_estate,
-)
+from tests.cli import run_cli
+from tests.conftest import ROOT
+from tests.estates import PLAN_BASE, PLAN_SALTS, edited, write_estate
+from tests.plan_helpers import reference_plan
 
 
 def tree(directory: Path) -> dict[str, bytes]:
@@ -85,14 +80,14 @@ def test_no_salt_value_in_any_written_file(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_numbering_and_replanning_in_place(tmp_path: Path) -> None:
-    base = write_estate(tmp_path / "base", base_estate())
+    base = write_estate(tmp_path / "base", edited(PLAN_BASE))
     head = write_estate(
         tmp_path / "head",
-        edited(base_estate(), lambda e: e["masks"]["subject"].update(salt=dict(SALTS))),
+        edited(edited(PLAN_BASE), lambda e: e["masks"]["subject"].update(salt=dict(PLAN_SALTS))),
     )
     other = write_estate(
         tmp_path / "other",
-        edited(base_estate(), lambda e: e["entitlements"]["programme"].update(P3=["steward"])),
+        edited(edited(PLAN_BASE), lambda e: e["entitlements"]["programme"].update(P3=["steward"])),
     )
     out = tmp_path / "plans"
     assert run_cli(["plan", str(head), "--base", str(base), "--out", str(out)])[0] == 0
@@ -111,7 +106,7 @@ def test_numbering_and_replanning_in_place(tmp_path: Path) -> None:
 
 
 def test_no_difference_writes_nothing(tmp_path: Path) -> None:
-    base = write_estate(tmp_path / "base", base_estate())
+    base = write_estate(tmp_path / "base", edited(PLAN_BASE))
     code, out, _ = run_cli(
         ["plan", str(base), "--base", str(base), "--out", str(tmp_path / "plans")]
     )
@@ -130,7 +125,7 @@ def test_refused_plan_exits_1_and_writes_nothing(
         raise PlanError("databricks, apply stage, statement 3: table cat.s.t has no row filter")
 
     monkeypatch.setattr(source, "plan_projects", refuse)
-    base = write_estate(tmp_path / "base", base_estate())
+    base = write_estate(tmp_path / "base", edited(PLAN_BASE))
     code, _, err = run_cli(
         ["plan", str(base), "--base", str(base), "--out", str(tmp_path / "plans")]
     )
@@ -183,7 +178,7 @@ def test_bad_git_revision_exits_2(repo: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_base_outside_a_repository_exits_2(tmp_path: Path) -> None:
-    head = write_estate(tmp_path / "head", base_estate())
+    head = write_estate(tmp_path / "head", edited(PLAN_BASE))
     code, _, err = run_cli(["plan", str(head), "--base", "origin/main"])
     assert code == 2 and "is not inside a git repository" in err
 

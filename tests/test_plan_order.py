@@ -14,10 +14,8 @@ from compiler.plan.source import domains_of, plan_projects
 from compiler.plan.state import PlanError
 from targets import lower_all
 from targets.objects import MaskPolicy, Param, RowFilterPolicy, SaltFunction
+from tests.estates import PLAN_BASE, PLAN_SALTS, edited
 from tests.plan_helpers import (
-    SALTS,
-    base_estate,
-    edited,
     plan_between,
     position,
     project,
@@ -45,7 +43,7 @@ def test_create_before_attach() -> None:
         e["masks"]["email"] = {"strategy": "partial", "keep_last": 4}
         e["datasets"]["wh"]["columns"]["EMAIL"] = {"type": "VARCHAR", "mask": "email"}
 
-    plan = plan_between(base_estate(), edited(base_estate(), add_email))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), add_email))
     sf = statements(plan, "snowflake")
     create = position(sf, "CREATE OR ALTER MASKING POLICY GOV.POL.EMAIL_MASK")
     attach = position(sf, "MODIFY COLUMN EMAIL SET MASKING POLICY GOV.POL.EMAIL_MASK;")
@@ -61,7 +59,7 @@ def test_detach_before_drop_and_no_attached_policy_dropped() -> None:
         del e["datasets"]["wh"]["columns"]["NOTES"]
         del e["datasets"]["lake"]["columns"]["notes"]
 
-    plan = plan_between(base_estate(), edited(base_estate(), drop_notes))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), drop_notes))
     sf = statements(plan, "snowflake")
     detach = position(sf, "ALTER TABLE DB.S.T MODIFY COLUMN NOTES UNSET MASKING POLICY;")
     drop = position(sf, "DROP MASKING POLICY GOV.POL.NOTES_MASK;")
@@ -79,7 +77,7 @@ def test_body_change_in_place() -> None:
     def unmask_for_analysts(e: dict) -> None:
         e["masks"]["notes"]["unmasked_for"] = ["steward", "analyst"]
 
-    plan = plan_between(base_estate(), edited(base_estate(), unmask_for_analysts))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), unmask_for_analysts))
     sf = statements(plan, "snowflake")
     assert sf[position(sf, "GOV.POL.NOTES_MASK")].startswith(
         "ALTER MASKING POLICY GOV.POL.NOTES_MASK SET BODY ->"
@@ -102,7 +100,7 @@ def test_row_filter_signature_change_swaps_through_an_interim_policy() -> None:
         e["datasets"]["wh"]["columns"]["PROGRAMME"]["type"] = "NUMBER(10,0)"
         e["datasets"]["lake"]["columns"]["programme"]["type"] = "INT"
 
-    plan = plan_between(base_estate(), edited(base_estate(), numeric_programme))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), numeric_programme))
     sf = statements(plan, "snowflake")
     expected = [
         "CREATE OR ALTER ROW ACCESS POLICY GOV.POL.PROGRAMME_ROW_FILTER_V2\n"
@@ -132,7 +130,7 @@ def test_row_filter_signature_change_swaps_through_an_interim_policy() -> None:
 
 
 def test_mask_signature_change_swaps_with_force() -> None:
-    base = lower_all(project(base_estate()))
+    base = lower_all(project(edited(PLAN_BASE)))
     head = dict(base)
     # a new signature under the same name (e.g. a widened parameter type)
     sf = base["snowflake"]
@@ -158,8 +156,8 @@ def test_interim_name_skips_names_in_use() -> None:
     def numeric(e: dict) -> None:
         e["datasets"]["wh"]["columns"]["PROGRAMME"]["type"] = "NUMBER(10,0)"
 
-    base = lower_all(project(base_estate()))
-    head = lower_all(project(edited(base_estate(), numeric)))
+    base = lower_all(project(edited(PLAN_BASE)))
+    head = lower_all(project(edited(edited(PLAN_BASE), numeric)))
     taken = replace(base["snowflake"].get(RowFilterPolicy, "GOV.POL.PROGRAMME_ROW_FILTER"))
     taken = replace(taken, name="GOV.POL.PROGRAMME_ROW_FILTER_V2")
     for side in (base, head):
@@ -172,7 +170,7 @@ def test_moved_mask_is_replaced_with_force_never_unset_then_set() -> None:
     def notes_hashed(e: dict) -> None:
         e["datasets"]["wh"]["columns"]["NOTES"]["mask"] = "subject"
 
-    plan = plan_between(base_estate(), edited(base_estate(), notes_hashed))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), notes_hashed))
     sf = statements(plan, "snowflake")
     swap = position(
         sf, "ALTER TABLE DB.S.T MODIFY COLUMN NOTES SET MASKING POLICY GOV.POL.SUBJECT_MASK FORCE;"
@@ -185,7 +183,7 @@ def test_moved_row_filter_is_one_drop_add_statement() -> None:
     def stewards_see_all(e: dict) -> None:
         e["datasets"]["wh"]["row_filter"]["unfiltered_for"] = ["steward"]
 
-    plan = plan_between(base_estate(), edited(base_estate(), stewards_see_all))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), stewards_see_all))
     sf = statements(plan, "snowflake")
     new = "GOV.POL.PROGRAMME_ROW_FILTER_EXCEPT_STEWARD"
     create = position(sf, f"CREATE OR ALTER ROW ACCESS POLICY {new}")
@@ -204,7 +202,7 @@ def test_grant_changes_are_one_transaction_and_one_merge() -> None:
         e["entitlements"]["programme"]["P3"] = ["steward"]
         e["entitlements"]["programme"]["P1"] = ["steward"]
 
-    plan = plan_between(base_estate(), edited(base_estate(), grant))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), grant))
     (sf,) = statements(plan, "snowflake")
     parts = split_statements(sf, "snowflake")
     begin = parts.index("BEGIN TRANSACTION")
@@ -227,9 +225,9 @@ def _cutover(plan: Plan) -> list:
 
 def test_salt_introduced_on_a_shared_domain_is_one_cutover_group() -> None:
     def salted(e: dict) -> None:
-        e["masks"]["subject"]["salt"] = dict(SALTS)
+        e["masks"]["subject"]["salt"] = dict(PLAN_SALTS)
 
-    plan = plan_between(base_estate(), edited(base_estate(), salted))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), salted))
     (group,) = plan.groups
     assert group.id == "subject" and group.platforms == ("snowflake", "databricks")
     cutover = _cutover(plan)
@@ -264,7 +262,9 @@ def test_salt_introduced_on_a_shared_domain_is_one_cutover_group() -> None:
 
 
 def test_salt_rotated_on_both_platforms_is_a_cutover_group() -> None:
-    salted = edited(base_estate(), lambda e: e["masks"]["subject"].update(salt=dict(SALTS)))
+    salted = edited(
+        edited(PLAN_BASE), lambda e: e["masks"]["subject"].update(salt=dict(PLAN_SALTS))
+    )
     rotated = edited(
         salted,
         lambda e: e["masks"]["subject"].update(
@@ -284,7 +284,9 @@ def test_salt_rotated_on_both_platforms_is_a_cutover_group() -> None:
 
 
 def test_salt_rotated_on_one_platform_is_no_group() -> None:
-    salted = edited(base_estate(), lambda e: e["masks"]["subject"].update(salt=dict(SALTS)))
+    salted = edited(
+        edited(PLAN_BASE), lambda e: e["masks"]["subject"].update(salt=dict(PLAN_SALTS))
+    )
     rotated = edited(
         salted, lambda e: e["masks"]["subject"]["salt"].update(snowflake="env:OTHER_SALT")
     )
@@ -297,7 +299,7 @@ def test_strategy_change_on_a_shared_domain_is_a_cutover_group() -> None:
     def redacted(e: dict) -> None:
         e["masks"]["subject"] = {"strategy": "redact", "unmasked_for": ["steward"]}
 
-    plan = plan_between(base_estate(), edited(base_estate(), redacted))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), redacted))
     (group,) = plan.groups
     assert any("strategy hash -> redact" in c for c in group.changes)
     assert {s.platform for s in _cutover(plan)} == {"snowflake", "databricks"}
@@ -305,14 +307,14 @@ def test_strategy_change_on_a_shared_domain_is_a_cutover_group() -> None:
 
 def test_mask_on_an_unshared_domain_is_no_group() -> None:
     def salted_notes(e: dict) -> None:
-        e["masks"]["notes"] = {"strategy": "hash", "salt": dict(SALTS)}
+        e["masks"]["notes"] = {"strategy": "hash", "salt": dict(PLAN_SALTS)}
 
-    plan = plan_between(base_estate(), edited(base_estate(), salted_notes))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), salted_notes))
     assert not plan.groups and not _cutover(plan)
 
 
 def test_no_difference_is_an_empty_plan() -> None:
-    assert plan_between(base_estate(), base_estate()).empty
+    assert plan_between(edited(PLAN_BASE), edited(PLAN_BASE)).empty
 
 
 def test_platform_removed_detaches_then_drops_everything() -> None:
@@ -320,7 +322,7 @@ def test_platform_removed_detaches_then_drops_everything() -> None:
         del e["platforms"]["databricks"]
         del e["datasets"]["lake"]
 
-    plan = plan_between(base_estate(), edited(base_estate(), no_lake))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), no_lake))
     dbx = statements(plan, "databricks")
     assert position(dbx, "DROP ROW FILTER") < position(dbx, "DROP FUNCTION gov.pol.programme_row")
     assert position(dbx, "DROP FUNCTION gov.pol.programme_row") < position(
@@ -332,7 +334,7 @@ def test_stage_rollbacks_reverse_the_stage() -> None:
     def stewards_see_all(e: dict) -> None:
         e["datasets"]["wh"]["row_filter"]["unfiltered_for"] = ["steward"]
 
-    plan = plan_between(base_estate(), edited(base_estate(), stewards_see_all))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), stewards_see_all))
     apply = next(s for s in plan.stages if s.kind == "apply")
     (undo,) = apply.rollback
     assert undo.sql == (
@@ -345,13 +347,13 @@ def test_stage_rollbacks_reverse_the_stage() -> None:
 def test_plans_never_unset_a_kept_mask(change: str) -> None:
     def edit(e: dict) -> None:
         if change == "salt":
-            e["masks"]["subject"]["salt"] = dict(SALTS)
+            e["masks"]["subject"]["salt"] = dict(PLAN_SALTS)
         elif change == "signature":
             e["datasets"]["wh"]["columns"]["PROGRAMME"]["type"] = "NUMBER"
         else:
             del e["datasets"]["wh"]["columns"]["NOTES"]
 
-    assert_never_unset_then_set(plan_between(base_estate(), edited(base_estate(), edit)))
+    assert_never_unset_then_set(plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), edit)))
 
 
 def test_plan_projects_is_refused_with_an_explanation() -> None:
@@ -360,7 +362,7 @@ def test_plan_projects_is_refused_with_an_explanation() -> None:
     def drop_notes(e: dict) -> None:
         del e["datasets"]["wh"]["columns"]["NOTES"]
 
-    base, head = project(base_estate()), project(edited(base_estate(), drop_notes))
+    base, head = project(edited(PLAN_BASE)), project(edited(PLAN_BASE, drop_notes))
     # the column must stay masked, though the head no longer masks it
     with pytest.raises(PlanError, match=r"column DB\.S\.T\.NOTES has no mask"):
         build_plan(
@@ -377,7 +379,7 @@ def test_plan_projects_is_refused_with_an_explanation() -> None:
 
 
 def _salted() -> tuple[dict, dict]:
-    estate = edited(base_estate(), lambda e: e["masks"]["subject"].update(salt=dict(SALTS)))
+    estate = edited(PLAN_BASE, lambda e: e["masks"]["subject"].update(salt=dict(PLAN_SALTS)))
     return lower_all(project(estate)), domains_of(project(estate))
 
 
@@ -436,7 +438,7 @@ def test_appended_statements_end_the_apply_stage_and_are_not_undone() -> None:
     def grant(e: dict) -> None:
         e["entitlements"]["programme"]["P3"] = ["steward"]
 
-    base, head = project(base_estate()), project(edited(base_estate(), grant))
+    base, head = project(edited(PLAN_BASE)), project(edited(PLAN_BASE, grant))
     base, head, domains = lower_all(base), lower_all(head), domains_of(head)
     plain = build_plan(base, head, domains)
     grown = build_plan(base, head, domains, appendices={"databricks": appendix})

@@ -19,7 +19,8 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
-from tests.plan_helpers import base_estate, position, project
+from tests.estates import PLAN_BASE, edited
+from tests.plan_helpers import position, project
 
 
 class AbacTarget(DatabricksTarget):
@@ -42,7 +43,7 @@ class AbacTarget(DatabricksTarget):
 
 
 def table_style() -> Catalog:
-    return lower_all(project(base_estate()))["databricks"]
+    return lower_all(project(edited(PLAN_BASE)))["databricks"]
 
 
 def abac_style(filter_function: str = "gov.pol.programme_row_filter") -> Catalog:

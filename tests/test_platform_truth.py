@@ -14,10 +14,9 @@ from compiler.plan.state import PlanError, State
 from compiler.plan.steps import statements_for
 from targets import lower_all
 from targets.objects import AbacPolicy, MaskAttachment, RowFilterAttachment, Tag, TagAssignment
+from tests.conftest import ROOT
+from tests.estates import PLAN_BASE, edited
 from tests.plan_helpers import (
-    ROOT,
-    base_estate,
-    edited,
     plan_between,
     position,
     project,
@@ -48,7 +47,7 @@ def _sql(stage) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def test_table_to_abac_drops_table_level_protection_only_in_a_later_stage() -> None:
-    plan = plan_between(base_estate(), edited(base_estate(), _abac))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), _abac))
     stages = _stages(plan, "databricks")
     tagging = next(i for i, s in enumerate(stages) if any("SET TAGS" in q for q in _sql(s)))
     dropping = [
@@ -72,8 +71,8 @@ def test_table_to_abac_drops_table_level_protection_only_in_a_later_stage() -> N
 def test_simulator_refuses_a_drop_in_the_stage_that_tags() -> None:
     """Tag, create the ABAC policy and drop the table-level mask in one stage: the simulator
     counts the new tag as not in effect yet, so the column is unprotected."""
-    base = lower_all(project(base_estate()))["databricks"]
-    head = lower_all(project(edited(base_estate(), _abac)))["databricks"]
+    base = lower_all(project(edited(PLAN_BASE)))["databricks"]
+    head = lower_all(project(edited(PLAN_BASE, _abac)))["databricks"]
     st = statements_for("databricks")
     state = State.of(base, "databricks")
     for obj in head.objects:
@@ -111,7 +110,7 @@ def test_repository_migration_hands_each_schema_over_right_after_its_set() -> No
 
 
 def test_simulator_counts_mixed_filters_as_an_outage() -> None:
-    base = lower_all(project(edited(base_estate(), _abac)))["databricks"]
+    base = lower_all(project(edited(edited(PLAN_BASE), _abac)))["databricks"]
     state = State.of(base, "databricks")
     table = "cat.s.t"
     state.attach(RowFilterAttachment(table, "gov.pol.other_filter", ("programme",), "lake"), None)
@@ -127,7 +126,7 @@ def test_simulator_counts_mixed_filters_as_an_outage() -> None:
 def test_planner_refuses_an_outage_it_could_have_avoided() -> None:
     """Two schemas moved from ABAC to table level: setting both tables' filters before dropping
     either schema's policy keeps the first table refused while the second is set."""
-    two = edited(base_estate(), _abac)
+    two = edited(edited(PLAN_BASE), _abac)
     two["datasets"]["lake2"] = edited(two["datasets"]["lake"], lambda d: d.update(table="cat.s2.t"))
     two["datasets"]["lake2"]["columns"]["subject_id"].pop("identifier")
     head = edited(two, lambda e: e["platforms"]["databricks"].update(style="table"))
@@ -164,7 +163,7 @@ def test_planner_refuses_an_outage_it_could_have_avoided() -> None:
 def test_identity_check_is_dropped_only_after_the_table_level_mask() -> None:
     """Table level to ABAC: the mask functions lose their `unmasked_for` check; while still
     attached table-level, the stewards would see masked values."""
-    plan = plan_between(base_estate(), edited(base_estate(), _abac))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), _abac))
     out = [q for s in _stages(plan, "databricks") for q in _sql(s)]
     assert position(out, "ALTER COLUMN notes DROP MASK") < position(
         out, "CREATE OR REPLACE FUNCTION gov.pol.notes_mask"
@@ -172,8 +171,8 @@ def test_identity_check_is_dropped_only_after_the_table_level_mask() -> None:
 
 
 def test_simulator_refuses_a_body_change_that_takes_access_away() -> None:
-    base = lower_all(project(base_estate()))["databricks"]
-    head = lower_all(project(edited(base_estate(), _abac)))["databricks"]
+    base = lower_all(project(edited(PLAN_BASE)))["databricks"]
+    head = lower_all(project(edited(edited(PLAN_BASE), _abac)))["databricks"]
     state = State.of(base, "databricks")
     col = ("CAT.S.T", "NOTES")
     assert state.exempt(*col) == frozenset({"stewards"})
@@ -187,7 +186,7 @@ def test_simulator_refuses_a_body_change_that_takes_access_away() -> None:
 def test_planner_orders_body_changes_around_attachment_moves() -> None:
     """A column moves from mask A (whose body stops naming the analyst) to mask B (whose body
     starts naming the analyst): B changes before the move, A after it."""
-    base = base_estate()
+    base = edited(PLAN_BASE)
     base["masks"]["notes"]["unmasked_for"] = ["analyst"]
     base["masks"]["other"] = {"strategy": "nullify", "unmasked_for": []}
     head = edited(base, lambda e: None)
@@ -209,8 +208,8 @@ def test_planner_orders_body_changes_around_attachment_moves() -> None:
 
 
 def test_tag_retirement_unsets_its_masking_policies_first() -> None:
-    base = edited(base_estate(), _tag_style)
-    plan = plan_between(base, base_estate())
+    base = edited(edited(PLAN_BASE), _tag_style)
+    plan = plan_between(base, edited(PLAN_BASE))
     retire = next(s for s in _stages(plan, "snowflake") if s.kind == "retire")
     out = _sql(retire)
     tag = "GOV.POL.ACCORD_MASK_NOTES"
@@ -222,7 +221,7 @@ def test_tag_retirement_unsets_its_masking_policies_first() -> None:
 
 
 def test_simulator_refuses_a_tag_drop_while_it_has_policies_or_columns() -> None:
-    catalog = lower_all(project(edited(base_estate(), _tag_style)))["snowflake"]
+    catalog = lower_all(project(edited(edited(PLAN_BASE), _tag_style)))["snowflake"]
     state = State.of(catalog, "snowflake")
     tag = next(o for o in catalog.objects if isinstance(o, Tag))
     problems = state.drop(tag)
@@ -238,8 +237,8 @@ def test_simulator_refuses_a_tag_drop_while_it_has_policies_or_columns() -> None
 
 
 def test_snowflake_mask_checks_tell_direct_from_tag_based_masks() -> None:
-    base = edited(base_estate(), _tag_style)
-    plan = plan_between(base_estate(), base)
+    base = edited(edited(PLAN_BASE), _tag_style)
+    plan = plan_between(edited(PLAN_BASE), base)
     stage = next(s for s in _stages(plan, "snowflake") if s.kind == "apply")
     by_comment = {c.comment: c.sql for c in stage.checks}
     removed = by_comment["mask of DB.S.T.NOTES is removed"]
@@ -255,8 +254,8 @@ def test_snowflake_mask_checks_tell_direct_from_tag_based_masks() -> None:
 
 
 def test_build_plan_is_deterministic_for_handover() -> None:
-    base = lower_all(project(base_estate()))
-    head = lower_all(project(edited(base_estate(), _abac)))
+    base = lower_all(project(edited(PLAN_BASE)))
+    head = lower_all(project(edited(edited(PLAN_BASE), _abac)))
     one = build_plan(base, head, {})
     two = build_plan(base, head, {})
     assert [[s.sql for s in st.steps] for st in one.stages] == [
@@ -277,7 +276,7 @@ def test_snowflake_policies_are_created_or_altered_and_functions_keep_their_gran
     from compiler.sqlscan import scan
     from targets.render import render_files
 
-    estate = base_estate()
+    estate = edited(PLAN_BASE)
     estate["masks"]["subject"]["salt"] = {"snowflake": "env:S1", "databricks": "env:S2"}
     files = render_files(project(estate), "snowflake")
     policies = (
@@ -302,7 +301,7 @@ def test_snowflake_policies_are_created_or_altered_and_functions_keep_their_gran
 def test_lower_case_snowflake_role_is_refused_with_its_location_and_the_fix() -> None:
     from compiler.core.errors import InputError
 
-    estate = base_estate()
+    estate = edited(PLAN_BASE)
     estate["principals"]["steward"]["snowflake"] = "steward"
     with pytest.raises(InputError) as err:
         project(estate)
@@ -362,7 +361,7 @@ def _policy_references(check_sql: str, rows: list[dict]) -> bool:  # type: ignor
 
 
 def test_snowflake_checks_run_against_a_policy_references_double() -> None:
-    plan = plan_between(base_estate(), edited(base_estate(), _tag_style))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), _tag_style))
     stage = next(s for s in _stages(plan, "snowflake") if s.kind == "apply")
     by_comment = {c.comment: c.sql for c in stage.checks}
     removed = by_comment["mask of DB.S.T.NOTES is removed"]
@@ -428,7 +427,7 @@ def test_salt_function_headers_say_who_can_read_the_salt() -> None:
     (sql-reference/sql/create-function, secure UDFs); on Databricks, EXECUTE."""
     from targets.render import render_files
 
-    estate = base_estate()
+    estate = edited(PLAN_BASE)
     estate["masks"]["subject"]["salt"] = {"snowflake": "env:S1", "databricks": "env:S2"}
     files = render_files(project(estate), "all")
     sf = files["snowflake/020_salt_functions.sql"]
@@ -441,7 +440,7 @@ def test_governed_tags_name_create_governed_tag() -> None:
     """CREATE GOVERNED TAG exists from Runtime 18.1 (no IF NOT EXISTS: ALREADY_EXISTS)."""
     from targets.render import render_files
 
-    text = render_files(project(edited(base_estate(), _abac)), "databricks")[
+    text = render_files(project(edited(edited(PLAN_BASE), _abac)), "databricks")[
         "databricks/045_tags.sql"
     ]
     assert "-- Runtime 18.1+: CREATE GOVERNED TAG accord_mask VALUES ('notes', 'subject');" in text
@@ -457,7 +456,7 @@ def test_a_plan_from_a_model_base_names_create_governed_tag_and_checks_the_tag()
     a live base runs the statement: tests/test_live_e2e.py."""
     from compiler.plan.metadata import parse
 
-    plan = plan_between(base_estate(), edited(base_estate(), _abac))
+    plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), _abac))
     sqls = "\n".join(statements(plan, "databricks"))
     assert "-- Runtime 18.1+: CREATE GOVERNED TAG accord_mask VALUES ('notes', 'subject');" in sqls
     assert not any(line.startswith("CREATE GOVERNED TAG") for line in sqls.splitlines())
@@ -479,7 +478,7 @@ def test_a_plan_from_a_model_base_names_create_governed_tag_and_checks_the_tag()
 
 
 def _lake(style: str, identity: str = "service", salt: bool = True) -> dict:
-    estate = edited(base_estate(), lambda e: e["platforms"]["databricks"].update(style=style))
+    estate = edited(edited(PLAN_BASE), lambda e: e["platforms"]["databricks"].update(style=style))
     if salt:
         estate["masks"]["subject"]["salt"] = {"snowflake": "env:S1", "databricks": "env:S2"}
     estate["surfaces"] = {
@@ -508,9 +507,10 @@ def test_unconfirmed_abac_leaks_are_warned(
     tmp_path, case: str, estate: dict, rule: str, where
 ) -> None:  # type: ignore[no-untyped-def]
     from compiler.lint.engine import lint_project
-    from tests.estates import make_project
+    from compiler.model.validate import load_project
+    from tests.estates import write_estate
 
-    proj = make_project(tmp_path, estate)
+    proj = load_project(write_estate(tmp_path, estate, name="policy.yaml"))
     found = [f for f in lint_project(proj) if f.rule == rule]
     if where is None:
         assert found == [], case
@@ -524,7 +524,7 @@ def test_unconfirmed_abac_leaks_are_warned(
 
 
 def _policies_with(tmp_path, edit) -> tuple[int, str]:  # type: ignore[no-untyped-def]
-    from tests.plan_helpers import run_cli
+    from tests.cli import run_cli
 
     out = tmp_path / "policies"
     out.mkdir()
@@ -585,7 +585,7 @@ def test_validation_catches_what_the_platform_rejects(
 def test_index_column_must_be_a_column_of_its_source(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from compiler.core.errors import InputError
 
-    estate = base_estate()
+    estate = edited(PLAN_BASE)
     estate["indexes"] = {
         "search": {
             "platform": "snowflake",
@@ -757,7 +757,7 @@ def test_accord_terraform_plan_refuses_and_saves_nothing(tmp_path, monkeypatch, 
     import json
 
     from compiler.commands import terraform as tf
-    from tests.plan_helpers import run_cli
+    from tests.cli import run_cli
 
     work = tmp_path / "out" / "terraform"
     work.mkdir(parents=True)
@@ -808,7 +808,7 @@ def test_terraform_alone_writes_the_sql_files_it_names(tmp_path) -> None:  # typ
         doc = json.loads(files["terraform/main.tf.json"])
         named = doc["output"]["accord_apply_as_sql"]["value"]["databricks"]
         assert named and all(f in files for f in named), target
-    abac_files = render_files(project(edited(base_estate(), _abac)), "terraform")
+    abac_files = render_files(project(edited(edited(PLAN_BASE), _abac)), "terraform")
     providers = json.loads(abac_files["terraform/main.tf.json"])["terraform"]["required_providers"]
     assert providers["databricks"] == {"source": "databricks/databricks", "version": "1.128.0"}
 
@@ -847,7 +847,7 @@ def test_a_window_the_plan_cannot_avoid_is_in_the_stage_header() -> None:
     carries both until the handover stage (abac/abac-vs-rls-cm: access is blocked)."""
     from compiler.plan.write import render_plan
 
-    base = base_estate()
+    base = edited(PLAN_BASE)
     base["datasets"]["lake"]["row_filter"]["unfiltered_for"] = ["steward"]
     plan = plan_between(base, edited(base, _abac))
     files = render_plan(plan, "0001_x")
@@ -864,7 +864,7 @@ def test_a_window_the_plan_cannot_avoid_is_in_the_stage_header() -> None:
 def test_an_unavoidable_loss_of_access_is_said_in_the_stage_header() -> None:
     """Two columns swap masks whose bodies change in opposite ways: every order of single
     statements leaves someone without access they have before and after, for a statement."""
-    base = base_estate()
+    base = edited(PLAN_BASE)
     base["masks"] = {
         "h": {"strategy": "redact", "unmasked_for": ["analyst", "steward"]},
         "r": {"strategy": "redact", "unmasked_for": ["partner"]},
@@ -938,7 +938,6 @@ def test_terraform_grants_change_never_empties_the_mapping_table(after: str) -> 
     transaction: docs.snowflake.com/en/sql-reference/sql/insert), then the old ``revert``,
     which is a read. Replayed in that order on the Snowflake stand-in, the table never holds
     anything but the old rows or the new ones, and ends with the new ones."""
-    from tests.plan_helpers import base_estate, edited
     from tests.standins.snowflake import SnowflakeEstate
 
     def change(e: dict) -> None:  # type: ignore[type-arg]
@@ -947,8 +946,8 @@ def test_terraform_grants_change_never_empties_the_mapping_table(after: str) -> 
         else:
             e["entitlements"]["programme"] = {"P1": [], "P2": []}
 
-    old, ddl = _rows_resources(base_estate())
-    new, _ = _rows_resources(edited(base_estate(), change))
+    old, ddl = _rows_resources(edited(PLAN_BASE))
+    new, _ = _rows_resources(edited(edited(PLAN_BASE), change))
     assert old["lifecycle"] == {"create_before_destroy": True} == new["lifecycle"]
     assert old["execute"] != new["execute"]  # so the provider replaces the resource
     account = SnowflakeEstate()
@@ -1044,7 +1043,7 @@ def test_the_reference_estate_moves_from_table_level_to_abac(tmp_path) -> None: 
     handover causes; it still refuses an outage a stage creates and leaves (item 8)."""
     import shutil
 
-    from tests.plan_helpers import run_cli
+    from tests.cli import run_cli
 
     head = tmp_path / "abac"
     shutil.copytree(ROOT / "policies", head)

@@ -10,7 +10,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -44,8 +43,10 @@ from compiler.probe_live.catalog import (
 from compiler.probe_live.result import digest
 from compiler.probe_live.run import LiveOptions, run_live
 from tests.a2a_standin import a2a_standin, url
+from tests.cli import run_cli
 from tests.conftest import ROOT
-from tests.databricks_sql_standin import databricks_sql_standin, host
+from tests.standins.databricks import DatabricksEstate, workspace
+from tests.standins.engine import SqlError
 
 POLICIES = ROOT / "policies"
 CANARY = "SUBJ-CANARY-204"
@@ -385,17 +386,20 @@ def test_databricks_denial_through_the_real_sdk(tmp_path: Path, monkeypatch) -> 
     from databricks.sdk.core import Config
 
     def refuse(persona: str, statement: str) -> list[tuple[Any, ...]]:
-        raise QueryError(
+        raise SqlError(
+            "BAD_REQUEST",
+            "42501",
             "[INSUFFICIENT_PERMISSIONS] User does not have SELECT on Table "
             "'omics.variants.calls'. SQLSTATE: 42501",
-            {"sqlState": "42501"},
         )
 
-    with databricks_sql_standin({"tok-cro": "cro_collaborator"}, refuse) as server:
+    lake = DatabricksEstate()
+    lake.tokens, lake.answer = {"tok-cro": "cro_collaborator"}, refuse
+    with workspace(lake) as host:
         for var in ("DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_CONFIG_PROFILE"):
             monkeypatch.delenv(var, raising=False)
         cfg = tmp_path / "databrickscfg"
-        cfg.write_text(f"[probe-cro]\nhost = {host(server)}\ntoken = tok-cro\n")
+        cfg.write_text(f"[probe-cro]\nhost = {host}\ntoken = tok-cro\n")
         monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(cfg))
         runner = DatabricksRunner(
             lambda persona: WorkspaceClient(
@@ -575,11 +579,8 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
     out = tmp_path / "probe-result.json"
 
     def probe_live(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return run_cli(
             [
-                sys.executable,
-                "-m",
-                "compiler.cli",
                 "probe",
                 "--live",
                 str(root),
@@ -591,8 +592,6 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
                 str(out),
                 *extra,
             ],
-            capture_output=True,
-            text=True,
             cwd=tmp_path,
         )
 
@@ -616,41 +615,39 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
 
 
 def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch) -> None:
-    """Model (ACC404), compiled SQL on DuckDB (verify) and the live depth against catalog
-    stand-ins that answer through the same compiled policies give every probe the same
-    answer, and every answer is the expected one. Databricks is asked through the real
-    databricks-sdk client, one profile per persona, against a local SQL statements endpoint."""
+    """Model (ACC404), compiled SQL on DuckDB (verify) and the live depth against the platform
+    stand-ins, the compiled SQL deployed on them and evaluated by their own engine, give every
+    probe the same answer, and every answer is the expected one. Databricks is asked through
+    the real databricks-sdk client, one profile per persona, against the workspace stand-in."""
     from compiler.meaning.probes import evaluate
     from compiler.verify import verify
-    from tests.probe_catalog_standin import CompiledPolicyRunner
+    from tests.live_helpers import SALTS
+    from tests.probe_catalog_standin import StandinRunner, deployed
 
-    base = load_project(POLICIES)
-    # canaries: the generated value of each probe's column in a row of its `where` value
-    probe_runner = CompiledPolicyRunner(base, "snowflake")
-    tables = probe_runner.verifier.tables
+    for var, value in SALTS.items():
+        monkeypatch.setenv(var, value)
     root = tmp_path / "estate"
     shutil.copytree(POLICIES, root)
     doc = yaml.safe_load((root / "probes.yaml").read_text())
     for name, p in doc["probes"].items():
-        table = tables[p["dataset"]]
-        ((dim, value),) = p["where"].items()
-        key = next(c.name for c in table.columns if c.role == f"entitlement:{dim}")
-        col = p.get("column") or key
-        row = next(r for r in range(len(table.rows)) if table.value(r, key) == value)
-        doc["probes"][name]["canary"] = str(table.value(row, col))
+        # a canary row per probe: the stand-ins are seeded with it (tests/probe_catalog_standin)
+        ((_, value),) = p["where"].items()
+        doc["probes"][name]["canary"] = f"CANARY-{name}" if p.get("column") else value
     (root / "probes.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     project = load_project(root)
 
     model = {(o.probe, o.surface): o.actual for o in evaluate(project.model)}
     compiled = {(o.probe, o.surface): o.actual for o in verify(project).probes}
-    runners = {"snowflake": CompiledPolicyRunner(project, "snowflake")}
-    lakehouse = CompiledPolicyRunner(project, "databricks")
+    runners = {"snowflake": StandinRunner(project, deployed(project, "snowflake"))}
+    lakehouse = StandinRunner(project, deployed(project, "databricks"))
     personas = sorted(project.model.personas)
     tokens = {f"tok-{p}": p for p in personas}
-    with databricks_sql_standin(tokens, lambda who, sql: lakehouse.run(who, [sql])) as server:
+    lake = DatabricksEstate()
+    lake.tokens, lake.answer = tokens, lambda who, sql: lakehouse.run(who, [sql])
+    with workspace(lake) as host:
         cfg = tmp_path / "databrickscfg"
         cfg.write_text(
-            "".join(f"[probe-{p}]\nhost = {host(server)}\ntoken = tok-{p}\n\n" for p in personas)
+            "".join(f"[probe-{p}]\nhost = {host}\ntoken = tok-{p}\n\n" for p in personas)
         )
         for var in ("DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_CONFIG_PROFILE"):
             monkeypatch.delenv(var, raising=False)
@@ -668,7 +665,7 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
             )
         )
         live_run = run_live(project, LiveOptions(runners=runners, config=str(config)))
-        asked = {(r["persona"], r["body"]["warehouse_id"]) for r in server.requests}
+        asked = {(r["persona"], r["body"]["warehouse_id"]) for r in lake.statement_requests}
     assert ("cro_collaborator", "wh-probe") in asked
     live = {(o.probe, o.surface): o.actual for o in live_run.outcomes}
     expected = {(n, s): d for n, p in project.model.probes.items() for s, d in p.expect.items()}
@@ -700,21 +697,7 @@ def test_a_caller_agent_is_never_asked_without_the_personas_credentials(
 
 
 def test_a_run_that_asks_nothing_is_not_a_pass(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compiler.cli",
-            "probe",
-            "--live",
-            str(POLICIES),
-            "--platform",
-            "a2a",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    run = run_cli(["probe", "--live", str(POLICIES), "--platform", "a2a"], cwd=tmp_path)
     assert run.returncode == 1
     assert "no probe was answered" in run.stdout
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from compiler.model.validate import load_project
+from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.plan_helpers import run_cli
 
 POLICIES = str(ROOT / "policies")
 RESULTS = "DISCOVERY.ASSAYS.RESULTS"

@@ -14,6 +14,7 @@ from compiler.core.errors import InputError
 from compiler.lint.engine import lint_project
 from compiler.meaning.probes import evaluate, probe_init
 from compiler.model.validate import load_project
+from tests.cli import run_cli
 from tests.conftest import ROOT
 
 POLICIES = ROOT / "policies"
@@ -299,21 +300,7 @@ INIT_RUNS = [
 def test_probe_init_output_validates_and_matches_the_model(
     tmp_path: Path, base: Path, persona: str, dataset: str, options: list[str]
 ) -> None:
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compiler.cli",
-            "probe",
-            "init",
-            persona,
-            dataset,
-            str(base),
-            *options,
-        ],
-        capture_output=True,
-        text=True,
-    )
+    run = run_cli(["probe", "init", persona, dataset, str(base), *options])
     assert run.returncode == 0, run.stderr
     root = estate(tmp_path, run.stdout, base=base)
     project = load_project(root)  # validates: every reaching surface has an entry
@@ -327,20 +314,7 @@ def test_probe_init_output_validates_and_matches_the_model(
 
 
 def test_probe_init_refuses_unknown_names() -> None:
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compiler.cli",
-            "probe",
-            "init",
-            "nobody",
-            "assay_results",
-            str(POLICIES),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    run = run_cli(["probe", "init", "nobody", "assay_results", str(POLICIES)])
     assert run.returncode == 2
     assert "unknown persona 'nobody'" in run.stderr
     assert "Traceback" not in run.stderr

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import jsonschema
 import pytest
 import yaml
 
+from tests.cli import run_cli
 from tests.conftest import ROOT
 
 POLICY_FILES = sorted(
@@ -19,9 +18,7 @@ POLICY_FILES = sorted(
 
 @pytest.fixture(scope="module")
 def schema() -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-m", "compiler.cli", "schema"], capture_output=True, text=True
-    )
+    proc = run_cli(["schema"])
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     jsonschema.Draft202012Validator.check_schema(document)

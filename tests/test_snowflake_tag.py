@@ -7,11 +7,11 @@ from pathlib import Path
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from compiler.model.validate import Project
+from compiler.model.validate import Project, load_project
 from targets import lower_all
 from targets.objects import MaskAttachment, MaskPolicy, Tag, TagAssignment
 from targets.render import render_files
-from tests.estates import make_project, teams
+from tests.estates import teams, write_estate
 from tests.golden_cases import reference, snowflake_tag
 from tests.sql_statements import Statement, function_body, split
 
@@ -117,24 +117,27 @@ def test_row_access_policies_are_attached_as_in_column_style() -> None:
 
 
 def test_one_tag_per_mask_holds_one_policy_per_data_type(tmp_path: Path) -> None:
-    project = make_project(
-        tmp_path,
-        {
-            "version": 1,
-            "platforms": {"snowflake": {"governance_schema": "GOV.POL", "style": "tag"}},
-            "principals": teams(1),
-            "masks": {"gone": {"strategy": "nullify", "unmasked_for": ["team_01"]}},
-            "datasets": {
-                "p": {
-                    "platform": "snowflake",
-                    "table": "DB.S.P",
-                    "columns": {
-                        "NAME": {"type": "VARCHAR(20)", "mask": "gone"},
-                        "AGE": {"type": "NUMBER(3,0)", "mask": "gone"},
-                    },
-                }
+    project = load_project(
+        write_estate(
+            tmp_path,
+            {
+                "version": 1,
+                "platforms": {"snowflake": {"governance_schema": "GOV.POL", "style": "tag"}},
+                "principals": teams(1),
+                "masks": {"gone": {"strategy": "nullify", "unmasked_for": ["team_01"]}},
+                "datasets": {
+                    "p": {
+                        "platform": "snowflake",
+                        "table": "DB.S.P",
+                        "columns": {
+                            "NAME": {"type": "VARCHAR(20)", "mask": "gone"},
+                            "AGE": {"type": "NUMBER(3,0)", "mask": "gone"},
+                        },
+                    }
+                },
             },
-        },
+            name="policy.yaml",
+        )
     )
     catalog = lower_all(project)["snowflake"]
     (tag,) = catalog.of(Tag)

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from sqlglot import exp
 
-from compiler.cli import main
 from compiler.commands import terraform as tf_command
 from compiler.core.outdir import write_tree
 from compiler.model.validate import Project
 from targets.render import render_files
+from tests.cli import run_cli
 from tests.golden_cases import CASES, abac, reference, render_case, snowflake_tag
 
 #: Argument names each resource type may use, as documented for the pinned provider versions.
@@ -273,12 +273,6 @@ def test_recompiling_keeps_terraform_state(tmp_path: Path) -> None:
 # accord terraform plan|apply
 
 
-def _accord(*argv: str) -> int:
-    with pytest.raises(SystemExit) as stop:
-        main(list(argv))
-    return int(stop.value.code)
-
-
 def _offline_out(tmp_path: Path, config: dict[str, Any]) -> Path:
     """An OUT tree whose main.tf.json needs no provider: Terraform runs it offline."""
     (tmp_path / "terraform").mkdir(parents=True)
@@ -287,26 +281,29 @@ def _offline_out(tmp_path: Path, config: dict[str, Any]) -> Path:
 
 
 def test_missing_terraform_binary_is_a_clear_exit_2(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = _offline_out(tmp_path, {"output": {"x": {"value": 1}}})
     monkeypatch.setattr(tf_command.shutil, "which", lambda name: None)
-    assert _accord("terraform", "plan", str(out)) == 2
-    assert "terraform binary" in capsys.readouterr().err
+    code, _, err = run_cli(["terraform", "plan", str(out)])
+    assert code == 2
+    assert "terraform binary" in err
 
 
 def test_missing_python_terraform_is_a_clear_exit_2(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = _offline_out(tmp_path, {"output": {"x": {"value": 1}}})
     monkeypatch.setitem(sys.modules, "python_terraform", None)
-    assert _accord("terraform", "plan", str(out)) == 2
-    assert "accord[terraform]" in capsys.readouterr().err
+    code, _, err = run_cli(["terraform", "plan", str(out)])
+    assert code == 2
+    assert "accord[terraform]" in err
 
 
-def test_no_configuration_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _accord("terraform", "plan", str(tmp_path)) == 2
-    assert "accord compile" in capsys.readouterr().err
+def test_no_configuration_is_exit_2(tmp_path: Path) -> None:
+    code, _, err = run_cli(["terraform", "plan", str(tmp_path)])
+    assert code == 2
+    assert "accord compile" in err
 
 
 needs_terraform = pytest.mark.skipif(
@@ -315,35 +312,35 @@ needs_terraform = pytest.mark.skipif(
 
 
 @needs_terraform
-def test_plan_then_apply_exactly_the_reviewed_plan(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_plan_then_apply_exactly_the_reviewed_plan(tmp_path: Path) -> None:
     out = _offline_out(tmp_path, {"output": {"greeting": {"value": "hello"}}})
     workdir = out / "terraform"
-    assert _accord("terraform", "plan", str(out)) == 0
-    printed = capsys.readouterr().out
+    code, printed, _ = run_cli(["terraform", "plan", str(out)])
+    assert code == 0
     assert "accord: changes" in printed
     digest = tf_command.sha256_of(workdir / tf_command.PLAN_FILE)
     assert f"sha256 {digest}" in printed
     # a reviewer's digest that differs is refused, and nothing is applied
-    assert _accord("terraform", "apply", str(out), "--sha256", "0" * 64) == 1
+    assert run_cli(["terraform", "apply", str(out), "--sha256", "0" * 64]).returncode == 1
     assert not (workdir / "terraform.tfstate").exists()
-    assert _accord("terraform", "apply", str(out), "--sha256", digest) == 0
-    assert "greeting" in capsys.readouterr().out
+    code, printed, _ = run_cli(["terraform", "apply", str(out), "--sha256", digest])
+    assert code == 0
+    assert "greeting" in printed
     assert json.loads((workdir / "terraform.tfstate").read_text())["outputs"]["greeting"]
     # the plan is spent: a second apply has nothing reviewed to apply
-    assert _accord("terraform", "apply", str(out)) == 2
+    assert run_cli(["terraform", "apply", str(out)]).returncode == 2
     # planning again finds no changes
-    assert _accord("terraform", "plan", str(out)) == 0
-    assert "accord: no changes" in capsys.readouterr().out
+    code, printed, _ = run_cli(["terraform", "plan", str(out)])
+    assert code == 0
+    assert "accord: no changes" in printed
 
 
 @needs_terraform
 def test_a_plan_changed_after_review_is_refused(tmp_path: Path) -> None:
     out = _offline_out(tmp_path, {"output": {"n": {"value": 1}}})
-    assert _accord("terraform", "plan", str(out)) == 0
+    assert run_cli(["terraform", "plan", str(out)]).returncode == 0
     (out / "terraform" / tf_command.DIGEST_FILE).write_text("f" * 64 + "  accord.tfplan\n")
-    assert _accord("terraform", "apply", str(out)) == 1
+    assert run_cli(["terraform", "apply", str(out)]).returncode == 1
 
 
 @needs_terraform

@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from compiler.cli import cli
 from compiler.core.outdir import write_tree
 from compiler.model.validate import load_project
 from compiler.verify import verify
 from targets.render import render_files
+from tests.cli import run_cli
 from tests.conftest import ROOT
 
 POLICIES = ROOT / "policies"
@@ -47,10 +46,9 @@ def compiled(compiled_tree: Path, tmp_path: Path) -> Path:
 
 
 def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, list(args), standalone_mode=False)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.return_value, result.output
+    """(exit code, what the command printed: stdout, then stderr)."""
+    code, out, err = run_cli(list(args))
+    return code, out + err
 
 
 def edit(path: Path, old: str, new: str, count: int = 1) -> None:
@@ -395,12 +393,7 @@ def test_bad_input_exits_2_with_a_located_message(
     else:
         assert old is not None and new is not None
         edit(compiled / file, old, new)
-    proc = subprocess.run(
-        [sys.executable, "-m", "compiler.cli", "verify", str(POLICIES), "--compiled", str(target)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    proc = run_cli(["verify", str(POLICIES), "--compiled", str(target)], cwd=ROOT)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr

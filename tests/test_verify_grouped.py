@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from compiler.verify.engine import TestSalts, Verifier
 from compiler.verify.sources import load_sql, platform_of, read_compiled_dir, render_sql
 from targets.render import render_files
 from tests import test_verify
+from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.test_verify import AS_FOUND, POLICIES, SETUPS, edit, run
 
@@ -207,20 +206,7 @@ def test_a_defect_of_one_of_the_datasets_sharing_a_policy_is_reported_on_it(
 def _refused(compiled: Path) -> str:
     """``accord verify --compiled``, run as a user runs it: exit 2, a located message on
     stderr, no report and no traceback. Returns stderr."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compiler.cli",
-            "verify",
-            str(POLICIES),
-            "--compiled",
-            str(compiled),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    proc = run_cli(["verify", str(POLICIES), "--compiled", str(compiled)], cwd=ROOT)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stdout == "" and "Traceback" not in proc.stderr
     return proc.stderr

@@ -12,12 +12,18 @@ EntityTagAssignment; service/sql.py: StatementResponse{statement_id, status{stat
 Failure modes for tests: ``forbidden`` (path prefixes answered 403 PERMISSION_DENIED),
 ``fail_on`` (statements answered FAILED with HTTP 200), ``hang_on`` (statements that stay
 RUNNING on every poll).
+
+Personas: with ``tokens`` (bearer token -> persona, one SDK profile per persona, as
+``probe_profiles`` configures) a POST without a known token is answered 401, and with
+``answer`` a statement is answered by ``answer(persona, statement)`` (its rows, or a SqlError
+that comes back FAILED) instead of by the estate; ``statement_requests`` keeps each statement
+request with its persona.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlparse
@@ -26,6 +32,9 @@ from sqlglot import exp
 
 from tests.standins.engine import Estate, SqlError, TagDef
 from tests.standins.http import Handler, serve
+
+#: answers a statement for a persona with its rows (or raises SqlError)
+Answer = Callable[[str, str], list[tuple[Any, ...]]]
 
 TYPE_NAMES = {"STRING": "STRING", "BOOLEAN": "BOOLEAN", "INT": "INT", "BIGINT": "LONG"}
 
@@ -40,6 +49,20 @@ class DatabricksEstate(Estate):
         self.state_on: dict[str, str] = {}
         #: statement id -> the last answer (what GET /api/2.0/sql/statements/{id} returns)
         self.statements: dict[str, dict[str, Any]] = {}
+        #: bearer token -> persona; when empty, any caller is let in
+        self.tokens: dict[str, str] = {}
+        #: when set, statements are answered by it, not by the estate
+        self.answer: Answer | None = None
+        #: each POST /api/2.0/sql/statements: {"persona": ..., "body": ...}
+        self.statement_requests: list[dict[str, Any]] = []
+
+    def rewrite(self, tree: exp.Expression) -> exp.Expression:
+        """A query reads a governed table through its row filter and column masks, the
+        functions being what the deployed statements left here, ``is_account_group_member``
+        seeing :attr:`Estate.session` (docs.databricks.com/aws/en/tables/row-and-column-filters)."""
+        if isinstance(tree, exp.Query):
+            tree = self._govern(tree)
+        return super().rewrite(tree)
 
     # catalog.information_schema.{routines,row_filters,column_masks}
     def rewrite_tables(self, tree: exp.Expression) -> exp.Expression:
@@ -225,9 +248,19 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                     "error_code": "PERMISSION_DENIED",
                     "message": f"User does not have USE SCHEMA / EXECUTE on {path.rsplit('/', 1)[-1]}",
                 })  # fmt: skip
+            token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            persona = estate.tokens.get(token, "")
+            if method == "POST" and estate.tokens and not persona:
+                return self.send_json(
+                    401, {"error_code": "UNAUTHENTICATED", "message": "bad token"}
+                )
             try:
                 body = self.body() if method == "POST" else {}
-                status, answer = self._answer(method, path, url.query, body)
+                if method == "POST" and path == "/api/2.0/sql/statements":
+                    estate.statement_requests.append({"persona": persona, "body": body})
+                    status, answer = 200, self._execute(body["statement"], persona)
+                else:
+                    status, answer = self._answer(method, path, url.query, body)
             except SqlError as err:
                 status, answer = 404, {"error_code": err.code, "message": err.message}
             self.send_json(status, answer)
@@ -240,8 +273,6 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
 
         def _answer(self, method: str, path: str, query: str, body: Any) -> tuple[int, Any]:
             uc = "/api/2.1/unity-catalog/"
-            if method == "POST" and path == "/api/2.0/sql/statements":
-                return 200, self._execute(body["statement"])
             if method == "POST" and path.endswith("/cancel"):
                 sid = path.split("/")[-2]
                 if sid in self.statements:
@@ -274,7 +305,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 return 200, {"tag_assignments": estate.tag_assignments(kind, name)}
             return 404, {"error_code": "ENDPOINT_NOT_FOUND", "message": f"no such endpoint {path}"}
 
-        def _execute(self, statement: str) -> dict[str, Any]:
+        def _execute(self, statement: str, persona: str) -> dict[str, Any]:
             sid = f"01ef-{next(ids):04d}"
             if any(s in statement for s in estate.hang_on):
                 answer: dict[str, Any] = {"statement_id": sid, "status": {"state": "RUNNING"}}
@@ -293,7 +324,11 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 )  # fmt: skip
             else:
                 try:
-                    names, rows = estate.execute(statement.strip().rstrip(";"))
+                    if estate.answer is not None:
+                        rows = estate.answer(persona, statement)
+                        names = [f"c{i}" for i in range(len(rows[0]) if rows else 1)]
+                    else:
+                        names, rows = estate.execute(statement.strip().rstrip(";"))
                 except SqlError as failure:
                     err = failure
                 else:
@@ -328,6 +363,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 "statement_id": sid,
                 "status": {
                     "state": "FAILED",
+                    "sql_state": err.sqlstate,
                     "error": {"error_code": _error_code(err.code), "message": err.message},
                 },
             }

@@ -1,8 +1,9 @@
 """The state a platform holds, and what accord's SQL does to it.
 
-Statements are recognised with accord's own scanner (``compiler.sqlscan``: policy DDL,
-attachments, functions, tags) and sqlglot (tables, DML, GRANT/REVOKE, SELECT); the *semantics*
-live here, modelled on the platforms' documented behaviour (shared/reference/platform-facts.md):
+Statements are recognised by the stand-ins' own reader (``tests/standins/reader.py``: policy
+DDL, attachments, functions, tags, built on sqlglot and on nothing of accord's, so that a
+misreading in accord's scanner cannot hide here) and by sqlglot (tables, DML, GRANT/REVOKE,
+SELECT); the *semantics* live here, modelled on the platforms' documented behaviour (shared/reference/platform-facts.md):
 
 * Snowflake: ``CREATE OR REPLACE ROW ACCESS POLICY`` is refused while the policy is attached;
   an attached policy cannot be dropped; ``ADD ROW ACCESS POLICY`` fails on a table that has one;
@@ -35,7 +36,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from compiler.sqlscan import Statement, scan
+from tests.standins.reader import ReadError, Stmt, read
 
 
 class SqlError(Exception):
@@ -116,6 +117,7 @@ class Estate:
         self.denied: dict[str, SqlError] = {}
         #: the caller's roles (Snowflake) or groups (Databricks), for context functions
         self.session: set[str] = set()
+        self._alias = itertools.count(1)
         self.executed: list[str] = []
         self.db = duckdb.connect(":memory:")
         self._catalogs: set[str] = set()
@@ -156,11 +158,12 @@ class Estate:
         """Run one statement: (column names, rows)."""
         with self.lock:
             self.executed.append(sql)
-            result = scan(sql, "<statement>", self.dialect)
-            if result.errors or not result.statements:
-                message = result.errors[0].message if result.errors else "empty statement"
-                raise self._syntax(message)
-            statements = result.statements
+            try:
+                statements = read(sql, self.dialect)
+            except ReadError as err:
+                raise self._syntax(str(err)) from None
+            if not statements:
+                raise self._syntax("empty statement")
             kind = statements[0].kind
             if kind in self.denied:
                 raise self.denied[kind]
@@ -177,7 +180,7 @@ class Estate:
     def _ok(self, message: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         return (["status"], [(message,)])
 
-    def _statement(self, stmt: Statement, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def _statement(self, stmt: Stmt, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         handler = getattr(self, f"_do_{stmt.kind}", None)
         if handler is not None:
             return handler(stmt)
@@ -197,7 +200,7 @@ class Estate:
         ]
         return where
 
-    def _define(self, stmt: Statement, kind: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def _define(self, stmt: Stmt, kind: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         assert stmt.name is not None
         key = self.key(stmt.name)
         old = self.policies.get(key)
@@ -235,13 +238,13 @@ class Estate:
                 self.grants.pop(key, None)  # CREATE OR REPLACE without COPY GRANTS drops them
         return self._ok(f"{stmt.name} successfully created.")
 
-    def _do_row_access_policy(self, stmt: Statement) -> Any:
+    def _do_row_access_policy(self, stmt: Stmt) -> Any:
         return self._define(stmt, "ROW_ACCESS_POLICY")
 
-    def _do_masking_policy(self, stmt: Statement) -> Any:
+    def _do_masking_policy(self, stmt: Stmt) -> Any:
         return self._define(stmt, "MASKING_POLICY")
 
-    def _do_function(self, stmt: Statement) -> Any:
+    def _do_function(self, stmt: Stmt) -> Any:
         return self._define(stmt, "FUNCTION")
 
     def _policy(self, name: str | None, what: str = "Policy") -> Policy:
@@ -250,7 +253,7 @@ class Estate:
             raise missing(self.platform, what, self.key(name or ""))
         return found
 
-    def _do_alter_policy_body(self, stmt: Statement) -> Any:
+    def _do_alter_policy_body(self, stmt: Stmt) -> Any:
         self._policy(stmt.name).body = (stmt.body_text or "").strip()
         return self._ok("Statement executed successfully.")
 
@@ -268,10 +271,10 @@ class Estate:
         self.grants.pop(self.key(policy.name), None)
         return self._ok(f"{policy.name} successfully dropped.")
 
-    def _do_drop_row_access_policy(self, stmt: Statement) -> Any:
+    def _do_drop_row_access_policy(self, stmt: Stmt) -> Any:
         return self._drop_policy(stmt.name)
 
-    def _do_drop_masking_policy(self, stmt: Statement) -> Any:
+    def _do_drop_masking_policy(self, stmt: Stmt) -> Any:
         return self._drop_policy(stmt.name)
 
     # ------------------------------------------------------------------ attachments
@@ -292,7 +295,7 @@ class Estate:
             )
         return key
 
-    def _do_add_row_access(self, stmt: Statement) -> Any:
+    def _do_add_row_access(self, stmt: Stmt) -> Any:
         table = self.table(stmt.table)
         if stmt.dropped_policy:
             self._do_drop_row_access(stmt, stmt.dropped_policy)
@@ -308,7 +311,7 @@ class Estate:
         table.row_filter = (policy.name, cols)
         return self._ok("Statement executed successfully.")
 
-    def _do_drop_row_access(self, stmt: Statement, name: str | None = None) -> Any:
+    def _do_drop_row_access(self, stmt: Stmt, name: str | None = None) -> Any:
         table = self.table(stmt.table)
         name = name if name is not None else stmt.policy
         if table.row_filter is None or (
@@ -322,7 +325,7 @@ class Estate:
         table.row_filter = None
         return self._ok("Statement executed successfully.")
 
-    def _do_set_masking_policy(self, stmt: Statement) -> Any:
+    def _do_set_masking_policy(self, stmt: Stmt) -> Any:
         table = self.table(stmt.table)
         column = self._column(table, stmt.column_name)
         policy = self._policy(stmt.policy)
@@ -338,12 +341,12 @@ class Estate:
         table.masks[column] = (policy.name, using)
         return self._ok("Statement executed successfully.")
 
-    def _do_unset_masking_policy(self, stmt: Statement) -> Any:
+    def _do_unset_masking_policy(self, stmt: Stmt) -> Any:
         table = self.table(stmt.table)
         table.masks.pop(self._column(table, stmt.column_name), None)
         return self._ok("Statement executed successfully.")
 
-    def _do_set_row_filter(self, stmt: Statement) -> Any:
+    def _do_set_row_filter(self, stmt: Stmt) -> Any:
         table = self.table(stmt.table)
         policy = self._policy(stmt.policy, "Routine")
         table.row_filter = (
@@ -352,25 +355,25 @@ class Estate:
         )
         return self._ok("OK")
 
-    def _do_drop_row_filter(self, stmt: Statement) -> Any:
+    def _do_drop_row_filter(self, stmt: Stmt) -> Any:
         self.table(stmt.table).row_filter = None
         return self._ok("OK")
 
-    def _do_set_mask(self, stmt: Statement) -> Any:
+    def _do_set_mask(self, stmt: Stmt) -> Any:
         table = self.table(stmt.table)
         column = self._column(table, stmt.column_name)
         policy = self._policy(stmt.policy, "Routine")
         table.masks[column] = (policy.name, tuple(c.lower() for c in stmt.columns))
         return self._ok("OK")
 
-    def _do_drop_mask(self, stmt: Statement) -> Any:
+    def _do_drop_mask(self, stmt: Stmt) -> Any:
         table = self.table(stmt.table)
         table.masks.pop(self._column(table, stmt.column_name), None)
         return self._ok("OK")
 
     # ------------------------------------------------------------------ tags
 
-    def _do_snowflake_tag(self, stmt: Statement) -> Any:
+    def _do_snowflake_tag(self, stmt: Stmt) -> Any:
         assert stmt.name is not None
         key = self.key(stmt.name)
         if key in self.tags and stmt.if_not_exists:
@@ -380,7 +383,7 @@ class Estate:
         self.tags[key] = TagDef(key, self._allowed_values(stmt.text), comment=stmt.comment)
         return self._ok(f"Tag {key} successfully created.")
 
-    def _do_governed_tag(self, stmt: Statement) -> Any:
+    def _do_governed_tag(self, stmt: Stmt) -> Any:
         """Databricks ``CREATE GOVERNED TAG``: ALREADY_EXISTS when the key exists (there is no
         IF NOT EXISTS: sql-ref-syntax-ddl-create-governed-tag)."""
         assert stmt.name is not None
@@ -390,7 +393,7 @@ class Estate:
         self.tags[stmt.name.upper()] = TagDef(stmt.name, values, comment=stmt.comment or "")
         return self._ok("OK")
 
-    def _do_alter_governed_tag(self, stmt: Statement) -> Any:
+    def _do_alter_governed_tag(self, stmt: Stmt) -> Any:
         """``ALTER GOVERNED TAG k SET VALUES (...)`` replaces the allowed values; NOT_FOUND when
         there is no such governed tag."""
         tag = self.tags.get((stmt.name or "").upper())
@@ -401,7 +404,7 @@ class Estate:
         )
         return self._ok("OK")
 
-    def _do_drop_governed_tag(self, stmt: Statement) -> Any:
+    def _do_drop_governed_tag(self, stmt: Stmt) -> Any:
         if self.tags.pop((stmt.name or "").upper(), None) is None:
             raise SqlError("NOT_FOUND", "42704", f"Governed tag {stmt.name} does not exist")
         return self._ok("OK")
@@ -423,7 +426,7 @@ class Estate:
                 break
         return tuple(values)
 
-    def _do_alter_tag_set_masking(self, stmt: Statement) -> Any:
+    def _do_alter_tag_set_masking(self, stmt: Stmt) -> Any:
         tag = self.tags.get(self.key(stmt.name or ""))
         if tag is None:
             raise missing(self.platform, "Tag", self.key(stmt.name or ""))
@@ -433,7 +436,7 @@ class Estate:
                 tag.masking_policies.append(self.key(p))
         return self._ok("Statement executed successfully.")
 
-    def _do_alter_tag_unset_masking(self, stmt: Statement) -> Any:
+    def _do_alter_tag_unset_masking(self, stmt: Stmt) -> Any:
         tag = self.tags.get(self.key(stmt.name or ""))
         if tag is None:
             raise missing(self.platform, "Tag", self.key(stmt.name or ""))
@@ -441,25 +444,25 @@ class Estate:
         tag.masking_policies = [p for p in tag.masking_policies if self.key(p) not in drop]
         return self._ok("Statement executed successfully.")
 
-    def _tag_on(self, stmt: Statement, column: str | None) -> Any:
+    def _tag_on(self, stmt: Stmt, column: str | None) -> Any:
         table = self.table(stmt.table)
         col = self._column(table, column) if column else ""
         for tag, value in stmt.tags:
             table.tags[(col, self.key(tag) if self.platform == "snowflake" else tag)] = value
         return self._ok("Statement executed successfully.")
 
-    def _do_set_column_tag(self, stmt: Statement) -> Any:
+    def _do_set_column_tag(self, stmt: Stmt) -> Any:
         return self._tag_on(stmt, stmt.column_name)
 
-    def _do_set_table_tag(self, stmt: Statement) -> Any:
+    def _do_set_table_tag(self, stmt: Stmt) -> Any:
         return self._tag_on(stmt, None)
 
-    def _do_set_tags(self, stmt: Statement) -> Any:
+    def _do_set_tags(self, stmt: Stmt) -> Any:
         return self._tag_on(stmt, stmt.column_name)
 
     # ------------------------------------------------------------------ ABAC (Databricks)
 
-    def _do_abac_policy(self, stmt: Statement) -> Any:
+    def _do_abac_policy(self, stmt: Stmt) -> Any:
         a = stmt.abac
         assert a is not None and stmt.name is not None
         key = (a.securable_type, self.key(a.securable), stmt.name.upper())
@@ -494,7 +497,7 @@ class Estate:
         self.abac[key] = info
         return self._ok("OK")
 
-    def _do_drop_abac_policy(self, stmt: Statement) -> Any:
+    def _do_drop_abac_policy(self, stmt: Stmt) -> Any:
         a = stmt.abac
         assert a is not None and stmt.name is not None
         self.abac.pop((a.securable_type, self.key(a.securable), stmt.name.upper()), None)
@@ -502,7 +505,7 @@ class Estate:
 
     # ------------------------------------------------------------------ everything else
 
-    def _other(self, stmt: Statement, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def _other(self, stmt: Stmt, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         tree = stmt.expression
         if tree is None:
             return self._command(sql)
@@ -569,6 +572,88 @@ class Estate:
                 else:
                     held.discard((priv, who))
         return self._ok("Statement executed successfully.")
+
+    # ------------------------------------------------------------------ governed reads
+
+    def _govern(self, tree: exp.Expression) -> exp.Expression:
+        """Every governed table a query reads -> the rows and values its policies let through."""
+
+        def replace(node: exp.Expression) -> exp.Expression:
+            if not isinstance(node, exp.Table) or node.meta.get("standin_raw"):
+                return node
+            t = self.tables.get(self.key(self._table_name(node))) if node.name else None
+            if t is None or (t.row_filter is None and not self._masks_of(t)):
+                return node
+            governed = self._governed_select(t).subquery(node.alias or node.name, copy=False)
+            return governed
+
+        return tree.transform(replace)
+
+    def _masks_of(self, t: Table) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """UPPER column -> (mask, using columns), as set on the columns."""
+        return dict(t.masks)
+
+    def _governed_select(self, t: Table) -> exp.Select:
+        alias = f"__standin_raw_{next(self._alias)}"
+        raw = exp.to_table(self._quoted(t.name), dialect="duckdb")
+        raw.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        raw.meta["standin_raw"] = True
+
+        def col(name: str) -> exp.Column:
+            return exp.column(
+                exp.to_identifier(t.columns[name.upper()][0], quoted=True), table=alias
+            )
+
+        masks = self._masks_of(t)
+        selects = []
+        for upper, (name, _) in t.columns.items():
+            value: exp.Expression = col(upper)
+            if upper in masks:
+                policy, using = masks[upper]
+                value = self._bound(policy, [col(upper), *(col(u) for u in using)])
+            selects.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
+        select = exp.select(*selects).from_(raw)
+        if t.row_filter is not None:
+            policy, on = t.row_filter
+            select = select.where(self._bound(policy, [col(c) for c in on]))
+        return select
+
+    def _bound(self, name: str, args: list[exp.Expression]) -> exp.Expression:
+        """A deployed policy's body with its parameters bound to ``args`` (an unqualified
+        column of a parameter's name, unless a table the enclosing subquery reads has that
+        column: the inner scope wins, as in compiler/verify/bind.py)."""
+        policy = self._policy(name)
+        body = sqlglot.parse_one(policy.body, read=self.dialect)
+        index = {p.upper(): i for i, (p, _) in enumerate(policy.params)}
+        for column in list(body.find_all(exp.Column)):
+            i = index.get(column.name.upper())
+            if i is None or column.table or self._shadowed(column):
+                continue
+            if column is body:
+                return exp.paren(args[i].copy(), copy=False)
+            column.replace(args[i].copy())
+        return exp.paren(body, copy=False)
+
+    def _shadowed(self, column: exp.Column) -> bool:
+        node = column.parent
+        while node is not None:
+            if isinstance(node, exp.Select):
+                for table in node.find_all(exp.Table):
+                    if table.parent_select is node and self._has_column(table, column.name):
+                        return True
+            node = node.parent
+        return False
+
+    def _has_column(self, table: exp.Table, column: str) -> bool:
+        parts = self.key(self._table_name(table)).split(".")
+        if len(parts) != 3:
+            return False
+        rows = self.db.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_catalog = ? AND "
+            "table_schema = ? AND table_name = ? AND upper(column_name) = ?",
+            [*parts, column.upper()],
+        ).fetchall()
+        return bool(rows)
 
     # ------------------------------------------------------------------ reads
 

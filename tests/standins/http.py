@@ -1,4 +1,9 @@
-"""A threaded HTTP server on 127.0.0.1 shared by both stand-ins."""
+"""The one HTTP server helper of the suite: a threaded server on 127.0.0.1 for the duration of
+a test (every stand-in: Snowflake, Databricks, the A2A agent), a JSON handler base, and ports
+that never answer or refuse.
+
+Stopping is immediate: ``serve_forever`` polls for the stop request every POLL_INTERVAL
+seconds (the default, 0.5 s, was paid at every test's teardown)."""
 
 from __future__ import annotations
 
@@ -9,7 +14,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
+
+#: how often a serving thread looks for a stop request (seconds)
+POLL_INTERVAL = 0.01
+
+S = TypeVar("S", bound=ThreadingHTTPServer)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -34,17 +44,31 @@ class Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serve(handler: type[Handler]) -> Iterator[int]:
-    """Serve ``handler`` on a free port of 127.0.0.1 for the duration of the block."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+def running(server: S) -> Iterator[S]:
+    """Serve ``server`` (bound to 127.0.0.1) in a thread; stop and close it afterwards."""
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": POLL_INTERVAL}, daemon=True
+    )
     thread.start()
     try:
-        yield server.server_address[1]
+        yield server
     finally:
         server.shutdown()
         server.server_close()
+        thread.join(timeout=5)
+
+
+def base_url(server: ThreadingHTTPServer) -> str:
+    address, port = server.server_address[:2]
+    return f"http://{address}:{port}"
+
+
+@contextmanager
+def serve(handler: type[Handler]) -> Iterator[int]:
+    """Serve ``handler`` on a free port of 127.0.0.1 for the duration of the block."""
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as server:
+        yield server.server_address[1]
 
 
 @contextmanager

@@ -17,7 +17,6 @@ sql-reference/functions/policy_references).
 
 from __future__ import annotations
 
-import itertools
 import json
 import uuid
 from collections.abc import Iterator
@@ -25,14 +24,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from compiler.sqlscan import Statement
 from tests.standins.engine import Estate, SqlError, Table, missing
 from tests.standins.http import Handler, serve
+from tests.standins.reader import Stmt
 
 CREATED = "2026-11-03 10:00:00.000 +0000"
 POLICY_REFERENCE_COLUMNS = [
@@ -81,7 +79,6 @@ class SnowflakeEstate(Estate):
         self.user_roles: dict[str, set[str]] = {}
         #: the session of the statement being executed (set by the HTTP handler)
         self.current: Session | None = None
-        self._alias = itertools.count(1)
 
     def grant_roles(self, user: str, roles: list[str]) -> None:
         self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
@@ -112,7 +109,7 @@ class SnowflakeEstate(Estate):
             return set(self.session)
         return self.current.in_session()
 
-    def _other(self, stmt: Statement, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def _other(self, stmt: Stmt, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         if isinstance(stmt.expression, exp.Use):
             return self._use(stmt.expression)
         return super()._other(stmt, sql)
@@ -174,24 +171,10 @@ class SnowflakeEstate(Estate):
 
         return tree.transform(current_role)
 
-    def _govern(self, tree: exp.Expression) -> exp.Expression:
-        """Every governed table a query reads -> the rows and values its policies let through."""
-
-        def replace(node: exp.Expression) -> exp.Expression:
-            if not isinstance(node, exp.Table) or node.meta.get("standin_raw"):
-                return node
-            t = self.tables.get(self.key(self._table_name(node))) if node.name else None
-            if t is None or (t.row_filter is None and not self._masks_of(t)):
-                return node
-            governed = self._governed_select(t).subquery(node.alias or node.name, copy=False)
-            return governed
-
-        return tree.transform(replace)
-
     def _masks_of(self, t: Table) -> dict[str, tuple[str, tuple[str, ...]]]:
         """UPPER column -> (masking policy, using columns): set on the column, else through a tag
         on the column, else through a tag on the table (the policy returning the column's type)."""
-        out = dict(t.masks)
+        out = super()._masks_of(t)
         for column, (_, col_type) in t.columns.items():
             if column in out:
                 continue
@@ -208,66 +191,6 @@ class SnowflakeEstate(Estate):
             if p is not None and p.returns.upper() == col_type.upper():
                 return {column: (policy, ())}
         return {}
-
-    def _governed_select(self, t: Table) -> exp.Select:
-        alias = f"__standin_raw_{next(self._alias)}"
-        raw = exp.to_table(self._quoted(t.name), dialect="duckdb")
-        raw.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
-        raw.meta["standin_raw"] = True
-
-        def col(name: str) -> exp.Column:
-            return exp.column(exp.to_identifier(t.columns[name][0], quoted=True), table=alias)
-
-        masks = self._masks_of(t)
-        selects = []
-        for upper, (name, _) in t.columns.items():
-            value: exp.Expression = col(upper)
-            if upper in masks:
-                policy, using = masks[upper]
-                value = self._bound(policy, [col(upper), *(col(u) for u in using)])
-            selects.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
-        select = exp.select(*selects).from_(raw)
-        if t.row_filter is not None:
-            policy, on = t.row_filter
-            select = select.where(self._bound(policy, [col(c) for c in on]))
-        return select
-
-    def _bound(self, name: str, args: list[exp.Expression]) -> exp.Expression:
-        """A deployed policy's body with its parameters bound to ``args`` (an unqualified
-        column of a parameter's name, unless a table the enclosing subquery reads has that
-        column: the inner scope wins, as in compiler/verify/bind.py)."""
-        policy = self._policy(name)
-        body = sqlglot.parse_one(policy.body, read="snowflake")
-        index = {p.upper(): i for i, (p, _) in enumerate(policy.params)}
-        for column in list(body.find_all(exp.Column)):
-            i = index.get(column.name.upper())
-            if i is None or column.table or self._shadowed(column):
-                continue
-            if column is body:
-                return exp.paren(args[i].copy(), copy=False)
-            column.replace(args[i].copy())
-        return exp.paren(body, copy=False)
-
-    def _shadowed(self, column: exp.Column) -> bool:
-        node = column.parent
-        while node is not None:
-            if isinstance(node, exp.Select):
-                for table in node.find_all(exp.Table):
-                    if table.parent_select is node and self._has_column(table, column.name):
-                        return True
-            node = node.parent
-        return False
-
-    def _has_column(self, table: exp.Table, column: str) -> bool:
-        parts = self.key(self._table_name(table)).split(".")
-        if len(parts) != 3:
-            return False
-        rows = self.db.execute(
-            "SELECT 1 FROM information_schema.columns WHERE table_catalog = ? AND "
-            "table_schema = ? AND table_name = ? AND upper(column_name) = ?",
-            [*parts, column.upper()],
-        ).fetchall()
-        return bool(rows)
 
     # SHOW ... is a command sqlglot does not parse: read its tokens
     def _command(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
