@@ -251,7 +251,11 @@ CASES = [
     ),
     Case(
         "session context",
-        {"m.snowflake.sql": SF_MASK.format(expr="SHA2(val || CURRENT_REGION() || INVOKER_SHARE())")},
+        {
+            "m.snowflake.sql": SF_MASK.format(
+                expr="SHA2(val || CURRENT_REGION() || INVOKER_SHARE())"
+            )
+        },
         [("m.snowflake.sql", 2, "ACC201", "SHA2(")],
     ),
     Case(

@@ -71,7 +71,9 @@ def unsalted_hash(ctx: Context) -> Iterator[Finding]:
     nothing secret concatenated to it: alone, or mixed only with what anyone who may query the
     platform can compute. Another column of the same row, `CURRENT_ACCOUNT()`,
     `CURRENT_DATABASE()`, `current_catalog()`, `current_metastore()` and the other context and
-    built-in functions are public. Only a call of a function the platform does not define
+    built-in functions are public (in a Snowflake policy body `CURRENT_DATABASE()` and
+    `CURRENT_SCHEMA()` even return the protected table's database and schema: constants).
+    Only a call of a function the platform does not define
     (a salt function such as `gov.pol.subject_salt()`) or Databricks' `secret(scope, key)`
     counts as a salt; a salt written as a literal is ACC205.
 
