@@ -297,6 +297,18 @@ CASES = [
         "masked value {{masked_column}}",
     ),
     Case(
+        "dbt-snow-mask as published: CURRENT_ROLE() and SHA2({{masked_column}}) both found",
+        {
+            "macros/mp_conditional_pii.sql": snow_mask("SHA2({{masked_column}})").replace(
+                "IS_ROLE_IN_SESSION('SYSADMIN')", "CURRENT_ROLE() IN ('SYSADMIN')"
+            )
+        },
+        [
+            ("macros/mp_conditional_pii.sql", 9, "ACC101", "CURRENT_ROLE()"),
+            ("macros/mp_conditional_pii.sql", 9, "ACC201", "SHA2({{masked_column}})"),
+        ],
+    ),
+    Case(
         "dbt-snow-mask: the body spells the expression with spaces",
         {"macros/mp_conditional_pii.sql": snow_mask("SHA2({{ masked_column }}, 256)")},
         [("macros/mp_conditional_pii.sql", 9, "ACC201", "SHA2({{ masked_column }}, 256)")],
