@@ -115,7 +115,7 @@ def test_policy_yaml_mistakes_say_the_fix(tmp_path: Path, case: YamlCase) -> Non
     text = path.read_text()
     assert case.old in text
     path.write_text(text.replace(case.old, case.new, 1))
-    code, out, err = run_cli(["validate", "policies"], cwd=tmp_path)
+    code, _, err = run_cli(["validate", "policies"], cwd=tmp_path)
     assert code == 2
     assert "Traceback" not in err
     lines = [line for line in err.splitlines() if line.startswith(f"policies/{case.file}:")]
