@@ -9,6 +9,7 @@ each cited where it is defined; none is copied from them.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from compiler.lint.engine import lint_sql_batch
 from compiler.lint.inputs.sqlfiles import read_sql_files
 from compiler.sqlscan.template import read_template
+from tests.cli import run_cli
 from tests.estates import write_files
 
 #: A policy with CURRENT_ROLE() (ACC101), the one real defect of every case below
@@ -213,3 +215,26 @@ def test_an_expression_too_short_for_the_kind_is_not_rewritten() -> None:
     template = read_template('{% set k = "materialized view" %}\nalter {{k}} t unset tag x;\n')
     assert all("materialized" not in v for v in template.variants)
     assert all(len(v) == len(template.variants[0]) for v in template.variants)
+
+
+def test_lint_dot_in_a_dbt_project_reports_only_the_real_defects(tmp_path: Path) -> None:
+    """A dbt project using `do`, loop controls and templated object kinds: `accord lint .`
+    reports the CURRENT_ROLE() of each policy and nothing else (no ACC001)."""
+    write_files(
+        tmp_path,
+        {
+            "dbt_project.yml": "name: analytics\nversion: '1.0'\nmacro-paths: ['macros']\n",
+            "macros/mask_columns.sql": DO_AND_LOOP_CONTROLS,
+            "macros/dbt_snowflake_masking/apply_dynamic_data_masking.sql": GITLAB_APPLY,
+            "macros/apply_policy.sql": NAVIKT_APPLY,
+            "snapshots/customers.sql": SNAPSHOT,
+        },
+    )
+    run = run_cli(["lint", ".", "--format", "json"], cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    found = sorted((f["file"], f["rule"]) for f in json.loads(run.stdout)["findings"])
+    assert found == [
+        ("macros/apply_policy.sql", "ACC101"),
+        ("macros/dbt_snowflake_masking/apply_dynamic_data_masking.sql", "ACC101"),
+        ("macros/mask_columns.sql", "ACC101"),
+    ]
