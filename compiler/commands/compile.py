@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from compiler.commands.options import directory_argument
+from compiler.commands.options import Choice, directory_argument
 from compiler.core.outdir import check_out, write_tree
 from compiler.model.validate import load_project
 from targets.render import TARGET_CHOICES, render_files
@@ -16,7 +16,7 @@ from targets.render import TARGET_CHOICES, render_files
 @click.option("--out", "out", required=True, type=click.Path(), help="Output directory.")
 @click.option(
     "--target",
-    type=click.Choice(TARGET_CHOICES),
+    type=Choice(TARGET_CHOICES),
     default="all",
     show_default=True,
     help="Which platform(s) to write.",

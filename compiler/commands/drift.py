@@ -5,15 +5,15 @@ from typing import Any
 
 import click
 
-from compiler.commands.options import live_options, options_from, platforms_of, progress
+from compiler.commands.options import Choice, live_options, options_from, platforms_of, progress
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from compiler.model.validate import load_project
 
 
 @click.command("drift")
 @click.argument("directory", default="policies", type=click.Path())
-@click.option("--platform", required=True, type=click.Choice(["snowflake", "databricks", "all"]))
-@click.option("--format", "fmt", default="text", type=click.Choice(["text", "json", "sarif"]))
+@click.option("--platform", required=True, type=Choice(["snowflake", "databricks", "all"]))
+@click.option("--format", "fmt", default="text", type=Choice(["text", "json", "sarif"]))
 @live_options
 def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
     """Compare the model with what the platforms hold: findings ACC701-ACC706, located at the

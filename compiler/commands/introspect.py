@@ -5,14 +5,14 @@ from typing import Any
 
 import click
 
-from compiler.commands.options import live_options, options_from, progress
+from compiler.commands.options import Choice, live_options, options_from, progress
 from compiler.model.validate import load_project
 
 
 @click.command("introspect")
-@click.option("--platform", required=True, type=click.Choice(["snowflake", "databricks"]))
+@click.option("--platform", required=True, type=Choice(["snowflake", "databricks"]))
 @click.argument("directory", default="policies", type=click.Path())
-@click.option("--format", "fmt", default="text", type=click.Choice(["text", "json"]))
+@click.option("--format", "fmt", default="text", type=Choice(["text", "json"]))
 @live_options
 def command(platform: str, directory: str, fmt: str, **kwargs: Any) -> int:
     """Read the governance objects deployed on PLATFORM for the model in DIRECTORY.

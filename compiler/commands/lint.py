@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from compiler.commands.options import fail_on_option, format_option
+from compiler.commands.options import Choice, fail_on_option, format_option
 from compiler.core.platforms import DIALECTS
 from compiler.lint.report import (
     FORMATS,
@@ -50,7 +50,7 @@ FAIL_ON = ("error", "warning", "never")
 @click.option("--statistics", is_flag=True, help="Count findings by rule instead of listing them.")
 @click.option(
     "--dialect",
-    type=click.Choice(DIALECTS),
+    type=Choice(DIALECTS),
     default=None,
     help="Dialect of the SQL files (default: from a .snowflake.sql / .databricks.sql "
     "suffix, else from the statements).",

@@ -5,12 +5,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from compiler.commands.options import live_options, options_from
+from compiler.commands.options import Choice, live_options, options_from
 
 if TYPE_CHECKING:
     from compiler.plan.apply import Outcome
 
-PLATFORM = click.Choice(["snowflake", "databricks"])
+PLATFORM = Choice(["snowflake", "databricks"])
 
 
 def _ledger(plans: str, ledger: str | None) -> Path:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -12,6 +13,23 @@ import click
 from compiler.connect.config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """click's Choice, and for a mistyped value the choice it probably meant (``--format jsn``:
+    did you mean 'json'?). Every command's choice options use it."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as err:
+            names = [str(c) for c in self.choices]
+            close = difflib.get_close_matches(str(value).lower(), names, n=1, cutoff=0.5)
+            if not close:
+                raise
+            raise click.BadParameter(
+                f"{err.message.rstrip('.')}; did you mean {close[0]!r}?", ctx=ctx, param=param
+            ) from None
 
 
 def directory_argument(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -29,7 +47,7 @@ def format_option(formats: Sequence[str], help: str | None = None) -> Decorator:
     return click.option(
         "--format",
         "fmt",
-        type=click.Choice(formats),
+        type=Choice(formats),
         default=formats[0],
         show_default=True,
         help=help,
@@ -40,7 +58,7 @@ def fail_on_option(choices: Sequence[str], help: str, default: str | None = None
     """``--fail-on``: the findings that make the command exit 1 (``default`` shown when set)."""
     return click.option(
         "--fail-on",
-        type=click.Choice(choices),
+        type=Choice(choices),
         default=default,
         show_default=default is not None,
         help=help,

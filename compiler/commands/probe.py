@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from compiler.commands.options import compiled_option, format_option
+from compiler.commands.options import Choice, compiled_option, format_option
 from compiler.core.errors import UsageError
 
 
@@ -23,7 +23,7 @@ from compiler.core.errors import UsageError
 @click.option("--live", is_flag=True, help="Ask the live platforms and A2A surfaces.")
 @click.option(
     "--platform",
-    type=click.Choice(["snowflake", "databricks", "a2a", "all"]),
+    type=Choice(["snowflake", "databricks", "a2a", "all"]),
     default="all",
     show_default=True,
     help="Live: only the surfaces of this platform (a2a: the A2A surfaces).",

@@ -71,8 +71,9 @@ def format_findings(findings: Sequence[Finding], color: bool = False) -> str:
             level = style(f"suppressed {f.severity}", fg="bright_black")
         else:
             level = style(f.severity, fg="red" if f.severity == "error" else "yellow", bold=True)
+        about = f"  [{f.object}]" if f.object else ""  # a file-level finding names no object
         out.append(
-            f"  {loc.line}:{loc.column}  {level}  {style(f.rule, bold=True)} {f.name}  [{f.object}]"
+            f"  {loc.line}:{loc.column}  {level}  {style(f.rule, bold=True)} {f.name}{about}"
         )
         out.append(f"    {f.message}")
         line = source_line(loc.file, loc.line)

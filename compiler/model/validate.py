@@ -152,9 +152,77 @@ def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
             )
             continue
         where = raw.source.value(path) or raw.origin
-        hint = quote_hint(raw, path) if kind in ("string_type", "literal_error") else ""
+        if kind in ("model_type", "model_attributes_type", "dict_type") and path:
+            out.append(Diagnostic(where, _mapping_expected(raw.data, path, e)))
+            continue
+        if kind == "literal_error" and path == ("version",):
+            out.append(Diagnostic(where, _version_message(e.get("input"))))
+            continue
+        hint = ""
+        if kind == "string_type" or (kind == "literal_error" and _strings_expected(e)):
+            hint = quote_hint(raw, path)
         out.append(Diagnostic(where, f"{_dotted(path) or 'top level'}: {_message(e)}{hint}"))
     return out
+
+
+def _version_message(value: Any) -> str:
+    """``version: 2``: the versions that exist, not advice to quote the number."""
+    known = typing.get_args(PolicyModel.model_fields["version"].annotation)
+    listed = ", ".join(str(v) for v in known)
+    return (
+        f"version: {value!r} is not a version of the policy format; the versions that exist "
+        f"are: {listed} (write version: {known[-1]})"
+    )
+
+
+def _strings_expected(e: Any) -> bool:
+    """Whether a literal error's accepted values are strings (``'hash' or 'redact'``), so a
+    YAML number or boolean there is fixed by quoting it."""
+    return "'" in str((e.get("ctx") or {}).get("expected", ""))
+
+
+def _words(class_name: str) -> str:
+    """``RowFilter`` -> ``row filter``."""
+    out = "".join(f" {c.lower()}" if c.isupper() else c for c in class_name).strip()
+    return out or "mapping"
+
+
+def _mapping_expected(data: Any, path: tuple[Any, ...], e: Any) -> str:
+    """A mapping was expected at ``path`` and something else is there: what was expected under
+    which key, and, for the usual cause (the lines below a key not indented under it), the
+    indentation that fixes it."""
+    ctx = e.get("ctx") or {}
+    what = _words(str(ctx.get("class_name", "")))
+    key = str(path[-1])
+    fields = _fields_at(path, declared=True)
+    keys = f" (with keys such as {', '.join(fields[:3])})" if fields else ""
+    dotted = _dotted(path)
+    value = e.get("input")
+    if value is None:
+        return (
+            f"{dotted}: a {what}{keys} is expected under {key!r}, and nothing is indented "
+            f"under it; if the lines below are its keys, indent them under {key!r}"
+        )
+    if key in fields:
+        parent = _parent_mapping(data, path)
+        above = [k for k, v in parent.items() if v is None and k != key] if parent else []
+        owner = f" {above[-1]!r}" if above else " above"
+        return (
+            f"{dotted}: {key!r} is a key of a {what}, but here it stands where a {what} is "
+            f"expected; indent it under the {what}{owner}"
+        )
+    shown = value if isinstance(value, str | int | float | bool) else type(value).__name__
+    return f"{dotted}: a {what}{keys} is expected under {key!r}, got {shown!r}"
+
+
+def _parent_mapping(data: Any, path: tuple[Any, ...]) -> dict[Any, Any] | None:
+    node = data
+    for step in path[:-1]:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node if isinstance(node, dict) else None
 
 
 def _flow_comma(data: Any, path: tuple[Any, ...]) -> str:
@@ -221,8 +289,9 @@ def _dotted(path: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in path)
 
 
-def _fields_at(path: tuple[Any, ...]) -> list[str]:
-    """Field names of the model class found by walking ``path`` from PolicyModel."""
+def _fields_at(path: tuple[Any, ...], declared: bool = False) -> list[str]:
+    """Field names of the model class found by walking ``path`` from PolicyModel, sorted (or
+    in the order the class declares them)."""
     ann: Any = PolicyModel
     for step in path:
         ann = _unwrap(ann)
@@ -238,7 +307,7 @@ def _fields_at(path: tuple[Any, ...]) -> list[str]:
             return []
     ann = _unwrap(ann)
     if isinstance(ann, type) and issubclass(ann, BaseModel):
-        return sorted(ann.model_fields)
+        return list(ann.model_fields) if declared else sorted(ann.model_fields)
     return []
 
 

@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import Iterator, Sequence
 
 from sqlglot import exp
@@ -229,6 +230,9 @@ def _scan_statement(
         err_line, err_column = ctx.lines.position(fail.offset)
         errors.append(ScanError(ctx.file, err_line, err_column, fail.message, span=span))
         return []
+    except RecursionError:  # sqlglot's parser recurses once per level of nesting
+        errors.append(ScanError(ctx.file, line, column, _too_deep(toks), span=span))
+        return []
     except Exception:  # never let a surprise in sqlglot escape scan()
         message = "cannot read this statement (accord does not recognise its syntax)"
         errors.append(ScanError(ctx.file, line, column, message, span=span))
@@ -239,6 +243,23 @@ def _scan_statement(
             fields = {"kind": "other", **_parse_other(ctx, toks)}
         out.append(Statement(**common, **fields))
     return out
+
+
+def _too_deep(toks: Sequence[Token]) -> str:
+    """The message for a statement that nests deeper than the parser can follow."""
+    depth = deepest = 0
+    for tok in toks:
+        if tok.token_type is TokenType.L_PAREN or is_kw(tok, "CASE"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif tok.token_type is TokenType.R_PAREN or is_kw(tok, "END"):
+            depth = max(depth - 1, 0)
+    return (
+        f"cannot read this statement: it nests {deepest} levels deep (parentheses and CASE), "
+        f"deeper than accord's SQL parser follows within Python's recursion limit "
+        f"({sys.getrecursionlimit()} nested calls); flatten the expression or move part of "
+        "it into a function"
+    )
 
 
 def _scan_immediate(

@@ -2,7 +2,12 @@
 :mod:`compiler.sqlscan` can read, with every offset unchanged.
 
 The template syntax is read by jinja2's own lexer (``Environment.lexer.tokeniter``) and
-checked by its parser (``Environment.parse``); nothing here tokenizes Jinja by hand. Each
+checked by its parser (``Environment.parse``); nothing here tokenizes Jinja by hand. The
+environment is the one dbt builds (``get_environment`` in dbt-labs/dbt-common,
+``dbt_common/clients/jinja.py``): the ``jinja2.ext.do`` and ``jinja2.ext.loopcontrols``
+extensions (``{% do %}``, ``{% break %}``, ``{% continue %}``) and dbt's block tags
+(``materialization``, ``docs``, ``test``, and the ``snapshot`` / ``data_test`` blocks dbt's
+own block reader takes out of a file). Each
 construct is then replaced, in place and by text of the same length (newlines kept), so a
 position in the SQL is the same line and column in the template file:
 
@@ -22,7 +27,12 @@ position in the SQL is the same line and column in the template file:
   other tags (``{% if %}``, ``{% for %}``...) end one when a statement keyword follows;
 * an ``{% if %}`` with several branches gives several *variants* of the SQL, variant k
   keeping branch k of every ``if`` (the last one where an ``if`` has fewer), so the SQL of
-  every branch is linted.
+  every branch is linted;
+* a ``{{ expression }}`` standing for an object kind (``alter {{ materialization }} t ...``,
+  as GitLab's and dbt packages' masking macros write it) has a small set of values: the
+  string constants its ``{% set %}`` assigns when they all are object kinds, else ``table``
+  and ``view`` where it follows ``ALTER`` and precedes a name. Variant k writes value k (the
+  last one where there are fewer), so the statement is linted for each kind.
 
 jinja2 is imported only when a file holds template syntax: linting plain YAML or SQL never
 pays for it.
@@ -30,6 +40,7 @@ pays for it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -42,6 +53,20 @@ _BOUNDARY_TAGS = frozenset({"macro", "endmacro", "call", "endcall", "endset", "m
 _DBT_BLOCKS = ("materialization", "test", "docs", "snapshot", "data_test")
 #: most branches followed: a template with more gets the last branch for the rest
 _MAX_VARIANTS = 8
+#: the extensions dbt enables (dbt_common/clients/jinja.py, ``get_environment``)
+_DBT_EXTENSIONS = ("jinja2.ext.do", "jinja2.ext.loopcontrols")
+#: object kinds an expression may stand for, in the order variants take them
+_OBJECT_KINDS = ("table", "view", "materialized view", "dynamic table", "external table")
+#: the kinds an ``alter {{ x }} <name>`` stands for when the template does not say
+_ALTER_KINDS = ("table", "view")
+#: an expression that is one bare name (``{{ materialization }}``)
+_BARE_NAME = re.compile(r"\{\{-?\s*([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}")
+#: ALTER just before an expression
+_ALTER_BEFORE = re.compile(r"(?:^|[^A-Za-z0-9_$])alter\s+$", re.IGNORECASE)
+#: words after ``alter {{ x }}`` that show it is not an object kind (``alter {{ x }} policy``)
+_NOT_A_NAME_AFTER = frozenset(
+    {"masking", "row", "access", "policy", "function", "tag", "if", "set", "unset"}
+)
 
 
 def has_template_syntax(text: str) -> bool:
@@ -110,7 +135,40 @@ def _environment() -> Any:
             body = parser.parse_statements((f"name:end{token.value}",), drop_needle=True)
             return jinja2.nodes.Scope(body, lineno=token.lineno)
 
-    return jinja2.Environment(extensions=[DbtBlocks])
+    return jinja2.Environment(extensions=[*_DBT_EXTENSIONS, DbtBlocks])
+
+
+def _constants(node: Any) -> list[str] | None:
+    """The string constants an assigned expression can take (``"view" if x else "table"``),
+    or None when it can take another value."""
+    from jinja2 import nodes
+
+    if isinstance(node, nodes.Const) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, nodes.CondExpr) and node.expr2 is not None:
+        first, second = _constants(node.expr1), _constants(node.expr2)
+        return None if first is None or second is None else first + second
+    return None
+
+
+def _assigned_kinds(ast: Any) -> dict[str, tuple[str, ...]]:
+    """Names every ``{% set %}`` of which assigns object kinds only, with those kinds."""
+    from jinja2 import nodes
+
+    found: dict[str, list[str] | None] = {}
+    for node in ast.find_all(nodes.Assign):
+        if not isinstance(node.target, nodes.Name):
+            continue
+        name = node.target.name
+        values = _constants(node.node)
+        before = found.get(name, [])
+        found[name] = None if values is None or before is None else before + values
+    out: dict[str, tuple[str, ...]] = {}
+    for name, values in found.items():
+        kinds = {v.strip().lower() for v in values or ()}
+        if kinds and kinds <= set(_OBJECT_KINDS):
+            out[name] = tuple(k for k in _OBJECT_KINDS if k in kinds)
+    return out
 
 
 def _located(source: str, tokens: Iterator[tuple[int, str, str]]) -> Iterator[tuple[int, str, str]]:
@@ -156,7 +214,7 @@ def read_template(text: str) -> Template:
     source = text.replace("\r", " ")
     env = _environment()
     try:
-        env.parse(source)
+        ast = env.parse(source)
         raw_tokens = list(env.lexer.tokeniter(source, None))
     except TemplateSyntaxError as err:
         return Template([], [], [], (_error_offset(source, err.lineno), err.message or str(err)))
@@ -179,16 +237,36 @@ def read_template(text: str) -> Template:
             constructs.append(Construct(offset, offset + len(value), "tag", value, "raw"))
         elif opened is not None and kind in ("name", "operator"):
             names.append((kind, value))
-    return _render(source, constructs)
+    return _render(source, constructs, _assigned_kinds(ast))
 
 
-def _render(source: str, constructs: list[Construct]) -> Template:
+def _kinds_of(
+    c: Construct, source: str, chars: list[str], assigned: dict[str, tuple[str, ...]]
+) -> tuple[str, ...]:
+    """The object kinds the expression ``c`` stands for, or () when it is not a kind."""
+    bare = _BARE_NAME.fullmatch(c.source)
+    if bare is not None and bare.group(1) in assigned:
+        return assigned[bare.group(1)]
+    if not _ALTER_BEFORE.search("".join(chars[max(0, c.start - 40) : c.start])):
+        return ()
+    after = re.match(r"\s+([A-Za-z_]+|\"|\{\{)", source[c.end :])
+    if after is None or after.group(1).lower() in _NOT_A_NAME_AFTER:
+        return ()
+    return _ALTER_KINDS
+
+
+def _render(
+    source: str, constructs: list[Construct], assigned: dict[str, tuple[str, ...]]
+) -> Template:
     chars = list(source)
     breaks: list[tuple[int, bool]] = []
     placeholders: dict[str, str] = {}
     calls: dict[str, str] = {}
     numbers: dict[str, int] = {}
+    #: (offset, width, values) of each expression that stands for an object kind
+    choices: list[tuple[int, int, tuple[str, ...]]] = []
     for c in constructs:
+        kinds = _kinds_of(c, source, chars, assigned) if c.kind == "expression" else ()
         _blank(chars, c.start, c.end)
         if c.kind == "comment" and "accord:" in c.source and "\n" not in c.source:
             # {# accord: ignore ACC101 why #} is a suppression, as -- accord: ignore is
@@ -211,6 +289,8 @@ def _render(source: str, constructs: list[Construct]) -> Template:
             else:
                 name = "_" * width
             chars[c.start : c.start + width] = list(name)
+            if kinds and max(len(k) for k in kinds) <= width:
+                choices.append((c.start, width, kinds))
         elif c.kind == "tag":
             always = c.tag in _BOUNDARY_TAGS or (c.tag == "set" and "=" not in c.source)
             breaks.append((c.start, always))
@@ -218,8 +298,9 @@ def _render(source: str, constructs: list[Construct]) -> Template:
     base = "".join(chars)
     variants = [base]
     blocks = _if_blocks(constructs)
-    width = min(max((len(b) for b in blocks), default=1), _MAX_VARIANTS)
-    if width > 1:
+    widest = max([len(b) for b in blocks] + [len(v) for _, _, v in choices], default=1)
+    width = min(widest, _MAX_VARIANTS)
+    if width > 1 or choices:
         variants = []
         for k in range(width):
             variant = list(base)
@@ -228,6 +309,8 @@ def _render(source: str, constructs: list[Construct]) -> Template:
                 for i, (start, end) in enumerate(branches):
                     if i != keep:
                         _blank(variant, start, end)
+            for start, room, values in choices:
+                variant[start : start + room] = list(values[min(k, len(values) - 1)].ljust(room))
             variants.append("".join(variant))
     return Template(variants, sorted(breaks), constructs, None, placeholders, calls)
 

@@ -192,7 +192,9 @@ def unanalysed_policy(ctx: SqlContext) -> Iterator[SqlHit]:
     per caller (a Databricks dynamic view, a Snowflake secure view) with a syntax error (at the
     line and column of the error), text after an unterminated quote, a function in a file
     whose dialect cannot be told, a Jinja template with a syntax error, a template
-    statement whose keywords come from an expression accord cannot resolve, or a policy
+    statement whose keywords come from an expression accord cannot resolve (an expression
+    standing for an object kind, `alter {{ materialization }} ...`, is read as each kind it
+    can take: the string constants its `{% set %}` assigns, else a table and a view), or a policy
     body that calls a macro (`{{ mask_hash('val') }}`) whose SQL is not in the file, or, in a
     Databricks Python notebook, a `spark.sql(...)` string holding a policy statement whose value
     is not its text (backslash escapes) or a cell that is not valid Python. The rest of the

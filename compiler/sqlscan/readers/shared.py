@@ -363,5 +363,12 @@ def _snowflake_tags(c: Cursor) -> tuple[tuple[str, str], ...]:
         c.i += 1
 
 
-#: the statements both dialects share (``CREATE FUNCTION`` is :func:`read_create_function`)
-READERS: tuple[Entry, ...] = (("ALTER", ("TABLE",), read_alter_table),)
+#: the statements both dialects share (``CREATE FUNCTION`` is :func:`read_create_function`);
+#: a view takes the same policy actions as a table (Snowflake's ``ALTER VIEW ... MODIFY COLUMN
+#: ... SET MASKING POLICY`` and ``ADD ROW ACCESS POLICY``, Databricks' ``ALTER VIEW ... SET
+#: TAGS``), which dbt macros write as ``alter {{ materialization }} ...``
+READERS: tuple[Entry, ...] = (
+    ("ALTER", ("TABLE",), read_alter_table),
+    ("ALTER", ("VIEW",), read_alter_table),
+    ("ALTER", ("MATERIALIZED", "VIEW"), read_alter_table),
+)
