@@ -22,10 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, build_scope
+
+T = TypeVar("T")
 
 
 def fold(name: str, dialect: str, quoted: bool = False) -> str:
@@ -84,9 +87,9 @@ class Shadowed:
         )
 
 
-def _lookup(columns: Columns, parts: tuple[str, ...]) -> TableColumns | None:
-    """The known columns of a table named by ``parts``: the same name, or one of the two
-    names a suffix of the other (``REGION_GRANTS`` and ``GOV.POLICIES.REGION_GRANTS``)."""
+def lookup(columns: Mapping[tuple[str, ...], T], parts: tuple[str, ...]) -> T | None:
+    """What ``columns`` holds for the table named by ``parts``: the same name, or one of the
+    two names a suffix of the other (``REGION_GRANTS`` and ``GOV.POLICIES.REGION_GRANTS``)."""
     found = columns.get(parts)
     if found is not None:
         return found
@@ -121,7 +124,7 @@ def _source_has(
             return None
         parts = table_key((p.name for p in source.parts), dialect)
         shown = ".".join(p.name for p in source.parts)
-        known = _lookup(columns, parts)
+        known = lookup(columns, parts)
         if known is not None:
             if name in known.columns:
                 return shown, True, known.origin
@@ -192,6 +195,17 @@ def shadowed_parameters(
             out.append(Shadowed(original, params[name], table, known, origin))
     order = {id(n): i for i, n in enumerate(body.walk())}
     out.sort(key=lambda s: order.get(id(s.column), 0))
+    return out
+
+
+def tables_read(tree: exp.Expression, dialect: str) -> list[tuple[str, ...]]:
+    """The folded names of the tables ``tree`` reads (its subqueries' FROM and JOIN)."""
+    out = []
+    for table in tree.find_all(exp.Table):
+        if table.name:
+            key = table_key((p.name for p in table.parts), dialect)
+            if key not in out:
+                out.append(key)
     return out
 
 

@@ -33,6 +33,7 @@ from compiler.model.shadowing import (
 )
 from targets.objects import MappingTable
 
+
 def fix_for(param: str, dialect: str, function: str | None = None) -> str:
     """What to change: rename the parameter; in a Databricks function, or qualify it."""
     renamed = param + ("_VALUE" if param.isupper() else "_value")
