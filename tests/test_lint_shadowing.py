@@ -377,5 +377,7 @@ def test_verify_reports_the_shadowed_argument(
     assert f"written at {node}" in m.message
     assert any(o.kind == "row access policy" for o in m.objects)
     result = run_cli(["verify", str(tmp_path)])
-    assert result.returncode == 1 and "MISMATCH [shadowed]" in result.stdout, result.stdout + result.stderr
+    assert result.returncode == 1 and "MISMATCH [shadowed]" in result.stdout, (
+        result.stdout + result.stderr
+    )
     assert "1 mismatch" in result.stdout
