@@ -64,9 +64,13 @@ def _mapping_tables_read(ctx: Context, dataset: str) -> list[str]:
     ``dataset``, on its platform, reads."""
     ds = ctx.model.datasets[dataset]
     rf = ds.row_filter
-    text = (rf.expression or {}).get(ds.platform) if rf is not None else None  # type: ignore[call-overload]
+    if rf is None or rf.expression is None:
+        return []
+    text = rf.expression.get(ds.platform)  # type: ignore[call-overload]
+    if not text:
+        return []
     catalog = ctx.catalogs.get(ds.platform)
-    if not text or catalog is None:
+    if catalog is None:
         return []
     try:
         tree = parse_predicate(text, ds.platform)
