@@ -7,14 +7,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler.lint.checks import Context
+from compiler.model.expressions import ExpressionError, parse_predicate
 from compiler.model.schema import PLATFORMS
+from compiler.model.shadowing import lookup, table_key, tables_read
+from targets.objects import MappingTable
 
 
 @dataclass(frozen=True)
 class Usage:
     #: mask -> platform -> [(dataset, column)] of the columns it masks there
     mask_columns: dict[str, dict[str, list[tuple[str, str]]]]
-    #: entitlement dimension -> platform -> datasets filtered by it there
+    #: entitlement dimension -> platform -> datasets filtered by it there (by `entitlement:`,
+    #: or by a hand-written predicate that reads the dimension's mapping table)
     dimension_datasets: dict[str, dict[str, list[str]]]
     #: every principal something refers to
     referenced_principals: frozenset[str]
@@ -34,6 +38,9 @@ def usage(ctx: Context) -> Usage:
             if ds.row_filter is not None:
                 if ds.row_filter.entitlement:
                     dims[ds.row_filter.entitlement][ds.platform].append(name)
+                for dim in _mapping_tables_read(ctx, name):
+                    if name not in dims[dim][ds.platform]:
+                        dims[dim][ds.platform].append(name)
                 referenced.update(ds.row_filter.unfiltered_for)
         for principals in m.personas.values():
             referenced.update(principals)
@@ -50,6 +57,36 @@ def usage(ctx: Context) -> Usage:
 
     result: Usage = ctx.memo("usage", compute)
     return result
+
+
+def _mapping_tables_read(ctx: Context, dataset: str) -> list[str]:
+    """The entitlement dimensions whose mapping table the hand-written predicate of
+    ``dataset``, on its platform, reads."""
+    ds = ctx.model.datasets[dataset]
+    rf = ds.row_filter
+    if rf is None or rf.expression is None:
+        return []
+    text = rf.expression.get(ds.platform)  # type: ignore[call-overload]
+    if not text:
+        return []
+    catalog = ctx.catalogs.get(ds.platform)
+    if catalog is None:
+        return []
+    try:
+        tree = parse_predicate(text, ds.platform)
+    except ExpressionError:
+        return []
+    tables = {
+        table_key(o.name.split("."), ds.platform): o.dimension
+        for o in catalog.objects
+        if isinstance(o, MappingTable)
+    }
+    out = []
+    for key in tables_read(tree, ds.platform):
+        found = lookup(tables, key)
+        if found is not None and found not in out:
+            out.append(found)
+    return out
 
 
 def platforms_in(platforms: dict[str, Any]) -> list[str]:

@@ -22,6 +22,7 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     RuleInfo("ACC101", "current-role", "error"),
     RuleInfo("ACC102", "workspace-group-check", "error"),
     RuleInfo("ACC103", "invoker-role", "warning"),
+    RuleInfo("ACC104", "shadowed-parameter", "error"),
     RuleInfo("ACC201", "unsalted-hash", "error"),
     RuleInfo("ACC202", "shared-salt", "error"),
     RuleInfo("ACC203", "joinable-digest", "error"),

@@ -20,7 +20,10 @@ from typing import Any
 from compiler.core.errors import Diagnostic, InputError, Location
 from compiler.meaning import semantics
 from compiler.model.schema import PolicyModel
+from compiler.model.shadowing import Shadowed, TableColumns, shadowed_parameters, table_key
+from compiler.model.shadowing import fold as fold_name
 from compiler.model.validate import Project
+from compiler.sqlscan import Statement, node_position
 from compiler.verify.bind import Binder, BindError
 from compiler.verify.compare import Comparison
 from compiler.verify.data import GenTable, generate
@@ -33,7 +36,7 @@ from compiler.verify.execute import (
     run_table_statements,
 )
 from compiler.verify.parts import Part, PartBuilder, objects_of
-from compiler.verify.report import Report, SqlObject
+from compiler.verify.report import Mismatch, Report, SqlObject
 from compiler.verify.results import NOBODY, Answers, Results
 from compiler.verify.sources import CompiledSQL, PlatformSQL, fold
 
@@ -266,7 +269,71 @@ class Verifier:
             comparison.compare(dataset, row, columns)
         comparison.compare_replicas()
         comparison.compare_digests()
+        self.check_shadowing(datasets)
         return self.report
+
+    def _known_columns(self, platform: str) -> dict[tuple[str, ...], TableColumns]:
+        """The tables the compiled SQL of ``platform`` creates, with all their columns."""
+        out = {}
+        for name, cols in sorted(self.table_columns.items()):
+            prefix, _, table = name.partition(":")
+            if prefix == platform and table:
+                origin = f"the compiled table {table}"
+                known = frozenset(fold_name(c, platform) for c in cols)
+                out[table_key(table.split("."), platform)] = TableColumns(known, True, origin)
+        return out
+
+    def check_shadowing(self, datasets: list[str]) -> None:
+        """A policy parameter that a column shadows inside a subquery of the executed body
+        (lint rule ACC104): executing it shows what the SQL does, and the model's own reading
+        of a hand-written predicate is the same SQL, so nothing would differ. It is a
+        mismatch: the body does not compare the argument the policy is attached with."""
+        known = {p: self._known_columns(p) for p in self.report.platforms}
+        for dataset in datasets:
+            ds = self.model.datasets[dataset]
+            row, columns = self.parts_of[dataset]
+            for column, part in [(None, row), *sorted(columns.items())]:
+                for stmt in part.statements:
+                    routine = self.sql_for(ds.platform).routine(stmt.name or "")
+                    if routine is None or not routine.params:
+                        continue
+                    names = [p.name for p in routine.params]
+                    hits = shadowed_parameters(
+                        routine.body, names, ds.platform, known.get(ds.platform)
+                    )
+                    for hit in hits:
+                        self.report.mismatches.append(
+                            self._shadowed(dataset, column, part, routine.stmt, routine.name, hit)
+                        )
+
+    def _shadowed(
+        self,
+        dataset: str,
+        column: str | None,
+        part: Part,
+        stmt: Statement,
+        name: str,
+        hit: Shadowed,
+    ) -> Mismatch:
+        ds = self.model.datasets[dataset]
+        line, col = node_position(stmt, hit.column)
+        where = f"{stmt.file}:{line}:{col}"
+        rf = ds.row_filter
+        if column is None and rf is not None and rf.expression and ds.platform in rf.expression:
+            written = self.project.loc("datasets", dataset, "row_filter", "expression", ds.platform)
+            where += f", written at {written}"
+        return Mismatch(
+            "shadowed",
+            None,
+            dataset,
+            ds.platform,
+            column,
+            f"{hit.column.name} is the parameter {hit.parameter} of {name}",
+            f"{hit.column.name} is the column of {hit.table}",
+            (),
+            tuple(part.objects),
+            hit.message(f"{name} ({where})"),
+        )
 
 
 def stored_role(name: str) -> str:

@@ -23,7 +23,8 @@ class SqlObject:
 
 @dataclass(frozen=True)
 class Mismatch:
-    #: rows | column | replica-rows | replica-column | digest | refused
+    #: rows | column | replica-rows | replica-column | digest | refused | shadowed (a policy
+    #: parameter that a column shadows inside a subquery of the body: lint rule ACC104)
     kind: str
     persona: str | None
     dataset: str

@@ -16,6 +16,7 @@ from compiler.lint.rules import (
     hashing,
     identity,
     migrations,
+    parameters,
     principals,
     probes,
     suppressions,
@@ -27,6 +28,7 @@ FAMILIES = (
     coverage,  # ACC001
     suppressions,  # ACC002
     identity,  # ACC101-ACC103
+    parameters,  # ACC104
     hashing,  # ACC201-ACC205
     surfaces,  # ACC301, ACC401-ACC403
     probes,  # ACC404

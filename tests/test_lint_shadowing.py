@@ -1,0 +1,383 @@
+"""ACC104 shadowed-parameter: a policy parameter that a column shadows inside a subquery.
+
+Table-driven over the shapes policy code is written in: a Snowflake script, a Databricks
+script with a function used as a row filter, a dbt macro, a Databricks notebook export and a
+hand-written `row_filter.expression` of the model, each with near misses that must stay
+clean (the reference qualified, the parameter named differently, a subquery over a table
+whose columns are known and lack the name). `accord verify` reports the same predicate, and
+ACC503 does not call the mapping table it reads unused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compiler.lint.engine import lint_project, lint_sql_batch
+from compiler.lint.finding import Finding
+from compiler.lint.inputs.sqlfiles import read_sql_files
+from compiler.lint.sources import source_line
+from compiler.model.validate import load_project
+from compiler.verify import verify
+from tests.cli import run_cli
+from tests.estates import write_files
+
+# --------------------------------------------------------------------------------------------
+# SQL files
+
+#: The mapping-table row access policy of Snowflake's documentation ("Understanding row access
+#: policies", https://docs.snowflake.com/en/user-guide/security-row-intro, the
+#: `salesmanagerregions` example), with the parameter given the mapping column's name, as in
+#: issue 21: the subquery's `region` is the mapping table's.
+SF_SHADOWED = """\
+USE ROLE POLICY_ADMIN;
+
+CREATE OR REPLACE ROW ACCESS POLICY gov.policies.region_filter
+  AS (region_code VARCHAR) RETURNS BOOLEAN ->
+  EXISTS (
+    SELECT 1 FROM gov.policies.region_grants g
+    WHERE g.region_code = region_code
+      AND IS_ROLE_IN_SESSION(g.role_name)
+  );
+
+ALTER TABLE sales.crm.customers ADD ROW ACCESS POLICY gov.policies.region_filter ON (region);
+"""
+#: the documentation's own form: the parameter named apart from the mapping column
+SF_RENAMED = SF_SHADOWED.replace("(region_code VARCHAR)", "(region_value VARCHAR)").replace(
+    "= region_code", "= region_value"
+)
+#: a masking policy whose lookup of the unmasking roles shadows the masked value's name
+SF_MASK_SHADOWED = """\
+CREATE OR REPLACE MASKING POLICY gov.policies.email_mask AS (email VARCHAR) RETURNS VARCHAR ->
+  CASE
+    WHEN EXISTS (SELECT 1 FROM gov.policies.email_readers r
+                 WHERE r.email = email AND IS_ROLE_IN_SESSION(r.role_name)) THEN email
+    ELSE '***MASKED***'
+  END;
+"""
+
+#: A SQL UDF used as a row filter, in the shape of Databricks' "Filter sensitive table data
+#: using row filters and column masks" (https://docs.databricks.com/en/tables/
+#: row-and-column-filters.html, the mapping-table example) and the ROW FILTER clause page
+#: (sql-ref-syntax-ddl-row-filter.html): CREATE FUNCTION ... RETURN, then SET ROW FILTER.
+DBX_SHADOWED = """\
+CREATE OR REPLACE FUNCTION main.gov.region_filter(region STRING)
+RETURN is_account_group_member('admins') OR EXISTS (
+  SELECT 1 FROM main.gov.region_grants g
+  WHERE g.region = region AND is_account_group_member(g.group_name)
+);
+
+ALTER TABLE main.sales.orders SET ROW FILTER main.gov.region_filter ON (region);
+"""
+#: the parameter qualified with the function's name (Databricks resolves it to the parameter)
+DBX_QUALIFIED = DBX_SHADOWED.replace("g.region = region", "g.region = region_filter.region")
+#: the mapping table's columns are known from a CREATE TABLE in the files linted, and it has
+#: no column `region`: the parameter is the parameter (the `o.region` of the other lookup
+#: would otherwise make it a suspect)
+DBX_KNOWN_TABLE = """\
+CREATE TABLE IF NOT EXISTS main.gov.region_grants (region_code STRING, group_name STRING);
+
+CREATE OR REPLACE FUNCTION main.gov.region_filter(region STRING)
+RETURN EXISTS (
+  SELECT 1 FROM main.gov.region_grants g
+  WHERE g.region_code = region AND is_account_group_member(g.group_name)
+) OR EXISTS (SELECT 1 FROM main.gov.open_regions o WHERE o.region = 'GLOBAL');
+"""
+#: the same function without the CREATE TABLE: nothing says region_grants lacks `region`
+DBX_UNKNOWN_TABLE = DBX_KNOWN_TABLE.split("\n\n", 1)[1]
+#: a CREATE TABLE that does have the column: known, not only assumed
+DBX_KNOWN_HAS = """\
+CREATE TABLE main.gov.region_grants (region STRING, group_name STRING);
+
+CREATE OR REPLACE FUNCTION main.gov.region_filter(region STRING)
+RETURN EXISTS (SELECT 1 FROM main.gov.region_grants WHERE region = region)
+"""
+
+#: In the style of entechlog/dbt-snow-mask (macros/snow-mask-ddl/create_masking_policy_*.sql,
+#: one macro per policy, `{{node_database}}.{{node_schema}}` names, no `;` before endmacro),
+#: written for a row access policy.
+DBT_SHADOWED = """\
+{% macro create_row_access_policy_region(node_database, node_schema) %}
+
+CREATE ROW ACCESS POLICY IF NOT EXISTS {{node_database}}.{{node_schema}}.region_filter
+  AS (region_code VARCHAR) RETURNS BOOLEAN ->
+    EXISTS (SELECT 1 FROM {{node_database}}.{{node_schema}}.region_grants g
+            WHERE g.region_code = region_code AND IS_ROLE_IN_SESSION(g.role_name))
+
+{% endmacro %}
+"""
+DBT_RENAMED = DBT_SHADOWED.replace("(region_code VARCHAR)", "(val VARCHAR)").replace(
+    "= region_code", "= val"
+)
+
+#: A Python notebook exported as source, in the style of the Databricks row-filter labs
+#: (`# Databricks notebook source`, `# MAGIC %sql` cells between `# COMMAND` lines).
+NOTEBOOK_SHADOWED = """\
+# Databricks notebook source
+# MAGIC %md
+# MAGIC ### Row filters from the grants table
+
+# COMMAND ----------
+
+# MAGIC %sql
+# MAGIC CREATE OR REPLACE FUNCTION main.gov.region_filter(region STRING)
+# MAGIC RETURN EXISTS (SELECT 1 FROM main.gov.region_grants g
+# MAGIC               WHERE g.region = region AND is_account_group_member(g.group_name))
+
+# COMMAND ----------
+
+# MAGIC %sql
+# MAGIC ALTER TABLE main.sales.orders SET ROW FILTER main.gov.region_filter ON (region)
+"""
+NOTEBOOK_QUALIFIED = NOTEBOOK_SHADOWED.replace(
+    "g.region = region", "g.region = region_filter.region"
+)
+
+
+@dataclass
+class SqlCase:
+    id: str
+    files: dict[str, str]
+    #: (file, line, text at the finding's column) of every ACC104 finding, in order
+    at: list[tuple[str, int, str]] = field(default_factory=list)
+    #: words every finding's message holds
+    says: tuple[str, ...] = ()
+
+
+SQL_CASES = [
+    SqlCase(
+        "snowflake-row-access-policy",
+        {"policies.sql": SF_SHADOWED},
+        [("policies.sql", 7, "region_code\n")],
+        ("gov.policies.region_grants", "parameter region_code", "admits every row"),
+    ),
+    SqlCase("snowflake-renamed-parameter", {"policies.sql": SF_RENAMED}),
+    SqlCase(
+        "snowflake-masking-policy",
+        {"masks.sql": SF_MASK_SHADOWED},
+        [("masks.sql", 4, "email AND")],
+        ("gov.policies.email_readers", "parameter email"),
+    ),
+    SqlCase(
+        "databricks-row-filter-function",
+        {"filters.sql": DBX_SHADOWED},
+        [("filters.sql", 4, "region AND")],
+        ("main.gov.region_grants", "parameter region"),
+    ),
+    SqlCase("databricks-qualified-parameter", {"filters.sql": DBX_QUALIFIED}),
+    SqlCase("databricks-table-known-without-the-column", {"filters.sql": DBX_KNOWN_TABLE}),
+    SqlCase(
+        "databricks-table-unknown",
+        {"filters.sql": DBX_UNKNOWN_TABLE},
+        [("filters.sql", 4, "region AND")],
+        ("if that table has one", "o.region"),
+    ),
+    SqlCase(
+        # a file of table DDL alone names its dialect by its suffix (README, "accord lint")
+        "databricks-create-table-in-another-file",
+        {
+            "ddl/tables.databricks.sql": DBX_KNOWN_TABLE.split("\n\n")[0] + "\n",
+            "filters.sql": DBX_UNKNOWN_TABLE,
+        },
+    ),
+    SqlCase(
+        "databricks-table-known-with-the-column",
+        {"filters.sql": DBX_KNOWN_HAS},
+        # both sides of `region = region` are the table's column
+        [("filters.sql", 4, "region = region"), ("filters.sql", 4, "region)")],
+        ("CREATE TABLE at filters.sql:1",),
+    ),
+    SqlCase(
+        "dbt-macro",
+        {"macros/row_access/create_row_access_policy_region.sql": DBT_SHADOWED},
+        [("macros/row_access/create_row_access_policy_region.sql", 6, "region_code AND")],
+        ("parameter region_code",),
+    ),
+    SqlCase(
+        "dbt-macro-renamed", {"macros/row_access/create_row_access_policy_region.sql": DBT_RENAMED}
+    ),
+    SqlCase(
+        "notebook-export",
+        {"notebooks/row_filters.py": NOTEBOOK_SHADOWED},
+        [("notebooks/row_filters.py", 10, "region AND")],
+        ("parameter region",),
+    ),
+    SqlCase("notebook-qualified", {"notebooks/row_filters.py": NOTEBOOK_QUALIFIED}),
+]
+
+
+def _lint_sql(root: Path, names: list[str]) -> list[Finding]:
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        results, problems = read_sql_files(names, None)
+        findings, bad = lint_sql_batch(results)
+        assert problems == bad == []
+        return findings
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.mark.parametrize("case", SQL_CASES, ids=[c.id for c in SQL_CASES])
+def test_shadowed_parameter_in_sql(tmp_path: Path, case: SqlCase) -> None:
+    write_files(tmp_path, case.files)
+    findings = [f for f in _lint_sql(tmp_path, sorted(case.files)) if f.rule == "ACC104"]
+    got = []
+    for f in findings:
+        line = source_line(str(tmp_path / f.location.file), f.location.line)
+        assert line is not None
+        got.append((f.location.file, f.location.line, line[f.location.column - 1 :] + "\n"))
+    assert [(file, line) for file, line, _ in got] == [(file, line) for file, line, _ in case.at]
+    for (_, _, text), (_, _, want) in zip(got, case.at, strict=True):
+        assert text.startswith(want), (text, want)
+    for f in findings:
+        assert f.severity == "error"
+        assert "rename the parameter" in f.fix
+        for word in case.says:
+            assert word in f.message, f.message
+        assert "__j" not in f.message  # template placeholders never reach a user
+
+
+def test_databricks_fix_names_the_function_qualifier(tmp_path: Path) -> None:
+    write_files(tmp_path, {"filters.sql": DBX_SHADOWED, "policies.sql": SF_SHADOWED})
+    fixes = {f.location.file: f.fix for f in _lint_sql(tmp_path, ["filters.sql", "policies.sql"])}
+    assert "region_filter.region" in fixes["filters.sql"]
+    assert "qualify" not in fixes["policies.sql"]  # a Snowflake policy parameter: rename it
+
+
+def test_lint_cli_fails_on_the_readme_shape(tmp_path: Path) -> None:
+    write_files(tmp_path, {"policies.sql": SF_SHADOWED})
+    result = run_cli(["lint", "policies.sql", "--format", "json"], cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    found = [r for r in json.loads(result.stdout)["findings"] if r["rule"] == "ACC104"]
+    assert [(r["line"], r["name"], r["severity"]) for r in found] == [
+        (7, "shadowed-parameter", "error")
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# the model's hand-written predicates
+
+GRANTS = "GOV.POLICIES.REGION_GRANTS"
+
+
+def estate(expression: str, arguments: dict[str, str]) -> dict[str, Any]:
+    """A Snowflake estate whose one dataset is filtered by a hand-written predicate over the
+    `region` dimension's mapping table (which accord compiles as GOV.POLICIES.REGION_GRANTS
+    with columns REGION_CODE and ROLE_NAME)."""
+    return {
+        "version": 1,
+        "platforms": {"snowflake": {"governance_schema": "GOV.POLICIES"}},
+        "principals": {"analyst": {"snowflake": "ANALYST"}, "auditor": {"snowflake": "AUDITOR"}},
+        "entitlements": {"region": {"EU": ["analyst"], "US": ["auditor"]}},
+        "datasets": {
+            "customers": {
+                "platform": "snowflake",
+                "table": "SALES.CRM.CUSTOMERS",
+                "row_filter": {"expression": {"snowflake": expression}, "arguments": arguments},
+            }
+        },
+        "personas": {"analyst": ["analyst"], "auditor": ["auditor"]},
+    }
+
+
+SHADOWED = (
+    f"EXISTS (SELECT 1 FROM {GRANTS} g WHERE g.REGION_CODE = REGION_CODE "
+    "AND IS_ROLE_IN_SESSION(g.ROLE_NAME))"
+)
+RENAMED = SHADOWED.replace("= REGION_CODE", "= REGION_VALUE")
+#: the mapping table is known to have REGION_CODE and ROLE_NAME only: COUNTRY is the argument
+#: even though another lookup names c.COUNTRY
+KNOWN_WITHOUT = (
+    f"EXISTS (SELECT 1 FROM {GRANTS} g WHERE g.REGION_CODE = COUNTRY "
+    "AND IS_ROLE_IN_SESSION(g.ROLE_NAME)) OR COUNTRY IN (SELECT c.COUNTRY FROM REF.GEO.OPEN c)"
+)
+IN_SUBQUERY = (
+    f"REGION_CODE IN (SELECT g.REGION_CODE FROM {GRANTS} g "
+    "WHERE IS_ROLE_IN_SESSION(g.ROLE_NAME) AND g.REGION_CODE = REGION_CODE)"
+)
+
+
+@dataclass
+class YamlCase:
+    id: str
+    expression: str
+    arguments: dict[str, str]
+    #: the text at each ACC104 finding's column, in order
+    at: list[str] = field(default_factory=list)
+
+
+YAML_CASES = [
+    YamlCase(
+        "exists-over-the-mapping-table", SHADOWED, {"REGION_CODE": "VARCHAR"}, ["REGION_CODE AND"]
+    ),
+    YamlCase("renamed-argument", RENAMED, {"REGION_VALUE": "VARCHAR"}),
+    YamlCase("mapping-table-known-without-the-name", KNOWN_WITHOUT, {"COUNTRY": "VARCHAR"}),
+    # the outer REGION_CODE is the argument; only the one inside the subquery is shadowed
+    YamlCase("in-subquery", IN_SUBQUERY, {"REGION_CODE": "VARCHAR"}, ["REGION_CODE)"]),
+]
+
+
+@pytest.mark.parametrize("case", YAML_CASES, ids=[c.id for c in YAML_CASES])
+def test_shadowed_argument_in_a_row_filter_expression(tmp_path: Path, case: YamlCase) -> None:
+    write_files(tmp_path, {"estate.yaml": estate(case.expression, case.arguments)})
+    project = load_project(tmp_path)
+    findings = [f for f in lint_project(project) if f.rule == "ACC104"]
+    node = project.loc("datasets", "customers", "row_filter", "expression", "snowflake")
+    assert len(findings) == len(case.at), [f.message for f in findings]
+    for f, text in zip(findings, case.at, strict=True):
+        # located on the reference inside the YAML scalar
+        assert (f.location.file, f.location.line) == (node.file, node.line)
+        line = source_line(f.location.file, f.location.line)
+        assert line is not None and line[f.location.column - 1 :].startswith(text), line
+        assert f.object == "datasets.customers"
+        assert "mapping table of entitlement dimension region" in f.message
+        assert "REGION_CODE_VALUE" in f.fix
+
+
+def test_acc503_does_not_call_the_mapping_table_a_predicate_reads_unused(tmp_path: Path) -> None:
+    write_files(tmp_path, {"estate.yaml": estate(SHADOWED, {"REGION_CODE": "VARCHAR"})})
+    findings = lint_project(load_project(tmp_path))
+    assert [f.object for f in findings if f.rule == "ACC503"] == []
+    # a predicate over another table leaves the dimension unused, as before
+    other = "REGION_CODE IN (SELECT o.REGION FROM REF.GEO.OPEN_REGIONS o)"
+    write_files(tmp_path / "b", {"estate.yaml": estate(other, {"REGION_CODE": "VARCHAR"})})
+    findings = lint_project(load_project(tmp_path / "b"))
+    assert [f.object for f in findings if f.rule == "ACC503"] == ["entitlements.region"]
+
+
+@pytest.mark.parametrize(
+    ("expression", "arguments", "shadowed"),
+    [(SHADOWED, {"REGION_CODE": "VARCHAR"}, True), (RENAMED, {"REGION_VALUE": "VARCHAR"}, False)],
+    ids=["shadowed", "renamed"],
+)
+def test_verify_reports_the_shadowed_argument(
+    tmp_path: Path, expression: str, arguments: dict[str, str], shadowed: bool
+) -> None:
+    """Executing the predicate and reading it from the model agree (it is the same SQL), so
+    the comparison alone passes it: verify reports the shadowing itself, located at the
+    compiled body and at the YAML node."""
+    write_files(tmp_path, {"estate.yaml": estate(expression, arguments)})
+    project = load_project(tmp_path)
+    report = verify(project)
+    found = [m for m in report.mismatches if m.kind == "shadowed"]
+    if not shadowed:
+        assert report.mismatches == []
+        return
+    assert len(found) == 1, report.to_text()
+    (m,) = found
+    assert (m.dataset, m.platform, m.persona, m.column) == ("customers", "snowflake", None, None)
+    assert f"column of {GRANTS}" in m.actual
+    node = project.loc("datasets", "customers", "row_filter", "expression", "snowflake")
+    assert f"written at {node}" in m.message
+    assert any(o.kind == "row access policy" for o in m.objects)
+    result = run_cli(["verify", str(tmp_path)])
+    assert result.returncode == 1 and "MISMATCH [shadowed]" in result.stdout, (
+        result.stdout + result.stderr
+    )
+    assert "1 mismatch" in result.stdout
