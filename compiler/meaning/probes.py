@@ -11,6 +11,7 @@ call:
 * :func:`reaching` — which surfaces reach a probe's fact, through which dataset and column
   (the structural part, with :class:`Place`, lives in :mod:`compiler.model.probe_places`);
 * :func:`evaluate` — one :class:`ProbeOutcome` per probe and reaching surface;
+* :func:`unanswered` — the reaching surfaces a probe's ``expect`` does not name (ACC404);
 * :func:`probe_init` — a probe with today's dispositions filled in, as YAML.
 
 A surface that reads several places of the fact answers what the loosest of them answers.
@@ -257,6 +258,36 @@ def questions(model: PolicyModel, names: Iterable[str] | None = None) -> Iterabl
         for surface in sorted(probe.expect):
             if surface in reach:
                 yield Question(name, probe, surface, tuple(reach[surface]), perspective)
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    """A surface that reaches a probe's fact and has no ``expect`` entry (ACC404)."""
+
+    probe: str
+    surface: str
+    #: the datasets of the fact the surface reads
+    reads: tuple[str, ...]
+    #: what the model gives the probe's persona there: the suggested entry
+    answer: Answer
+
+
+def unanswered(model: PolicyModel) -> list[Unanswered]:
+    """Every (probe, surface) where a surface reaches the probe's fact and ``expect`` does not
+    say what it should answer, in a deterministic order, with the model's answer."""
+    out: list[Unanswered] = []
+    for name in sorted(model.probes):
+        probe = model.probes[name]
+        reach = reaching(model, probe)
+        missing = [s for s in sorted(reach) if s not in probe.expect]
+        if not missing:
+            continue
+        perspective = sem.Perspective(model, probe.persona)
+        for surface in missing:
+            reads = tuple(sorted({p.dataset for _, p in reach[surface]}))
+            a = surface_answer(model, probe, surface, perspective)
+            out.append(Unanswered(name, surface, reads, a))
+    return out
 
 
 def evaluate(model: PolicyModel, names: Iterable[str] | None = None) -> list[ProbeOutcome]:
