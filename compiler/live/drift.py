@@ -17,6 +17,7 @@ from typing import Any
 from compiler.core.errors import Location
 from compiler.lint.finding import Finding
 from compiler.live.introspect import LiveCatalog, same_body
+from compiler.model.replicas import column_path
 from compiler.model.validate import Project
 from targets.identity import describe_object, fingerprint, identity, is_definition
 from targets.objects import (
@@ -73,7 +74,9 @@ class Locator:
                     return p.loc("datasets", ds), f"datasets.{ds}"
                 key = self.column_key(ds, column) if column else None
                 if key is not None:
-                    return p.loc("datasets", ds, "columns", key), f"datasets.{ds}"
+                    # an inherited column is declared on the source
+                    path = column_path(self.model, ds, key)
+                    return p.loc(*path), f"datasets.{path[1]}"
                 return p.loc("datasets", ds), f"datasets.{ds}"
         if (
             isinstance(obj, MaskPolicy | SaltFunction)

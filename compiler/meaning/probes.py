@@ -28,6 +28,7 @@ from typing import Any
 
 from compiler.meaning import semantics as sem
 from compiler.model.probe_places import Place, declared, reaching
+from compiler.model.replicas import column_origin, column_path
 from compiler.model.schema import PolicyModel, Probe
 
 #: how much of the fact a disposition gives away; the loosest answer of a surface wins
@@ -165,11 +166,24 @@ def answer(
     spec = ds.columns.get(declared(ds.columns, place.column) or "")
     if cv.mask is not None and spec is not None:
         deciders += [
-            ("datasets", d, "columns", declared(ds.columns, place.column), "mask"),
+            (*column_path(model, d, place.column), "mask"),
             ("masks", cv.mask, "unmasked_for"),
         ]
         how = "sees through" if cv.disposition == "clear" else "is masked by"
         why += f"; {probe.persona} {how} {cv.mask} on {d}.{cv.column}"
+        origin, col = column_origin(model, d, place.column)
+        if origin != d:
+            why += f" (inherited from {origin}.{col})"
+    elif ds.replica_of is not None and spec is None:
+        # a replica's undeclared column has the mask of its source's: none there
+        src = ds.replica_of
+        scol = declared(model.datasets[src].columns, place.column)
+        if scol is not None:
+            deciders.append(column_path(model, src, scol))
+        why += (
+            f"; {d}.{cv.column} has no mask: a replica inherits its source's masks, and "
+            f"{src}.{scol or cv.column} has none"
+        )
     else:
         why += f"; {d}.{cv.column} has no mask"
     return Answer(cv.disposition, place, why, tuple(deciders))

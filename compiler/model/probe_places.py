@@ -57,6 +57,8 @@ def places(model: PolicyModel, probe: Probe) -> list[Place]:
         return [Place(d) for d in group]
     for d in group:
         found = declared(probe_columns(model, d), probe.column)
+        if found is None and declared(model.datasets[d].omits, probe.column) is not None:
+            continue  # the replica's table lacks the column: it holds none of the fact
         out.append(Place(d, found or probe.column))
     spec = model.datasets[probe.dataset].columns.get(
         declared(model.datasets[probe.dataset].columns, probe.column) or ""

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from compiler.core.errors import Diagnostic, InputError, Location
 from compiler.model.loader import RawProject, load_directory
 from compiler.model.probe_places import probe_columns, reaching, where_problem
+from compiler.model.replicas import inherit_masks, replica_problems
 from compiler.model.scalars import quote_hint, scalar_problems
 from compiler.model.schema import PLATFORMS, PolicyModel
 from compiler.model.source import Positions
@@ -74,6 +75,13 @@ def validate_raw(raw: RawProject) -> Project:
         raise InputError(_translate(err, raw)) from None
     project = Project(model=model, source=raw.source, files=raw.files, origin=raw.origin)
     problems = _resolve(project)
+    if problems:
+        raise InputError(problems)
+    # replicas inherit their source's masks by column name (compiler.model.replicas)
+    project.model = inherit_masks(model)
+    problems = [
+        Diagnostic(project.loc(*path), msg) for path, msg in replica_problems(project.model)
+    ]
     if problems:
         raise InputError(problems)
     return project
