@@ -19,6 +19,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    model_serializer,
     model_validator,
 )
 
@@ -282,6 +283,15 @@ class Dataset(Strict):
     #: column -> (dataset, column) it inherits its mask from: a replica's masked source
     #: columns it does not declare (``compiler.model.replicas``); never written in YAML
     _inherited: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # an empty ``omits`` is not written: a model's dump (its fingerprint, which plans
+        # record) is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and not self.omits:
+            data.pop("omits", None)
+        return data
 
     @property
     def inherited(self) -> dict[str, tuple[str, str]]:
