@@ -149,6 +149,12 @@ def _init(
     ):
         if value not in table:
             raise UsageError(f"unknown {kind} {value!r} (known: {', '.join(sorted(table))})")
+    if filt is not None:
+        from compiler.model.probe_places import where_problem
+
+        problem = where_problem(model, dataset, next(iter(filt)))
+        if problem:
+            raise UsageError(f"--where: {problem}")
     if column is not None:
         from compiler.model.probe_places import probe_columns
 

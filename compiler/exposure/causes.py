@@ -12,6 +12,7 @@ from typing import Any
 from compiler.core.errors import Location
 from compiler.exposure.changes import Cause, Change
 from compiler.meaning import semantics
+from compiler.model.replicas import column_path
 from compiler.model.schema import PolicyModel
 from compiler.model.source import Path_
 from compiler.model.validate import Project
@@ -139,17 +140,26 @@ class Causes:
         nh = next((n for n in dh.columns if n.lower() == folded), None)
         cb = db.columns.get(nb) if nb else None
         ch = dh.columns.get(nh) if nh else None
+        # where the column's mask is declared in the head: a replica's inherited column is
+        # its source's entry, so a mask dropped on the source is blamed on the source
+        if nh is not None:
+            column = column_path(self.h, c.dataset, nh)
+        elif nb is not None and nb in db.inherited:
+            src, scol = db.inherited[nb]
+            column = ("datasets", src, "columns", scol) if src in self.h.datasets else ()
+        elif dh.replica_of is not None and dh.replica_of in self.h.datasets:
+            src = dh.replica_of
+            scol = next((n for n in self.h.datasets[src].columns if n.lower() == folded), None)
+            column = ("datasets", src, "columns", scol) if scol else ()
+        else:
+            column = ()
         where = ("datasets", c.dataset, "columns")
         if (cb is None or cb.mask is None) != (ch is None or ch.mask is None):
-            yield (
-                (*where, nh, "mask")
-                if ch is not None and ch.mask
-                else ((*where, nh) if nh else where)
-            )
+            yield (*column, "mask") if ch is not None and ch.mask else (column or where)
         mb = cb.mask if cb else None
         mh = ch.mask if ch else None
         if mb != mh:
-            yield (*where, nh, "mask")
+            yield (*column, "mask") if column else where
         if mh is None or mh not in self.b.masks:
             return
         old, new = self.b.masks[mh], self.h.masks[mh]

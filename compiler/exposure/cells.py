@@ -117,8 +117,10 @@ def columns_shown(
                     cols.setdefault(c.lower(), c)
             for d in members:
                 mine = union.setdefault(d, {})
+                gone = {c.lower() for c in model.datasets[d].omits}  # the table lacks them
                 for k, v in cols.items():
-                    mine.setdefault(k, v)
+                    if k not in gone:
+                        mine.setdefault(k, v)
     return {d: sorted(union.get(d, {}).values(), key=str.lower) for d in datasets}
 
 

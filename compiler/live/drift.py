@@ -1,4 +1,5 @@
-"""Compare the model's lowered catalogs with what the platforms hold: findings ACC701-ACC706.
+"""Compare the model's lowered catalogs with what the platforms hold: findings ACC701-ACC706 (and
+ACC701 for a replica's `omits` the live table contradicts).
 
 Each difference is a lint-style :class:`~compiler.lint.finding.Finding` located at the place
 in the model's YAML that asks for the object (the dataset column that names a mask, the
@@ -16,7 +17,8 @@ from typing import Any
 
 from compiler.core.errors import Location
 from compiler.lint.finding import Finding
-from compiler.live.introspect import LiveCatalog, same_body
+from compiler.live.introspect import LiveCatalog, same_body, table_columns
+from compiler.model.replicas import column_path
 from compiler.model.validate import Project
 from targets.identity import describe_object, fingerprint, identity, is_definition
 from targets.objects import (
@@ -73,7 +75,9 @@ class Locator:
                     return p.loc("datasets", ds), f"datasets.{ds}"
                 key = self.column_key(ds, column) if column else None
                 if key is not None:
-                    return p.loc("datasets", ds, "columns", key), f"datasets.{ds}"
+                    # an inherited column is declared on the source
+                    path = column_path(self.model, ds, key)
+                    return p.loc(*path), f"datasets.{path[1]}"
                 return p.loc("datasets", ds), f"datasets.{ds}"
         if (
             isinstance(obj, MaskPolicy | SaltFunction)
@@ -367,6 +371,57 @@ def canary_findings(
     return findings
 
 
+def omission_findings(project: Project, executors: dict[str, Any]) -> list[Finding]:
+    """ACC701: a replica's ``omits`` says its table lacks a masked column of the source; the
+    live table is asked (``information_schema.columns``). A column that is there carries none
+    of the source's mask (accord compiled none for it), so platform users read it in the
+    clear; columns that cannot be read are said so, never taken for absent."""
+    m = project.model
+    findings: list[Finding] = []
+    for name in sorted(m.datasets):
+        ds = m.datasets[name]
+        executor = executors.get(ds.platform)
+        if not ds.omits or executor is None:
+            continue
+        found = table_columns(ds.platform, executor, ds.table)
+        if isinstance(found, str):
+            findings.append(
+                Finding(
+                    project.loc("datasets", name, "omits"),
+                    "ACC701",
+                    f"datasets.{name}",
+                    f"{ds.platform}: could not read {found}: drift cannot say the omitted "
+                    "columns are absent",
+                    "grant the reading role the privileges the README lists, and run drift again",
+                )
+            )
+            continue
+        live = {c.lower(): c for c in found}
+        src = m.datasets.get(ds.replica_of or "")
+        for i, col in enumerate(ds.omits):
+            if col.lower() not in live:
+                continue
+            spec = None
+            if src is not None:
+                spec = next((s for c, s in src.columns.items() if c.lower() == col.lower()), None)
+            mask = (
+                f"mask {spec.mask} of {ds.replica_of}.{col}" if spec and spec.mask else "the mask"
+            )
+            findings.append(
+                Finding(
+                    project.loc("datasets", name, "omits", i),
+                    "ACC701",
+                    f"datasets.{name}",
+                    f"{ds.platform}: {ds.table} has column {live[col.lower()]}, which "
+                    f"datasets.{name}.omits says it lacks: the {mask} is not applied to it, so "
+                    "platform users read it in the clear",
+                    f"remove {col} from datasets.{name}.omits (the replica then inherits the "
+                    f"mask), and plan it: accord plan --base live:{ds.platform}",
+                )
+            )
+    return findings
+
+
 def drift(
     project: Project,
     expected: dict[str, Catalog],
@@ -380,6 +435,7 @@ def drift(
     findings += drift_across(project, lives, locator)
     if executors:
         findings += canary_findings(project, lives, executors, locator)
+        findings += omission_findings(project, {p: e for p, e in executors.items() if p in lives})
     return sorted(set(findings))
 
 

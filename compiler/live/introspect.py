@@ -596,6 +596,40 @@ def _abac(p: Any, kind: str, securable: str) -> AbacPolicy:
     )
 
 
+def columns_query(table: str, platform: str) -> str:
+    """The query that lists ``table``'s columns: ``<catalog>.information_schema.columns`` on
+    both platforms (Snowflake's INFORMATION_SCHEMA.COLUMNS, Unity Catalog's
+    information_schema.columns), names compared as each platform stores unquoted ones."""
+    from targets import sql as tsql
+
+    db, schema, name = table.split(".")
+    fold = str.upper if platform == "snowflake" else str.lower
+
+    def lit(value: str) -> str:
+        return tsql.literal(fold(value)).sql(
+            dialect="snowflake" if platform == "snowflake" else "databricks"
+        )
+
+    return (
+        f"SELECT column_name FROM {tsql.name_sql(db, platform)}.information_schema.columns "
+        f"WHERE table_schema = {lit(schema)} AND table_name = {lit(name)}"
+    )
+
+
+def table_columns(platform: str, executor: Any, table: str) -> tuple[str, ...] | str:
+    """The column names of a live table, or, when they cannot be read, why (never an empty
+    answer taken for "no such column": a table the reading role cannot see has no rows
+    there)."""
+    try:
+        rows = executor.query(columns_query(table, platform))
+    except ExecutionError as err:
+        return f"the columns of {table}: {err}"
+    names = tuple(str(r.get("column_name", "")) for r in rows if r.get("column_name"))
+    if not names:
+        return f"the columns of {table}: information_schema.columns lists none (no such table, or the reading role cannot see it)"
+    return names
+
+
 def introspect(
     platform: str, executor: Any, expected: Catalog, progress: Callable[[str], None]
 ) -> LiveCatalog:

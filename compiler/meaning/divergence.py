@@ -128,7 +128,10 @@ def divergences(
     for members in groups.values():
         if len(members) > 1:
             union = sorted({c for d in members for c in governed_columns(model.datasets[d])})
-            also.update((d, union) for d in members)
+            for d in members:
+                # a column the replica's table lacks (``omits``) shows nothing there
+                gone = {c.lower() for c in model.datasets[d].omits}
+                also[d] = [c for c in union if c.lower() not in gone]
 
     if not personas:
         return []

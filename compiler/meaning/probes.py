@@ -11,6 +11,7 @@ call:
 * :func:`reaching` — which surfaces reach a probe's fact, through which dataset and column
   (the structural part, with :class:`Place`, lives in :mod:`compiler.model.probe_places`);
 * :func:`evaluate` — one :class:`ProbeOutcome` per probe and reaching surface;
+* :func:`unanswered` — the reaching surfaces a probe's ``expect`` does not name (ACC404);
 * :func:`probe_init` — a probe with today's dispositions filled in, as YAML.
 
 A surface that reads several places of the fact answers what the loosest of them answers.
@@ -27,6 +28,7 @@ from typing import Any
 
 from compiler.meaning import semantics as sem
 from compiler.model.probe_places import Place, declared, reaching
+from compiler.model.replicas import column_origin, column_path
 from compiler.model.schema import PolicyModel, Probe
 
 #: how much of the fact a disposition gives away; the loosest answer of a surface wins
@@ -164,11 +166,24 @@ def answer(
     spec = ds.columns.get(declared(ds.columns, place.column) or "")
     if cv.mask is not None and spec is not None:
         deciders += [
-            ("datasets", d, "columns", declared(ds.columns, place.column), "mask"),
+            (*column_path(model, d, place.column), "mask"),
             ("masks", cv.mask, "unmasked_for"),
         ]
         how = "sees through" if cv.disposition == "clear" else "is masked by"
         why += f"; {probe.persona} {how} {cv.mask} on {d}.{cv.column}"
+        origin, col = column_origin(model, d, place.column)
+        if origin != d:
+            why += f" (inherited from {origin}.{col})"
+    elif ds.replica_of is not None and spec is None:
+        # a replica's undeclared column has the mask of its source's: none there
+        src = ds.replica_of
+        scol = declared(model.datasets[src].columns, place.column)
+        if scol is not None:
+            deciders.append(column_path(model, src, scol))
+        why += (
+            f"; {d}.{cv.column} has no mask: a replica inherits its source's masks, and "
+            f"{src}.{scol or cv.column} has none"
+        )
     else:
         why += f"; {d}.{cv.column} has no mask"
     return Answer(cv.disposition, place, why, tuple(deciders))
@@ -257,6 +272,36 @@ def questions(model: PolicyModel, names: Iterable[str] | None = None) -> Iterabl
         for surface in sorted(probe.expect):
             if surface in reach:
                 yield Question(name, probe, surface, tuple(reach[surface]), perspective)
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    """A surface that reaches a probe's fact and has no ``expect`` entry (ACC404)."""
+
+    probe: str
+    surface: str
+    #: the datasets of the fact the surface reads
+    reads: tuple[str, ...]
+    #: what the model gives the probe's persona there: the suggested entry
+    answer: Answer
+
+
+def unanswered(model: PolicyModel) -> list[Unanswered]:
+    """Every (probe, surface) where a surface reaches the probe's fact and ``expect`` does not
+    say what it should answer, in a deterministic order, with the model's answer."""
+    out: list[Unanswered] = []
+    for name in sorted(model.probes):
+        probe = model.probes[name]
+        reach = reaching(model, probe)
+        missing = [s for s in sorted(reach) if s not in probe.expect]
+        if not missing:
+            continue
+        perspective = sem.Perspective(model, probe.persona)
+        for surface in missing:
+            reads = tuple(sorted({p.dataset for _, p in reach[surface]}))
+            a = surface_answer(model, probe, surface, perspective)
+            out.append(Unanswered(name, surface, reads, a))
+    return out
 
 
 def evaluate(model: PolicyModel, names: Iterable[str] | None = None) -> list[ProbeOutcome]:

@@ -8,7 +8,8 @@ can check a probe's references and reach and :mod:`compiler.meaning.probes` can 
 
 * :func:`probe_columns` — the columns a probe may name on a dataset;
 * :func:`places` — the places of a probe's fact;
-* :func:`reaching` — which surfaces reach a probe's fact, through which dataset and column.
+* :func:`reaching` — which surfaces reach a probe's fact, through which dataset and column;
+* :func:`where_problem` — why a ``where`` dimension cannot select rows of a dataset.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def places(model: PolicyModel, probe: Probe) -> list[Place]:
         return [Place(d) for d in group]
     for d in group:
         found = declared(probe_columns(model, d), probe.column)
+        if found is None and declared(model.datasets[d].omits, probe.column) is not None:
+            continue  # the replica's table lacks the column: it holds none of the fact
         out.append(Place(d, found or probe.column))
     spec = model.datasets[probe.dataset].columns.get(
         declared(model.datasets[probe.dataset].columns, probe.column) or ""
@@ -81,3 +84,28 @@ def reaching(model: PolicyModel, probe: Probe) -> dict[str, list[tuple[int, Plac
         if found:
             out[sname] = found
     return out
+
+
+def where_problem(m: PolicyModel, dataset: str, dim: str) -> str | None:
+    """Why a probe's ``where: {dim: ...}`` cannot name rows of ``dataset``, or None.
+
+    A ``where`` names the rows of one value of an entitlement dimension; only a dimension the
+    dataset's row filter is keyed by selects rows (any other would leave every row in, and the
+    probe would pass or fail for a reason it does not state). A hand-written predicate may read
+    any dimension, so there the rows are left to ``accord verify``, which executes it."""
+    rf = m.datasets[dataset].row_filter
+    if rf is not None and rf.expression is not None:
+        return None
+    dims = [rf.entitlement] if rf is not None and rf.entitlement else []
+    if dim in dims:
+        return None
+    if not dims:
+        return (
+            f"{dataset} has no row filter, so no {dim} value selects rows of it: remove the "
+            "'where', or probe a dataset filtered by it"
+        )
+    return (
+        f"{dataset} is not filtered by {dim!r}; its rows are filtered by "
+        f"{', '.join(repr(d) for d in dims)}: name one of those dimensions, or probe a dataset "
+        f"filtered by {dim!r}"
+    )

@@ -12,7 +12,16 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    model_serializer,
+    model_validator,
+)
 
 from compiler.core.platforms import PLATFORMS, CatalogPlatform
 from compiler.model.rules import is_known_rule
@@ -265,7 +274,30 @@ class Dataset(Strict):
     replica_of: Name | None = None
     row_filter: RowFilter | None = None
     columns: dict[ColumnName, ColumnSpec] = Field(default_factory=dict)
+    omits: list[ColumnName] = Field(
+        default_factory=list,
+        description="replicas only: masked columns of the source this table physically lacks "
+        "(checked on the live table by accord drift)",
+    )
     ignore: Ignore = Field(default_factory=dict)
+    #: column -> (dataset, column) it inherits its mask from: a replica's masked source
+    #: columns it does not declare (``compiler.model.replicas``); never written in YAML
+    _inherited: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # an empty ``omits`` is not written: a model's dump (its fingerprint, which plans
+        # record) is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and not self.omits:
+            data.pop("omits", None)
+        return data
+
+    @property
+    def inherited(self) -> dict[str, tuple[str, str]]:
+        """Columns this replica inherits from its source: column -> (dataset, column) where
+        the mask is declared."""
+        return self._inherited
 
     @property
     def governed(self) -> bool:

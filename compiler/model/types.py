@@ -80,3 +80,19 @@ def policy_type(text: str, platform: str) -> str:
     if is_string(text, platform):
         return "VARCHAR" if platform == "snowflake" else "STRING"
     return dtype.sql(DIALECTS[platform])
+
+
+@lru_cache(maxsize=1024)
+def translate_type(text: str, source: str, target: str) -> str | None:
+    """The type ``text`` of ``source`` as ``target`` spells it (a column a replica inherits
+    from a dataset on the other platform), or None when ``target`` has no such type. String
+    types become the target's string type without parsing."""
+    if source == target:
+        return text
+    if is_string(text, source):
+        return "VARCHAR" if target == "snowflake" else "STRING"
+    dtype = parse_type(text, source)
+    if dtype is None:
+        return None
+    spelled = dtype.sql(DIALECTS[target])
+    return spelled if is_type(spelled, target) else None

@@ -21,7 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from compiler.core.errors import Diagnostic, InputError, Location
 from compiler.model.loader import RawProject, load_directory
-from compiler.model.probe_places import probe_columns, reaching
+from compiler.model.probe_places import probe_columns, reaching, where_problem
+from compiler.model.replicas import inherit_masks, replica_problems
 from compiler.model.scalars import quote_hint, scalar_problems
 from compiler.model.schema import PLATFORMS, PolicyModel
 from compiler.model.source import Positions
@@ -74,6 +75,13 @@ def validate_raw(raw: RawProject) -> Project:
         raise InputError(_translate(err, raw)) from None
     project = Project(model=model, source=raw.source, files=raw.files, origin=raw.origin)
     problems = _resolve(project)
+    if problems:
+        raise InputError(problems)
+    # replicas inherit their source's masks by column name (compiler.model.replicas)
+    project.model = inherit_masks(model)
+    problems = [
+        Diagnostic(project.loc(*path), msg) for path, msg in replica_problems(project.model)
+    ]
     if problems:
         raise InputError(problems)
     return project
@@ -479,8 +487,11 @@ def _resolve(project: Project) -> list[Diagnostic]:
 
 
 def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
-    """Probes: references (persona, dataset, where, column, surfaces) and reach: every
-    surface reaching the fact has an ``expect`` entry, and no entry names another."""
+    """Probes: references (persona, dataset, where, column, surfaces) and reach: no
+    ``expect`` entry names a surface that does not reach the fact, and a ``where`` names a
+    dimension the dataset is filtered by. A reaching surface without an entry is not an input
+    error: it is lint finding ACC404 (``compiler.lint.rules.probes``), so that adding a surface
+    leaves every other check running."""
     m = project.model
     out: list[Diagnostic] = []
     for name, probe in m.probes.items():
@@ -500,6 +511,9 @@ def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
                 ok = False
             elif value not in m.entitlements[dim]:
                 need(f"{dim} value", m.entitlements[dim], value, wpath)
+                ok = False
+            elif probe.dataset in m.datasets and (problem := where_problem(m, probe.dataset, dim)):
+                out.append(Diagnostic(project.key_loc(*wpath), problem))
                 ok = False
         if probe.dataset in m.datasets and probe.column is not None:
             known = probe_columns(m, probe.dataset)
@@ -529,17 +543,6 @@ def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
             continue
         reached = reaching(m, probe)
         fact = probe.dataset + (f".{probe.column}" if probe.column else "")
-        for surface in sorted(reached):
-            if surface not in probe.expect:
-                reads = sorted({p.dataset for _, p in reached[surface]})
-                out.append(
-                    Diagnostic(
-                        project.loc(*base, "expect"),
-                        f"probe {name}: surface {surface} reaches {fact} (it reads "
-                        f"{', '.join(reads)}) and has no expect entry: say what it should "
-                        "answer",
-                    )
-                )
         for surface in probe.expect:
             if surface in m.surfaces and surface not in reached:
                 out.append(

@@ -28,11 +28,15 @@ def live_missing(ctx: Context) -> Iterator[Finding]:
     schema, salt functions, mapping tables, and the policies attached to every governed table
     and masked column) and reports each object the model compiles to that is not there. It also
     reports what it could not read: a platform accord could not see is never reported clean.
+    A replica inherits its source's masks by column name; for each column its `omits` says the
+    table lacks, drift lists the live table's columns (`information_schema.columns`) and
+    reports a column that is there: no mask was compiled for it.
 
     ## Why is this bad?
     A governed column without its mask shows every value in clear; a table without its row
     filter shows every row. Someone unset it in a console, a deployment stopped half way, or a
-    table was recreated without its policies.
+    table was recreated without its policies. An `omits` entry the table contradicts leaves a
+    masked fact readable in the clear on the replica.
 
     ## Example
     ```sql
@@ -43,6 +47,7 @@ def live_missing(ctx: Context) -> Iterator[Finding]:
     ## How to fix
     Plan from the live estate and apply the reviewed plan:
     `accord plan policies --base live:snowflake`, then `accord migrate apply --platform snowflake`.
+    For a contradicted `omits` entry, remove it (the replica then inherits the mask) and plan.
     """
     yield from ()  # raised by `accord drift` only
 

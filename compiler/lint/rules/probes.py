@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from compiler.lint.checks import Context, rule
 from compiler.lint.finding import Finding
-from compiler.meaning.probes import ProbeOutcome, evaluate
+from compiler.meaning.probes import ProbeOutcome, evaluate, unanswered
 
 
 def outcomes(ctx: Context) -> list[ProbeOutcome]:
@@ -29,12 +29,19 @@ def probe_mismatch(ctx: Context) -> Iterator[Finding]:
     A hand-written row-filter predicate cannot be evaluated from the model: the finding then
     says so, and `accord verify` executes the predicate.
 
+    A surface that reaches a probe's fact (it reads the dataset, a replica, or a column of the
+    probe column's identifier domain) and has no `expect` entry is the same finding, located
+    at the probe: "say what surface S should answer", with what the model gives today as the
+    suggested entry. It is a finding and not an input error, so adding a surface keeps
+    validate, analyze and every other rule (the new surface's own ACC403) running.
+
     ## Why is this bad?
     The model only has to be consistent with itself: a pull request that adds a principal to
     a programme, grows a mask's `unmasked_for` or lets a new surface read a governed table
     passes every other check. A probe is the governance team's independent statement of what
     each surface should answer; when the model stops giving that answer, lint fails until the
-    probe is changed too, which puts the probe's owner in the review of the change.
+    probe is changed too, which puts the probe's owner in the review of the change. A new
+    surface that reaches the fact is a new answer nobody has stated yet.
 
     ## Example
     ```yaml
@@ -57,9 +64,34 @@ def probe_mismatch(ctx: Context) -> Iterator[Finding]:
     ## How to fix
     If the change is wrong, revert it: the probe stands. If the wider (or narrower) access
     is intended, the probe's owner changes `expect` in the same pull request;
-    `accord probe init PERSONA DATASET` prints today's dispositions to review.
+    `accord probe init PERSONA DATASET` prints today's dispositions to review. For a surface
+    without an entry, the probe's owner adds the entry the finding suggests, or the one the
+    surface should answer.
     """
     project = ctx.project
+    for u in unanswered(ctx.model):
+        p = ctx.model.probes[u.probe]
+        fact = p.dataset + (f".{p.column}" if p.column else "")
+        a = u.answer
+        if a.disposition is None:
+            gives = f"the model cannot tell ({a.detail})"
+            fix = (
+                f"add `{u.surface}: <disposition>` under probes.{u.probe}.expect "
+                f"(`accord verify` executes the predicate); {p.owner} reviews the probe"
+            )
+        else:
+            gives = f"the model gives {a.disposition} ({a.detail})"
+            fix = (
+                f"add `{u.surface}: {a.disposition}` under probes.{u.probe}.expect if that is "
+                f"what it should answer; {p.owner} reviews the probe"
+            )
+        message = (
+            f"probe {u.probe} (owner {p.owner}): say what surface {u.surface} should answer: "
+            f"it reaches {fact} (it reads {', '.join(u.reads)}) and has no expect entry; {gives}"
+        )
+        yield Finding(
+            project.key_loc("probes", u.probe), "ACC404", f"probes.{u.probe}", message, fix
+        )
     for o in outcomes(ctx):
         if o.ok:
             continue
