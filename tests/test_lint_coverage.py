@@ -19,13 +19,12 @@ import jsonschema
 import pytest
 import yaml
 
-from compiler.lint.engine import lint_sql_batch
 from compiler.lint.finding import Finding
-from compiler.lint.inputs.sqlfiles import read_sql_files
 from compiler.lint.sources import source_line
 from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 from tests.estates import write_files
+from tests.sql_lint import lint_sql_files
 
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
 
@@ -443,19 +442,12 @@ CASES = [
 
 
 def _lint(root: Path, names: list[str]) -> list[Finding]:
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        results, problems = read_sql_files(names, None)
-        findings, bad = lint_sql_batch(results)
-        assert problems == bad == []
-        for f in findings:  # the text at the column, read from the file as a user sees it
-            line = source_line(f.location.file, f.location.line)
-            assert line is not None
-            object.__setattr__(f, "reason", line[f.location.column - 1 :])
-        return findings
-    finally:
-        os.chdir(cwd)
+    findings = lint_sql_files(root, names)
+    for f in findings:  # the text at the column, read from the file as a user sees it
+        line = source_line(str(root / f.location.file), f.location.line)
+        assert line is not None
+        object.__setattr__(f, "reason", line[f.location.column - 1 :])
+    return findings
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler.lint.engine import lint_sql_batch
 from compiler.lint.inputs.sqlfiles import read_sql_files
 from compiler.sqlscan.template import read_template
 from tests.cli import run_cli
 from tests.estates import write_files
+from tests.sql_lint import lint_sql_files
 
 #: A policy with CURRENT_ROLE() (ACC101), the one real defect of every case below
 POLICY = """\
@@ -158,15 +158,7 @@ CASES = [
 
 
 def _lint(root: Path, names: list[str]) -> list[tuple[str, int, str]]:
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        results, problems = read_sql_files(names, None)
-        findings, bad = lint_sql_batch(results)
-        assert problems == bad == []
-        return [(f.location.file, f.location.line, f.rule) for f in findings]
-    finally:
-        os.chdir(cwd)
+    return [(f.location.file, f.location.line, f.rule) for f in lint_sql_files(root, names)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -12,19 +12,17 @@ Each fixture names the page or project whose shape it imitates; none is copied f
 
 from __future__ import annotations
 
-import os
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from compiler.lint.engine import lint_sql_batch
 from compiler.lint.finding import Finding
-from compiler.lint.inputs.sqlfiles import read_sql_files
 from compiler.lint.sources import source_line
 from compiler.sqlscan.template import read_template
 from tests.estates import write_files
+from tests.sql_lint import lint_sql_files
 from tests.test_lint_rules import SF_EXPR, dataset_patch, expr, lint_estate
 
 # --------------------------------------------------------------------------------------------
@@ -339,15 +337,7 @@ CASES = [
 
 
 def _lint(root: Path, names: list[str]) -> list[Finding]:
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        results, problems = read_sql_files(names, None)
-        findings, bad = lint_sql_batch(results)
-        assert problems == bad == []
-        return findings
-    finally:
-        os.chdir(cwd)
+    return lint_sql_files(root, names)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

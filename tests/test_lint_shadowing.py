@@ -11,21 +11,20 @@ ACC503 does not call the mapping table it reads unused.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from compiler.lint.engine import lint_project, lint_sql_batch
+from compiler.lint.engine import lint_project
 from compiler.lint.finding import Finding
-from compiler.lint.inputs.sqlfiles import read_sql_files
 from compiler.lint.sources import source_line
 from compiler.model.validate import load_project
 from compiler.verify import verify
 from tests.cli import run_cli
 from tests.estates import write_files
+from tests.sql_lint import lint_sql_files
 
 # --------------------------------------------------------------------------------------------
 # SQL files
@@ -212,15 +211,7 @@ SQL_CASES = [
 
 
 def _lint_sql(root: Path, names: list[str]) -> list[Finding]:
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        results, problems = read_sql_files(names, None)
-        findings, bad = lint_sql_batch(results)
-        assert problems == bad == []
-        return findings
-    finally:
-        os.chdir(cwd)
+    return lint_sql_files(root, names)
 
 
 @pytest.mark.parametrize("case", SQL_CASES, ids=[c.id for c in SQL_CASES])
