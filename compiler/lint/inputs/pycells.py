@@ -156,8 +156,59 @@ class _Unresolved(Exception):
 
 @dataclass
 class _Value:
-    text: str
-    start: int | None  # the offset of the first string it came from (None: no string)
+    """A string and where it came from: its pieces, each (offset of its text in the file, or
+    None for a hole or a number; text)."""
+
+    pieces: list[tuple[int | None, str]]
+
+    @property
+    def text(self) -> str:
+        return "".join(t for _, t in self.pieces)
+
+    @property
+    def start(self) -> int | None:
+        return next((o for o, _ in self.pieces if o is not None), None)
+
+    def whole(self, text: str) -> _Value:
+        """``text``, computed from this value: at its first string when it is one piece of
+        the same length, else at its first string, positions beyond it approximate."""
+        if len(self.pieces) == 1 and len(text) == len(self.pieces[0][1]):
+            return _Value([(self.pieces[0][0], text)])
+        return _Value([(self.start, text)])
+
+
+#: a hole's constant that is a name (``main``, ``gov.sec``) reads as a placeholder name of the
+#: hole's own length, so positions are kept; other constants (SQL text) are substituted
+_NAME_LIKE = re.compile(r"[\w.`\"]*")
+
+
+def _layout(python: str, pieces: list[tuple[int | None, str]]) -> str | None:
+    """The pieces at their own offsets, from the first one on: gaps between strings blank
+    (newlines kept), a hole filling the gap it sits in on one line; None when they do not
+    fit (pieces out of order, a hole before the first string or after the last one)."""
+    if not pieces or pieces[0][0] is None or pieces[-1][0] is None:
+        return None
+    out: list[str] = []
+    cursor: int | None = None
+    holes = ""
+    for offset, text in pieces:
+        if offset is None:
+            holes += text
+            continue
+        if cursor is not None:
+            gap = python[cursor:offset]
+            if offset < cursor:
+                return None
+            if holes:
+                if "\n" in gap or len(holes) > len(gap) or not re.fullmatch(r"\w+", holes):
+                    return None
+                out.append(holes.ljust(len(gap), "_"))
+            else:
+                out.append("".join(c if c == "\n" else " " for c in gap))
+        out.append(text)
+        holes = ""
+        cursor = offset + len(text)
+    return "".join(out)
 
 
 def _hole(source: str) -> str:
@@ -254,29 +305,68 @@ class _Notebook:
         offset, value = before[-1]
         return self.value(value, offset, in_function=False, depth=depth + 1)
 
+    def literal(self, node: ast.Constant | ast.JoinedStr, at: int, fn: bool, depth: int) -> _Value:
+        """A string literal or f-string (implicitly concatenated ones too): each literal at its
+        own offset when its holes read as names of their length, else the whole at its first."""
+        source = self.source(node)
+        if "\\" in source:
+            raise _Unresolved("a string in it has backslash escapes", source)
+        parts: list[str] = []
+        substituted = False
+        for part in node.values if isinstance(node, ast.JoinedStr) else [node]:
+            if isinstance(part, ast.FormattedValue):
+                text, constant = self.hole(part.value, at, fn, depth)
+                substituted = substituted or constant
+                parts.append(text)
+            elif isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+        start = self.offset(node)
+        m = _PREFIX.match(source)
+        value = "".join(parts)
+        if not substituted:
+            pieces = self.tokens(start, source)
+            if pieces is not None:
+                return _Value(pieces)
+        return _Value([(start + (len(m.group(0)) if m else 0), value)])
+
+    def tokens(self, start: int, source: str) -> list[tuple[int | None, str]] | None:
+        """The string tokens of ``source`` (at ``start``) as pieces, holes as names."""
+        import io
+        import tokenize
+
+        pieces: list[tuple[int | None, str]] = []
+        wrapped = "(" + source + ")"  # its later lines are continuation lines
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(wrapped).readline))
+        except (tokenize.TokenError, SyntaxError):
+            return None
+        local = [s - 1 for s in _line_starts(wrapped)]
+        skip = (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.COMMENT)
+        for tok in tokens[1:]:
+            if tok.type in skip or (tok.type == tokenize.OP and tok.string == ")"):
+                continue
+            if tok.type != tokenize.STRING:
+                return None  # an f-string tokenized in parts (Python 3.12): not followed here
+            a = local[tok.start[0] - 1] + tok.start[1]
+            b = local[tok.end[0] - 1] + tok.end[1]
+            sql = _string_sql(source, a, b)
+            if sql is None:
+                return None
+            body = a + len(_PREFIX.match(source[a:b]).group(0))  # type: ignore[union-attr]
+            pieces.append((start + body, sql))
+        return pieces or None
+
     def value(self, node: ast.expr, at: int, in_function: bool, depth: int = 0) -> _Value:
         """The string ``node`` evaluates to, holes as names; raises _Unresolved."""
         if depth > _MAX_DEPTH:
             raise _Unresolved("its names refer to names too deeply", "")
         source = self.source(node)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if "\\" in source:
-                raise _Unresolved("a string in it has backslash escapes", source)
-            m = _PREFIX.match(source)
-            return _Value(node.value, self.offset(node) + (len(m.group(0)) if m else 0))
+        if isinstance(node, ast.Constant | ast.JoinedStr) and (
+            isinstance(node, ast.JoinedStr) or isinstance(node.value, str)
+        ):
+            return self.literal(node, at, in_function, depth)
         if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-            return _Value(str(node.value), None)
-        if isinstance(node, ast.JoinedStr):
-            if "\\" in source:
-                raise _Unresolved("a string in it has backslash escapes", source)
-            parts = []
-            for part in node.values:
-                if isinstance(part, ast.FormattedValue):
-                    parts.append(self.hole(part.value, at, in_function, depth))
-                elif isinstance(part, ast.Constant):
-                    parts.append(str(part.value))
-            m = _PREFIX.match(source)
-            return _Value("".join(parts), self.offset(node) + (len(m.group(0)) if m else 0))
+            return _Value([(None, str(node.value))])
         if isinstance(node, ast.Name):
             return self.lookup(node, at, in_function, depth)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
@@ -284,27 +374,28 @@ class _Notebook:
             right = self.part(node.right, at, in_function, depth)
             if left.start is None and right.start is None:
                 raise _Unresolved("it is computed at run time", source)
-            start = left.start if left.start is not None else right.start
-            return _Value(left.text + right.text, start)
+            return _Value(left.pieces + right.pieces)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             template = self.value(node.left, at, in_function, depth)
-            return _Value(
-                self.percent(template.text, node.right, at, in_function, depth), template.start
-            )
+            return template.whole(self.percent(template.text, node.right, at, in_function, depth))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             method = node.func.attr
             if method == "format":
                 template = self.value(node.func.value, at, in_function, depth)
-                text = self.format(template.text, node, at, in_function, depth)
-                return _Value(text, template.start)
+                return template.whole(self.format(template.text, node, at, in_function, depth))
             if method in ("strip", "lstrip", "rstrip") and not node.args:
                 inner = self.value(node.func.value, at, in_function, depth)
-                return _Value(getattr(inner.text, method)(), inner.start)
+                text = inner.text
+                stripped = getattr(text, method)()
+                lead = len(text) - len(text.lstrip()) if method != "rstrip" else 0
+                if len(inner.pieces) == 1 and inner.start is not None:
+                    return _Value([(inner.start + lead, stripped)])
+                return _Value([(inner.start, stripped)])
             if method == "dedent" and len(node.args) == 1:
                 import textwrap
 
                 inner = self.value(node.args[0], at, in_function, depth)
-                return _Value(textwrap.dedent(inner.text), inner.start)
+                return _Value([(inner.start, textwrap.dedent(inner.text))])
         # what it is computed from, to tell whether a policy statement is built here
         held = [source] + [
             " ".join(self.sources.get(n.id, [])) for n in ast.walk(node) if isinstance(n, ast.Name)
@@ -318,12 +409,15 @@ class _Notebook:
         except _Unresolved as err:
             if _POLICY.search(err.source):
                 raise  # a policy statement built at run time: reported, never a name
-            return _Value(_hole(self.source(node)), None)
+            return _Value([(None, _hole(self.source(node)))])
 
-    def hole(self, node: ast.expr, at: int, in_function: bool, depth: int) -> str:
-        """A hole of an f-string or ``.format`` / ``%``: the name's string when it is a
-        constant, else a name."""
-        return self.part(node, at, in_function, depth).text
+    def hole(self, node: ast.expr, at: int, in_function: bool, depth: int) -> tuple[str, bool]:
+        """A hole of an f-string, ``.format`` or ``%``: a name of the hole's length, or the
+        SQL text of a string constant it names (then True)."""
+        value = self.part(node, at, in_function, depth)
+        if value.start is not None and not _NAME_LIKE.fullmatch(value.text):
+            return value.text, True
+        return _hole(self.source(node)), False
 
     def format(self, template: str, call: ast.Call, at: int, fn: bool, depth: int) -> str:
         keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
@@ -348,9 +442,10 @@ class _Notebook:
             else:
                 arg = keywords.get(key)
             if arg is None or key != name or isinstance(arg, ast.Starred):
-                out.append(_hole(name or str(auto - 1)))
+                out.append(_hole(name))
             else:
-                out.append(self.hole(arg, at, fn, depth))
+                text, constant = self.hole(arg, at, fn, depth)
+                out.append(text if constant else _hole(name))
         return "".join(out)
 
     def percent(self, template: str, right: ast.expr, at: int, fn: bool, depth: int) -> str:
@@ -367,11 +462,14 @@ class _Notebook:
         def sub(m: re.Match[str]) -> str:
             if m.group(0) == "%%":
                 return "%"
-            if m.group(1) is not None:
-                arg = mapping.get(m.group(1))
-                return _hole(m.group(1)) if arg is None else self.hole(arg, at, fn, depth)
-            arg = next(position, None)
-            return _hole("s") if arg is None else self.hole(arg, at, fn, depth)
+            key = m.group(1)
+            arg = mapping.get(key) if key is not None else next(position, None)
+            if arg is not None:
+                text, constant = self.hole(arg, at, fn, depth)
+                if constant:
+                    return text
+            name = _hole(key) if key is not None else "_s_"
+            return name.ljust(len(m.group(0)), "_")[: max(len(m.group(0)), 2)]
 
         return _PERCENT.sub(sub, template)
 
@@ -431,24 +529,26 @@ def sql_strings(python: str) -> tuple[list[SqlString], list[Resolved], list[Unre
     resolved: list[Resolved] = []
     unreadable: list[Unreadable] = []
     notebook = _Notebook(python, starts)
-    trees: list[ast.Module] = []
+    trees: list[list[tuple[ast.expr, bool]]] = []
     for cell_start, cell_end in _cells(python):
         cell = python[cell_start:cell_end]
         # the cell alone, every other line blank: ast's line numbers are the file's
         view = re.sub(r"[^\n]", " ", python[:cell_start]) + cell
         try:
             tree = ast.parse(view)
-        except SyntaxError as err:
+            notebook.add(tree)
+            calls = _sql_calls(tree)
+        except (SyntaxError, RecursionError, MemoryError) as err:
             if SQL_CALL.search(cell) and _POLICY.search(cell):
+                why = err.msg if isinstance(err, SyntaxError) else "it nests too deeply"
                 unreadable.append(
-                    Unreadable(cell_start, f"this Python cell cannot be parsed ({err.msg})")
+                    Unreadable(cell_start, f"this Python cell cannot be parsed ({why})")
                 )
             continue
-        notebook.add(tree)
-        trees.append(tree)
+        trees.append(calls)
     seen: set[tuple[int, str]] = set()
-    for tree in trees:
-        for arg, in_function in _sql_calls(tree):
+    for calls in trees:
+        for arg, in_function in calls:
             a = notebook.offset(arg)
             if _in_place(arg, notebook):
                 b = a + len(notebook.source(arg))
@@ -469,6 +569,11 @@ def sql_strings(python: str) -> tuple[list[SqlString], list[Resolved], list[Unre
                 continue
             try:
                 value = notebook.value(arg, a, in_function)
+            except RecursionError:
+                unreadable.append(
+                    Unreadable(a, "this .sql(...) argument nests too deeply to be resolved")
+                )
+                continue
             except _Unresolved as err:
                 if _POLICY.search(err.source) or _POLICY.search(notebook.source(arg)):
                     unreadable.append(
@@ -480,7 +585,8 @@ def sql_strings(python: str) -> tuple[list[SqlString], list[Resolved], list[Unre
                     )
                 continue
             start = value.start if value.start is not None else a
-            if (start, value.text) not in seen:
-                seen.add((start, value.text))
-                resolved.append(Resolved(start, value.text))
+            text = _layout(python, value.pieces) or value.text
+            if (start, text) not in seen:
+                seen.add((start, text))
+                resolved.append(Resolved(start, text))
     return found, resolved, unreadable
