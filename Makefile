@@ -38,7 +38,8 @@ format: $(BIN)/accord
 golden: $(BIN)/accord
 	$(BIN)/python -m tests.regen_golden
 
-# Regenerate docs/rules.md from the lint rules' docstrings (a test fails when it is stale).
+# Regenerate docs/rules.md and the README's rule table from the lint rules (a test fails when
+# either is stale).
 docs: $(BIN)/accord
 	$(BIN)/python -m compiler.lint.docs
 

@@ -25,8 +25,10 @@ def write_tree(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
 
 @pytest.fixture(autouse=True)
 def _cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`accord lint` caches parsed files (compiler/model/parsecache.py): never in the repository."""
+    """`accord lint` caches parsed files (compiler/model/parsecache.py): never in the repository,
+    and its key (compiler/core/store.py) never in the user's own cache directory."""
     monkeypatch.setenv("ACCORD_CACHE_DIR", str(tmp_path_factory.mktemp("accord_cache")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user_cache")))
 
 
 @pytest.fixture

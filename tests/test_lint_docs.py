@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from compiler.lint.checks import REGISTRY
-from compiler.lint.docs import SECTIONS, doc_sections, main, render_docs
+from compiler.lint.docs import SECTIONS, doc_sections, main, render_docs, with_rule_table
 from compiler.lint.engine import registered_rules, rule_doc
 from compiler.model.rules import RULE_TABLE
 from tests.conftest import ROOT
@@ -44,11 +44,29 @@ def test_docs_are_up_to_date() -> None:
     assert current == render_docs(), "docs/rules.md is stale: run `make docs`"
 
 
+def test_the_readme_rule_table_is_up_to_date() -> None:
+    current = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert current == with_rule_table(current), "the README's rule table is stale: run `make docs`"
+    for rule in ("ACC001", "ACC101", "ACC706"):
+        assert f"| [{rule}](docs/rules.md#{rule.lower()}-" in current
+
+
 def test_docs_check_mode(tmp_path: Path) -> None:
-    out = tmp_path / "rules.md"
-    assert main(["--check", "--out", str(out)]) == 1
-    assert main(["--out", str(out)]) == 0
-    assert main(["--check", "--out", str(out)]) == 0
+    out, readme = tmp_path / "rules.md", tmp_path / "README.md"
+    readme.write_text(
+        "# x\n<!-- rule table: generated from the rules by `make docs` -->\n"
+        "<!-- end of rule table -->\nafter\n",
+        encoding="utf-8",
+    )
+    args = ["--out", str(out), "--readme", str(readme)]
+    assert main(["--check", *args]) == 1
+    assert main(args) == 0
+    assert main(["--check", *args]) == 0
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("# x\n") and text.endswith("<!-- end of rule table -->\nafter\n")
+    assert "| [ACC101](docs/rules.md#acc101-current-role) | `current-role` | error |" in text
+    readme.write_text(text.replace("| error |", "| warning |", 1), encoding="utf-8")
+    assert main(["--check", *args]) == 1
 
 
 def test_every_rule_module_is_listed() -> None:

@@ -143,9 +143,12 @@ CASES = [
         {"m.snowflake.sql": sf("SHA2(val || GOV.POL.SUBJECT_SALT(), 256)")},
     ),
     Case(
-        "near-miss: concatenated with a salt column",
+        # another column of the row is no secret: whoever may read the row reads it
+        "concatenated with another column (even one called a salt)",
         "ACC201",
         {"f.databricks.sql": dbx("sha2(concat(v, salt_col), 256)")},
+        [("f.databricks.sql", 2, "sha2(")],
+        "only public values mixed in, column salt_col",
     ),
     Case(
         "ALTER MASKING POLICY ... SET BODY, signature from its CREATE",

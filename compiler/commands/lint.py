@@ -69,8 +69,9 @@ FAIL_ON = ("error", "warning", "never")
 @click.option(
     "--no-cache",
     is_flag=True,
-    help="Neither read nor write the cache of parsed files and results (.accord_cache/, or "
-    "$ACCORD_CACHE_DIR; also ACCORD_NO_CACHE=1).",
+    help="Neither read nor write the cache of parsed files and results (in the user's cache "
+    "directory, or $ACCORD_CACHE_DIR; off on CI unless $ACCORD_CACHE_DIR is set; also "
+    "ACCORD_NO_CACHE=1).",
 )
 def command(
     paths: tuple[str, ...],

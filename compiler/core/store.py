@@ -9,14 +9,27 @@ The *code fingerprint* hashes accord's version and the source of every module of
 ``compiler`` and ``targets`` packages: the model's schema, the loader and every rule are
 defined there, so any change of accord invalidates every entry.
 
-The directory is ``$ACCORD_CACHE_DIR``, else ``.accord_cache`` in the working directory; it
-is safe to delete at any time. ``ACCORD_NO_CACHE=1`` (or ``accord lint --no-cache``) turns the
-cache off; git ignores it (it holds a ``.gitignore`` of ``*``). Entries are written only by a
-run that read all of its input (:func:`flush`; a run that exits 2 writes nothing), each
-atomically (a temporary file renamed into place). An entry is
-read as a digest line and a payload; an entry whose digest does not match its payload, or
-that does not decode, is ignored and recomputed, never trusted. Payloads are ``marshal`` (plain
-values only) or JSON, never pickle: reading an entry cannot run code.
+**Where it lives, and why it cannot change a result.** A cache in the working tree would be
+input a pull request can commit, so by default the cache lives outside the checkout, in the
+user's cache directory (``$XDG_CACHE_HOME/accord``, else ``~/.cache/accord``), under
+``checkouts/<digest of the working directory's real path>``; ``$ACCORD_CACHE_DIR`` names
+another directory. On CI (``CI`` set to anything but ``false``/``0``) the cache is off unless
+``$ACCORD_CACHE_DIR`` asks for it. Every entry is authenticated with HMAC-SHA256 under a key
+that lives only on the machine that wrote it (``<user cache>/accord/key``: 32 random bytes,
+created on first use with mode 0600, never inside the cache directory, refused when a link, not
+a regular file, not the user's or readable by others): an entry written anywhere else,
+committed, copied or edited, fails verification and is recomputed, never trusted. Nothing in
+the cache directory is followed through a symbolic link: the directory itself, a kind or shard
+directory, or an entry that is a link makes the cache unused for that read or write (an entry
+is opened with ``O_NOFOLLOW``), and every read is bounded (:data:`MAX_ENTRY_BYTES`).
+
+The directory is safe to delete at any time; ``ACCORD_NO_CACHE=1`` (or ``accord lint
+--no-cache``) turns the cache off; git ignores it (it holds a ``.gitignore`` of ``*``). Entries
+are written only by a run that read all of its input (:func:`flush`; a run that exits 2 writes
+nothing), each atomically (a temporary file renamed into place). An entry is read as a digest
+line and a payload; an entry whose digest does not match its payload, or that does not
+decode, is ignored and recomputed. Payloads are ``marshal`` (plain values only) or JSON, never
+pickle: reading an entry cannot run code.
 
 **Pruning.** Entries are used least-recently-first: a hit refreshes an entry's mtime, and a
 run that wrote entries then removes the oldest ones (never one this run used) until the
@@ -28,14 +41,16 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
-FORMAT = b"accord-cache-3"
+FORMAT = b"accord-cache-4"
 _enabled: bool | None = None
 #: entries computed by this run, written by :func:`flush` only once the command has read its
 #: whole input without error (a run that exits 2 writes nothing, the cache included)
@@ -50,15 +65,43 @@ DEFAULT_MAX_MB = 256.0
 _KEEP = 0.8
 #: a temporary file older than this was left by a run that was killed
 _STALE_TMP_SECONDS = 3600.0
+#: no entry accord writes is larger; a larger file is not read (an entry that is a device or a
+#: runaway file can never be read into memory)
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+#: the length of the machine's cache key
+_KEY_BYTES = 32
+#: the key of this process, once read (False: there is none to be had, the cache is unused)
+_key: bytes | bool | None = None
+
+
+def user_cache() -> Path:
+    """accord's folder in the user's cache directory: ``$XDG_CACHE_HOME/accord``, else
+    ``~/.cache/accord``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "accord"
 
 
 def directory() -> Path:
-    return Path(os.environ.get("ACCORD_CACHE_DIR") or ".accord_cache")
+    """``$ACCORD_CACHE_DIR``, else this working directory's folder in :func:`user_cache`."""
+    named = os.environ.get("ACCORD_CACHE_DIR")
+    if named:
+        return Path(named)
+    here = os.path.realpath(os.getcwd())
+    digest = hashlib.sha256(here.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return user_cache() / "checkouts" / digest
+
+
+def on_ci() -> bool:
+    """Whether this runs on CI (``$CI`` set, and not ``false`` or ``0``)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "false", "0")
 
 
 def enabled() -> bool:
-    """Whether this process uses the cache (off unless a command turned it on)."""
-    return bool(_enabled) and not os.environ.get("ACCORD_NO_CACHE")
+    """Whether this process uses the cache: a command turned it on, ``ACCORD_NO_CACHE`` is not
+    set, and, on CI, ``$ACCORD_CACHE_DIR`` asks for it."""
+    if not _enabled or os.environ.get("ACCORD_NO_CACHE"):
+        return False
+    return not on_ci() or bool(os.environ.get("ACCORD_CACHE_DIR"))
 
 
 def on_enable(reset: Callable[[], None]) -> None:
@@ -68,8 +111,9 @@ def on_enable(reset: Callable[[], None]) -> None:
 
 
 def enable(on: bool = True) -> None:
-    global _enabled
+    global _enabled, _key
     _enabled = on
+    _key = None
     _pending.clear()
     _used.clear()
     for reset in _resets:
@@ -113,33 +157,152 @@ def _path(kind: str, key: str) -> Path:
     return directory() / kind / key[:2] / key
 
 
-def read(kind: str, key: str) -> bytes | None:
-    """The payload stored under ``key``, or None when absent or corrupt. A hit refreshes the
-    entry's mtime (pruning removes the least recently used entries first)."""
-    path = _path(kind, key)
+def _machine_key() -> bytes | None:
+    """This machine's cache key (created on first use), or None when none can be trusted: the
+    key file is a link, not a regular file, not the user's, readable by others, or not 32
+    bytes; or it cannot be made. Then nothing is read from the cache or written to it."""
+    global _key
+    if _key is None:
+        _key = _read_key() or False
+    return _key or None
+
+
+def _read_key() -> bytes | None:
+    folder = user_cache()
+    path = folder / "key"
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        blob = path.read_bytes()
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return _make_key(folder, path)
     except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_size != _KEY_BYTES
+            or info.st_mode & 0o077
+            or (hasattr(os, "getuid") and info.st_uid != os.getuid())
+        ):
+            return None
+        key = os.read(fd, _KEY_BYTES + 1)
+        return key if len(key) == _KEY_BYTES else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _make_key(folder: Path, path: Path) -> bytes | None:
+    """A new key, written with mode 0600 where none exists (a run that loses the race to
+    create it reads the winner's)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if folder.is_symlink():
+            return None
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        return _read_key()
+    except OSError:
+        return None
+    key = os.urandom(_KEY_BYTES)
+    try:
+        os.write(fd, key)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return key
+
+
+def _digest(secret: bytes, kind: str, key: str, payload: bytes) -> bytes:
+    mac = hmac.new(secret, FORMAT + b"\0" + kind.encode() + b"\0" + key.encode() + b"\0", "sha256")
+    mac.update(payload)
+    return mac.hexdigest().encode()
+
+
+def _real_dirs(path: Path) -> bool:
+    """Whether the cache directory and the folders between it and ``path`` are real
+    directories (none is a link), as far as they exist."""
+    root = directory()
+    folders = [root, *(p for p in path.parents if root in p.parents)]
+    for folder in folders:
+        try:
+            info = os.lstat(folder)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+        if not stat.S_ISDIR(info.st_mode):
+            return False
+    return True
+
+
+def read(kind: str, key: str) -> bytes | None:
+    """The payload stored under ``key``, or None when absent, corrupt, not authenticated by
+    this machine's key, larger than :data:`MAX_ENTRY_BYTES`, or reached through a link. A hit
+    refreshes the entry's mtime (pruning removes the least recently used entries first)."""
+    secret = _machine_key()
+    path = _path(kind, key)
+    if secret is None or not _real_dirs(path):
+        return None
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+            return None
+        chunks, left = [], info.st_size + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        blob = b"".join(chunks)
+        if len(blob) > info.st_size:
+            return None  # grew while being read
+        with contextlib.suppress(OSError):
+            os.utime(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     digest, sep, payload = blob.partition(b"\n")
-    if not sep or digest != hashlib.sha256(FORMAT + key.encode() + payload).hexdigest().encode():
+    if not sep or not hmac.compare_digest(digest, _digest(secret, kind, key, payload)):
         return None
     _used.add(path)
-    with contextlib.suppress(OSError):
-        os.utime(path)
     return payload
 
 
 def write(kind: str, key: str, payload: bytes) -> None:
-    """Store ``payload`` atomically; a cache that cannot be written is simply not used."""
+    """Store ``payload`` atomically; a cache that cannot be written, or whose directories are
+    links, is simply not used."""
+    secret = _machine_key()
     path = _path(kind, key)
-    digest = hashlib.sha256(FORMAT + key.encode() + payload).hexdigest().encode()
+    if secret is None or len(payload) > MAX_ENTRY_BYTES - 128:
+        return
+    digest = _digest(secret, kind, key, payload)
     try:
-        if not directory().is_dir():
-            directory().mkdir(parents=True)
+        root = directory()
+        if not _real_dirs(path):
+            return
+        if not root.is_dir():
+            root.mkdir(parents=True, mode=0o700)
             # git ignores the whole cache without the user's .gitignore (as ruff's cache does)
-            (directory() / ".gitignore").write_text("# written by accord\n*\n", encoding="utf-8")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            with contextlib.suppress(FileExistsError):
+                fd = os.open(root / ".gitignore", flags, 0o644)
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    out.write("# written by accord\n*\n")
         path.parent.mkdir(parents=True, exist_ok=True)
+        if not _real_dirs(path):  # a link put in place since
+            return
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as out:
@@ -172,6 +335,8 @@ def prune(limit: int | None = None) -> None:
     Entries this run read or wrote are kept, even past the bound."""
     limit = max_bytes() if limit is None else limit
     root = directory()
+    if root.is_symlink() or not _real_dirs(root / "x"):
+        return  # never list, let alone delete, through a link
     now = time.time()
     found: list[tuple[float, int, Path]] = []
     total = 0

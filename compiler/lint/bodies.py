@@ -5,7 +5,7 @@ of masked values.
 Views that decide access per caller (a Databricks dynamic view calling ``is_member`` /
 ``is_account_group_member`` / ``current_user``, a Snowflake secure view calling
 ``CURRENT_ROLE`` / ``IS_ROLE_IN_SESSION``) are read like mask and filter bodies for ACC101,
-ACC102, ACC201 and ACC204; a view that only computes, say, an ``md5`` surrogate key is not.
+ACC102, ACC103, ACC201 and ACC204; a view that only computes, say, an ``md5`` surrogate key is not.
 SQL findings are located with :func:`compiler.sqlscan.node_position`.
 """
 
@@ -103,6 +103,7 @@ _ACCESS_CALLS = frozenset(
         "current_role",
         "current_available_roles",
         "invoker_role",
+        "is_granted_to_invoker_role",
         "is_database_role_in_session",
     }
 )

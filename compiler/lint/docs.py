@@ -1,7 +1,9 @@
-"""Generate ``docs/rules.md`` from the registered rules' docstrings.
+"""Generate ``docs/rules.md``, and the README's rule table, from the registered rules.
 
-    python -m compiler.lint.docs            # write docs/rules.md
-    python -m compiler.lint.docs --check    # exit 1 if docs/rules.md is stale
+    python -m compiler.lint.docs            # write docs/rules.md and the README's rule table
+    python -m compiler.lint.docs --check    # exit 1 if either is stale
+
+The README's table stands between the lines :data:`TABLE_START` and :data:`TABLE_END`.
 
 Every registered rule is included (rules added by other ``*_rules.py`` modules too), in id
 order, with its severity, where it applies (policy files, SQL files) and its page.
@@ -15,6 +17,10 @@ from pathlib import Path
 from compiler.lint.engine import registered_rules, rule_doc, rule_sources
 
 DEFAULT_OUT = Path("docs/rules.md")
+README = Path("README.md")
+#: the lines that enclose the README's rule table
+TABLE_START = "<!-- rule table: generated from the rules by `make docs` -->"
+TABLE_END = "<!-- end of rule table -->"
 #: the sections every rule page has, in order
 SECTIONS = ("What it does", "Why is this bad?", "Example", "How to fix")
 _WHERE = {"policy": "policy files", "sql": "SQL files"}
@@ -72,23 +78,48 @@ def render_docs() -> str:
     return "\n".join(lines) + "\n"
 
 
+def rule_table() -> str:
+    """The README's table of rules: id (linked to its page), name, severity, summary."""
+    lines = ["| rule | name | severity | what it finds |", "|---|---|---|---|"]
+    for r in registered_rules():
+        summary, _ = doc_sections(rule_doc(r.id))
+        anchor = f"docs/rules.md#{r.id.lower()}-{r.name}"
+        lines.append(f"| [{r.id}]({anchor}) | `{r.name}` | {r.severity} | {summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def with_rule_table(readme: str) -> str:
+    """``readme`` with the text between its table markers replaced by :func:`rule_table`."""
+    head, start, rest = readme.partition(TABLE_START + "\n")
+    _, end, tail = rest.partition(TABLE_END)
+    if not start or not end:
+        raise ValueError(f"the README has no {TABLE_START!r} ... {TABLE_END!r} lines")
+    return head + start + rule_table() + end + tail
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m compiler.lint.docs", description=__doc__)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: docs/rules.md")
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
+    parser.add_argument("--readme", type=Path, default=README, help="default: README.md")
     args = parser.parse_args(argv)
-    text = render_docs()
+    wanted = {args.out: render_docs()}
+    if args.readme.exists():
+        wanted[args.readme] = with_rule_table(args.readme.read_text(encoding="utf-8"))
     if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.exists() else None
-        if current != text:
-            print(f"{args.out} is stale: run `make docs`", file=sys.stderr)
-            return 1
-        return 0
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out} ({len(registered_rules())} rules)")
+        stale = False
+        for path, text in wanted.items():
+            current = path.read_text(encoding="utf-8") if path.exists() else None
+            if current != text:
+                print(f"{path} is stale: run `make docs`", file=sys.stderr)
+                stale = True
+        return 1 if stale else 0
+    for path, text in wanted.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path} ({len(registered_rules())} rules)")
     return 0
 
 

@@ -19,6 +19,13 @@ _ROLE_NODES: dict[type[exp.Expression], str] = {
     exp.CurrentAvailableRoles: "CURRENT_AVAILABLE_ROLES",
 }
 
+#: Snowflake context functions that evaluate the executing role, not the session's (ACC103):
+#: sqlglot leaves them as anonymous functions.
+_INVOKER_CALLS: dict[str, str] = {
+    "invoker_role": "INVOKER_ROLE",
+    "is_granted_to_invoker_role": "IS_GRANTED_TO_INVOKER_ROLE",
+}
+
 #: Hash functions: display name by sqlglot node class. Strong ones first.
 _STRONG: dict[type[exp.Expression], str] = {exp.SHA2: "SHA2", exp.SHA2Digest: "SHA2_BINARY"}
 _WEAK: dict[type[exp.Expression], str] = {
@@ -77,6 +84,12 @@ def role_calls(tree: exp.Expression) -> list[tuple[exp.Expression, str]]:
     return [(node, _ROLE_NODES[type(node)]) for node in nodes]
 
 
+def invoker_role_calls(tree: exp.Expression) -> list[tuple[exp.Expression, str]]:
+    """INVOKER_ROLE() and IS_GRANTED_TO_INVOKER_ROLE(...) calls, in source order (ACC103)."""
+    nodes = [n for n in tree.find_all(exp.Anonymous) if n.name.lower() in _INVOKER_CALLS]
+    return [(node, _INVOKER_CALLS[node.name.lower()]) for node in _in_source_order(nodes)]
+
+
 def workspace_group_calls(tree: exp.Expression) -> list[exp.Expression]:
     """is_member(...) calls: workspace-local group checks (ACC102)."""
     return _in_source_order(
@@ -115,9 +128,58 @@ def weak_hashes(tree: exp.Expression, dialect: str) -> list[tuple[exp.Expression
 
 
 #: One piece of a hash input: ("value", name) the masked value; ("literal", text) a constant;
-#: ("call", name) a function call (a salt function); ("column", name) another column or
-#: argument; ("other", sql) anything else.
+#: ("call", name) a call of a function that is not the platform's (a salt function);
+#: ("secret", sql) a secret the platform reads (Databricks ``secret(scope, key)``); ("public",
+#: sql) a context or built-in function of nothing secret (``CURRENT_ACCOUNT()``,
+#: ``current_catalog()``); ("column", name) another column or argument; ("other", sql) anything
+#: else.
 Part = tuple[str, str]
+
+#: the kinds of piece that are a secret: only these make a hash salted (ACC201)
+SECRET_KINDS = frozenset({"call", "secret"})
+
+#: Context functions sqlglot leaves anonymous: their value is known to anyone who may query
+#: the platform (the account, the catalog, the session), so they are never a salt. Any other
+#: call sqlglot knows as a built-in (``CURRENT_DATABASE``, ``UPPER``...) is not a salt either,
+#: unless a salt is among its arguments.
+_CONTEXT_NAMES = frozenset(
+    {
+        # Snowflake
+        "current_account_name",
+        "current_organization_name",
+        "current_organization_user",
+        "current_role_type",
+        "current_schemas",
+        "current_secondary_roles",
+        "current_client",
+        "current_ip_address",
+        "current_statement",
+        "current_transaction",
+        "invoker_role",
+        "invoker_share",
+        "is_role_in_session",
+        "is_database_role_in_session",
+        "is_granted_to_invoker_role",
+        "is_application_role_in_session",
+        "last_query_id",
+        "last_transaction",
+        "getvariable",
+        # Databricks
+        "current_metastore",
+        "current_recipient",
+        "is_member",
+        "is_account_group_member",
+        "user",
+        "session_user",
+        "version",
+    }
+)
+
+
+def _is_context_name(name: str) -> bool:
+    """A platform context function by name (``CURRENT_*`` is never a user's salt function)."""
+    name = name.lower()
+    return name in _CONTEXT_NAMES or name.startswith("current_")
 
 
 @dataclass(frozen=True)
@@ -136,8 +198,18 @@ class HashCall:
 
     @property
     def unsalted(self) -> bool:
-        """The input is the masked value alone (through casts, trimming or case at most)."""
-        return len(self.parts) == 1 and self.parts[0][0] == "value"
+        """Nothing secret is mixed into the masked value: it is hashed alone (through casts,
+        trimming or case at most), or with public pieces only (other columns of the row, the
+        account, catalog or session). Literals alone are ACC205, not this."""
+        if not self.hashes_value or self.literal_salt:
+            return False
+        return not any(kind in SECRET_KINDS for kind, _ in self.parts)
+
+    @property
+    def public(self) -> tuple[str, ...]:
+        """The pieces mixed into the value that anyone who may query the platform knows."""
+        shown = {"column": "column {}", "public": "{}", "other": "{}"}  # literals: ACC205
+        return tuple(shown[kind].format(text) for kind, text in self.parts if kind in shown)
 
     @property
     def literal_salt(self) -> tuple[str, ...]:
@@ -212,6 +284,19 @@ def _call_name(node: exp.Expression) -> str | None:
     return None
 
 
+def _user_call(node: exp.Expression) -> bool:
+    """A call of a function the platform does not define: a qualified call (``a.b.f()``), or
+    an unqualified one sqlglot does not know that is not a context function."""
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Anonymous):
+        return True
+    return isinstance(node, exp.Anonymous) and not _is_context_name(node.name)
+
+
+def _holds_secret(node: exp.Expression) -> bool:
+    """``node`` reads a secret somewhere: a user function's call or the platform's secret()."""
+    return any(isinstance(n, exp.Secret) or _user_call(n) for n in node.walk())
+
+
 def _classify(node: exp.Expression, value: str | None, seen_value: list[bool]) -> Part | None:
     if isinstance(node, exp.Literal):
         return ("literal", node.this) if node.this != "" else None
@@ -225,9 +310,15 @@ def _classify(node: exp.Expression, value: str | None, seen_value: list[bool]) -
         return ("column", name)
     if isinstance(node, exp.Column):
         return ("column", node.sql())
+    if isinstance(node, exp.Secret):
+        return ("secret", node.sql())
     called = _call_name(node)
-    if called is not None:
+    if called is not None and _user_call(node):
         return ("call", called)
+    if _holds_secret(node):  # SUBSTR(gov.pol.salt(), 1, 16), a CASE around a salt
+        return ("call", called or node.sql())
+    if called is not None:
+        return ("public", f"{called.upper()}()")
     return ("other", node.sql())
 
 

@@ -21,6 +21,7 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     RuleInfo("ACC002", "unused-suppression", "warning"),
     RuleInfo("ACC101", "current-role", "error"),
     RuleInfo("ACC102", "workspace-group-check", "error"),
+    RuleInfo("ACC103", "invoker-role", "warning"),
     RuleInfo("ACC201", "unsalted-hash", "error"),
     RuleInfo("ACC202", "shared-salt", "error"),
     RuleInfo("ACC203", "joinable-digest", "error"),

@@ -9,9 +9,13 @@ position in the SQL is the same line and column in the template file:
 * ``{# comments #}`` and ``{% tags %}`` become spaces (a one-line ``{# accord: ignore ACC101
   why #}`` becomes the SQL comment ``-- accord: ignore ACC101 why``); ``{% raw %}`` keeps its
   content;
-* ``{{ expression }}`` becomes an identifier (``__j1_``...) of the same length: it stands for
-  whatever the expression renders (a name, a literal inside quotes, an expression), and
-  :meth:`Template.restore` puts the original text back in messages. dbt calls that render
+* ``{{ expression }}`` becomes an identifier (``__j1_``...) no longer than the expression: it
+  stands for whatever the expression renders (a name, a literal inside quotes, an
+  expression), and :meth:`Template.restore` puts the original text back in messages. The same
+  expression (whatever its spacing) is the same identifier everywhere in the file, so
+  ``{{masked_column}}`` in a signature names the parameter ``{{ masked_column }}`` reads in
+  the body; an expression that is a whole token ends its identifier with spaces, one glued
+  to a name or a quote (``{{ prefix }}_raw``) keeps its width with underscores. dbt calls that render
   nothing (``config()``, ``log()``, ``return()``, ``do``) become spaces;
 * ``{% macro %}``, ``{% endmacro %}``, ``{% call %}`` and block ``{% set %}`` end a statement
   (dbt_snow_mask and dbt-tags macros hold one ``CREATE MASKING POLICY`` without a ``;``);
@@ -183,7 +187,7 @@ def _render(source: str, constructs: list[Construct]) -> Template:
     breaks: list[tuple[int, bool]] = []
     placeholders: dict[str, str] = {}
     calls: dict[str, str] = {}
-    n = 0
+    numbers: dict[str, int] = {}
     for c in constructs:
         _blank(chars, c.start, c.end)
         if c.kind == "comment" and "accord:" in c.source and "\n" not in c.source:
@@ -191,14 +195,19 @@ def _render(source: str, constructs: list[Construct]) -> Template:
             inner = c.source[2:-2].strip("-")
             chars[c.start : c.end] = list(("--" + inner).ljust(c.end - c.start))
         if c.kind == "expression" and c.tag not in _SILENT_CALLS:
-            n += 1
+            # one expression, one name: `{{masked_column}}` in a signature and
+            # `{{ masked_column }}` in the body are the same identifier
+            written = " ".join(c.source.split())
+            n = numbers.setdefault(_normalised(c.source), len(numbers) + 1)
             first_line = source[c.start : c.end].split("\n", 1)[0]
             width = len(first_line)
             name = f"__j{n}_"
             if len(name) <= width:
-                name = name.ljust(width, "_")
-                placeholders[name] = " ".join(c.source.split())
-                calls[name] = c.tag
+                alone = _stands_alone(source, c.start, c.end)
+                name = name.ljust(width, " " if alone else "_")
+                key = name.rstrip(" ")
+                placeholders.setdefault(key, written)
+                calls.setdefault(key, c.tag)
             else:
                 name = "_" * width
             chars[c.start : c.start + width] = list(name)
@@ -221,6 +230,24 @@ def _render(source: str, constructs: list[Construct]) -> Template:
                         _blank(variant, start, end)
             variants.append("".join(variant))
     return Template(variants, sorted(breaks), constructs, None, placeholders, calls)
+
+
+def _normalised(expression: str) -> str:
+    """An expression's text without its delimiters' whitespace control and spacing."""
+    inner = expression[2:-2].strip("-+").strip()
+    return " ".join(inner.split())
+
+
+#: characters that, next to an expression, make its rendering part of a longer name or literal
+_GLUED = frozenset("_.$@\"'`")
+
+
+def _stands_alone(source: str, start: int, end: int) -> bool:
+    """Whether the expression at ``source[start:end]`` is a whole token (not glued to a name,
+    a quote or a dot), so its placeholder may end before the expression's own width."""
+    before = source[start - 1] if start > 0 else " "
+    after = source[end] if end < len(source) else " "
+    return not any(ch.isalnum() or ch in _GLUED for ch in (before, after))
 
 
 def _if_blocks(constructs: list[Construct]) -> list[list[tuple[int, int]]]:

@@ -26,7 +26,7 @@ from compiler.lint.rules import (
 FAMILIES = (
     coverage,  # ACC001
     suppressions,  # ACC002
-    identity,  # ACC101-ACC102
+    identity,  # ACC101-ACC103
     hashing,  # ACC201-ACC205
     surfaces,  # ACC301, ACC401-ACC403
     probes,  # ACC404

@@ -68,7 +68,14 @@ def unsalted_hash(ctx: Context) -> Iterator[Finding]:
     column uses it (read from the mask policies accord lowers the model to: the hash input is
     the masked value alone). In SQL files: flags a mask whose hash input is the masked value
     (the mask's first parameter, possibly through casts, trimming or case changes) with
-    nothing else concatenated to it.
+    nothing secret concatenated to it: alone, or mixed only with what anyone who may query the
+    platform can compute. Another column of the same row, `CURRENT_ACCOUNT()`,
+    `CURRENT_DATABASE()`, `current_catalog()`, `current_metastore()` and the other context and
+    built-in functions are public (in a Snowflake policy body `CURRENT_DATABASE()` and
+    `CURRENT_SCHEMA()` even return the protected table's database and schema: constants).
+    Only a call of a function the platform does not define
+    (a salt function such as `gov.pol.subject_salt()`) or Databricks' `secret(scope, key)`
+    counts as a salt; a salt written as a literal is ACC205.
 
     ## Why is this bad?
     A deterministic hash of an identifier is a pseudonym only while nobody can compute it.
@@ -87,6 +94,8 @@ def unsalted_hash(ctx: Context) -> Iterator[Finding]:
     ```sql
     CREATE MASKING POLICY gov.pol.subject_mask AS (val VARCHAR) RETURNS VARCHAR ->
       CASE WHEN IS_ROLE_IN_SESSION('CLINICAL_UNBLINDED') THEN val ELSE SHA2(val, 256) END;
+    CREATE MASKING POLICY gov.pol.email_mask AS (val VARCHAR) RETURNS VARCHAR ->
+      SHA2(val || CURRENT_ACCOUNT(), 256);  -- the account name is no secret
     ```
 
     ## How to fix
@@ -133,6 +142,17 @@ def _quote(node: exp.Expression, dialect: str) -> str:
     return render(bare, dialect)
 
 
+def _mixed(call: HashCall) -> str:
+    """What a message says is mixed into the value: nothing, or only public pieces."""
+    public = list(dict.fromkeys(call.public))
+    if not public:
+        return "with nothing mixed in"
+    return (
+        f"with only public values mixed in, {' and '.join(public)}, which anyone who may query "
+        "the platform knows (no salt)"
+    )
+
+
 def _strong(call: HashCall) -> str:
     """The hash a fix names: the call's own when it is SHA-2, never one ACC204 flags."""
     return call.function if call.function.startswith("SHA2") and not call.weak else "SHA2"
@@ -145,12 +165,12 @@ def unsalted_hash_sql(ctx: SqlContext) -> Iterator[SqlHit]:
         if not found.call.unsalted:
             continue
         stmt, call = found.stmt, found.call
-        value = call.parts[0][1]
+        value = next(text for kind, text in call.parts if kind == "value")
         finding = Finding(
             at(stmt, call.node),
             "ACC201",
             stmt.name or "",
-            f"{describe(stmt)} hashes the masked value {value} with nothing mixed in "
+            f"{describe(stmt)} hashes the masked value {value} {_mixed(call)} "
             f"({_quote(call.node, stmt.dialect)}): anyone can hash candidate values and match the "
             "digests, and the same value gets the same digest on every platform",
             f"mix in a secret salt read from a secure function: "
@@ -163,12 +183,12 @@ def unsalted_hash_sql(ctx: SqlContext) -> Iterator[SqlHit]:
         for call in hash_calls(target.body, None, stmt.dialect):
             if not call.unsalted:
                 continue
-            value = call.parts[0][1]
+            value = next(text for kind, text in call.parts if kind == "value")
             finding = Finding(
                 at(stmt, call.node),
                 "ACC201",
                 name_of(target),
-                f"{target.what} hashes {value} with nothing mixed in "
+                f"{target.what} hashes {value} {_mixed(call)} "
                 f"({_quote(call.node, stmt.dialect)}): anyone can hash candidate values and "
                 "match the digests, and the same value gets the same digest on every platform",
                 f"mix in a secret salt read from a secure function: "

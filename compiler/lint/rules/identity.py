@@ -1,4 +1,4 @@
-"""ACC101-ACC102: policies that read the caller's identity the wrong way.
+"""ACC101-ACC103: policies that read the caller's identity the wrong way.
 
 Each rule has a check over policy files (hand-written `row_filter.expression` predicates) and
 one over SQL files (policy and function bodies, access-deciding views); the policy check's
@@ -19,6 +19,7 @@ from compiler.lint.bodies import (
 from compiler.lint.checks import Context, SqlContext, rule, sql_rule
 from compiler.lint.finding import Finding, SqlHit
 from compiler.lint.trees import (
+    invoker_role_calls,
     role_calls,
     workspace_group_calls,
 )
@@ -106,6 +107,92 @@ def current_role_message(function: str, where: str) -> str:
     return (
         f"{where} calls CURRENT_AVAILABLE_ROLES(), which ignores which roles are active in "
         "the session and may restrict (or widen) access unexpectedly"
+    )
+
+
+_INVOKER_FIX = (
+    "use IS_ROLE_IN_SESSION(<role>), which sees the session's primary and secondary roles; "
+    "keep the invoker form only where the policy must follow the owner of the view or "
+    "function it is read through, and suppress this finding with that reason"
+)
+
+
+@rule("ACC103")
+def invoker_role(ctx: Context) -> Iterator[Finding]:
+    """A Snowflake policy checks the executing role, not the session's roles.
+
+    ## What it does
+    Flags `INVOKER_ROLE()` and `IS_GRANTED_TO_INVOKER_ROLE(...)` in Snowflake policy
+    expressions: hand-written `row_filter.expression.snowflake` predicates, and the bodies of
+    row access policies, masking policies, functions and secure views in Snowflake SQL files
+    (plain, in notebooks and in dbt macros).
+
+    ## Why is this bad?
+    Both functions evaluate one role: the account role of the object executing the query.
+    Queried directly, that is the session's primary role (`CURRENT_ROLE()`); through a view,
+    it is the view's owner role; through a UDF or an owner's-rights procedure, its owner;
+    in a task, the task's owner. Secondary roles never count. A user whose grant sits on a
+    secondary role is denied when querying the table, and a policy on a table read through a
+    view decides by the view owner's grants, for every user of the view alike. Snowflake's
+    own page says to call `IS_ROLE_IN_SESSION` to evaluate the role hierarchy of the session.
+
+    The invoker form is intended when the decision must follow who owns the object the data
+    is read through, not who queries it: a policy that unmasks a column for a reporting view
+    owned by a trusted role (the view's users then see what its owner may see), or a column
+    that an owner's-rights procedure or a task must read in the clear while its callers may
+    not. That is a deliberate choice to make per policy: suppress the finding with the
+    reason (`-- accord: ignore ACC103 follows the owner of REPORTING.V_SALES`).
+
+    ## Example
+    ```sql
+    CREATE MASKING POLICY gov.pol.email_mask AS (val VARCHAR) RETURNS VARCHAR ->
+      CASE WHEN IS_GRANTED_TO_INVOKER_ROLE('PII_READER') THEN val ELSE '***' END;
+    ```
+    ```yaml
+    row_filter:
+      expression:
+        snowflake: "REGION = 'EU' OR INVOKER_ROLE() = 'GLOBAL_READER'"
+      arguments: {REGION: VARCHAR}
+    ```
+
+    ## How to fix
+    Replace `IS_GRANTED_TO_INVOKER_ROLE('R')` and `INVOKER_ROLE() = 'R'` with
+    `IS_ROLE_IN_SESSION('R')`, or let accord write the role check (`unmasked_for:`, an
+    entitlement row filter), which compiles to `IS_ROLE_IN_SESSION`.
+    """
+    for e in expressions(ctx):
+        if e.platform != "snowflake":
+            continue
+        for node, name in invoker_role_calls(e.tree):
+            yield Finding(
+                within(ctx, e, node),
+                "ACC103",
+                f"datasets.{e.dataset}",
+                invoker_role_message(name, f"the Snowflake row filter of {e.dataset}"),
+                _INVOKER_FIX,
+            )
+
+
+@sql_rule("ACC103")
+def invoker_role_sql(ctx: SqlContext) -> Iterator[SqlHit]:
+    """ACC103 in Snowflake policy bodies (see the policy-file check for the rule page)."""
+    for target in read_bodies(ctx, "snowflake"):
+        stmt = target.stmt
+        for node, name in invoker_role_calls(target.body):
+            finding = Finding(
+                at(stmt, node),
+                "ACC103",
+                name_of(target),
+                invoker_role_message(name, target.what),
+                _INVOKER_FIX,
+            )
+            yield SqlHit(finding, (stmt,))
+
+
+def invoker_role_message(function: str, where: str) -> str:
+    return (
+        f"{where} calls {function}(), which evaluates the role of the object executing the "
+        "query (through a view, the view's owner role), never the session's secondary roles"
     )
 
 
