@@ -127,7 +127,7 @@ CASES = [
     Case(
         "a name rebound in a function: not followed, ACC001",
         nb(
-            'ddl = "CREATE OR REPLACE FUNCTION main.sec.f(r STRING) RETURN is_member(\'x\')"\n'
+            "ddl = \"CREATE OR REPLACE FUNCTION main.sec.f(r STRING) RETURN is_member('x')\"\n"
             "def rebuild(c):\n"
             "    global ddl\n"
             '    ddl = ddl.replace("main", c)\n'
