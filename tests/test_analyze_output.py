@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from compiler.core import markdown
 from compiler.meaning import analyze as an
 from compiler.meaning.analyze import ROWS, Analysis, summary
 from compiler.model.validate import load_project
@@ -87,15 +88,13 @@ def reference_tables(a: Analysis) -> list[an.Table]:
 def reference_markdown(a: Analysis) -> str:
     parts = []
     for title, header, rows in reference_tables(a):
-        parts.append(f"### {title}\n")
+        parts.append(f"### {markdown.text(title)}\n")
         if not rows:
             parts.append("_none_\n")
             continue
-        parts.append("| " + " | ".join(header) + " |")
+        parts.append("| " + " | ".join(markdown.text(h) for h in header) + " |")
         parts.append("|" + "|".join("---" for _ in header) + "|")
-        parts.extend(
-            "| " + " | ".join(c.replace("|", "\\|") or " " for c in row) + " |" for row in rows
-        )
+        parts.extend("| " + " | ".join(markdown.text(c) or " " for c in row) + " |" for row in rows)
         parts.append("")
     parts.append(summary(a))
     return "\n".join(parts) + "\n"

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.core import markdown
 from compiler.core.annotations import annotation
 from compiler.core.errors import Diagnostic, Location
 from compiler.exposure.cells import readers
@@ -133,7 +134,7 @@ def _probe_lines(d: ExposureDiff) -> list[str]:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return markdown.text(text)
 
 
 def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
@@ -152,7 +153,7 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
             change = c.transition("→") + (f" ({c.note})" if c.note else "")
             out.append(
                 f"| {_md(c.persona)} | {_md(c.what())} | {_md(line.where())} | {_md(change)} | "
-                f"`{_md(_cause_text(c))}` |"
+                f"{markdown.code(_cause_text(c))} |"
             )
         out.append("")
     for status, title in (
@@ -169,7 +170,7 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
         for x in found_d:
             out.append(
                 f"| {_md(x.loose.surface)} | {_md(' '.join(x.facts))} | {_md(x.detail)} | "
-                f"{_md(', '.join(x.personas))} | `{x.location}` |"
+                f"{_md(', '.join(x.personas))} | {markdown.code(x.location)} |"
             )
         out.append("")
     out.append("#### Probes (ACC404)")
@@ -177,7 +178,10 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
     if not d.probes:
         out.append("_no probe changes its outcome_")
     else:
-        out.extend(f"- {_md(probe_text(p))} (`{p['file']}:{p['line']}`)" for p in d.probes)
+        out.extend(
+            f"- {_md(probe_text(p))} ({markdown.code(str(p['file']) + ':' + str(p['line']))})"
+            for p in d.probes
+        )
     out.append("")
     if d.notes:
         out += ["#### Notes", "", *[f"- {_md(n)}" for n in d.notes], ""]

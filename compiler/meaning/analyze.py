@@ -22,6 +22,7 @@ from functools import cached_property
 from itertools import chain
 from typing import Any
 
+from compiler.core import markdown
 from compiler.core.jsonindent import Encoder, Raw, scalar
 from compiler.meaning import divergence, semantics
 from compiler.model.schema import PolicyModel
@@ -441,7 +442,7 @@ def summary(a: Analysis) -> str:
 
 
 def _escape_md(text: str) -> str:
-    return text.replace("|", "\\|")
+    return markdown.text(text)
 
 
 def to_markdown(a: Analysis) -> str:
@@ -452,12 +453,12 @@ def markdown_chunks(a: Analysis) -> Iterator[str]:
     """:func:`to_markdown` one table at a time (each ends with a newline): a persona's table
     is rows x surfaces, so the whole is large on big estates."""
     for title, header, rows in _tables(a):
-        parts = [f"### {title}\n"]
+        parts = [f"### {markdown.text(title)}\n"]
         if not rows:
             parts.append("_none_\n")
             yield "\n".join(parts) + "\n"
             continue
-        parts.append("| " + " | ".join(header) + " |")
+        parts.append("| " + " | ".join(markdown.text(h) for h in header) + " |")
         parts.append("|" + "|".join("---" for _ in header) + "|")
         if isinstance(rows[0], tuple):
             parts.extend(_markdown_sparse(len(header) - 2, rows))  # type: ignore[arg-type]
