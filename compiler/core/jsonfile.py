@@ -56,20 +56,59 @@ def read_bytes(
         os.close(fd)
 
 
+#: byte-order marks of the encodings a text editor saves instead of UTF-8 (longest first)
+_OTHER_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
 def decode(raw: bytes, name: str, what: str) -> str:
-    """``raw`` as UTF-8, or a diagnostic at the first byte that is not."""
+    """``raw`` as UTF-8 (a UTF-8 byte-order mark is kept: readers treat it as one blank
+    column), or a diagnostic at the first byte that makes it not UTF-8 text: a UTF-16 or
+    UTF-32 byte-order mark (1:1), a byte that is not UTF-8, or a NUL byte (text in UTF-16
+    without a byte-order mark decodes as UTF-8 with a NUL after every ASCII letter; no
+    policy, SQL or JSON file holds one). The column counts characters, as every other
+    diagnostic does."""
+    for bom, encoding in _OTHER_BOMS:
+        if raw.startswith(bom):
+            raise InputError(
+                Diagnostic(
+                    Location(name, 1, 1),
+                    f"{what} is {encoding} (it starts with a {encoding} byte-order mark), "
+                    "not UTF-8: save it as UTF-8",
+                )
+            )
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        before = raw[: err.start]
-        line = before.count(b"\n") + 1
-        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        line, column = _byte_position(raw, err.start)
         raise InputError(
             Diagnostic(
                 Location(name, line, column),
                 f"{what} is not valid UTF-8 (byte 0x{raw[err.start]:02x})",
             )
         ) from None
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line, column = _byte_position(raw, nul)
+        raise InputError(
+            Diagnostic(
+                Location(name, line, column),
+                f"{what} is not UTF-8 text: it holds a NUL byte (0x00), as UTF-16 text "
+                "does; save it as UTF-8",
+            )
+        )
+    return text
+
+
+def _byte_position(raw: bytes, offset: int) -> tuple[int, int]:
+    """(line, column) of byte ``offset``: the column counts the characters before it."""
+    start = raw.rfind(b"\n", 0, offset) + 1
+    before = raw[start:offset].decode("utf-8", errors="replace")
+    return raw.count(b"\n", 0, offset) + 1, len(before) + 1
 
 
 def depth_problem(text: str, max_depth: int = MAX_JSON_DEPTH) -> tuple[int, str] | None:

@@ -33,13 +33,16 @@ _CELL = re.compile(r"^# COMMAND -{4,}[ \t]*$")
 _MAGIC = "# MAGIC"
 
 
-def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]], list[ScanError]]:
+def notebook_sql(
+    text: str,
+) -> tuple[str, list[tuple[int, bool]], list[ScanError], list[tuple[int, str]]]:
     """The ``%sql`` cells of a Python notebook as SQL of the same length, line for line and
     column for column: each ``# MAGIC `` prefix becomes spaces, every other line (Python,
     other magics, the ``%sql`` line itself) blanks; each ``# COMMAND`` line ends a
     statement. The strings Python cells pass to ``spark.sql(...)`` are SQL too, at their own
     positions (:mod:`compiler.lint.inputs.pycells`), each a statement of its own; what cannot be read
-    there is returned as errors (ACC001)."""
+    there is returned as errors (ACC001), and the SQL resolved from the notebook's strings
+    (a name, ``+``, ``.format``) as (offset of the first string it came from, SQL)."""
     out: list[str] = []
     python: list[str] = []
     breaks: list[tuple[int, bool]] = []
@@ -64,11 +67,11 @@ def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]], list[ScanError
         offset += len(line)
     sql = "".join(out)
     view = "".join(python)
-    if ".sql(" not in view:
-        return sql, breaks, []
-    from compiler.lint.inputs.pycells import sql_strings
+    from compiler.lint.inputs.pycells import SQL_CALL, sql_strings
 
-    strings, unreadable = sql_strings(view)
+    if not SQL_CALL.search(view):
+        return sql, breaks, [], []
+    strings, resolved, unreadable = sql_strings(view)
     chars = list(sql)
     for s in strings:
         chars[s.start : s.end] = s.text
@@ -78,7 +81,14 @@ def notebook_sql(text: str) -> tuple[str, list[tuple[int, bool]], list[ScanError
         line = text.count("\n", 0, u.offset) + 1
         column = u.offset - (text.rfind("\n", 0, u.offset) + 1) + 1
         errors.append(ScanError("", line, column, u.reason, "python", (u.offset, u.offset)))
-    return "".join(chars), sorted(breaks), errors
+    return "".join(chars), sorted(breaks), errors, [(r.start, r.text) for r in resolved]
+
+
+def _scan_resolved(text: str, path: str, dialect: str, start: int, sql: str) -> ScanResult:
+    """SQL resolved from a notebook's strings, scanned at ``start`` in the file: everything
+    before it blank (newlines kept), so its first line and column are the file's."""
+    prefix = "".join(ch if ch == "\n" else " " for ch in text[:start])
+    return scan(prefix + sql, path, dialect, [(start, True)])
 
 
 def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
@@ -87,12 +97,19 @@ def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
     from compiler.sqlscan.template import has_template_syntax
 
     if path.lower().endswith(".py") and text.lstrip("\ufeff").startswith(PY_NOTEBOOK):
-        sql, breaks, errors = notebook_sql(text)
+        sql, breaks, errors, resolved = notebook_sql(text)
         result = scan(sql, path, dialect or "databricks", breaks)
-        if not errors:
+        if not errors and not resolved:
             return result
-        located = tuple(dataclasses.replace(e, file=path) for e in errors)
-        return dataclasses.replace(result, errors=result.errors + located)
+        statements = list(result.statements)
+        scan_errors = list(result.errors) + [dataclasses.replace(e, file=path) for e in errors]
+        for start, resolved_sql in resolved:
+            more = _scan_resolved(text, path, result.dialect or "databricks", start, resolved_sql)
+            statements += more.statements
+            scan_errors += more.errors
+        statements.sort(key=lambda s: (s.line, s.column))
+        scan_errors.sort(key=lambda e: (e.line, e.column, e.message))
+        return dataclasses.replace(result, statements=tuple(statements), errors=tuple(scan_errors))
     if not has_template_syntax(text):
         return scan(text, path, dialect)
     from compiler.sqlscan.template import read_template

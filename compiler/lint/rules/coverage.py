@@ -22,7 +22,8 @@ _FIX = {
     "dialect": "name the file *.snowflake.sql or *.databricks.sql, or pass --dialect",
     "template": "correct the template syntax; accord cannot read the file until then",
     "python": "pass the statement as a plain or raw string literal (no backslash escapes), "
-    "or move it to a %sql cell, so accord can check it",
+    "or a name assigned one at the top level of a cell, or move it to a %sql cell, so accord "
+    "can check it",
 }
 #: words that make an unrecognised CREATE / ALTER statement a policy statement
 _POLICY_WORDS = frozenset({"POLICY", "MASK", "FILTER", "FUNCTION"})
