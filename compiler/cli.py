@@ -15,6 +15,7 @@ import sys
 import click
 
 from compiler.core.errors import InputError, UsageError
+from compiler.core.visible import guarded, visible
 
 #: command name -> (module under compiler.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -63,7 +64,14 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the command, map errors to exit codes, never print a traceback."""
+    """Entry point: run the command, map errors to exit codes, never print a traceback. Every
+    byte written to stdout and stderr goes through :func:`compiler.core.visible.guarded`: no
+    value a pull request controls can drive the terminal or start a CI runner's command."""
+    with guarded():
+        _main(argv)
+
+
+def _main(argv: list[str] | None) -> None:
     # A loaded estate is a large graph of long-lived objects; at the default threshold (700
     # allocations) the cyclic collector rescans it thousands of times. Every command loads
     # one (validate was slower than lint, which alone raised it): bench/README.md.
@@ -81,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"accord: {n} error{'s' if n != 1 else ''}{tail}", err=True)
         sys.exit(2)
     except UsageError as err:
-        text = str(err)
+        text = visible(err)
         click.echo(text if text.startswith("accord") else f"accord: {text}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as err:
@@ -123,7 +131,7 @@ def _internal(err: Exception) -> None:
     if os.environ.get("ACCORD_DEBUG"):
         raise err
     click.echo(
-        f"accord: internal error: {type(err).__name__}: {err} "
+        f"accord: internal error: {type(err).__name__}: {visible(err)} "
         "(set ACCORD_DEBUG=1 for a traceback, and please report it)",
         err=True,
     )

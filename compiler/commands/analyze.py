@@ -5,6 +5,7 @@ import sys
 import click
 
 from compiler.commands.options import directory_argument, format_option
+from compiler.core.visible import own_styles, visible
 from compiler.meaning.analyze import (
     Analysis,
     analyze,
@@ -48,16 +49,23 @@ def command(directory: str, fmt: str) -> int:
 
 
 def print_rich(result: Analysis) -> None:
-    """The text tables as rich tables (used on a terminal only)."""
+    """The text tables as rich tables (used on a terminal only). Every value is text: its
+    control characters shown visibly and its brackets not rich markup; only rich's own
+    styles reach the terminal."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
+    def cell(value: str) -> str:
+        return escape(visible(value))
+
     console = Console()
-    for title, header, rows in tables(result):
-        table = Table(title=title, title_justify="left")
-        for h in header:
-            table.add_column(h)
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
-    console.print(summary(result))
+    with own_styles():
+        for title, header, rows in tables(result):
+            table = Table(title=cell(title), title_justify="left")
+            for h in header:
+                table.add_column(cell(h))
+            for row in rows:
+                table.add_row(*(cell(v) for v in row))
+            console.print(table)
+        console.print(cell(summary(result)))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -7,6 +8,7 @@ import click
 
 from compiler.commands.options import Choice, directory_argument
 from compiler.core.outdir import check_out, write_tree
+from compiler.core.visible import own_styles
 from compiler.model.validate import load_project
 from targets.render import TARGET_CHOICES, render_files
 
@@ -34,7 +36,9 @@ def command(directory: str, out: str, target: str) -> int:
     blocking = [f for f in lint_project(project) if f.severity == "error" and not f.suppressed]
     if blocking:
         color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
-        click.echo(format_findings(blocking, color) + "\n", err=True, color=color)
+        # the colours pass the guard; format_findings renders every value visibly
+        with own_styles() if color else contextlib.nullcontext():
+            click.echo(format_findings(blocking, color) + "\n", err=True, color=color)
         click.echo(
             f"accord compile: refused: {len(blocking)} error-level lint finding(s); "
             "nothing was written",

@@ -6,6 +6,7 @@ import click
 
 from compiler.commands.options import base_option, directory_argument, fail_on_option, format_option
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.visible import own_commands
 
 FORMATS = ("text", "markdown", "json", "github")
 
@@ -51,8 +52,9 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
         if fmt == "json":
             click.echo(exposure.to_json(exposure.ExposureDiff([], [], None), problems))
         else:
-            for p in problems:
-                click.echo(exposure.annotation("error", p.location, "accord diff", p.message))
+            with own_commands():  # every value in them is escaped
+                for p in problems:
+                    click.echo(exposure.annotation("error", p.location, "accord diff", p.message))
         for p in problems:
             click.echo(str(p), err=True)
         return 2
@@ -64,7 +66,8 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     elif fmt == "github":
         text = exposure.to_github(result, places)
         if text:
-            click.echo(text)
+            with own_commands():
+                click.echo(text)
         click.echo(f"accord diff: {exposure.verdict(result)}", err=True)
     else:
         click.echo(exposure.to_text(result, places))

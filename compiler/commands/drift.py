@@ -7,6 +7,7 @@ import click
 
 from compiler.commands.options import Choice, live_options, options_from, platforms_of, progress
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.visible import visible
 from compiler.model.validate import load_project
 
 
@@ -57,7 +58,7 @@ def _could_not_run(err: InputError | UsageError, directory: str, fmt: str) -> in
     else:
         problems = [Diagnostic(Location(directory, 1, 1), str(err))]
     for d in problems:
-        click.echo(f"accord: {d.message}", err=True)
+        click.echo(f"accord: {visible(d.message)}", err=True)
     if fmt == "json":
         click.echo(render_json([], problems=problems))
     else:

@@ -6,6 +6,7 @@ from typing import Any
 import click
 
 from compiler.commands.options import Choice, live_options, options_from, progress
+from compiler.core.visible import visible
 from compiler.model.validate import load_project
 
 
@@ -46,5 +47,5 @@ def command(platform: str, directory: str, fmt: str, **kwargs: Any) -> int:
     for name in live.insecure_salts:
         click.echo(f"  not SECURE: {name}")
     for what in live.unreadable:
-        click.echo(f"  could not read: {what}", err=True)
+        click.echo(f"  could not read: {visible(what)}", err=True)
     return 0

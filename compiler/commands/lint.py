@@ -7,6 +7,7 @@ parses the options and renders.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -14,6 +15,7 @@ import click
 
 from compiler.commands.options import Choice, fail_on_option, format_option
 from compiler.core.platforms import DIALECTS
+from compiler.core.visible import own_commands, own_styles, visible
 from compiler.lint.report import (
     FORMATS,
     render_github,
@@ -112,16 +114,20 @@ def command(
     elif fmt == "github":
         text = render_github(findings, show_suppressed, problems)
         if text:
-            click.echo(text)
+            with own_commands():  # every value in them is escaped
+                click.echo(text)
     else:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        click.echo(
-            render_text(findings, result.files, show_suppressed, color, problems), color=color
-        )
+        # the colours pass the guard; every value in the text is rendered visibly
+        with own_styles() if color else contextlib.nullcontext():
+            click.echo(
+                render_text(findings, result.files, show_suppressed, color, problems), color=color
+            )
     if problems:
         for d in problems:
             missing = d.message == MISSING and d.location.line == 1 == d.location.column
-            click.echo(f"{d.location.file}: {d.message}" if missing else str(d), err=True)
+            shown = f"{visible(d.location.file)}: {visible(d.message)}" if missing else str(d)
+            click.echo(shown, err=True)
         n = len(problems)
         click.echo(f"accord lint: {n} input error{'s' if n != 1 else ''}", err=True)
         return 2

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from compiler.commands.options import Choice, live_options, options_from
+from compiler.core.visible import visible
 
 if TYPE_CHECKING:
     from compiler.plan.apply import Outcome
@@ -58,9 +59,11 @@ def status(plans: str, ledger: str | None) -> int:
     broken = half_applied(infos, records, path)
     for h in broken:
         click.echo(
-            f"{h.location}: cutover group {h.group!r} of {h.plan} is applied on "
-            f"{', '.join(h.applied)} but not on {', '.join(h.missing)}: it is done only when "
-            "every platform is",
+            visible(
+                f"{h.location}: cutover group {h.group!r} of {h.plan} is applied on "
+                f"{', '.join(h.applied)} but not on {', '.join(h.missing)}: it is done only "
+                "when every platform is"
+            ),
             err=True,
         )
     return 1 if broken else 0
@@ -111,7 +114,8 @@ def apply_command(
         bad = runner.changed_files(stages)
         if bad:
             click.echo(
-                f"accord migrate apply: refused: changed since planned: {', '.join(bad)}", err=True
+                visible(f"accord migrate apply: refused: changed since planned: {', '.join(bad)}"),
+                err=True,
             )
             return 1
         for stage in stages:
@@ -128,7 +132,7 @@ def apply_command(
     stages = runner.pending_stages(read_plans(plans), records, platform)
     changed = check_live_base(plans, stages, records, platform, policies, options)
     if changed:
-        click.echo(f"accord migrate apply: refused, nothing ran: {changed}", err=True)
+        click.echo(f"accord migrate apply: refused, nothing ran: {visible(changed)}", err=True)
         return 1
     from compiler.commands.options import progress, terminal
 
@@ -169,7 +173,7 @@ def _report(outcome: Outcome, nothing: str, verb: str) -> int:
     for stage, state in outcome.done:
         click.echo(f"{stage}: {state}")
     if outcome.error:
-        click.echo(f"accord migrate {verb}: {outcome.error}", err=True)
+        click.echo(f"accord migrate {verb}: {visible(outcome.error)}", err=True)
         return 1
     if not outcome.done:
         click.echo(nothing)

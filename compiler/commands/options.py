@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from compiler.connect.config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
+from compiler.core.visible import own_styles, visible
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -102,7 +103,10 @@ def progress() -> Callable[[str], None]:
         return lambda _: None
 
     def show(text: str) -> None:
-        click.echo(f"\r\033[K{text[:100]}", err=True, nl=False)
+        # the line is rewritten with a carriage return and an erase (they pass the guard);
+        # what it shows is rendered visibly
+        with own_styles():
+            click.echo(f"\r\033[K{visible(text)[:100]}", err=True, nl=False)
 
     return show
 

@@ -11,6 +11,7 @@ from compiler.commands.options import (
     options_from,
     progress,
 )
+from compiler.core.visible import visible
 from compiler.model.validate import load_project
 
 
@@ -63,7 +64,7 @@ def command(
         else:
             plan = plan_projects(load_base(base, directory), head)
     except PlanError as err:
-        click.echo(f"accord plan: refused, nothing written: {err}", err=True)
+        click.echo(f"accord plan: refused, nothing written: {visible(err)}", err=True)
         return 1
     for note in notes:
         click.echo(note)

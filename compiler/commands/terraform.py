@@ -27,6 +27,7 @@ from pathlib import Path
 import click
 
 from compiler.core.errors import UsageError
+from compiler.core.visible import visible
 
 PLAN_FILE = "accord.tfplan"
 DIGEST_FILE = "accord.tfplan.sha256"
@@ -167,7 +168,7 @@ def plan_command(out: str) -> int:
         from targets.terraform.guard import ALTERNATIVE
 
         for reason in refusal.reasons:
-            click.echo(f"accord: refused: {reason}", err=True)
+            click.echo(f"accord: refused: {visible(reason)}", err=True)
         click.echo(f"accord: no plan was saved; {ALTERNATIVE}", err=True)
         return 1
     click.echo(text.rstrip())
@@ -189,7 +190,7 @@ def apply_command(out: str, expected: str | None) -> int:
         click.echo(failure.err, err=True)
         raise UsageError(str(failure)) from None
     if not applied:
-        click.echo(f"accord: {text}", err=True)
+        click.echo(f"accord: {visible(text)}", err=True)
         return 1
     click.echo(text.rstrip())
     return 0

@@ -1,10 +1,18 @@
 """GitHub workflow annotations (``::warning file=...,line=...,col=...,title=...::message``),
 escaped as GitHub's runner reads them: shared by ``accord lint --format github`` and ``accord
-diff --format github``."""
+diff --format github``. Line breaks are escaped (``%0A``, ``%0D``: the runner reads them back
+into the message, or the file name), and every other control character, and a byte of a file
+name that is not UTF-8, is shown visibly (:func:`compiler.core.visible.visible`): one
+annotation is one line and nothing in it drives a terminal or the log viewer. The commands
+write them inside :func:`compiler.core.visible.own_commands`."""
 
 from __future__ import annotations
 
 from compiler.core.errors import Location
+from compiler.core.visible import visible
+
+#: what the escaping writes as the runner reads it back (line breaks) and tabs
+_KEEP = "\n\r\t"
 
 
 def escape_data(text: str) -> str:
@@ -18,13 +26,13 @@ def escape_property(text: str) -> str:
 
 
 def annotation(command: str, loc: Location, title: str, text: str) -> str:
-    """One workflow command (``error``, ``warning``, ``notice``) at ``loc``."""
+    """One workflow command (``error``, ``warning``, ``notice``) at ``loc``: one line."""
     props = ",".join(
         [
-            f"file={escape_property(loc.file)}",
+            f"file={escape_property(visible(loc.file, _KEEP))}",
             f"line={loc.line}",
             f"col={loc.column}",
-            f"title={escape_property(title)}",
+            f"title={escape_property(visible(title, _KEEP))}",
         ]
     )
-    return f"::{command} {props}::{escape_data(text)}"
+    return f"::{command} {props}::{escape_data(visible(text, _KEEP))}"

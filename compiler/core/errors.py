@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compiler.core.visible import visible
+
 
 @dataclass(frozen=True, order=True)
 class Location:
-    """A 1-based position in a source file."""
+    """A 1-based position in a source file; shown with its file name's control characters
+    (and bytes that are not UTF-8) written visibly, so a name cannot start a line."""
 
     file: str
     line: int
     column: int
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+        return f"{visible(self.file)}:{self.line}:{self.column}"
 
 
 @dataclass(frozen=True, order=True)
@@ -23,7 +26,8 @@ class Diagnostic:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.location}: {self.message}"
+        """One line: the location and the message, control characters written visibly."""
+        return f"{self.location}: {visible(self.message)}"
 
 
 class InputError(Exception):

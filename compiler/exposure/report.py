@@ -11,6 +11,7 @@ from typing import Any
 from compiler.core import markdown
 from compiler.core.annotations import annotation
 from compiler.core.errors import Diagnostic, Location
+from compiler.core.visible import plain, visible
 from compiler.exposure.cells import readers
 from compiler.exposure.changes import Change, ExposureDiff, Kind, place_text
 from compiler.model.schema import PolicyModel
@@ -107,7 +108,8 @@ def to_text(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
     out.extend(_probe_lines(d))
     out.extend(f"note: {n}" for n in d.notes)
     out.append(f"accord diff: {verdict(d)}")
-    return "\n".join(out)
+    # each entry is one line: a value's control characters (a line break too) shown visibly
+    return "\n".join(visible(line) for line in out)
 
 
 def _probe_answer(actual: str | None, probed: bool) -> str:
@@ -210,7 +212,7 @@ def to_json(d: ExposureDiff, errors: list[Diagnostic] | None = None) -> str:
             }
             for e in errors
         ]
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
+    return json.dumps(plain(doc), indent=2, sort_keys=True, ensure_ascii=False)
 
 
 def to_github(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:

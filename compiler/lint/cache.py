@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,7 +52,7 @@ def project_key(
         digest = parsecache.file_digest(raw, name, compute)
         if digest is None:
             return None
-        h.update(name.encode() + b"\0" + digest.encode() + b"\0")
+        h.update(os.fsencode(name) + b"\0" + digest.encode() + b"\0")
     return h.hexdigest()
 
 
@@ -61,7 +62,7 @@ def sql_key(blobs: list[tuple[str, bytes]], options: str) -> str:
     h = hashlib.sha256(store.code_fingerprint().encode() + b"\0" + FORMAT)
     h.update(b"\0sql\0" + options.encode() + b"\0")
     for name, raw in blobs:
-        h.update(name.encode() + b"\0" + hashlib.sha256(raw).hexdigest().encode() + b"\0")
+        h.update(os.fsencode(name) + b"\0" + hashlib.sha256(raw).hexdigest().encode() + b"\0")
     return h.hexdigest()
 
 

@@ -4,6 +4,7 @@ GitHub workflow annotations."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from urllib.parse import quote
 
@@ -11,6 +12,7 @@ import click
 
 from compiler.core.annotations import annotation
 from compiler.core.errors import Diagnostic, Location
+from compiler.core.visible import has_unsafe, plain, visible
 from compiler.lint.docs import doc_sections
 from compiler.lint.engine import registered_rules, rule_doc, rule_sources
 from compiler.lint.finding import Finding
@@ -53,7 +55,9 @@ def _excerpt(line: str, column: int) -> tuple[str, int]:
 
 def format_findings(findings: Sequence[Finding], color: bool = False) -> str:
     """Findings grouped by file: position, severity, rule id and name, the message, the
-    source line with a marker under the column, and the fix."""
+    source line with a marker under the column, and the fix. Every value (file names, SQL
+    lines, messages, reasons) is shown with its control characters written visibly
+    (:func:`compiler.core.visible.visible`): only the colours are escape sequences."""
 
     def style(text: str, **kw: object) -> str:
         return click.style(text, **kw) if color else text  # type: ignore[arg-type]
@@ -65,30 +69,37 @@ def format_findings(findings: Sequence[Finding], color: bool = False) -> str:
         if loc.file != current:
             if current is not None:
                 out.append("")
-            out.append(style(loc.file, bold=True, underline=True))
+            out.append(style(visible(loc.file), bold=True, underline=True))
             current = loc.file
         if f.suppressed:
             level = style(f"suppressed {f.severity}", fg="bright_black")
         else:
             level = style(f.severity, fg="red" if f.severity == "error" else "yellow", bold=True)
-        about = f"  [{f.object}]" if f.object else ""  # a file-level finding names no object
+        about = f"  [{visible(f.object)}]" if f.object else ""  # a file-level finding names none
         out.append(
             f"  {loc.line}:{loc.column}  {level}  {style(f.rule, bold=True)} {f.name}{about}"
         )
-        out.append(f"    {f.message}")
+        out.append(f"    {visible(f.message)}")
         line = source_line(loc.file, loc.line)
         if line is not None:
             shown, column = _excerpt(line.rstrip(), loc.column)
             gutter = str(loc.line)
-            pad = "".join(c if c == "\t" else " " for c in shown[: max(column - 1, 0)])
-            out.append(f"    {style(gutter, fg='blue')} | {shown}")
+            # the marker stays under the column: a tab as a tab, a character shown as an
+            # escape as that many spaces
+            before = shown[: max(column - 1, 0)]
+            if has_unsafe(before, "\t"):
+                pad = "".join(c if c == "\t" else " " * len(visible(c, "\t")) for c in before)
+            else:
+                pad = "".join(c if c == "\t" else " " for c in before)
+            text = visible(shown, "\t")
+            out.append(f"    {style(gutter, fg='blue')} | {text}")
             out.append(f"    {' ' * len(gutter)} | {pad}{style('^', fg='red', bold=True)}")
         for related in f.related:
             out.append(f"    see also {related}")
         if f.fix:
-            out.append(f"    {style('fix:', fg='green', bold=True)} {f.fix}")
+            out.append(f"    {style('fix:', fg='green', bold=True)} {visible(f.fix)}")
         if f.suppressed:
-            out.append(f"    suppressed: {f.reason}")
+            out.append(f"    suppressed: {visible(f.reason)}")
     return "\n".join(out)
 
 
@@ -172,7 +183,7 @@ def render_json(
     doc: dict[str, object] = {"findings": listed, "summary": counts(findings)}
     if problems:
         doc["errors"] = [_error_json(d) for d in problems]
-    return json.dumps(doc, indent=2)
+    return json.dumps(plain(doc), indent=2)
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,9 +195,10 @@ SARIF_SCHEMA = (
 
 
 def _uri(path: str) -> str:
-    if path.startswith("/"):
-        return "file://" + quote(path)
-    return quote(path)
+    """The path as a URI reference: its bytes percent-encoded (those of a file name that is
+    not UTF-8 too, so the URI names the file)."""
+    encoded = quote(os.fsencode(path))
+    return "file://" + encoded if path.startswith("/") else encoded
 
 
 #: the rule of the SARIF results that locate input errors (not a lint rule: the input is
@@ -300,7 +312,7 @@ def _physical(loc: Location) -> dict[str, object]:
 def render_sarif(
     findings: Sequence[Finding], problems: Sequence[Diagnostic] = (), as_results: bool = True
 ) -> str:
-    return json.dumps(sarif_document(findings, problems, as_results), indent=2)
+    return json.dumps(plain(sarif_document(findings, problems, as_results)), indent=2)
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +34,7 @@ store.on_enable(_parsed.clear)
 
 def file_key(name: str, raw: bytes) -> str:
     h = hashlib.sha256(store.code_fingerprint().encode())
-    h.update(b"\0parse\0" + name.encode() + b"\0")
+    h.update(b"\0parse\0" + os.fsencode(name) + b"\0")
     h.update(raw)
     return h.hexdigest()
 

@@ -3,6 +3,11 @@
 Formats: text (one block per probe), JSON, JUnit XML (one test case per probe and surface,
 the owner in each), and the result file a promotion gate requires: the model fingerprint, the
 compiled-output fingerprint, every outcome and a SHA-256 over all of it.
+
+An agent's answer and a platform's error are anything: the text shows their control
+characters visibly (one line per entry), JSON holds only valid Unicode
+(:func:`compiler.core.visible.plain`) and JUnit only what XML 1.0 allows
+(:func:`compiler.core.visible.xml_text`), so every format is a valid document for any answer.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compiler.core.visible import plain, visible, xml_text
 from compiler.meaning.probes import ProbeOutcome
 
 RESULT_FORMAT = 1
@@ -144,21 +150,23 @@ class ProbeRun:
         elif not self.questions:
             lines.append("the model has no probes")
         lines.append(self.summary())
-        return "\n".join(lines) + "\n"
+        return "\n".join(visible(line) for line in lines) + "\n"
 
     def document(self) -> dict[str, Any]:
         """The result file's content without its digest."""
-        return {
-            "accord_probe_result": RESULT_FORMAT,
-            "depth": self.depth,
-            "model_fingerprint": self.model_fingerprint,
-            "compiled_fingerprint": self.compiled_fingerprint,
-            "passed": self.passed,
-            "outcomes": [
-                o.to_json() for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface))
-            ],
-            "disagreements": [d.to_json() for d in self.disagreements],
-        }
+        return plain(
+            {
+                "accord_probe_result": RESULT_FORMAT,
+                "depth": self.depth,
+                "model_fingerprint": self.model_fingerprint,
+                "compiled_fingerprint": self.compiled_fingerprint,
+                "passed": self.passed,
+                "outcomes": [
+                    o.to_json() for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface))
+                ],
+                "disagreements": [d.to_json() for d in self.disagreements],
+            }
+        )
 
     def sealed(self) -> dict[str, Any]:
         """The result file: the document and a SHA-256 over its canonical JSON."""
@@ -181,7 +189,15 @@ class ProbeRun:
             raise
 
     def junit(self) -> str:
-        suite = ET.Element(
+        """JUnit XML; every value through :func:`xml_text` (ElementTree escapes markup but
+        writes a control character as it is, which no XML parser accepts)."""
+
+        def element(parent: ET.Element | None, tag: str, attrs: dict[str, str]) -> ET.Element:
+            values = {k: xml_text(v) for k, v in attrs.items()}
+            return ET.Element(tag, values) if parent is None else ET.SubElement(parent, tag, values)
+
+        suite = element(
+            None,
             "testsuite",
             {
                 "name": f"accord probe ({self.depth})",
@@ -190,16 +206,16 @@ class ProbeRun:
                 "errors": "0",
             },
         )
-        props = ET.SubElement(suite, "properties")
+        props = element(suite, "properties", {})
         for key in ("model_fingerprint", "compiled_fingerprint"):
-            ET.SubElement(props, "property", {"name": key, "value": getattr(self, key) or ""})
+            element(props, "property", {"name": key, "value": getattr(self, key) or ""})
         for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface)):
-            case = ET.SubElement(
+            case = element(
                 suite,
                 "testcase",
                 {"classname": f"probes.{o.probe}", "name": f"{o.surface} (owner {o.owner})"},
             )
-            cprops = ET.SubElement(case, "properties")
+            cprops = element(case, "properties", {})
             for key, value in (
                 ("owner", o.owner),
                 ("persona", o.persona),
@@ -207,10 +223,10 @@ class ProbeRun:
                 ("expected", o.expected),
                 ("actual", o.actual or ""),
             ):
-                ET.SubElement(cprops, "property", {"name": key, "value": value})
+                element(cprops, "property", {"name": key, "value": value})
             if not o.ok:
                 got = o.actual if o.actual is not None else "no answer"
-                failure = ET.SubElement(
+                failure = element(
                     case,
                     "failure",
                     {
@@ -218,9 +234,9 @@ class ProbeRun:
                         "message": f"owner {o.owner}: expected {o.expected}, got {got}",
                     },
                 )
-                failure.text = o.detail
+                failure.text = xml_text(o.detail)
         for d in self.disagreements:
-            case = ET.SubElement(
+            case = element(
                 suite,
                 "testcase",
                 {
@@ -228,7 +244,7 @@ class ProbeRun:
                     "name": f"{d.surfaces[0]} = {d.surfaces[1]} (owner {d.owner})",
                 },
             )
-            ET.SubElement(
+            element(
                 case,
                 "failure",
                 {

@@ -181,7 +181,7 @@ def compiled_fingerprint(project: Any, compiled: str | None) -> str:
         root = Path(compiled)
         files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".sql", ".json"))
         for p in files:
-            digest.update(p.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(os.fsencode(p.relative_to(root).as_posix()) + b"\0")
             digest.update(p.read_bytes() + b"\0")
         return digest.hexdigest()
     from targets.render import render_files
