@@ -114,7 +114,8 @@ def xml_text(value: object) -> str:
 #: what a CI runner obeys in a line of a step's output, stdout or stderr alike: a GitHub
 #: workflow command is a line that starts with ``::`` after white space; the runner's legacy
 #: form ``##[command]`` and Azure Pipelines' ``##vso[`` are obeyed anywhere in a line
-_LINE_COMMAND = re.compile(r"(?m)^([^\S\n]*):(?=:)")
+_LINE_COMMAND = re.compile(r"\n([^\S\n]*):(?=:)")  # a literal first: a fast search
+_FIRST_COMMAND = re.compile(r"([^\S\n]*):(?=:)")
 _LEGACY_COMMAND = re.compile(r"(?i)(##(?:vso)?)\[")
 
 
@@ -142,16 +143,14 @@ class Guard:
         out = visible(text, LAYOUT + "\x1b\r" if self.styles else LAYOUT)
         if "##" in out:
             out = _LEGACY_COMMAND.sub(r"\1\\u005b", out)
-        if not self.commands and ":" in out:
-            out = _LINE_COMMAND.sub(self._inert_command, out)
+        if not self.commands and "::" in out:
+            out = _LINE_COMMAND.sub("\n\\1\\\\u003a", out)
+            first = _FIRST_COMMAND.match(out) if self._line_start else None
+            if first:  # the write starts a line, and that line with ``::``
+                out = first.group(1) + "\\u003a" + out[first.end() :]
         self._line_start = text.endswith("\n")
         self._stream.write(out)
         return len(text)
-
-    def _inert_command(self, match: re.Match[str]) -> str:
-        if match.start() == 0 and not self._line_start:  # the write continues a line
-            return match.group(0)
-        return match.group(1) + "\\u003a"
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
