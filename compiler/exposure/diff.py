@@ -16,6 +16,7 @@ from compiler.exposure.cells import Cells, Key, columns_shown, readers
 from compiler.exposure.changes import EMPTY, UNGOVERNED, Cell, Change, ExposureDiff
 from compiler.exposure.compare import cell_changes, declared_values
 from compiler.exposure.divergence import divergence_changes
+from compiler.exposure.endpoints import endpoint_changes
 from compiler.exposure.predicates import resolve_expressions
 from compiler.exposure.probes import probe_changes
 from compiler.meaning import semantics
@@ -76,6 +77,7 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
         divergence_changes(base, head, personas),
         probe_changes(base, head),
         notes,
+        endpoint_changes(base, head),
     )
 
 
