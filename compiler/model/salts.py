@@ -23,6 +23,8 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from compiler.core import secrets
+
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,254}"
 _SEGMENT = r"[A-Za-z0-9_.@+-]+"
 _PATH = rf"/?{_SEGMENT}(?:/{_SEGMENT})*"
@@ -98,6 +100,7 @@ def resolve(ref: str, base: Path | None = None) -> str:
         raise SaltError(f"salt {ref} contains '$$', which cannot appear in a function body")
     if any(ord(c) < 32 or ord(c) == 127 for c in value):
         raise SaltError(f"salt {ref} contains a control character (a line break?)")
+    secrets.register(value)
     return value
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,6 +42,7 @@ import yaml
 
 from compiler.connect.config import databricks_profile_clients
 from compiler.connect.executor import SnowflakeExecutor
+from compiler.core import secrets
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
 from compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
@@ -102,6 +103,7 @@ class ProbeConfig:
         value = os.environ.get(ref[4:])
         if value is None:
             raise UsageError(f"{self.path}: a2a_tokens.{persona}: ${ref[4:]} is not set")
+        secrets.register(value)
         return value
 
 
@@ -311,6 +313,8 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
             if options.platform != "all":
                 continue
             got, depth = model_says, "model"
+        # whatever a platform or agent said back, no secret reaches the result
+        got = replace(got, detail=secrets.redact(got.detail))
         if _withheld(got.disposition, model_says):
             got = Answer("denied", got.place, f"{got.detail} (a row filter answers with no rows)")
         outcomes.append(q.outcome(got, depth))
