@@ -188,10 +188,15 @@ class SaltBox:
 
     def __call__(self, ref: str) -> str:
         value = self._resolver(ref)
-        self._forms |= renderings(value)
+        forms = renderings(value)
+        self._forms |= forms
+        # known for the rest of the run: every message accord prints is scrubbed of them
+        secrets.register(value, *forms)
         return value
 
     def redact(self, text: str) -> str:
+        """:func:`compiler.core.secrets.redact`, and this box's renderings however short."""
+        text = secrets.redact(text)
         for form in sorted(self._forms, key=len, reverse=True):
-            text = text.replace(form, "<salt>")
+            text = text.replace(form, secrets.MASK)
         return text
