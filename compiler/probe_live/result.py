@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compiler.core.secrets import redact_tree
 from compiler.core.visible import plain, visible, xml_text
 from compiler.meaning.probes import ProbeOutcome
 
@@ -153,19 +154,23 @@ class ProbeRun:
         return "\n".join(visible(line) for line in lines) + "\n"
 
     def document(self) -> dict[str, Any]:
-        """The result file's content without its digest."""
+        """The result file's content without its digest (no known secret in it, valid
+        Unicode)."""
         return plain(
-            {
-                "accord_probe_result": RESULT_FORMAT,
-                "depth": self.depth,
-                "model_fingerprint": self.model_fingerprint,
-                "compiled_fingerprint": self.compiled_fingerprint,
-                "passed": self.passed,
-                "outcomes": [
-                    o.to_json() for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface))
-                ],
-                "disagreements": [d.to_json() for d in self.disagreements],
-            }
+            redact_tree(
+                {
+                    "accord_probe_result": RESULT_FORMAT,
+                    "depth": self.depth,
+                    "model_fingerprint": self.model_fingerprint,
+                    "compiled_fingerprint": self.compiled_fingerprint,
+                    "passed": self.passed,
+                    "outcomes": [
+                        o.to_json()
+                        for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface))
+                    ],
+                    "disagreements": [d.to_json() for d in self.disagreements],
+                }
+            )
         )
 
     def sealed(self) -> dict[str, Any]:
