@@ -339,19 +339,22 @@ def _policy_files(path: str, inside: str | None) -> list[str]:
 
 
 def _is_policy_file(file: Path) -> bool:
-    """A section of the policy format at the top level of ``file`` (an unreadable file or one
-    the loader cannot parse counts, so that lint reports it)."""
+    """A section of the policy format at the top level of ``file``, or only ``version`` (a
+    file of the model that declares its version); an unreadable file or one the loader cannot
+    parse counts, so that lint reports it."""
     try:
         raw = read_bytes(file, "policy file", MAX_FILE_BYTES, str(file))
     except InputError:
         return True
-    if not any(s.encode() in raw for s in _SECTIONS) and b"\\" not in raw:
-        return False  # a section's name is written out, or escaped in a double-quoted key
+    if not any(s.encode() in raw for s in (*_SECTIONS, "version")) and b"\\" not in raw:
+        return False  # a key's name is written out, or escaped in a double-quoted key
     try:
         doc, _ = loader.parse_fast(raw, str(file))
     except InputError:
         return True
-    return isinstance(doc, dict) and any(s in doc for s in _SECTIONS)
+    if not isinstance(doc, dict):
+        return False
+    return any(s in doc for s in _SECTIONS) or set(doc) == {"version"}
 
 
 def _policies_inside(path: str, config: LintConfig) -> str | None:
