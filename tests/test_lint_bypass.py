@@ -142,9 +142,7 @@ def test_only_documented_folders_are_skipped_and_each_is_reported(tmp_path: Path
     code, out, err = _ci(clone, ".", "--format", "json")
     doc = json.loads(out)
     assert code == 1, err
-    assert sorted(f["file"] for f in doc["findings"]) == sorted(
-        f"{d}/mp_email.sql" for d in linted
-    )
+    assert sorted(f["file"] for f in doc["findings"]) == sorted(f"{d}/mp_email.sql" for d in linted)
     assert {s["path"]: s["reason"] for s in doc["skipped"]} == skipped
     code, out, _ = _ci(clone, ".", "--format", "sarif")
     invocation = json.loads(out)["runs"][0]["invocations"][0]
@@ -241,7 +239,7 @@ def test_an_exclude_that_leaves_nothing_is_not_a_pass(tmp_path: Path) -> None:
     )
     clone = _clone(repo, tmp_path)
     code, out, err = _ci(clone, "m.snowflake.sql", "--format", "json")
-    assert code == 2
+    assert code == 2, err
     assert json.loads(out)["errors"][0]["message"].startswith("nothing was linted")
 
 

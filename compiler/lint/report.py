@@ -332,9 +332,7 @@ def render_sarif(
     warnings: Sequence[Diagnostic] = (),
     skipped: Sequence[tuple[str, str]] = (),
 ) -> str:
-    return json.dumps(
-        sarif_document(findings, problems, as_results, warnings, skipped), indent=2
-    )
+    return json.dumps(sarif_document(findings, problems, as_results, warnings, skipped), indent=2)
 
 
 # --------------------------------------------------------------------------------------------

@@ -277,7 +277,13 @@ def classify(
                         sql_files.append(f)
                 if inside is not None:
                     directories.append(inside)
-                orphans = [f for f in _policy_files(path, inside) if _leaves(f, path, problems)]
+                orphans = []
+                for f in _policy_files(path, inside):
+                    walk.walked += 1
+                    if config.excluded(f):
+                        walk.excluded.append(f)
+                    elif _leaves(f, path, problems):
+                        orphans.append(f)
                 if orphans:
                     walk.orphans.append((path, orphans))
             else:
