@@ -24,11 +24,12 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from compiler.model.rules import RULE_TABLE
 
 FAIL_ON = ("error", "warning", "never")
@@ -51,6 +52,14 @@ class LintConfig:
     #: the directory of the configuration file (globs are relative to it)
     root: str = "."
     file: str | None = None
+    #: (key, line) of the keys as written in the file, for located warnings
+    lines: tuple[tuple[str, int], ...] = ()
+
+    def where(self, key: str) -> Location:
+        """Where ``key`` is set: its line in the configuration file (else the command line)."""
+        if self.file is None:
+            return Location("<command line>", 1, 1)
+        return Location(self.file, dict(self.lines).get(key, 1), 1)
 
     def selected(self, rule_id: str) -> bool:
         if rule_id in ALWAYS:
@@ -117,9 +126,15 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and "[tool.accord" in candidate.read_text(encoding="utf-8"):
+        if candidate.is_file() and "[tool.accord" in _read(candidate, os.path.relpath(candidate)):
             return candidate
     return None
+
+
+def _read(path: Path, shown: str) -> str:
+    """The text of a configuration file: a regular file, bounded (never ``/dev/zero``)."""
+    raw = read_bytes(path, "configuration file", MAX_FILE_BYTES, shown)
+    return decode(raw, shown, "configuration file")
 
 
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -134,7 +149,8 @@ def load_config(start: Path | None = None) -> LintConfig:
         return LintConfig()
     shown = os.path.relpath(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = _read(path, shown)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         found = _TOML_POSITION.search(str(err))
         line, column = (int(found.group(1)), int(found.group(2))) if found else (1, 1)
@@ -145,7 +161,21 @@ def load_config(start: Path | None = None) -> LintConfig:
         where = Location(shown, 1, 1)
         raise InputError(Diagnostic(where, f"cannot read: {err.strerror}")) from None
     table: Any = data if path.name == "accord.toml" else data.get("tool", {}).get("accord", {})
-    return _validate(table, shown, str(path.parent))
+    config = _validate(table, shown, str(path.parent))
+    return replace(config, lines=_key_lines(text))
+
+
+_KEY_LINE = re.compile(r"""^\s*["']?([a-z-]+)["']?\s*=""")
+
+
+def _key_lines(text: str) -> tuple[tuple[str, int], ...]:
+    """The first line of each configuration key (as written at the start of a line)."""
+    seen: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = _KEY_LINE.match(line)
+        if found and found.group(1) in _KEYS:
+            seen.setdefault(found.group(1), number)
+    return tuple(seen.items())
 
 
 def _validate(table: Any, shown: str, root: str) -> LintConfig:
