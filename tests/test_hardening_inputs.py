@@ -402,7 +402,8 @@ STDOUT = [
     # (case, shell redirection of stdout, exit code, stderr)
     ("full-disk", "> /dev/full", 2, "accord: cannot write the output: No space left on device\n"),
     ("closed-pipe", "| true", 141, ""),
-    ("closed", ">&-", 0, ""),
+    # a closed stdout is output that cannot be written, as a full disk is (issue 22 item 17)
+    ("closed", ">&-", 2, "accord: standard output is closed: nothing can be written\n"),
 ]
 
 

@@ -117,12 +117,36 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
         candidate = directory / "pyproject.toml"
-        if candidate.is_file() and "[tool.accord" in candidate.read_text(encoding="utf-8"):
+        text = (
+            candidate.read_text(encoding="utf-8", errors="replace") if candidate.is_file() else ""
+        )
+        if "[tool.accord" in text:
             return candidate
     return None
 
 
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def _byte_location(path: Path, offset: int) -> Location:
+    """The line and column of byte ``offset`` of ``path``."""
+    data = path.read_bytes()[:offset]
+    line = data.count(b"\n") + 1
+    column = len(data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+    return Location(os.path.relpath(path), line, column)
+
+
+def _deepest_bracket(text: str) -> tuple[int, int]:
+    """The line and column where ``text`` first nests deepest in ``[`` and ``{``."""
+    depth = deepest = at = 0
+    for i, c in enumerate(text):
+        if c in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, i
+        elif c in "]}":
+            depth -= 1
+    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
 
 
 def load_config(start: Path | None = None) -> LintConfig:
@@ -144,6 +168,13 @@ def load_config(start: Path | None = None) -> LintConfig:
     except OSError as err:
         where = Location(shown, 1, 1)
         raise InputError(Diagnostic(where, f"cannot read: {err.strerror}")) from None
+    except UnicodeDecodeError as err:
+        raise InputError(Diagnostic(_byte_location(path, err.start), "not UTF-8 text")) from None
+    except RecursionError:
+        where = Location(shown, *_deepest_bracket(path.read_text(encoding="utf-8")))
+        raise InputError(
+            Diagnostic(where, "invalid TOML: arrays or inline tables nest too deeply")
+        ) from None
     table: Any = data if path.name == "accord.toml" else data.get("tool", {}).get("accord", {})
     return _validate(table, shown, str(path.parent))
 

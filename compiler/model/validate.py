@@ -433,10 +433,15 @@ def _resolve(project: Project) -> list[Diagnostic]:
                 out.extend(
                     _check_expression(project, (*fpath, "expression", platform), text, platform)
                 )
+            typed_arguments = True
             for arg, typ in rf.arguments.items():
                 if not is_type(typ, ds.platform):
                     bad((*fpath, "arguments", arg), f"{typ!r} is not a {ds.platform} data type")
-            out.extend(_check_predicate(project, fpath, rf.expression, rf.arguments, ds.platform))
+                    typed_arguments = False
+            if typed_arguments:  # the predicate is typed with its arguments' types
+                out.extend(
+                    _check_predicate(project, fpath, rf.expression, rf.arguments, ds.platform)
+                )
 
     for name, idx in m.indexes.items():
         base = ("indexes", name)

@@ -46,6 +46,7 @@ pays for it.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -241,7 +242,46 @@ def _error_offset(source: str, lineno: int | None) -> int:
 
 
 def read_template(text: str) -> Template:
-    """Read ``text`` as a Jinja template (see the module documentation)."""
+    """Read ``text`` as a Jinja template (see the module documentation). A template nested
+    deeper than jinja2's parser can follow (it recurses once per level of ``{% if %}`` or
+    parenthesis) is a template error, as a syntax error is."""
+    try:
+        return _read_template(text)
+    except RecursionError:
+        return Template(
+            [],
+            [],
+            [],
+            (
+                _deepest(text),
+                "it nests too deeply (tags or parentheses inside one another) for accord's "
+                "template reader, which follows Python's recursion limit "
+                f"({sys.getrecursionlimit()} nested calls); flatten it or split it into macros",
+            ),
+        )
+
+
+def _deepest(text: str) -> int:
+    """The offset where ``text`` first nests deepest in block tags and brackets, counted
+    roughly (an opening tag or bracket in, a closing one out): where to point at a template
+    too deep to read."""
+    depth = deepest = at = 0
+    for m in re.finditer(
+        r"\{%-?\s*(end)?(if|for|macro|call|filter|set|block)\b|[([{]|[)\]}]", text
+    ):
+        token = m.group(0)
+        if token in "([{":
+            depth += 1
+        elif token in ")]}" or m.group(1):
+            depth -= 1
+        elif m.group(2) != "set":
+            depth += 1
+        if depth > deepest:
+            deepest, at = depth, m.start()
+    return at
+
+
+def _read_template(text: str) -> Template:
     from jinja2 import TemplateSyntaxError
 
     # jinja2 turns \r\n into \n in the data it returns; a space keeps every offset.
