@@ -612,11 +612,15 @@ def _check_expression(
     project: Project, path: tuple[Any, ...], text: str, platform: str
 ) -> list[Diagnostic]:
     """A hand-written predicate must be one SQL expression in its platform's dialect."""
-    from compiler.model.expressions import ExpressionError, parse_predicate
+    from compiler.model.expressions import ExpressionError, ExpressionTooLarge, parse_predicate
 
     assert platform in PLATFORMS
     try:
         parse_predicate(text, platform)
+    except ExpressionTooLarge as err:
+        return [
+            Diagnostic(project.loc(*path), f"expression is too large for accord to check: {err}")
+        ]
     except ExpressionError as err:
         return [
             Diagnostic(project.loc(*path), f"expression does not parse as {platform} SQL: {err}")
