@@ -9,7 +9,9 @@ import pytest
 
 from compiler.connect.config import LiveOptions
 from compiler.live import session as live_session
+from compiler.live.introspect import LiveCatalog
 from compiler.model.validate import load_project
+from targets.objects import Catalog
 from tests.conftest import ROOT
 
 
@@ -30,10 +32,10 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         log.append(f"opened {platform}")
         return Recorder(platform, log)
 
-    def introspect(platform: str, executor: Any, expected: Any, progress: Any) -> str:
+    def introspect(platform: str, executor: Any, expected: Any, progress: Any) -> LiveCatalog:
         if platform == "databricks" and "fail databricks" in log:
             raise RuntimeError("cannot read databricks")
-        return f"{platform} catalog"
+        return LiveCatalog(Catalog(platform, f"{platform} catalog", "table"))
 
     monkeypatch.setattr(live_session, "open_executor", open_executor)
     monkeypatch.setattr(live_session, "introspect", introspect)
@@ -47,7 +49,9 @@ def test_the_connections_are_open_inside_and_closed_after(opened: list[str]) -> 
     project = load_project(ROOT / "policies")
     with live_session.session(project, PLATFORMS, LiveOptions()) as live:
         assert set(live.executors) == set(PLATFORMS) == set(live.expected)
-        assert live.catalogs == {p: f"{p} catalog" for p in PLATFORMS}
+        assert {p: c.catalog.governance_schema for p, c in live.catalogs.items()} == {
+            p: f"{p} catalog" for p in PLATFORMS
+        }
         assert opened == ["opened snowflake", "opened databricks"]
     assert opened[2:] == ["closed snowflake", "closed databricks"]
 

@@ -94,6 +94,9 @@ class LiveCatalog:
     insecure_salts: list[str] = field(default_factory=list)
     #: what could not be read, in words (never a false all-clear)
     unreadable: list[str] = field(default_factory=list)
+    #: answers about objects that were not asked about, in words: ignored, never planned
+    #: against or taken for the object that was asked about
+    ignored: list[str] = field(default_factory=list)
 
     @property
     def fingerprint(self) -> str:
@@ -115,6 +118,7 @@ class LiveCatalog:
             "salt_grants": [dataclasses.asdict(g) for g in self.salt_grants],
             "insecure_salts": self.insecure_salts,
             "unreadable": self.unreadable,
+            "ignored": self.ignored,
         }
 
 
@@ -228,7 +232,26 @@ class Reader:
         self.platform = expected.platform
         self.progress = progress
         self.unreadable: list[str] = []
+        self.ignored: list[str] = []
         self.by_id = {identity(o): o for o in expected}
+
+    def same(self, a: str, b: str) -> bool:
+        """Whether two names name one object, as the platform stores unquoted names."""
+        fold = str.upper if self.platform == "snowflake" else str.lower
+        return fold(a) == fold(b)
+
+    def about(self, answered: str, asked: str, what: str) -> bool:
+        """Whether an answer is about what was asked (``answered`` names the object, schema
+        or table the platform's row is about); an answer about anything else is ignored and
+        said so, never taken for the asked object nor planned against (a SHOW answer naming
+        another schema's policy would otherwise be retired as unmanaged)."""
+        if self.same(answered, asked):
+            return True
+        self.ignored.append(
+            f"{what}: the platform answered about {answered or 'an unnamed object'}, not "
+            f"{asked}; ignored"
+        )
+        return False
 
     def model(self, obj: CatalogObject) -> CatalogObject | None:
         return self.by_id.get(identity(obj))
@@ -276,6 +299,7 @@ class Reader:
             live.catalog, objects=tuple(sort_objects(unique.values()))
         )
         live.unreadable = self.unreadable
+        live.ignored = self.ignored
         return live
 
     def mapping_rows(self, table: MappingTable) -> MappingTable | None:
@@ -330,7 +354,10 @@ class SnowflakeReader(Reader):
         self.progress(f"snowflake: policies in {gov}")
         for kind, show in (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES")):
             for row in self.query(f"SHOW {show} IN SCHEMA {_sf_name(gov)}", f"SHOW {show}") or []:
-                name = f"{row['database_name']}.{row['schema_name']}.{row['name']}"
+                schema = f"{row.get('database_name', '')}.{row.get('schema_name', '')}"
+                name = f"{schema}.{row.get('name', '')}"
+                if not self.about(schema, gov, f"SHOW {show} IN SCHEMA {gov}"):
+                    continue
                 desc = self.query(
                     f"DESCRIBE {kind} POLICY {_sf_name(name)}", f"DESCRIBE {kind} POLICY {name}"
                 )
@@ -363,7 +390,10 @@ class SnowflakeReader(Reader):
             self.query(f"SHOW USER FUNCTIONS IN SCHEMA {_sf_name(gov)}", "SHOW USER FUNCTIONS")
             or []
         ):
-            name = f"{row['catalog_name']}.{row['schema_name']}.{row['name']}"
+            schema = f"{row.get('catalog_name', '')}.{row.get('schema_name', '')}"
+            name = f"{schema}.{row.get('name', '')}"
+            if not self.about(schema, gov, f"SHOW USER FUNCTIONS IN SCHEMA {gov}"):
+                continue
             if name.upper() not in wanted:
                 continue
             objects.append(self.keep(SaltFunction(name, "", "")))
@@ -385,6 +415,12 @@ class SnowflakeReader(Reader):
                 f"policy references of {table}",
             )
             for r in rows or []:
+                entity = ".".join(
+                    str(r.get(k) or "")
+                    for k in ("ref_database_name", "ref_schema_name", "ref_entity_name")
+                )
+                if not self.about(entity, table, f"policy references of {table}"):
+                    continue
                 policy = f"{r['policy_db']}.{r['policy_schema']}.{r['policy_name']}"
                 args = (
                     json.loads(r["ref_arg_column_names"]) if r.get("ref_arg_column_names") else []
@@ -408,7 +444,10 @@ class SnowflakeReader(Reader):
         self.progress(f"snowflake: tags in {gov}")
         found: dict[str, Tag] = {}
         for row in self.query(f"SHOW TAGS IN SCHEMA {_sf_name(gov)}", "SHOW TAGS") or []:
-            name = f"{row['database_name']}.{row['schema_name']}.{row['name']}"
+            schema = f"{row.get('database_name', '')}.{row.get('schema_name', '')}"
+            if not self.about(schema, gov, f"SHOW TAGS IN SCHEMA {gov}"):
+                continue
+            name = f"{schema}.{row.get('name', '')}"
             allowed = tuple(json.loads(row["allowed_values"])) if row.get("allowed_values") else ()
             found[name.upper()] = Tag(name, allowed, (), row.get("comment") or "")
         for policy in masking_policies:
@@ -418,6 +457,11 @@ class SnowflakeReader(Reader):
                 f"references of {policy}",
             )
             for r in rows or []:
+                named = ".".join(
+                    str(r.get(k) or "") for k in ("policy_db", "policy_schema", "policy_name")
+                )
+                if not self.about(named, policy, f"references of {policy}"):
+                    continue
                 if str(r.get("ref_entity_domain", "")).upper() != "TAG":
                     continue
                 tag = f"{r['ref_database_name']}.{r['ref_schema_name']}.{r['ref_entity_name']}"
@@ -434,6 +478,11 @@ class SnowflakeReader(Reader):
                 f"tags on {table}",
             )
             for r in rows or []:
+                entity = ".".join(
+                    str(r.get(k) or "") for k in ("object_database", "object_schema", "object_name")
+                )
+                if not self.about(entity, table, f"tags on {table}"):
+                    continue
                 tag = f"{r['tag_database']}.{r['tag_schema']}.{r['tag_name']}"
                 if tag.upper() in found:  # tags of the governance schema only
                     out.append(
@@ -481,7 +530,9 @@ class DatabricksReader(Reader):
         salts = {s.name.lower() for s in self.expected.of(SaltFunction)}
         filters = {p.name.lower() for p in self.expected.of(RowFilterPolicy)}
         for fn in functions:
-            name = fn.full_name
+            name = fn.full_name or ""
+            if not self.about(name.rpartition(".")[0], gov, f"functions in {gov}"):
+                continue
             params = tuple(
                 Param(p.name, _norm_type(p.type_text))
                 for p in sorted(
@@ -516,6 +567,13 @@ class DatabricksReader(Reader):
             self.progress(f"databricks: filters and masks of {table}")
             info = self.sdk(f"table {table}", lambda t=table: client.tables.get(t))
             if info is None:
+                continue
+            if not self.same(info.full_name or "", table):
+                # the asked table's filters and masks are unknown: never taken as protected
+                self.unreadable.append(
+                    f"table {table}: the platform answered about {info.full_name or 'another'}"
+                    " table"
+                )
                 continue
             if info.row_filter is not None:
                 rf = info.row_filter

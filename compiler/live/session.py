@@ -4,11 +4,14 @@
 it holds (:func:`compiler.live.introspect.introspect`), and closes every connection on leaving
 the block, whether it ends or fails (a connection opened before a later one failed included).
 Inside the block the connections are open for what needs them still (drift's canary digests).
+An answer the platform gave about an object that was not asked about is ignored by the reader
+and said here, on standard error, as a warning.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +58,8 @@ def session(
         for p in platforms:
             executors[p] = open_executor(p, options)
             catalogs[p] = introspect(p, executors[p], expected[p], progress)
+            for what in catalogs[p].ignored:  # said on every live command, whatever the format
+                print(f"accord: warning: {p}: {what}", file=sys.stderr)
         yield Live(expected, catalogs, executors)
     finally:
         for ex in executors.values():

@@ -1,0 +1,102 @@
+"""Live answers about objects that were not asked about are ignored, never planned against
+(issue 22: a SHOW answer naming another schema's policy would be retired as unmanaged; a
+tables.get answer about another table would be taken for the asked one, reported protected).
+
+The readers are driven with answers a hostile or confused platform could give, through small
+fakes of the clients' answer shapes (a list of rows per statement; the SDK's dataclasses)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from compiler.live.drift import unmanaged
+from compiler.live.introspect import introspect
+from compiler.model.validate import load_project
+from targets import lower_all
+from targets.objects import MaskAttachment, RowFilterAttachment, RowFilterPolicy
+from tests.conftest import ROOT
+
+BODY = "EXISTS (SELECT 1 FROM PROD.CRITICAL.GRANTS g WHERE IS_ROLE_IN_SESSION(g.ROLE_NAME))"
+
+
+class SnowflakeAnswers:
+    """Answers every statement with no rows, but SHOW ROW ACCESS POLICIES (a policy of another
+    schema) and POLICY_REFERENCES (a row about another table)."""
+
+    def __init__(self, gov: str) -> None:
+        self.gov = gov
+
+    def query(self, sql: str) -> list[dict[str, Any]]:
+        if sql.startswith("SHOW ROW ACCESS POLICIES"):
+            return [{"name": "KEEP_ME", "database_name": "PROD", "schema_name": "CRITICAL"}]
+        if sql.startswith("DESCRIBE ROW ACCESS POLICY"):
+            return [{"body": BODY, "signature": "(V VARCHAR)", "return_type": "BOOLEAN"}]
+        if "POLICY_REFERENCES(REF_ENTITY_NAME" in sql:
+            return [
+                {
+                    "policy_db": "PROD",
+                    "policy_schema": "CRITICAL",
+                    "policy_name": "KEEP_ME",
+                    "policy_kind": "ROW_ACCESS_POLICY",
+                    "ref_database_name": "PROD",
+                    "ref_schema_name": "CRITICAL",
+                    "ref_entity_name": "OTHER_TABLE",
+                    "ref_arg_column_names": '["V"]',
+                }
+            ]
+        return []
+
+
+def test_a_show_answer_about_another_schema_is_ignored_and_not_retired() -> None:
+    expected = lower_all(load_project(ROOT / "policies"))["snowflake"]
+    live = introspect("snowflake", SnowflakeAnswers(expected.governance_schema), expected, print)
+    names = {getattr(o, "name", "") for o in live.catalog}
+    assert "PROD.CRITICAL.KEEP_ME" not in names
+    assert not live.catalog.of(RowFilterAttachment)
+    assert any("PROD.CRITICAL" in w and "ignored" in w for w in live.ignored)
+    assert any("OTHER_TABLE" in w for w in live.ignored)
+    # nothing for plan --base live to retire: the foreign policy was never taken for ours
+    assert not [o for o in unmanaged(expected, live) if isinstance(o, RowFilterPolicy)]
+    assert "ignored" in live.to_json()
+
+
+class Tables:
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def get(self, name: str) -> Any:
+        mask = SimpleNamespace(function_name="gov.pol.mask", using_column_names=[])
+        column = SimpleNamespace(name="subject_id", mask=mask)
+        rf = SimpleNamespace(function_name="gov.pol.filter", input_column_names=["programme"])
+        return SimpleNamespace(full_name=self.answer, row_filter=rf, columns=[column])
+
+
+class DatabricksAnswers:
+    """tables.get answers about one fixed (other) table whatever is asked; the rest empty."""
+
+    def __init__(self) -> None:
+        empty = SimpleNamespace(list=lambda *a, **k: [])
+        self.client = SimpleNamespace(
+            functions=empty,
+            tables=Tables("other_catalog.other_schema.protected_table"),
+            policies=SimpleNamespace(list_policies=lambda *a, **k: []),
+            grants=SimpleNamespace(get=lambda *a, **k: None),
+            tag_policies=SimpleNamespace(get_tag_policy=lambda *a, **k: None),
+            entity_tag_assignments=empty,
+        )
+
+    def query(self, sql: str) -> list[dict[str, Any]]:
+        return []
+
+
+def test_a_tables_get_answer_about_another_table_is_not_taken_for_the_asked_one() -> None:
+    expected = lower_all(load_project(ROOT / "policies"))["databricks"]
+    live = introspect("databricks", DatabricksAnswers(), expected, lambda _: None)
+    assert not live.catalog.of(RowFilterAttachment) and not live.catalog.of(MaskAttachment)
+    # the asked tables are unread, so drift cannot call them protected (ACC701, never clean)
+    governed = {o.table for o in expected.of(RowFilterAttachment)}
+    assert governed and all(
+        any(t in u and "other_catalog.other_schema.protected_table" in u for u in live.unreadable)
+        for t in governed
+    )
