@@ -11,7 +11,6 @@ policy body, each read by the function that takes them from the network.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import threading
@@ -227,7 +226,7 @@ def deep_agent() -> Iterator[str]:
     """An A2A endpoint whose answer is JSON nested 100 000 levels deep."""
 
     class Agent(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's spelling)
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             body = b'{"jsonrpc": "2.0", "result": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
             self.send_response(200)
