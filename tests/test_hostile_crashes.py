@@ -276,22 +276,26 @@ _POLICY_ROW = {"database_name": "GOVERNANCE", "schema_name": "POLICIES", "name":
 @pytest.mark.parametrize(
     "answers,message",
     [
-        ({"SHOW ROW ACCESS": [{"name": "P"}]}, "no column 'database_name'"),
-        ({"SHOW ROW ACCESS": ["not a row"]}, "TypeError"),
+        (
+            {"SHOW ROW ACCESS": [_POLICY_ROW], "DESCRIBE": [{"body": "TRUE"}]},
+            "no column 'signature'",
+        ),
+        ({"SHOW ROW ACCESS": ["not a row"]}, "AttributeError"),
         ({"SHOW ROW ACCESS": [_POLICY_ROW], "DESCRIBE": [{"signature": "(V VARCHAR)"}]}, "body"),
         (
             {
-                "SHOW ROW ACCESS": [_POLICY_ROW],
-                "DESCRIBE": [{"body": "TRUE", "signature": "(V VARCHAR)", "return_type": 7}],
                 "SELECT * FROM TABLE": [
                     {
+                        "ref_database_name": "DISCOVERY",
+                        "ref_schema_name": "ASSAYS",
+                        "ref_entity_name": "RESULTS",
                         "policy_db": "GOVERNANCE",
                         "policy_schema": "POLICIES",
                         "policy_name": "P",
                         "ref_arg_column_names": "[not json",
                         "policy_kind": "ROW_ACCESS_POLICY",
                     }
-                ],
+                ]
             },
             "JSONDecodeError",
         ),
