@@ -15,6 +15,7 @@ import sys
 import click
 
 from compiler.core.errors import InputError, UsageError
+from compiler.core.secrets import redact
 
 #: command name -> (module under compiler.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=argv, prog_name="accord", standalone_mode=False)
     except InputError as err:
         for d in err.diagnostics:
-            click.echo(f"{d}", err=True)
+            click.echo(redact(f"{d}"), err=True)
         n = len(err.diagnostics)
         # only a command that writes files says that it wrote none
         writes = next((a for a in args if not a.startswith("-")), None) in WRITERS
@@ -86,12 +87,13 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"accord: {n} error{'s' if n != 1 else ''}{tail}", err=True)
         sys.exit(2)
     except UsageError as err:
-        text = str(err)
+        text = redact(str(err))
         click.echo(text if text.startswith("accord") else f"accord: {text}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)
     except click.ClickException as err:
+        err.message = redact(err.message)
         err.show()
         sys.exit(2)
     except click.exceptions.Abort:
@@ -128,7 +130,7 @@ def _internal(err: Exception) -> None:
     if os.environ.get("ACCORD_DEBUG"):
         raise err
     click.echo(
-        f"accord: internal error: {type(err).__name__}: {err} "
+        f"accord: internal error: {type(err).__name__}: {redact(str(err))} "
         "(set ACCORD_DEBUG=1 for a traceback, and please report it)",
         err=True,
     )

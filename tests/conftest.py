@@ -31,6 +31,15 @@ def _cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user_cache")))
 
 
+@pytest.fixture(autouse=True)
+def _known_secrets() -> None:
+    """The secrets one test made known (compiler/core/secrets.py) are forgotten before the
+    next, as they would be at the end of a process."""
+    from compiler.core import secrets
+
+    secrets.forget()
+
+
 @pytest.fixture
 def platforms(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """Both live stand-ins (tests/standins), seeded with policies/' data tables."""

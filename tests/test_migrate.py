@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import pytest
 from snowflake.connector.errors import ProgrammingError
 
+from compiler.core import secrets
 from compiler.history.ledger import append_record, half_applied_groups, read_ledger
 from compiler.lint.checks import History
 from compiler.lint.engine import lint_project
@@ -521,7 +522,7 @@ def test_a_platform_error_quoting_the_statement_never_prints_the_salt(plans: Pat
     )
     assert outcome.error and "syntax error in" in outcome.error
     assert "sf-7c1d-secret" not in outcome.error + "\n".join(lines)
-    assert "<salt>" in outcome.error
+    assert secrets.MASK in outcome.error
 
 
 def test_databricks_checks_read_table_metadata_and_fail_on_the_wrong_function(

@@ -42,7 +42,7 @@ from compiler.probe_live.catalog import (
 )
 from compiler.probe_live.result import digest
 from compiler.probe_live.run import LiveOptions, run_live
-from tests.a2a_standin import a2a_standin, url
+from tests.a2a_standin import a2a_standin, base_url, url
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.standins.databricks import DatabricksEstate, workspace
@@ -453,7 +453,12 @@ def live_estate(tmp_path: Path, agent: Any, paths: dict[str, str]) -> Path:
         surfaces["surfaces"][name]["a2a"] = {"url": url(agent, path), "timeout_seconds": 5}
     (root / "surfaces.yaml").write_text(yaml.safe_dump(surfaces, sort_keys=False))
     personas = yaml.safe_load((root / "principals.yaml").read_text())["personas"]
-    config = {"a2a_tokens": {p: f"env:A2A_TOKEN_{p.upper()}" for p in personas}}
+    origins = [base_url(agent)]
+    config = {
+        "a2a_tokens": {
+            p: {"token": f"env:A2A_TOKEN_{p.upper()}", "origins": origins} for p in personas
+        }
+    }
     (tmp_path / "probe.yaml").write_text(yaml.safe_dump(config))
     return root
 

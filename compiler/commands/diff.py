@@ -68,4 +68,4 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
         click.echo(f"accord diff: {exposure.verdict(result)}", err=True)
     else:
         click.echo(exposure.to_text(result, places))
-    return 1 if fail_on == "widening" and result.widenings else 0
+    return 1 if fail_on == "widening" and result.fails else 0

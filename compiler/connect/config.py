@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.core import secrets
 from compiler.core.errors import UsageError, one_line
 
 DEFAULT_CONNECT_TIMEOUT = 30
@@ -115,6 +118,54 @@ def _default_snowflake_connection() -> str | None:
     return None
 
 
+_warned: set[str] = set()
+
+
+def watch_snowflake_files() -> None:
+    """Register the secrets of every connection in ``connections.toml`` and ``config.toml``
+    (the connector reads them itself; accord must know them to redact what the platform
+    echoes), and warn once per file when one holding a secret is readable by group or others,
+    as the connector's own permission check does."""
+    import tomllib
+
+    home = os.environ.get("SNOWFLAKE_HOME") or os.path.expanduser("~/.snowflake")
+    for name in ("connections.toml", "config.toml"):
+        path = os.path.join(home, name)
+        try:
+            with open(path, "rb") as fh:
+                mode = os.fstat(fh.fileno()).st_mode
+                if not stat.S_ISREG(mode):
+                    continue
+                data = tomllib.loads(fh.read(1 << 20).decode("utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue  # the connector reports what it cannot read
+        entries = data.get("connections", {}) if name == "config.toml" else data
+        held = False
+        for entry in entries.values() if isinstance(entries, dict) else ():
+            if isinstance(entry, dict):
+                found = [k for k in entry if str(k).lower() in secrets.SECRET_KEYS]
+                held = held or bool(found)
+                secrets.register_keys(entry)
+        if held and mode & (stat.S_IRGRP | stat.S_IROTH) and path not in _warned:
+            _warned.add(path)
+            sys.stderr.write(
+                f"accord: warning: {path} holds a password or token and is readable by group "
+                f"or others (mode {stat.S_IMODE(mode):o}): chmod 600 {path}\n"
+            )
+
+
+def register_databricks(client: Any) -> None:
+    """Register the secrets of a Databricks client's configuration (token, password, client
+    secret), whichever source the SDK found them in."""
+    config = getattr(client, "config", None)
+    secrets.register_keys(
+        {
+            k: getattr(config, k, None)
+            for k in ("token", "password", "client_secret", "azure_client_secret")
+        }
+    )
+
+
 def snowflake_params(options: LiveOptions) -> dict[str, Any]:
     """The keyword arguments for ``snowflake.connector.connect`` (timeouts included)."""
     import snowflake.connector
@@ -132,9 +183,11 @@ def snowflake_params(options: LiveOptions) -> dict[str, Any]:
     else:  # the 3.x connector
         params.update(network_timeout=max(1, int(t.statement)), socket_timeout=int(t.connect))
     params["session_parameters"] = {"STATEMENT_TIMEOUT_IN_SECONDS": max(1, int(t.statement))}
+    watch_snowflake_files()
     if options.connection:
         return {**params, "connection_name": options.connection}
     env = {k: os.environ[v] for k, v in SNOWFLAKE_ENV.items() if os.environ.get(v)}
+    secrets.register_keys(env)
     default = None if env.get("account") else _default_snowflake_connection()
     if default:
         return {**params, "connection_name": default}
@@ -167,7 +220,9 @@ def databricks_client(options: LiveOptions) -> Any:
     if options.profile:
         kwargs["profile"] = options.profile
     try:
-        return WorkspaceClient(config=Config(**kwargs))
+        client = WorkspaceClient(config=Config(**kwargs))
+        register_databricks(client)
+        return client
     except (DatabricksError, ValueError) as err:
         raise UsageError(
             f"cannot configure the Databricks client: {one_line(err, first=True)}"
@@ -185,11 +240,13 @@ def databricks_profile_clients(timeouts: Timeouts) -> Callable[[str], Any]:
     seconds = int(timeouts.connect)
 
     def client(profile: str) -> Any:
-        return WorkspaceClient(
+        made = WorkspaceClient(
             config=Config(
                 profile=profile, http_timeout_seconds=seconds, retry_timeout_seconds=seconds
             )
         )
+        register_databricks(made)
+        return made
 
     return client
 

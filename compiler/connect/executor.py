@@ -39,6 +39,7 @@ from compiler.connect.config import (
 )
 from compiler.connect.denials import Denial, classify
 from compiler.core.errors import UsageError, one_line
+from compiler.core.secrets import redact, redact_tree
 
 Row = dict[str, Any]
 
@@ -54,9 +55,11 @@ class ExecutionError(Exception):
     def __init__(
         self, message: str, said: str | None = None, codes: dict[str, Any] | None = None
     ) -> None:
+        # what the platform said may quote a secret it was sent (compiler.core.secrets)
+        message = redact(message)
         super().__init__(message)
-        self.said = message if said is None else said
-        self.codes: dict[str, Any] = codes or {}
+        self.said = message if said is None else redact(said)
+        self.codes: dict[str, Any] = redact_tree(codes or {})
 
 
 class DeniedError(ExecutionError):
@@ -77,9 +80,10 @@ class UnreachableError(UsageError):
     """The platform cannot be reached within the connect timeout: exit 2, one line."""
 
     def __init__(self, message: str, said: str | None = None) -> None:
+        message = redact(message)
         super().__init__(message)
         #: the first line of the client's own error, when there was one
-        self.said = message if said is None else said
+        self.said = message if said is None else redact(said)
 
 
 class Executor(Protocol):

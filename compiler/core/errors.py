@@ -44,7 +44,9 @@ def one_line(err: BaseException, *, first: bool = False) -> str:
     """An error's text in one line, for a message: every run of whitespace (line breaks
     included) made one space, or with ``first`` only its first line (a parser's or a client's
     message whose further lines repeat the statement); its class name when it says nothing."""
+    from compiler.core.secrets import redact
+
     if first:
-        text = str(err).strip()
+        text = redact(str(err)).strip()
         return text.splitlines()[0] if text else type(err).__name__
-    return " ".join(str(err).split()) or type(err).__name__
+    return " ".join(redact(str(err)).split()) or type(err).__name__

@@ -17,7 +17,9 @@ Dispositions, from least to most exposed (the order that defines a *widening*):
 ``reads``, or a persona the model does not declare). ``ungoverned`` is above ``clear``: the
 same values are shown, but no policy stands between the persona and them any more. A
 dataset missing from one model is ``ungoverned`` when queried directly on its platform (its
-table carries no accord policy) and ``empty`` on every surface.
+table carries no accord policy) and ``empty`` on every surface. A dataset moved to another
+table (or platform) leaves the table the base named in place with no policy: what each
+persona saw of it directly becomes ``ungoverned``, a widening caused by the head's ``table``.
 
 Within ``filtered`` rows of one entitlement dimension, entitlement values gained are a
 widening and values lost a narrowing (a change may give both: two entries). A row set a

@@ -211,6 +211,15 @@ class ExposureDiff:
     probes: list[dict[str, Any]] = field(default_factory=list)
     #: places where both sides are hand-written predicates that could not be executed
     notes: list[str] = field(default_factory=list)
+    #: agent endpoints (``a2a.url``) added, changed or removed (see
+    #: :func:`compiler.exposure.endpoints.endpoint_changes`)
+    endpoints: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def fails(self) -> bool:
+        """What ``--fail-on widening`` fails on: a widening, or an agent endpoint added or
+        changed (persona tokens would go to another host)."""
+        return bool(self.widenings) or any(e["widens"] for e in self.endpoints)
 
     @property
     def widenings(self) -> list[Change]:

@@ -8,13 +8,15 @@ divergences of a persona none of whose views changed)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
-from compiler.exposure.causes import Causes
+from compiler.exposure.causes import Causes, locate
 from compiler.exposure.cells import Cells, Key, columns_shown, readers
 from compiler.exposure.changes import EMPTY, UNGOVERNED, Cell, Change, ExposureDiff
 from compiler.exposure.compare import cell_changes, declared_values
 from compiler.exposure.divergence import divergence_changes
+from compiler.exposure.endpoints import endpoint_changes
 from compiler.exposure.predicates import resolve_expressions
 from compiler.exposure.probes import probe_changes
 from compiler.meaning import semantics
@@ -64,6 +66,7 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
                     sa = _resolved((va or {}).get(col) or _absent(h, key), key, resolved_h)
                     if sb != sa:
                         changes.extend(cell_changes(key, sb, sa, b, h, also, declared, causes))
+    changes.extend(_moved(base, head, datasets, cells_b, resolved_b, also, declared, causes))
     changes.sort(key=Change.sort_key)
     # a persona none of whose views changed keeps its divergences, unless what they compare
     # (replica groups, identifier domains, governed columns, who reads what) changed
@@ -74,7 +77,43 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
         divergence_changes(base, head, personas),
         probe_changes(base, head),
         notes,
+        endpoint_changes(base, head),
     )
+
+
+def _moved(
+    base: Project,
+    head: Project,
+    datasets: list[str],
+    cells_b: Cells,
+    resolved_b: dict[tuple[str, str], Cell | None],
+    also: dict[str, list[str]],
+    declared: Any,
+    causes: Causes,
+) -> list[Change]:
+    """A dataset retargeted to another table (or platform): its policies leave the table the
+    base named, which stays in place with none (the plan strips them). What each persona saw
+    of it directly is now ``ungoverned``: a widening, caused by the head's ``table``."""
+    b, h = base.model, head.model
+    out: list[Change] = []
+    for d in datasets:
+        db, dh = b.datasets.get(d), h.datasets.get(d)
+        if db is None or dh is None or (db.platform, db.table) == (dh.platform, dh.table):
+            continue
+        field = "table" if db.table != dh.table else "platform"
+        cause = locate(head, ("datasets", d, field))
+        note = (
+            f"the policies leave {db.platform} table {db.table} (the dataset now names "
+            f"{dh.platform} table {dh.table}); it stays in place with no accord policy"
+        )
+        for persona in sorted(b.personas):
+            view = cells_b.at(persona, d, None) or {}
+            for col, cell in view.items():
+                key: Key = (persona, d, col, None)
+                sb = _resolved(cell, key, resolved_b)
+                for c in cell_changes(key, sb, UNGOVERNED, b, h, also, declared, causes):
+                    out.append(replace(c, platform=db.platform, cause=cause, note=note))
+    return out
 
 
 def index_notes(base: PolicyModel, head: PolicyModel) -> list[str]:

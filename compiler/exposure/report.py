@@ -13,10 +13,20 @@ from compiler.core.annotations import annotation
 from compiler.core.errors import Diagnostic, Location
 from compiler.exposure.cells import readers
 from compiler.exposure.changes import Change, ExposureDiff, Kind, place_text
+from compiler.exposure.endpoints import endpoint_text
 from compiler.model.schema import PolicyModel
 
 
 def verdict(d: ExposureDiff) -> str:
+    told = _verdict(d)
+    if d.endpoints:
+        k = len(d.endpoints)
+        moved = f"{k} agent endpoint{'s' if k != 1 else ''} moved"
+        return f"{told}; {moved}" if d.changes else f"{moved}; no view changed"
+    return told
+
+
+def _verdict(d: ExposureDiff) -> str:
     if not d.changes and d.notes:
         n = len(d.notes)
         return f"no change in exposure on any surface; {n} note{'s' if n != 1 else ''} to read"
@@ -105,6 +115,11 @@ def to_text(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
             out.append(f"{'New' if status == 'new' else 'Resolved'} divergences (ACC403):")
             out.extend(f"  {x.location}: {x.detail} (for {', '.join(x.personas)})" for x in found_d)
     out.extend(_probe_lines(d))
+    if d.endpoints:
+        out.append("Agent endpoints:")
+        out.extend(
+            f"  {e['file']}:{e['line']}:{e['column']}: {endpoint_text(e)}" for e in d.endpoints
+        )
     out.extend(f"note: {n}" for n in d.notes)
     out.append(f"accord diff: {verdict(d)}")
     return "\n".join(out)
@@ -183,6 +198,13 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
             for p in d.probes
         )
     out.append("")
+    if d.endpoints:
+        out += ["#### Agent endpoints", ""]
+        out.extend(
+            f"- {_md(endpoint_text(e))} ({markdown.code(str(e['file']) + ':' + str(e['line']))})"
+            for e in d.endpoints
+        )
+        out.append("")
     if d.notes:
         out += ["#### Notes", "", *[f"- {_md(n)}" for n in d.notes], ""]
     return "\n".join(out)
@@ -194,7 +216,9 @@ def to_json(d: ExposureDiff, errors: list[Diagnostic] | None = None) -> str:
         "divergences": [x.to_json() for x in d.divergences],
         "probes": d.probes,
         "notes": d.notes,
+        "endpoints": d.endpoints,
         "summary": {
+            "endpoints": len(d.endpoints),
             "widenings": len(d.widenings),
             "narrowings": len(d.narrowings),
             "verdict": verdict(d),
@@ -233,4 +257,7 @@ def to_github(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str
         if p["status"] != "resolved":
             where = Location(p["file"], p["line"], p["column"])
             out.append(annotation("warning", where, "accord diff: ACC404 probe", probe_text(p)))
+    for e in d.endpoints:
+        where = Location(e["file"], e["line"], e["column"])
+        out.append(annotation("warning", where, "accord diff: agent endpoint", endpoint_text(e)))
     return "\n".join(out)

@@ -23,6 +23,8 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from compiler.core import secrets
+
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,254}"
 _SEGMENT = r"[A-Za-z0-9_.@+-]+"
 _PATH = rf"/?{_SEGMENT}(?:/{_SEGMENT})*"
@@ -98,6 +100,7 @@ def resolve(ref: str, base: Path | None = None) -> str:
         raise SaltError(f"salt {ref} contains '$$', which cannot appear in a function body")
     if any(ord(c) < 32 or ord(c) == 127 for c in value):
         raise SaltError(f"salt {ref} contains a control character (a line break?)")
+    secrets.register(value)
     return value
 
 
@@ -185,10 +188,15 @@ class SaltBox:
 
     def __call__(self, ref: str) -> str:
         value = self._resolver(ref)
-        self._forms |= renderings(value)
+        forms = renderings(value)
+        self._forms |= forms
+        # known for the rest of the run: every message accord prints is scrubbed of them
+        secrets.register(value, *forms)
         return value
 
     def redact(self, text: str) -> str:
+        """:func:`compiler.core.secrets.redact`, and this box's renderings however short."""
+        text = secrets.redact(text)
         for form in sorted(self._forms, key=len, reverse=True):
-            text = text.replace(form, "<salt>")
+            text = text.replace(form, secrets.MASK)
         return text

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from compiler.connect.denials import DenialCode, find_denial
 from compiler.core.jsonfile import depth_problem
+from compiler.core.secrets import redact
 from compiler.probe_live.canary import Canary
 
 A2A_VERSION = "1.0"
@@ -81,7 +82,8 @@ class A2AError(Exception):
     """The exchange failed before any task came back (network, HTTP, JSON-RPC)."""
 
     def __init__(self, message: str, payload: Any = None, status: int | None = None) -> None:
-        super().__init__(message)
+        # an agent's error may quote the bearer token it was sent (compiler.core.secrets)
+        super().__init__(redact(message))
         self.payload = payload
         self.status = status
 

@@ -14,6 +14,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from compiler.core import secrets
 from compiler.meaning.semantics import apply_mask
 from compiler.model.schema import PolicyModel
 
@@ -42,7 +43,9 @@ class Canary:
 def _salt(ref: str | None) -> str | None:
     """An ``env:`` salt, when this process has it (file salts are for ``migrate apply``)."""
     if ref and ref.startswith("env:"):
-        return os.environ.get(ref[4:])
+        value = os.environ.get(ref[4:])
+        secrets.register(value)
+        return value
     return None
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compiler.core.secrets import redact_tree
 from compiler.meaning.probes import ProbeOutcome
 
 RESULT_FORMAT = 1
@@ -147,18 +148,20 @@ class ProbeRun:
         return "\n".join(lines) + "\n"
 
     def document(self) -> dict[str, Any]:
-        """The result file's content without its digest."""
-        return {
-            "accord_probe_result": RESULT_FORMAT,
-            "depth": self.depth,
-            "model_fingerprint": self.model_fingerprint,
-            "compiled_fingerprint": self.compiled_fingerprint,
-            "passed": self.passed,
-            "outcomes": [
-                o.to_json() for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface))
-            ],
-            "disagreements": [d.to_json() for d in self.disagreements],
-        }
+        """The result file's content without its digest (no known secret in it)."""
+        return redact_tree(
+            {
+                "accord_probe_result": RESULT_FORMAT,
+                "depth": self.depth,
+                "model_fingerprint": self.model_fingerprint,
+                "compiled_fingerprint": self.compiled_fingerprint,
+                "passed": self.passed,
+                "outcomes": [
+                    o.to_json() for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface))
+                ],
+                "disagreements": [d.to_json() for d in self.disagreements],
+            }
+        )
 
     def sealed(self) -> dict[str, Any]:
         """The result file: the document and a SHA-256 over its canonical JSON."""

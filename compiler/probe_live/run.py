@@ -10,8 +10,10 @@
 
 A row filter answers with no rows, never an error: an ``empty`` live answer where the model
 says the rows are withheld counts as ``denied``. The local probe config (``--config``, else
-``$ACCORD_PROBE_CONFIG``, else ``.accord/probe.yaml``; never committed, never in the model)
-holds what only the machine running the probes should know::
+``$ACCORD_PROBE_CONFIG``, else ``.accord/probe.yaml``; never in the model) holds what only
+the machine running the probes should know. It is local configuration: a file git tracks is
+refused (a pull request could commit one), and a persona's bearer token is sent only to the
+origins its entry lists, whatever URL the model names::
 
     snowflake:
       connection: accord_probe        # connections.toml entry of the probe user
@@ -19,8 +21,10 @@ holds what only the machine running the probes should know::
       warehouse_id: 1234567890abcdef
       probe_profiles:                 # one SDK profile per persona (~/.databrickscfg)
         cro_collaborator: probe-cro
-    a2a_tokens:                       # bearer token per persona, as env:NAME
-      cro_collaborator: env:A2A_TOKEN_CRO
+    a2a_tokens:                       # per persona: the token (env:NAME) and where it may go
+      cro_collaborator:
+        token: env:A2A_TOKEN_CRO
+        origins: [https://agents.example.com]
     timeout_seconds: 30
 """
 
@@ -28,14 +32,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+import subprocess
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
 from compiler.connect.config import databricks_profile_clients
 from compiler.connect.executor import SnowflakeExecutor
+from compiler.core import secrets
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from compiler.core.jsonfile import decode, read_bytes
 from compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
@@ -75,6 +82,10 @@ class LiveOptions:
     runners: dict[str, Runner] = field(default_factory=dict)
 
 
+class NotAllowed(UsageError):
+    """A token asked for a URL whose origin its config entry does not list."""
+
+
 @dataclass
 class ProbeConfig:
     data: dict[str, Any] = field(default_factory=dict)
@@ -85,16 +96,92 @@ class ProbeConfig:
         value = self.data.get("timeout_seconds", DEFAULT_TIMEOUT)
         return float(value)
 
-    def token(self, persona: str) -> str | None:
-        ref = (self.data.get("a2a_tokens") or {}).get(persona)
-        if not ref:
+    def token(self, persona: str, url: str) -> str | None:
+        """The persona's bearer token for ``url``: None without an entry; a UsageError when
+        ``url``'s origin is not one the entry allows (:class:`NotAllowed`: the token is never
+        sent there)."""
+        entry = (self.data.get("a2a_tokens") or {}).get(persona)
+        if not entry:
             return None
-        if not isinstance(ref, str) or not ref.startswith("env:"):
-            raise UsageError(f"{self.path}: a2a_tokens.{persona} must be env:NAME")
+        ref, origins = entry["token"], entry["origins"]
+        target = origin_of(url)
+        if target not in origins:
+            raise NotAllowed(
+                f"{self.path}: a2a_tokens.{persona}.origins does not list {target or url!r}: "
+                f"the token is not sent there (allowed: {', '.join(origins)})"
+            )
         value = os.environ.get(ref[4:])
         if value is None:
             raise UsageError(f"{self.path}: a2a_tokens.{persona}: ${ref[4:]} is not set")
+        secrets.register(value)
         return value
+
+
+def origin_of(url: str) -> str | None:
+    """``scheme://host:port`` of an http(s) URL, lower-case, the port always written; None
+    for anything else."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if scheme not in ("http", "https") or not host or parts.username or parts.password:
+        return None
+    port = port or (443 if scheme == "https" else 80)
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{port}"
+
+
+def _tokens(raw: Any, target: Path) -> dict[str, dict[str, Any]]:
+    """``a2a_tokens`` checked: per persona ``{token: env:NAME, origins: [scheme://host]}``."""
+
+    def bad(message: str) -> InputError:
+        return InputError(Diagnostic(Location(str(target), 1, 1), f"a2a_tokens: {message}"))
+
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise bad("a mapping of persona to {token: env:NAME, origins: [...]}")
+    out: dict[str, dict[str, Any]] = {}
+    for persona, entry in raw.items():
+        if isinstance(entry, str):
+            raise bad(
+                f"{persona}: name the origins the token may be sent to "
+                f"({{token: {entry}, origins: [https://agent.example.com]}}); a token without "
+                "them would go wherever the model's a2a.url points"
+            )
+        if not isinstance(entry, dict) or set(entry) != {"token", "origins"}:
+            raise bad(f"{persona}: exactly the keys token and origins")
+        ref, origins = entry["token"], entry["origins"]
+        if not isinstance(ref, str) or not ref.startswith("env:") or len(ref) < 5:
+            raise bad(f"{persona}.token must be env:NAME")
+        if not isinstance(origins, list) or not origins:
+            raise bad(f"{persona}.origins: a non-empty list of scheme://host[:port]")
+        allowed = []
+        for o in origins:
+            norm = origin_of(o) if isinstance(o, str) else None
+            if norm is None or urlsplit(o.strip()).path not in ("", "/"):
+                raise bad(f"{persona}.origins: {o!r} is not an origin (scheme://host[:port])")
+            allowed.append(norm)
+        out[str(persona)] = {"token": ref, "origins": allowed}
+    return out
+
+
+def tracked_by_git(path: Path) -> bool:
+    """Whether git tracks ``path`` in the repository around it (no git, no repository:
+    not tracked)."""
+    folder = path.resolve().parent
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(folder), "ls-files", "--error-unmatch", "--", path.name],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
 
 
 def load_config(path: str | None) -> ProbeConfig:
@@ -105,6 +192,12 @@ def load_config(path: str | None) -> ProbeConfig:
         if given:
             raise UsageError(f"probe config {target} does not exist")
         return ProbeConfig(path=str(target))
+    if tracked_by_git(target):
+        raise UsageError(
+            f"probe config {target} is tracked by git: it names credentials and where they "
+            "are sent, so it must be local (git rm --cached it and keep it in .gitignore, "
+            "or name a file outside the checkout with --config or $ACCORD_PROBE_CONFIG)"
+        )
     # a regular file of bounded size, UTF-8 text (a symlink to /dev/zero is refused unread)
     text = decode(
         read_bytes(target, "probe config", _MAX_CONFIG_BYTES), str(target), "probe config"
@@ -130,9 +223,7 @@ def load_config(path: str | None) -> ProbeConfig:
             )
         )
     if not set(data) <= _CONFIG_KEYS:
-        unknown = (
-            sorted(map(str, set(data) - _CONFIG_KEYS)) if isinstance(data, dict) else ["<top>"]
-        )
+        unknown = sorted(map(str, set(data) - _CONFIG_KEYS))
         raise InputError(
             Diagnostic(
                 Location(str(target), 1, 1),
@@ -140,7 +231,7 @@ def load_config(path: str | None) -> ProbeConfig:
                 f"{', '.join(sorted(_CONFIG_KEYS))})",
             )
         )
-    for key in ("snowflake", "databricks", "a2a_tokens"):
+    for key in ("snowflake", "databricks"):
         if data.get(key) is not None and not isinstance(data[key], dict):
             raise InputError(
                 Diagnostic(
@@ -172,6 +263,7 @@ def load_config(path: str | None) -> ProbeConfig:
         raise InputError(
             Diagnostic(Location(str(target), 1, 1), "timeout_seconds: a number in (0, 600]")
         )
+    data["a2a_tokens"] = _tokens(data.get("a2a_tokens"), target)
     return ProbeConfig(data, str(target))
 
 
@@ -274,6 +366,8 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
             if options.platform != "all":
                 continue
             got, depth = model_says, "model"
+        # whatever a platform or agent said back, no secret reaches the result
+        got = replace(got, detail=secrets.redact(got.detail))
         if _withheld(got.disposition, model_says):
             got = Answer("denied", got.place, f"{got.detail} (a row filter answers with no rows)")
         outcomes.append(q.outcome(got, depth))
@@ -317,7 +411,10 @@ def _ask_agent(
     question = probe.question or _question(probe)
     canary = _canary(model, probe, place.dataset, place.column)
     timeout = min(s.a2a.timeout_seconds, config.timeout)
-    token = config.token(probe.persona)
+    try:
+        token = config.token(probe.persona, s.a2a.url)
+    except NotAllowed as err:
+        return Answer(None, place, f"A2A: not asked: {err}")
     if token is None and s.identity == "caller":
         # an agent that runs as its caller answers whoever asks: asked without the persona's
         # credentials, its answer says nothing about the persona

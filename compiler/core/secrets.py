@@ -1,0 +1,162 @@
+"""The values accord knows to be secrets, and the one function that removes them from text.
+
+A platform or an agent may quote back what it was sent: a login error that repeats the
+password, a proxy page that echoes the ``Authorization`` header, a JSON-RPC error holding the
+bearer token. Whatever it sends, no secret accord knows reaches a message, a log line, a
+result file or a report: every boundary where outside text enters accord's output (the
+executors' error capture, :func:`compiler.core.errors.one_line`, the probe results, the CLI's
+error printing) passes it through :func:`redact`.
+
+Known secrets are the values of the variables that hold them (:data:`SECRET_ENV`), and every
+value registered with :func:`register` where accord reads one (an A2A bearer token, a salt,
+the password, token or private-key passphrase of a Snowflake connection, a Databricks
+profile's token or client secret). Each is removed as sent and in the forms it comes back
+in: JSON- and Python-escaped, SQL-quoted, HTML-escaped and URL-encoded (either case of the
+hexadecimal digits, ``+`` or ``%20`` for a space). Values shorter than :data:`MIN_LENGTH`
+are not redacted (they would erase ordinary words); no real credential is that short.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+#: what replaces a secret
+MASK = "[secret]"
+#: shorter values are not redacted
+MIN_LENGTH = 4
+#: the variables whose values are secrets (the clients' own names)
+SECRET_ENV = (
+    "SNOWFLAKE_PASSWORD",
+    "SNOWFLAKE_PASSCODE",
+    "SNOWFLAKE_TOKEN",
+    "SNOWFLAKE_PRIVATE_KEY_FILE_PWD",
+    "SNOWFLAKE_PRIVATE_KEY_PASSPHRASE",
+    "PRIVATE_KEY_PASSPHRASE",
+    "DATABRICKS_TOKEN",
+    "DATABRICKS_PASSWORD",
+    "DATABRICKS_CLIENT_SECRET",
+    "ARM_CLIENT_SECRET",
+    "GOOGLE_CREDENTIALS",
+)
+#: keys of a connection (connections.toml, .databrickscfg, the SDK's Config) that hold secrets
+SECRET_KEYS = frozenset(
+    {
+        "password",
+        "passcode",
+        "token",
+        "private_key_file_pwd",
+        "private_key_passphrase",
+        "oauth_client_secret",
+        "client_secret",
+        "azure_client_secret",
+    }
+)
+
+_registered: set[str] = set()
+_cache: tuple[frozenset[str], re.Pattern[str] | None] = (frozenset(), None)
+
+
+def register(*values: Any) -> None:
+    """Remember ``values`` (those that are strings) as secrets for the rest of the process."""
+    for value in values:
+        if isinstance(value, str) and len(value.strip()) >= MIN_LENGTH:
+            _registered.add(value)
+            if value.strip() != value:
+                _registered.add(value.strip())
+
+
+def register_keys(mapping: Any) -> None:
+    """Register the values of a connection's secret keys (:data:`SECRET_KEYS`)."""
+    if isinstance(mapping, dict):
+        register(*(v for k, v in mapping.items() if str(k).lower() in SECRET_KEYS))
+
+
+def known() -> frozenset[str]:
+    """Every secret known now: registered values and those of :data:`SECRET_ENV`."""
+    env = (os.environ.get(name) for name in SECRET_ENV)
+    found = {v for v in env if v and len(v.strip()) >= MIN_LENGTH}
+    found |= {v.strip() for v in found}
+    return frozenset(_registered | found)
+
+
+def _percent(form: str) -> str:
+    """A URL-encoded form as a pattern: the hexadecimal digits of each escape in either case."""
+    out = []
+    i = 0
+    while i < len(form):
+        if form[i] == "%" and i + 2 < len(form):
+            hi, lo = form[i + 1], form[i + 2]
+            out.append("%" + f"[{hi.lower()}{hi.upper()}][{lo.lower()}{lo.upper()}]")
+            i += 3
+        else:
+            out.append(re.escape(form[i]))
+            i += 1
+    return "".join(out)
+
+
+def forms(value: str) -> set[str]:
+    """The patterns of ``value`` as sent and as it may come back quoted or encoded."""
+    plain = {
+        value,
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        repr(value)[1:-1],
+        value.replace("'", "''"),
+        value.replace('"', '\\"'),
+        html.escape(value),
+        html.escape(value, quote=False),
+    }
+    patterns = {re.escape(f) for f in plain if f}
+    for encoded in {
+        quote(value, safe=""),
+        quote(value),
+        quote_plus(value),
+        quote_plus(value, safe=""),
+    }:
+        if encoded != value:
+            patterns.add(_percent(encoded))
+    return patterns
+
+
+def _pattern(secrets: Iterable[str]) -> re.Pattern[str] | None:
+    found = {p for s in secrets for p in forms(s)}
+    if not found:
+        return None
+    return re.compile("|".join(sorted(found, key=lambda p: (-len(p), p))))
+
+
+def redact(text: str) -> str:
+    """``text`` with every known secret, in every form of :func:`forms`, replaced by
+    :data:`MASK`."""
+    global _cache
+    if not isinstance(text, str) or not text:
+        return text
+    secrets = known()
+    if secrets != _cache[0]:
+        _cache = (secrets, _pattern(secrets))
+    pattern = _cache[1]
+    return pattern.sub(MASK, text) if pattern is not None else text
+
+
+def redact_tree(value: Any) -> Any:
+    """A JSON-like value with :func:`redact` applied to every string in it (keys included)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_tree(k): redact_tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_tree(v) for v in value)
+    return value
+
+
+def forget() -> None:
+    """Forget every registered value (for tests)."""
+    global _cache
+    _registered.clear()
+    _cache = (frozenset(), None)
