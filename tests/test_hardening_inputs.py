@@ -388,6 +388,8 @@ def test_hostile_policy_input_is_refused_cleanly(
         "verify": ["verify", str(policies)],
     }[command]
     code, stdout, err = run_cli(argv)
+    if command == "lint" and setup is _dev_zero:  # lint refuses any link out of its tree first
+        message = "a symbolic link that leads outside the tree linted: not read"
     _refused(code, stdout, err, where, message)
     assert not out.exists()
 

@@ -143,14 +143,14 @@ CASES = [
         _lint_config(b'[lint]\nselect = ["\xff"]\n'),
         2,
         r"accord.toml:2:\d+: ",
-        "not UTF-8 text",
+        "not valid UTF-8",
     ),
     Case(
         "non-utf8-pyproject",
         _lint_config(b'[tool.accord]\nx = "\xff"\n', "pyproject.toml"),
         2,
         r"pyproject.toml:2:\d+: ",
-        "not UTF-8 text",
+        "not valid UTF-8",
     ),
     Case(
         "probe-config-not-utf8",

@@ -103,12 +103,17 @@ def command(
         cache=not no_cache,
     )
     findings, problems = result.findings, result.problems
+    warnings, skipped = result.warnings, result.skipped
+    for w in warnings:  # every run: what the configuration turns off
+        click.echo(str(w), err=True)
     if statistics and fmt == "text":
-        click.echo(render_statistics(findings, result.files, show_suppressed, len(problems)))
+        click.echo(
+            render_statistics(findings, result.files, show_suppressed, len(problems), skipped)
+        )
     elif fmt == "json":
-        click.echo(render_json(findings, show_suppressed, problems))
+        click.echo(render_json(findings, show_suppressed, problems, warnings, skipped))
     elif fmt == "sarif":
-        click.echo(render_sarif(findings, problems))
+        click.echo(render_sarif(findings, problems, warnings=warnings, skipped=skipped))
     elif fmt == "github":
         text = render_github(findings, show_suppressed, problems)
         if text:

@@ -24,11 +24,12 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from compiler.model.rules import RULE_TABLE
 
 FAIL_ON = ("error", "warning", "never")
@@ -51,6 +52,14 @@ class LintConfig:
     #: the directory of the configuration file (globs are relative to it)
     root: str = "."
     file: str | None = None
+    #: (key, line) of the keys as written in the file, for located warnings
+    lines: tuple[tuple[str, int], ...] = ()
+
+    def where(self, key: str) -> Location:
+        """Where ``key`` is set: its line in the configuration file (else the command line)."""
+        if self.file is None:
+            return Location("<command line>", 1, 1)
+        return Location(self.file, dict(self.lines).get(key, 1), 1)
 
     def selected(self, rule_id: str) -> bool:
         if rule_id in ALWAYS:
@@ -117,23 +126,18 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
         candidate = directory / "pyproject.toml"
-        text = (
-            candidate.read_text(encoding="utf-8", errors="replace") if candidate.is_file() else ""
-        )
-        if "[tool.accord" in text:
+        if candidate.is_file() and "[tool.accord" in _read(candidate, os.path.relpath(candidate)):
             return candidate
     return None
 
 
+def _read(path: Path, shown: str) -> str:
+    """The text of a configuration file: a regular file, bounded (never ``/dev/zero``)."""
+    raw = read_bytes(path, "configuration file", MAX_FILE_BYTES, shown)
+    return decode(raw, shown, "configuration file")
+
+
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
-
-
-def _byte_location(path: Path, offset: int) -> Location:
-    """The line and column of byte ``offset`` of ``path``."""
-    data = path.read_bytes()[:offset]
-    line = data.count(b"\n") + 1
-    column = len(data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
-    return Location(os.path.relpath(path), line, column)
 
 
 def _deepest_bracket(text: str) -> tuple[int, int]:
@@ -158,7 +162,8 @@ def load_config(start: Path | None = None) -> LintConfig:
         return LintConfig()
     shown = os.path.relpath(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = _read(path, shown)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         found = _TOML_POSITION.search(str(err))
         line, column = (int(found.group(1)), int(found.group(2))) if found else (1, 1)
@@ -168,15 +173,27 @@ def load_config(start: Path | None = None) -> LintConfig:
     except OSError as err:
         where = Location(shown, 1, 1)
         raise InputError(Diagnostic(where, f"cannot read: {err.strerror}")) from None
-    except UnicodeDecodeError as err:
-        raise InputError(Diagnostic(_byte_location(path, err.start), "not UTF-8 text")) from None
     except RecursionError:
-        where = Location(shown, *_deepest_bracket(path.read_text(encoding="utf-8")))
+        where = Location(shown, *_deepest_bracket(text))
         raise InputError(
             Diagnostic(where, "invalid TOML: arrays or inline tables nest too deeply")
         ) from None
     table: Any = data if path.name == "accord.toml" else data.get("tool", {}).get("accord", {})
-    return _validate(table, shown, str(path.parent))
+    config = _validate(table, shown, str(path.parent))
+    return replace(config, lines=_key_lines(text))
+
+
+_KEY_LINE = re.compile(r"""^\s*["']?([a-z-]+)["']?\s*=""")
+
+
+def _key_lines(text: str) -> tuple[tuple[str, int], ...]:
+    """The first line of each configuration key (as written at the start of a line)."""
+    seen: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = _KEY_LINE.match(line)
+        if found and found.group(1) in _KEYS:
+            seen.setdefault(found.group(1), number)
+    return tuple(seen.items())
 
 
 def _validate(table: Any, shown: str, root: str) -> LintConfig:

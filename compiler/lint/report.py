@@ -120,9 +120,14 @@ def render_text(
 
 
 def render_statistics(
-    findings: Sequence[Finding], files: int, show_suppressed: bool = False, problems: int = 0
+    findings: Sequence[Finding],
+    files: int,
+    show_suppressed: bool = False,
+    problems: int = 0,
+    skipped: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """``--statistics``: findings counted by rule, most frequent first, then the summary."""
+    """``--statistics``: findings counted by rule, most frequent first, what a repository
+    walk did not lint (and why), then the summary."""
     by_rule: dict[str, int] = {}
     for f in findings:
         if show_suppressed or not f.suppressed:
@@ -134,8 +139,16 @@ def render_statistics(
             info = RULES_BY_ID[rule_id]
             lines.append(f"{n:>{width}}  {rule_id}  {info.name}  ({info.severity})")
         lines.append("")
+    if skipped:
+        lines.append(f"not linted: {_plural(len(skipped), 'path')}")
+        lines += [f"  {path}  ({why})" for path, why in skipped]
+        lines.append("")
     lines.append(summary_line(findings, files, problems))
     return "\n".join(lines)
+
+
+def _skipped_json(skipped: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"path": path, "reason": why} for path, why in skipped]
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,9 +168,13 @@ def render_json(
     findings: Sequence[Finding],
     show_suppressed: bool = False,
     problems: Sequence[Diagnostic] = (),
+    warnings: Sequence[Diagnostic] = (),
+    skipped: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The document of cli.md; ``errors`` (file, line, column, message) is added beside
-    ``findings`` when the input could not all be used (exit 2)."""
+    ``findings`` when the input could not all be used (exit 2), ``warnings`` (the same
+    fields) when the configuration turns lint off, ``skipped`` (path, reason) when a
+    repository walk left folders or files out."""
     listed = []
     for f in findings:
         if f.suppressed and not show_suppressed:
@@ -172,6 +189,10 @@ def render_json(
     doc: dict[str, object] = {"findings": listed, "summary": counts(findings)}
     if problems:
         doc["errors"] = [_error_json(d) for d in problems]
+    if warnings:
+        doc["warnings"] = [_error_json(d) for d in warnings]
+    if skipped:
+        doc["skipped"] = _skipped_json(skipped)
     return json.dumps(doc, indent=2)
 
 
@@ -195,7 +216,11 @@ INPUT_ERROR_RULE = "input-error"
 
 
 def sarif_document(
-    findings: Sequence[Finding], problems: Sequence[Diagnostic] = (), as_results: bool = True
+    findings: Sequence[Finding],
+    problems: Sequence[Diagnostic] = (),
+    as_results: bool = True,
+    warnings: Sequence[Diagnostic] = (),
+    skipped: Sequence[tuple[str, str]] = (),
 ) -> dict[str, object]:
     """SARIF 2.1.0. Input errors are ``invocations[0].toolExecutionNotifications`` (with
     ``executionSuccessful: false``) and, unless ``as_results`` is false, also located results
@@ -261,13 +286,16 @@ def sarif_document(
                     "locations": [_physical(d.location)],
                 }
             )
-    invocation = {
+    invocation: dict[str, object] = {
         "executionSuccessful": not problems,
         "toolExecutionNotifications": [
-            {"level": "error", "message": {"text": d.message}, "locations": [_physical(d.location)]}
-            for d in problems
+            {"level": level, "message": {"text": d.message}, "locations": [_physical(d.location)]}
+            for level, group in (("error", problems), ("warning", warnings))
+            for d in group
         ],
     }
+    if skipped:  # what a repository walk did not lint
+        invocation["properties"] = {"skipped": _skipped_json(skipped)}
     from importlib import metadata  # SARIF only: the text path does not pay for it
 
     try:
@@ -298,9 +326,13 @@ def _physical(loc: Location) -> dict[str, object]:
 
 
 def render_sarif(
-    findings: Sequence[Finding], problems: Sequence[Diagnostic] = (), as_results: bool = True
+    findings: Sequence[Finding],
+    problems: Sequence[Diagnostic] = (),
+    as_results: bool = True,
+    warnings: Sequence[Diagnostic] = (),
+    skipped: Sequence[tuple[str, str]] = (),
 ) -> str:
-    return json.dumps(sarif_document(findings, problems, as_results), indent=2)
+    return json.dumps(sarif_document(findings, problems, as_results, warnings, skipped), indent=2)
 
 
 # --------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from compiler.core import store
@@ -24,13 +24,13 @@ from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from compiler.lint import cache as lint_cache
 from compiler.lint.checks import History
-from compiler.lint.config import LintConfig, load_config, parse_codes
+from compiler.lint.config import ALWAYS, LintConfig, load_config, parse_codes
 from compiler.lint.engine import lint_project, lint_sql_batch
 from compiler.lint.finding import Finding
 from compiler.lint.inputs.notebooks import is_python_notebook  # light: no scanner, no sqlglot
 from compiler.model import loader
 from compiler.model.loader import directory_files, discover, display_path, read_files
-from compiler.model.rules import RULES_BY_ID
+from compiler.model.rules import RULE_TABLE, RULES_BY_ID
 
 #: the message of a path that does not exist (printed as ``path: message``)
 MISSING = "no such file or directory"
@@ -45,6 +45,10 @@ class LintResult:
     problems: list[Diagnostic]
     files: int
     fail_on: str
+    #: what the configuration silences (printed on every run, cached or not)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    #: (path, why) of every folder or file a repository walk did not lint
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def lint_paths(
@@ -90,16 +94,23 @@ def _lint(
     config = _with_options(config, select, ignore)
     default = config.policies and os.path.relpath(os.path.join(config.root, config.policies))
     given = paths or (default or "policies",)
-    directories, yaml_files, sql_files = classify(given, problems, config)
+    walk = Walk()
+    directories, yaml_files, sql_files = classify(given, problems, config, walk)
+    for f in sql_files:
+        if config.force_exclude and config.excluded(f) and f not in walk.excluded:
+            walk.excluded.append(f)
     sql_files = [f for f in sql_files if not (config.force_exclude and config.excluded(f))]
     findings: list[Finding] = []
     files = 0
-    projects: list[tuple[str | None, list[str] | None]] = [(d, None) for d in directories]
+    projects: list[tuple[str | None, list[str] | None, str | None]] = [
+        (d, None, None) for d in directories
+    ]
     if yaml_files:
-        projects.append((None, yaml_files))
-    for directory, yaml in projects:
+        projects.append((None, yaml_files, None))
+    projects += [(None, list(found), root) for root, found in walk.orphans]
+    for directory, yaml, root in projects:
         try:
-            found, count = _lint_project(directory, yaml, history, config)
+            found, count = _lint_project(directory, yaml, history, config, root)
             findings += found
             files += count
         except InputError as err:
@@ -110,7 +121,63 @@ def _lint(
         problems += sql_problems
         files += count
     findings = sorted(f for f in findings if not config.ignored_in(f.location.file, f.rule))
-    return LintResult(findings, sorted(set(problems)), files, fail_on or config.fail_on or "error")
+    warnings = config_warnings(config, fail_on, walk)
+    if not files and walk.excluded and not problems:
+        where = config.where("exclude")
+        problems.append(
+            Diagnostic(
+                where,
+                f"nothing was linted: exclude leaves none of the {len(walk.excluded)} "
+                "files to lint",
+            )
+        )
+    skipped = walk.skipped + [(f, "excluded by the configuration") for f in walk.excluded]
+    return LintResult(
+        findings,
+        sorted(set(problems)),
+        files,
+        fail_on or config.fail_on or "error",
+        warnings,
+        skipped,
+    )
+
+
+def config_warnings(config: LintConfig, fail_on: str | None, walk: Walk) -> list[Diagnostic]:
+    """What the configuration turns off, said on every run: every error rule deselected,
+    ``fail-on = "never"``, an ``exclude`` that leaves nothing of a repository walk, a
+    ``policies`` outside the configuration's directory."""
+    out = []
+    errors = [r.id for r in RULE_TABLE if r.severity == "error" and r.id not in ALWAYS]
+    if not any(config.selected(r) for r in errors):
+        key = "ignore" if config.ignore and not config.select else "select"
+        out.append(
+            Diagnostic(
+                config.where(key),
+                "warning: select and ignore disable every error rule (only ACC001 runs)",
+            )
+        )
+    if fail_on is None and config.fail_on == "never":
+        out.append(
+            Diagnostic(config.where("fail-on"), 'warning: fail-on = "never": lint never fails')
+        )
+    if walk.walked and len(walk.excluded) >= walk.walked:
+        out.append(
+            Diagnostic(
+                config.where("exclude"),
+                f"warning: exclude excludes every file of the repository ({walk.walked})",
+            )
+        )
+    if config.policies is not None:
+        root = os.path.realpath(config.root)
+        target = os.path.realpath(os.path.join(config.root, config.policies))
+        if target != root and not target.startswith(root + os.sep):
+            out.append(
+                Diagnostic(
+                    config.where("policies"),
+                    f"warning: policies = {config.policies!r} is outside the repository",
+                )
+            )
+    return out
 
 
 def _with_options(config: LintConfig, select: str | None, ignore: str | None) -> LintConfig:
@@ -140,41 +207,160 @@ def exit_code(findings: list[Finding], fail_on: str) -> int:
 # paths
 
 
-#: folders a repository walk never enters (build tools' caches, virtual environments, dbt's
-#: compiled output and installed packages)
-_SKIPPED_DIRS = frozenset(
-    {"node_modules", "target", "dbt_packages", "dbt_modules", "logs", "__pycache__", "venv"}
+#: folders a repository walk never enters, as the README documents: hidden folders, dbt's
+#: build output and installed packages, and Node's packages; a Python virtual environment is
+#: a folder holding ``pyvenv.cfg``. Every folder skipped is reported (``--statistics``, json,
+#: sarif), but ``.git``, which no commit can hold.
+_SKIPPED_DIRS = {
+    "target": "dbt's build output",
+    "dbt_packages": "dbt's installed packages",
+    "node_modules": "Node packages",
+}
+
+#: the sections of the policy format (shared/spec/policy-format.md) but ``version``: a YAML
+#: file with one of them at its top level is a policy file (dbt's ``schema.yml`` has none)
+_SECTIONS = (
+    "datasets",
+    "entitlements",
+    "indexes",
+    "masks",
+    "personas",
+    "platforms",
+    "principals",
+    "probes",
+    "surfaces",
 )
 
 
+@dataclass
+class Walk:
+    """What the repository walks of one run found besides the files to lint."""
+
+    #: (folder or file, why it was not linted)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: files of the walk left out by ``exclude``
+    excluded: list[str] = field(default_factory=list)
+    #: files the walks found (before ``exclude``)
+    walked: int = 0
+    #: (root, policy files) found in a repository outside its policy directory
+    orphans: list[tuple[str, list[str]]] = field(default_factory=list)
+    #: symbolic links that lead outside the tree linted
+    refused: list[Diagnostic] = field(default_factory=list)
+
+
 def classify(
-    paths: Sequence[str], problems: list[Diagnostic], config: LintConfig
+    paths: Sequence[str],
+    problems: list[Diagnostic],
+    config: LintConfig,
+    walk: Walk | None = None,
 ) -> tuple[list[str], list[str], list[str]]:
     """Policy directories, YAML policy files and SQL files among ``paths``. A directory that
     is a repository (see :func:`is_repository`) has its SQL files linted (dbt macros and
-    models, notebooks, scripts), and its policy directory: the configured ``policies`` when
-    it lies inside, else ``policies/``. Paths that do not exist are reported and the others
-    still linted."""
+    models, notebooks, scripts), its policy directory (the configured ``policies`` when it
+    lies inside, else ``policies/``), and every policy file outside that directory: no way
+    of detecting a repository lints less than the policy model in the directory named. Paths
+    that do not exist, and symbolic links that lead outside the tree linted, are reported
+    and the others still linted."""
+    walk = walk if walk is not None else Walk()
     directories, yaml_files, sql_files = [], [], []
     for path in paths:
         lowered = path.lower()
         if os.path.isdir(path):
             inside = _policies_inside(path, config)
             if is_repository(path, inside):
-                sql_files += [f for f in walk_sql(path) if not config.excluded(f)]
+                found = walk_sql(path, walk.skipped)
+                walk.walked += len(found)
+                for f in found:
+                    if config.excluded(f):
+                        walk.excluded.append(f)
+                    elif _leaves(f, path, problems):
+                        sql_files.append(f)
                 if inside is not None:
                     directories.append(inside)
+                orphans = []
+                for f in _policy_files(path, inside):
+                    walk.walked += 1
+                    if config.excluded(f):
+                        walk.excluded.append(f)
+                    elif _leaves(f, path, problems):
+                        orphans.append(f)
+                if orphans:
+                    walk.orphans.append((path, orphans))
             else:
                 directories.append(path)
         elif not os.path.exists(path):
             problems.append(Diagnostic(Location(path, 1, 1), MISSING))
         elif lowered.endswith(".sql") or is_python_notebook(path):
-            sql_files.append(path)
+            if _leaves(path, _named_tree(path), problems):
+                sql_files.append(path)
         elif lowered.endswith((".yaml", ".yml")):
-            yaml_files.append(path)
+            if _leaves(path, _named_tree(path), problems):
+                yaml_files.append(path)
         else:
             raise UsageError(f"{path}: not a policy directory, a YAML policy file or a .sql file")
     return directories, yaml_files, list(dict.fromkeys(sql_files))
+
+
+def _leaves(path: str, tree: str, problems: list[Diagnostic]) -> bool:
+    """True when ``path`` stays inside ``tree``; a symbolic link (of the file or of a folder
+    on its way) that leads outside is reported, located, and not read."""
+    if within(path, tree):
+        return True
+    problems.append(
+        Diagnostic(
+            Location(path, 1, 1),
+            "a symbolic link that leads outside the tree linted: not read",
+        )
+    )
+    return False
+
+
+def _named_tree(path: str) -> str:
+    """The tree a file named on the command line is linted in: the working directory (the
+    checkout) when the file is under it, else the file's own folder."""
+    here = os.path.abspath(".")
+    given = os.path.abspath(path)
+    return here if given.startswith(here.rstrip(os.sep) + os.sep) else os.path.dirname(given)
+
+
+def within(path: str, tree: str) -> bool:
+    """Whether ``path``, every symbolic link resolved, lies inside ``tree`` (resolved)."""
+    root = os.path.realpath(tree)
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _policy_files(path: str, inside: str | None) -> list[str]:
+    """The policy files under the repository ``path`` outside its policy directory
+    ``inside``: YAML files (as the loader finds them) with a section of the policy format at
+    their top level."""
+    skip = os.path.abspath(inside) + os.sep if inside is not None else None
+    found = []
+    for file in discover(Path(path)):
+        if skip is not None and os.path.abspath(file).startswith(skip):
+            continue
+        if _is_policy_file(file):
+            found.append(display_path(file, Path(path), path))
+    return found
+
+
+def _is_policy_file(file: Path) -> bool:
+    """A section of the policy format at the top level of ``file``, or only ``version`` (a
+    file of the model that declares its version); an unreadable file or one the loader cannot
+    parse counts, so that lint reports it."""
+    try:
+        raw = read_bytes(file, "policy file", MAX_FILE_BYTES, str(file))
+    except InputError:
+        return True
+    if not any(s.encode() in raw for s in (*_SECTIONS, "version")) and b"\\" not in raw:
+        return False  # a key's name is written out, or escaped in a double-quoted key
+    try:
+        doc, _ = loader.parse_fast(raw, str(file))
+    except InputError:
+        return True
+    if not isinstance(doc, dict):
+        return False
+    return any(s in doc for s in _SECTIONS) or set(doc) == {"version"}
 
 
 def _policies_inside(path: str, config: LintConfig) -> str | None:
@@ -209,14 +395,34 @@ def is_repository(path: str, policies: str | None) -> bool:
     return policies is not None or bool(walk_sql(path)) or not discover(Path(path))
 
 
-def walk_sql(root: str) -> list[str]:
+def _skip_reason(dirpath: str, name: str) -> str | None:
+    if name.startswith("."):
+        return "a hidden folder"
+    if name in _SKIPPED_DIRS:
+        return _SKIPPED_DIRS[name]
+    full = os.path.join(dirpath, name)
+    if os.path.islink(full):
+        return "a symbolic link to a folder (not followed)"
+    if os.path.isfile(os.path.join(full, "pyvenv.cfg")):
+        return "a Python virtual environment (pyvenv.cfg)"
+    return None
+
+
+def walk_sql(root: str, skipped: list[tuple[str, str]] | None = None) -> list[str]:
     """Every ``.sql`` file (and Databricks Python notebook) under ``root``, in a stable order;
-    hidden and tool folders skipped."""
+    the folders of the documented rule skipped (:data:`_SKIPPED_DIRS`, hidden folders, a
+    virtual environment), each added to ``skipped`` with the reason."""
     found = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS
-        )
+        kept = []
+        for d in sorted(dirnames):
+            reason = _skip_reason(dirpath, d)
+            if reason is None:
+                kept.append(d)
+            elif skipped is not None and d != ".git":
+                shown = display_path(Path(dirpath) / d, Path(root), root)
+                skipped.append((shown + "/", reason))
+        dirnames[:] = kept
         for name in sorted(filenames):
             if name.startswith("."):
                 continue
@@ -235,7 +441,11 @@ def _selected_ids(config: LintConfig) -> str:
 
 
 def _lint_project(
-    directory: str | None, yaml_files: list[str] | None, history: History, config: LintConfig
+    directory: str | None,
+    yaml_files: list[str] | None,
+    history: History,
+    config: LintConfig,
+    root_dir: str | None = None,
 ) -> tuple[list[Finding], int]:
     """The findings of one project and its number of files; from the cache when the content
     of the files (what lint reads of them: ``parsecache.content_digest``), the selected rules
@@ -243,9 +453,20 @@ def _lint_project(
     same as loading the project and ``lint_project(project, history, config.selected)``."""
     if directory is not None:
         files, root = directory_files(directory)
+        refused = [
+            Diagnostic(
+                Location(name, 1, 1),
+                "a symbolic link that leads outside the tree linted: not read",
+            )
+            for path, name in files
+            if not within(str(path), directory)
+        ]
+        if refused:
+            raise InputError(refused)
     else:
         assert yaml_files
-        files, root = [(Path(f), f) for f in yaml_files], Path(yaml_files[0]).parent
+        files = [(Path(f), f) for f in yaml_files]
+        root = Path(root_dir) if root_dir is not None else Path(yaml_files[0]).parent
     documents, unreadable = read_files(files)
     key = None
     if store.enabled() and not unreadable and history == History():

@@ -1,0 +1,275 @@
+"""A pull request cannot make ``accord lint`` pass on CI by what it commits (issue 22, items 3,
+5, 6 and 10): a marker file that changes the reading mode, a folder the repository walk
+skips, a configuration that silences lint, a symbolic link out of the checkout.
+
+Each case is a repository a pull request would commit: written, committed, cloned afresh and
+linted as CI lints it (``CI=true``, a real process). The policy SQL is the shape of the
+dbt-snow-mask package's masking-policy macros (github.com/entechlog/dbt-snow-mask, README:
+``create masking policy if not exists {{database}}.{{schema}}.<name> as (val string) returns
+string -> case when current_role() in (...) then val else '**********' end``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli import run_process
+from tests.estates import LINT_BASE, edited, write_estate, write_files
+
+#: a dbt-snow-mask style macro whose policy calls CURRENT_ROLE() (ACC101, an error)
+MACRO = """\
+{% macro create_masking_policy_mp_email(node_database, node_schema) %}
+create masking policy if not exists {{node_database}}.{{node_schema}}.mp_email as (val string)
+  returns string ->
+  case when current_role() in ('ANALYST') then val else '**********' end
+{% endmacro %}
+"""
+
+#: a policy model with an unsalted pseudonym (ACC201, an error)
+BAD_MODEL = edited(LINT_BASE, {"masks": {"subject": {"salt": None}}})
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+def _clone(repo: Path, root: Path) -> Path:
+    """``repo`` committed as a pull request would (every file, symbolic links as links) and
+    cloned afresh."""
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A", "-f")
+    _git(repo, "commit", "-q", "-m", "a pull request")
+    clone = root / "clone"
+    _git(root, "clone", "-q", str(repo), str(clone))
+    return clone
+
+
+def _ci(clone: Path, *args: str) -> tuple[int, str, str]:
+    run = run_process(["lint", *args], cwd=clone, env={"CI": "true"}, timeout=120)
+    assert "Traceback" not in run.stderr, run.stderr
+    return run.returncode, run.stdout, run.stderr
+
+
+def _rules(stdout: str) -> list[str]:
+    return sorted(f["rule"] for f in json.loads(stdout)["findings"])
+
+
+# --------------------------------------------------------------------------------------------
+# item 3: no detection of the reading mode lints less than the policy model named
+
+
+def _dbt_marker(repo: Path) -> None:
+    (repo / "policies" / "dbt_project.yml").write_text("", encoding="utf-8")
+
+
+def _dbt_project_marker(repo: Path) -> None:
+    (repo / "policies" / "dbt_project.yml").write_text(
+        "name: analytics\nversion: '1.0'\n", encoding="utf-8"
+    )
+
+
+def _sub_folders_and_sql(repo: Path) -> None:
+    """The model moved into a sub-folder beside a .sql file: no YAML of its own, SQL files."""
+    policies = repo / "policies"
+    (policies / "model").mkdir()
+    for file in policies.glob("*.yaml"):
+        file.rename(policies / "model" / file.name)
+    (policies / "readme.sql").write_text("select 1;\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        pytest.param(_dbt_marker, id="empty dbt_project.yml"),
+        pytest.param(_dbt_project_marker, id="dbt_project.yml with a name"),
+        pytest.param(_sub_folders_and_sql, id="model in a sub-folder"),
+    ],
+)
+def test_a_marker_file_never_switches_the_policy_model_off(tmp_path: Path, attack) -> None:  # type: ignore[no-untyped-def]
+    repo = tmp_path / "repo"
+    write_estate(repo / "policies", BAD_MODEL, split=True)
+    code, out, err = _ci(repo, "policies", "--format", "json")
+    assert code == 1 and "ACC201" in (expected := _rules(out)), err
+    attack(repo)
+    clone = _clone(repo, tmp_path)
+    code, out, err = _ci(clone, "policies", "--format", "json")
+    assert (code, _rules(out)) == (1, expected), err
+    # a dbt project's own YAML (schema.yml) is not a policy file: `accord lint .` is unchanged
+    write_files(
+        clone,
+        {
+            "dbt_project.yml": "name: analytics\nversion: '1.0'\n",
+            "models/schema.yml": "version: 2\nmodels:\n  - name: customers\n",
+            "macros/mp_email.sql": MACRO,
+        },
+    )
+    code, out, err = _ci(clone, ".", "--format", "json")
+    if attack is _dbt_project_marker:  # loaded as a file of the policy directory: said, located
+        assert code == 2 and "policies/dbt_project.yml:2:1" in err, err
+    else:
+        assert (code, _rules(out)) == (1, sorted(["ACC101", *expected])), err
+
+
+# --------------------------------------------------------------------------------------------
+# item 5: only the documented folders are skipped, and every skip is reported
+
+
+def test_only_documented_folders_are_skipped_and_each_is_reported(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    linted = ["logs", "venv", "dbt_modules", "__pycache__", "macros"]
+    skipped = {
+        ".hidden/": "a hidden folder",
+        "target/": "dbt's build output",
+        "dbt_packages/": "dbt's installed packages",
+        "env/": "a Python virtual environment (pyvenv.cfg)",
+    }
+    files = {f"{d}/mp_email.sql": MACRO for d in linted}
+    files |= {f"{d}mp_email.sql": MACRO for d in skipped}
+    files["env/pyvenv.cfg"] = "home = /usr/bin\n"
+    files["dbt_project.yml"] = "name: analytics\nversion: '1.0'\n"
+    write_files(repo, files)
+    clone = _clone(repo, tmp_path)
+    code, out, err = _ci(clone, ".", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1, err
+    assert sorted(f["file"] for f in doc["findings"]) == sorted(f"{d}/mp_email.sql" for d in linted)
+    assert {s["path"]: s["reason"] for s in doc["skipped"]} == skipped
+    code, out, _ = _ci(clone, ".", "--format", "sarif")
+    invocation = json.loads(out)["runs"][0]["invocations"][0]
+    assert {s["path"] for s in invocation["properties"]["skipped"]} == set(skipped)
+    code, out, _ = _ci(clone, ".", "--statistics")
+    assert "not linted: 4 paths" in out
+    for path, why in skipped.items():
+        assert f"  {path}  ({why})" in out
+    # ... and exclude, reported as such
+    write_files(clone, {"accord.toml": 'exclude = ["logs/**"]\n'})
+    code, out, _ = _ci(clone, ".", "--format", "json")
+    assert {"path": "logs/mp_email.sql", "reason": "excluded by the configuration"} in (
+        json.loads(out)["skipped"]
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# item 6: configuration that silences lint is said on every run
+
+
+@pytest.mark.parametrize(
+    ("config", "args", "code", "warning"),
+    [
+        pytest.param(
+            'select = ["ACC0"]',
+            ["."],
+            0,
+            "accord.toml:2:1: warning: select and ignore disable every error rule",
+            id="select ACC0",
+        ),
+        pytest.param(
+            'ignore = ["ACC"]',
+            ["."],
+            0,
+            "accord.toml:2:1: warning: select and ignore disable every error rule",
+            id="ignore ACC",
+        ),
+        pytest.param(
+            'exclude = ["**"]',
+            ["macros"],
+            2,
+            "accord.toml:2:1: warning: exclude excludes every file of the repository (1)",
+            id="exclude everything",
+        ),
+        pytest.param(
+            'policies = "../elsewhere"',
+            [],
+            0,
+            "accord.toml:2:1: warning: policies = '../elsewhere' is outside the repository",
+            id="policies outside",
+        ),
+        pytest.param(
+            'fail-on = "never"',
+            ["."],
+            0,
+            'accord.toml:2:1: warning: fail-on = "never": lint never fails',
+            id="fail-on never",
+        ),
+        pytest.param(
+            'select = ["ACC8"]',
+            ["."],
+            2,
+            "accord.toml:1:1: no rule matches 'ACC8'",
+            id="prefix matching nothing",
+        ),
+    ],
+)
+def test_configuration_that_silences_lint_is_reported(
+    tmp_path: Path, config: str, args: list[str], code: int, warning: str
+) -> None:
+    repo = tmp_path / "repo"
+    write_estate(tmp_path / "elsewhere", LINT_BASE, split=True)  # a clean model, not ours
+    write_files(repo, {"macros/mp_email.sql": MACRO, "accord.toml": f"# ours\n{config}\n"})
+    clone = _clone(repo, tmp_path)
+    got, _, err = _ci(clone, *args)
+    assert got == code and warning in err, err
+    if code == 2:
+        return
+    for _ in range(2):  # on every run, answered from the cache or not
+        got, out, err = _ci(clone, *args, "--format", "sarif")
+        assert warning in err
+        notes = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        assert [n["level"] for n in notes] == ["warning"]
+        assert warning.split(": ", 1)[1] in notes[0]["message"]["text"]
+        location = notes[0]["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"] == "accord.toml"
+        assert location["region"]["startLine"] == 2
+
+
+def test_an_exclude_that_leaves_nothing_is_not_a_pass(tmp_path: Path) -> None:
+    repo = write_files(
+        tmp_path / "repo",
+        {"m.snowflake.sql": MACRO, "accord.toml": 'exclude = ["*.sql"]\nforce-exclude = true\n'},
+    )
+    clone = _clone(repo, tmp_path)
+    code, out, err = _ci(clone, "m.snowflake.sql", "--format", "json")
+    assert code == 2, err
+    assert json.loads(out)["errors"][0]["message"].startswith("nothing was linted")
+
+
+# --------------------------------------------------------------------------------------------
+# item 10: a symbolic link out of the tree linted is refused, located, never read
+
+SECRET = "CREATE MASKING POLICY top_secret_line_of_the_runner"
+
+
+@pytest.mark.parametrize(
+    ("link", "args"),
+    [
+        pytest.param("sql/mp_email.sql", ["."], id="SQL file in a repository walk"),
+        pytest.param("sql/mp_email.sql", ["sql/mp_email.sql"], id="SQL file named"),
+        pytest.param("policies/extra.yaml", ["policies"], id="policy file"),
+        pytest.param("policies/extra.yaml", ["policies/extra.yaml"], id="policy file named"),
+    ],
+)
+def test_a_symlink_out_of_the_checkout_is_refused(
+    tmp_path: Path, link: str, args: list[str]
+) -> None:
+    outside = write_files(tmp_path / "runner", {"secret.txt": f"{SECRET};\nmasks: [x\n"})
+    repo = tmp_path / "repo"
+    write_estate(repo / "policies", LINT_BASE, split=True)
+    write_files(repo, {"sql/ok.sql": "select 1;\n"})
+    os.symlink(outside / "secret.txt", repo / link)
+    clone = _clone(repo, tmp_path)
+    assert (clone / link).is_symlink()
+    for fmt in ("text", "json", "sarif", "github"):
+        code, out, err = _ci(clone, *args, "--format", fmt)
+        assert code == 2, err
+        assert f"{link}:1:1: a symbolic link that leads outside the tree linted" in err
+        assert "top_secret" not in out + err
