@@ -78,6 +78,11 @@ def _main(argv: list[str] | None) -> None:
     # one (validate was slower than lint, which alone raised it): bench/README.md.
     gc.set_threshold(100_000, 50, 100)
     args = sys.argv[1:] if argv is None else argv
+    from compiler.core.streams import closed_standard_streams
+
+    closed = closed_standard_streams()
+    if closed is not None:
+        sys.exit(closed)
     try:
         code = cli.main(args=argv, prog_name="accord", standalone_mode=False)
     except InputError as err:

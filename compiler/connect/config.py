@@ -104,6 +104,12 @@ def _default_snowflake_connection() -> str | None:
                 found[name] = tomllib.load(fh)
         except (OSError, tomllib.TOMLDecodeError) as err:
             raise UsageError(f"{path}: cannot read it: {err}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"{path}: cannot read it: it is not UTF-8 text") from None
+        except RecursionError:
+            raise UsageError(
+                f"{path}: cannot read it: arrays or inline tables nest too deeply"
+            ) from None
     config = found.get("config.toml", {})
     if config.get("default_connection_name"):
         return str(config["default_connection_name"])

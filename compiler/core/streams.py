@@ -6,6 +6,7 @@ flush at exit prints nothing more."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sys
@@ -61,3 +62,21 @@ def pipe_closed_in_click() -> bool:
         silence_stdout()
         return True
     return False
+
+
+def closed_standard_streams() -> int | None:
+    """Exit code 2, with one line on stderr, when accord was started with its standard output
+    closed (``accord lint >&-``: Python then has no ``sys.stdout``); None when it is open. A
+    closed stderr or stdin is pointed at /dev/null, so that nothing later trips on it."""
+    for name, mode in (("stdin", "r"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            with contextlib.suppress(OSError):
+                setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115
+    if sys.stdout is not None:
+        return None
+    try:
+        sys.stderr.write("accord: standard output is closed: nothing can be written\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 2

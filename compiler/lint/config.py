@@ -140,6 +140,19 @@ def _read(path: Path, shown: str) -> str:
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
+def _deepest_bracket(text: str) -> tuple[int, int]:
+    """The line and column where ``text`` first nests deepest in ``[`` and ``{``."""
+    depth = deepest = at = 0
+    for i, c in enumerate(text):
+        if c in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, i
+        elif c in "]}":
+            depth -= 1
+    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
 def load_config(start: Path | None = None) -> LintConfig:
     """The configuration that applies in ``start`` (default: the working directory)."""
     import tomllib
@@ -160,6 +173,11 @@ def load_config(start: Path | None = None) -> LintConfig:
     except OSError as err:
         where = Location(shown, 1, 1)
         raise InputError(Diagnostic(where, f"cannot read: {err.strerror}")) from None
+    except RecursionError:
+        where = Location(shown, *_deepest_bracket(text))
+        raise InputError(
+            Diagnostic(where, "invalid TOML: arrays or inline tables nest too deeply")
+        ) from None
     table: Any = data if path.name == "accord.toml" else data.get("tool", {}).get("accord", {})
     config = _validate(table, shown, str(path.parent))
     return replace(config, lines=_key_lines(text))

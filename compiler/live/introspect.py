@@ -145,8 +145,26 @@ def object_json(obj: CatalogObject, platform: str) -> dict[str, Any]:
 def parse_body(text: str, platform: str) -> exp.Expression | None:
     try:
         return sqlglot.parse_one(text, read=platform)
-    except (ParseError, TokenError):
+    except (ParseError, TokenError, RecursionError):  # sqlglot recurses once per level
         return None
+
+
+def unparsed(text: str) -> str:
+    """Why a live body :func:`parse_body` could not read is not read: too deep, or not SQL."""
+    depth = deepest = 0
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        deepest = max(deepest, depth)
+    if deepest > _DEEP_BODY:
+        return (
+            f"its body nests {deepest} parentheses deep, deeper than accord's SQL parser "
+            "follows; it is not compared"
+        )
+    return "its body does not parse"
+
+
+#: parentheses deeper than this make a body that does not parse one too deep to parse
+_DEEP_BODY = 200
 
 
 def same_body(a: exp.Expression, b: exp.Expression, platform: str) -> bool:
@@ -366,7 +384,7 @@ class SnowflakeReader(Reader):
                 d = desc[0]
                 body = parse_body(str(d["body"]), "snowflake")
                 if body is None:
-                    self.unreadable.append(f"{name}: its body does not parse")
+                    self.unreadable.append(f"{name}: {unparsed(str(d['body']))}")
                     continue
                 comment = row.get("comment") or ""
                 if kind == "ROW ACCESS":
@@ -555,7 +573,7 @@ class DatabricksReader(Reader):
                 continue
             body = parse_body(fn.routine_definition or "", "databricks")
             if body is None:
-                self.unreadable.append(f"{name}: its body does not parse")
+                self.unreadable.append(f"{name}: {unparsed(fn.routine_definition or '')}")
                 continue
             comment = fn.comment or ""
             if name.lower() in filters or (returns == "BOOLEAN" and name.lower() not in salts):
@@ -692,4 +710,13 @@ def introspect(
     platform: str, executor: Any, expected: Catalog, progress: Callable[[str], None]
 ) -> LiveCatalog:
     reader = SnowflakeReader if platform == "snowflake" else DatabricksReader
-    return reader(executor, expected, progress).read()
+    try:
+        return reader(executor, expected, progress).read()
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as err:
+        # a row without a column accord reads, a JSON column that is not JSON, a value of
+        # another type: the platform's answer is not what accord asked for, never a crash
+        what = f"no column {err}" if isinstance(err, KeyError) else one_line(err)[:300]
+        raise UsageError(
+            f"{platform} answered in a shape accord cannot read ({type(err).__name__}: "
+            f"{what}); nothing was compared"
+        ) from None

@@ -18,6 +18,11 @@ class ExpressionError(ValueError):
     pass
 
 
+class ExpressionTooLarge(ExpressionError):
+    """The expression may be valid SQL, but it is longer or deeper than accord reads: said
+    as such, never as "does not parse"."""
+
+
 #: Bounds on a hand-written predicate, checked before anything recursive sees it (sqlglot's
 #: parser and generator recurse once per nesting level): a row filter is a few conditions,
 #: not a document.
@@ -39,7 +44,7 @@ def tree_depth(tree: exp.Expression) -> int:
 
 def _bound(text: str, dialect: str) -> None:
     if len(text) > MAX_CHARS:
-        raise ExpressionError(f"the expression is longer than {MAX_CHARS} characters")
+        raise ExpressionTooLarge(f"it is longer than {MAX_CHARS} characters")
     tokens = Dialect.get_or_raise(dialect).tokenizer_class().tokenize(text)
     depth = deepest = 0
     for token in tokens:
@@ -49,10 +54,10 @@ def _bound(text: str, dialect: str) -> None:
         elif token.token_type in (TokenType.R_PAREN, TokenType.R_BRACKET):
             depth -= 1
     if deepest > MAX_DEPTH:
-        raise ExpressionError(f"the expression nests {deepest} levels deep; at most {MAX_DEPTH}")
+        raise ExpressionTooLarge(f"it nests {deepest} levels deep; at most {MAX_DEPTH}")
     if len(tokens) > MAX_TOKENS:
-        raise ExpressionError(
-            f"the expression has {len(tokens)} tokens; at most {MAX_TOKENS} (use a mapping "
+        raise ExpressionTooLarge(
+            f"it has {len(tokens)} tokens; at most {MAX_TOKENS} (use a mapping "
             "table for long lists of values)"
         )
 
@@ -69,15 +74,15 @@ def parse_predicate(text: str, platform: str) -> exp.Expression:
     except (ParseError, TokenError) as err:
         raise ExpressionError(one_line(err, first=True)) from None
     except RecursionError:
-        raise ExpressionError(f"the expression nests deeper than {MAX_DEPTH} levels") from None
+        raise ExpressionTooLarge(f"it nests deeper than {MAX_DEPTH} levels") from None
     statements = [p for p in parsed if p is not None]
     if len(statements) != 1:
         raise ExpressionError("expected exactly one expression")
     (tree,) = statements
     depth = tree_depth(tree)
     if depth > 2 * MAX_DEPTH:
-        raise ExpressionError(
-            f"the expression is {depth} operators deep; at most {2 * MAX_DEPTH} (a long chain "
+        raise ExpressionTooLarge(
+            f"it is {depth} operators deep; at most {2 * MAX_DEPTH} (a long chain "
             "of AND/OR: use IN (...) or a mapping table)"
         )
     if isinstance(

@@ -17,17 +17,25 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
 
+#: the longest type text read (a STRUCT of many fields is long; a type of megabytes is not one)
+_MAX_TYPE_CHARS = 10_000
+
+
 @lru_cache(maxsize=1024)
 def parse_type(text: str, platform: str) -> exp.DataType | None:
     """The sqlglot DataType for ``text`` on ``platform``, or None if it is not a type."""
     from sqlglot import exp
-    from sqlglot.errors import ParseError
+    from sqlglot.errors import ParseError, TokenError
 
+    # one type, nothing after it: `VARCHAR; DROP ...` parses as a block of statements, and a
+    # comment or a second statement is no part of a type
+    if ";" in text or "--" in text or "/*" in text or len(text) > _MAX_TYPE_CHARS:
+        return None
     try:
         dtype = exp.DataType.build(text, dialect=DIALECTS[platform], udt=False)
-    except (ParseError, ValueError, KeyError):
+    except (ParseError, TokenError, ValueError, KeyError, RecursionError):
         return None
-    if dtype.this == exp.DataType.Type.USERDEFINED:
+    if not isinstance(dtype, exp.DataType) or dtype.this == exp.DataType.Type.USERDEFINED:
         return None
     return dtype
 

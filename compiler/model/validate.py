@@ -433,10 +433,15 @@ def _resolve(project: Project) -> list[Diagnostic]:
                 out.extend(
                     _check_expression(project, (*fpath, "expression", platform), text, platform)
                 )
+            typed_arguments = True
             for arg, typ in rf.arguments.items():
                 if not is_type(typ, ds.platform):
                     bad((*fpath, "arguments", arg), f"{typ!r} is not a {ds.platform} data type")
-            out.extend(_check_predicate(project, fpath, rf.expression, rf.arguments, ds.platform))
+                    typed_arguments = False
+            if typed_arguments:  # the predicate is typed with its arguments' types
+                out.extend(
+                    _check_predicate(project, fpath, rf.expression, rf.arguments, ds.platform)
+                )
 
     for name, idx in m.indexes.items():
         base = ("indexes", name)
@@ -607,11 +612,15 @@ def _check_expression(
     project: Project, path: tuple[Any, ...], text: str, platform: str
 ) -> list[Diagnostic]:
     """A hand-written predicate must be one SQL expression in its platform's dialect."""
-    from compiler.model.expressions import ExpressionError, parse_predicate
+    from compiler.model.expressions import ExpressionError, ExpressionTooLarge, parse_predicate
 
     assert platform in PLATFORMS
     try:
         parse_predicate(text, platform)
+    except ExpressionTooLarge as err:
+        return [
+            Diagnostic(project.loc(*path), f"expression is too large for accord to check: {err}")
+        ]
     except ExpressionError as err:
         return [
             Diagnostic(project.loc(*path), f"expression does not parse as {platform} SQL: {err}")

@@ -24,6 +24,7 @@ from http.client import HTTPException
 from typing import Any, Literal
 
 from compiler.connect.denials import DenialCode, find_denial
+from compiler.core.jsonfile import depth_problem
 from compiler.core.secrets import redact
 from compiler.probe_live.canary import Canary
 
@@ -145,6 +146,9 @@ def send_message(
         raise A2AError(f"no answer from {url}: {reason}") from None
     if len(raw) > MAX_RESPONSE_BYTES:
         raise A2AError(f"the answer from {url} is larger than {MAX_RESPONSE_BYTES} bytes")
+    deep = depth_problem(raw.decode("utf-8", "replace"))
+    if deep is not None:
+        raise A2AError(f"the answer from {url} is not a JSON-RPC object: it is {deep[1]}")
     doc = _json_or_none(raw)
     if not isinstance(doc, dict):
         raise A2AError(f"{url} did not answer with a JSON-RPC object")
@@ -162,7 +166,7 @@ def send_message(
 def _json_or_none(raw: bytes) -> Any:
     try:
         return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
         return None
 
 

@@ -44,6 +44,7 @@ from compiler.connect.config import databricks_profile_clients
 from compiler.connect.executor import SnowflakeExecutor
 from compiler.core import secrets
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from compiler.core.jsonfile import decode, read_bytes
 from compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
 from compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
 from compiler.probe_live.canary import Canary, canary_for
@@ -59,6 +60,15 @@ from compiler.probe_live.result import ProbeRun, describe
 DEFAULT_CONFIG = Path(".accord/probe.yaml")
 DEFAULT_TIMEOUT = 30.0
 _CONFIG_KEYS = {"snowflake", "databricks", "a2a_tokens", "timeout_seconds"}
+#: (section, key, type) of the settings read from the probe config's sections
+_CONFIG_SHAPES = (
+    ("snowflake", "connection", str),
+    ("databricks", "warehouse_id", str),
+    ("databricks", "probe_profiles", dict),
+)
+_KIND_NAMES = {str: "string", dict: "mapping"}
+#: the largest probe config read (a few connection settings and token names)
+_MAX_CONFIG_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -188,16 +198,32 @@ def load_config(path: str | None) -> ProbeConfig:
             "are sent, so it must be local (git rm --cached it and keep it in .gitignore, "
             "or name a file outside the checkout with --config or $ACCORD_PROBE_CONFIG)"
         )
+    # a regular file of bounded size, UTF-8 text (a symlink to /dev/zero is refused unread)
+    text = decode(
+        read_bytes(target, "probe config", _MAX_CONFIG_BYTES), str(target), "probe config"
+    )
     try:
-        data = yaml.safe_load(target.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(text)
+        data = {} if data is None else data
+    except RecursionError:
+        raise InputError(
+            Diagnostic(Location(str(target), 1, 1), "probe config: nested too deeply")
+        ) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = Location(str(target), mark.line + 1, mark.column + 1) if mark else None
         raise InputError(
             Diagnostic(where or Location(str(target), 1, 1), f"not valid YAML: {err}")
         ) from None
-    if not isinstance(data, dict) or not set(data) <= _CONFIG_KEYS:
-        unknown = sorted(set(data) - _CONFIG_KEYS) if isinstance(data, dict) else ["<top>"]
+    if not isinstance(data, dict):
+        raise InputError(
+            Diagnostic(
+                Location(str(target), 1, 1),
+                f"probe config: a mapping of settings expected, not {type(data).__name__}",
+            )
+        )
+    if not set(data) <= _CONFIG_KEYS:
+        unknown = sorted(map(str, set(data) - _CONFIG_KEYS))
         raise InputError(
             Diagnostic(
                 Location(str(target), 1, 1),
@@ -205,6 +231,33 @@ def load_config(path: str | None) -> ProbeConfig:
                 f"{', '.join(sorted(_CONFIG_KEYS))})",
             )
         )
+    for key in ("snowflake", "databricks"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            raise InputError(
+                Diagnostic(
+                    Location(str(target), 1, 1),
+                    f"probe config: {key} must be a mapping, not {type(data[key]).__name__}",
+                )
+            )
+    for section, key, kind in _CONFIG_SHAPES:
+        found = (data.get(section) or {}).get(key)
+        if found is not None and not isinstance(found, kind):
+            raise InputError(
+                Diagnostic(
+                    Location(str(target), 1, 1),
+                    f"probe config: {section}.{key} must be a {_KIND_NAMES[kind]}, "
+                    f"not {type(found).__name__}",
+                )
+            )
+    for persona, profile in ((data.get("databricks") or {}).get("probe_profiles") or {}).items():
+        if not isinstance(profile, str):
+            raise InputError(
+                Diagnostic(
+                    Location(str(target), 1, 1),
+                    f"probe config: databricks.probe_profiles.{persona} must be a profile "
+                    f"name, not {type(profile).__name__}",
+                )
+            )
     value = data.get("timeout_seconds", DEFAULT_TIMEOUT)
     if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value <= 600:
         raise InputError(

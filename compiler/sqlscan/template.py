@@ -27,7 +27,12 @@ position in the SQL is the same line and column in the template file:
   other tags (``{% if %}``, ``{% for %}``...) end one when a statement keyword follows;
 * an ``{% if %}`` with several branches gives several *variants* of the SQL, variant k
   keeping branch k of every ``if`` (the last one where an ``if`` has fewer), so the SQL of
-  every branch is linted;
+  every branch is linted; past ``_MAX_VARIANTS`` branches a branch is not read, and one
+  holding a policy-looking statement is in :attr:`Template.unread` (reported as ACC001);
+* an expression made of string literals (``{{ "CURRENT_ROLE()" }}``) is template text: its
+  value is written in its place (one value per variant for ``{{ "a" if x else "b" }}``), and
+  a statement keyword after any expression begins a statement (``{{ header }}`` on the line
+  before a ``CREATE``);
 * a ``{{ expression }}`` standing for an object kind (``alter {{ materialization }} t ...``,
   as GitLab's and dbt packages' masking macros write it) has a small set of values: the
   string constants its ``{% set %}`` assigns when they all are object kinds, else ``table``
@@ -41,6 +46,7 @@ pays for it.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -51,8 +57,13 @@ _SILENT_CALLS = frozenset({"config", "log", "return", "do", "print"})
 _BOUNDARY_TAGS = frozenset({"macro", "endmacro", "call", "endcall", "endset", "materialization"})
 #: dbt's own block tags, which plain Jinja does not know
 _DBT_BLOCKS = ("materialization", "test", "docs", "snapshot", "data_test")
-#: most branches followed: a template with more gets the last branch for the rest
-_MAX_VARIANTS = 8
+#: most branches followed: a branch past it is not read, and a policy-looking statement in
+#: one is reported (ACC001), never skipped silently
+_MAX_VARIANTS = 32
+#: words that make a branch's text look like a policy statement
+_POLICY_LOOKING = re.compile(
+    r"\b(?:CREATE|ALTER)\b[^;]*?\b(?:POLICY|MASK|FILTER|FUNCTION)\b", re.IGNORECASE | re.DOTALL
+)
 #: the extensions dbt enables (dbt_common/clients/jinja.py, ``get_environment``)
 _DBT_EXTENSIONS = ("jinja2.ext.do", "jinja2.ext.loopcontrols")
 #: object kinds an expression may stand for, in the order variants take them
@@ -106,6 +117,9 @@ class Template:
     placeholders: dict[str, str] = field(default_factory=dict)
     #: placeholder -> the function its expression calls ("" when it calls none)
     calls: dict[str, str] = field(default_factory=dict)
+    #: (offset, branch number, branches, most followed) of each ``{% if %}`` branch past the most variants
+    #: followed that holds a policy-looking statement: not read, so reported
+    unread: list[tuple[int, int, int, int]] = field(default_factory=list)
 
     def restore(self, text: str) -> str:
         """``text`` (a message, a name) with every placeholder back to its template source."""
@@ -149,6 +163,27 @@ def _constants(node: Any) -> list[str] | None:
         first, second = _constants(node.expr1), _constants(node.expr2)
         return None if first is None or second is None else first + second
     return None
+
+
+def _literal_values(env: Any, c: Construct) -> tuple[str, ...]:
+    """The strings an expression made of string literals renders (``{{ "CURRENT_ROLE()" }}``,
+    ``{{ "a" if x else "b" }}``): template text that is read as SQL, never a name. ()
+    when the expression is anything else."""
+    if "'" not in c.source and '"' not in c.source:
+        return ()
+    from jinja2 import TemplateSyntaxError, nodes
+
+    try:
+        body = env.parse(c.source).body
+    except (TemplateSyntaxError, RecursionError):
+        return ()
+    if len(body) != 1 or not isinstance(body[0], nodes.Output) or len(body[0].nodes) != 1:
+        return ()
+    values = _constants(body[0].nodes[0])
+    if not values:
+        return ()
+    # a line break in a value would move every later line: read it as a space
+    return tuple(re.sub(r"[\r\n\t\f\v]", " ", v) for v in dict.fromkeys(values))
 
 
 def _assigned_kinds(ast: Any) -> dict[str, tuple[str, ...]]:
@@ -207,7 +242,46 @@ def _error_offset(source: str, lineno: int | None) -> int:
 
 
 def read_template(text: str) -> Template:
-    """Read ``text`` as a Jinja template (see the module documentation)."""
+    """Read ``text`` as a Jinja template (see the module documentation). A template nested
+    deeper than jinja2's parser can follow (it recurses once per level of ``{% if %}`` or
+    parenthesis) is a template error, as a syntax error is."""
+    try:
+        return _read_template(text)
+    except RecursionError:
+        return Template(
+            [],
+            [],
+            [],
+            (
+                _deepest(text),
+                "it nests too deeply (tags or parentheses inside one another) for accord's "
+                "template reader, which follows Python's recursion limit "
+                f"({sys.getrecursionlimit()} nested calls); flatten it or split it into macros",
+            ),
+        )
+
+
+def _deepest(text: str) -> int:
+    """The offset where ``text`` first nests deepest in block tags and brackets, counted
+    roughly (an opening tag or bracket in, a closing one out): where to point at a template
+    too deep to read."""
+    depth = deepest = at = 0
+    for m in re.finditer(
+        r"\{%-?\s*(end)?(if|for|macro|call|filter|set|block)\b|[([{]|[)\]}]", text
+    ):
+        token = m.group(0)
+        if token in "([{":
+            depth += 1
+        elif token in ")]}" or m.group(1):
+            depth -= 1
+        elif m.group(2) != "set":
+            depth += 1
+        if depth > deepest:
+            deepest, at = depth, m.start()
+    return at
+
+
+def _read_template(text: str) -> Template:
     from jinja2 import TemplateSyntaxError
 
     # jinja2 turns \r\n into \n in the data it returns; a space keeps every offset.
@@ -237,7 +311,12 @@ def read_template(text: str) -> Template:
             constructs.append(Construct(offset, offset + len(value), "tag", value, "raw"))
         elif opened is not None and kind in ("name", "operator"):
             names.append((kind, value))
-    return _render(source, constructs, _assigned_kinds(ast))
+    literals = {
+        c.start: values
+        for c in constructs
+        if c.kind == "expression" and (values := _literal_values(env, c))
+    }
+    return _render(source, constructs, _assigned_kinds(ast), literals)
 
 
 def _kinds_of(
@@ -256,7 +335,10 @@ def _kinds_of(
 
 
 def _render(
-    source: str, constructs: list[Construct], assigned: dict[str, tuple[str, ...]]
+    source: str,
+    constructs: list[Construct],
+    assigned: dict[str, tuple[str, ...]],
+    literals: dict[int, tuple[str, ...]],
 ) -> Template:
     chars = list(source)
     breaks: list[tuple[int, bool]] = []
@@ -267,6 +349,7 @@ def _render(
     choices: list[tuple[int, int, tuple[str, ...]]] = []
     for c in constructs:
         kinds = _kinds_of(c, source, chars, assigned) if c.kind == "expression" else ()
+        kinds = literals.get(c.start, kinds)
         _blank(chars, c.start, c.end)
         if c.kind == "comment" and "accord:" in c.source and "\n" not in c.source:
             # {# accord: ignore ACC101 why #} is a suppression, as -- accord: ignore is
@@ -291,6 +374,9 @@ def _render(
             chars[c.start : c.start + width] = list(name)
             if kinds and max(len(k) for k in kinds) <= width:
                 choices.append((c.start, width, kinds))
+            # what an expression renders may start a statement (`{{ header }}` on the line
+            # before a CREATE): a statement keyword after it begins one
+            breaks.append((c.end, False))
         elif c.kind == "tag":
             always = c.tag in _BOUNDARY_TAGS or (c.tag == "set" and "=" not in c.source)
             breaks.append((c.start, always))
@@ -300,6 +386,17 @@ def _render(
     blocks = _if_blocks(constructs)
     widest = max([len(b) for b in blocks] + [len(v) for _, _, v in choices], default=1)
     width = min(widest, _MAX_VARIANTS)
+    unread = [
+        (
+            start + len(source[start:end]) - len(source[start:end].lstrip()),
+            i + 1,
+            len(branches),
+            _MAX_VARIANTS,
+        )
+        for branches in blocks
+        for i, (start, end) in enumerate(branches)
+        if i >= _MAX_VARIANTS and _POLICY_LOOKING.search(source, start, end)
+    ]
     if width > 1 or choices:
         variants = []
         for k in range(width):
@@ -312,7 +409,7 @@ def _render(
             for start, room, values in choices:
                 variant[start : start + room] = list(values[min(k, len(values) - 1)].ljust(room))
             variants.append("".join(variant))
-    return Template(variants, sorted(breaks), constructs, None, placeholders, calls)
+    return Template(variants, sorted(breaks), constructs, None, placeholders, calls, unread)
 
 
 def _normalised(expression: str) -> str:

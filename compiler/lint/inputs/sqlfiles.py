@@ -128,11 +128,32 @@ def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
         )
         return ScanResult((), dialect, (error,), template)
     variants = template.variants
-    first = scan(variants[0], path, dialect or detect_dialect(variants[0], path), template.breaks)
+    # the first variant that tells the dialect decides it (the policy may be in any branch)
+    told = (detect_dialect(v, path) for v in variants) if dialect is None else iter(())
+    dialect = dialect or next((d for d in told if d is not None), None)
+    first = scan(variants[0], path, dialect, template.breaks)
     results = [first]
     if first.dialect is not None:
         results += [scan(v, path, first.dialect, template.breaks) for v in variants[1:]]
-    return _merge(results, template)
+    merged = _merge(results, template)
+    if not template.unread:
+        return merged
+    # a branch past the most followed is never a silent pass: ACC001 where it begins
+    unread = tuple(
+        ScanError(
+            path,
+            text.count("\n", 0, offset) + 1,
+            offset - (text.rfind("\n", 0, offset) + 1) + 1,
+            f"it is in branch {number} of an {{% if %}} with {count} branches, and accord "
+            f"reads at most {limit} branches of one {{% if %}} (split the chain, or move "
+            "the statement into a macro of its own)",
+            "statement",
+            None,
+        )
+        for offset, number, count, limit in template.unread
+    )
+    errors = sorted({*merged.errors, *unread}, key=lambda e: (e.line, e.column, e.message))
+    return dataclasses.replace(merged, errors=tuple(errors))
 
 
 def _merge(results: Sequence[ScanResult], template: object) -> ScanResult:
