@@ -73,7 +73,7 @@ def ask(server: Any, path: str, canary: Canary | None = SUBJECT, column: bool = 
 STATE_CASES: dict[str, tuple[str | None, str]] = {
     "TASK_STATE_COMPLETED": ("clear", "answer"),
     "TASK_STATE_FAILED": (None, "fault"),  # no denial code: not a denial
-    "TASK_STATE_REJECTED": ("denied", "denial"),
+    "TASK_STATE_REJECTED": (None, "no-answer"),  # a refusal without a code is no policy
     "TASK_STATE_CANCELED": (None, "no-answer"),
     "TASK_STATE_INPUT_REQUIRED": (None, "human"),
     "TASK_STATE_AUTH_REQUIRED": (None, "human"),
@@ -85,7 +85,7 @@ STATE_CASES: dict[str, tuple[str | None, str]] = {
     "canceled": (None, "no-answer"),
     "input-required": (None, "human"),
     "auth-required": (None, "human"),
-    "rejected": ("denied", "denial"),
+    "rejected": (None, "no-answer"),
     # anything else is a fault, never an answer
     "TASK_STATE_PAUSED": (None, "fault"),
     "COMPLETED": (None, "fault"),

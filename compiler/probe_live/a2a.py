@@ -15,7 +15,9 @@ spellings); anything else is a fault.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -43,7 +45,10 @@ Kind = Literal["answer", "denial", "code-decides", "no-answer", "human", "fault"
 TASK_STATES: dict[str, tuple[Kind, str]] = {
     "TASK_STATE_COMPLETED": ("answer", "completed: an answer, unless a denial code rides in it"),
     "TASK_STATE_FAILED": ("code-decides", "failed: a denial only when a denial code says so"),
-    "TASK_STATE_REJECTED": ("denial", "rejected: the agent refused the question"),
+    "TASK_STATE_REJECTED": (
+        "code-decides",
+        "rejected: the agent refused to answer, a denial only when a denial code says so",
+    ),
     "TASK_STATE_CANCELED": ("no-answer", "canceled: no answer (never an empty success)"),
     "TASK_STATE_INPUT_REQUIRED": ("human", "input required: needs a human, not an answer"),
     "TASK_STATE_AUTH_REQUIRED": ("human", "auth required: needs a human, not an answer"),
@@ -135,9 +140,10 @@ def send_message(
     if token:
         headers["Authorization"] = f"Bearer {token}"
     req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    deadline = time.monotonic() + timeout
     try:
         with _OPENER.open(req, timeout=timeout) as resp:
-            raw = resp.read(MAX_RESPONSE_BYTES + 1)
+            raw = _read_by(resp, deadline, url)
     except urllib.error.HTTPError as err:
         payload = _json_or_none(err.read(MAX_RESPONSE_BYTES))
         raise A2AError(f"HTTP {err.code} from {url}", payload, err.code) from None
@@ -218,6 +224,26 @@ def _carriers(task: dict[str, Any]) -> list[Any]:
     return [c for c in out if c is not None]
 
 
+def _read_by(resp: Any, deadline: float, url: str) -> bytes:
+    """The answer's bytes, read by ``deadline`` at the latest: the socket's timeout bounds each
+    read only, so an agent that drips a byte at a time would otherwise hold the probe for as
+    long as it likes. At most ``MAX_RESPONSE_BYTES + 1`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= MAX_RESPONSE_BYTES:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise A2AError(f"no answer from {url}: it did not finish within the probe's timeout")
+        with contextlib.suppress(AttributeError, OSError):
+            resp.fp.raw._sock.settimeout(left)  # the next read waits no longer than what is left
+        chunk = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 def state_of(task: dict[str, Any]) -> str:
     status = task.get("status")
     state = status.get("state") if isinstance(status, dict) else None
@@ -243,6 +269,9 @@ def classify_task(result: dict[str, Any], canary: Canary | None, column: bool) -
     if kind == "code-decides":
         if denial is not None:
             return AgentAnswer("denied", received, kind, f"{meaning}: {denial}", denial)
+        if canonical == "TASK_STATE_REJECTED":
+            # a refusal to answer is no evidence of a policy: no answer, never "denied"
+            return AgentAnswer(None, received, "no-answer", f"{meaning}; none did: no answer")
         return AgentAnswer(None, received, "fault", f"{meaning}; none did")
     if kind != "answer":
         return AgentAnswer(None, received, kind, meaning)

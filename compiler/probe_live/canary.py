@@ -30,10 +30,13 @@ class Canary:
     any_digest: bool = False
 
     def classify(self, text: str) -> str | None:
-        """``clear``, ``masked``, or None (neither the value nor a mask of it appears)."""
-        if self.clear and self.clear in text:
+        """``clear``, ``masked``, or None (neither the value nor a mask of it appears). The
+        clear value is found in any letter case (an agent may restate it), and outranks a
+        masked form or a digest-shaped string beside it (a 64-hex trace id is no mask)."""
+        folded = text.casefold()
+        if self.clear and self.clear.casefold() in folded:
             return "clear"
-        if any(m and m in text for m in self.masked):
+        if any(m and m.casefold() in folded for m in self.masked):
             return "masked"
         if self.any_digest and _DIGEST.search(text):
             return "masked"

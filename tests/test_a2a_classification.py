@@ -1,0 +1,87 @@
+"""How an agent's answer is classified (issue 22, A2A classification; compiler/probe_live).
+
+A refusal is evidence of a policy only when a platform denial code rides with it; the canary's
+clear value is found in any letter case and beside a digest-shaped trace id; an agent that drips
+its answer is cut off at the probe's timeout, not at a per-read timeout."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from compiler.probe_live.a2a import A2AError, classify_task, send_message
+from compiler.probe_live.canary import Canary
+from tests.standins.http import Handler, serve
+
+CANARY = Canary("SUBJ-0042", masked=("2f1c" * 16,))
+TRACE = "9" * 64
+
+
+def _task(state: str, text: str = "", metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    parts = [{"kind": "text", "text": text}] if text else []
+    return {
+        "task": {
+            "id": "t",
+            "status": {"state": state},
+            "artifacts": [{"parts": parts}],
+            "metadata": metadata or {},
+        }
+    }
+
+
+@pytest.mark.parametrize("state", ["TASK_STATE_REJECTED", "rejected"])
+def test_a_rejection_without_a_denial_code_is_no_answer(state: str) -> None:
+    got = classify_task(_task(state, "I cannot help with that."), CANARY, True)
+    assert (got.disposition, got.kind) == (None, "no-answer"), got.detail
+
+
+def test_a_rejection_with_a_platform_denial_code_is_denied() -> None:
+    got = classify_task(_task("TASK_STATE_REJECTED", metadata={"sqlState": "42501"}), CANARY, True)
+    assert got.disposition == "denied" and got.denial is not None, got.detail
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The subject is subj-0042.",  # restated in another case
+        f"SUBJ-0042 (trace {TRACE})",  # beside a 64-hex trace id
+        f"trace {TRACE}: Subj-0042 and its digest {'2f1c' * 16}",  # beside its own masked form
+    ],
+)
+def test_the_clear_value_is_clear(text: str) -> None:
+    got = classify_task(_task("TASK_STATE_COMPLETED", text), CANARY, True)
+    assert got.disposition == "clear", got.detail
+
+
+class Drip(Handler):
+    """Headers at once, then one byte of a valid answer every 0.2 s."""
+
+    def do_POST(self) -> None:
+        self.body()
+        data = json.dumps({"jsonrpc": "2.0", "id": 1, "result": _task("completed")}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        for byte in data:
+            try:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+            except OSError:
+                return
+            time.sleep(0.2)
+
+
+def test_a_dripping_agent_is_cut_off_at_the_probe_timeout() -> None:
+    with serve(Drip) as port:
+        started = time.monotonic()
+        with pytest.raises(A2AError, match="no answer from"):
+            send_message(f"http://127.0.0.1:{port}/", "q", timeout=1.0)
+        took = time.monotonic() - started
+    # each byte arrives well within the per-read timeout; only the overall deadline stops it
+    assert took < 3.0, took
+    assert threading.active_count() < 50
