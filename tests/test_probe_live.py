@@ -45,12 +45,23 @@ from compiler.probe_live.run import LiveOptions, run_live
 from tests.a2a_standin import a2a_standin, base_url, url
 from tests.cli import run_cli
 from tests.conftest import ROOT
+from tests.live_helpers import SALTS
 from tests.standins.databricks import DatabricksEstate, workspace
 from tests.standins.engine import SqlError
 
 POLICIES = ROOT / "policies"
 CANARY = "SUBJ-CANARY-204"
-SUBJECT = Canary(CANARY, any_digest=True)
+#: the digest the reference mask shows for the canary under each platform's test salt
+SF_DIGEST = hashlib.sha256((CANARY + SALTS["SUBJECT_SALT_SNOWFLAKE"]).encode()).hexdigest()
+DBX_DIGEST = hashlib.sha256((CANARY + SALTS["SUBJECT_SALT_DATABRICKS"]).encode()).hexdigest()
+SUBJECT = Canary(CANARY, masked=(SF_DIGEST,))
+
+
+@pytest.fixture(autouse=True)
+def salts(monkeypatch) -> None:
+    """The salts the masks reference: accord recomputes the canary's digest with them."""
+    for var, value in SALTS.items():
+        monkeypatch.setenv(var, value)
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +211,8 @@ EXCHANGES = {
     "/redirect": (None, "fault"),  # never followed
     "/nowhere": (None, "fault"),
     "/artifact/" + CANARY: ("clear", "answer"),
-    "/message/" + "0" * 64: ("masked", "answer"),
+    "/message/" + SF_DIGEST: ("masked", "answer"),
+    "/message/" + "0" * 64: ("empty", "answer"),  # a digest of something else: not the canary
 }
 
 
@@ -233,12 +245,16 @@ def test_canary_tells_clear_from_masked_with_the_salt(monkeypatch) -> None:
     assert notes.classify("canary note") == "clear"
 
 
-def test_canary_without_the_salt_knows_a_digest_by_its_shape(monkeypatch) -> None:
+def test_canary_without_the_salt_never_takes_hex_for_its_digest(monkeypatch) -> None:
+    """Without the salt accord cannot recompute the digest: 64 hex digits (a trace id, any
+    digest) are no evidence of masking, and the clear value is still clear in any case."""
     monkeypatch.delenv("SUBJECT_SALT_SNOWFLAKE", raising=False)
     model = load_project(POLICIES).model
     canary = canary_for(model, "assay_results", "SUBJECT_ID", CANARY)
-    assert canary.classify("id " + "a" * 64) == "masked"
-    assert canary.classify("nothing") is None
+    assert canary.masked == () and "SUBJECT_SALT_SNOWFLAKE" in (canary.unknown_mask or "")
+    assert canary.classify("id " + "a" * 64) is None
+    assert canary.classify(f"trace {SF_DIGEST}") is None  # even the right digest is unprovable
+    assert canary.classify(f"{'a' * 64} {CANARY.lower()}") == "clear"
 
 
 # --------------------------------------------------------------------------------------------
@@ -474,14 +490,14 @@ def reference_runners() -> dict[str, TableRunner]:
     """What the compiled reference policies show each persona (as accord verify computes)."""
     sf = TableRunner(
         {
-            ("cro_collaborator", "DISCOVERY.ASSAYS.RESULTS"): [("a" * 64,)],
+            ("cro_collaborator", "DISCOVERY.ASSAYS.RESULTS"): [(SF_DIGEST,)],
             ("clinical_pharmacologist", "DISCOVERY.ASSAYS.RESULTS"): [(CANARY,)],
             ("bench_chemist", "DISCOVERY.ASSAYS.RESULTS"): [("[redacted]",)],
         }
     )
     dbx = TableRunner(
         {
-            ("cro_collaborator", "discovery_lake.assays.results"): [("b" * 64,)],
+            ("cro_collaborator", "discovery_lake.assays.results"): [(DBX_DIGEST,)],
             ("clinical_pharmacologist", "discovery_lake.assays.results"): [(CANARY,)],
             ("bench_chemist", "discovery_lake.assays.results"): [("[redacted]",)],
         }
@@ -707,6 +723,8 @@ def test_a_run_that_asks_nothing_is_not_a_pass(tmp_path: Path) -> None:
     assert "no probe was answered" in run.stdout
 
 
+UNSALTED = Canary(CANARY, unknown_mask="mask subject_pseudonym: the salt is not available here")
+
 ROW_CASES = [
     # (where, column, rows, canary, expected)
     (None, None, [("ONC-101",), ("CNS-204",), ("IMM-310",)], None, "clear"),
@@ -714,7 +732,11 @@ ROW_CASES = [
     (None, None, [], None, "empty"),
     ({"programme": "CNS-204"}, None, [(1,)], None, "clear"),
     ({"programme": "CNS-204"}, "subject_id", [(CANARY,)], SUBJECT, "clear"),
-    ({"programme": "CNS-204"}, "subject_id", [("f" * 64,)], SUBJECT, "masked"),
+    ({"programme": "CNS-204"}, "subject_id", [(SF_DIGEST,)], SUBJECT, "masked"),
+    ({"programme": "CNS-204"}, "subject_id", [("f" * 64,)], SUBJECT, "empty"),  # not its digest
+    # the salt not available: no hex string is the canary's digest, the clear value still is
+    ({"programme": "CNS-204"}, "subject_id", [("f" * 64,)], UNSALTED, None),
+    ({"programme": "CNS-204"}, "subject_id", [("f" * 64,), (CANARY.lower(),)], UNSALTED, "clear"),
     ({"programme": "CNS-204"}, "subject_id", [("someone-else",)], SUBJECT, "empty"),
     ({"programme": "CNS-204"}, "subject_id", [(CANARY,)], None, None),  # no canary: no answer
 ]

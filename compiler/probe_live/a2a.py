@@ -286,7 +286,8 @@ def classify_task(result: dict[str, Any], canary: Canary | None, column: bool) -
 def classify_text(text: str, canary: Canary | None, column: bool) -> tuple[str | None, str]:
     """A completed answer's disposition from its text, and why: the canary's clear value, a
     masked form of it, or neither (no rows shown: ``empty``). Without a canary a column probe
-    cannot tell clear from masked (None, never a pass)."""
+    cannot tell clear from masked, nor can a canary whose masked form accord cannot recompute
+    (a hash mask without its salt): None, never a pass."""
     if canary is None:
         if not text.strip():
             return "empty", "the answer is empty"
@@ -297,6 +298,9 @@ def classify_text(text: str, canary: Canary | None, column: bool) -> tuple[str |
         return "clear", "the answer holds the canary's clear value"
     if found == "masked":
         return "masked", "the answer holds the canary's masked value"
+    if canary.unknown_mask and text.strip():
+        # a digest-shaped string is no evidence of masking when accord cannot recompute it
+        return None, f"the answer does not hold the canary's clear value; {canary.unknown_mask}"
     return "empty", "the answer holds neither the canary's clear value nor its masked value"
 
 

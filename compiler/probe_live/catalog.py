@@ -133,6 +133,8 @@ def classify_rows(
         if canary is None:
             return None, "the probe has no canary: the rows cannot tell clear from masked"
         found = canary.classify(text)
+        if found is None and canary.unknown_mask:
+            return None, f"no row holds the canary's clear value; {canary.unknown_mask}"
         if found is None:
             return "empty", "no row holds the canary's clear or masked value"
         return found, f"the rows hold the canary's {found} value"
