@@ -143,8 +143,8 @@ def _lint(
 
 
 def config_warnings(config: LintConfig, fail_on: str | None, walk: Walk) -> list[Diagnostic]:
-    """What the configuration turns off, said on every run: every error rule deselected,
-    ``fail-on = "never"``, an ``exclude`` that leaves nothing of a repository walk, a
+    """What the configuration turns off, said on every run: every error rule deselected (by
+    select and ignore, or for some files by ``per-file-ignores``), ``fail-on = "never"``, an ``exclude`` that leaves nothing of a repository walk, a
     ``policies`` outside the configuration's directory."""
     out = []
     errors = [r.id for r in RULE_TABLE if r.severity == "error" and r.id not in ALWAYS]
@@ -156,6 +156,16 @@ def config_warnings(config: LintConfig, fail_on: str | None, walk: Walk) -> list
                 "warning: select and ignore disable every error rule (only ACC001 runs)",
             )
         )
+    for glob, rules in config.per_file_ignores:
+        if all(r in rules for r in errors):
+            where = "every file" if not glob.strip("*/") else "the files it matches"
+            out.append(
+                Diagnostic(
+                    config.where(f"per-file-ignores:{glob}"),
+                    f"warning: per-file-ignores {glob!r} disables every error rule in {where} "
+                    "(only ACC001 runs there)",
+                )
+            )
     if fail_on is None and config.fail_on == "never":
         out.append(
             Diagnostic(config.where("fail-on"), 'warning: fail-on = "never": lint never fails')
