@@ -268,9 +268,33 @@ class RowFilter(Strict):
         return self
 
 
+def _dropped(value: bool) -> bool:
+    if value is not True:
+        raise ValueError(
+            "dropped: true is the only value: a table left in place is ungoverned once its "
+            "dataset moves (leave 'replaces' out, and accord diff reports the widening)"
+        )
+    return value
+
+
+class Replaces(Strict):
+    """The table a dataset was moved from, which the model says is dropped: ``accord diff``
+    then reports no widening for it (its rows are gone with it)."""
+
+    table: TableName = Field(description="the table the dataset named before it was moved")
+    dropped: Annotated[bool, AfterValidator(_dropped)] = Field(
+        description="true: the old table is dropped (the only value)"
+    )
+
+
 class Dataset(Strict):
     platform: CatalogPlatform
     table: TableName
+    replaces: Replaces | None = Field(
+        default=None,
+        description="the table this dataset was moved from, said dropped "
+        "({table: OLD, dropped: true}; accord diff)",
+    )
     replica_of: Name | None = None
     row_filter: RowFilter | None = None
     columns: dict[ColumnName, ColumnSpec] = Field(default_factory=dict)
@@ -286,11 +310,13 @@ class Dataset(Strict):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
-        # an empty ``omits`` is not written: a model's dump (its fingerprint, which plans
+        # an empty ``omits`` (or no ``replaces``) is not written: a model's dump (its fingerprint, which plans
         # record) is what it was before the key existed
         data = handler(self)
         if isinstance(data, dict) and not self.omits:
             data.pop("omits", None)
+        if isinstance(data, dict) and self.replaces is None:
+            data.pop("replaces", None)
         return data
 
     @property

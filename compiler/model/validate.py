@@ -80,11 +80,36 @@ def validate_raw(raw: RawProject) -> Project:
     # replicas inherit their source's masks by column name (compiler.model.replicas)
     project.model = inherit_masks(model)
     problems = [
-        Diagnostic(project.loc(*path), msg) for path, msg in replica_problems(project.model)
+        Diagnostic(project.loc(*path), msg)
+        for path, msg in [*replica_problems(project.model), *_replaced_problems(project.model)]
     ]
     if problems:
         raise InputError(problems)
     return project
+
+
+def _replaced_problems(model: PolicyModel) -> list[tuple[tuple[str, ...], str]]:
+    """A ``replaces.table`` the model still declares is not dropped: the dataset's own table,
+    or the table of another dataset on the same platform."""
+    out = []
+    tables = {(d.platform, d.table.casefold()): n for n, d in model.datasets.items()}
+    for name, ds in model.datasets.items():
+        if ds.replaces is None:
+            continue
+        where = ("datasets", name, "replaces", "table")
+        old = ds.replaces.table
+        other = tables.get((ds.platform, old.casefold()))
+        if other == name:
+            out.append((where, f"replaces.table: {old} is this dataset's own table"))
+        elif other is not None:
+            out.append(
+                (
+                    where,
+                    f"replaces.table: {old} is the table of dataset {other}: a table the "
+                    "model declares is not dropped",
+                )
+            )
+    return out
 
 
 # --------------------------------------------------------------------------------------------
