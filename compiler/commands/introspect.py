@@ -5,8 +5,8 @@ from typing import Any
 
 import click
 
-from compiler.commands.options import Choice, live_options, options_from, progress
-from compiler.core.visible import visible
+from compiler.commands.options import Choice, live_options, options_from, progress, say
+from compiler.core.visible import plain
 from compiler.model.validate import load_project
 
 
@@ -27,11 +27,10 @@ def command(platform: str, directory: str, fmt: str, **kwargs: Any) -> int:
     with session(project, [platform], options_from(kwargs), progress()) as read:
         live = read.catalogs[platform]
     if fmt == "json":
-        click.echo(json.dumps(live.to_json(), indent=2, sort_keys=True))
+        # valid UTF-8 whatever a name holds (a byte that is not UTF-8 is written \xff)
+        click.echo(json.dumps(plain(live.to_json()), indent=2, sort_keys=True))
         return 0
-    click.echo(
-        f"{platform}: {live.catalog.governance_schema} (fingerprint {live.fingerprint[:16]})"
-    )
+    say(f"{platform}: {live.catalog.governance_schema} (fingerprint {live.fingerprint[:16]})")
     for obj in sort_objects(live.catalog.objects):
         data = object_json(obj, platform)
         kind = data.pop("kind")
@@ -41,11 +40,11 @@ def command(platform: str, directory: str, fmt: str, **kwargs: Any) -> int:
             for k, v in data.items()
             if k not in ("name", "body") and v not in ("", (), [], None)
         }
-        click.echo(f"  {kind:<20} {name}  {json.dumps(detail, sort_keys=True)}")
+        say(f"  {kind:<20} {name}  {json.dumps(detail, sort_keys=True)}")
     for g in live.salt_grants:
-        click.echo(f"  salt grant: {g.privilege} on {g.function} to {g.grantee}")
+        say(f"  salt grant: {g.privilege} on {g.function} to {g.grantee}")
     for name in live.insecure_salts:
-        click.echo(f"  not SECURE: {name}")
+        say(f"  not SECURE: {name}")
     for what in live.unreadable:
-        click.echo(f"  could not read: {visible(what)}", err=True)
+        say(f"  could not read: {what}", err=True)
     return 0

@@ -19,6 +19,7 @@ from typing import Any
 from compiler.connect.config import LiveOptions
 from compiler.connect.executor import open_executor
 from compiler.core.errors import UsageError
+from compiler.core.visible import visible
 from compiler.live.introspect import LiveCatalog, introspect
 from compiler.model.validate import Project
 
@@ -59,7 +60,8 @@ def session(
             executors[p] = open_executor(p, options)
             catalogs[p] = introspect(p, executors[p], expected[p], progress)
             for what in catalogs[p].ignored:  # said on every live command, whatever the format
-                print(f"accord: warning: {p}: {what}", file=sys.stderr)
+                # one line, whatever the platform's answer holds
+                print(visible(f"accord: warning: {p}: {what}"), file=sys.stderr)
         yield Live(expected, catalogs, executors)
     finally:
         for ex in executors.values():
