@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.core.errors import Diagnostic, InputError, Location
-from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
+from compiler.core.jsonfile import MAX_FILE_BYTES, decode, deepest_bracket, read_bytes
 from compiler.model.rules import RULE_TABLE
 
 FAIL_ON = ("error", "warning", "never")
@@ -146,19 +146,6 @@ def _read(path: Path, shown: str) -> str:
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
-def _deepest_bracket(text: str) -> tuple[int, int]:
-    """The line and column where ``text`` first nests deepest in ``[`` and ``{``."""
-    depth = deepest = at = 0
-    for i, c in enumerate(text):
-        if c in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest, at = depth, i
-        elif c in "]}":
-            depth -= 1
-    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
-
-
 def load_config(start: Path | None = None) -> LintConfig:
     """The configuration that applies in ``start`` (default: the working directory)."""
     path = find_config(start or Path.cwd())
@@ -178,7 +165,7 @@ def load_config(start: Path | None = None) -> LintConfig:
         where = Location(shown, 1, 1)
         raise InputError(Diagnostic(where, f"cannot read: {err.strerror}")) from None
     except RecursionError:
-        where = Location(shown, *_deepest_bracket(text))
+        where = Location(shown, *deepest_bracket(text))
         raise InputError(
             Diagnostic(where, "invalid TOML: arrays or inline tables nest too deeply")
         ) from None

@@ -18,9 +18,9 @@ from typing import Any
 
 from compiler.connect.config import LiveOptions
 from compiler.connect.executor import open_executor
-from compiler.core.errors import UsageError
+from compiler.core.errors import Diagnostic, InputError, UsageError
 from compiler.core.visible import visible
-from compiler.live.introspect import LiveCatalog, introspect
+from compiler.live.introspect import LiveCatalog, UnreadableAnswer, introspect
 from compiler.model.validate import Project
 
 
@@ -58,7 +58,11 @@ def session(
     try:
         for p in platforms:
             executors[p] = open_executor(p, options)
-            catalogs[p] = introspect(p, executors[p], expected[p], progress)
+            try:
+                catalogs[p] = introspect(p, executors[p], expected[p], progress)
+            except UnreadableAnswer as err:  # located where the model names what was read
+                where = project.loc("platforms", p, "governance_schema")
+                raise InputError(Diagnostic(where, str(err))) from None
             for what in catalogs[p].ignored:  # said on every live command, whatever the format
                 # one line, whatever the platform's answer holds
                 print(visible(f"accord: warning: {p}: {what}"), file=sys.stderr)
