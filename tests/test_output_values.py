@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -183,10 +184,16 @@ def test_drift_and_introspect_render_a_platform_answer_on_its_line(tmp_path: Pat
     code, out, err = run_cli(["introspect", "--platform", "snowflake", policies])
     assert code == 0, err
     no_forged_line(out, err)
-    code, out, err = run_cli(
-        ["introspect", "--platform", "snowflake", policies, "--format", "json"]
-    )
-    assert code == 0, err
-    doc = json.loads(out)
-    valid_unicode(doc)
-    assert any("answered about PROD." in w and "\\xff" in w for w in doc["ignored"])
+    shutil.copytree(policies, tmp_path / RAW)  # and a policy directory not named in UTF-8
+    for where in (policies, str(tmp_path / RAW)):
+        argv = ["introspect", "--platform", "snowflake", where, "--format", "json"]
+        code, out, err = run_cli(argv)
+        assert code == 0, err
+        out.encode("utf-8")
+        doc = json.loads(out)
+        valid_unicode(doc)
+        assert any("answered about PROD." in w and "\\xff" in w for w in doc["ignored"])
+    # analyze: a policy directory not named in UTF-8 (analyze reads no platform)
+    code, out, err = run_cli(["analyze", str(tmp_path / RAW), "--format", "json"])
+    out.encode("utf-8")
+    valid_unicode(json.loads(out))
