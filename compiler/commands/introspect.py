@@ -48,4 +48,7 @@ def command(platform: str, directory: str, fmt: str, **kwargs: Any) -> int:
         click.echo(f"  not SECURE: {name}")
     for what in live.unreadable:
         click.echo(f"  could not read: {visible(what)}", err=True)
+    if live.coverage is not None:
+        for line in live.coverage.lines():
+            click.echo(f"  {visible(line)}")
     return 0
