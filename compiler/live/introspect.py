@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -271,8 +271,15 @@ def _params(signature: str) -> tuple[Param, ...]:
 class Reader:
     """Shared plumbing: the model's catalog says where to look."""
 
-    def __init__(self, executor: Any, expected: Catalog, progress: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        executor: Any,
+        expected: Catalog,
+        progress: Callable[[str], None],
+        jobs: int = 1,
+    ) -> None:
         self.run = executor
+        self.jobs = max(1, jobs)
         self.expected = expected
         self.platform = expected.platform
         self.progress = progress
@@ -304,6 +311,26 @@ class Reader:
         why = str(why)
         self.unreadable.append(f"{what}: {why}")
         self.coverage.cannot_see(what, why, unproven)
+
+    def each(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        """``[fn(i) for i in items]`` with at most ``self.jobs`` running at once, results in
+        the order of ``items`` whatever order they finish in (output identical to ``--jobs
+        1``). ``fn`` must only return what it read: record findings (``cannot_see``,
+        ``ignored``) from the results, in order, not from ``fn``."""
+        if self.jobs == 1 or len(items) < 2:
+            return [fn(i) for i in items]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(self.jobs, len(items))) as pool:
+            return list(pool.map(fn, items))
+
+    def check_reader(self) -> None:
+        """Establish what the reading role can see before trusting a read: record the
+        privileges that matter in ``self.coverage.privileges`` (and ``self.coverage.reader``),
+        and each missing one with :meth:`cannot_see` (what, why, what is not proven). Each
+        platform's reader implements it; ``read`` calls it first, and ``accord introspect
+        --check-reader`` calls it alone."""
+        raise NotImplementedError(f"{self.platform}: the reader check")
 
     def model(self, obj: CatalogObject) -> CatalogObject | None:
         return self.by_id.get(identity(obj))
@@ -744,12 +771,26 @@ def table_columns(platform: str, executor: Any, table: str) -> tuple[str, ...] |
     return names
 
 
+def reader_for(
+    platform: str,
+    executor: Any,
+    expected: Catalog,
+    progress: Callable[[str], None] = lambda _: None,
+    jobs: int = 1,
+) -> Reader:
+    kind = SnowflakeReader if platform == "snowflake" else DatabricksReader
+    return kind(executor, expected, progress, jobs)
+
+
 def introspect(
-    platform: str, executor: Any, expected: Catalog, progress: Callable[[str], None]
+    platform: str,
+    executor: Any,
+    expected: Catalog,
+    progress: Callable[[str], None],
+    jobs: int = 1,
 ) -> LiveCatalog:
-    reader = SnowflakeReader if platform == "snowflake" else DatabricksReader
     try:
-        return reader(executor, expected, progress).read()
+        return reader_for(platform, executor, expected, progress, jobs).read()
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as err:
         # a row without a column accord reads, a JSON column that is not JSON, a value of
         # another type: the platform's answer is not what accord asked for, never a crash
