@@ -59,7 +59,7 @@ def session(
         for p in platforms:
             executors[p] = open_executor(p, options)
             try:
-                catalogs[p] = introspect(p, executors[p], expected[p], progress)
+                catalogs[p] = introspect(p, executors[p], expected[p], progress, options.jobs)
             except UnreadableAnswer as err:  # located where the model names what was read
                 where = project.loc("platforms", p, "governance_schema")
                 raise InputError(Diagnostic(where, str(err))) from None
