@@ -76,37 +76,55 @@ def _regopy() -> Any:
     try:
         import regopy
     except ImportError:
-        raise UsageError(
-            "accord gate needs its Rego engine: pip install 'accord[gate]'"
-        ) from None
+        raise UsageError("accord gate needs its Rego engine: pip install 'accord[gate]'") from None
     return regopy
 
 
 @contextlib.contextmanager
-def _stderr_captured() -> Iterator[list[str]]:
-    """rego-cpp writes its diagnostics to file descriptor 2 itself: they are caught here and
-    become the EngineError's message (accord's stderr carries one line per error)."""
+def _captured() -> Iterator[list[str]]:
+    """rego-cpp prints its diagnostics itself, on file descriptors 1 and 2: they are caught
+    here and become the EngineError's message (accord's own output stays its own)."""
+    import sys
+
     out: list[str] = []
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved: list[tuple[int, int]] = []
     with tempfile.TemporaryFile() as tmp:
         try:
-            saved = os.dup(2)
-        except OSError:  # no stderr at all: nothing to capture
-            yield out
-            return
-        os.dup2(tmp.fileno(), 2)
-        try:
+            for fd in (1, 2):
+                with contextlib.suppress(OSError):
+                    saved.append((fd, os.dup(fd)))
+                    os.dup2(tmp.fileno(), fd)
             yield out
         finally:
-            os.dup2(saved, 2)
-            os.close(saved)
+            for fd, copy in saved:
+                os.dup2(copy, fd)
+                os.close(copy)
             tmp.seek(0)
             out.append(tmp.read(_MAX_MESSAGE * 4).decode("utf-8", "replace"))
 
 
+_WHERE = re.compile(r"^-- (.+?):(\d+):(\d+)\s*$")
+
+
 def _message(captured: list[str], fallback: str) -> str:
-    text = " ".join(" ".join(captured).split())
-    text = text or " ".join(fallback.split())
-    return text[:_MAX_MESSAGE]
+    """The first diagnostic rego-cpp printed, as ``file:line:column: message`` (and how many
+    more there were), else the fallback text on one line."""
+    text = "".join(captured)
+    found: list[str] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _WHERE.match(line.strip())
+        if m is not None and i > 0:
+            what = lines[i - 1].strip()
+            found.append(f"{m.group(1)}:{m.group(2)}:{m.group(3)}: {what}")
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        return (found[0] + more)[:_MAX_MESSAGE]
+    flat = " ".join(text.split()) or " ".join(fallback.split())
+    return flat[:_MAX_MESSAGE]
 
 
 def evaluate(policy: str, name: str, document: Any) -> Evaluation:
@@ -114,7 +132,7 @@ def evaluate(policy: str, name: str, document: Any) -> Evaluation:
     ``document``: its ``allow``, ``deny``, ``complete`` and ``warnings``. Raises EngineError."""
     package = package_of(policy, name)
     regopy = _regopy()
-    with _stderr_captured() as captured:
+    with _captured() as captured:
         try:
             interpreter = regopy.Interpreter()
             interpreter.strict_built_in_errors = True
@@ -129,7 +147,15 @@ def evaluate(policy: str, name: str, document: Any) -> Evaluation:
         raise EngineError(f"{name}: the engine refused the policy: {_message(captured, failure)}")
     text = str(output)
     if not output.ok():
-        raise EngineError(f"{name}: evaluation failed: {_message(captured, text)}")
+        detail = _message(captured, "")
+        raise EngineError(
+            f"{name}: evaluation failed: "
+            + (
+                detail
+                or "the engine reports an error without detail (a complete rule with two "
+                "values, or a built-in given a value of the wrong type)"
+            )
+        )
     if text.strip() == "undefined":
         raise EngineError(f"{name}: package {package} evaluated to nothing (undefined)")
     try:

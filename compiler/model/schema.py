@@ -433,7 +433,7 @@ class PolicyModel(Strict):
     surfaces: dict[Name, Surface] = Field(default_factory=dict)
     personas: dict[Name, Annotated[list[Name], Field(min_length=1)]] = Field(default_factory=dict)
     probes: dict[Name, Probe] = Field(default_factory=dict)
-    mesh: Mesh | None = Field(None, description="the agent mesh: {a2a_version: \"1.0\"}")
+    mesh: Mesh | None = Field(None, description='the agent mesh: {a2a_version: "1.0"}')
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
