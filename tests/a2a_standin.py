@@ -161,9 +161,7 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def a2a_standin(
-    canary_text: str = "", cards: dict[str, Any] | None = None
-) -> Iterator[_Server]:
+def a2a_standin(canary_text: str = "", cards: dict[str, Any] | None = None) -> Iterator[_Server]:
     """A running stand-in on 127.0.0.1 (an ephemeral port); ``server.url(path)``."""
     server = _Server(("127.0.0.1", 0), _Handler)
     server.requests = []

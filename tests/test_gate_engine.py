@@ -7,9 +7,10 @@ emits nothing (a function call, ``sprintf`` included, with an undefined argument
 ``not`` of an undefined or false expression is true; a bare reference to ``false`` fails a body
 exactly as a missing key does; ``object.keys`` returns the keys present; a complete rule with
 ``default`` has its default when no body succeeds. With ``--strict-builtin-errors`` a built-in
-given a value of the wrong type is an error. These tests are how regopy was chosen (regorus
-builds were tried beside it: they agree on these cases but expose no undefined in
-``eval_rule`` other than the string ``"<undefined>"``), and they keep it honest on upgrades.
+given a value of the wrong type is an error. These tests are how the engine was chosen, and
+they keep it honest on upgrades: regopy 1.5.2 agreed on the missing-key cases but failed
+``sprintf over a computed string`` (its answer quoted the string and was not valid JSON);
+regorus 0.9.1 passes every case.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ top_missing contains k if {
     not k in object.keys(input)
 }
 
+owners := sprintf("owners: %s", [concat(", ", input.owners)])
+
+shout := sprintf("<%s>", [upper(input.owners[0])])
+
 typed contains a.id if {
     some a in input.agents
     startswith(a.v, "1.")
@@ -74,7 +79,12 @@ def rule(doc: object, name: str) -> object:
     [
         # a sprintf over a missing key is undefined: the rule emits nothing (the fail-open)
         ("sprintf, key missing", {"agents": [{"id": "x"}]}, "deny", []),
-        ("sprintf, key present", {"agents": [{"id": "x", "name": "n"}]}, "deny", ["agent n is bad"]),
+        (
+            "sprintf, key present",
+            {"agents": [{"id": "x", "name": "n"}]},
+            "deny",
+            ["agent n is bad"],
+        ),
         # a missing boolean fails the body like false does
         ("boolean missing", {"agents": [{"id": "x", "passed": False}]}, "probe", []),
         ("boolean false", {"agents": [{"id": "x", "reads": False}]}, "probe", []),
@@ -99,6 +109,11 @@ def rule(doc: object, name: str) -> object:
         # default applies when no body succeeds
         ("default allow", {"agents": [{"id": "x", "name": "n"}]}, "allow", False),
         ("allow", {"agents": []}, "allow", True),
+        # a string a built-in computed is a string in sprintf (regopy 1.5.2 quoted it)
+        ("sprintf over a computed string", {"owners": ["a", "b"]}, "owners", "owners: a, b"),
+        ("sprintf over upper", {"owners": ["a"]}, "shout", "<A>"),
+        # a complete rule over a missing key is undefined: absent from the package
+        ("complete rule undefined", {}, "owners", None),
     ],
 )
 def test_undefined_keys_follow_opa(case: str, doc: object, name: str, expected: object) -> None:

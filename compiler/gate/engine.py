@@ -1,40 +1,43 @@
 """The Rego engine of the gate: one policy, one input document, evaluated in-process.
 
-The engine is regopy (the Python bindings of rego-cpp), pinned in the ``gate`` extra and
-imported only here, only when a gate is evaluated (``accord lint`` never pays for it). It was
-chosen on the cases a gate fails open on, against OPA's documented semantics (kept in
-``tests/test_gate_engine.py``): a ``sprintf`` over a missing key is undefined, so its rule
-emits nothing; a bare reference to ``false`` fails a rule body as a missing key does; a rule
-comparing with a missing top-level input is undefined; ``object.keys`` sees exactly the keys
-present. regopy renders an undefined query as the text ``undefined`` (not JSON): that is read
-as "nothing", never as a value.
+The engine is regorus (Microsoft's Rego interpreter, in Rust), as the ``celine-regorus``
+wheels of upstream release 0.9.1 (a packaging of the upstream source, nothing changed),
+pinned in the ``gate`` extra and imported only here, only when a gate is evaluated
+(``accord lint`` never pays for it). It was chosen on the cases a gate fails open on,
+against OPA's documented semantics (kept in ``tests/test_gate_engine.py``): a ``sprintf``
+over a missing key is undefined, so its rule emits nothing; a bare reference to ``false``
+fails a rule body as a missing key does; a rule comparing with a missing top-level input is
+undefined; ``object.keys`` sees exactly the keys present; a string a built-in computed is a
+string. regopy 1.5.2 (rego-cpp) was tried beside it: it agrees on the missing-key cases,
+but ``sprintf("%s", [concat(", ", xs)])`` comes back quoted, in an answer that is not valid
+JSON, so a denial that names a probe's owners could not be read at all; and it exposes no
+syntax tree, which the static half of ``accord gate test`` needs.
 
-Built-in errors are strict (``opa eval --strict-builtin-errors``): a built-in given a value
-of the wrong type is an error, not an undefined expression that quietly drops a denial. An
-error of any kind (a policy that does not parse, a conflict, a built-in error, an answer
-without a boolean ``allow``) is :class:`EngineError`: "cannot evaluate", exit 2, never allow.
+Built-in errors are strict, as ``opa eval --strict-builtin-errors``: a built-in given a
+value of the wrong type is an error, not an undefined expression that quietly drops a
+denial. An error of any kind (a policy that does not parse, a rule conflict, a built-in
+error, an answer without a boolean ``allow``) is :class:`EngineError`: "cannot evaluate",
+exit 2, never allow.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.core.errors import UsageError
 
 #: the engine and the version the gate was tested with (pyproject.toml, extra ``gate``)
-ENGINE = "regopy"
-ENGINE_VERSION = "1.5.2"
+ENGINE = "regorus"
+ENGINE_VERSION = "0.9.1"
 
 _PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*$")
-#: the largest engine diagnostic kept (rego-cpp prints the offending source around it)
-_MAX_MESSAGE = 2000
+_WHERE = re.compile(r"-->\s*(.+?):(\d+):(\d+)")
+_ERROR = re.compile(r"^error:\s*(.*)$", re.MULTILINE)
+#: the largest engine diagnostic kept
+_MAX_MESSAGE = 500
 
 
 class EngineError(Exception):
@@ -72,99 +75,59 @@ def package_of(policy: str, name: str) -> str:
     raise EngineError(f"{name}: the policy does not start with a `package` declaration")
 
 
-def _regopy() -> Any:
+def _regorus() -> Any:
     try:
-        import regopy
+        import regorus
     except ImportError:
         raise UsageError("accord gate needs its Rego engine: pip install 'accord[gate]'") from None
-    return regopy
+    return regorus
 
 
-@contextlib.contextmanager
-def _captured() -> Iterator[list[str]]:
-    """rego-cpp prints its diagnostics itself, on file descriptors 1 and 2: they are caught
-    here and become the EngineError's message (accord's own output stays its own)."""
-    import sys
-
-    out: list[str] = []
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    saved: list[tuple[int, int]] = []
-    with tempfile.TemporaryFile() as tmp:
-        try:
-            for fd in (1, 2):
-                with contextlib.suppress(OSError):
-                    saved.append((fd, os.dup(fd)))
-                    os.dup2(tmp.fileno(), fd)
-            yield out
-        finally:
-            for fd, copy in saved:
-                os.dup2(copy, fd)
-                os.close(copy)
-            tmp.seek(0)
-            out.append(tmp.read(_MAX_MESSAGE * 4).decode("utf-8", "replace"))
+def _message(err: BaseException) -> str:
+    """regorus's error as ``file:line:column: message`` (its backtrace dropped)."""
+    text = str(err).split("Stack backtrace:", 1)[0]
+    where = _WHERE.search(text)
+    what = _ERROR.search(text)
+    message = what.group(1).strip() if what else " ".join(text.split())
+    if where is not None:
+        message = f"{where.group(1)}:{where.group(2)}:{where.group(3)}: {message}"
+    return message[:_MAX_MESSAGE]
 
 
-_WHERE = re.compile(r"^-- (.+?):(\d+):(\d+)\s*$")
+def engine_for(policy: str, name: str) -> Any:
+    """A regorus engine holding ``policy``. Raises EngineError."""
+    regorus = _regorus()
+    engine = regorus.Engine()
+    try:
+        engine.add_policy(name, policy)
+    except Exception as err:  # regorus raises RuntimeError (and ValueError) with its report
+        raise EngineError(f"{name}: the engine refused the policy: {_message(err)}") from None
+    return engine
 
 
-def _message(captured: list[str], fallback: str) -> str:
-    """The first diagnostic rego-cpp printed, as ``file:line:column: message`` (and how many
-    more there were), else the fallback text on one line."""
-    text = "".join(captured)
-    found: list[str] = []
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        m = _WHERE.match(line.strip())
-        if m is not None and i > 0:
-            what = lines[i - 1].strip()
-            found.append(f"{m.group(1)}:{m.group(2)}:{m.group(3)}: {what}")
-    if found:
-        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        return (found[0] + more)[:_MAX_MESSAGE]
-    flat = " ".join(text.split()) or " ".join(fallback.split())
-    return flat[:_MAX_MESSAGE]
-
-
-def evaluate(policy: str, name: str, document: Any) -> Evaluation:
+def evaluate(policy: str, name: str, document: Any, engine: Any = None) -> Evaluation:
     """Evaluate ``policy`` (the text of one ``.rego`` file, reported as ``name``) on
-    ``document``: its ``allow``, ``deny``, ``complete`` and ``warnings``. Raises EngineError."""
+    ``document``: its ``allow``, ``deny``, ``complete`` and ``warnings``. ``engine``: one
+    :func:`engine_for` made for this policy (reused across documents). Raises EngineError."""
     package = package_of(policy, name)
-    regopy = _regopy()
-    with _captured() as captured:
-        try:
-            interpreter = regopy.Interpreter()
-            interpreter.strict_built_in_errors = True
-            interpreter.add_module(name, policy)
-            interpreter.set_input_term(json.dumps(document, sort_keys=True))
-            output = interpreter.query(f"x = data.{package}")
-        except Exception as err:  # regopy.RegoError, or anything the bindings raise
-            failure: str | None = str(err)
-        else:
-            failure = None
-    if failure is not None:
-        raise EngineError(f"{name}: the engine refused the policy: {_message(captured, failure)}")
-    text = str(output)
-    if not output.ok():
-        detail = _message(captured, "")
-        raise EngineError(
-            f"{name}: evaluation failed: "
-            + (
-                detail
-                or "the engine reports an error without detail (a complete rule with two "
-                "values, or a built-in given a value of the wrong type)"
-            )
-        )
-    if text.strip() == "undefined":
-        raise EngineError(f"{name}: package {package} evaluated to nothing (undefined)")
+    if engine is None:
+        engine = engine_for(policy, name)
+    try:
+        engine.set_input_json(json.dumps(document, sort_keys=True))
+        text = engine.eval_query_as_json(f"data.{package}")
+    except Exception as err:
+        raise EngineError(f"{name}: evaluation failed: {_message(err)}") from None
     try:
         answer = json.loads(text)
-        doc = answer["bindings"]["x"]
-    except (ValueError, KeyError, TypeError):
-        raise EngineError(
-            f"{name}: the engine's answer is not a JSON document: {text[:200]!r}"
-        ) from None
+    except ValueError:
+        raise EngineError(f"{name}: the engine's answer is not JSON: {text[:200]!r}") from None
+    results = answer.get("result") if isinstance(answer, dict) else None
+    if not results:
+        raise EngineError(f"{name}: package {package} evaluated to nothing (undefined)")
+    try:
+        doc = results[0]["expressions"][0]["value"]
+    except (KeyError, IndexError, TypeError):
+        raise EngineError(f"{name}: the engine's answer has no value: {text[:200]!r}") from None
     if not isinstance(doc, dict):
         raise EngineError(f"{name}: package {package} is not a document of rules")
     return _read(doc, name, package)

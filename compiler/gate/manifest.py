@@ -174,11 +174,6 @@ def read_probe_result(path: str, fingerprint: str) -> ProbeEvidence:
             continue
         ok = o.get("ok") is True and o.get("depth") == "live"
         passed[o["surface"]] = passed.get(o["surface"], True) and ok
-    if doc.get("disagreements"):
-        for d in doc["disagreements"]:
-            for s in d.get("surfaces", []) if isinstance(d, dict) else []:
-                if isinstance(s, str):
-                    passed[s] = False
     return ProbeEvidence(digest, problem, passed)
 
 
