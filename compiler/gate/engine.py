@@ -105,6 +105,16 @@ def engine_for(policy: str, name: str) -> Any:
     return engine
 
 
+def syntax_tree(engine: Any) -> list[dict[str, Any]] | None:
+    """The rules of the policy in ``engine`` as regorus parsed them (its JSON syntax tree);
+    None when the engine does not give it."""
+    try:
+        modules = json.loads(engine.get_ast_as_json())
+        return [rule for m in modules for rule in m["ast"]["rules"]]
+    except Exception:
+        return None
+
+
 def evaluate(policy: str, name: str, document: Any, engine: Any = None) -> Evaluation:
     """Evaluate ``policy`` (the text of one ``.rego`` file, reported as ``name``) on
     ``document``: its ``allow``, ``deny``, ``complete`` and ``warnings``. ``engine``: one

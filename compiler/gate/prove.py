@@ -17,9 +17,14 @@ fields) deleted; each boolean also set to ``false`` and to a non-boolean (the st
 - a variant the engine cannot evaluate fails closed (``accord gate`` exits 2 on it): listed,
   not a failure.
 
-The static half of the proof (the input keys each deny rule reads, compared with the keys
-``complete`` requires) needs the policy's syntax tree; regopy does not expose it, so the
-report says the comparison was made by evaluation only.
+The static half, from the policy's syntax tree (regorus gives it): the input keys each
+``deny`` rule reads (``x.key`` and ``x["key"]``, in the rule and in the rules and functions
+of the package it uses) compared with the keys the completeness rule names (the string
+literals of ``complete`` and of every rule it uses). A key a deny rule reads that
+``complete`` never names is reported: ``deny rule at policy.rego:LINE reads KEY, which
+`complete` does not require``. It is coarse on purpose (a key named anywhere in the
+completeness rules counts as required), so the variants above remain the proof; a policy
+without a ``complete`` rule has every key its deny rules read reported.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.core.visible import plain, visible
-from compiler.gate.engine import ENGINE, EngineError, Evaluation, evaluate
+from compiler.gate.engine import EngineError, Evaluation, engine_for, evaluate, syntax_tree
 
 Path_ = tuple[str | int, ...]
 #: the non-boolean a boolean is replaced with (reads as true to a careless eye)
@@ -119,10 +124,10 @@ class Proof:
     sample: str
     sample_evaluation: Evaluation
     outcomes: list[Outcome] = field(default_factory=list)
-    static: str = (
-        f"not made: the engine ({ENGINE}) does not expose the policy's syntax tree, so the keys "
-        "each deny rule reads were compared with what `complete` requires by evaluation only"
-    )
+    #: what the static comparison did, one line
+    static: str = "not made: the engine gave no syntax tree (the variants are the proof)"
+    #: keys deny rules read that `complete` does not name
+    unrequired: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[Outcome]:
@@ -130,7 +135,7 @@ class Proof:
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        return not self.failures and not self.unrequired
 
     def document(self) -> dict[str, Any]:
         return plain(
@@ -142,6 +147,7 @@ class Proof:
                 "fail_open": [o.to_json() for o in self.failures],
                 "outcomes": [o.to_json() for o in self.outcomes],
                 "static_comparison": self.static,
+                "unrequired_reads": self.unrequired,
             }
         )
 
@@ -153,6 +159,7 @@ class Proof:
         lines += [
             f"closed     {o.name}: the engine cannot evaluate it ({o.detail})" for o in errors
         ]
+        lines += [f"FAIL-OPEN  {u}" for u in self.unrequired]
         lines.append(f"static comparison: {self.static}")
         n, f = len(self.outcomes), len(self.failures)
         verdict = (
@@ -160,6 +167,8 @@ class Proof:
             if f
             else f"the policy denied every one of {n} variants that must be denied"
         )
+        if self.unrequired:
+            verdict += f"; {len(self.unrequired)} key(s) read that `complete` does not require"
         lines.append(f"accord gate test ({self.policy} on {self.sample}): {verdict}")
         return "\n".join(visible(line) for line in lines) + "\n"
 
@@ -167,7 +176,8 @@ class Proof:
 def prove(policy: str, name: str, sample: Any, sample_name: str) -> Proof:
     """Evaluate every variant of ``sample``. Raises EngineError when the sample itself cannot
     be evaluated or is not complete under the policy (a proof needs a complete sample)."""
-    base = evaluate(policy, name, sample)
+    engine = engine_for(policy, name)
+    base = evaluate(policy, name, sample, engine)
     if base.complete is False:
         raise EngineError(
             f"{sample_name}: the sample is not complete under {name} (its `complete` is false): "
@@ -175,13 +185,18 @@ def prove(policy: str, name: str, sample: Any, sample_name: str) -> Proof:
         )
     proof = Proof(name, sample_name, base)
     for path, action, doc in variants(sample):
-        proof.outcomes.append(_judge(policy, name, base, path, action, doc))
+        proof.outcomes.append(_judge(policy, name, engine, base, path, action, doc))
+    rules = syntax_tree(engine)
+    if rules is not None:
+        proof.static, proof.unrequired = static_comparison(rules, name)
     return proof
 
 
-def _judge(policy: str, name: str, base: Evaluation, path: Path_, action: str, doc: Any) -> Outcome:
+def _judge(
+    policy: str, name: str, engine: Any, base: Evaluation, path: Path_, action: str, doc: Any
+) -> Outcome:
     try:
-        got = evaluate(policy, name, doc)
+        got = evaluate(policy, name, doc, engine)
     except EngineError as err:
         return Outcome(path, action, "error", None, str(err).split(": ", 1)[-1][:200])
     verdict = "allowed" if got.allowed else "denied"
@@ -221,3 +236,156 @@ def _judge(policy: str, name: str, base: Evaluation, path: Path_, action: str, d
                 f"the deny rule that produced it reads {key}, which `complete` does not require",
             )
     return Outcome(path, action, verdict)
+
+
+# --------------------------------------------------------------------------------------------
+# the static comparison, on regorus's syntax tree
+
+
+@dataclass
+class _Rule:
+    name: str
+    line: int
+    reads: set[str] = field(default_factory=set)
+    strings: set[str] = field(default_factory=set)
+    uses: set[str] = field(default_factory=set)
+
+
+def _rule_name(head: Any) -> str | None:
+    node = head.get("refr") if isinstance(head, dict) else None
+    while isinstance(node, dict):
+        if "Var" in node:
+            return node["Var"].get("value")
+        inner = next(iter(node.values()), None)
+        node = inner.get("refr") if isinstance(inner, dict) else None
+    return None
+
+
+#: the built-ins' namespaces: ``object.keys`` is a call, not a read of a key ``keys``
+_NAMESPACES = frozenset(
+    [
+        "array",
+        "base64",
+        "base64url",
+        "bits",
+        "crypto",
+        "data",
+        "glob",
+        "graph",
+        "hex",
+        "http",
+        "io",
+        "json",
+        "net",
+        "numbers",
+        "object",
+        "opa",
+        "providers",
+        "rand",
+        "regex",
+        "rego",
+        "semver",
+        "sets",
+        "strings",
+        "time",
+        "units",
+        "urlquery",
+        "uuid",
+        "yaml",
+    ]
+)
+
+
+def _root_var(node: Any) -> str | None:
+    refr = node.get("refr") if isinstance(node, dict) else None
+    if isinstance(refr, dict) and isinstance(refr.get("Var"), dict):
+        return refr["Var"].get("value")
+    return None
+
+
+def _walk(node: Any, rule: _Rule) -> None:
+    if isinstance(node, dict):
+        dot = node.get("RefDot")
+        if isinstance(dot, dict) and _root_var(dot) not in _NAMESPACES:
+            found = dot.get("field")
+            if isinstance(found, list) and found and isinstance(found[-1], str):
+                rule.reads.add(found[-1])
+        if isinstance(node.get("RefBrack"), dict):
+            index = node["RefBrack"].get("index")
+            if isinstance(index, dict) and isinstance(index.get("String"), dict):
+                rule.reads.add(str(index["String"].get("value")))
+        if isinstance(node.get("String"), dict) and "value" in node["String"]:
+            rule.strings.add(str(node["String"]["value"]))
+        if isinstance(node.get("Var"), dict) and isinstance(node["Var"].get("value"), str):
+            rule.uses.add(node["Var"]["value"])
+        for value in node.values():
+            _walk(value, rule)
+    elif isinstance(node, list):
+        for item in node:
+            _walk(item, rule)
+
+
+def _rules(tree: list[dict[str, Any]]) -> list[_Rule]:
+    out = []
+    for item in tree:
+        spec = item.get("Spec") or item.get("Default")
+        if not isinstance(spec, dict):
+            continue
+        head = spec.get("head")
+        head = next(iter(head.values()), None) if isinstance(head, dict) else None
+        name = _rule_name(head) if head is not None else spec.get("refr") and _rule_name(spec)
+        if not isinstance(name, str):
+            continue
+        span = spec.get("span") if isinstance(spec.get("span"), dict) else {}
+        rule = _Rule(name, int(span.get("line", 0)))
+        _walk(spec, rule)
+        out.append(rule)
+    return out
+
+
+def _closure(start: list[_Rule], by_name: dict[str, list[_Rule]], stop: set[str]) -> list[_Rule]:
+    seen: set[int] = set()
+    todo = list(start)
+    out = []
+    while todo:
+        rule = todo.pop()
+        if id(rule) in seen:
+            continue
+        seen.add(id(rule))
+        out.append(rule)
+        for used in sorted(rule.uses):
+            if used != rule.name and used not in stop:
+                todo.extend(by_name.get(used, []))
+    return out
+
+
+def static_comparison(tree: list[dict[str, Any]], name: str) -> tuple[str, list[str]]:
+    """(one line saying what was compared, the unrequired reads)."""
+    rules = _rules(tree)
+    by_name: dict[str, list[_Rule]] = {}
+    for rule in rules:
+        by_name.setdefault(rule.name, []).append(rule)
+    required: set[str] = set()
+    for rule in _closure(by_name.get("complete", []), by_name, set()):
+        required |= rule.strings
+    denies = by_name.get("deny", [])
+    found: list[str] = []
+    for deny in denies:
+        # a deny rule that passes the completeness denials on reads nothing of its own
+        if deny.uses & {"incomplete", "complete"}:
+            continue
+        reads: set[str] = set()
+        for rule in _closure([deny], by_name, {"incomplete", "complete"}):
+            reads |= rule.reads
+        for key in sorted(reads - required):
+            found.append(
+                f"deny rule at {name}:{deny.line} reads {key}, which `complete` does not require"
+            )
+    has_complete = "complete" in by_name
+    what = (
+        f"{len(denies)} deny rules' reads compared with the keys `complete` names"
+        if has_complete
+        else f"the policy has no `complete` rule: every key its {len(denies)} deny rules read "
+        "is unrequired"
+    )
+    return what, found
