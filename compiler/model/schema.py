@@ -408,10 +408,6 @@ class Probe(Strict):
     )
 
 
-#: the A2A protocol versions a mesh can negotiate (MAJOR.MINOR, as agent cards declare them)
-A2A_VERSIONS = ("0.3", "1.0")
-
-
 class Mesh(Strict):
     """The agent mesh as a whole (an accord extension, read by ``accord manifest``)."""
 
