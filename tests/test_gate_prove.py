@@ -246,6 +246,16 @@ allow if {
     assert "tests its presence by reading its value" in hits[0].failure
 
 
+def test_a_probe_owner_that_is_not_a_string_is_incomplete_not_an_engine_error() -> None:
+    from compiler.gate.engine import evaluate
+
+    doc = sample(agent("a"))
+    doc["manifest"]["agents"][0]["probe_owners"] = [7]  # not the schema's: the gate's input
+    got = evaluate(default_policy(), "policy.rego", doc)
+    assert got.complete is False and not got.allowed
+    assert "incomplete manifest: agent a: a probe owner is not a string" in got.deny
+
+
 def test_a_sample_the_policy_finds_incomplete_cannot_prove_anything(tmp_path: Path) -> None:
     doc = sample()
     del doc["evidence"]

@@ -159,6 +159,15 @@ incomplete contains msg if {
 
 incomplete contains msg if {
 	some i, a in agents
+	"probe_owners" in keys_of(a)
+	is_array(a.probe_owners)
+	some owner in a.probe_owners
+	not is_string(owner)
+	msg := sprintf("incomplete manifest: agent %s: a probe owner is not a string", [label(i, a)])
+}
+
+incomplete contains msg if {
+	some i, a in agents
 	"registered_card_digest" in keys_of(a)
 	not is_string(a.registered_card_digest)
 	not is_null(a.registered_card_digest)
