@@ -1,6 +1,6 @@
 # accord's default promotion gate over the mesh manifest that `accord manifest` writes.
 #
-#   accord gate mesh-manifest.json                      # in-process (regopy)
+#   accord gate mesh-manifest.json                      # in-process (regorus)
 #   opa eval --strict-builtin-errors -d policy.rego -i mesh-manifest.json 'data.accord.gate'
 #   conftest test --policy policy.rego --namespace accord.gate mesh-manifest.json
 #
