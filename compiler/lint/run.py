@@ -242,6 +242,7 @@ _SECTIONS = (
     "entitlements",
     "indexes",
     "masks",
+    "mesh",
     "personas",
     "platforms",
     "principals",
