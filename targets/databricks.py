@@ -112,8 +112,16 @@ class DatabricksTarget(Target):
             f"-- Grants of entitlement dimension {t.dimension!r}: one row per (value, group).",
             "-- One MERGE makes the table equal to the model: rows added and removed atomically.",
             "-- (A MERGE source alias may not carry a column list; the inline table names them.)",
-            self.mapping_table_ddl(t),
         ]
+        if t.expiry_column:
+            lines.append(
+                f"-- {t.expiry_column}: the last day a grant holds (NULL: standing); the filters "
+                "admit a row\n-- only while current_date() is on or before it."
+            )
+            lines.append(self.mapping_table_ddl(t))
+            lines.append(self._expiring_merge(t))
+            return "010_mapping_tables.sql", "\n".join(lines)
+        lines.append(self.mapping_table_ddl(t))
         if t.rows:
             rows = ",\n    ".join("(" + ", ".join(self.lit(v) for v in row) + ")" for row in t.rows)
             lines.append(
@@ -126,6 +134,29 @@ class DatabricksTarget(Target):
         else:
             lines.append(f"DELETE FROM {name};")
         return "010_mapping_tables.sql", "\n".join(lines)
+
+    def _expiring_merge(self, t: MappingTable) -> str:
+        """The MERGE of a mapping table with an expiry column: a row whose (value, group) is
+        kept but whose expiry changed is updated in the same statement. ``<=>`` is equality
+        that holds between two NULLs (a standing grant stays standing)."""
+        name = self.q(t.name)
+        key, pcol = self.q(t.key_column), self.q(t.principal_column)
+        assert t.expiry_column is not None
+        until = self.q(t.expiry_column)
+        if not t.rows:
+            return f"DELETE FROM {name};"
+        rows = ",\n    ".join(
+            "(" + ", ".join(sql.render(v, self.platform) for v in row) + ")"
+            for row in self.row_values(t)
+        )
+        return (
+            f"MERGE INTO {name} AS t\n"
+            f"USING (\n  SELECT * FROM VALUES\n    {rows}\n    AS v({key}, {pcol}, {until})\n) AS s\n"
+            f"ON t.{key} = s.{key} AND t.{pcol} = s.{pcol}\n"
+            f"WHEN MATCHED AND NOT (t.{until} <=> s.{until}) THEN UPDATE SET {until} = s.{until}\n"
+            f"WHEN NOT MATCHED THEN INSERT ({key}, {pcol}, {until}) VALUES (s.{key}, s.{pcol}, s.{until})\n"
+            "WHEN NOT MATCHED BY SOURCE THEN DELETE;"
+        )
 
     def render_salt_function(self, f: SaltFunction) -> tuple[str, str]:
         text = (

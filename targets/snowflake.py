@@ -96,20 +96,24 @@ class SnowflakeTarget(Target):
         lines = [
             f"-- Grants of entitlement dimension {t.dimension!r}: one row per (value, role).",
             "-- Replaced as a whole inside one transaction, so a policy never reads half a table.",
-            self.mapping_table_ddl(t),
-            "BEGIN TRANSACTION;",
-            f"DELETE FROM {name};",
         ]
-        if t.rows:
-            values = exp.values([tuple(r) for r in t.rows])
-            insert = exp.insert(
-                values,
-                sql.table(t.name, self.platform),
-                columns=[
-                    sql.ident(t.key_column, self.platform),
-                    sql.ident(t.principal_column, self.platform),
-                ],
+        if t.expiry_column:
+            lines.append(
+                f"-- {t.expiry_column}: the last day a grant holds (NULL: standing); the policies "
+                "admit a row\n-- only while CURRENT_DATE() (the session's time zone) is on or before it."
             )
+        lines += [self.mapping_table_ddl(t), "BEGIN TRANSACTION;", f"DELETE FROM {name};"]
+        if t.rows:
+            columns = [
+                sql.ident(t.key_column, self.platform),
+                sql.ident(t.principal_column, self.platform),
+            ]
+            if t.expiry_column:
+                values = exp.values(self.row_values(t))
+                columns.append(sql.ident(t.expiry_column, self.platform))
+            else:
+                values = exp.values([tuple(r) for r in t.rows])
+            insert = exp.insert(values, sql.table(t.name, self.platform), columns=columns)
             lines.append(sql.render(insert, self.platform, pretty=True) + ";")
         lines.append("COMMIT;")
         return "010_mapping_tables.sql", "\n".join(lines)

@@ -8,6 +8,7 @@ from typing import Any
 
 from compiler.lint.checks import Context
 from compiler.model.expressions import ExpressionError, parse_predicate
+from compiler.model.grants import names
 from compiler.model.schema import PLATFORMS
 from compiler.model.shadowing import lookup, table_key, tables_read
 from targets.objects import MappingTable
@@ -46,7 +47,7 @@ def usage(ctx: Context) -> Usage:
             referenced.update(principals)
         for values in m.entitlements.values():
             for principals in values.values():
-                referenced.update(principals)
+                referenced.update(names(principals))
         for mask in m.masks.values():
             referenced.update(mask.unmasked_for)
         return Usage(

@@ -22,8 +22,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Literal, NamedTuple
 
+from compiler.core.today import today
+from compiler.model.grants import expiry, holders
 from compiler.model.schema import Dataset, Mask, PolicyModel, Surface
 
 Disposition = Literal["clear", "masked", "filtered", "denied", "ungoverned"]
@@ -65,6 +68,9 @@ class RowSet:
     #: a hand-written predicate decides (only execution can tell which rows)
     expression: bool = False
     dimension: str | None = None
+    #: the values of ``values`` the persona holds only through a date: (value, last day
+    #: YYYY-MM-DD), sorted (an entitlement grant with ``until``)
+    until: tuple[tuple[str, str], ...] = ()
 
     @property
     def nothing(self) -> bool:
@@ -287,10 +293,17 @@ class Perspective:
     questions."""
 
     def __init__(
-        self, model: PolicyModel, persona: str, shared: dict[tuple[str, ...], object] | None = None
+        self,
+        model: PolicyModel,
+        persona: str,
+        shared: dict[tuple[str, ...], object] | None = None,
+        as_of: date | None = None,
     ) -> None:
         self.model = model
         self.persona = persona
+        #: the day grants with ``until`` are judged at (None: :func:`compiler.core.today.today`,
+        #: asked only when a grant has a date)
+        self._as_of = as_of
         #: answers that do not depend on the persona (a dataset's governed columns, a column
         #: seen clear or masked), shared by the perspectives of one model
         self._shared: dict[tuple[str, ...], object] = {} if shared is None else shared
@@ -322,11 +335,34 @@ class Perspective:
             if not mine.isdisjoint(rf.unfiltered_for):
                 found = ALL_ROWS
             else:
-                grants = self.model.entitlements[rf.entitlement]
-                values = frozenset(v for v, who in grants.items() if not mine.isdisjoint(who))
-                found = RowSet(values=values, dimension=rf.entitlement)
+                found = self._granted(rf.entitlement, mine)
             self._rows[key] = found
         return found
+
+    @property
+    def as_of(self) -> date:
+        if self._as_of is None:
+            self._as_of = today()
+        return self._as_of
+
+    def _granted(self, dimension: str, mine: frozenset[str]) -> RowSet:
+        """The values of ``dimension`` granted to a principal in ``mine`` on :attr:`as_of`,
+        and the last day of those held only until a date."""
+        grants = self.model.entitlements[dimension]
+        values = []
+        until = []
+        for value, entries in grants.items():
+            if all(isinstance(e, str) for e in entries):
+                if not mine.isdisjoint(entries):
+                    values.append(value)
+                continue
+            if mine.isdisjoint(holders(entries, self.as_of)):
+                continue
+            values.append(value)
+            last = [expiry(entries, p) for p in mine]
+            if not any(held and day is None for held, day in last):
+                until.append((value, max(day for held, day in last if day).isoformat()))
+        return RowSet(values=frozenset(values), dimension=dimension, until=tuple(sorted(until)))
 
     def unmasked(self, mask: str, platform: str) -> bool:
         key = (mask, platform)

@@ -10,6 +10,8 @@ these classes.
 from __future__ import annotations
 
 import re
+from datetime import date
+from datetime import datetime as datetime_type
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -17,13 +19,17 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
+    PlainSerializer,
     PrivateAttr,
+    Tag,
     model_serializer,
     model_validator,
 )
 
 from compiler.core.platforms import PLATFORMS, CatalogPlatform
+from compiler.core.today import parse_day
 from compiler.model.rules import is_known_rule
 from compiler.model.salts import salt_ref_problem
 
@@ -162,6 +168,50 @@ EntitlementValue = Annotated[Text, BeforeValidator(_code), Field(min_length=1, m
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def _day(value: Any) -> Any:
+    # a day is written YYYY-MM-DD (the loader keeps an unquoted 2027-03-31 as its text); a
+    # datetime, a number or any other spelling is refused rather than guessed at
+    if isinstance(value, date) and not isinstance(value, datetime_type):
+        return value
+    day = parse_day(value) if isinstance(value, str) else None
+    if day is None:
+        raise ValueError(f"{value!r} is not a date written YYYY-MM-DD")
+    return day
+
+
+Day = Annotated[
+    date,
+    BeforeValidator(_day),
+    PlainSerializer(lambda d: d.isoformat(), return_type=str),
+]
+
+
+class Grant(Strict):
+    """A time-bound grant of an entitlement value: the principal holds the value through
+    ``until`` (inclusive) and not after. The compiled policies enforce it: the mapping table
+    carries the date in an expiry column and a row is admitted only while ``CURRENT_DATE()``
+    is on or before it. ``accord lint`` warns once the date has passed (ACC507
+    ``expired-grant``)."""
+
+    principal: Name = Field(description="the principal granted the value")
+    until: Day = Field(
+        description="the last day the grant holds (YYYY-MM-DD, inclusive; the platform "
+        "session's CURRENT_DATE() decides)"
+    )
+
+
+def _grant_kind(value: Any) -> str:
+    return "grant" if isinstance(value, dict | Grant) else "name"
+
+
+#: one entry of an entitlement value's grant list: a principal's name (a standing grant) or
+#: ``{principal: NAME, until: YYYY-MM-DD}`` (a grant that holds through that date)
+GrantEntry = Annotated[
+    Annotated[Name, Tag("name")] | Annotated[Grant, Tag("grant")],
+    Discriminator(_grant_kind),
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,7 +464,11 @@ class PolicyModel(Strict):
     version: Literal[1]
     platforms: Platforms = Field(default_factory=Platforms)
     principals: dict[Name, Principal] = Field(default_factory=dict)
-    entitlements: dict[Name, dict[EntitlementValue, list[Name]]] = Field(default_factory=dict)
+    entitlements: dict[Name, dict[EntitlementValue, list[GrantEntry]]] = Field(
+        default_factory=dict,
+        description="dimension -> value -> the principals granted it: a name (standing) or "
+        "{principal: NAME, until: YYYY-MM-DD} (through that date)",
+    )
     masks: dict[Name, Mask] = Field(default_factory=dict)
     datasets: dict[Name, Dataset] = Field(default_factory=dict)
     indexes: dict[Name, Index] = Field(default_factory=dict)

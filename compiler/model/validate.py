@@ -20,11 +20,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.model.grants import principal_of
 from compiler.model.loader import RawProject, load_directory
 from compiler.model.probe_places import probe_columns, reaching, where_problem
 from compiler.model.replicas import inherit_masks, replica_problems
 from compiler.model.scalars import quote_hint, scalar_problems
-from compiler.model.schema import PLATFORMS, PolicyModel
+from compiler.model.schema import PLATFORMS, Grant, PolicyModel
 from compiler.model.source import Positions
 from compiler.model.types import is_string, is_type, parse_type
 
@@ -354,8 +355,21 @@ def _resolve(project: Project) -> list[Diagnostic]:
 
     for dim, values in m.entitlements.items():
         for value, principals in values.items():
-            for i, p in enumerate(principals):
-                need("principal", m.principals, p, ("entitlements", dim, value, i))
+            seen_grants: dict[str, int] = {}
+            for i, entry in enumerate(principals):
+                p = principal_of(entry)
+                path = ("entitlements", dim, value, i)
+                if isinstance(entry, Grant):
+                    path = (*path, "principal")
+                need("principal", m.principals, p, path)
+                if p in seen_grants:
+                    bad(
+                        path,
+                        f"principal {p!r} is granted {value!r} twice (also entry "
+                        f"{seen_grants[p] + 1}): give it one entry, standing or with one "
+                        "'until'",
+                    )
+                seen_grants.setdefault(p, i)
 
     for name, mask in m.masks.items():
         for i, p in enumerate(mask.unmasked_for):

@@ -10,6 +10,7 @@ with every row it concerns, exactly as when each dataset's rows were compared on
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from compiler.meaning import semantics
@@ -37,6 +38,7 @@ class Comparison:
         answers: Answers,
         salt_for: Callable[[str, str], str | None],
         report: Report,
+        as_of: date | None = None,
     ) -> None:
         self.model = model
         self.personas = personas
@@ -49,7 +51,7 @@ class Comparison:
         self._memo: dict[tuple[Any, ...], Any] = {}
         self._masked: dict[tuple[str, str | None, str | None], str | None] = {}
         shared: dict[tuple[str, ...], object] = {}
-        self._perspectives = {p: semantics.Perspective(model, p, shared) for p in personas}
+        self._perspectives = {p: semantics.Perspective(model, p, shared, as_of) for p in personas}
 
     def _masked_value(self, mask: str, value: Any, salt: str | None) -> str | None:
         key = (mask, None if value is None else str(value), salt)

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
+from datetime import date
 from typing import Any
 
 from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.core.today import today
 from compiler.meaning import semantics
 from compiler.model.schema import PolicyModel
 from compiler.model.shadowing import Shadowed, TableColumns, shadowed_parameters, table_key
@@ -64,9 +66,17 @@ def user_name(persona: str) -> str:
 
 
 class Verifier:
-    def __init__(self, project: Project, compiled: CompiledSQL, salts: TestSalts) -> None:
+    def __init__(
+        self,
+        project: Project,
+        compiled: CompiledSQL,
+        salts: TestSalts,
+        as_of: date | None = None,
+    ) -> None:
         self.project = project
         self.model = project.model
+        #: the day the policies' CURRENT_DATE() answers and the model's grants are judged at
+        self.as_of = as_of or today()
         self.compiled = compiled
         self.salts = salts
         self.con = locked_connection()
@@ -111,7 +121,7 @@ class Verifier:
         ).fetchall():
             self.table_columns[name] = set(cols)
         for platform in self.report.platforms:
-            self.binders[platform] = Binder(self.sql_for(platform), self.table_columns)
+            self.binders[platform] = Binder(self.sql_for(platform), self.table_columns, self.as_of)
         extra: dict[str, set[str]] = {}
         attached = {p: self.sql_for(p).attached_columns_by_table() for p in self.report.platforms}
         for name, ds in self.model.datasets.items():
@@ -263,6 +273,7 @@ class Verifier:
             self.answers,
             lambda mask, platform: self.salts.for_mask(self.model, mask, platform),
             self.report,
+            self.as_of,
         )
         for dataset in datasets:
             row, columns = self.parts_of[dataset]

@@ -47,7 +47,7 @@ from typing import Any
 from sqlglot import exp
 
 from targets import get_target, sql
-from targets.base import catalog_names
+from targets.base import catalog_names, row_values
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -251,13 +251,24 @@ class SnowflakeResources:
                 "column": [
                     {"name": c.upper(), "type": "VARCHAR", "nullable": False}
                     for c in (t.key_column, t.principal_column)
-                ],
+                ]
+                + (
+                    [{"name": t.expiry_column.upper(), "type": "DATE", "nullable": True}]
+                    if t.expiry_column
+                    else []
+                ),
             },
         )
         table = sql.table(t.name, "snowflake")
-        columns = [sql.ident(c, "snowflake") for c in (t.key_column, t.principal_column)]
+        names = (t.key_column, t.principal_column, *([t.expiry_column] if t.expiry_column else []))
+        columns = [sql.ident(c, "snowflake") for c in names]
         if t.rows:
-            insert = exp.insert(exp.values([tuple(r) for r in t.rows]), table, columns=columns)
+            values = (
+                exp.values(row_values(t))
+                if t.expiry_column
+                else exp.values([tuple(r) for r in t.rows])
+            )
+            insert = exp.insert(values, table, columns=columns)
             insert.set("overwrite", True)
             execute = self.sql(insert)
         else:  # no grants: the table holds no rows (the resource exists whatever the rows)
