@@ -12,7 +12,7 @@ from compiler.commands.options import (
     progress,
 )
 from compiler.core.visible import visible
-from compiler.model.validate import load_project
+from compiler.model.validate import load_project, refuse_dated_grants
 
 
 @click.command("plan")
@@ -53,6 +53,7 @@ def command(
     from compiler.plan.write import write_plan
 
     head = load_project(directory)
+    refuse_dated_grants(head, "accord plan")
     notes: list[str] = []
     try:
         if base.startswith("live:"):
@@ -62,7 +63,9 @@ def command(
                 head, base, options_from(kwargs), progress(), adopt, keep_unmanaged
             )
         else:
-            plan = plan_projects(load_base(base, directory), head)
+            old = load_base(base, directory)
+            refuse_dated_grants(old, "accord plan")
+            plan = plan_projects(old, head)
     except PlanError as err:
         click.echo(f"accord plan: refused, nothing written: {visible(err)}", err=True)
         return 1

@@ -12,6 +12,7 @@ from typing import Any
 from compiler.core.errors import Location
 from compiler.exposure.changes import Cause, Change
 from compiler.meaning import semantics
+from compiler.model.grants import expiry, names, principal_of, until_of
 from compiler.model.replicas import column_path
 from compiler.model.schema import PolicyModel
 from compiler.model.source import Path_
@@ -62,18 +63,24 @@ class Causes:
         persona: str,
         platform: str,
         path: Path_,
-        before: list[str] | None,
-        after: list[str] | None,
+        before: list[Any] | None,
+        after: list[Any] | None,
     ) -> Path_ | None:
         """A list of principals (``unmasked_for``, a grant, ``unfiltered_for``) as it concerns
         the persona: the head item that gained the persona a principal, else the list."""
-        mine_b = self._held(self.b, persona, platform) & set(before or [])
-        mine_h = self._held(self.h, persona, platform) & set(after or [])
+        mine_b = self._held(self.b, persona, platform) & set(names(before or []))
+        mine_h = self._held(self.h, persona, platform) & set(names(after or []))
         if after is None and mine_b:  # the entry is gone: its parent
             return path[:-1]
         if mine_b == mine_h:
+            # the same principals: a grant whose ``until`` moved is the cause
+            for i, entry in enumerate(after or []):
+                p = principal_of(entry)
+                if p in mine_h and expiry(before or [], p) != expiry(after or [], p):
+                    return (*path, i, "until") if until_of(entry) is not None else (*path, i)
             return None
-        for i, p in enumerate(after or []):
+        for i, entry in enumerate(after or []):
+            p = principal_of(entry)
             if p in mine_h and p not in mine_b:
                 return (*path, i)
         return path

@@ -10,7 +10,15 @@ from dataclasses import replace
 from compiler.core.errors import Location
 from compiler.exposure.causes import Causes
 from compiler.exposure.cells import Key
-from compiler.exposure.changes import COLUMN_RANK, ROW_RANK, Cause, Cell, Change, Kind
+from compiler.exposure.changes import (
+    COLUMN_RANK,
+    EXPIRY_NOTE,
+    ROW_RANK,
+    Cause,
+    Cell,
+    Change,
+    Kind,
+)
 from compiler.model.schema import PolicyModel
 
 
@@ -59,6 +67,11 @@ def compare_rows(
             out.append(("widening", tuple(sorted(gained)), ""))
         if lost:
             out.append(("narrowing", tuple(sorted(lost)), ""))
+        longer, shorter = expiry_moves(before, after)
+        if longer:
+            out.append(("widening", tuple(v for v, _ in longer), _expiry_note(longer)))
+        if shorter:
+            out.append(("narrowing", tuple(v for v, _ in shorter), _expiry_note(shorter)))
         return out
     if rb == ra:
         return []
@@ -83,6 +96,30 @@ def compare_rows(
     else:
         lost = frozenset()
     return [("narrowing", tuple(sorted(lost)), "")]
+
+
+def expiry_moves(before: Cell, after: Cell) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Of the values shown on both sides, those whose grant now lasts longer (a later
+    ``until``, or standing where it had a date) and those whose grant now ends sooner (an
+    earlier ``until``, or a date where it was standing): (value, "D1 -> D2") each, where a
+    standing grant reads ``standing``."""
+    old, new = dict(before.until), dict(after.until)
+    longer, shorter = [], []
+    for value in sorted(before.values & after.values):
+        b, a = old.get(value), new.get(value)
+        if b == a:
+            continue
+        told = f"{b or 'standing'} -> {a or 'standing'}"
+        # None (standing) outlasts every date; ISO days compare as text
+        if b is not None and (a is None or a > b):
+            longer.append((value, told))
+        else:
+            shorter.append((value, told))
+    return longer, shorter
+
+
+def _expiry_note(moves: list[tuple[str, str]]) -> str:
+    return EXPIRY_NOTE + "; ".join(f"{v}: {told}" for v, told in moves)
 
 
 def compare_columns(before: Cell, after: Cell) -> Kind | None:

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from compiler.core.errors import Diagnostic, InputError, Location
-from compiler.model.grants import principal_of
+from compiler.model.grants import first_dated, principal_of
 from compiler.model.loader import RawProject, load_directory
 from compiler.model.probe_places import probe_columns, reaching, where_problem
 from compiler.model.replicas import inherit_masks, replica_problems
@@ -54,6 +54,20 @@ class Project:
         import hashlib
 
         return hashlib.sha256(self.model.model_dump_json().encode()).hexdigest()
+
+
+def refuse_dated_grants(project: Project, command: str) -> None:
+    """Refuse, located at the first grant with ``until``, a command that does not handle
+    grants until a date yet (the planner, drift, introspection): a mapping table with an
+    expiry column is a shape they would otherwise compare or migrate wrongly."""
+    path = first_dated(project.model)
+    if path is not None:
+        raise InputError(
+            Diagnostic(
+                project.loc(*path),
+                f"grants until a date (`until`) are not supported by {command} yet",
+            )
+        )
 
 
 def load_project(directory: str | os.PathLike[str]) -> Project:
