@@ -136,7 +136,8 @@ class DatabricksTarget(Target):
         return "010_mapping_tables.sql", "\n".join(lines)
 
     def _expiring_merge(self, t: MappingTable) -> str:
-        """The MERGE of a mapping table with an expiry column: a row whose (value, group) is
+        """The MERGE of a mapping table with an expiry column (sql-ref delta-merge-into: WHEN
+        MATCHED [AND cond] THEN UPDATE SET; sql-ref functions/lteqgtsign: ``<=>``): a row whose (value, group) is
         kept but whose expiry changed is updated in the same statement. ``<=>`` is equality
         that holds between two NULLs (a standing grant stays standing)."""
         name = self.q(t.name)
