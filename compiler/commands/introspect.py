@@ -7,7 +7,7 @@ import click
 
 from compiler.commands.options import Choice, live_options, options_from, progress
 from compiler.core.visible import visible
-from compiler.model.validate import load_project, refuse_dated_grants
+from compiler.model.validate import load_project, refuse_dated_grants, refuse_hierarchy
 
 
 @click.command("introspect")
@@ -32,6 +32,7 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
 
     project = load_project(directory)
     refuse_dated_grants(project, "accord introspect")
+    refuse_hierarchy(project, "accord introspect")
     if check_reader:
         return _check_reader(project, platform, fmt, options_from(kwargs))
     with session(project, [platform], options_from(kwargs), progress()) as read:

@@ -85,6 +85,26 @@ class Causes:
                 return (*path, i)
         return path
 
+    def _hierarchy(self, persona: str, platform: str) -> Path_ | None:
+        """The ``inherits`` edge of the head that changed what the persona holds through the
+        role hierarchy: the first principal it holds in both models whose ``inherits`` list
+        differs, at the item that is new (or the list)."""
+        if persona not in self.b.personas or persona not in self.h.personas:
+            return None
+        if self._held(self.b, persona, platform) == self._held(self.h, persona, platform):
+            return None
+        for name in semantics.principals_on(self.h, persona, platform):
+            old, new = self.b.principals.get(name), self.h.principals.get(name)
+            if old is None or new is None or old.inherits == new.inherits:
+                continue
+            added = [i for i, p in enumerate(new.inherits) if p not in old.inherits]
+            return (
+                ("principals", name, "inherits", added[0])
+                if added
+                else ("principals", name, "inherits")
+            )
+        return None
+
     def find(self, c: Change) -> Cause:
         for path in self._candidates(c):
             if path is not None:
@@ -126,6 +146,7 @@ class Causes:
             return
         assert db is not None and dh is not None
         platform = dh.platform
+        yield self._hierarchy(c.persona, platform)
         if db.platform != dh.platform:
             yield ("datasets", d, "platform")
         for p in self._principals(c.persona):

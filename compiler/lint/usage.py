@@ -50,6 +50,8 @@ def usage(ctx: Context) -> Usage:
                 referenced.update(names(principals))
         for mask in m.masks.values():
             referenced.update(mask.unmasked_for)
+        for principal in m.principals.values():
+            referenced.update(principal.inherits)
         return Usage(
             {k: dict(v) for k, v in masks.items()},
             {k: dict(v) for k, v in dims.items()},

@@ -27,6 +27,7 @@ from typing import Literal, NamedTuple
 
 from compiler.core.today import today
 from compiler.model.grants import expiry, holders
+from compiler.model.hierarchy import effective
 from compiler.model.schema import Dataset, Mask, PolicyModel, Surface
 
 Disposition = Literal["clear", "masked", "filtered", "denied", "ungoverned"]
@@ -42,12 +43,11 @@ MIN_RUNTIME_ABAC = (16, 4)
 
 
 def principals_on(model: PolicyModel, persona: str, platform: str) -> list[str]:
-    """The persona's principals that have an identity on ``platform`` (all of them for
-    ``none``). A principal with no identity on a platform grants nothing there."""
-    names = model.personas[persona]
-    if platform == "none":
-        return list(names)
-    return [p for p in names if model.principals[p].identity(platform) is not None]
+    """The persona's effective principals on ``platform``: those it lists that have an
+    identity there (all of them for ``none``), then every principal they inherit there
+    (:func:`compiler.model.hierarchy.effective`). A principal with no identity on a platform
+    grants nothing there."""
+    return effective(model, model.personas[persona], platform)
 
 
 def primary_principal(model: PolicyModel, persona: str) -> str:

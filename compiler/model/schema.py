@@ -243,8 +243,29 @@ class Platforms(Strict):
 
 
 class Principal(Strict):
+    """An entitlement principal and its identity on each platform: a Snowflake role, a
+    Databricks account group. ``inherits`` names the principals it holds through the
+    platforms' hierarchy."""
+
     snowflake: SnowflakeRole | None = Field(None, description="a Snowflake role")
     databricks: DatabricksGroup | None = Field(None, description="a Databricks account group")
+    inherits: list[Name] = Field(
+        default_factory=list,
+        description="principals this one inherits: on Snowflake their roles are granted to "
+        "this role, on Databricks this group is nested in their groups. A persona holding "
+        "this principal holds them too (IS_ROLE_IN_SESSION and is_account_group_member see "
+        "inherited roles and indirect group membership), on each platform where both have an "
+        "identity. A cycle is a validation error.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # an empty ``inherits`` is not written: a model's dump (its fingerprint, which plans
+        # record) is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and not self.inherits:
+            data.pop("inherits", None)
+        return data
 
     def identity(self, platform: str) -> str | None:
         return getattr(self, platform, None) if platform in PLATFORMS else None

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from compiler.core.errors import Diagnostic, InputError, Location
 from compiler.model.grants import first_dated, principal_of
+from compiler.model.hierarchy import cycles, first_inherits
 from compiler.model.loader import RawProject, load_directory
 from compiler.model.probe_places import probe_columns, reaching, where_problem
 from compiler.model.replicas import inherit_masks, replica_problems
@@ -66,6 +67,20 @@ def refuse_dated_grants(project: Project, command: str) -> None:
             Diagnostic(
                 project.loc(*path),
                 f"grants until a date (`until`) are not supported by {command} yet",
+            )
+        )
+
+
+def refuse_hierarchy(project: Project, command: str) -> None:
+    """Refuse, located at the first ``inherits``, a command that does not read or compare the
+    live role hierarchy yet: a live edge the model lacks grants everything its parent holds,
+    and passing it unread would be a false all-clear."""
+    path = first_inherits(project.model)
+    if path is not None:
+        raise InputError(
+            Diagnostic(
+                project.loc(*path),
+                f"role hierarchies (`inherits`) are not supported by {command} yet",
             )
         )
 
@@ -384,6 +399,12 @@ def _resolve(project: Project) -> list[Diagnostic]:
                         "'until'",
                     )
                 seen_grants.setdefault(p, i)
+
+    for name, principal in m.principals.items():
+        for i, p in enumerate(principal.inherits):
+            need("principal", m.principals, p, ("principals", name, "inherits", i))
+    for path, message in cycles(m):
+        bad(path, message)
 
     for name, mask in m.masks.items():
         for i, p in enumerate(mask.unmasked_for):

@@ -149,9 +149,24 @@ class Verifier:
                 groups = self._identities(persona, "databricks")
                 first = self.model.principals[semantics.primary_principal(self.model, persona)]
                 primary = stored_role(first.snowflake) if first.snowflake else None
-            available = "[" + ",".join(f'"{r}"' for r in roles) + "]"
-            rows.append([persona, user_name(persona), primary, roles, available, roles, groups, []])
+            # CURRENT_AVAILABLE_ROLES(): the roles granted to the user, read as the ones the
+            # persona lists (whether it also lists inherited roles is not documented: this is
+            # the reading that can deny); IS_ROLE_IN_SESSION sees the whole hierarchy
+            granted = [r for r in roles if r in self._listed(persona)]
+            available = "[" + ",".join(f'"{r}"' for r in granted) + "]"
+            rows.append(
+                [persona, user_name(persona), primary, roles, available, granted, groups, []]
+            )
         self.con.executemany("INSERT INTO accord_personas VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def _listed(self, persona: str) -> set[str]:
+        """The Snowflake roles the persona lists itself (not inherited)."""
+        out = set()
+        for p in self.model.personas.get(persona, []):
+            role = self.model.principals[p].snowflake
+            if role is not None:
+                out.add(stored_role(role))
+        return out
 
     def _identities(self, persona: str, platform: str) -> list[str]:
         """The persona's roles (groups) as the platform stores them: a Snowflake role created
