@@ -339,11 +339,45 @@ class RowFilter(Strict):
         return self
 
 
+#: the keys of one entry of a row_filter list
+_DIMENSION_KEYS = frozenset({"entitlement", "column", "unfiltered_for"})
+
+
+def _row_filter_form(value: Any) -> Any:
+    # a row_filter list holds {entitlement, column[, unfiltered_for]} entries, one per
+    # entitlement dimension; a one-entry list is the mapping form and compiles exactly as it
+    if not isinstance(value, list):
+        return value
+    if not value:
+        raise ValueError("a row_filter list needs at least one {entitlement, column} entry")
+    for entry in value:
+        if not isinstance(entry, dict):
+            raise ValueError("each row_filter entry is a mapping {entitlement, column}")
+        extra = sorted(set(entry) - _DIMENSION_KEYS)
+        if extra:
+            raise ValueError(
+                f"a row_filter list entry takes entitlement, column and unfiltered_for, not "
+                f"{', '.join(extra)} (a hand-written expression is the mapping form)"
+            )
+    if len(value) > 1:
+        dims = ", ".join(str(e.get("entitlement")) for e in value)
+        raise ValueError(
+            f"several entitlement dimensions on one table ({dims}) are not supported by accord "
+            "yet: filter the table by one dimension, or write a hand-written expression"
+        )
+    return value[0]
+
+
 class Dataset(Strict):
     platform: CatalogPlatform
     table: TableName
     replica_of: Name | None = None
-    row_filter: RowFilter | None = None
+    row_filter: Annotated[RowFilter | None, BeforeValidator(_row_filter_form)] = Field(
+        None,
+        description="the rows each principal sees: {entitlement, column[, unfiltered_for]}, a "
+        "list of such entries (one per dimension; a row is visible when every dimension admits "
+        "it; one entry today), or a hand-written {expression, arguments}",
+    )
     columns: dict[ColumnName, ColumnSpec] = Field(default_factory=dict)
     omits: list[ColumnName] = Field(
         default_factory=list,
