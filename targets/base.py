@@ -122,6 +122,17 @@ class Target:
     def row_policy_name(self, model: PolicyModel, dataset: str, ds: Dataset) -> str:
         rf = ds.row_filter
         assert rf is not None
+        if rf.dimensions is not None:
+            # one policy per distinct set of dimensions (and who each admits every row for)
+            parts = [
+                d.entitlement
+                + ("_except_" + "_".join(sorted(d.unfiltered_for)) if d.unfiltered_for else "")
+                for d in rf.dimensions
+            ]
+            name = "__".join(parts) + "_row_filter"
+            if rf.unfiltered_for:
+                name += "_except_" + "_".join(sorted(rf.unfiltered_for))
+            return self.qualified(model, name)
         if rf.entitlement is None:
             return self.qualified(model, f"{dataset}_row_filter")
         name = f"{rf.entitlement}_row_filter"
@@ -222,7 +233,9 @@ class Target:
             name = self.row_policy_name(model, dname, ds)
             if name in policies:
                 continue
-            if rf.entitlement is not None:
+            if rf.dimensions is not None:
+                policies[name] = self.several_dimensions(model, ds, name)
+            elif rf.entitlement is not None:
                 assert rf.column is not None
                 spec = ds.columns.get(rf.column)
                 ptype = policy_type(spec.type, self.platform) if spec else self.string_type
@@ -249,6 +262,46 @@ class Target:
                     comment=f"accord: hand-written row filter of dataset {dname}",
                 )
         return list(policies.values())
+
+    def several_dimensions(self, model: PolicyModel, ds: Dataset, name: str) -> RowFilterPolicy:
+        """A filter over several dimensions: one parameter per dimension (never named like a
+        mapping-table column, as for one), and a row admitted when every dimension admits it
+        (each dimension's predicate, with its own unfiltered principals), or when the caller
+        holds a principal of the filter-wide ``unfiltered_for``."""
+        rf = ds.row_filter
+        assert rf is not None and rf.dimensions is not None
+        in_body = self.identity_in_body(model)
+        params = []
+        checks = []
+        for d in rf.dimensions:
+            spec = ds.columns.get(d.column)
+            ptype = policy_type(spec.type, self.platform) if spec else self.string_type
+            param = Param(self.case(f"{d.entitlement}_value"), ptype)
+            params.append(param)
+            unfiltered = d.unfiltered_for if in_body else []
+            checks.append(self.entitlement_predicate(model, d.entitlement, param.name, unfiltered))
+        body: exp.Expression = exp.and_(*checks)
+        wide = rf.unfiltered_for if in_body else []
+        for principal in sorted(wide):
+            identity = self.identity(model, principal)
+            if identity is not None:
+                body = exp.or_(body, self.member(sql.literal(identity)))
+        dims = tuple(d.entitlement for d in rf.dimensions)
+        comment = "accord: rows by entitlements " + " and ".join(dims)
+        for d in rf.dimensions:
+            if d.unfiltered_for:
+                comment += f"; every {d.entitlement} for " + ", ".join(sorted(d.unfiltered_for))
+        if rf.unfiltered_for:
+            comment += "; every row for " + ", ".join(sorted(rf.unfiltered_for))
+        return RowFilterPolicy(
+            name=name,
+            params=tuple(params),
+            body=body,
+            dimension=None,
+            comment=comment,
+            note=self.policy_note(model, "row_filter"),
+            dimensions=dims,
+        )
 
     def entitlement_predicate(
         self, model: PolicyModel, dimension: str, param: str, unfiltered: list[str]
@@ -388,7 +441,11 @@ class Target:
     def attach_row_filter(self, model: PolicyModel, dname: str, ds: Dataset) -> list[CatalogObject]:
         rf = ds.row_filter
         assert rf is not None
-        cols = (rf.column,) if rf.column else tuple(rf.arguments or {})
+        cols = (
+            tuple(c for _, c, _ in ds.filter_dimensions)
+            if rf.dimensions is not None or rf.column
+            else tuple(rf.arguments or {})
+        )
         return [
             RowFilterAttachment(
                 table=ds.table,

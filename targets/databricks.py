@@ -75,6 +75,9 @@ class DatabricksTarget(Target):
         rf = ds.row_filter
         if self.style(model) == "abac" and rf is not None and rf.entitlement is not None:
             return self.qualified(model, f"{rf.entitlement}_row_filter")
+        if self.style(model) == "abac" and rf is not None and rf.dimensions is not None:
+            dims = "__".join(d.entitlement for d in rf.dimensions)
+            return self.qualified(model, f"{dims}_row_filter")
         return super().row_policy_name(model, dataset, ds)
 
     def lower_tags(self, model: PolicyModel) -> list[Tag]:

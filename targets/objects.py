@@ -56,11 +56,14 @@ class RowFilterPolicy:
     name: str
     params: tuple[Param, ...]
     body: exp.Expression
-    #: the entitlement dimension it enforces, or None for a hand-written predicate
+    #: the entitlement dimension it enforces, or None for a hand-written predicate (and for
+    #: a filter over several dimensions: ``dimensions``)
     dimension: str | None
     comment: str
     #: a reviewer's note rendered as comment lines above the statement
     note: str = ""
+    #: the dimensions of a filter over several, in parameter order (empty otherwise)
+    dimensions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

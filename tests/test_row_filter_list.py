@@ -1,7 +1,7 @@
 """`row_filter` as a list of `{entitlement, column[, unfiltered_for]}` entries: the one-entry
-list is the mapping form and compiles to exactly the same files on every target and style;
-several dimensions on one table are refused with a located error (exit 2, nothing written)
-until accord compiles them, never compiled as if only one applied."""
+list (and a one-entry `dimensions`) is the mapping form and compiles to exactly the same files
+on every target and style; malformed lists are located errors (exit 2, nothing written).
+Several dimensions are tested in tests/test_several_dimensions.py."""
 
 from __future__ import annotations
 
@@ -62,8 +62,11 @@ def test_a_one_entry_list_compiles_exactly_as_the_mapping(style: str) -> None:
     mapping = files_of(estate(MAPPING, MAPPING, style))
     listed = files_of(estate(LISTED, MAPPING, style))
     both = files_of(estate(LISTED, LISTED, style))
+    wide = "{dimensions: [{entitlement: region, column: REGION}], unfiltered_for: [steward]}"
+    dims = files_of(estate(wide, MAPPING, style))
     assert listed == mapping
     assert both == mapping
+    assert dims == mapping
     assert "ON (REGION)" in mapping["snowflake/050_attachments.sql"]
 
 
@@ -71,9 +74,16 @@ def test_a_one_entry_list_compiles_exactly_as_the_mapping(style: str) -> None:
     ("row_filter", "message"),
     [
         (
-            "[{entitlement: region, column: REGION}, {entitlement: business_line, column: LINE}]",
-            "several entitlement dimensions on one table (region, business_line) are not "
-            "supported by accord yet",
+            "[{entitlement: region, column: REGION}, {entitlement: region, column: LINE}]",
+            "dimension 'region' is listed twice",
+        ),
+        (
+            "[{entitlement: region, column: REGION}, {entitlement: business_line, column: region}]",
+            "column region keys two dimensions",
+        ),
+        (
+            "[{entitlement: region, column: REGION}, {entitlement: busines_line, column: LINE}]",
+            "unknown entitlement 'busines_line' (did you mean 'business_line'?)",
         ),
         ("[]", "a row_filter list needs at least one {entitlement, column} entry"),
         ("[region]", "each row_filter entry is a mapping {entitlement, column}"),

@@ -58,6 +58,9 @@ def command(
     try:
         if base.startswith("live:"):
             from compiler.live.plan import plan_from_live
+            from compiler.model.validate import refuse_several_dimensions
+
+            refuse_several_dimensions(head, "accord plan --base live:")
 
             plan, notes = plan_from_live(
                 head, base, options_from(kwargs), progress(), adopt, keep_unmanaged

@@ -210,18 +210,23 @@ class Causes:
             return
         if rb is None or rh is None:
             return
-        for name in ("entitlement", "column", "expression", "arguments"):
+        for name in ("entitlement", "column", "expression", "arguments", "dimensions"):
             if getattr(rb, name) != getattr(rh, name):
                 yield (*where, name)
         yield self._membership(
             c.persona, platform, (*where, "unfiltered_for"), rb.unfiltered_for, rh.unfiltered_for
         )
-        # an entitlement filter reads its dimension; a hand-written predicate any mapping table
-        dims = [rh.entitlement] if rh.entitlement else sorted(self.h.entitlements)
+        # an entitlement filter reads its dimensions; a hand-written predicate any mapping table
+        keyed = [d for d, _, _ in dh.filter_dimensions]
+        dims = keyed if keyed else sorted(self.h.entitlements)
         for dim in dims:
             grants_b = self.b.entitlements.get(dim, {})
             grants_h = self.h.entitlements.get(dim, {})
-            values = list(c.values) or sorted(grants_b.keys() | grants_h.keys())
+            # a filter over several dimensions names its values dimension=value
+            mine = list(c.values)
+            if rh.dimensions is not None:
+                mine = [v.split("=", 1)[1] for v in c.values if v.startswith(f"{dim}=")]
+            values = mine or sorted(grants_b.keys() | grants_h.keys())
             for v in values:
                 found = self._membership(
                     c.persona, platform, ("entitlements", dim, v), grants_b.get(v), grants_h.get(v)

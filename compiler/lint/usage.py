@@ -37,8 +37,9 @@ def usage(ctx: Context) -> Usage:
                 if spec.mask:
                     masks[spec.mask][ds.platform].append((name, col))
             if ds.row_filter is not None:
-                if ds.row_filter.entitlement:
-                    dims[ds.row_filter.entitlement][ds.platform].append(name)
+                for dim, _, unfiltered in ds.filter_dimensions:
+                    dims[dim][ds.platform].append(name)
+                    referenced.update(unfiltered)
                 for dim in _mapping_tables_read(ctx, name):
                     if name not in dims[dim][ds.platform]:
                         dims[dim][ds.platform].append(name)

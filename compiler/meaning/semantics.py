@@ -50,6 +50,16 @@ def principals_on(model: PolicyModel, persona: str, platform: str) -> list[str]:
     return effective(model, model.personas[persona], platform)
 
 
+def listed_on(model: PolicyModel, persona: str, platform: str) -> list[str]:
+    """The principals the persona lists itself that have an identity on ``platform``: the
+    roles a session activates (primary and secondary) or the groups a user is put in; the
+    hierarchy adds the rest (:func:`principals_on`)."""
+    names = model.personas[persona]
+    if platform == "none":
+        return list(names)
+    return [p for p in names if model.principals[p].identity(platform) is not None]
+
+
 def primary_principal(model: PolicyModel, persona: str) -> str:
     """The persona's default role on Snowflake: the first principal listed."""
     return model.personas[persona][0]
@@ -71,9 +81,16 @@ class RowSet:
     #: the values of ``values`` the persona holds only through a date: (value, last day
     #: YYYY-MM-DD), sorted (an entitlement grant with ``until``)
     until: tuple[tuple[str, str], ...] = ()
+    #: a filter over several dimensions: (dimension, the values it admits, or None for every
+    #: row of it) in the filter's order; a row is visible when every dimension admits it.
+    #: ``values`` then holds the admitted values as ``dimension=value`` and ``dimension`` the
+    #: dimensions joined by ``+`` (:func:`multi_dimension`), for what reports and diffs
+    dims: tuple[tuple[str, frozenset[str] | None], ...] = ()
 
     @property
     def nothing(self) -> bool:
+        if self.dims and not self.all:
+            return any(v is not None and not v for _, v in self.dims)
         return not self.all and not self.expression and not self.values
 
     def sees(self, value: str | None) -> bool:
@@ -82,7 +99,30 @@ class RowSet:
             raise ValueError("a hand-written predicate: only execution can tell")
         if self.all:
             return True
+        if self.dims:
+            raise ValueError("a filter over several dimensions: ask sees_row")
         return value is not None and value in self.values
+
+    def sees_row(self, values: dict[str, str | None]) -> bool:
+        """Whether a row with these values (dimension -> value, None for NULL) is visible;
+        a dimension the row does not name is any value of it."""
+        if not self.dims:
+            if self.all:
+                return True
+            if self.dimension is not None and self.dimension in values:
+                return self.sees(values[self.dimension])
+            return not self.nothing
+        if self.all:
+            return True
+        for dim, admitted in self.dims:
+            if admitted is None or dim not in values:
+                if admitted is not None and not admitted:
+                    return False
+                continue
+            value = values[dim]
+            if value is None or value not in admitted:
+                return False
+        return True
 
     def covers(self, other: RowSet) -> bool | None:
         """True if every row ``other`` admits is admitted here; None when incomparable."""
@@ -92,9 +132,30 @@ class RowSet:
             return True
         if other.all:
             return False
+        if self.dims or other.dims:
+            mine, theirs = dict(self.dims), dict(other.dims)
+            if set(mine) != set(theirs):
+                return None
+            for dim, admitted in theirs.items():
+                here = mine[dim]
+                if here is None:
+                    continue
+                if admitted is None or not admitted <= here:
+                    return False
+            return True
         if self.dimension != other.dimension and self.values and other.values:
             return None
         return other.values <= self.values
+
+
+def multi_dimension(dims: Iterable[str]) -> str:
+    """The name reports give a filter over several dimensions: ``region+business_line``."""
+    return "+".join(dims)
+
+
+def qualified(dimension: str, value: str) -> str:
+    """A value of one dimension of a filter over several: ``region=EU``."""
+    return f"{dimension}={value}"
 
 
 ALL_ROWS = RowSet(all=True)
@@ -276,6 +337,12 @@ def shape_key(ds: Dataset, columns: Iterable[str]) -> tuple[object, ...]:
     if rf is not None:
         if rf.expression is not None:
             rows = ("expression",)
+        elif rf.dimensions is not None:
+            rows = (
+                "dimensions",
+                tuple((d, tuple(u)) for d, _, u in ds.filter_dimensions),
+                tuple(rf.unfiltered_for),
+            )
         else:
             rows = ("entitlement", rf.entitlement, tuple(rf.unfiltered_for))
     masks = []
@@ -327,6 +394,8 @@ class Perspective:
             return ALL_ROWS
         if rf.expression is not None:
             return RowSet(expression=True)
+        if rf.dimensions is not None:
+            return self._several(ds)
         assert rf.entitlement is not None
         key = (ds.platform, rf.entitlement, tuple(rf.unfiltered_for))
         found = self._rows.get(key)
@@ -338,6 +407,38 @@ class Perspective:
                 found = self._granted(rf.entitlement, mine)
             self._rows[key] = found
         return found
+
+    def _several(self, ds: Dataset) -> RowSet:
+        """The rows of a filter over several dimensions: every row for a filter-wide
+        unfiltered principal; else, per dimension, every row of it for one of its unfiltered
+        principals, or the values granted (at :attr:`as_of`)."""
+        rf = ds.row_filter
+        assert rf is not None and rf.dimensions is not None
+        mine = self.principals(ds.platform)
+        if not mine.isdisjoint(rf.unfiltered_for):
+            return ALL_ROWS
+        dims: list[tuple[str, frozenset[str] | None]] = []
+        until: list[tuple[str, str]] = []
+        for d in rf.dimensions:
+            if not mine.isdisjoint(d.unfiltered_for):
+                dims.append((d.entitlement, None))
+                continue
+            one = self._granted(d.entitlement, mine)
+            dims.append((d.entitlement, one.values))
+            until += [(qualified(d.entitlement, v), day) for v, day in one.until]
+        if all(v is None for _, v in dims):
+            return ALL_ROWS
+        values = frozenset(
+            qualified(dim, v) if v is not None else qualified(dim, "*")
+            for dim, admitted in dims
+            for v in (sorted(admitted) if admitted is not None else [None])
+        )
+        return RowSet(
+            values=values,
+            dimension=multi_dimension(d for d, _ in dims),
+            until=tuple(sorted(until)),
+            dims=tuple(dims),
+        )
 
     @property
     def as_of(self) -> date:

@@ -309,10 +309,33 @@ class ColumnSpec(Strict):
     )
 
 
+class DimensionFilter(Strict):
+    """One entitlement dimension of a row filter over several: the rows whose ``column``
+    holds a value of ``entitlement`` granted to a principal the caller holds (or every row,
+    for this dimension, to the principals of ``unfiltered_for``)."""
+
+    entitlement: Name = Field(description="dimension from `entitlements`")
+    column: ColumnName = Field(description="the column holding the dimension's value")
+    unfiltered_for: list[Name] = Field(
+        default_factory=list,
+        description="principals this dimension admits every row for (the others still apply)",
+    )
+
+
 class RowFilter(Strict):
+    """Which rows a caller sees: one entitlement dimension (``entitlement``, ``column``),
+    several (``dimensions``, or the list form: a row is visible when every dimension admits
+    it), or a hand-written predicate (``expression``, ``arguments``). ``unfiltered_for`` is
+    who sees every row whatever the dimensions say."""
+
     entitlement: Name | None = None
     column: ColumnName | None = None
     unfiltered_for: list[Name] = Field(default_factory=list)
+    dimensions: list[DimensionFilter] | None = Field(
+        None,
+        description="several entitlement dimensions, every one of which must admit a row "
+        "(written as a row_filter list, or here with a filter-wide unfiltered_for)",
+    )
     expression: dict[CatalogPlatform, Text] | None = Field(
         None, description="hand-written predicate per platform (instead of entitlement/column)"
     )
@@ -320,8 +343,57 @@ class RowFilter(Strict):
         None, description="columns the expression reads, with their types"
     )
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # no ``dimensions`` is not written: a model's dump (its fingerprint, which plans
+        # record) is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and self.dimensions is None:
+            data.pop("dimensions", None)
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_dimension(cls, data: Any) -> Any:
+        # one dimension is the mapping form, whichever way it is written: it compiles exactly
+        # as the mapping form always has (the filter-wide unfiltered_for joins the entry's)
+        if isinstance(data, dict) and isinstance(data.get("dimensions"), list):
+            entries = data["dimensions"]
+            if len(entries) == 1 and isinstance(entries[0], dict):
+                entry = entries[0]
+                merged = {k: v for k, v in data.items() if k != "dimensions"}
+                merged.update({k: v for k, v in entry.items() if k != "unfiltered_for"})
+                wide = data.get("unfiltered_for") or []
+                own = entry.get("unfiltered_for") or []
+                if isinstance(wide, list) and isinstance(own, list):
+                    merged["unfiltered_for"] = [*own, *(p for p in wide if p not in own)]
+                return merged
+        return data
+
     @model_validator(mode="after")
     def _one_form(self) -> RowFilter:
+        if self.dimensions is not None:
+            if (
+                self.entitlement is not None
+                or self.column is not None
+                or self.expression is not None
+                or self.arguments is not None
+            ):
+                raise ValueError(
+                    "use either dimensions or entitlement/column (or expression), not both"
+                )
+            if not self.dimensions:
+                raise ValueError("'dimensions' needs at least one {entitlement, column} entry")
+            seen_dims: set[str] = set()
+            seen_cols: set[str] = set()
+            for d in self.dimensions:
+                if d.entitlement in seen_dims:
+                    raise ValueError(f"dimension {d.entitlement!r} is listed twice")
+                if d.column.lower() in seen_cols:
+                    raise ValueError(f"column {d.column} keys two dimensions")
+                seen_dims.add(d.entitlement)
+                seen_cols.add(d.column.lower())
+            return self
         if self.expression is not None:
             if self.entitlement is not None or self.column is not None:
                 raise ValueError("use either entitlement/column or expression/arguments, not both")
@@ -345,7 +417,8 @@ _DIMENSION_KEYS = frozenset({"entitlement", "column", "unfiltered_for"})
 
 def _row_filter_form(value: Any) -> Any:
     # a row_filter list holds {entitlement, column[, unfiltered_for]} entries, one per
-    # entitlement dimension; a one-entry list is the mapping form and compiles exactly as it
+    # entitlement dimension: the ``dimensions`` of the mapping form (one entry is the mapping
+    # form itself, and compiles exactly as it)
     if not isinstance(value, list):
         return value
     if not value:
@@ -359,13 +432,7 @@ def _row_filter_form(value: Any) -> Any:
                 f"a row_filter list entry takes entitlement, column and unfiltered_for, not "
                 f"{', '.join(extra)} (a hand-written expression is the mapping form)"
             )
-    if len(value) > 1:
-        dims = ", ".join(str(e.get("entitlement")) for e in value)
-        raise ValueError(
-            f"several entitlement dimensions on one table ({dims}) are not supported by accord "
-            "yet: filter the table by one dimension, or write a hand-written expression"
-        )
-    return value[0]
+    return {"dimensions": value}
 
 
 class Dataset(Strict):
@@ -375,8 +442,8 @@ class Dataset(Strict):
     row_filter: Annotated[RowFilter | None, BeforeValidator(_row_filter_form)] = Field(
         None,
         description="the rows each principal sees: {entitlement, column[, unfiltered_for]}, a "
-        "list of such entries (one per dimension; a row is visible when every dimension admits "
-        "it; one entry today), or a hand-written {expression, arguments}",
+        "list of such entries (one per dimension: a row is visible when every dimension "
+        "admits it), or a hand-written {expression, arguments}",
     )
     columns: dict[ColumnName, ColumnSpec] = Field(default_factory=dict)
     omits: list[ColumnName] = Field(
@@ -407,6 +474,20 @@ class Dataset(Strict):
     @property
     def governed(self) -> bool:
         return self.row_filter is not None or any(c.mask for c in self.columns.values())
+
+    @property
+    def filter_dimensions(self) -> list[tuple[str, str, list[str]]]:
+        """(dimension, column, unfiltered_for of that dimension) of each entitlement dimension
+        the row filter keys rows by, in order: one for the mapping form (its unfiltered_for
+        is the filter's), none without an entitlement filter."""
+        rf = self.row_filter
+        if rf is None:
+            return []
+        if rf.dimensions is not None:
+            return [(d.entitlement, d.column, d.unfiltered_for) for d in rf.dimensions]
+        if rf.entitlement is not None and rf.column is not None:
+            return [(rf.entitlement, rf.column, rf.unfiltered_for)]
+        return []
 
     @property
     def masked_columns(self) -> dict[str, ColumnSpec]:

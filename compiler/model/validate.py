@@ -57,6 +57,29 @@ class Project:
         return hashlib.sha256(self.model.model_dump_json().encode()).hexdigest()
 
 
+def dimension_path(project: Project, dataset: str, i: int) -> tuple[Any, ...]:
+    """Where the ``i``-th dimension of a dataset's row filter is written: an item of the
+    list form (``row_filter[i]``) or of the mapping form's ``dimensions``."""
+    listed = ("datasets", dataset, "row_filter", i)
+    if project.source.values.get(listed) is not None:
+        return listed
+    return ("datasets", dataset, "row_filter", "dimensions", i)
+
+
+def refuse_several_dimensions(project: Project, command: str) -> None:
+    """Refuse, located at the first row filter over several dimensions, a command that does
+    not handle them yet."""
+    for name, ds in project.model.datasets.items():
+        if ds.row_filter is not None and ds.row_filter.dimensions is not None:
+            raise InputError(
+                Diagnostic(
+                    project.loc("datasets", name, "row_filter"),
+                    f"row filters over several entitlement dimensions are not supported by "
+                    f"{command} yet",
+                )
+            )
+
+
 def refuse_dated_grants(project: Project, command: str) -> None:
     """Refuse, located at the first grant with ``until``, a command that does not handle
     grants until a date yet (the planner, drift, introspection): a mapping table with an
@@ -462,7 +485,34 @@ def _resolve(project: Project) -> list[Diagnostic]:
         if rf is None:
             continue
         fpath = (*base, "row_filter")
-        if rf.entitlement is not None:
+        if rf.dimensions is not None:
+            abac = (
+                ds.platform == "databricks"
+                and m.platforms.databricks is not None
+                and (m.platforms.databricks.style == "abac")
+            )
+            for i, d in enumerate(rf.dimensions):
+                dpath = dimension_path(project, name, i)
+                if abac and d.unfiltered_for:
+                    bad(
+                        (*dpath, "unfiltered_for"),
+                        "under Databricks style abac, who sees every row is named in the "
+                        "policy's EXCEPT, which exempts from the whole filter: give "
+                        "unfiltered_for for the whole filter (the mapping form's "
+                        "row_filter.unfiltered_for beside dimensions), or use style table",
+                    )
+                need("entitlement", m.entitlements, d.entitlement, (*dpath, "entitlement"))
+                if d.column in ds.columns and ds.columns[d.column].mask:
+                    bad(
+                        (*dpath, "column"),
+                        f"{d.column} is masked; a column may be in a row filter or a mask, "
+                        "not both",
+                    )
+                for j, p in enumerate(d.unfiltered_for):
+                    need("principal", m.principals, p, (*dpath, "unfiltered_for", j))
+            for i, p in enumerate(rf.unfiltered_for):
+                need("principal", m.principals, p, (*fpath, "unfiltered_for", i))
+        elif rf.entitlement is not None:
             need("entitlement", m.entitlements, rf.entitlement, (*fpath, "entitlement"))
             if rf.column in ds.columns and ds.columns[rf.column].mask:
                 bad(
@@ -504,7 +554,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
             )
         known = list(src.columns)
         if src.row_filter is not None:
-            known += [src.row_filter.column] if src.row_filter.column else []
+            known += [c for _, c, _ in src.filter_dimensions]
             known += list(src.row_filter.arguments or {})
         folded = {(c.upper() if src.platform == "snowflake" else c.lower()) for c in known}
         for i, col in enumerate(idx.columns):

@@ -161,12 +161,10 @@ class Verifier:
 
     def _listed(self, persona: str) -> set[str]:
         """The Snowflake roles the persona lists itself (not inherited)."""
-        out = set()
-        for p in self.model.personas.get(persona, []):
-            role = self.model.principals[p].snowflake
-            if role is not None:
-                out.add(stored_role(role))
-        return out
+        return {
+            stored_role(self.model.principals[p].snowflake or "")
+            for p in semantics.listed_on(self.model, persona, "snowflake")
+        }
 
     def _identities(self, persona: str, platform: str) -> list[str]:
         """The persona's roles (groups) as the platform stores them: a Snowflake role created

@@ -223,7 +223,8 @@ class SnowflakeResources:
         for f in catalog.of(SaltFunction):
             self.salt_function(f)
         for p in catalog.of(RowFilterPolicy):
-            depends = [self.address[grants[p.dimension].name]] if p.dimension in grants else []
+            dims = p.dimensions or ((p.dimension,) if p.dimension else ())
+            depends = [self.address[grants[d].name] for d in dims if d in grants]
             self.row_access_policy(p, depends)
         for m in catalog.of(MaskPolicy):
             salt = salts.get(m.mask)

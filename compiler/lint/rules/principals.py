@@ -11,6 +11,7 @@ from compiler.lint.checks import Context, rule
 from compiler.lint.finding import Finding
 from compiler.lint.usage import platforms_in, usage
 from compiler.model.grants import principal_of, until_of
+from compiler.model.validate import dimension_path
 
 _IDENTITY = {"snowflake": "role", "databricks": "account group"}
 
@@ -106,6 +107,16 @@ def missing_identity(ctx: Context) -> Iterator[Finding]:
                     platform,
                     f"{name}'s row filter shows it every row",
                 )
+        for k, d in enumerate(ds.row_filter.dimensions or []):
+            for i, p in enumerate(d.unfiltered_for):
+                for platform in missing(p, [ds.platform]):
+                    yield finding(
+                        (*dimension_path(ctx.project, name, k), "unfiltered_for", i),
+                        f"datasets.{name}",
+                        p,
+                        platform,
+                        f"{name}'s row filter shows it every row of {d.entitlement}",
+                    )
 
 
 @rule("ACC503")
