@@ -282,6 +282,20 @@ class DatabricksMigrationSQL(MigrationSQL):
     def replace(self, obj: Definition, old: Definition) -> str | None:
         if isinstance(obj, Tag) and self.live:
             return self._governed_tag("ALTER", obj)
+        if (
+            isinstance(obj, MappingTable)
+            and isinstance(old, MappingTable)
+            and obj.expiry_column is not None
+            and old.expiry_column != obj.expiry_column
+        ):
+            # the table gains its expiry column (sql-ref-syntax-ddl-alter-table-manage-column:
+            # ADD COLUMNS; existing rows read NULL, a standing grant), then the MERGE sets it
+            add = f"ALTER TABLE {self.q(obj.name)} ADD COLUMNS ({self.q(obj.expiry_column)} DATE);"
+            if obj.rows == tuple((*r, None) for r in old.rows):
+                return add  # the column alone (the planner replaces the rows in a later stage)
+            rendered = self.target.render_object(obj)
+            assert rendered is not None
+            return f"{add}\n{rendered[1].strip()}"
         return None
 
     def _governed_tag(self, verb: str, tag: Tag) -> str:

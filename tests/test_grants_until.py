@@ -386,13 +386,52 @@ def test_diff_reports_an_extended_expiry_as_a_widening(tmp_path: Path) -> None:
     assert {c["kind"] for c in json.loads(out)["changes"]} == {"narrowing"}
 
 
+# ---- plan ----------------------------------------------------------------------------------
+
+
+def test_plan_adds_the_expiry_column_before_any_policy_reads_it(tmp_path: Path) -> None:
+    from tests.plan_helpers import statements
+
+    plain = estate().replace("{principal: contractor, until: 2027-03-31}", "contractor")
+    plain = plain.replace("{principal: analyst, until: 2027-01-15}", "analyst")
+    from compiler.plan.source import plan_projects
+
+    plan = plan_projects(project_of(plain), project_of(estate()))
+    for platform, add, reads in [
+        (
+            "snowflake",
+            "ALTER TABLE GOV.POL.REGION_GRANTS ADD COLUMN IF NOT EXISTS VALID_UNTIL DATE;",
+            "g.VALID_UNTIL",
+        ),
+        (
+            "databricks",
+            "ALTER TABLE gov.pol.region_grants ADD COLUMNS (valid_until DATE);",
+            "g.valid_until",
+        ),
+    ]:
+        sqls = statements(plan, platform)
+        first_add = next(i for i, q in enumerate(sqls) if q == add)
+        first_read = next(i for i, q in enumerate(sqls) if reads in q)
+        rows = next(i for i, q in enumerate(sqls) if "2027-03-31" in q)
+        assert first_add < first_read and first_add < rows, sqls
+        # the column is added in a prepare stage: no query answers differently there
+        stage = next(st for st in plan.stages if any(s.sql == add for s in st.steps))
+        assert stage.kind == "prepare"
+        assert all(s.sql == add or "2027" not in s.sql for s in stage.steps)
+    # the tier dimension has no dated grant: its table is not touched
+    assert not any("TIER_GRANTS" in q for q in statements(plan, "snowflake"))
+
+
 # ---- what does not handle dated grants yet -------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("argv", "command"),
     [
-        (["plan", "HEAD_DIR", "--base", "BASE_DIR", "--out", "OUT"], "accord plan"),
+        (
+            ["plan", "HEAD_DIR", "--base", "live:snowflake", "--out", "OUT"],
+            "accord plan --base live:",
+        ),
         (["drift", "HEAD_DIR", "--platform", "snowflake"], "accord drift"),
         (["introspect", "HEAD_DIR", "--platform", "snowflake"], "accord introspect"),
     ],

@@ -53,7 +53,6 @@ def command(
     from compiler.plan.write import write_plan
 
     head = load_project(directory)
-    refuse_dated_grants(head, "accord plan")
     notes: list[str] = []
     try:
         if base.startswith("live:"):
@@ -61,14 +60,13 @@ def command(
             from compiler.model.validate import refuse_several_dimensions
 
             refuse_several_dimensions(head, "accord plan --base live:")
+            refuse_dated_grants(head, "accord plan --base live:")
 
             plan, notes = plan_from_live(
                 head, base, options_from(kwargs), progress(), adopt, keep_unmanaged
             )
         else:
-            old = load_base(base, directory)
-            refuse_dated_grants(old, "accord plan")
-            plan = plan_projects(old, head)
+            plan = plan_projects(load_base(base, directory), head)
     except PlanError as err:
         click.echo(f"accord plan: refused, nothing written: {visible(err)}", err=True)
         return 1
