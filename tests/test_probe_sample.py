@@ -438,3 +438,63 @@ def test_sample_usage_errors(tmp_path: Path) -> None:
     ):  # fmt: skip
         code, _, err = run_cli(args)
         assert code == 2 and said in err, err
+
+
+def _sampled(root: Path, reads: list[Read], top: int = 20) -> Any:
+    from compiler.probe_sample.history import Source
+    from compiler.probe_sample.report import build
+
+    model = load_project(root).model
+    source = Source("snowflake", ["view"], "lag", read=True, queries=len(reads))
+    return build(model, reads, [source], ["snowflake"], 7, top)
+
+
+def test_top_limits_the_uncovered_and_the_proposals(tmp_path: Path) -> None:
+    from compiler.probe_sample.run import write_proposals
+
+    root = estate(tmp_path)
+    text = f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE = '%s'"
+    reads = [
+        _read(query_id=f"q{i}", roles=("BENCH_CHEMIST",), columns=("SUBJECT_ID",),
+              text=text % value)
+        for i, value in enumerate(["IMM-310"] * 3 + ["CNS-204"] * 2 + ["ONC-101"])
+    ]  # fmt: skip
+    s = _sampled(root, reads, top=2)
+    assert [f.where[1] for f in s.uncovered()] == ["IMM-310", "CNS-204"]
+    assert [name for name, _, _ in s.proposals] == [
+        "sampled_bench_chemist_assay_results_subject_id_imm_310",
+        "sampled_bench_chemist_assay_results_subject_id_cns_204",
+    ]
+    out = tmp_path / "p.yaml"
+    write_proposals(str(root), s, str(out))
+    assert yaml.safe_load(out.read_text())["probes"].keys() == {n for n, _, _ in s.proposals}
+    # the same reads in another order: the same bytes
+    again = _sampled(root, list(reversed(reads)), top=2)
+    assert again.render("text") == s.render("text") and again.render("json") == s.render("json")
+
+
+def test_nothing_uncovered_writes_an_empty_probes_section(tmp_path: Path) -> None:
+    from compiler.probe_sample.run import write_proposals
+
+    root = estate(tmp_path)
+    s = _sampled(root, [_read()])  # the pharmacologist's CNS-204 subjects: covered
+    assert not s.uncovered() and s.coverage()["reads_share"] == 1.0
+    out = tmp_path / "p.yaml"
+    write_proposals(str(root), s, str(out))
+    assert yaml.safe_load(out.read_text()) == {"probes": {}}
+
+
+def test_ambiguous_and_service_surfaces_are_unmappable(tmp_path: Path) -> None:
+    root = estate(tmp_path)
+    doc = yaml.safe_load((root / "surfaces.yaml").read_text())
+    doc["surfaces"]["assay_dashboard"]["traffic"] = {"client": "warehouse-agent", "principal": "U"}
+    doc["surfaces"]["variant_annotation"]["traffic"] = {"principal": "svc-annotation"}
+    (root / "surfaces.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    mapper = Mapper(load_project(root).model)
+    got = mapper.map(_read())
+    assert isinstance(got, Unmappable) and "ambiguous" in got.reason
+    got = mapper.map(
+        _read(platform="databricks", table="reference.genes.annotations", user="svc-annotation",
+              groups=(), clients=())
+    )  # fmt: skip
+    assert isinstance(got, Unmappable) and "service identity" in got.reason, got

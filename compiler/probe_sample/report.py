@@ -195,6 +195,8 @@ class Sample:
             "# added to the policy directory and reviewed.",
             "probes:",
         ]
+        if not self.proposals:
+            return "\n".join(head[:-1]) + "\nprobes: {}  # every fact read is covered\n"
         return "\n".join(head) + "\n" + "".join(entry for _, _, entry in self.proposals)
 
 
