@@ -143,6 +143,7 @@ def test_snowflake_traffic_is_sampled_end_to_end(platforms: Platforms, tmp_path:
     sf.seed_table("DISCOVERY.ASSAYS.SCRATCH", {"NOTE": "VARCHAR"})  # in no dataset
     grants = {
         "PHARMA": ["BENCH_CHEMIST", "CLINICAL_UNBLINDED"],
+        "PHARMA2": ["BENCH_CHEMIST", "CLINICAL_UNBLINDED"],
         "CRO": ["CRO_EXTERNAL"],
         "CHEMIST": ["BENCH_CHEMIST"],
         "ANALYST": ["ANALYST"],
@@ -152,6 +153,8 @@ def test_snowflake_traffic_is_sampled_end_to_end(platforms: Platforms, tmp_path:
     cns = f"SELECT SUBJECT_ID FROM {RESULTS} WHERE PROGRAMME_CODE = 'CNS-204'"
     traffic = [
         ("PHARMA", "warehouse-agent", None, grants["PHARMA"], [cns]),
+        # every granted role as a secondary role: told apart through GRANTS_TO_USERS
+        ("PHARMA2", "warehouse-agent", None, ["BENCH_CHEMIST", "ALL"], [cns]),
         ("CRO", "warehouse-agent", None, grants["CRO"], [cns]),
         ("CHEMIST", "assay-dash", "assay-dashboard", grants["CHEMIST"], [
             f"SELECT NOTES FROM {RESULTS} WHERE PROGRAMME_CODE = 'ONC-101'",
@@ -193,15 +196,17 @@ def test_snowflake_traffic_is_sampled_end_to_end(platforms: Platforms, tmp_path:
     assert any("no dataset's table" in r for r in reasons), doc["unmappable"]
     assert any("no surface's traffic matches" in r for r in reasons), doc["unmappable"]
     assert any("roles ANALYST" in r for r in reasons), doc["unmappable"]
-    # the pharmacologist was told apart from the chemist by her secondary role
+    # the pharmacologist was told apart from the chemist by her secondary role, named or ALL
+    pharma = next(f for f in doc["facts"] if f["persona"] == "clinical_pharmacologist")
+    assert (pharma["reads"], pharma["queries"]) == (2, 2)
     c = doc["coverage"]
-    assert (c["reads"], c["covered_reads"], c["unmappable_reads"]) == (9, 3, 3)
+    assert (c["reads"], c["covered_reads"], c["unmappable_reads"]) == (10, 4, 3)
     assert (c["facts"], c["covered_facts"]) == (4, 3)
     # the policies Snowflake applied ride with the facts
     cro = next(f for f in doc["facts"] if f["persona"] == "cro_collaborator")
     assert any("SUBJECT" in p.upper() for p in cro["policies"]), cro
     text = sample(root, "snowflake")[1]
-    assert "coverage: 3 of 9 reads covered by a probe (33.3%; 3 unmappable)" in text
+    assert "coverage: 4 of 10 reads covered by a probe (40.0%; 3 unmappable)" in text
     assert text.index("uncovered") < text.index(
         "bench_chemist via assay_dashboard: assay_results.SUBJECT_ID"
     )
@@ -498,3 +503,35 @@ def test_ambiguous_and_service_surfaces_are_unmappable(tmp_path: Path) -> None:
               groups=(), clients=())
     )  # fmt: skip
     assert isinstance(got, Unmappable) and "service identity" in got.reason, got
+
+
+def test_secondary_roles_all_are_read_from_the_grants() -> None:
+    from compiler.connect.executor import ExecutionError
+    from compiler.probe_sample.history import Source, snowflake_reads
+
+    row = {
+        "query_id": "q", "query_start_time": "2026-11-30 10:00:00", "user_name": "PHARMA",
+        "base_objects_accessed": json.dumps(
+            [{"objectDomain": "Table", "objectName": RESULTS, "columns": []}]
+        ),
+        "role_name": "BENCH_CHEMIST", "secondary_role_stats": '{"roles": "ALL", "count": 2}',
+    }  # fmt: skip
+
+    def query(sql: str) -> list[dict[str, Any]]:
+        if "GRANTS_TO_USERS" in sql:
+            return [
+                {"grantee_name": "PHARMA", "role": r}
+                for r in ("BENCH_CHEMIST", "CLINICAL_UNBLINDED")
+            ]
+        return [row]
+
+    (read,) = snowflake_reads(query, 7, Source("snowflake", [], ""))
+    assert read.roles == ("BENCH_CHEMIST", "CLINICAL_UNBLINDED") and read.why is None
+
+    def refused(sql: str) -> list[dict[str, Any]]:
+        if "GRANTS_TO_USERS" in sql:
+            raise ExecutionError("002003 (42S02): not authorized")
+        return [row]
+
+    (read,) = snowflake_reads(refused, 7, Source("snowflake", [], ""))
+    assert read.why is not None and "GRANTS_TO_USERS" in read.why and "not authorized" in read.why

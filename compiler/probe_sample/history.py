@@ -9,16 +9,21 @@
   tables a query read, under any view it named, so they are what is mapped to datasets;
 * ``SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY`` (sql-reference/account-usage/query_history):
   ``QUERY_ID``, ``QUERY_TEXT``, ``SESSION_ID``, ``ROLE_NAME`` ("role that was active in the
-  session at the time of the query"), ``QUERY_TAG`` and ``SECONDARY_ROLE_STATS`` (the
-  secondary roles of the session, a JSON object whose ``roles`` names them; read
-  tolerantly: a comma-separated string or a list; NULL is none; a value that cannot be
-  read makes the read unmappable, never a guess);
+  session at the time of the query"), ``QUERY_TAG`` and ``SECONDARY_ROLE_STATS`` ("a
+  JSON-formatted string that contains three fields regarding secondary roles that were
+  evaluated in the query: a list of secondary roles or ``ALL`` depending on the session, a
+  count ..., and the internal/system-generated ID for each"; the list is read from its
+  ``roles`` field, a comma-separated string or an array; NULL is none; a value that cannot
+  be read makes the read unmappable, never a guess). ``ALL`` is every role granted to the
+  user (docs.snowflake.com/en/sql-reference/sql/use-secondary-roles), read from
+  ``SNOWFLAKE.ACCOUNT_USAGE.GRANTS_TO_USERS`` (``ROLE``, ``GRANTEE_NAME``, ``DELETED_ON``:
+  the grants as they are now, not as they were at the query);
 * ``SNOWFLAKE.ACCOUNT_USAGE.SESSIONS`` (sql-reference/account-usage/sessions): ``SESSION_ID``,
   ``CLIENT_APPLICATION_ID`` (e.g. ``JDBC 3.8.7``) and ``CLIENT_ENVIRONMENT`` (JSON, with the
   connection's ``APPLICATION``), which say the client.
 
-Latency: ACCESS_HISTORY up to three hours, QUERY_HISTORY up to 45 minutes, SESSIONS up to
-three hours (the views' pages); a window that ends now misses the last hours' reads.
+Latency: the views' pages say up to three hours (QUERY_HISTORY: "latency for the view may be
+up to 180 minutes"); a window that ends now misses the last hours' reads.
 
 **Databricks** — ``system.query.history`` (docs.databricks.com/aws/en/admin/system-tables/
 query-history: ``statement_id``, ``start_time``, ``executed_by``, ``execution_status``,
@@ -46,8 +51,8 @@ from typing import Any
 #: the documented latency of each source, said in every report
 LATENCY = {
     "snowflake": (
-        "ACCOUNT_USAGE.ACCESS_HISTORY lags up to 3 hours, QUERY_HISTORY up to 45 minutes, "
-        "SESSIONS up to 3 hours: the last hours of the window may be missing"
+        "the ACCOUNT_USAGE views (ACCESS_HISTORY, QUERY_HISTORY, SESSIONS) lag up to 3 hours: "
+        "the last hours of the window may be missing"
     ),
     "databricks": (
         "system.query.history records are typically available within one hour; the lineage "
@@ -59,6 +64,7 @@ VIEWS = {
         "SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY",
         "SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY",
         "SNOWFLAKE.ACCOUNT_USAGE.SESSIONS",
+        "SNOWFLAKE.ACCOUNT_USAGE.GRANTS_TO_USERS (for secondary roles ALL)",
     ],
     "databricks": [
         "system.query.history",
@@ -168,8 +174,13 @@ def snowflake_statement(days: int) -> str:
     )
 
 
-def secondary_roles(value: Any) -> tuple[str, ...] | None:
-    """The role names of SECONDARY_ROLE_STATS; () for NULL; None when it cannot be read."""
+#: SECONDARY_ROLE_STATS says ``ALL``: every role granted to the user
+ALL = "ALL"
+
+
+def secondary_roles(value: Any) -> tuple[str, ...] | str | None:
+    """The role names of SECONDARY_ROLE_STATS; () for NULL; :data:`ALL`; None when it cannot
+    be read."""
     if value is None or value == "":
         return ()
     doc = _json(value)
@@ -179,10 +190,25 @@ def secondary_roles(value: Any) -> tuple[str, ...] | None:
     if roles is None or roles == "":
         return ()
     if isinstance(roles, str):
-        return tuple(r.strip() for r in roles.split(",") if r.strip())
+        roles = [r.strip() for r in roles.split(",") if r.strip()]
     if isinstance(roles, list) and all(isinstance(r, str) for r in roles):
-        return tuple(roles)
+        return ALL if [r.upper() for r in roles] == [ALL] else tuple(roles)
     return None
+
+
+def grants_statement() -> str:
+    return (
+        "SELECT GRANTEE_NAME, ROLE FROM SNOWFLAKE.ACCOUNT_USAGE.GRANTS_TO_USERS "
+        "WHERE DELETED_ON IS NULL ORDER BY GRANTEE_NAME, ROLE"
+    )
+
+
+def user_grants(query: Query) -> dict[str, tuple[str, ...]]:
+    """UPPER user -> the roles granted to it now."""
+    out: dict[str, list[str]] = {}
+    for row in query(grants_statement()):
+        out.setdefault(str(row.get("grantee_name") or "").upper(), []).append(str(row.get("role")))
+    return {u: tuple(sorted(set(r))) for u, r in out.items()}
 
 
 def snowflake_clients(app_id: Any, environment: Any) -> tuple[str, ...]:
@@ -200,6 +226,15 @@ def snowflake_clients(app_id: Any, environment: Any) -> tuple[str, ...]:
 
 def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
     rows = query(snowflake_statement(days))
+    grants: dict[str, tuple[str, ...]] | None = None
+    grants_why = ""
+    if any(secondary_roles(r.get("secondary_role_stats")) == ALL for r in rows):
+        from compiler.connect.executor import ExecutionError
+
+        try:
+            grants = user_grants(query)
+        except ExecutionError as err:
+            grants_why = " ".join(str(err).split())
     out: list[Read] = []
     for row in rows:
         source.queries += 1
@@ -218,10 +253,20 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
         )
         secondary = secondary_roles(row.get("secondary_role_stats"))
         primary = str(row.get("role_name") or "")
+        user = str(row.get("user_name") or "")
         why = None
         if secondary is None:
             why = "its SECONDARY_ROLE_STATS cannot be read, so its roles are not known"
             secondary = ()
+        elif secondary == ALL:
+            if grants is None:
+                why = (
+                    "secondary roles ALL, and the roles granted to the user cannot be read "
+                    f"from GRANTS_TO_USERS ({grants_why})"
+                )
+                secondary = ()
+            else:
+                secondary = tuple(r for r in grants.get(user.upper(), ()) if r != primary)
         for obj in objects if isinstance(objects, list) else []:
             if not isinstance(obj, dict):
                 continue
@@ -240,7 +285,7 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
                     platform="snowflake",
                     query_id=str(row.get("query_id") or ""),
                     time=_time(row.get("query_start_time")),
-                    user=str(row.get("user_name") or ""),
+                    user=user,
                     table=str(obj.get("objectName") or ""),
                     columns=columns,
                     roles=tuple(r for r in (primary, *secondary) if r),

@@ -12,8 +12,10 @@ query_history, sessions): ``SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY`` (``QUERY_ID
 ``QUERY_START_TIME``, ``USER_NAME``, ``DIRECT_OBJECTS_ACCESSED`` / ``BASE_OBJECTS_ACCESSED``:
 JSON arrays of ``{objectDomain, objectId, objectName, columns: [{columnId, columnName}]}``,
 ``POLICIES_REFERENCED``, ...), ``QUERY_HISTORY`` (``QUERY_ID``, ``QUERY_TEXT``, ``SESSION_ID``,
-``USER_NAME``, ``ROLE_NAME``, ``QUERY_TAG``, ``SECONDARY_ROLE_STATS``, ...) and ``SESSIONS``
-(``SESSION_ID``, ``USER_NAME``, ``CLIENT_APPLICATION_ID``, ``CLIENT_ENVIRONMENT``, ...). The
+``USER_NAME``, ``ROLE_NAME``, ``QUERY_TAG``, ``SECONDARY_ROLE_STATS`` — ``ALL`` after ``USE
+SECONDARY ROLES ALL`` —, ...), ``SESSIONS`` (``SESSION_ID``, ``USER_NAME``,
+``CLIENT_APPLICATION_ID``, ``CLIENT_ENVIRONMENT``, ...) and ``GRANTS_TO_USERS`` (``ROLE``,
+``GRANTEE_NAME``, ``DELETED_ON``, from the roles granted to each user). The
 client and query tag are what the connector sends at login: ``CLIENT_APP_ID`` /
 ``CLIENT_APP_VERSION``, ``CLIENT_ENVIRONMENT.APPLICATION`` (the connection's
 ``application``) and ``SESSION_PARAMETERS.QUERY_TAG``.
@@ -67,6 +69,14 @@ QUERY_HISTORY = [
     ("EXECUTION_STATUS", "VARCHAR"),
     ("START_TIME", "TIMESTAMPTZ"),
     ("END_TIME", "TIMESTAMPTZ"),
+]
+GRANTS_TO_USERS = [
+    ("CREATED_ON", "TIMESTAMPTZ"),
+    ("DELETED_ON", "TIMESTAMPTZ"),
+    ("ROLE", "VARCHAR"),
+    ("GRANTED_TO", "VARCHAR"),
+    ("GRANTEE_NAME", "VARCHAR"),
+    ("GRANTED_BY", "VARCHAR"),
 ]
 SESSIONS = [
     ("SESSION_ID", "BIGINT"),
@@ -229,7 +239,8 @@ class SnowflakeHistory:
         #: login token -> (session id, login data)
         self.logins: dict[str, tuple[int, dict[str, Any]]] = {}
         self.views = _Views(estate)
-        self.ids = itertools.count(1)
+        #: login tokens whose session ran USE SECONDARY ROLES ALL
+        self.all_secondary: set[str] = set()
 
     def login(self, token: str, data: dict[str, Any]) -> None:
         sid = len(self.logins) + 1
@@ -257,6 +268,9 @@ class SnowflakeHistory:
             tree = sqlglot.parse_one(sql, read="snowflake")
         except sqlglot.errors.SqlglotError:
             return
+        if isinstance(tree, exp.Use) and (tree.text("kind") or "").upper() == "SECONDARY ROLES":
+            every = isinstance(tree.this, exp.Var) and tree.this.name.upper() == "ALL"
+            (self.all_secondary.add if every else self.all_secondary.discard)(token)
         if not isinstance(tree, exp.Query):
             return
         read = _tables_read(tree, self.estate)
@@ -319,7 +333,10 @@ class SnowflakeHistory:
                 "USER_NAME": user,
                 "ROLE_NAME": getattr(session, "primary", None) or self.estate.owner,
                 "SECONDARY_ROLE_STATS": json.dumps(
-                    {"roles": ",".join(secondary), "count": len(secondary)}
+                    {
+                        "roles": "ALL" if token in self.all_secondary else ",".join(secondary),
+                        "count": len(secondary),
+                    }
                 )
                 if secondary
                 else None,
@@ -339,6 +356,19 @@ class SnowflakeHistory:
             "SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY": self.views.table(ACCESS_HISTORY, self.access),
             "SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY": self.views.table(QUERY_HISTORY, self.queries),
             "SNOWFLAKE.ACCOUNT_USAGE.SESSIONS": self.views.table(SESSIONS, self.sessions),
+            "SNOWFLAKE.ACCOUNT_USAGE.GRANTS_TO_USERS": self.views.table(
+                GRANTS_TO_USERS,
+                [
+                    {
+                        "ROLE": role,
+                        "GRANTED_TO": "USER",
+                        "GRANTEE_NAME": user,
+                        "GRANTED_BY": self.estate.owner,
+                    }
+                    for user, roles in sorted(self.estate.user_roles.items())
+                    for role in sorted(roles)
+                ],
+            ),
         }
         return self.views.run(tree, tables)
 
