@@ -82,8 +82,8 @@ def check_sample(root: Path, platform: str, tmp_path: Path, uncovered: dict[str,
     code, text, err = sample(root, platform, "--format", "json", "--out", str(out))
     assert code == 0, err
     doc = json.loads(text)
-    (source,) = doc["sources"]
-    assert source["read"] and source["queries"] >= 8, source
+    (source,) = doc["coverage"]  # what was read, the shape of every live command's coverage
+    assert source["complete"] and source["read"]["queries"] >= 8 and not source["unseen"], source
     first = doc["uncovered"][0]
     assert {k: first[k] for k in uncovered} == uncovered
     assert first["covered_by"] == []
@@ -199,7 +199,7 @@ def test_snowflake_traffic_is_sampled_end_to_end(platforms: Platforms, tmp_path:
     # the pharmacologist was told apart from the chemist by her secondary role, named or ALL
     pharma = next(f for f in doc["facts"] if f["persona"] == "clinical_pharmacologist")
     assert (pharma["reads"], pharma["queries"]) == (2, 2)
-    c = doc["coverage"]
+    c = doc["probe_coverage"]
     assert (c["reads"], c["covered_reads"], c["unmappable_reads"]) == (10, 4, 3)
     assert (c["facts"], c["covered_facts"]) == (4, 3)
     # the policies Snowflake applied ride with the facts
@@ -328,7 +328,7 @@ def test_databricks_traffic_is_sampled_end_to_end(
     assert "no dataset's table" in reasons
     assert "temp@example.com (groups contractors): no principal of the model" in reasons
     assert "lakehouse_agent read gene_annotations, which the model does not say it reads" in reasons
-    c = doc["coverage"]
+    c = doc["probe_coverage"]
     assert (c["reads"], c["covered_reads"], c["unmappable_reads"]) == (9, 3, 3)
 
 
@@ -352,7 +352,13 @@ def test_a_history_the_reader_may_not_read_is_reported_not_passed(
     code, text, err = sample(root, "snowflake")
     assert code == 0, err
     assert "snowflake: NOT READ: " in text and "not authorized" in text
-    assert "coverage: 0 of 0 reads covered by a probe (n/a" in text
+    assert "coverage: 0 of 0 reads covered by a probe (n/a" in text and "NOT READ" in text
+    doc = json.loads(sample(root, "snowflake", "--format", "json")[1])
+    (seen,) = doc["coverage"]
+    assert seen["complete"] is False
+    (unseen,) = seen["unseen"]
+    assert "ACCESS_HISTORY" in unseen["what"] and "not authorized" in unseen["why"]
+    assert doc["probe_coverage"]["reads_share"] is None  # nothing read: no figure, not 100%
 
 
 # --------------------------------------------------------------------------------------------

@@ -107,7 +107,10 @@ class Read:
 
 @dataclass
 class Source:
-    """What was read from one platform's history, and what could not be."""
+    """What was read from one platform's history, and what could not be: its ``to_json`` is
+    the ``coverage`` object every live command's machine output carries (``platform``,
+    ``reader``, ``privileges``, ``read``, ``complete``, ``unseen``), with the views read and
+    their latency."""
 
     platform: str
     views: list[str]
@@ -116,18 +119,26 @@ class Source:
     why: str | None = None
     queries: int = 0
     #: objects of the history this module does not map (not tables: functions, stages),
-    #: with why: counted, never silently dropped
+    #: counted by kind, never silently dropped
     skipped: dict[str, int] = field(default_factory=dict)
+    #: (what, why, what is therefore not proven) for each thing that could not be read
+    unseen: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def cannot_see(self, what: str, why: str, unproven: str) -> None:
+        if (what, why, unproven) not in self.unseen:
+            self.unseen.append((what, why, unproven))
 
     def to_json(self) -> dict[str, Any]:
+        read = {"queries": self.queries, **{f"skipped {k}": n for k, n in self.skipped.items()}}
         return {
             "platform": self.platform,
+            "reader": "",
+            "privileges": [],
+            "read": dict(sorted(read.items())),
+            "complete": self.read and not self.unseen,
+            "unseen": [{"what": w, "why": y, "unproven": u} for w, y, u in sorted(self.unseen)],
             "views": self.views,
             "latency": self.latency,
-            "read": self.read,
-            "why": self.why,
-            "queries": self.queries,
-            "skipped": dict(sorted(self.skipped.items())),
         }
 
 

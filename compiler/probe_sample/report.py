@@ -116,8 +116,8 @@ class Sample:
             "platforms": self.platforms,
             "since_days": self.since_days,
             "top": self.top,
-            "sources": [s.to_json() for s in self.sources],
-            "coverage": self.coverage(),
+            "coverage": [s.to_json() for s in self.sources],
+            "probe_coverage": self.coverage(),
             "facts": [fact(f) for f in self.ordered()],
             "uncovered": [fact(f) for f in self.uncovered()],
             "unmappable": [
@@ -155,11 +155,14 @@ class Sample:
             out.append(f"    latency: {s.latency}")
             for what, n in sorted(s.skipped.items()):
                 out.append(f"    not mapped: {n} {what}")
+            for what, why, unproven in sorted(s.unseen):
+                out.append(f"    not seen: {what} ({why}); {unproven} is not proven")
         out.append(
             f"coverage: {c['covered_reads']} of {c['reads']} reads covered by a probe "
             f"({_percent(c['reads_share'])}; {c['unmappable_reads']} unmappable), "
             f"{c['covered_facts']} of {c['facts']} distinct facts ({_percent(c['facts_share'])})"
             + "".join(f"; {s.platform} NOT READ" for s in self.sources if not s.read)
+            + "".join(f"; {s.platform} INCOMPLETE" for s in self.sources if s.read and s.unseen)
         )
         uncovered = self.uncovered()
         out.append(

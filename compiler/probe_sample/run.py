@@ -67,6 +67,11 @@ def sample(project: Any, options: SampleOptions) -> Sample:
                 source.read = True
             except ExecutionError as err:
                 source.why = " ".join(str(err).split())  # what the platform said, redacted
+                source.cannot_see(
+                    f"the {platform} access history ({', '.join(VIEWS[platform])})",
+                    source.why,
+                    f"the coverage of the probes by {platform} traffic",
+                )
     return build(model, reads, sources, platforms, options.since, options.top)
 
 
@@ -98,7 +103,11 @@ def _directory(executor: Any, source: Source) -> Callable[[str], tuple[str, ...]
     except Exception as err:  # the SDK's errors: denied, unreachable, not found
         from compiler.core.errors import one_line
 
-        source.skipped[f"users whose groups are unknown: SCIM not readable ({one_line(err)})"] = 1
+        source.cannot_see(
+            "the workspace's users and service principals with their groups (SCIM)",
+            one_line(err),
+            "the persona of every Databricks read",
+        )
         return lambda user: None
     return lambda user: directory.get(user.lower())
 
