@@ -18,7 +18,7 @@ from compiler.exposure.compare import cell_changes, declared_values
 from compiler.exposure.divergence import divergence_changes
 from compiler.exposure.endpoints import endpoint_changes
 from compiler.exposure.predicates import resolve_expressions
-from compiler.exposure.probes import probe_changes
+from compiler.exposure.probes import probe_changes, probe_edits
 from compiler.meaning import semantics
 from compiler.meaning.analyze import governed_groups
 from compiler.model.schema import PolicyModel
@@ -78,6 +78,7 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
         probe_changes(base, head),
         notes,
         endpoint_changes(base, head),
+        probe_edits(base, head),
     )
 
 
@@ -187,7 +188,9 @@ def _same_inputs(
         if rf.expression is not None:
             if b.entitlements != h.entitlements:
                 return False
-        elif b.entitlements.get(rf.entitlement or "") != h.entitlements.get(rf.entitlement or ""):
+        elif any(
+            b.entitlements.get(dim) != h.entitlements.get(dim) for dim, _, _ in dh.filter_dimensions
+        ):
             return False
     sb, sh = readers_b.get(dataset, []), readers_h.get(dataset, [])
     return sb == sh and all(b.surfaces[s] == h.surfaces[s] for s in sh)
