@@ -419,6 +419,13 @@ def ask_catalog(
             try:
                 rows = run(query)
             except QueryError as err:
+                if _missing(platform, err.codes):
+                    table = model.datasets[control.dataset].table
+                    return fault(
+                        "table",
+                        f"{table} (the positive control {control.describe()}) does not exist, "
+                        f"or {probe.persona} may not see that it does: {err}",
+                    )
                 return fault("control", f"the positive control {control.describe()} failed: {err}")
             if not rows:
                 return fault(
