@@ -36,6 +36,7 @@ import json
 import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -240,7 +241,7 @@ def lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[.
         monkeypatch.setenv(var, value)
     for var in ("DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_CONFIG_PROFILE"):
         monkeypatch.delenv(var, raising=False)
-    with contextlib_exit() as stack:
+    with ExitStack() as stack:
 
         def make(root: Path = POLICIES) -> Lake:
             project = load_project(root)
@@ -281,12 +282,6 @@ def _as_platform(runner: StandinRunner, persona: str, sql: str) -> list[tuple[An
         return runner.run(persona, [sql])
     except QueryError as err:
         raise SqlError(str(err.codes["errorCode"]), str(err.codes["sqlState"]), str(err)) from None
-
-
-def contextlib_exit() -> Any:
-    import contextlib
-
-    return contextlib.ExitStack()
 
 
 def by_probe(run: Any) -> dict[str, Any]:
@@ -469,3 +464,83 @@ def test_the_clear_canary_outranks_a_code_in_metadata_and_in_a_rejected_task() -
     # without the value, the code still decides
     task["task"]["status"]["message"]["parts"] = [{"text": "I cannot share that."}]
     assert classify_task(task, canary, True).disposition == "denied"
+
+
+# --------------------------------------------------------------------------------------------
+# what a session's answers mean, one statement at a time
+
+
+class Scripted:
+    """A runner whose session answers each statement from ``answers`` (the first key the
+    statement contains), raising the QueryError given there."""
+
+    def __init__(self, answers: dict[str, list[tuple[Any, ...]] | QueryError]) -> None:
+        self.answers = answers
+        self.statements: list[str] = []
+
+    @contextmanager
+    def session(self, persona: str) -> Iterator[Any]:
+        outer = self
+
+        class Rows:
+            def rows(self, statement: str) -> list[tuple[Any, ...]]:
+                outer.statements.append(statement)
+                for key, answer in outer.answers.items():
+                    if key in statement:
+                        if isinstance(answer, QueryError):
+                            raise answer
+                        return answer
+                return []
+
+        yield Rows()
+
+
+PHARMA = {"CURRENT_SECONDARY_ROLES": [("BENCH_CHEMIST", '{"roles":"CLINICAL_UNBLINDED"}')]}
+
+
+@pytest.mark.parametrize(
+    ("answers", "fault", "said"),
+    [
+        # CURRENT_SECONDARY_ROLES() answers something that is not its JSON object
+        ({"CURRENT_SECONDARY_ROLES": [("BENCH_CHEMIST", "CLINICAL_UNBLINDED")]}, "roles",
+         "cannot tell which secondary roles are active"),
+        ({"CURRENT_SECONDARY_ROLES": [("BENCH_CHEMIST", None)]}, "roles", "cannot tell"),
+        # a primary role other than the persona's
+        ({"CURRENT_SECONDARY_ROLES": [("PUBLIC", '{"roles":"CLINICAL_UNBLINDED"}')]}, "roles",
+         "the primary role is PUBLIC"),
+        # more roles than the persona's
+        ({"CURRENT_SECONDARY_ROLES": [
+            ("BENCH_CHEMIST", '{"roles":"CLINICAL_UNBLINDED,DATA_STEWARD","value":"ALL"}')]},
+         "roles", "activated beyond the persona's: DATA_STEWARD"),
+        # the role check itself refused
+        ({"CURRENT_SECONDARY_ROLES": QueryError("boom", {})}, "session", "cannot be read"),
+        # no warehouse for the question: a session fault, not a failed question
+        ({**PHARMA, "FROM DISCOVERY": QueryError(
+            "No active warehouse selected", {"errorCode": "000606", "sqlState": "57P03"})},
+         "warehouse", "no warehouse"),
+        # an error without a denial code
+        ({**PHARMA, "FROM DISCOVERY": QueryError("internal", {"errorCode": "000603"})},
+         "query", "internal"),
+    ],
+)  # fmt: skip
+def test_a_snowflake_session_answer_decides_the_fault(
+    answers: dict[str, Any], fault: str, said: str
+) -> None:
+    model = load_project(POLICIES).model
+    probe = model.probes["pharmacologist_sees_cns_subjects"]
+    runner = Scripted(answers)
+    got = ask_catalog(model, probe, Place("assay_results", "SUBJECT_ID"), runner, Canary("x"))
+    assert (got.fault, got.disposition) == (fault, None), got.detail
+    assert said in got.detail
+    if fault in ("roles", "session"):  # the question is never asked
+        assert not any("FROM DISCOVERY" in s for s in runner.statements)
+
+
+def test_a_denial_of_the_question_after_a_good_session_is_denied() -> None:
+    model = load_project(POLICIES).model
+    probe = model.probes["pharmacologist_sees_cns_subjects"]
+    runner = Scripted(
+        {**PHARMA, "FROM DISCOVERY": QueryError("Insufficient privileges", {"errorCode": "003001"})}
+    )
+    got = ask_catalog(model, probe, Place("assay_results", "SUBJECT_ID"), runner, Canary("x"))
+    assert (got.fault, got.disposition) == (None, "denied"), got.detail

@@ -22,7 +22,8 @@ failure of it is a :data:`FAULTS` outcome, never ``denied``:
 
 * ``session``: the login, ``USE ROLE`` or ``USE SECONDARY ROLES`` failed;
 * ``warehouse``: Databricks: the warehouse refused the session's first statement (a 403,
-  no ``CAN USE``), before any question was asked;
+  no ``CAN USE``), before any question was asked; Snowflake: the query found no warehouse
+  the session may use (000606 / 57P03);
 * ``roles``: the session is not the persona's. Snowflake: ``CURRENT_ROLE()`` is not the
   primary role, or ``CURRENT_SECONDARY_ROLES()`` (a JSON object whose ``roles`` lists the
   *activated* secondary roles, sql-reference/functions/current_secondary_roles) is not the
@@ -83,6 +84,12 @@ _MISSING: dict[str, dict[str, frozenset[str]]] = {
         "errorCode": frozenset({"TABLE_OR_VIEW_NOT_FOUND", "NOT_FOUND"}),
         "sqlState": frozenset({"42P01", "42704", "3F000"}),
     },
+}
+
+#: the codes that say the session has no warehouse it may use: a fault of the session
+#: (Snowflake 000606 / 57P03 "No active warehouse selected in the current session")
+_NO_WAREHOUSE: dict[str, dict[str, frozenset[str]]] = {
+    "snowflake": {"errorCode": frozenset({"000606", "606"}), "sqlState": frozenset({"57P03"})},
 }
 
 
@@ -311,9 +318,13 @@ def control_for(model: PolicyModel, probe: Probe, place: Place) -> Control | str
     return Control(place.dataset, {dim: granted[0]}, f"the probe's fact with {dim} {granted[0]}")
 
 
-def _missing(platform: str, codes: dict[str, Any]) -> bool:
-    table = _MISSING.get(platform, {})
-    return any(str(codes.get(key)) in values for key, values in table.items())
+def _missing(platform: str, codes: dict[str, Any], table: dict[str, Any] = _MISSING) -> bool:
+    known = table.get(platform, {})
+    return any(str(codes.get(key)) in values for key, values in known.items())
+
+
+def _no_warehouse(platform: str, err: QueryError) -> bool:
+    return _missing(platform, err.codes, _NO_WAREHOUSE)
 
 
 def probe_query(model: PolicyModel, probe: Probe, place: Place) -> str:
@@ -419,6 +430,8 @@ def ask_catalog(
             try:
                 rows = run(query)
             except QueryError as err:
+                if _no_warehouse(platform, err):
+                    return fault("warehouse", f"the session has no warehouse to use: {err}")
                 if _missing(platform, err.codes):
                     table = model.datasets[control.dataset].table
                     return fault(
@@ -436,6 +449,8 @@ def ask_catalog(
         try:
             rows = run(probe_query(model, probe, place))
         except QueryError as err:
+            if _no_warehouse(platform, err):
+                return fault("warehouse", f"the session has no warehouse to use: {err}")
             if _missing(platform, err.codes):
                 return fault(
                     "table",
