@@ -83,12 +83,14 @@ def grant_roles(sf: SnowflakeEstate, *left_out: str) -> None:
     sf.grant_roles(PROBE_USER, sorted(roles - set(left_out)))
 
 
-def probe_cli(tmp_path: Path, platform: str, fmt: str = "json", *extra: str) -> tuple[int, str]:
+def probe_cli(
+    tmp_path: Path, platform: str, fmt: str = "json", *extra: str, root: Path = POLICIES
+) -> tuple[int, str]:
     config = tmp_path / "probe.yaml"
     if not config.exists():
         config.write_text("timeout_seconds: 10\n")
     code, out, err = run_cli(
-        ["probe", "--live", str(POLICIES), "--platform", platform, "--format", fmt,
+        ["probe", "--live", str(root), "--platform", platform, "--format", fmt,
          "--config", str(config), *extra]
     )  # fmt: skip
     assert code in (0, 1), err
@@ -181,6 +183,50 @@ def test_a_session_policy_that_allows_the_personas_roles_answers(
     snowflake.set_session_policy(PROBE_USER, ["CLINICAL_UNBLINDED"])
     code, out = probe_cli(tmp_path, "snowflake")
     assert code == 0, out
+
+
+def with_probe(tmp_path: Path, name: str, probe: dict[str, Any]) -> Path:
+    """policies/ with one more probe."""
+    root = tmp_path / "estate"
+    shutil.copytree(POLICIES, root)
+    doc = yaml.safe_load((root / "probes.yaml").read_text())
+    doc["probes"][name] = probe
+    (root / "probes.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    return root
+
+
+def test_a_snowflake_denial_is_proven_by_its_control(
+    snowflake: SnowflakeEstate, tmp_path: Path
+) -> None:
+    """The CRO's ONC-101 assay rows: the row access policy answers no rows (`denied`), and
+    the control (the CNS-204 rows she is granted) answered in the same session. With those
+    rows gone the same empty answer proves nothing: a `control` fault."""
+    grant_roles(snowflake)
+    root = with_probe(
+        tmp_path,
+        "cro_sees_no_oncology_assays",
+        {
+            "owner": "data-governance",
+            "persona": "cro_collaborator",
+            "dataset": "assay_results",
+            "where": {"programme": "ONC-101"},
+            "expect": {"warehouse_agent": "denied", "lakehouse_agent": "denied"},
+        },
+    )
+    code, out = probe_cli(tmp_path, "snowflake", root=root)
+    got = outcomes(json.loads(out))["cro_sees_no_oncology_assays"]
+    assert code == 0 and got["actual"] == "denied", got
+    assert "the positive control assay_results where programme = CNS-204" in got["detail"]
+    assert (
+        "SELECT 1 FROM DISCOVERY.ASSAYS.RESULTS WHERE PROGRAMME_CODE = 'CNS-204' LIMIT 100"
+        in snowflake.executed
+    )
+    snowflake.db.execute(
+        f"DELETE FROM {snowflake._quoted(RESULTS)} WHERE PROGRAMME_CODE = 'CNS-204'"
+    )
+    code, out = probe_cli(tmp_path, "snowflake", root=root)
+    got = outcomes(json.loads(out))["cro_sees_no_oncology_assays"]
+    assert code == 1 and (got["fault"], got["actual"]) == ("control", None), got
 
 
 def test_a_missing_table_is_a_fault_in_every_format(
