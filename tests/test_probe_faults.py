@@ -391,7 +391,7 @@ def test_a_missing_databricks_table_is_a_fault(lake: Callable[..., Lake]) -> Non
     got = by_probe(run)
     denied = got["cro_sees_no_oncology_variants"]
     assert (denied.fault, denied.actual) == ("table", None), denied.detail
-    assert "omics.variants.calls (the positive control" in denied.detail
+    assert "omics.variants.calls (the positive control) does not exist" in denied.detail
     # a surface that reads the dropped table among others: the whole answer is unknown
     assert got["cro_cannot_unmask_cns_subjects"].fault == "table"
 

@@ -323,8 +323,14 @@ def _missing(platform: str, codes: dict[str, Any], table: dict[str, Any] = _MISS
     return any(str(codes.get(key)) in values for key, values in known.items())
 
 
-def _no_warehouse(platform: str, err: QueryError) -> bool:
-    return _missing(platform, err.codes, _NO_WAREHOUSE)
+def _not_read(platform: str, what: str, persona: str, err: QueryError) -> tuple[str, str] | None:
+    """A read that failed for want of a warehouse or a table: (fault, why); None otherwise
+    (a denial code, or some other failure, is the caller's to tell)."""
+    if _missing(platform, err.codes, _NO_WAREHOUSE):
+        return "warehouse", f"the session has no warehouse to use: {err}"
+    if _missing(platform, err.codes):
+        return "table", f"{what} does not exist, or {persona} may not see that it does: {err}"
+    return None
 
 
 def probe_query(model: PolicyModel, probe: Probe, place: Place) -> str:
@@ -401,21 +407,17 @@ def ask_catalog(
             return fault("control", f"no positive control: {control}")
     with contextlib.ExitStack() as stack:
         try:
-            session = stack.enter_context(runner.session(probe.persona))
+            opened = stack.enter_context(runner.session(probe.persona))
         except QueryError as err:
             return fault("session", f"cannot open a session as {probe.persona}: {err}")
-
-        def run(statement: str) -> list[tuple[Any, ...]]:
-            statements.append(statement)
-            return session.rows(statement)
-
+        session = _Recording(opened, statements)
         for statement in session_statements(model, probe.persona, platform):
             try:
-                run(statement)
+                session.rows(statement)
             except QueryError as err:
                 return fault("session", f"{statement} was refused: {err}")
         try:
-            wrong = check_session(model, probe.persona, platform, _Recording(session, statements))
+            wrong = check_session(model, probe.persona, platform, session)
         except QueryError as err:
             if platform == "databricks":
                 return fault("warehouse", f"the warehouse refused the session: {err}")
@@ -426,20 +428,15 @@ def ask_catalog(
             stand_in = probe.model_copy(
                 update={"dataset": control.dataset, "where": control.where, "column": None}
             )
-            query = probe_query(model, stand_in, Place(control.dataset, None))
+            what = f"{model.datasets[control.dataset].table} (the positive control)"
             try:
-                rows = run(query)
+                rows = session.rows(probe_query(model, stand_in, Place(control.dataset, None)))
             except QueryError as err:
-                if _no_warehouse(platform, err):
-                    return fault("warehouse", f"the session has no warehouse to use: {err}")
-                if _missing(platform, err.codes):
-                    table = model.datasets[control.dataset].table
-                    return fault(
-                        "table",
-                        f"{table} (the positive control {control.describe()}) does not exist, "
-                        f"or {probe.persona} may not see that it does: {err}",
-                    )
-                return fault("control", f"the positive control {control.describe()} failed: {err}")
+                stage, why = _not_read(platform, what, probe.persona, err) or (
+                    "control",
+                    f"the positive control {control.describe()} failed: {err}",
+                )
+                return fault(stage, why)
             if not rows:
                 return fault(
                     "control",
@@ -447,23 +444,19 @@ def ask_catalog(
                     "would not be proven to come from the policy",
                 )
         try:
-            rows = run(probe_query(model, probe, place))
+            rows = session.rows(probe_query(model, probe, place))
         except QueryError as err:
-            if _no_warehouse(platform, err):
-                return fault("warehouse", f"the session has no warehouse to use: {err}")
-            if _missing(platform, err.codes):
-                return fault(
-                    "table",
-                    f"{model.datasets[place.dataset].table} does not exist, or {probe.persona} "
-                    f"may not see that it does: {err}",
-                )
+            table = model.datasets[place.dataset].table
+            found = _not_read(platform, table, probe.persona, err)
+            if found is not None:
+                return fault(*found)
             denial = find_denial(err.codes)
-            if denial is not None:
-                proven = f"; control {control.describe()} answered" if control else ""
-                return CatalogAnswer(
-                    "denied", f"{platform}: {err} ({denial}{proven})", tuple(statements), denial
-                )
-            return fault("query", str(err))
+            if denial is None:
+                return fault("query", str(err))
+            proven = f"; control {control.describe()} answered" if control else ""
+            return CatalogAnswer(
+                "denied", f"{platform}: {err} ({denial}{proven})", tuple(statements), denial
+            )
     disposition, why = classify_rows(model, probe, place, rows, canary)
     if isinstance(control, Control) and disposition in ("empty", "denied"):
         why += f" (the positive control {control.describe()} returned rows)"
