@@ -426,6 +426,15 @@ class Probe(Strict):
         "default: the probe's fact with a `where` value the persona is granted)",
     )
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # no ``control`` is not written: a model's dump (its fingerprint, which plans record)
+        # is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and self.control is None:
+            data.pop("control", None)
+        return data
+
 
 class PolicyModel(Strict):
     """A whole policy project, all files merged."""
