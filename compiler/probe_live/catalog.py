@@ -144,8 +144,11 @@ def key_column(model: PolicyModel, probe: Probe, dataset: str) -> str | None:
 
 
 def persona_roles(model: PolicyModel, persona: str) -> tuple[str, list[str]]:
-    """Snowflake: the persona's primary role and its other roles (the secondary roles)."""
-    roles = [model.principals[p].snowflake for p in sem.principals_on(model, persona, "snowflake")]
+    """Snowflake: the persona's primary role and its other roles (the secondary roles): the
+    persona's own (USE SECONDARY ROLES of a role that is only inherited would fail; the
+    hierarchy activates it anyway, and CURRENT_SECONDARY_ROLES() lists only those granted to
+    the user directly)."""
+    roles = [model.principals[p].snowflake for p in sem.listed_on(model, persona, "snowflake")]
     primary_name = model.principals[sem.primary_principal(model, persona)].snowflake
     if primary_name is None:
         raise ValueError(f"persona {persona}'s primary principal has no Snowflake role")
@@ -242,6 +245,8 @@ def check_session(model: PolicyModel, persona: str, platform: str, session: Sess
     if len(rows) != 1 or len(rows[0]) != len(groups):
         return f"the group check answered {len(rows)} rows: cannot tell the groups"
     member = {g for g, v in zip(groups, rows[0], strict=True) if _true(v)}
+    # the persona's groups and those they are nested in (principals.*.inherits): an indirect
+    # member is a member for is_account_group_member
     want = {
         model.principals[p].databricks or ""
         for p in sem.principals_on(model, persona, "databricks")
