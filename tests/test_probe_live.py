@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import urllib.request
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -433,17 +436,55 @@ def test_databricks_denial_through_the_real_sdk(tmp_path: Path, monkeypatch) -> 
 
 
 class TableRunner:
-    """Rows per (persona, dataset table): what a platform's policies would show."""
+    """Rows per (persona, dataset table[, text the query holds]): what a platform's policies
+    would show; the most specific key wins. The session checks are answered as a platform
+    would for the session the statements set up: ``CURRENT_ROLE()`` and
+    ``CURRENT_SECONDARY_ROLES()`` from the USE statements seen (through ``activate``, which
+    a test may narrow), ``is_account_group_member`` from the persona's groups in
+    policies/."""
 
-    def __init__(self, answers: dict[tuple[str, str], list[tuple[Any, ...]] | Exception]) -> None:
+    def __init__(self, answers: dict[tuple[str, ...], list[tuple[Any, ...]] | Exception]) -> None:
         self.answers = answers
         self.seen: list[tuple[str, list[str]]] = []
+        self.model = load_project(POLICIES).model
+
+    @contextmanager
+    def session(self, persona: str) -> Iterator[Any]:
+        statements: list[str] = []
+        self.seen.append((persona, statements))
+        runner = self
+
+        class Rows:
+            def rows(self, statement: str) -> list[tuple[Any, ...]]:
+                statements.append(statement)
+                return runner.answer(persona, statements)
+
+        yield Rows()
 
     def run(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
-        self.seen.append((persona, statements))
+        rows: list[tuple[Any, ...]] = []
+        with self.session(persona) as session:
+            for statement in statements:
+                rows = session.rows(statement)
+        return rows
+
+    def answer(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
         query = statements[-1]
-        for (who, table), rows in self.answers.items():
-            if who == persona and table in query:
+        if query.startswith("USE "):
+            return []
+        if "CURRENT_SECONDARY_ROLES()" in query:
+            primary = next(s[9:] for s in statements if s.startswith("USE ROLE "))
+            asked = next(s[20:] for s in statements if s.startswith("USE SECONDARY ROLES "))
+            roles = [] if asked == "NONE" else [r.strip() for r in asked.split(",")]
+            doc = {"roles": ",".join(roles), "value": ",".join(roles)}
+            return [(primary, json.dumps(doc))]
+        if "is_account_group_member" in query:
+            mine = {self.model.principals[p].databricks for p in self.model.personas[persona]}
+            asked = re.findall(r"is_account_group_member\('([^']*)'\)", query)
+            return [tuple(g in mine for g in asked)]
+        for who, table, *more in sorted(self.answers, key=len, reverse=True):
+            if who == persona and table in query and all(m in query for m in more):
+                rows = self.answers[(who, table, *more)]
                 if isinstance(rows, Exception):
                     raise rows
                 return rows
@@ -500,6 +541,8 @@ def reference_runners() -> dict[str, TableRunner]:
             ("cro_collaborator", "discovery_lake.assays.results"): [(DBX_DIGEST,)],
             ("clinical_pharmacologist", "discovery_lake.assays.results"): [(CANARY,)],
             ("bench_chemist", "discovery_lake.assays.results"): [("[redacted]",)],
+            # the CRO's positive control: the CNS-204 variant calls she is granted
+            ("cro_collaborator", "omics.variants.calls", "'CNS-204'"): [(1,)],
         }
     )
     return {"snowflake": sf, "databricks": dbx}

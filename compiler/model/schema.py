@@ -641,6 +641,20 @@ class Surface(Strict):
 ProbeDisposition = Literal["clear", "masked", "filtered", "denied", "ungoverned", "empty"]
 
 
+class ProbeControl(Strict):
+    """A positive control: a query the probe's persona is expected to see rows of, run in the
+    same live session before a deny-expecting probe's question (accord probe --live)."""
+
+    dataset: Name | None = Field(
+        None,
+        description="the dataset to read (default: the probe's; a replica on the probed "
+        "platform stands in for it there)",
+    )
+    where: Annotated[dict[Name, EntitlementValue], Field(min_length=1, max_length=1)] | None = (
+        Field(None, description="the rows of one entitlement value the persona is granted")
+    )
+
+
 class Probe(Strict):
     """The governance team's expected answer, per surface, to one question of one persona."""
 
@@ -666,6 +680,20 @@ class Probe(Strict):
         description="clear value of `column` in a canary row of the `where` value, kept in the "
         "estate so live answers can be told clear from masked",
     )
+    control: ProbeControl | None = Field(
+        None,
+        description="the positive control of a deny-expecting probe (accord probe --live; "
+        "default: the probe's fact with a `where` value the persona is granted)",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # no ``control`` is not written: a model's dump (its fingerprint, which plans record)
+        # is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and self.control is None:
+            data.pop("control", None)
+        return data
 
 
 class Mesh(Strict):

@@ -9,7 +9,10 @@
   (``depth: model``).
 
 A row filter answers with no rows, never an error: an ``empty`` live answer where the model
-says the rows are withheld counts as ``denied``. The local probe config (``--config``, else
+says the rows are withheld counts as ``denied`` (a deny-expecting probe's positive control
+proves the session could read the table, :mod:`.catalog`). A probe that did not run (its
+session, warehouse, roles, table or control failed; an A2A exchange that broke) is a *fault*
+(the outcome's ``fault``), never an answer. The local probe config (``--config``, else
 ``$ACCORD_PROBE_CONFIG``, else ``.accord/probe.yaml``; never in the model) holds what only
 the machine running the probes should know. It is local configuration: a file git tracks is
 refused (a pull request could commit one), and a persona's bearer token is sent only to the
@@ -403,7 +406,9 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
         elif q.perspective.mode(surface) == "catalog":
             if not _wanted(options, s.platform):
                 continue
-            got, depth = _ask_platform(model, probe, q.places, runner(s.platform)), "live"
+            expects_denial = probe.expect[surface] == "denied"
+            got = _ask_platform(model, probe, q.places, runner(s.platform), expects_denial)
+            depth = "live"
         else:
             if options.platform != "all":
                 continue
@@ -412,6 +417,8 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
         got = replace(got, detail=secrets.redact(got.detail))
         if _withheld(got.disposition, model_says):
             got = Answer("denied", got.place, f"{got.detail} (a row filter answers with no rows)")
+        if got.fault is not None:
+            got = replace(got, disposition=None)
         outcomes.append(q.outcome(got, depth))
     return ProbeRun(
         "live",
@@ -428,15 +435,21 @@ def _withheld(got: str | None, model_says: Answer) -> bool:
 
 
 def _ask_platform(
-    model: Any, probe: Any, places: tuple[tuple[int, Any], ...], runner: Runner
+    model: Any,
+    probe: Any,
+    places: tuple[tuple[int, Any], ...],
+    runner: Runner,
+    expects_denial: bool = False,
 ) -> Answer:
+    """The loosest answer over the places; a place whose probe did not run makes the whole
+    answer a fault (the first, in place order), since its answer is unknown."""
     answers = []
     for _, place in places:
-        a = ask_catalog(
-            model, probe, place, runner, _canary(model, probe, place.dataset, place.column)
-        )
-        answers.append(Answer(a.disposition, place, a.detail))
-    return loosest(answers)
+        canary = _canary(model, probe, place.dataset, place.column)
+        a = ask_catalog(model, probe, place, runner, canary, expects_denial)
+        answers.append(Answer(a.disposition, place, a.detail, fault=a.fault))
+    faulted = next((a for a in answers if a.fault is not None), None)
+    return faulted if faulted is not None else loosest(answers)
 
 
 def _ask_agent(
@@ -478,7 +491,8 @@ def _ask_agent(
     except A2AError as err:
         got = classify_error(err)
     detail = f"A2A {got.state}: {got.detail}"
-    return Answer(got.disposition, place, detail)
+    # an exchange that broke (or a task still pending) is a fault, not an answer
+    return Answer(got.disposition, place, detail, fault="agent" if got.kind == "fault" else None)
 
 
 def _question(probe: Any) -> str:
