@@ -292,7 +292,7 @@ class DatabricksExecutor:
             return client
 
         client = within(options.timeouts.connect, reach, "Databricks")
-        require_databricks_apis(client)
+        require_databricks_apis()
         return cls(client, warehouse, timeouts=options.timeouts)
 
     @classmethod
@@ -484,15 +484,15 @@ class DatabricksExecutor:
 #: 0.103.0; PolicyType.POLICY_TYPE_GRANT and POLICY_TYPE_DENY 0.123.0)
 DATABRICKS_SDK_FLOOR = "0.123.0"
 _SDK_APIS = (
-    ("w.policies", "0.63.0", lambda c, cat, sql: hasattr(c, "policies")),
-    ("w.entity_tag_assignments", "0.64.0", lambda c, cat, sql: hasattr(c, "entity_tag_assignments")),
-    ("w.tag_policies", "0.64.0", lambda c, cat, sql: hasattr(c, "tag_policies")),
+    ("w.policies", "0.63.0", lambda w, cat, sql: hasattr(w, "policies")),
+    ("w.entity_tag_assignments", "0.64.0", lambda w, cat, sql: hasattr(w, "entity_tag_assignments")),
+    ("w.tag_policies", "0.64.0", lambda w, cat, sql: hasattr(w, "tag_policies")),
     ("grants.get_effective(max_results=...)", "0.56.0",
-     lambda c, cat, sql: "max_results" in _parameters(c.grants.get_effective)),
+     lambda w, cat, sql: "max_results" in _parameters(cat.GrantsAPI.get_effective)),
     ("StatementStatus.sql_state", "0.103.0",
-     lambda c, cat, sql: "sql_state" in getattr(sql.StatementStatus, "__dataclass_fields__", {})),
+     lambda w, cat, sql: "sql_state" in getattr(sql.StatementStatus, "__dataclass_fields__", {})),
     ("PolicyType.POLICY_TYPE_GRANT / POLICY_TYPE_DENY", "0.123.0",
-     lambda c, cat, sql: hasattr(cat.PolicyType, "POLICY_TYPE_DENY")),
+     lambda w, cat, sql: hasattr(cat.PolicyType, "POLICY_TYPE_DENY")),
 )  # fmt: skip
 
 
@@ -505,9 +505,11 @@ def _parameters(fn: Any) -> tuple[str, ...]:
         return ()
 
 
-def require_databricks_apis(client: Any) -> None:
+def require_databricks_apis() -> None:
     """A usage error naming the version when the installed databricks-sdk lacks an API accord
-    calls (never an AttributeError from deep in a read)."""
+    calls (never an AttributeError from deep in a read): the installed SDK's classes are
+    asked, not a client."""
+    from databricks.sdk import WorkspaceClient
     from databricks.sdk.service import catalog, sql
 
     try:
@@ -515,7 +517,7 @@ def require_databricks_apis(client: Any) -> None:
     except ImportError:  # pragma: no cover - every release has it
         installed = "unknown"
     for what, since, present in _SDK_APIS:
-        if not present(client, catalog, sql):
+        if not present(WorkspaceClient, catalog, sql):
             raise UsageError(
                 f"databricks-sdk {installed} has no {what} (added in {since}); accord needs "
                 f"databricks-sdk>={DATABRICKS_SDK_FLOOR}: pip install "

@@ -605,6 +605,18 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 return 200, self.statements[path.rsplit("/", 1)[1]]
             if path == "/api/2.0/preview/scim/v2/Me":
                 return 200, {"id": "1", "userName": estate.caller, "active": True}
+            if path == uc + "metastore_summary":
+                # the metastore's owner is its admin (the first of ``admins``)
+                owner = min(estate.admins) if estate.admins else "metastore-admins"
+                return 200, {"metastore_id": "ms-standin", "name": "standin", "owner": owner}
+            for kind in ("catalogs", "schemas"):
+                if path.startswith(f"{uc}{kind}/"):
+                    name = path[len(f"{uc}{kind}/") :]
+                    securable = kind[:-1].upper()
+                    if not estate.holds(estate.caller, securable, name):
+                        raise estate.denied(f"any privilege on {securable.lower()} {name}")
+                    info = {"name": name.split(".")[-1], "full_name": name.lower()}
+                    return 200, {**info, "owner": estate.owner_of(securable, name)}
             if path.startswith("/api/2.1/tag-policies/"):
                 return 200, estate.tag_policy(path.rsplit("/", 1)[1])
             if path.startswith(uc + "tables/"):
