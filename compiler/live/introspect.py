@@ -33,6 +33,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import sqlglot
@@ -621,6 +622,8 @@ class DatabricksReader(Reader):
         #: schemas the reader was proven to see whole (MANAGE, ownership, metastore admin)
         self.whole: set[str] = set()
         self.checked = False
+        #: the salts the reading principal itself may call (check_reader)
+        self.calls: list[SaltGrant] = []
 
     def call(self, what: str, fn: Callable[[], Any]) -> Any:
         bounded_call = getattr(self.run, "call", None)
@@ -656,7 +659,10 @@ class DatabricksReader(Reader):
             return None, (what, str(err).removeprefix(f"{what}: "), unproven)
         except DatabricksError as err:  # before OSError: DatabricksError is an IOError
             denial = classify("databricks", err)
-            return None, (what, str(denial or one_line(err)[:300]), unproven)
+            why = str(denial or one_line(err)[:300])
+            if " Config: " in why:  # the SDK appends its configuration to what the server said
+                why = why.split(" Config: ")[0].rstrip(". ") + (")" if denial else "")
+            return None, (what, why, unproven)
         except (OSError, TimeoutError) as err:
             host = getattr(getattr(self.run.client, "config", None), "host", "the workspace")
             raise UsageError(f"cannot reach Databricks at {host}: {one_line(err)[:300]}") from None
@@ -725,6 +731,13 @@ class DatabricksReader(Reader):
             self.coverage.privileges.append(f"metastore admin (owner of metastore {summary.name})")
             self.whole |= self.schemas()
             return
+        for salt in sorted(o.name for o in self.expected.of(SaltFunction)):
+            # a principal may read its own privileges: EXECUTE on a salt is an exposure
+            for who, privilege, where in self.effective("function", salt, name) or []:
+                if who == name and privilege in self.CALLS:
+                    self.calls.append(SaltGrant(salt, privilege, name, where))
+        for catalog in sorted({s.split(".")[0] for s in self.schemas()}):
+            self.check_catalog(name, catalog)
         for schema in sorted(self.schemas()):
             self.check_schema(name, schema)
         for table in self.expected.of(MappingTable):
@@ -749,6 +762,27 @@ class DatabricksReader(Reader):
         api = getattr(self.run.client, kind)
         info = self.sdk(f"{kind[:-1]} {name}", lambda: api.get(name))
         return (getattr(info, "owner", None) or "") if info is not None else ""
+
+    def check_catalog(self, me: str, catalog: str) -> None:
+        """ABAC policies on a catalog apply to every table in it: seeing them needs READ
+        METADATA or MANAGE on the catalog, or its ownership (unity-catalog/abac/policies)."""
+        unproven = f"drift of the ABAC policies on catalog {catalog}"
+        if self.owner_of("catalogs", catalog) == me:
+            self.coverage.privileges.append(f"owner of catalog {catalog}")
+            return
+        grants = self.effective("catalog", catalog, me, unproven)
+        if grants is None:
+            return
+        held = {p for who, p, _ in grants if who == me}
+        sees = next((p for p in ("READ_METADATA", *self.SEES_ALL) if p in held), None)
+        if sees is None:
+            self.cannot_see(
+                f"the ABAC policies on catalog {catalog}",
+                f"{me} holds neither READ METADATA nor MANAGE nor ownership on it",
+                unproven,
+            )
+            return
+        self.coverage.privileges.append(f"{sees.replace('_', ' ')} on catalog {catalog}")
 
     def check_schema(self, me: str, schema: str) -> None:
         gov = schema == self.expected.governance_schema.lower()
@@ -837,15 +871,19 @@ class DatabricksReader(Reader):
                 objects.append(self.keep(MaskPolicy(name, params, returns, body, "", "", comment)))
         if gov.lower() not in self.whole:
             # fact 11: the list leaves out what the reader may not EXECUTE; what it lacks is
-            # unseen, not undeployed
+            # unseen, not undeployed: taken as the model has it (never reported missing or
+            # changed), and said to be unproven (ACC707; a plan refuses an unread base)
             wanted = [*self.expected.of(SaltFunction), *self.expected.of(RowFilterPolicy)]
             for o in sorted([*wanted, *self.expected.of(MaskPolicy)], key=lambda o: o.name):
                 if o.name.lower() not in listed:
                     self.cannot_see(
                         f"function {o.name}",
                         "functions.list shows only the functions the reader owns or may EXECUTE",
-                        f"whether {o.name} is deployed",
+                        f"whether {o.name} is deployed as the model has it",
                     )
+                    objects.append(o)
+                    if isinstance(o, SaltFunction):
+                        salt_infos.append(SimpleNamespace(full_name=o.name, owner=None))
         grants = self.each(
             lambda fn: self.effective_attempt(
                 "function", fn.full_name, unproven=f"who may call {fn.full_name}"
@@ -863,6 +901,12 @@ class DatabricksReader(Reader):
                 ):
                     seen.add((principal, privilege, where))
                     live.salt_grants.append(SaltGrant(fn.full_name, privilege, principal, where))
+        for g in self.calls:  # the reader's own, when the full grants were not readable
+            if not any(
+                (h.function, h.grantee, h.privilege) == (g.function, g.grantee, g.privilege)
+                for h in live.salt_grants
+            ):
+                live.salt_grants.append(g)
         objects += self.attachments()
         securables: set[tuple[str, str]] = set()
         for table in self.governed_tables():

@@ -285,7 +285,7 @@ def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:
                 f"salt function {g.function} is callable by {g.grantee}{through} (ACC705): "
                 "revoke it"
             )
-            steps.append(Step("define", salt, salt, sql, note))
+            steps.append(Step("define", salt, salt, f"{sql};", note))
         if steps:
             change = f"salt function grants revoked ({len(steps)})"
             out[platform] = Appendix(tuple(steps), tuple(checks), change)

@@ -103,6 +103,15 @@ class DatabricksEstate(Estate):
         self.drip_on: list[str] = []
         self.endless_on: list[str] = []
         self._local = threading.local()
+        #: every request: (method, path)
+        self.requests: list[tuple[str, str]] = []
+        #: the last chunk of a multi-chunk result is not named by the one before it
+        self.drop_last_chunk = False
+        #: set when the workspace stops serving (a drip ends then)
+        self.stopped = False
+
+    def requests_seen(self) -> list[tuple[str, str]]:
+        return list(self.requests)
 
     def rewrite(self, tree: exp.Expression) -> exp.Expression:
         """A query reads a governed table through its row filter and column masks, the
@@ -154,7 +163,7 @@ class DatabricksEstate(Estate):
                     out.append((who, priv, "" if i == 0 else k, "" if i == 0 else n))
             if i == 0 and k == "FUNCTION":  # the engine's function grants (GRANT ... ON FUNCTION)
                 for priv, who in sorted(self.grants.get(self.key(n), ())):
-                    out.append((who, priv, "", ""))
+                    out.append((who, priv.replace(" ", "_"), "", ""))  # the REST enum
         return out
 
     def holds(self, who: str, kind: str, name: str, *privileges: str) -> bool:
@@ -174,14 +183,12 @@ class DatabricksEstate(Estate):
 
     def may_list_function(self, full_name: str, who: str) -> bool:
         """Fact 11: functions.list shows the functions the caller owns or may EXECUTE (an
-        admin, and the owner of the schema or catalog, see every one)."""
-        if who in self.admins or self.owner_of("FUNCTION", full_name) == who:
-            return True
-        if any(self.owner_of(k, n) == who for k, n in self.parents("FUNCTION", full_name)[1:]):
-            return True
-        return self.holds(who, "FUNCTION", full_name, "EXECUTE")
+        admin, and the owner of the schema or catalog, see every one). Modelled beyond the
+        SDK's docstring: MANAGE (which lets a principal view and manage an object's
+        privileges) shows them too; accord's README asks for it, never for EXECUTE."""
+        return self.holds(who, "FUNCTION", full_name, "EXECUTE", "MANAGE")
 
-    def denied(self, what: str) -> SqlError:
+    def refuse(self, what: str) -> SqlError:
         return SqlError("PERMISSION_DENIED", "42501", f"User does not have {what}")
 
     # catalog.information_schema.{routines,row_filters,column_masks,column_tags}: the rows of
@@ -361,7 +368,7 @@ class DatabricksEstate(Estate):
     def table_info(self, full_name: str) -> dict[str, Any]:
         t = self.table(full_name)
         if not self.may_see_table(t.name):
-            raise self.denied(f"any privilege on table {t.name}")
+            raise self.refuse(f"any privilege on table {t.name}")
         catalog, schema, name = t.name.split(".")
         columns = []
         for i, (key, (col, typ)) in enumerate(t.columns.items()):
@@ -451,7 +458,7 @@ class DatabricksEstate(Estate):
         who = self.caller
         mine = query.get("principal") == who
         if not (mine or self.holds(who, kind, full_name, "MANAGE")):
-            raise self.denied(f"MANAGE on {kind.lower()} {full_name}")
+            raise self.refuse(f"MANAGE on {kind.lower()} {full_name}")
         by: dict[str, list[Any]] = {}
         for principal, priv, from_type, from_name in self.effective(kind, full_name):
             if from_type and not effective:
@@ -483,7 +490,7 @@ class DatabricksEstate(Estate):
         """Viewing policies needs READ METADATA or MANAGE on the securable, or ownership
         (unity-catalog/abac/policies, Requirements)."""
         if not self.holds(self.caller, securable_type, securable, "MANAGE", "READ_METADATA"):
-            raise self.denied(f"MANAGE or READ METADATA on {securable_type.lower()} {securable}")
+            raise self.refuse(f"MANAGE or READ METADATA on {securable_type.lower()} {securable}")
         return [
             info
             for (kind, name, _), info in sorted(self.abac.items())
@@ -494,7 +501,7 @@ class DatabricksEstate(Estate):
         parts = entity_name.split(".")
         table = self.table(".".join(parts[:3]))
         if not self.may_see_table(table.name):
-            raise self.denied(f"any privilege on table {table.name}")
+            raise self.refuse(f"any privilege on table {table.name}")
         column = parts[3].upper() if entity_type == "columns" and len(parts) == 4 else ""
         return [
             {"entity_type": entity_type, "entity_name": entity_name, "tag_key": tag,
@@ -534,6 +541,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
             url = urlparse(self.path)
             path = unquote(url.path).rstrip("/")
             self.requests.append((method, path))
+            estate.requests.append((method, path))
             if any(path.startswith(p) for p in estate.forbidden):
                 return self.send_json(403, {
                     "error_code": "PERMISSION_DENIED",
@@ -572,6 +580,8 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
             self.end_headers()
             try:
                 for _ in range(10_000):
+                    if estate.stopped:
+                        return
                     self.wfile.write(b" ")
                     self.wfile.flush()
                     time.sleep(0.05)
@@ -614,7 +624,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                     name = path[len(f"{uc}{kind}/") :]
                     securable = kind[:-1].upper()
                     if not estate.holds(estate.caller, securable, name):
-                        raise estate.denied(f"any privilege on {securable.lower()} {name}")
+                        raise estate.refuse(f"any privilege on {securable.lower()} {name}")
                     info = {"name": name.split(".")[-1], "full_name": name.lower()}
                     return 200, {**info, "owner": estate.owner_of(securable, name)}
             if path.startswith("/api/2.1/tag-policies/"):
@@ -686,6 +696,8 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                         if n + 1 < len(pieces):
                             chunk["next_chunk_index"] = n + 1
                         chunks.append(chunk)
+                    if estate.drop_last_chunk and len(chunks) > 1:
+                        del chunks[-2]["next_chunk_index"]
                     self.chunks[sid] = chunks
                     answer = {
                         "statement_id": sid,
@@ -737,5 +749,9 @@ def _error_code(code: str) -> str:
 @contextmanager
 def workspace(estate: DatabricksEstate) -> Iterator[str]:
     """Serve ``estate``; yields its host URL."""
-    with serve(handler_for(estate)) as port:
-        yield f"http://127.0.0.1:{port}"
+    estate.stopped = False
+    try:
+        with serve(handler_for(estate)) as port:
+            yield f"http://127.0.0.1:{port}"
+    finally:
+        estate.stopped = True
