@@ -109,6 +109,9 @@ class DatabricksEstate(Estate):
         self.drop_last_chunk = False
         #: set when the workspace stops serving (a drip ends then)
         self.stopped = False
+        #: seconds every request waits before it is answered (a real workspace's round trip,
+        #: for the benchmarks)
+        self.latency = 0.0
 
     def requests_seen(self) -> list[tuple[str, str]]:
         return list(self.requests)
@@ -542,6 +545,8 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
             path = unquote(url.path).rstrip("/")
             self.requests.append((method, path))
             estate.requests.append((method, path))
+            if estate.latency:
+                time.sleep(estate.latency)
             if any(path.startswith(p) for p in estate.forbidden):
                 return self.send_json(403, {
                     "error_code": "PERMISSION_DENIED",
