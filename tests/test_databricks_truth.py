@@ -400,3 +400,37 @@ def test_a_server_that_drips_or_pages_forever_ends_within_the_statement_timeout(
     code, doc = drift(POLICIES, "--statement-timeout", "2")
     assert code == 1 and "ACC707" in rules(doc)
     assert "no complete answer within the statement timeout of 2s" in messages(doc, "ACC707")
+
+
+def test_a_policy_of_a_type_accord_does_not_know_is_unseen(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """Fact 12: PolicyType grows (GRANT and DENY came after ROW_FILTER and COLUMN_MASK); the
+    SDK reads an unknown value as None. Such a policy is neither taken for a mask nor skipped:
+    drift of the securable's policies is not proven (ACC707)."""
+    dbx = platforms.databricks
+    deploy(POLICIES, tmp_path / "m1")
+    dbx.add_grant_policy("console_future", "SCHEMA", "omics.variants", ["SELECT"], ["x"])
+    dbx.abac[("SCHEMA", "OMICS.VARIANTS", "CONSOLE_FUTURE")]["policy_type"] = "POLICY_TYPE_NEW"
+    code, doc = drift()
+    assert code == 1 and rules(doc) == {"ACC707"}
+    assert "ABAC policy console_future on schema omics.variants" in messages(doc)
+    assert "its policy type (none) is not one accord reads" in messages(doc)
+
+
+def test_concurrent_reads_answer_as_a_sequential_read(platforms: Platforms, tmp_path: Path) -> None:
+    """Issue 20 Build 5: per-object reads run --jobs at a time; what they could not see is
+    recorded in the order of the objects, so the output is byte-identical to --jobs 1, failures
+    included."""
+    dbx = platforms.databricks
+    deploy(POLICIES, tmp_path / "m1")
+    dbx.execute("GRANT EXECUTE ON SCHEMA governance.policies TO `analysts`")
+    for securable in ("table/omics.variants.calls", "schema/omics.variants", "catalog/omics"):
+        dbx.forbidden.append(f"/api/2.1/unity-catalog/policies/{securable}")
+    outs = []
+    for jobs in ("1", "4"):
+        code, out, _ = run_cli(["drift", POLICIES, *DBX, "--format", "json", "--jobs", jobs])
+        assert code == 1
+        outs.append(out)
+    assert outs[0] == outs[1]
+    assert messages(json.loads(outs[0]), "ACC707").count("cannot see ABAC policies on") == 3
