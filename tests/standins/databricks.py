@@ -30,7 +30,7 @@ filters and column masks; fact 14, a failed statement carries ``status.sql_state
 spaces (``ALL PRIVILEGES``), ``ALL_PRIVILEGES`` is a syntax error. Viewing ABAC policies needs
 MANAGE or READ METADATA (or ownership) on the securable, a grant listing MANAGE or ownership,
 a table's metadata any privilege on it; information_schema rows are those of tables the
-caller may see. Statements need SELECT on the tables they read.
+caller may see. The reading principal's statements need SELECT on the tables they read.
 
 Hostile servers (issue 22 item 17): ``drip_on`` (path prefixes whose answer is sent one byte
 at a time, slower than any deadline) and ``endless_on`` (path prefixes that answer an empty
@@ -257,8 +257,12 @@ class DatabricksEstate(Estate):
         return tree.transform(replace)
 
     def _duckdb(self, tree: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """A statement reads or writes only the tables the caller holds SELECT (or MODIFY) on."""
-        if isinstance(tree, exp.Query | exp.Insert | exp.Merge | exp.Delete | exp.Update):
+        """A statement of the reading principal reads or writes only the tables it holds
+        SELECT (or MODIFY) on (personas named by ``tokens`` read every table: the probe tests
+        model what the policies show them, not their table grants)."""
+        if self.caller == self.reader and isinstance(
+            tree, exp.Query | exp.Insert | exp.Merge | exp.Delete | exp.Update
+        ):
             for table in tree.find_all(exp.Table):
                 name = self._table_name(table)
                 if table.db.lower() == "information_schema" or name.count(".") != 2:
