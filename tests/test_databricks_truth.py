@@ -434,3 +434,22 @@ def test_concurrent_reads_answer_as_a_sequential_read(platforms: Platforms, tmp_
         outs.append(out)
     assert outs[0] == outs[1]
     assert messages(json.loads(outs[0]), "ACC707").count("cannot see ABAC policies on") == 3
+
+
+def test_a_stage_check_on_a_dripping_server_fails_the_stage_in_time(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """Issue 22 item 17: a stage's metadata checks (tables.get, policies, tags) are SDK calls
+    too; on a server that drips its answer they end within the statement timeout and the
+    stage fails, saying so (a check that did not run never passes)."""
+    dbx = platforms.databricks
+    plans = tmp_path / "m1"
+    assert run_cli(["plan", POLICIES, "--base", "live:databricks", "--out", str(plans)])[0] == 0
+    dbx.drip_on.append("/api/2.1/unity-catalog/tables/")
+    code, out, err = run_cli(
+        ["migrate", "apply", *DBX, "--plans", str(plans), "--policies", POLICIES,
+         "--statement-timeout", "2"]
+    )  # fmt: skip
+    assert code == 1
+    assert "its checks did not" in out + err
+    assert "no complete answer within the statement timeout of 2s" in out + err

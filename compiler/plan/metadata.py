@@ -208,35 +208,49 @@ def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]
             "client.entity_tag_assignments, client.tag_policies)"
         )
     cache: dict[tuple[str, ...], Any] = {}
+    bounded = getattr(executor, "call", None)
+
+    def call(what: str, fn: Any) -> Any:
+        # every SDK call ends within the statement timeout (DatabricksExecutor.call)
+        return bounded(what, fn) if bounded is not None else fn()
+
     out = []
     for check in checks:
         if check.kind == "no_grant":
             out.append([(grant_gone(check, function_grants(executor, check)),)])
             continue
         if check.kind == "governed_tag":
-            out.append([(evaluate_governed_tag(check, _governed_tag(tag_policies, check)),)])
+            found = call(
+                f"governed tag {check.tag}", lambda c=check: _governed_tag(tag_policies, c)
+            )
+            out.append([(evaluate_governed_tag(check, found),)])
             continue
         if check.kind == "tag":
             entity = f"{check.table}.{check.column}"
             key = ("tags", entity)
             if key not in cache:
-                cache[key] = list(tags.list(entity_type="columns", entity_name=entity))
+                cache[key] = call(
+                    f"tags on {entity}",
+                    lambda e=entity: list(tags.list(entity_type="columns", entity_name=e)),
+                )
             out.append([(evaluate_tags(check, cache[key]),)])
             continue
         if check.kind == "abac_policy":
             key = ("policies", check.securable_type or "", check.table)
             if key not in cache:
-                cache[key] = list(
-                    policies.list_policies(
-                        on_securable_type=check.securable_type,
-                        on_securable_fullname=check.table,
-                    )
+                cache[key] = call(
+                    f"ABAC policies on {check.table}",
+                    lambda c=check: list(
+                        policies.list_policies(
+                            on_securable_type=c.securable_type, on_securable_fullname=c.table
+                        )
+                    ),
                 )
             out.append([(evaluate_policies(check, cache[key]),)])
             continue
         key = ("table", check.table)
         if key not in cache:
-            cache[key] = tables.get(full_name=check.table)
+            cache[key] = call(f"table {check.table}", lambda c=check: tables.get(full_name=c.table))
         out.append([(evaluate(check, cache[key]),)])
     return out
 
