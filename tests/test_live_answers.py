@@ -61,42 +61,42 @@ def test_a_show_answer_about_another_schema_is_ignored_and_not_retired() -> None
     assert "ignored" in live.to_json()
 
 
-class Tables:
-    def __init__(self, answer: str) -> None:
-        self.answer = answer
-
-    def get(self, name: str) -> Any:
-        mask = SimpleNamespace(function_name="gov.pol.mask", using_column_names=[])
-        column = SimpleNamespace(name="subject_id", mask=mask)
-        rf = SimpleNamespace(function_name="gov.pol.filter", input_column_names=["programme"])
-        return SimpleNamespace(full_name=self.answer, row_filter=rf, columns=[column])
-
-
 class DatabricksAnswers:
-    """tables.get answers about one fixed (other) table whatever is asked; the rest empty."""
+    """information_schema answers rows about one other table whatever catalog is asked (the
+    documented columns), the reader is a metastore admin, the rest is empty."""
 
     def __init__(self) -> None:
         empty = SimpleNamespace(list=lambda *a, **k: [])
+        me = SimpleNamespace(user_name="admin@example.com")
         self.client = SimpleNamespace(
+            current_user=SimpleNamespace(me=lambda: me),
+            metastores=SimpleNamespace(
+                summary=lambda: SimpleNamespace(owner="admin@example.com", name="m")
+            ),
             functions=empty,
-            tables=Tables("other_catalog.other_schema.protected_table"),
             policies=SimpleNamespace(list_policies=lambda *a, **k: []),
-            grants=SimpleNamespace(get=lambda *a, **k: None),
+            grants=SimpleNamespace(get_effective=lambda *a, **k: None),
             tag_policies=SimpleNamespace(get_tag_policy=lambda *a, **k: None),
             entity_tag_assignments=empty,
         )
 
     def query(self, sql: str) -> list[dict[str, Any]]:
+        where = {"catalog_name": "other_catalog", "schema_name": "other_schema"}
+        where["table_name"] = "protected_table"
+        if "information_schema.row_filters" in sql:
+            return [{**where, "filter_catalog": "gov", "filter_schema": "pol",
+                     "filter_name": "filter", "filter_col_usage": "programme"}]  # fmt: skip
+        if "information_schema.column_masks" in sql:
+            return [{**where, "column_name": "subject_id", "mask_catalog": "gov",
+                     "mask_schema": "pol", "mask_name": "mask", "mask_col_usage": None}]  # fmt: skip
         return []
 
 
-def test_a_tables_get_answer_about_another_table_is_not_taken_for_the_asked_one() -> None:
+def test_an_information_schema_row_about_another_table_is_not_taken_for_the_asked_one() -> None:
+    """Filters and masks are read per catalog (information_schema.row_filters/column_masks):
+    a row about a table accord does not govern is never taken for a governed one, whose
+    protection is then missing (ACC701), never reported clean."""
     expected = lower_all(load_project(ROOT / "policies"))["databricks"]
     live = introspect("databricks", DatabricksAnswers(), expected, lambda _: None)
     assert not live.catalog.of(RowFilterAttachment) and not live.catalog.of(MaskAttachment)
-    # the asked tables are unread, so drift cannot call them protected (ACC701, never clean)
-    governed = {o.table for o in expected.of(RowFilterAttachment)}
-    assert governed and all(
-        any(t in u and "other_catalog.other_schema.protected_table" in u for u in live.unreadable)
-        for t in governed
-    )
+    assert live.coverage is not None and live.coverage.reader == "admin@example.com"

@@ -62,18 +62,21 @@ def _statements(platforms: Platforms) -> list[dict[str, object]]:
 
 
 def test_a_403_is_reported_as_a_denial_and_never_as_clean(platforms: Platforms) -> None:
-    platforms.databricks.forbidden.append("/api/2.1/unity-catalog/tables/omics.variants.calls")
+    what = "ABAC policies on table omics.variants.calls"
+    platforms.databricks.forbidden.append(
+        "/api/2.1/unity-catalog/policies/table/omics.variants.calls"
+    )
     code, out, err = run_cli(["introspect", "--platform", "databricks", POLICIES])
     assert code == 0
-    assert "could not read: table omics.variants.calls: denied: the deploying role needs" in err
+    assert f"could not read: {what}: denied: the deploying role needs" in err
     code, out, _ = run_cli(["drift", POLICIES, "--platform", "databricks", "--format", "json"])
     assert code == 1
     doc = json.loads(out)
     messages = [f["message"] for f in doc["findings"] if f["rule"] == "ACC707"]
-    assert any("the reading role cannot see table omics.variants.calls" in m for m in messages)
+    assert any(f"the reading role cannot see {what}" in m for m in messages)
     (coverage,) = doc["coverage"]
     assert coverage["platform"] == "databricks" and coverage["complete"] is False
-    assert [u["what"] for u in coverage["unseen"]] == ["table omics.variants.calls"]
+    assert [u["what"] for u in coverage["unseen"]] == [what]
 
 
 @pytest.mark.parametrize("platform", ["snowflake", "databricks"])

@@ -520,7 +520,7 @@ def test_a_revoke_that_did_not_take_fails_its_stage(
 ) -> None:
     """A plan from live revokes a grant that exposes a salt (ACC705); its stage then reads the
     function's grants again (Snowflake ``SHOW GRANTS ON FUNCTION``: privilege, grantee_name;
-    Databricks ``grants.get``: privilege_assignments) and fails while the grantee still holds
+    Databricks ``grants.get_effective``: privilege_assignments) and fails while the grantee still holds
     the privilege. Here the stand-in accepts the REVOKE and keeps the grant."""
     from tests.standins.engine import Estate
 

@@ -7,6 +7,14 @@ HTTP 200 and is a failure, ``CANCELED`` and ``CLOSED`` are not successes, and a 
 running at the deadline is cancelled and reported. A privilege denial (``compiler.connect.denials``)
 raises :class:`DeniedError` and is never retried.
 
+Every Databricks SDK call runs under one overall deadline (:meth:`DatabricksExecutor.call`):
+the SDK's own timeout is per read, so a server that sends its answer a byte at a time, or
+pages forever, would hold a command without end. A statement's rows are read in full: its
+first chunk comes with the statement (``result.next_chunk_index``), every later one through
+``statement_execution.get_statement_result_chunk_n``, all within the statement's deadline,
+and a result whose row count is not the manifest's ``total_row_count`` is a failure, never a
+short answer.
+
 Every failure carries what the platform said (:attr:`ExecutionError.said`, its first line) and
 the codes it gave (:attr:`ExecutionError.codes`: ``errorCode``, ``sqlState``, ``reason``), so
 a caller that reports denials its own way (``accord probe --live``) reads them from here.
@@ -70,6 +78,11 @@ class DeniedError(ExecutionError):
     ) -> None:
         self.denial = denial
         super().__init__(str(denial), said, codes)
+
+
+class DeadlineError(ExecutionError):
+    """A platform call had no complete answer within its deadline (a server that drips its
+    answer, or pages without end): the call is abandoned and said so, never waited on."""
 
 
 class SessionError(ExecutionError):
@@ -279,6 +292,7 @@ class DatabricksExecutor:
             return client
 
         client = within(options.timeouts.connect, reach, "Databricks")
+        require_databricks_apis()
         return cls(client, warehouse, timeouts=options.timeouts)
 
     @classmethod
@@ -320,29 +334,59 @@ class DatabricksExecutor:
         message = one_line(err) if isinstance(err, BaseException) else str(err)
         return ExecutionError(message, said, codes)
 
+    def call(self, what: str, fn: Callable[[], Any], deadline: float | None = None) -> Any:
+        """``fn()`` (one or more SDK calls) within ``deadline`` (a :attr:`clock` time; default:
+        the statement timeout from now), else :class:`DeadlineError`."""
+        if deadline is None:
+            deadline = self.clock() + self.timeouts.statement
+        return bounded(max(0.0, deadline - self.clock()), fn, what, f"{self.timeouts.statement:g}s")
+
     def _execute(self, statement: str) -> Any:
+        response, _ = self._run(statement)
+        return response
+
+    def _run(self, statement: str) -> tuple[Any, list[list[Any]]]:
+        """The statement's final response and all its rows, every chunk followed."""
         from databricks.sdk.errors import DatabricksError
         from databricks.sdk.service.sql import StatementState
 
         api = self.client.statement_execution
         deadline = self.clock() + self.timeouts.statement
         try:
-            response = api.execute_statement(
-                statement=statement, warehouse_id=self.warehouse_id, wait_timeout=self._wait()
+            response = self.call(
+                "the statement",
+                lambda: api.execute_statement(
+                    statement=statement, warehouse_id=self.warehouse_id, wait_timeout=self._wait()
+                ),
+                deadline,
             )
             while response.status.state in (StatementState.PENDING, StatementState.RUNNING):
                 left = deadline - self.clock()
                 if left <= 0:
                     # the statement is reported as timed out in any case
-                    with contextlib.suppress(DatabricksError):
-                        api.cancel_execution(response.statement_id)
+                    with contextlib.suppress(DatabricksError, DeadlineError):
+                        self.call(
+                            "cancelling the statement",
+                            lambda r=response: api.cancel_execution(r.statement_id),
+                            self.clock() + min(5.0, self.timeouts.connect),
+                        )
                     raise ExecutionError(
                         f"timed out: still {response.status.state.value} after the statement "
                         f"timeout of {self.timeouts.statement:g}s (cancelled; statement "
                         f"{response.statement_id})"
                     )
                 time.sleep(min(self.poll_seconds, left))
-                response = api.get_statement(response.statement_id)
+                if deadline - self.clock() <= 0:
+                    continue  # out of time: cancelled above on the next turn, not polled
+                # a poll near the deadline still gets a moment to answer (then the statement
+                # is reported as running past it, not as a poll that timed out)
+                response = self.call(
+                    "the statement's status",
+                    lambda r=response: api.get_statement(r.statement_id),
+                    max(deadline, self.clock() + min(5.0, self.timeouts.connect)),
+                )
+            if response.status.state == StatementState.SUCCEEDED:
+                return response, self._chunks(response, deadline)
         except DatabricksError as err:
             said, codes = one_line(err, first=True), databricks_codes(err)
             raise self._fail(err, statement, said, codes) from None
@@ -354,57 +398,131 @@ class DatabricksExecutor:
                 one_line(err, first=True),
             ) from None
         state = response.status.state
-        if state != StatementState.SUCCEEDED:
-            error = response.status.error
-            detail = error.message if error is not None and error.message else "no message"
-            code = error.error_code.value if error is not None and error.error_code else None
-            said, codes = failed_codes(response.status)
+        error = response.status.error
+        detail = error.message if error is not None and error.message else "no message"
+        code = error.error_code.value if error is not None and error.error_code else None
+        said, codes = failed_codes(response.status)
 
-            class _Failed:
-                error_code = code
-                msg = detail
+        class _Failed:
+            error_code = code
+            msg = detail
+            #: the SQLSTATE the statement failed with (its message format is not a contract)
+            sql_state = codes.get("sqlState")
 
-                def __str__(self) -> str:
-                    return detail
+            def __str__(self) -> str:
+                return detail
 
-            if state == StatementState.FAILED:
-                failure = self._fail(_Failed(), statement, said, codes)
-                if isinstance(failure, DeniedError):
-                    raise failure
-            raise ExecutionError(f"{state.value}: {detail}", said, codes)
-        return response
+        if state == StatementState.FAILED:
+            failure = self._fail(_Failed(), statement, said, codes)
+            if isinstance(failure, DeniedError):
+                raise failure
+        raise ExecutionError(f"{state.value}: {detail}", said, codes)
+
+    def _chunks(self, response: Any, deadline: float) -> list[list[Any]]:
+        """Every row of a succeeded statement: the first chunk came with it, each later one is
+        fetched by ``next_chunk_index`` (Statement Execution API, "Result chunks")."""
+        api = self.client.statement_execution
+        result = response.result
+        rows: list[list[Any]] = list((result.data_array if result is not None else None) or [])
+        following = result.next_chunk_index if result is not None else None
+        seen: set[int] = set()
+        while following is not None:
+            if following in seen:
+                raise ExecutionError(
+                    f"statement {response.statement_id}: chunk {following} was named twice; "
+                    "its result is not read"
+                )
+            seen.add(following)
+            chunk = self.call(
+                f"result chunk {following} of statement {response.statement_id}",
+                lambda n=following: api.get_statement_result_chunk_n(response.statement_id, n),
+                deadline,
+            )
+            rows += chunk.data_array or []
+            following = chunk.next_chunk_index
+        manifest = response.manifest
+        total = getattr(manifest, "total_row_count", None) if manifest is not None else None
+        if total is not None and total != len(rows):
+            raise ExecutionError(
+                f"statement {response.statement_id} answered {len(rows)} of its "
+                f"{total} rows; its result is not read"
+            )
+        return rows
 
     def run(self, text: str) -> None:
         statements = split_statements(text, "databricks")
         for n, statement in enumerate(statements, start=1):
             if self.progress is not None:
                 self.progress(f"databricks: statement {n} of {len(statements)}")
-            self._execute(statement)
+            self._run(statement)
 
     def results(self, text: str) -> list[list[tuple[Any, ...]]]:
-        out = []
-        for statement in split_statements(text, "databricks"):
-            result = self._execute(statement).result
-            rows = (result.data_array if result is not None else None) or []
-            out.append([tuple(row) for row in rows])
-        return out
+        return [
+            [tuple(row) for row in self._run(statement)[1]]
+            for statement in split_statements(text, "databricks")
+        ]
 
     def query(self, statement: str) -> list[Row]:
-        response = self._execute(statement)
+        response, rows = self._run(statement)
         schema = response.manifest.schema if response.manifest is not None else None
         names = [c.name.lower() for c in (schema.columns or [])] if schema is not None else []
-        rows = (response.result.data_array if response.result is not None else None) or []
         return [dict(zip(names, row, strict=False)) for row in rows]
 
     def rows(self, statements: Sequence[str]) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
         for statement in statements:
-            result = self._execute(statement).result
-            rows = [tuple(r) for r in ((result.data_array if result is not None else None) or [])]
+            rows = [tuple(r) for r in self._run(statement)[1]]
         return rows
 
     def close(self) -> None:
         pass
+
+
+#: the databricks-sdk release accord needs, and what it reads that older releases lack (the
+#: SDK's CHANGELOG: w.policies 0.63.0; w.entity_tag_assignments and w.tag_policies 0.64.0;
+#: max_results / page_token on grants.get and get_effective 0.56.0; StatementStatus.sql_state
+#: 0.103.0; PolicyType.POLICY_TYPE_GRANT and POLICY_TYPE_DENY 0.123.0)
+DATABRICKS_SDK_FLOOR = "0.123.0"
+_SDK_APIS = (
+    ("w.policies", "0.63.0", lambda w, cat, sql: hasattr(w, "policies")),
+    ("w.entity_tag_assignments", "0.64.0", lambda w, cat, sql: hasattr(w, "entity_tag_assignments")),
+    ("w.tag_policies", "0.64.0", lambda w, cat, sql: hasattr(w, "tag_policies")),
+    ("grants.get_effective(max_results=...)", "0.56.0",
+     lambda w, cat, sql: "max_results" in _parameters(cat.GrantsAPI.get_effective)),
+    ("StatementStatus.sql_state", "0.103.0",
+     lambda w, cat, sql: "sql_state" in getattr(sql.StatementStatus, "__dataclass_fields__", {})),
+    ("PolicyType.POLICY_TYPE_GRANT / POLICY_TYPE_DENY", "0.123.0",
+     lambda w, cat, sql: hasattr(cat.PolicyType, "POLICY_TYPE_DENY")),
+)  # fmt: skip
+
+
+def _parameters(fn: Any) -> tuple[str, ...]:
+    import inspect
+
+    try:
+        return tuple(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return ()
+
+
+def require_databricks_apis() -> None:
+    """A usage error naming the version when the installed databricks-sdk lacks an API accord
+    calls (never an AttributeError from deep in a read): the installed SDK's classes are
+    asked, not a client."""
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service import catalog, sql
+
+    try:
+        from databricks.sdk.version import __version__ as installed
+    except ImportError:  # pragma: no cover - every release has it
+        installed = "unknown"
+    for what, since, present in _SDK_APIS:
+        if not present(WorkspaceClient, catalog, sql):
+            raise UsageError(
+                f"databricks-sdk {installed} has no {what} (added in {since}); accord needs "
+                f"databricks-sdk>={DATABRICKS_SDK_FLOOR}: pip install "
+                f"'databricks-sdk>={DATABRICKS_SDK_FLOOR}'"
+            )
 
 
 # --------------------------------------------------------------------------------------------
@@ -442,6 +560,33 @@ def failed_codes(status: Any) -> tuple[str, dict[str, Any]]:
         "sqlState": getattr(status, "sql_state", None) or (found.group(1) if found else None),
         "reason": bracketed.group(1) if bracketed else None,
     }
+
+
+def bounded(seconds: float, fn: Callable[[], Any], what: str, timeout: str) -> Any:
+    """``fn()``, or :class:`DeadlineError` when it has not returned after ``seconds`` (a daemon
+    thread: a call stuck on a server that drips or pages forever never holds the command;
+    ``timeout`` names the setting, as the message says it)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as err:  # handed to the caller's thread
+            box["error"] = err
+
+    worker = threading.Thread(target=work, daemon=True, name="accord-databricks-call")
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise DeadlineError(
+            f"{what}: no complete answer within the statement timeout of {timeout} "
+            "(--statement-timeout): the server is slow, drips its answer or pages without end"
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def within(seconds: float, fn: Callable[[], Any], platform: str) -> Any:

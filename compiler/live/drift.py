@@ -210,12 +210,14 @@ def drift_platform(
     for g in live.salt_grants:
         salt = live.catalog.get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
         owner = live.salt_owners.get(g.function, "its owner")
+        through = f" through {g.via}" if g.via else ""
         add(
             "ACC705",
             model_objs.get(identity(salt), salt),
-            f"salt function {g.function} grants {g.privilege} to {g.grantee}: whoever holds it can "
-            f"select the salt (only {owner}, the owner of the policies that call it, may)",
-            f"REVOKE {g.privilege} ON FUNCTION {g.function} FROM {g.grantee}",
+            f"salt function {g.function} grants {g.privilege} to {g.grantee}{through}: whoever "
+            f"holds it can select the salt (only {owner}, the owner of the policies that call "
+            "it, may)",
+            _revoke_hint(platform, g.function, g.privilege, g.grantee, g.via),
         )
     unseen = live.coverage.unseen if live.coverage is not None else []
     for u in unseen:
@@ -241,6 +243,23 @@ def drift_platform(
                 )
             )
     return findings
+
+
+def _revoke_hint(platform: str, function: str, privilege: str, grantee: str, via: str) -> str:
+    """What removes a salt grant, in words a person runs: Databricks SQL spells ``ALL
+    PRIVILEGES`` in two words, revokes an inherited grant where it is made, and drops an ABAC
+    GRANT policy (``accord plan --base live:`` writes the same, quoted)."""
+    if platform != "databricks":
+        return f"REVOKE {privilege} ON FUNCTION {function} FROM {grantee}"
+    spelled = privilege.replace("_", " ")
+    if via.startswith("policy "):
+        policy, _, on = via.removeprefix("policy ").partition(" on ")
+        kind, _, securable = on.partition(" ")
+        return f"DROP POLICY {policy} ON {kind.upper()} {securable}, or narrow it"
+    if via:
+        kind, _, securable = via.partition(" ")
+        return f"REVOKE {spelled} ON {kind.upper()} {securable} FROM {grantee}"
+    return f"REVOKE {spelled} ON FUNCTION {function} FROM {grantee}"
 
 
 def _principals(project: Project, platform: str) -> dict[str, str]:

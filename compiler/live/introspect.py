@@ -33,6 +33,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import sqlglot
@@ -80,6 +81,23 @@ class SaltGrant:
     function: str
     privilege: str
     grantee: str
+    #: where the grant is made when not on the function itself (Databricks): ``schema
+    #: c.s`` / ``catalog c`` (an inherited grant, read with grants.get_effective), or ``policy
+    #: P on schema c.s`` (an ABAC GRANT policy)
+    via: str = ""
+
+    def __repr__(self) -> str:  # as before ``via`` existed when it is empty (fingerprints)
+        via = f", via={self.via!r}" if self.via else ""
+        return (
+            f"SaltGrant(function={self.function!r}, privilege={self.privilege!r}, "
+            f"grantee={self.grantee!r}{via})"
+        )
+
+    def to_json(self) -> dict[str, str]:
+        out = {"function": self.function, "privilege": self.privilege, "grantee": self.grantee}
+        if self.via:
+            out["via"] = self.via
+        return out
 
 
 @dataclass
@@ -119,7 +137,7 @@ class LiveCatalog:
             "objects": [
                 object_json(o, self.catalog.platform) for o in sort_objects(self.catalog.objects)
             ],
-            "salt_grants": [dataclasses.asdict(g) for g in self.salt_grants],
+            "salt_grants": [g.to_json() for g in self.salt_grants],
             "insecure_salts": self.insecure_salts,
             "unreadable": self.unreadable,
             "ignored": self.ignored,
@@ -578,25 +596,233 @@ class SnowflakeReader(Reader):
 
 
 class DatabricksReader(Reader):
-    def sdk(self, what: str, call: Callable[[], Any]) -> Any:
+    """Unity Catalog through the SDK, every call bounded by the statement timeout.
+
+    What the platform answers a caller that is not a metastore admin (fact numbers of issue
+    20; databricks-sdk service/catalog.py docstrings): ``functions.list`` lists only the
+    functions the caller owns or may EXECUTE (11), so a function missing from it is unseen,
+    not undeployed, unless the reader sees the whole schema; ``grants.get`` "does not include
+    inherited permissions" (9), so who may call a salt is read with ``grants.get_effective``,
+    paged (``max_results=0``, ``next_page_token``: the unpaginated form "will be deprecated");
+    ``PolicyInfo.policy_type`` is also POLICY_TYPE_GRANT / POLICY_TYPE_DENY (12), which are
+    neither filters nor masks; a GRANT policy that gives EXECUTE on the governance schema
+    exposes the salts. Row filters, column masks and column tags are read per catalog from
+    ``information_schema.row_filters`` / ``column_masks`` / ``column_tags`` (one statement
+    each; the documented column names, or the ones live workspaces have been seen to answer),
+    which list the tables the caller may see only: the reader check proves it may see them.
+    """
+
+    #: privileges that let the reader see every object of a schema (or catalog)
+    SEES_ALL = ("MANAGE", "ALL_PRIVILEGES")
+    #: privileges that let a principal call a function
+    CALLS = ("EXECUTE", "ALL_PRIVILEGES")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: schemas the reader was proven to see whole (MANAGE, ownership, metastore admin)
+        self.whole: set[str] = set()
+        self.checked = False
+        #: the salts the reading principal itself may call (check_reader)
+        self.calls: list[SaltGrant] = []
+
+    def call(self, what: str, fn: Callable[[], Any]) -> Any:
+        bounded_call = getattr(self.run, "call", None)
+        return bounded_call(what, fn) if bounded_call is not None else fn()
+
+    def sdk(self, what: str, call: Callable[[], Any], unproven: str = "") -> Any:
+        """``call()``'s answer; None when there is none (a 404), or when it could not be read
+        (recorded: :meth:`cannot_see`)."""
+        return self.settle(self.attempt(what, call, unproven))
+
+    def settle(self, attempt: tuple[Any, tuple[str, str, str] | None]) -> Any:
+        """An :meth:`attempt`'s answer, its failure recorded (in the caller's order)."""
+        value, failed = attempt
+        if failed is not None:
+            self.cannot_see(*failed)
+        return value
+
+    def attempt(
+        self, what: str, call: Callable[[], Any], unproven: str = ""
+    ) -> tuple[Any, tuple[str, str, str] | None]:
+        """``(answer, None)``, or ``(None, (what, why, unproven))`` when it could not be read:
+        what :meth:`Reader.each` may run concurrently (nothing recorded here)."""
         from databricks.sdk.errors import DatabricksError, NotFound
 
         from compiler.connect.denials import classify
+        from compiler.connect.executor import DeadlineError
 
         try:
-            return call()
+            return self.call(what, call), None
         except NotFound:
-            return None
+            return None, None
+        except DeadlineError as err:
+            return None, (what, str(err).removeprefix(f"{what}: "), unproven)
         except DatabricksError as err:  # before OSError: DatabricksError is an IOError
             denial = classify("databricks", err)
-            self.cannot_see(what, denial or one_line(err)[:300])
-            return None
+            why = str(denial or one_line(err)[:300])
+            if " Config: " in why:  # the SDK appends its configuration to what the server said
+                why = why.split(" Config: ")[0].rstrip(". ") + (")" if denial else "")
+            return None, (what, why, unproven)
         except (OSError, TimeoutError) as err:
             host = getattr(getattr(self.run.client, "config", None), "host", "the workspace")
             raise UsageError(f"cannot reach Databricks at {host}: {one_line(err)[:300]}") from None
 
+    def effective(
+        self, kind: str, name: str, principal: str | None = None, unproven: str = ""
+    ) -> list[tuple[str, str, str]] | None:
+        return self.settle(self.effective_attempt(kind, name, principal, unproven))  # type: ignore[no-any-return]
+
+    def effective_attempt(
+        self, kind: str, name: str, principal: str | None = None, unproven: str = ""
+    ) -> tuple[Any, tuple[str, str, str] | None]:
+        """(principal, privilege, where it is granted: "" on the securable itself, else
+        ``schema c.s`` / ``catalog c``) of every effective grant on a securable, every page
+        read (``grants.get_effective``, ``max_results=0``: the server's page length)."""
+        client = self.run.client
+
+        def pages() -> list[tuple[str, str, str]]:
+            out: list[tuple[str, str, str]] = []
+            token: str | None = None
+            seen: set[str] = set()
+            while True:
+                page = client.grants.get_effective(
+                    kind, name, max_results=0, page_token=token, principal=principal
+                )
+                for pa in page.privilege_assignments or []:
+                    for priv in pa.privileges or []:
+                        where = ""
+                        if priv.inherited_from_name:
+                            typ = _value(priv.inherited_from_type).lower() or "securable"
+                            where = f"{typ} {priv.inherited_from_name}"
+                        out.append((pa.principal or "", _value(priv.privilege), where))
+                token = page.next_page_token
+                if not token:
+                    return out
+                if token in seen:
+                    raise ValueError(f"grants.get_effective named page {token!r} twice")
+                seen.add(token)
+
+        return self.attempt(f"grants on {kind} {name}", pages, unproven)
+
+    def check_reader(self) -> None:
+        """The principal (``current_user.me``), and whether it sees every object accord reads:
+        a metastore admin (the metastore's owner) does; otherwise MANAGE or ownership on the
+        governance schema and on each governed table's schema (inherited from the catalog
+        counts): without it ``functions.list`` hides the functions it may not EXECUTE, grants
+        and ABAC policies are refused, and information_schema leaves out what it may not see.
+        EXECUTE on the governance schema is not a way to see: it calls every salt (ACC705)."""
+        if self.checked:
+            return
+        self.checked = True
+        from compiler.connect.executor import require_databricks_apis
+
+        client = self.run.client
+        require_databricks_apis()
+        me = self.sdk("the reading principal", lambda: client.current_user.me())
+        name = (getattr(me, "user_name", None) or "") if me is not None else ""
+        self.coverage.reader = name
+        if not name:
+            self.cannot_see(
+                "the reading principal", "current_user.me() named none", "every privilege check"
+            )
+            return
+        summary = self.sdk("the metastore", lambda: client.metastores.summary())
+        if summary is not None and summary.owner and summary.owner == name:
+            self.coverage.privileges.append(f"metastore admin (owner of metastore {summary.name})")
+            self.whole |= self.schemas()
+            return
+        for salt in sorted(o.name for o in self.expected.of(SaltFunction)):
+            # a principal may read its own privileges: EXECUTE on a salt is an exposure
+            for who, privilege, where in self.effective("function", salt, name) or []:
+                if who == name and privilege in self.CALLS:
+                    self.calls.append(SaltGrant(salt, privilege, name, where))
+        for catalog in sorted({s.split(".")[0] for s in self.schemas()}):
+            self.check_catalog(name, catalog)
+        for schema in sorted(self.schemas()):
+            self.check_schema(name, schema)
+        for table in self.expected.of(MappingTable):
+            grants = self.effective("table", table.name, name, f"drift of {table.name}")
+            held = {p for who, p, _ in grants or [] if who == name}
+            if (
+                grants is not None
+                and not held & {"SELECT", "ALL_PRIVILEGES"}
+                and self.owner_of("tables", table.name) != name
+            ):
+                self.cannot_see(
+                    f"mapping table {table.name}",
+                    f"{name} holds no SELECT on it",
+                    f"drift of {table.name}",
+                )
+
+    def schemas(self) -> set[str]:
+        tables = {t.rsplit(".", 1)[0].lower() for t in self.governed_tables()}
+        return {self.expected.governance_schema.lower()} | tables
+
+    def owner_of(self, kind: str, name: str) -> str:
+        api = getattr(self.run.client, kind)
+        info = self.sdk(f"{kind[:-1]} {name}", lambda: api.get(name))
+        return (getattr(info, "owner", None) or "") if info is not None else ""
+
+    def check_catalog(self, me: str, catalog: str) -> None:
+        """ABAC policies on a catalog apply to every table in it: seeing them needs READ
+        METADATA or MANAGE on the catalog, or its ownership (unity-catalog/abac/policies)."""
+        unproven = f"drift of the ABAC policies on catalog {catalog}"
+        if self.owner_of("catalogs", catalog) == me:
+            self.coverage.privileges.append(f"owner of catalog {catalog}")
+            return
+        grants = self.effective("catalog", catalog, me, unproven)
+        if grants is None:
+            return
+        held = {p for who, p, _ in grants if who == me}
+        sees = next((p for p in ("READ_METADATA", *self.SEES_ALL) if p in held), None)
+        if sees is None:
+            self.cannot_see(
+                f"the ABAC policies on catalog {catalog}",
+                f"{me} holds neither READ METADATA nor MANAGE nor ownership on it",
+                unproven,
+            )
+            return
+        self.coverage.privileges.append(f"{sees.replace('_', ' ')} on catalog {catalog}")
+
+    def check_schema(self, me: str, schema: str) -> None:
+        gov = schema == self.expected.governance_schema.lower()
+        what = "the governance schema" if gov else "the governed tables' schema"
+        unproven = (
+            f"drift of the functions in {schema} and of who may call its salts"
+            if gov
+            else f"drift of the row filters, masks, tags and ABAC policies in {schema}"
+        )
+        catalog = schema.split(".")[0]
+        for kind, securable in (("schemas", schema), ("catalogs", catalog)):
+            if self.owner_of(kind, securable) == me:
+                self.coverage.privileges.append(f"owner of {kind[:-1]} {securable}")
+                self.whole.add(schema)
+                return
+        grants = self.effective("schema", schema, me, unproven)
+        if grants is None:
+            return
+        held = {p: where for who, p, where in grants if who == me}
+        if gov and (calls := [p for p in self.CALLS if p in held]):
+            where = held[calls[0]] or f"schema {schema}"
+            self.coverage.privileges.append(
+                f"{calls[0]} on {where}: {me} may call every salt function in {schema} "
+                "(an exposure: ACC705)"
+            )
+        sees = next((p for p in self.SEES_ALL if p in held), None)
+        if sees is None:
+            self.cannot_see(
+                f"everything in {what} {schema}",
+                f"{me} holds neither MANAGE nor ownership on it or on catalog {catalog}",
+                unproven,
+            )
+            return
+        where = f" (inherited from {held[sees]})" if held[sees] else ""
+        self.coverage.privileges.append(f"{sees} on schema {schema}{where}")
+        self.whole.add(schema)
+
     def read(self) -> LiveCatalog:
         client = self.run.client
+        self.check_reader()
         gov, objects, live = self.start()
         catalog_name, schema_name = gov.split(".")
         self.progress(f"databricks: functions in {gov}")
@@ -604,17 +830,23 @@ class DatabricksReader(Reader):
             self.sdk(
                 f"functions in {gov}",
                 lambda: list(
-                    client.functions.list(catalog_name=catalog_name, schema_name=schema_name)
+                    client.functions.list(
+                        catalog_name=catalog_name, schema_name=schema_name, max_results=0
+                    )
                 ),
+                f"drift of the functions in {gov}",
             )
             or []
         )
         salts = {s.name.lower() for s in self.expected.of(SaltFunction)}
         filters = {p.name.lower() for p in self.expected.of(RowFilterPolicy)}
+        listed: set[str] = set()
+        salt_infos = []
         for fn in functions:
             name = fn.full_name or ""
             if not self.about(name.rpartition(".")[0], gov, f"functions in {gov}"):
                 continue
+            listed.add(name.lower())
             params = tuple(
                 Param(p.name, _norm_type(p.type_text))
                 for p in sorted(
@@ -626,14 +858,7 @@ class DatabricksReader(Reader):
             if name.lower() in salts:
                 objects.append(self.keep(SaltFunction(name, "", "")))
                 live.salt_owners[name] = fn.owner or ""
-                perms = self.sdk(
-                    f"grants on {name}", lambda n=name: client.grants.get("function", n)
-                )
-                for pa in (perms.privilege_assignments if perms else None) or []:
-                    for priv in pa.privileges or []:
-                        value = priv.value if hasattr(priv, "value") else str(priv)
-                        if value in ("EXECUTE", "ALL_PRIVILEGES") and pa.principal != fn.owner:
-                            live.salt_grants.append(SaltGrant(name, value, pa.principal))
+                salt_infos.append(fn)
                 continue
             body = parse_body(fn.routine_definition or "", "databricks")
             if body is None:
@@ -644,51 +869,65 @@ class DatabricksReader(Reader):
                 objects.append(self.keep(RowFilterPolicy(name, params, body, None, comment)))
             else:
                 objects.append(self.keep(MaskPolicy(name, params, returns, body, "", "", comment)))
+        if gov.lower() not in self.whole:
+            # fact 11: the list leaves out what the reader may not EXECUTE; what it lacks is
+            # unseen, not undeployed: taken as the model has it (never reported missing or
+            # changed), and said to be unproven (ACC707; a plan refuses an unread base)
+            wanted = [*self.expected.of(SaltFunction), *self.expected.of(RowFilterPolicy)]
+            for o in sorted([*wanted, *self.expected.of(MaskPolicy)], key=lambda o: o.name):
+                if o.name.lower() not in listed:
+                    self.cannot_see(
+                        f"function {o.name}",
+                        "functions.list shows only the functions the reader owns or may EXECUTE",
+                        f"whether {o.name} is deployed as the model has it",
+                    )
+                    objects.append(o)
+                    if isinstance(o, SaltFunction):
+                        salt_infos.append(SimpleNamespace(full_name=o.name, owner=None))
+        grants = self.each(
+            lambda fn: self.effective_attempt(
+                "function", fn.full_name, unproven=f"who may call {fn.full_name}"
+            ),
+            salt_infos,
+        )
+        for fn, attempt in zip(salt_infos, grants, strict=True):
+            found = self.settle(attempt)
+            seen: set[tuple[str, str, str]] = set()
+            for principal, privilege, where in found or []:
+                if (
+                    privilege in self.CALLS
+                    and principal != fn.owner
+                    and (principal, privilege, where) not in seen
+                ):
+                    seen.add((principal, privilege, where))
+                    live.salt_grants.append(SaltGrant(fn.full_name, privilege, principal, where))
+        for g in self.calls:  # the reader's own, when the full grants were not readable
+            if not any(
+                (h.function, h.grantee, h.privilege) == (g.function, g.grantee, g.privilege)
+                for h in live.salt_grants
+            ):
+                live.salt_grants.append(g)
+        objects += self.attachments()
         securables: set[tuple[str, str]] = set()
         for table in self.governed_tables():
-            self.progress(f"databricks: filters and masks of {table}")
-            info = self.sdk(f"table {table}", lambda t=table: client.tables.get(t))
-            if info is None:
-                continue
-            if not self.same(info.full_name or "", table):
-                # the asked table's filters and masks are unknown: never taken as protected
-                self.cannot_see(
-                    f"table {table}",
-                    f"the platform answered about {info.full_name or 'another'} table",
-                    f"drift of {table}'s row filter and masks",
-                )
-                continue
-            if info.row_filter is not None:
-                rf = info.row_filter
-                objects.append(
-                    self.keep(
-                        RowFilterAttachment(
-                            table, rf.function_name, tuple(rf.input_column_names or ()), ""
-                        )
-                    )
-                )
-            for col in info.columns or []:
-                if col.mask is not None and col.mask.function_name:
-                    objects.append(
-                        self.keep(
-                            MaskAttachment(
-                                table,
-                                col.name,
-                                col.mask.function_name,
-                                "",
-                                tuple(col.mask.using_column_names or ()),
-                            )
-                        )
-                    )
             cat, sch, _ = table.split(".")
             securables |= {("CATALOG", cat), ("SCHEMA", f"{cat}.{sch}"), ("TABLE", table)}
-        for kind, name in sorted(securables):
-            found = self.sdk(
-                f"ABAC policies on {kind.lower()} {name}",
-                lambda k=kind, n=name: list(client.policies.list_policies(k.lower(), n)),
-            )
-            for p in found or []:
-                objects.append(self.keep(_abac(p, kind, name)))
+        # the governance schema and its catalog: a GRANT policy there may give EXECUTE on salts
+        securables |= {("CATALOG", catalog_name), ("SCHEMA", gov)}
+        ordered = sorted(securables)
+        found_policies = self.each(
+            lambda ks: self.attempt(
+                f"ABAC policies on {ks[0].lower()} {ks[1]}",
+                lambda: list(client.policies.list_policies(ks[0].lower(), ks[1])),
+                f"drift of the ABAC policies on {ks[0].lower()} {ks[1]}",
+            ),
+            ordered,
+        )
+        for (kind, name), attempt in zip(ordered, found_policies, strict=True):
+            for p in self.settle(attempt) or []:
+                policy = self.policy(p, kind, name, live)
+                if policy is not None:
+                    objects.append(self.keep(policy))
         if self.expected.style == "abac":
             for tag in self.expected.of(Tag):
                 found = self.sdk(
@@ -700,21 +939,154 @@ class DatabricksReader(Reader):
                     objects.append(
                         self.keep(Tag(found.tag_key, values, (), found.description or ""))
                     )
-            for o in self.expected.of(TagAssignment):
-                entity = f"{o.table}.{o.column}" if o.column else o.table
-                kind = "columns" if o.column else "tables"
-                found = self.sdk(
-                    f"tags on {entity}",
-                    lambda k=kind, e=entity: list(client.entity_tag_assignments.list(k, e)),
-                )
-                for t in found or []:
-                    if t.tag_key == o.tag:
-                        objects.append(
-                            self.keep(
-                                TagAssignment(o.table, o.column, t.tag_key, t.tag_value or "", "")
-                            )
-                        )
+            objects += self.tag_assignments()
         return self.finish(live, objects)
+
+    def policy(self, p: Any, kind: str, securable: str, live: LiveCatalog) -> AbacPolicy | None:
+        """A row filter or column mask policy as an AbacPolicy; a GRANT policy that gives
+        EXECUTE where the salts are, as salt grants; a DENY policy is neither (fact 12)."""
+        from databricks.sdk.service.catalog import PolicyType
+
+        where = f"ABAC policy {p.name} on {kind.lower()} {securable}"
+        if p.policy_type in (PolicyType.POLICY_TYPE_ROW_FILTER, PolicyType.POLICY_TYPE_COLUMN_MASK):
+            return _abac(p, kind, securable)
+        if p.policy_type == PolicyType.POLICY_TYPE_GRANT:
+            privileges = {str(v).upper() for v in (p.grant.privileges if p.grant else None) or []}
+            gov = self.expected.governance_schema.lower()
+            covers = securable.lower() in (gov, gov.split(".")[0])
+            if covers and privileges & {"EXECUTE", "ALL_PRIVILEGES", "ALL PRIVILEGES"}:
+                granted = "EXECUTE" if "EXECUTE" in privileges else "ALL_PRIVILEGES"
+                for salt in sorted(self.expected.of(SaltFunction), key=lambda s: s.name):
+                    for principal in sorted(
+                        set(p.to_principals or ()) - set(p.except_principals or ())
+                    ):
+                        live.salt_grants.append(
+                            SaltGrant(salt.name, granted, principal, f"policy {p.name} on {kind.lower()} {securable}")
+                        )  # fmt: skip
+            else:
+                self.ignored.append(
+                    f"{where}: a GRANT policy of {', '.join(sorted(privileges))}; not compared"
+                )
+            return None
+        if p.policy_type == PolicyType.POLICY_TYPE_DENY:
+            privileges = sorted(str(v) for v in (p.deny.privileges if p.deny else None) or [])
+            self.ignored.append(f"{where}: a DENY policy of {', '.join(privileges)}; not compared")
+            return None
+        self.cannot_see(
+            where,
+            f"its policy type ({_value(p.policy_type) or 'none'}) is not one accord reads",
+            f"drift of the ABAC policies on {kind.lower()} {securable}",
+        )
+        return None
+
+    def info_schema(self, catalog: str, view: str) -> list[dict[str, Any]] | None:
+        """Every row of ``<catalog>.information_schema.<view>``, one statement (every chunk
+        followed by the executor); None when it failed (recorded)."""
+        from targets import sql as tsql
+
+        sql = f"SELECT * FROM {tsql.name_sql(catalog, 'databricks')}.information_schema.{view}"
+        try:
+            return self.run.query(sql)
+        except ExecutionError as err:
+            self.cannot_see(
+                f"{catalog}.information_schema.{view}",
+                str(err),
+                f"drift of the {view.replace('_', ' ')} in catalog {catalog}",
+            )
+            return None
+
+    def catalogs(self) -> list[str]:
+        return sorted({t.split(".")[0].lower() for t in self.governed_tables()})
+
+    def attachments(self) -> list[CatalogObject]:
+        """Row filters and column masks of the governed tables: two statements per catalog."""
+        governed = {t.lower(): t for t in self.governed_tables()}
+        out: list[CatalogObject] = []
+        for catalog in self.catalogs():
+            self.progress(f"databricks: row filters and column masks in {catalog}")
+            for r in self.info_schema(catalog, "row_filters") or []:
+                table = governed.get(_table_of(r))
+                if table is None:
+                    continue
+                function = _function_of(r, "filter")
+                columns = _columns(_first(r, "filter_col_usage", "target_columns"))
+                out.append(self.keep(RowFilterAttachment(table, function, columns, "")))
+            for r in self.info_schema(catalog, "column_masks") or []:
+                table = governed.get(_table_of(r))
+                if table is None:
+                    continue
+                using = _columns(_first(r, "mask_col_usage", "using_columns"))
+                column = str(r.get("column_name") or "")
+                out.append(
+                    self.keep(MaskAttachment(table, column, _function_of(r, "mask"), "", using))
+                )
+        return out
+
+    def tag_assignments(self) -> list[CatalogObject]:
+        """The model's governed-tag assignments: column tags from each catalog's
+        information_schema.column_tags (one statement), table tags per table."""
+        wanted = {
+            (o.table.lower(), (o.column or "").lower(), o.tag): o
+            for o in self.expected.of(TagAssignment)
+        }
+        out: list[CatalogObject] = []
+        catalogs = sorted({o.table.split(".")[0].lower() for o in wanted.values() if o.column})
+        for catalog in catalogs:
+            self.progress(f"databricks: column tags in {catalog}")
+            for r in self.info_schema(catalog, "column_tags") or []:
+                key = (_table_of(r), str(r.get("column_name") or "").lower(), r.get("tag_name"))
+                o = wanted.get(key)  # type: ignore[arg-type]
+                if o is not None:
+                    value = str(r.get("tag_value") or "")
+                    out.append(self.keep(TagAssignment(o.table, o.column, o.tag, value, "")))
+        client = self.run.client
+        tables = [o for o in wanted.values() if not o.column]
+        found = self.each(
+            lambda o: self.attempt(
+                f"tags on {o.table}",
+                lambda: list(client.entity_tag_assignments.list("tables", o.table)),
+            ),
+            tables,
+        )
+        for o, attempt in zip(tables, found, strict=True):
+            for t in self.settle(attempt) or []:
+                if t.tag_key == o.tag:
+                    out.append(
+                        self.keep(
+                            TagAssignment(o.table, o.column, t.tag_key, t.tag_value or "", "")
+                        )
+                    )
+        return out
+
+
+def _value(v: Any) -> str:
+    return str(getattr(v, "value", v) or "")
+
+
+def _first(row: dict[str, Any], *names: str) -> Any:
+    return next((row[n] for n in names if row.get(n) is not None), None)
+
+
+def _table_of(row: dict[str, Any]) -> str:
+    """``catalog.schema.table`` of an information_schema row, whichever names it uses (the
+    documentation's ``catalog_name``/``schema_name``, or ``table_catalog``/``table_schema``)."""
+    parts = (
+        _first(row, "catalog_name", "table_catalog"),
+        _first(row, "schema_name", "table_schema"),
+        row.get("table_name"),
+    )
+    return ".".join(str(p or "") for p in parts).lower()
+
+
+def _function_of(row: dict[str, Any], kind: str) -> str:
+    name = str(row.get(f"{kind}_name") or "")
+    if name.count(".") == 2:
+        return name
+    return ".".join(str(row.get(f"{kind}_{p}") or "") for p in ("catalog", "schema")) + f".{name}"
+
+
+def _columns(text: Any) -> tuple[str, ...]:
+    return tuple(c.strip() for c in str(text or "").split(",") if c.strip())
 
 
 def _abac(p: Any, kind: str, securable: str) -> AbacPolicy:

@@ -119,9 +119,10 @@ def plan_from_live(
         bases[p] = dataclasses.replace(live.catalog, objects=objects)
         foreign[p] = _foreign_policies(objects, p)
         for g in live.salt_grants:
+            through = f" through {g.via}" if g.via else ""
             notes.append(
-                f"{p}: salt function {g.function} grants {g.privilege} to {g.grantee} (ACC705): "
-                "the plan revokes it"
+                f"{p}: salt function {g.function} grants {g.privilege} to {g.grantee}{through} "
+                "(ACC705): the plan revokes it"
             )
     if refused:
         raise PlanError(
@@ -218,14 +219,27 @@ def check_live_base(
     return ""
 
 
-def revoke_sql(platform: str, function: str, privilege: str, grantee: str) -> str:
-    """REVOKE of a grant on a salt function, every name spelled through sqlglot."""
+def revoke_sql(platform: str, function: str, privilege: str, grantee: str, via: str = "") -> str:
+    """REVOKE of a grant on a salt function, every name spelled through sqlglot. On
+    Databricks the privilege is spelled as SQL spells it (``ALL PRIVILEGES``, two words:
+    ``ALL_PRIVILEGES`` is the REST enum), a grant inherited from the schema or catalog is
+    revoked there (``via``: ``schema c.s`` / ``catalog c``), and an ABAC GRANT policy that
+    gives it (``via``: ``policy P on schema c.s``) is dropped."""
     name = tsql.name_sql(function, platform)
     if platform == "snowflake":
         who = tsql.render(tsql.ident(grantee, platform), platform)
         return f"REVOKE {privilege} ON FUNCTION {name}() FROM ROLE {who}"
     who = tsql.render(exp_identifier(grantee), platform)
-    return f"REVOKE {privilege} ON FUNCTION {name} FROM {who}"
+    spelled = privilege.replace("_", " ")
+    if via.startswith("policy "):
+        policy, _, on = via.removeprefix("policy ").partition(" on ")
+        kind, _, securable = on.partition(" ")
+        target = tsql.render(exp_identifier(policy), platform)
+        return f"DROP POLICY {target} ON {kind.upper()} {tsql.name_sql(securable, platform)}"
+    if via:
+        kind, _, securable = via.partition(" ")
+        return f"REVOKE {spelled} ON {kind.upper()} {tsql.name_sql(securable, platform)} FROM {who}"
+    return f"REVOKE {spelled} ON FUNCTION {name} FROM {who}"
 
 
 def exp_identifier(name: str) -> Any:
@@ -240,27 +254,38 @@ def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:
     for platform, live in lives.items():
         steps = []
         checks = []
-        for g in sorted(live.salt_grants, key=lambda g: (g.function, g.grantee)):
+        written: set[str] = set()
+        for g in sorted(live.salt_grants, key=lambda g: (g.function, g.grantee, g.via)):
             salt = head[platform].get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
-            sql = revoke_sql(platform, g.function, g.privilege, g.grantee)
-            note = f"salt function {g.function} is callable by {g.grantee} (ACC705): revoke it"
-            steps.append(Step("define", salt, salt, sql, note))
-            gone = MetadataCheck(
-                "no_grant",
-                g.function,
-                None,
-                None,
-                platform=platform,
-                privilege=g.privilege,
-                grantee=g.grantee,
-            )
-            what = "SHOW GRANTS ON FUNCTION" if platform == "snowflake" else "grants.get"
-            checks.append(
-                Check(
+            sql = revoke_sql(platform, g.function, g.privilege, g.grantee, g.via)
+            through = f" through {g.via}" if g.via else ""
+            what = "SHOW GRANTS ON FUNCTION" if platform == "snowflake" else "grants.get_effective"
+            if g.via.startswith("policy "):
+                policy, _, on = g.via.removeprefix("policy ").partition(" on ")
+                kind, _, securable = on.partition(" ")
+                gone = MetadataCheck(
+                    "abac_policy", securable, None, None, policy=policy,
+                    securable_type=kind.upper(),
+                )  # fmt: skip
+                check = Check(f"ABAC policy {policy} on {on} is gone", gone.line())
+            else:
+                gone = MetadataCheck(
+                    "no_grant", g.function, None, None,
+                    platform=platform, privilege=g.privilege, grantee=g.grantee,
+                )  # fmt: skip
+                check = Check(
                     f"{g.grantee} no longer holds {g.privilege} on {g.function} ({what})",
                     gone.line(),
                 )
+            checks.append(check)
+            if sql in written:  # one schema-level grant exposes every salt in the schema
+                continue
+            written.add(sql)
+            note = (
+                f"salt function {g.function} is callable by {g.grantee}{through} (ACC705): "
+                "revoke it"
             )
+            steps.append(Step("define", salt, salt, f"{sql};", note))
         if steps:
             change = f"salt function grants revoked ({len(steps)})"
             out[platform] = Appendix(tuple(steps), tuple(checks), change)

@@ -48,7 +48,8 @@ class MetadataCheck:
     #: tag must have, read with ``tag_policies.get_tag_policy``
     values: tuple[str, ...] | None = None
     #: for "no_grant" (the function in ``table``): the platform, and the privilege the grantee
-    #: must no longer hold (Snowflake ``SHOW GRANTS ON FUNCTION``; Databricks ``grants.get``)
+    #: must no longer hold (Snowflake ``SHOW GRANTS ON FUNCTION``; Databricks
+    #: ``grants.get_effective``, inherited grants included)
     platform: str | None = None
     privilege: str | None = None
     grantee: str | None = None
@@ -157,19 +158,39 @@ def grant_gone(check: MetadataCheck, grants: list[tuple[str, str]]) -> bool:
 
 def function_grants(executor: Any, check: MetadataCheck) -> list[tuple[str, str]]:
     """(privilege, grantee) of every grant on the function: ``SHOW GRANTS ON FUNCTION f()``
-    (privilege, grantee_name) on Snowflake; ``grants.get("function", f)`` (privilege_assignments
-    with principal and privileges) on Databricks."""
+    (privilege, grantee_name) on Snowflake; on Databricks ``grants.get_effective("function",
+    f)`` (privilege_assignments with principal and privileges, inherited ones included: a
+    grant on the schema reaches every function in it, and ``grants.get`` "does not include
+    inherited permissions"), every page read, within the statement timeout."""
     if check.platform == "snowflake":
         from targets.sql import name_sql
 
         rows = executor.query(f"SHOW GRANTS ON FUNCTION {name_sql(check.table, 'snowflake')}()")
         return [(str(r["privilege"]), str(r["grantee_name"])) for r in rows]
-    perms = executor.client.grants.get("function", check.table)
-    out = []
-    for pa in perms.privilege_assignments or []:
-        for priv in pa.privileges or []:
-            out.append((priv.value if hasattr(priv, "value") else str(priv), pa.principal or ""))
-    return out
+    client = executor.client
+
+    def pages() -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        token: str | None = None
+        seen: set[str] = set()
+        while True:
+            page = client.grants.get_effective(
+                "function", check.table, max_results=0, page_token=token
+            )
+            for pa in page.privilege_assignments or []:
+                for priv in pa.privileges or []:
+                    value = getattr(priv.privilege, "value", priv.privilege)
+                    out.append((str(value or ""), pa.principal or ""))
+            token = page.next_page_token
+            if not token:
+                return out
+            if token in seen:
+                raise RuntimeError(f"grants.get_effective named page {token!r} twice")
+            seen.add(token)
+
+    call = getattr(executor, "call", None)
+    what = f"the grants on {check.table}"
+    return call(what, pages) if call is not None else pages()
 
 
 def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]]]:
@@ -187,35 +208,49 @@ def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]
             "client.entity_tag_assignments, client.tag_policies)"
         )
     cache: dict[tuple[str, ...], Any] = {}
+    bounded = getattr(executor, "call", None)
+
+    def call(what: str, fn: Any) -> Any:
+        # every SDK call ends within the statement timeout (DatabricksExecutor.call)
+        return bounded(what, fn) if bounded is not None else fn()
+
     out = []
     for check in checks:
         if check.kind == "no_grant":
             out.append([(grant_gone(check, function_grants(executor, check)),)])
             continue
         if check.kind == "governed_tag":
-            out.append([(evaluate_governed_tag(check, _governed_tag(tag_policies, check)),)])
+            found = call(
+                f"governed tag {check.tag}", lambda c=check: _governed_tag(tag_policies, c)
+            )
+            out.append([(evaluate_governed_tag(check, found),)])
             continue
         if check.kind == "tag":
             entity = f"{check.table}.{check.column}"
             key = ("tags", entity)
             if key not in cache:
-                cache[key] = list(tags.list(entity_type="columns", entity_name=entity))
+                cache[key] = call(
+                    f"tags on {entity}",
+                    lambda e=entity: list(tags.list(entity_type="columns", entity_name=e)),
+                )
             out.append([(evaluate_tags(check, cache[key]),)])
             continue
         if check.kind == "abac_policy":
             key = ("policies", check.securable_type or "", check.table)
             if key not in cache:
-                cache[key] = list(
-                    policies.list_policies(
-                        on_securable_type=check.securable_type,
-                        on_securable_fullname=check.table,
-                    )
+                cache[key] = call(
+                    f"ABAC policies on {check.table}",
+                    lambda c=check: list(
+                        policies.list_policies(
+                            on_securable_type=c.securable_type, on_securable_fullname=c.table
+                        )
+                    ),
                 )
             out.append([(evaluate_policies(check, cache[key]),)])
             continue
         key = ("table", check.table)
         if key not in cache:
-            cache[key] = tables.get(full_name=check.table)
+            cache[key] = call(f"table {check.table}", lambda c=check: tables.get(full_name=c.table))
         out.append([(evaluate(check, cache[key]),)])
     return out
 

@@ -13,6 +13,29 @@ Failure modes for tests: ``forbidden`` (path prefixes answered 403 PERMISSION_DE
 ``fail_on`` (statements answered FAILED with HTTP 200), ``hang_on`` (statements that stay
 RUNNING on every poll).
 
+Privileges (issue 20): the caller is a principal (``reader`` unless ``tokens`` name another);
+``admins`` see everything, as a metastore admin does (the default reader is one, so the suite's
+older tests read as before). Anyone else sees by ownership (``owners``, the deployer owning
+what it made) and by grants (``privileges``: (securable type, name, privilege, principal),
+inherited downward from catalog to schema to table and function, as GrantsAPI says): fact 9,
+``grants.get`` answers the securable's own grants only and ``grants.get_effective`` adds the
+inherited ones (``inherited_from_type``, ``inherited_from_name``), both paged by
+``grant_page_size`` assignments with ``next_page_token``; fact 10, a statement's rows come in
+chunks of ``chunk_rows`` (``result.next_chunk_index``, the rest through
+``/result/chunks/{n}``); fact 11, ``functions.list`` lists only the functions the caller owns
+or may EXECUTE (all of them to an admin or the owner of the schema or catalog); fact 12, ABAC
+GRANT and DENY policies (:meth:`DatabricksEstate.add_grant_policy`) are listed with the row
+filters and column masks; fact 14, a failed statement carries ``status.sql_state`` (with
+``terse_errors`` its message says nothing else); fact 15, SQL privileges are spelled with
+spaces (``ALL PRIVILEGES``), ``ALL_PRIVILEGES`` is a syntax error. Viewing ABAC policies needs
+MANAGE or READ METADATA (or ownership) on the securable, a grant listing MANAGE or ownership,
+a table's metadata any privilege on it; information_schema rows are those of tables the
+caller may see. The reading principal's statements need SELECT on the tables they read.
+
+Hostile servers (issue 22 item 17): ``drip_on`` (path prefixes whose answer is sent one byte
+at a time, slower than any deadline) and ``endless_on`` (path prefixes that answer an empty
+page with a fresh ``next_page_token`` forever).
+
 Personas: with ``tokens`` (bearer token -> persona, one SDK profile per persona, as
 ``probe_profiles`` configures) a POST without a known token is answered 401, and with
 ``answer`` a statement is answered by ``answer(persona, statement)`` (its rows, or a SqlError
@@ -23,6 +46,9 @@ request with its persona.
 from __future__ import annotations
 
 import itertools
+import re
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -56,6 +82,40 @@ class DatabricksEstate(Estate):
         self.answer: Answer | None = None
         #: each POST /api/2.0/sql/statements: {"persona": ..., "body": ...}
         self.statement_requests: list[dict[str, Any]] = []
+        #: the principal that calls when no token names a persona (current_user.me's userName)
+        self.reader = "accord-ci@example.com"
+        #: principals that see everything (metastore admins)
+        self.admins: set[str] = {self.reader}
+        #: (securable type, lower-case full name, privilege as the REST enum, principal)
+        self.privileges: set[tuple[str, str, str, str]] = set()
+        #: (securable type, lower-case full name) -> owner, for catalogs and schemas
+        self.owners: dict[tuple[str, str], str] = {}
+        #: rows per statement result chunk (None: every row in the first chunk)
+        self.chunk_rows: int | None = None
+        #: privilege assignments per page of grants.get / get_effective
+        self.grant_page_size = 1
+        #: each grants request: (path, query)
+        self.grant_requests: list[tuple[str, str]] = []
+        #: failed statements carry only ``status.sql_state``, no code or bracketed class
+        self.terse_errors = False
+        #: information_schema column names: "reference" (the documentation's) or "adapter"
+        #: (table_catalog, table_schema, ..., target_columns, using_columns)
+        self.info_schema_names = "reference"
+        self.drip_on: list[str] = []
+        self.endless_on: list[str] = []
+        self._local = threading.local()
+        #: every request: (method, path)
+        self.requests: list[tuple[str, str]] = []
+        #: the last chunk of a multi-chunk result is not named by the one before it
+        self.drop_last_chunk = False
+        #: set when the workspace stops serving (a drip ends then)
+        self.stopped = False
+        #: seconds every request waits before it is answered (a real workspace's round trip,
+        #: for the benchmarks)
+        self.latency = 0.0
+
+    def requests_seen(self) -> list[tuple[str, str]]:
+        return list(self.requests)
 
     def rewrite(self, tree: exp.Expression) -> exp.Expression:
         """A query reads a governed table through its row filter and column masks, the
@@ -65,8 +125,86 @@ class DatabricksEstate(Estate):
             tree = self._govern(tree)
         return super().rewrite(tree)
 
-    # catalog.information_schema.{routines,row_filters,column_masks}
+    # ------------------------------------------------------------------ who may see what
+
+    @property
+    def caller(self) -> str:
+        """The principal of the request being answered (the handler sets it per thread)."""
+        return getattr(self._local, "caller", "") or self.reader
+
+    def calling(self, principal: str) -> None:
+        self._local.caller = principal
+
+    @staticmethod
+    def parents(kind: str, name: str) -> list[tuple[str, str]]:
+        """``(kind, name)`` and the containers it inherits from, nearest first."""
+        parts = name.lower().split(".")
+        out = [(kind.upper(), name.lower())]
+        if len(parts) == 3:
+            out += [("SCHEMA", ".".join(parts[:2])), ("CATALOG", parts[0])]
+        elif len(parts) == 2:
+            out.append(("CATALOG", parts[0]))
+        return out
+
+    def owner_of(self, kind: str, name: str) -> str:
+        kind, key = kind.upper(), name.lower()
+        if kind == "FUNCTION" and self.key(name) in self.policies:
+            return self.policies[self.key(name)].owner
+        if kind == "TABLE" and self.key(name) in self.tables:
+            return self.owner
+        return self.owners.get((kind, key), self.owner)
+
+    def grant(self, kind: str, name: str, privilege: str, principal: str) -> None:
+        self.privileges.add((kind.upper(), name.lower(), privilege, principal))
+
+    def effective(self, kind: str, name: str) -> list[tuple[str, str, str, str]]:
+        """(principal, privilege, inherited_from_type, inherited_from_name) on a securable,
+        its own grants first (inherited_from empty), then each container's."""
+        out = []
+        for i, (k, n) in enumerate(self.parents(kind, name)):
+            for gk, gn, priv, who in sorted(self.privileges):
+                if (gk, gn) == (k, n):
+                    out.append((who, priv, "" if i == 0 else k, "" if i == 0 else n))
+            if i == 0 and k == "FUNCTION":  # the engine's function grants (GRANT ... ON FUNCTION)
+                for priv, who in sorted(self.grants.get(self.key(n), ())):
+                    out.append((who, priv.replace(" ", "_"), "", ""))  # the REST enum
+        return out
+
+    def holds(self, who: str, kind: str, name: str, *privileges: str) -> bool:
+        """Whether ``who`` is an admin, owns the securable or a container, or holds one of
+        ``privileges`` on it or a container (any privilege when none is named)."""
+        if who in self.admins:
+            return True
+        if any(self.owner_of(k, n) == who for k, n in self.parents(kind, name)):
+            return True
+        return any(
+            p == who and (not privileges or priv in privileges or priv == "ALL_PRIVILEGES")
+            for p, priv, _, _ in self.effective(kind, name)
+        )
+
+    def may_see_table(self, name: str, who: str | None = None) -> bool:
+        return self.holds(who or self.caller, "TABLE", name)
+
+    def may_list_function(self, full_name: str, who: str) -> bool:
+        """Fact 11: functions.list shows the functions the caller owns or may EXECUTE (an
+        admin, and the owner of the schema or catalog, see every one). Modelled beyond the
+        SDK's docstring: MANAGE (which lets a principal view and manage an object's
+        privileges) shows them too; accord's README asks for it, never for EXECUTE."""
+        return self.holds(who, "FUNCTION", full_name, "EXECUTE", "MANAGE")
+
+    def refuse(self, what: str) -> SqlError:
+        return SqlError("PERMISSION_DENIED", "42501", f"User does not have {what}")
+
+    # catalog.information_schema.{routines,row_filters,column_masks,column_tags}: the rows of
+    # the tables the caller may see (sql-ref-information-schema: "Information is displayed
+    # only for relation the user has permission to interact with")
     def rewrite_tables(self, tree: exp.Expression) -> exp.Expression:
+        adapter = self.info_schema_names == "adapter"
+        where = ["table_catalog", "table_schema"] if adapter else ["catalog_name", "schema_name"]
+
+        def visible(t: Any, catalog: str) -> bool:
+            return t.name.split(".")[0] == catalog and self.may_see_table(t.name)
+
         def replace(node: exp.Expression) -> exp.Expression:
             if not isinstance(node, exp.Table) or node.db.lower() != "information_schema":
                 return node
@@ -78,24 +216,36 @@ class DatabricksEstate(Estate):
                 rows = [
                     (*p.name.split("."), p.body)
                     for p in self.policies.values()
-                    if p.kind == "FUNCTION" and p.name.split(".")[0] == catalog
+                    if p.kind == "FUNCTION"
+                    and p.name.split(".")[0] == catalog
+                    and self.may_list_function(p.name, self.caller)
                 ]
             elif view == "row_filters":
-                cols = ["table_catalog", "table_schema", "table_name", "filter_catalog"]
-                cols += ["filter_schema", "filter_name", "target_columns"]
+                cols = [*where, "table_name", "filter_catalog", "filter_schema", "filter_name"]
+                cols.append("target_columns" if adapter else "filter_col_usage")
                 rows = [
                     (*t.name.split("."), *t.row_filter[0].split("."), ",".join(t.row_filter[1]))
                     for t in self.tables.values()
-                    if t.row_filter and t.name.split(".")[0] == catalog
+                    if t.row_filter and visible(t, catalog)
                 ]
             elif view == "column_masks":
-                cols = ["table_catalog", "table_schema", "table_name", "column_name"]
-                cols += ["mask_catalog", "mask_schema", "mask_name", "using_columns"]
+                cols = [*where, "table_name", "column_name", "mask_catalog", "mask_schema"]
+                cols += ["mask_name", "using_columns" if adapter else "mask_col_usage"]
                 rows = [
-                    (*t.name.split("."), t.columns[c][0], *policy.split("."), ",".join(using))
+                    (*t.name.split("."), t.columns[c][0], *policy.split("."),
+                     ",".join(using) or None)
                     for t in self.tables.values()
-                    if t.name.split(".")[0] == catalog
+                    if visible(t, catalog)
                     for c, (policy, using) in t.masks.items()
+                ]  # fmt: skip
+            elif view == "column_tags":
+                cols = [*where, "table_name", "column_name", "tag_name", "tag_value"]
+                rows = [
+                    (*t.name.split("."), t.columns[c][0], tag, value)
+                    for t in self.tables.values()
+                    if visible(t, catalog)
+                    for (c, tag), value in sorted(t.tags.items())
+                    if c
                 ]
             else:
                 return node
@@ -106,10 +256,127 @@ class DatabricksEstate(Estate):
 
         return tree.transform(replace)
 
+    def _duckdb(self, tree: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """A statement of the reading principal reads or writes only the tables it holds
+        SELECT (or MODIFY) on (personas named by ``tokens`` read every table: the probe tests
+        model what the policies show them, not their table grants)."""
+        if self.caller == self.reader and isinstance(
+            tree, exp.Query | exp.Insert | exp.Merge | exp.Delete | exp.Update
+        ):
+            for table in tree.find_all(exp.Table):
+                name = self._table_name(table)
+                if table.db.lower() == "information_schema" or name.count(".") != 2:
+                    continue
+                if self.key(name) in self.tables or self._exists(name):
+                    privilege = "SELECT" if isinstance(tree, exp.Query) else "MODIFY"
+                    if not self.holds(self.caller, "TABLE", name, privilege):
+                        raise SqlError(
+                            "PERMISSION_DENIED",
+                            "42501",
+                            f"[INSUFFICIENT_PERMISSIONS] Insufficient privileges: User does not "
+                            f"have {privilege} on Table '{name.lower()}'. SQLSTATE: 42501",
+                        )
+        return super()._duckdb(tree)
+
+    def _exists(self, name: str) -> bool:
+        parts = self.key(name).split(".")
+        rows = self.db.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_catalog = ? AND "
+            "table_schema = ? AND table_name = ?",
+            parts,
+        ).fetchall()
+        return bool(rows)
+
+    # GRANT / REVOKE on catalogs, schemas and tables (the engine keeps function grants)
+    def _grant(self, tree: exp.Grant | exp.Revoke) -> Any:
+        kind = str(tree.args.get("kind") or "").upper()
+        privileges = [p.this.name.upper() for p in tree.args.get("privileges") or []]
+        if any("_" in p for p in privileges):
+            raise self._syntax(
+                f"privilege {next(p for p in privileges if '_' in p)} is not SQL: "
+                "Databricks SQL spells privileges with spaces (ALL PRIVILEGES, USE SCHEMA)"
+            )
+        if kind in ("", "FUNCTION") and not (
+            isinstance(tree, exp.Revoke) and "ALL PRIVILEGES" in privileges
+        ):
+            return super()._grant(tree)
+        name = self._table_name(tree.args["securable"])
+        grantees = [p.this.name for p in tree.args.get("principals") or []]
+        return self._grants(isinstance(tree, exp.Grant), kind or "FUNCTION", name, privileges,
+                            grantees)  # fmt: skip
+
+    def _grants(
+        self, grant: bool, kind: str, name: str, privileges: list[str], grantees: list[str]
+    ) -> Any:
+        enum = [p.replace(" ", "_") for p in privileges]
+        for who in grantees:
+            if kind == "FUNCTION":
+                held = self.grants.setdefault(self.key(name), set())
+                if not grant and "ALL_PRIVILEGES" in enum:
+                    held -= {(p, w) for p, w in held if w == who}
+                for priv in enum:
+                    (held.add if grant else held.discard)((priv, who))
+                continue
+            for priv in enum:
+                if grant:
+                    self.grant(kind, name, priv, who)
+                elif priv == "ALL_PRIVILEGES":
+                    self.privileges -= {
+                        g for g in self.privileges if g[:2] == (kind, name.lower()) and g[3] == who
+                    }
+                else:
+                    self.privileges.discard((kind, name.lower(), priv, who))
+        return self._ok("OK")
+
+    def _command(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """``GRANT | REVOKE <privileges> ON CATALOG c TO | FROM p`` (sqlglot reads no CATALOG
+        securable), read from sqlglot's tokens."""
+        from sqlglot.dialects.dialect import Dialect
+
+        tokens = [
+            t.text for t in Dialect.get_or_raise("databricks").tokenizer_class().tokenize(sql)
+        ]
+        upper = [t.upper() for t in tokens]
+        if upper[:1] in (["GRANT"], ["REVOKE"]) and "ON" in upper and "CATALOG" in upper:
+            on = upper.index("ON")
+            privileges = " ".join(tokens[1:on]).upper().replace(" ,", ",").split(",")
+            name = tokens[on + 2]
+            grantees = [t for t in tokens[on + 4 :] if t != ","]
+            return self._grants(
+                upper[0] == "GRANT", "CATALOG", name, [p.strip() for p in privileges], grantees
+            )
+        return super()._command(sql)
+
+    def add_grant_policy(
+        self,
+        name: str,
+        securable_type: str,
+        securable: str,
+        privileges: list[str],
+        to: list[str],
+        deny: bool = False,
+        except_: list[str] | None = None,
+    ) -> None:
+        """An ABAC GRANT (or DENY) policy made from a console: PolicyInfo with ``policy_type``
+        POLICY_TYPE_GRANT / POLICY_TYPE_DENY and ``grant`` / ``deny`` {privileges}."""
+        kind = "POLICY_TYPE_DENY" if deny else "POLICY_TYPE_GRANT"
+        self.abac[(securable_type.upper(), self.key(securable), name.upper())] = {
+            "name": name,
+            "on_securable_type": securable_type.upper(),
+            "on_securable_fullname": securable,
+            "for_securable_type": "FUNCTION",
+            "policy_type": kind,
+            "to_principals": list(to),
+            "except_principals": list(except_ or ()),
+            "deny" if deny else "grant": {"privileges": list(privileges)},
+        }
+
     # ------------------------------------------------------------------ REST payloads
 
     def table_info(self, full_name: str) -> dict[str, Any]:
         t = self.table(full_name)
+        if not self.may_see_table(t.name):
+            raise self.refuse(f"any privilege on table {t.name}")
         catalog, schema, name = t.name.split(".")
         columns = []
         for i, (key, (col, typ)) in enumerate(t.columns.items()):
@@ -186,18 +453,52 @@ class DatabricksEstate(Estate):
     def govern_tag(self, key: str, values: tuple[str, ...], description: str = "") -> None:
         self.tags[key.upper()] = TagDef(key, tuple(values), comment=description)
 
-    def permissions(self, full_name: str) -> dict[str, Any]:
-        p = self._policy(full_name, "Routine")
-        by: dict[str, list[str]] = {}
-        for priv, who in sorted(self.grants.get(self.key(p.name), ())):
-            by.setdefault(who, []).append(priv)
-        return {
-            "privilege_assignments": [
-                {"principal": who, "privileges": privs} for who, privs in sorted(by.items())
-            ]
-        }
+    def permissions(
+        self, kind: str, full_name: str, query: dict[str, str], effective: bool
+    ) -> dict[str, Any]:
+        """``grants.get`` (the securable's own grants: "Does not include inherited
+        permissions") or ``grants.get_effective`` (inherited ones too), paged: without
+        ``max_results`` every assignment at once (the unpaginated form the SDK says will be
+        deprecated); ``max_results`` 0 or at least 150 pages by :attr:`grant_page_size`
+        assignments; anything else is INVALID_PARAMETER_VALUE."""
+        if kind.upper() == "FUNCTION":
+            self._policy(full_name, "Routine")
+        who = self.caller
+        mine = query.get("principal") == who
+        if not (mine or self.holds(who, kind, full_name, "MANAGE")):
+            raise self.refuse(f"MANAGE on {kind.lower()} {full_name}")
+        by: dict[str, list[Any]] = {}
+        for principal, priv, from_type, from_name in self.effective(kind, full_name):
+            if from_type and not effective:
+                continue
+            if query.get("principal") and principal != query["principal"]:
+                continue
+            if effective:
+                entry: Any = {"privilege": priv}
+                if from_type:
+                    entry.update(inherited_from_type=from_type, inherited_from_name=from_name)
+            else:
+                entry = priv
+            if entry not in by.setdefault(principal, []):
+                by[principal].append(entry)
+        assignments = [{"principal": w, "privileges": privs} for w, privs in sorted(by.items())]
+        if "max_results" not in query:
+            return {"privilege_assignments": assignments}
+        size = int(query["max_results"])
+        if size < 0 or 0 < size < 150:
+            raise SqlError("INVALID_PARAMETER_VALUE", "22023", f"max_results {size} is invalid")
+        start = int(query.get("page_token") or 0)
+        end = start + self.grant_page_size
+        out: dict[str, Any] = {"privilege_assignments": assignments[start:end]}
+        if end < len(assignments):
+            out["next_page_token"] = str(end)
+        return out
 
     def policies_on(self, securable_type: str, securable: str) -> list[dict[str, Any]]:
+        """Viewing policies needs READ METADATA or MANAGE on the securable, or ownership
+        (unity-catalog/abac/policies, Requirements)."""
+        if not self.holds(self.caller, securable_type, securable, "MANAGE", "READ_METADATA"):
+            raise self.refuse(f"MANAGE or READ METADATA on {securable_type.lower()} {securable}")
         return [
             info
             for (kind, name, _), info in sorted(self.abac.items())
@@ -207,6 +508,8 @@ class DatabricksEstate(Estate):
     def tag_assignments(self, entity_type: str, entity_name: str) -> list[dict[str, Any]]:
         parts = entity_name.split(".")
         table = self.table(".".join(parts[:3]))
+        if not self.may_see_table(table.name):
+            raise self.refuse(f"any privilege on table {table.name}")
         column = parts[3].upper() if entity_type == "columns" and len(parts) == 4 else ""
         return [
             {"entity_type": entity_type, "entity_name": entity_name, "tag_key": tag,
@@ -238,23 +541,31 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
     class Workspace(Handler):
         state: ClassVar[DatabricksEstate] = estate
         statements: ClassVar[dict[str, dict[str, Any]]] = estate.statements
+        #: statement id -> its result chunks (ResultData), the first sent with the statement
+        chunks: ClassVar[dict[str, list[dict[str, Any]]]] = {}
         requests: ClassVar[list[tuple[str, str]]] = []
 
         def _route(self, method: str) -> None:
             url = urlparse(self.path)
             path = unquote(url.path).rstrip("/")
             self.requests.append((method, path))
+            estate.requests.append((method, path))
+            if estate.latency:
+                time.sleep(estate.latency)
             if any(path.startswith(p) for p in estate.forbidden):
                 return self.send_json(403, {
                     "error_code": "PERMISSION_DENIED",
                     "message": f"User does not have USE SCHEMA / EXECUTE on {path.rsplit('/', 1)[-1]}",
                 })  # fmt: skip
+            if any(path.startswith(p) for p in estate.drip_on):
+                return self._drip()
             token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
             persona = estate.tokens.get(token, "")
             if method == "POST" and estate.tokens and not persona:
                 return self.send_json(
                     401, {"error_code": "UNAUTHENTICATED", "message": "bad token"}
                 )
+            estate.calling(persona)
             try:
                 body = self.body() if method == "POST" else {}
                 if method == "POST" and path == "/api/2.0/sql/statements":
@@ -269,8 +580,29 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 else:
                     status, answer = self._answer(method, path, url.query, body)
             except SqlError as err:
-                status, answer = 404, {"error_code": err.code, "message": err.message}
+                status = {"PERMISSION_DENIED": 403, "INVALID_PARAMETER_VALUE": 400}.get(
+                    err.code, 404
+                )
+                answer = {"error_code": err.code, "message": err.message}
+            finally:
+                estate.calling("")
             self.send_json(status, answer)
+
+        def _drip(self) -> None:
+            """A server that answers one byte at a time, never finishing in time."""
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1000000")
+            self.end_headers()
+            try:
+                for _ in range(10_000):
+                    if estate.stopped:
+                        return
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except OSError:
+                pass  # the client gave up: what a deadline is for
 
         def do_GET(self) -> None:
             self._route("GET")
@@ -280,6 +612,16 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
 
         def _answer(self, method: str, path: str, query: str, body: Any) -> tuple[int, Any]:
             uc = "/api/2.1/unity-catalog/"
+            params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+            params = {k: unquote(v) for k, v in params.items()}
+            if any(path.startswith(p) for p in estate.endless_on):
+                # an empty page and a fresh token, forever: only a deadline ends the paging
+                page = int(params.get("page_token") or 0) + 1
+                return 200, {"next_page_token": str(page), "policies": [], "functions": [],
+                             "privilege_assignments": [], "tag_assignments": []}  # fmt: skip
+            chunk = re.fullmatch(r"/api/2\.0/sql/statements/([^/]+)/result/chunks/(\d+)", path)
+            if chunk is not None:
+                return 200, self.chunks[chunk.group(1)][int(chunk.group(2))]
             if method == "POST" and path.endswith("/cancel"):
                 sid = path.split("/")[-2]
                 if sid in self.statements:
@@ -288,7 +630,19 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
             if path.startswith("/api/2.0/sql/statements/"):
                 return 200, self.statements[path.rsplit("/", 1)[1]]
             if path == "/api/2.0/preview/scim/v2/Me":
-                return 200, {"id": "1", "userName": "accord-ci@example.com", "active": True}
+                return 200, {"id": "1", "userName": estate.caller, "active": True}
+            if path == uc + "metastore_summary":
+                # the metastore's owner is its admin (the first of ``admins``)
+                owner = min(estate.admins) if estate.admins else "metastore-admins"
+                return 200, {"metastore_id": "ms-standin", "name": "standin", "owner": owner}
+            for kind in ("catalogs", "schemas"):
+                if path.startswith(f"{uc}{kind}/"):
+                    name = path[len(f"{uc}{kind}/") :]
+                    securable = kind[:-1].upper()
+                    if not estate.holds(estate.caller, securable, name):
+                        raise estate.refuse(f"any privilege on {securable.lower()} {name}")
+                    info = {"name": name.split(".")[-1], "full_name": name.lower()}
+                    return 200, {**info, "owner": estate.owner_of(securable, name)}
             if (scim := history_of(estate).scim_page(path, query)) is not None:
                 return 200, scim  # SCIM Users / ServicePrincipals, with their groups
             if path.startswith("/api/2.1/tag-policies/"):
@@ -296,16 +650,21 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
             if path.startswith(uc + "tables/"):
                 return 200, estate.table_info(path[len(uc + "tables/") :])
             if path == uc + "functions":
-                params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
                 prefix = f"{params.get('catalog_name')}.{params.get('schema_name')}".upper()
                 names = sorted(
-                    p.name for k, p in estate.policies.items() if k.rsplit(".", 1)[0] == prefix
+                    p.name
+                    for k, p in estate.policies.items()
+                    if k.rsplit(".", 1)[0] == prefix
+                    and estate.may_list_function(p.name, estate.caller)
                 )
                 return 200, {"functions": [estate.function_info(n) for n in names]}
             if path.startswith(uc + "functions/"):
                 return 200, estate.function_info(path[len(uc + "functions/") :])
-            if path.startswith(uc + "permissions/function/"):
-                return 200, estate.permissions(path[len(uc + "permissions/function/") :])
+            for route, effective in (("permissions/", False), ("effective-permissions/", True)):
+                if path.startswith(uc + route):
+                    kind, name = path[len(uc + route) :].split("/", 1)
+                    estate.grant_requests.append((path, query))
+                    return 200, estate.permissions(kind, name, params, effective)
             if path.startswith(uc + "policies/"):
                 _, kind, name = path[len(uc) :].split("/", 2)
                 return 200, {"policies": estate.policies_on(kind, name)}
@@ -343,6 +702,23 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 except SqlError as failure:
                     err = failure
                 else:
+                    data = [[_cell(v) for v in r] for r in rows]
+                    size = estate.chunk_rows or max(1, len(data))
+                    pieces = [data[i : i + size] for i in range(0, len(data), size)] or [[]]
+                    chunks = []
+                    for n, piece in enumerate(pieces):
+                        chunk: dict[str, Any] = {
+                            "chunk_index": n,
+                            "row_offset": n * size,
+                            "row_count": len(piece),
+                            "data_array": piece,
+                        }
+                        if n + 1 < len(pieces):
+                            chunk["next_chunk_index"] = n + 1
+                        chunks.append(chunk)
+                    if estate.drop_last_chunk and len(chunks) > 1:
+                        del chunks[-2]["next_chunk_index"]
+                    self.chunks[sid] = chunks
                     answer = {
                         "statement_id": sid,
                         "status": {"state": "SUCCEEDED"},
@@ -360,23 +736,23 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                                 ],
                             },
                             "total_row_count": len(rows),
+                            "total_chunk_count": len(chunks),
+                            "chunks": [
+                                {k: c[k] for k in ("chunk_index", "row_offset", "row_count")}
+                                for c in chunks
+                            ],
                         },
-                        "result": {
-                            "chunk_index": 0,
-                            "row_offset": 0,
-                            "row_count": len(rows),
-                            "data_array": [[_cell(v) for v in r] for r in rows],
-                        },
+                        # only the first chunk arrives with the statement (fact 10)
+                        "result": chunks[0],
                     }
                     self.statements[sid] = answer
                     return answer
+            error = {"error_code": _error_code(err.code), "message": err.message}
+            if estate.terse_errors:  # the message format is not a contract (fact 14)
+                error = {"message": "The statement could not run."}
             answer = {
                 "statement_id": sid,
-                "status": {
-                    "state": "FAILED",
-                    "sql_state": err.sqlstate,
-                    "error": {"error_code": _error_code(err.code), "message": err.message},
-                },
+                "status": {"state": "FAILED", "sql_state": err.sqlstate, "error": error},
             }
             self.statements[sid] = answer
             return answer
@@ -393,5 +769,9 @@ def _error_code(code: str) -> str:
 @contextmanager
 def workspace(estate: DatabricksEstate) -> Iterator[str]:
     """Serve ``estate``; yields its host URL."""
-    with serve(handler_for(estate)) as port:
-        yield f"http://127.0.0.1:{port}"
+    estate.stopped = False
+    try:
+        with serve(handler_for(estate)) as port:
+            yield f"http://127.0.0.1:{port}"
+    finally:
+        estate.stopped = True

@@ -142,7 +142,10 @@ def salt_exposed(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Reads the grants on every salt function (Snowflake `SHOW GRANTS ON FUNCTION`, Databricks
-    function permissions) and reports each grant of USAGE / EXECUTE to anyone but the owner.
+    `grants.get_effective`) and reports each grant of USAGE / EXECUTE to anyone but the owner.
+    On Databricks that includes a grant on the function's schema or catalog (inherited by
+    every function in it), an ABAC GRANT policy there that gives EXECUTE, and the reading
+    principal itself when it may call the salt.
 
     ## Why is this bad?
     Whoever can call the salt function can select the salt, and with the salt every salted
@@ -156,7 +159,9 @@ def salt_exposed(ctx: Context) -> Iterator[Finding]:
 
     ## How to fix
     `REVOKE USAGE ON FUNCTION ... FROM ROLE ANALYST` (Databricks: `REVOKE EXECUTE ON FUNCTION
-    ... FROM `group``). The policy owner needs USAGE; the querying roles do not.
+    ... FROM `group``, or `ON SCHEMA` / `ON CATALOG` where the grant is inherited from, `ALL
+    PRIVILEGES` in two words; drop or narrow a GRANT policy). `accord plan --base live:` writes
+    these. The policy owner needs USAGE; the querying roles do not.
     """
     yield from ()  # raised by `accord drift` only
 
