@@ -1,4 +1,4 @@
-"""The ``accord`` command line (shared/spec/cli.md).
+"""The ``accord`` command line (docs/cli.md).
 
 Each command lives in ``compiler/commands/<name>.py`` and is imported only when it runs, so
 ``accord lint`` (a pre-commit hook) never pays for duckdb or a platform client. Exit codes:

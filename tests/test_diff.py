@@ -1,6 +1,6 @@
 """`accord diff`: each kind of one-line change gives exactly its widening or narrowing, a pure
 refactor gives none, the repository's own repair (examples/as-found -> policies) lists what
-it narrowed and widened, and the command's formats and exit codes follow shared/spec/cli.md."""
+it narrowed and widened, and the command's formats and exit codes follow docs/cli.md."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 The layers, bottom first (README, "Architecture"): ``core`` <- ``model`` <- {``sqlscan``,
 ``targets``, ``meaning``, ``history``, ``connect``} <- {``lint``, ``verify``} <- ``plan`` <-
-{``live``, ``probe_live``, ``exposure``} <- ``commands`` <- ``cli``. A module may import its own
+{``live``, ``probe_live``, ``exposure``} <- ``commands`` <- ``cli`` <- ``reference`` (the
+reference pages generated from the command table and the model). A module may import its own
 package and any package of a lower layer; packages of one layer do not import each other, but
 for the few ties listed in :data:`SIDEWAYS`.
 
@@ -31,6 +32,7 @@ LAYERS: list[set[str]] = [
     {"compiler.live", "compiler.probe_live", "compiler.exposure"},
     {"compiler.commands"},
     {"compiler.cli"},
+    {"compiler.reference"},
 ]
 #: the only imports between packages of one layer: (importing module, imported package)
 SIDEWAYS = {
