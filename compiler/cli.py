@@ -34,11 +34,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "probe": ("probe", "Run the governance team's probes (model or --live); init prints one."),
     "introspect": ("introspect", "Read the governance objects deployed on a live platform."),
     "drift": ("drift", "Compare the model with the live platforms (ACC701-ACC706)."),
+    "init": ("init", "Scaffold a policy directory and its CI wiring; never overwrites."),
 }
 
 
 #: commands that write files (and so say "nothing was written" when they refuse)
-WRITERS = frozenset({"compile", "plan", "migrate", "terraform"})
+WRITERS = frozenset({"compile", "plan", "migrate", "terraform", "init"})
 
 
 class LazyGroup(click.Group):
