@@ -356,7 +356,7 @@ def test_repair_cli_text_and_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
     assert code == 0, err
     assert (
         "clinical_pharmacologist gains programme CNS-204 on every surface reading "
-        "assay_results (and directly on snowflake)" in out
+        "assay_results (warehouse_agent) and directly on snowflake" in out
     )
     assert (
         "cro_collaborator: rows of variant_calls on variant_annotation ungoverned -> empty" in out

@@ -68,7 +68,7 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
         if text:
             with own_commands():
                 click.echo(text)
-        click.echo(f"accord diff: {exposure.verdict(result)}", err=True)
+        click.echo(f"accord diff: {exposure.verdict(result, places)}", err=True)
     else:
         click.echo(exposure.to_text(result, places))
     return 1 if fail_on == "widening" and result.fails else 0

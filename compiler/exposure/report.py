@@ -18,8 +18,11 @@ from compiler.exposure.endpoints import endpoint_text
 from compiler.model.schema import PolicyModel
 
 
-def verdict(d: ExposureDiff) -> str:
-    told = _verdict(d)
+def verdict(d: ExposureDiff, places: dict[str, tuple[str | None, ...]] | None = None) -> str:
+    """The one-line verdict. With ``places`` (text, markdown, github) it counts the rows those
+    formats print, where changes that differ only by place share one; without (JSON) it counts
+    the changes, one entry each."""
+    told = _verdict(d, places)
     if d.endpoints:
         k = len(d.endpoints)
         moved = f"{k} agent endpoint{'s' if k != 1 else ''} moved"
@@ -27,13 +30,16 @@ def verdict(d: ExposureDiff) -> str:
     return told
 
 
-def _verdict(d: ExposureDiff) -> str:
+def _verdict(d: ExposureDiff, places: dict[str, tuple[str | None, ...]] | None) -> str:
     if not d.changes and d.notes:
         n = len(d.notes)
         return f"no change in exposure on any surface; {n} note{'s' if n != 1 else ''} to read"
     if not d.changes:
         return "no change in exposure"
-    w, n = len(d.widenings), len(d.narrowings)
+    if places is None:
+        w, n = len(d.widenings), len(d.narrowings)
+    else:
+        w, n = len(lines(d, "widening", places)), len(lines(d, "narrowing", places))
     return f"{w} widening{'s' if w != 1 else ''}, {n} narrowing{'s' if n != 1 else ''}"
 
 
@@ -46,11 +52,15 @@ class Line:
     everywhere: bool
 
     def where(self) -> str:
+        """Every place of the row, each surface by name."""
         c = self.first
         if self.everywhere and len(self.places) > 1:
+            names = ", ".join(sorted(p for p in self.places if p is not None))
             if None in self.places:
-                return f"on every surface reading {c.dataset} (and directly on {c.platform})"
-            return f"on every surface reading {c.dataset}"
+                return (
+                    f"on every surface reading {c.dataset} ({names}) and directly on {c.platform}"
+                )
+            return f"on every surface reading {c.dataset} ({names})"
         return ", ".join(place_text(p, c.platform) for p in self.places)
 
     def text(self, arrow: str = "->") -> str:
@@ -122,7 +132,7 @@ def to_text(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
             f"  {e['file']}:{e['line']}:{e['column']}: {endpoint_text(e)}" for e in d.endpoints
         )
     out.extend(f"note: {n}" for n in d.notes)
-    out.append(f"accord diff: {verdict(d)}")
+    out.append(f"accord diff: {verdict(d, places)}")
     # each entry is one line: a value's control characters (a line break too) shown visibly
     return "\n".join(visible(line) for line in out)
 
@@ -155,11 +165,17 @@ def _md(text: str) -> str:
 
 
 def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
-    out = ["<!-- accord diff -->", "### accord diff: who sees what", "", f"**{verdict(d)}**", ""]
+    out = [
+        "<!-- accord diff -->",
+        "### accord diff: who sees what",
+        "",
+        f"**{verdict(d, places)}**",
+        "",
+    ]
     header = "| persona | what | where | change | caused by |\n|---|---|---|---|---|"
     for kind, title in (("widening", "Widenings"), ("narrowing", "Narrowings")):
         found = lines(d, kind, places)  # type: ignore[arg-type]
-        out.append(f"#### {title}: {sum(len(x.places) for x in found)}")
+        out.append(f"#### {title}: {len(found)}")
         out.append("")
         if not found:
             out += ["_none_", ""]
