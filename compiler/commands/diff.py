@@ -62,7 +62,8 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     if fmt == "json":
         click.echo(exposure.to_json(result))
     elif fmt == "markdown":
-        click.echo(exposure.to_markdown(result, places), nl=False)
+        drawn = exposure.diagram(result, old.model, head.model)
+        click.echo(exposure.to_markdown(result, places, drawn), nl=False)
     elif fmt == "github":
         text = exposure.to_github(result, places)
         if text:

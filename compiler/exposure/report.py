@@ -164,7 +164,22 @@ def _md(text: str) -> str:
     return markdown.text(text)
 
 
-def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
+def diagram(d: ExposureDiff, base: PolicyModel, head: PolicyModel) -> str | None:
+    """The changed part of the surface graph (:func:`compiler.meaning.mermaid.changed_diagram`):
+    every (surface, dataset) read a change is on, and the loose side of each new ACC403
+    divergence; None when no change is on a surface (only direct reads changed)."""
+    from compiler.meaning.mermaid import changed_diagram
+
+    reads = {(c.surface, c.dataset) for c in d.changes if c.surface is not None}
+    loose = [(x.loose.surface, x.loose.dataset) for x in d.divergences if x.status == "new"]
+    return changed_diagram(base, head, sorted(reads), loose)
+
+
+def to_markdown(
+    d: ExposureDiff, places: dict[str, tuple[str | None, ...]], drawn: str | None = None
+) -> str:
+    """The pull-request comment; ``drawn`` (:func:`diagram`) is embedded as a mermaid block
+    after the tables of changes."""
     out = [
         "<!-- accord diff -->",
         "### accord diff: who sees what",
@@ -189,6 +204,15 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
                 f"{markdown.code(_cause_text(c))} |"
             )
         out.append("")
+    if drawn:
+        out += [
+            "#### Surfaces whose reads changed",
+            "",
+            "```mermaid",
+            drawn.rstrip("\n"),
+            "```",
+            "",
+        ]
     for status, title in (
         ("new", "New divergences (ACC403)"),
         ("resolved", "Resolved divergences (ACC403)"),
