@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("diff", "What a change of the model changes in who sees what, per persona."),
     "probe": ("probe", "Run the governance team's probes (model or --live); init prints one."),
     "introspect": ("introspect", "Read the governance objects deployed on a live platform."),
-    "drift": ("drift", "Compare the model with the live platforms (ACC701-ACC706)."),
+    "drift": ("drift", "Compare the model with the live platforms (ACC701-ACC707)."),
     "init": ("init", "Scaffold a policy directory and its CI wiring; never overwrites."),
 }
 

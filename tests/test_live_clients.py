@@ -68,8 +68,12 @@ def test_a_403_is_reported_as_a_denial_and_never_as_clean(platforms: Platforms) 
     assert "could not read: table omics.variants.calls: denied: the deploying role needs" in err
     code, out, _ = run_cli(["drift", POLICIES, "--platform", "databricks", "--format", "json"])
     assert code == 1
-    messages = [f["message"] for f in json.loads(out)["findings"]]
-    assert any("could not read table omics.variants.calls" in m for m in messages)
+    doc = json.loads(out)
+    messages = [f["message"] for f in doc["findings"] if f["rule"] == "ACC707"]
+    assert any("the reading role cannot see table omics.variants.calls" in m for m in messages)
+    (coverage,) = doc["coverage"]
+    assert coverage["platform"] == "databricks" and coverage["complete"] is False
+    assert [u["what"] for u in coverage["unseen"]] == ["table omics.variants.calls"]
 
 
 @pytest.mark.parametrize("platform", ["snowflake", "databricks"])

@@ -555,3 +555,23 @@ def test_a_revoke_that_did_not_take_fails_its_stage(
     monkeypatch.setattr(Estate, "_grant", granted)
     code, out, err = run_cli(["plan", POLICIES, "--base", f"live:{platform}", "--out", str(plans)])
     assert code == 0, err
+
+
+def test_every_drift_format_states_its_coverage(platforms: Platforms, tmp_path: Path) -> None:
+    """A clean verdict states what was read: JSON ``coverage`` (one record a platform), SARIF
+    run properties, one text line a platform; a read that saw everything says ``complete``."""
+    deploy(tmp_path / "migrations")
+    code, out, err = run_cli(["drift", POLICIES, "--platform", "all", "--format", "json"])
+    assert code == 0, err
+    coverage = json.loads(out)["coverage"]
+    assert [c["platform"] for c in coverage] == ["databricks", "snowflake"]
+    lowered = lower_all(load_project(POLICIES))
+    for c in coverage:
+        assert c["complete"] is True and c["unseen"] == []
+        # every kind of object the model deploys was read and counted
+        assert sum(c["read"].values()) == len(lowered[c["platform"]].objects)
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "all", "--format", "sarif"])
+    assert json.loads(out)["runs"][0]["properties"]["coverage"] == coverage
+    code, out, _ = run_cli(["drift", POLICIES, "--platform", "all"])
+    lines = [line for line in out.splitlines() if line.startswith("coverage ")]
+    assert len(lines) == 2 and all(line.endswith("; complete") for line in lines)

@@ -32,7 +32,9 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         log.append(f"opened {platform}")
         return Recorder(platform, log)
 
-    def introspect(platform: str, executor: Any, expected: Any, progress: Any) -> LiveCatalog:
+    def introspect(
+        platform: str, executor: Any, expected: Any, progress: Any, jobs: int = 1
+    ) -> LiveCatalog:
         if platform == "databricks" and "fail databricks" in log:
             raise RuntimeError("cannot read databricks")
         return LiveCatalog(Catalog(platform, f"{platform} catalog", "table"))

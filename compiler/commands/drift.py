@@ -17,10 +17,12 @@ from compiler.model.validate import load_project
 @click.option("--format", "fmt", default="text", type=Choice(["text", "json", "sarif"]))
 @live_options
 def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
-    """Compare the model with what the platforms hold: findings ACC701-ACC706, located at the
-    model's file:line:column. Exit 1 when anything differs. Reads only; changes nothing."""
+    """Compare the model with what the platforms hold: findings ACC701-ACC707, located at the
+    model's file:line:column, after one coverage line a platform (what was read, as which
+    role, what could not be). Exit 1 when anything differs or could not be seen. Reads only."""
     from compiler.lint.engine import finalize
     from compiler.lint.report import render_json, render_sarif, render_text
+    from compiler.live.coverage import Coverage
     from compiler.live.drift import drift
     from compiler.live.session import session
 
@@ -37,11 +39,15 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
             return _could_not_run(err, directory, fmt)
         found = drift(project, live.expected, live.catalogs, live.executors)
     findings = finalize(project, found)  # suppressions and sorting; no lint rule runs
+    coverage = [(c.coverage or Coverage(p)).to_json() for p, c in sorted(live.catalogs.items())]
     if fmt == "json":
-        click.echo(render_json(findings))
+        click.echo(render_json(findings, coverage=coverage))
     elif fmt == "sarif":
-        click.echo(render_sarif(findings))
+        click.echo(render_sarif(findings, coverage=coverage))
     else:
+        for p, c in sorted(live.catalogs.items()):
+            for line in (c.coverage or Coverage(p)).lines():
+                click.echo(visible(line))
         click.echo(
             render_text(findings, len(project.files)).replace("accord lint:", "accord drift:")
         )

@@ -79,6 +79,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--warehouse-id", default=None, help="Databricks SQL warehouse [default: DATABRICKS_WAREHOUSE_ID]."),
             click.option("--connect-timeout", default=DEFAULT_CONNECT_TIMEOUT, show_default=True, type=click.FloatRange(min=1), help="Seconds to reach and log in to a platform."),
             click.option("--statement-timeout", default=DEFAULT_STATEMENT_TIMEOUT, show_default=True, type=click.FloatRange(min=1), help="Seconds one statement may run."),
+            click.option("--jobs", default=4, show_default=True, type=click.IntRange(min=1, max=32), help="Per-object live reads run at once; the output is the same for any value."),
         ]
     ):  # fmt: skip
         fn = option(fn)
@@ -93,6 +94,7 @@ def options_from(kwargs: dict[str, Any]) -> Any:
         profile=kwargs.pop("profile", None),
         warehouse_id=kwargs.pop("warehouse_id", None),
         timeouts=Timeouts(kwargs.pop("connect_timeout"), kwargs.pop("statement_timeout")),
+        jobs=kwargs.pop("jobs", 4),
     )
 
 

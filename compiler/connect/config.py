@@ -80,6 +80,8 @@ class LiveOptions:
     profile: str | None = None
     warehouse_id: str | None = None
     timeouts: Timeouts = Timeouts()
+    #: how many per-object reads run at once (``--jobs``); output is the same for any value
+    jobs: int = 4
 
 
 def _default_snowflake_connection() -> str | None:

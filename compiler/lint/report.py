@@ -181,8 +181,10 @@ def render_json(
     problems: Sequence[Diagnostic] = (),
     warnings: Sequence[Diagnostic] = (),
     skipped: Sequence[tuple[str, str]] = (),
+    coverage: Sequence[dict[str, object]] = (),
 ) -> str:
-    """The document of cli.md; ``errors`` (file, line, column, message) is added beside
+    """The document of cli.md; ``coverage`` (one record a platform) beside ``findings`` for a
+    live command; ``errors`` (file, line, column, message) is added beside
     ``findings`` when the input could not all be used (exit 2), ``warnings`` (the same
     fields) when the configuration turns lint off, ``skipped`` (path, reason) when a
     repository walk left folders or files out."""
@@ -204,6 +206,8 @@ def render_json(
         doc["warnings"] = [_error_json(d) for d in warnings]
     if skipped:
         doc["skipped"] = _skipped_json(skipped)
+    if coverage:
+        doc["coverage"] = list(coverage)
     return json.dumps(plain(doc), indent=2)
 
 
@@ -233,8 +237,9 @@ def sarif_document(
     as_results: bool = True,
     warnings: Sequence[Diagnostic] = (),
     skipped: Sequence[tuple[str, str]] = (),
+    coverage: Sequence[dict[str, object]] = (),
 ) -> dict[str, object]:
-    """SARIF 2.1.0. Input errors are ``invocations[0].toolExecutionNotifications`` (with
+    """SARIF 2.1.0. A live command's coverage is the run's ``properties.coverage``. Input errors are ``invocations[0].toolExecutionNotifications`` (with
     ``executionSuccessful: false``) and, unless ``as_results`` is false, also located results
     of rule ``input-error`` (``accord drift`` reports a run that could not read the platforms
     as notifications only: its input is not wrong)."""
@@ -314,18 +319,15 @@ def sarif_document(
         version = metadata.version("accord")
     except metadata.PackageNotFoundError:  # running from a source tree without install
         version = "0"
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {"driver": {"name": "accord", "version": version, "rules": driver_rules}},
-                "invocations": [invocation],
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-            }
-        ],
+    run: dict[str, object] = {
+        "tool": {"driver": {"name": "accord", "version": version, "rules": driver_rules}},
+        "invocations": [invocation],
+        "columnKind": "unicodeCodePoints",
+        "results": results,
     }
+    if coverage:
+        run["properties"] = {"coverage": list(coverage)}
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
 def _physical(loc: Location) -> dict[str, object]:
@@ -343,8 +345,9 @@ def render_sarif(
     as_results: bool = True,
     warnings: Sequence[Diagnostic] = (),
     skipped: Sequence[tuple[str, str]] = (),
+    coverage: Sequence[dict[str, object]] = (),
 ) -> str:
-    doc = sarif_document(findings, problems, as_results, warnings, skipped)
+    doc = sarif_document(findings, problems, as_results, warnings, skipped, coverage)
     return json.dumps(plain(doc), indent=2)
 
 

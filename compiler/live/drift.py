@@ -1,4 +1,4 @@
-"""Compare the model's lowered catalogs with what the platforms hold: findings ACC701-ACC706 (and
+"""Compare the model's lowered catalogs with what the platforms hold: findings ACC701-ACC707 (and
 ACC701 for a replica's `omits` the live table contradicts).
 
 Each difference is a lint-style :class:`~compiler.lint.finding.Finding` located at the place
@@ -217,16 +217,29 @@ def drift_platform(
             f"select the salt (only {owner}, the owner of the policies that call it, may)",
             f"REVOKE {g.privilege} ON FUNCTION {g.function} FROM {g.grantee}",
         )
-    for what in live.unreadable:
+    unseen = live.coverage.unseen if live.coverage is not None else []
+    for u in unseen:
         findings.append(
             Finding(
                 project.loc("platforms", platform),
-                "ACC701",
+                "ACC707",
                 f"platforms.{platform}",
-                f"{platform}: could not read {what}: drift cannot say it matches",
-                "grant the reading role the privileges the README lists, and run drift again",
+                f"{platform}: {u.sentence()}",
+                f"grant the reading role what `accord introspect --check-reader --platform "
+                f"{platform}` says is missing, and run drift again",
             )
         )
+    if live.coverage is None:  # a catalog read without a coverage record proves nothing either
+        for what in live.unreadable:
+            findings.append(
+                Finding(
+                    project.loc("platforms", platform),
+                    "ACC707",
+                    f"platforms.{platform}",
+                    f"{platform}: the reading role cannot see {what}: drift of it is not proven",
+                    "grant the reading role the privileges the README lists, and run drift again",
+                )
+            )
     return findings
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ from sqlglot.errors import ParseError, TokenError
 
 from compiler.connect.executor import ExecutionError
 from compiler.core.errors import UsageError, one_line
+from compiler.live.coverage import Coverage
 from targets.identity import fingerprint, identity
 from targets.objects import (
     AbacPolicy,
@@ -92,8 +93,11 @@ class LiveCatalog:
     salt_grants: list[SaltGrant] = field(default_factory=list)
     #: Snowflake salt functions that are not SECURE (their body, the salt, is readable)
     insecure_salts: list[str] = field(default_factory=list)
-    #: what could not be read, in words (never a false all-clear)
+    #: what could not be read, in words (never a false all-clear): ``what: why`` of each of
+    #: ``coverage.unseen``
     unreadable: list[str] = field(default_factory=list)
+    #: what was read, by which reader, and what it could not see
+    coverage: Coverage | None = None
     #: answers about objects that were not asked about, in words: ignored, never planned
     #: against or taken for the object that was asked about
     ignored: list[str] = field(default_factory=list)
@@ -119,11 +123,34 @@ class LiveCatalog:
             "insecure_salts": self.insecure_salts,
             "unreadable": self.unreadable,
             "ignored": self.ignored,
+            "coverage": (self.coverage or Coverage(self.catalog.platform)).to_json(),
         }
 
 
 _ORDER = (MappingTable, SaltFunction, RowFilterPolicy, MaskPolicy, Tag, RowFilterAttachment)
 _ORDER += (MaskAttachment, TagAssignment, AbacPolicy)
+
+
+#: the coverage's name of each kind of object read
+_KIND_NAMES = {
+    MappingTable: "mapping tables",
+    SaltFunction: "salt functions",
+    RowFilterPolicy: "row filter policies",
+    MaskPolicy: "masking policies",
+    Tag: "tags",
+    RowFilterAttachment: "row filter attachments",
+    MaskAttachment: "mask attachments",
+    TagAssignment: "tag assignments",
+    AbacPolicy: "abac policies",
+}
+
+
+def _kinds(objects: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for o in objects:
+        kind = _KIND_NAMES.get(type(o), type(o).__name__)
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def sort_objects(objects: Any) -> list[CatalogObject]:
@@ -244,13 +271,21 @@ def _params(signature: str) -> tuple[Param, ...]:
 class Reader:
     """Shared plumbing: the model's catalog says where to look."""
 
-    def __init__(self, executor: Any, expected: Catalog, progress: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        executor: Any,
+        expected: Catalog,
+        progress: Callable[[str], None],
+        jobs: int = 1,
+    ) -> None:
         self.run = executor
+        self.jobs = max(1, jobs)
         self.expected = expected
         self.platform = expected.platform
         self.progress = progress
         self.unreadable: list[str] = []
         self.ignored: list[str] = []
+        self.coverage = Coverage(self.platform)
         self.by_id = {identity(o): o for o in expected}
 
     def same(self, a: str, b: str) -> bool:
@@ -270,6 +305,32 @@ class Reader:
             f"{asked}; ignored"
         )
         return False
+
+    def cannot_see(self, what: str, why: object, unproven: str = "") -> None:
+        """Record what the reader could not see: drift reports it (ACC707), never passes it."""
+        why = str(why)
+        self.unreadable.append(f"{what}: {why}")
+        self.coverage.cannot_see(what, why, unproven)
+
+    def each(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+        """``[fn(i) for i in items]`` with at most ``self.jobs`` running at once, results in
+        the order of ``items`` whatever order they finish in (output identical to ``--jobs
+        1``). ``fn`` must only return what it read: record findings (``cannot_see``,
+        ``ignored``) from the results, in order, not from ``fn``."""
+        if self.jobs == 1 or len(items) < 2:
+            return [fn(i) for i in items]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(self.jobs, len(items))) as pool:
+            return list(pool.map(fn, items))
+
+    def check_reader(self) -> None:
+        """Establish what the reading role can see before trusting a read: record the
+        privileges that matter in ``self.coverage.privileges`` (and ``self.coverage.reader``),
+        and each missing one with :meth:`cannot_see` (what, why, what is not proven). Each
+        platform's reader implements it; ``read`` calls it first, and ``accord introspect
+        --check-reader`` calls it alone."""
+        raise NotImplementedError(f"{self.platform}: the reader check")
 
     def model(self, obj: CatalogObject) -> CatalogObject | None:
         return self.by_id.get(identity(obj))
@@ -294,7 +355,7 @@ class Reader:
         try:
             return self.run.query(sql)
         except ExecutionError as err:
-            self.unreadable.append(f"{what}: {err}")
+            self.cannot_see(what, str(err))
             return None
 
     def start(self) -> tuple[str, list[CatalogObject], LiveCatalog]:
@@ -316,8 +377,11 @@ class Reader:
         live.catalog = dataclasses.replace(
             live.catalog, objects=tuple(sort_objects(unique.values()))
         )
+        for kind, n in _kinds(unique.values()).items():
+            self.coverage.saw(kind, n)
         live.unreadable = self.unreadable
         live.ignored = self.ignored
+        live.coverage = self.coverage
         return live
 
     def mapping_rows(self, table: MappingTable) -> MappingTable | None:
@@ -339,7 +403,7 @@ class Reader:
                 or "cannot be found" in str(err)
             ):
                 return None
-            self.unreadable.append(f"mapping table {table.name}: {err}")
+            self.cannot_see(f"mapping table {table.name}", str(err), f"drift of {table.name}")
             return None
         values = sorted({tuple(str(v) for v in list(r.values())[:2]) for r in rows})
         return dataclasses.replace(table, rows=tuple(values))
@@ -384,7 +448,7 @@ class SnowflakeReader(Reader):
                 d = desc[0]
                 body = parse_body(str(d["body"]), "snowflake")
                 if body is None:
-                    self.unreadable.append(f"{name}: {unparsed(str(d['body']))}")
+                    self.cannot_see(name, unparsed(str(d["body"])), f"drift of {name}")
                     continue
                 comment = row.get("comment") or ""
                 if kind == "ROW ACCESS":
@@ -525,7 +589,7 @@ class DatabricksReader(Reader):
             return None
         except DatabricksError as err:  # before OSError: DatabricksError is an IOError
             denial = classify("databricks", err)
-            self.unreadable.append(f"{what}: {denial or one_line(err)[:300]}")
+            self.cannot_see(what, denial or one_line(err)[:300])
             return None
         except (OSError, TimeoutError) as err:
             host = getattr(getattr(self.run.client, "config", None), "host", "the workspace")
@@ -573,7 +637,7 @@ class DatabricksReader(Reader):
                 continue
             body = parse_body(fn.routine_definition or "", "databricks")
             if body is None:
-                self.unreadable.append(f"{name}: {unparsed(fn.routine_definition or '')}")
+                self.cannot_see(name, unparsed(fn.routine_definition or ""), f"drift of {name}")
                 continue
             comment = fn.comment or ""
             if name.lower() in filters or (returns == "BOOLEAN" and name.lower() not in salts):
@@ -588,9 +652,10 @@ class DatabricksReader(Reader):
                 continue
             if not self.same(info.full_name or "", table):
                 # the asked table's filters and masks are unknown: never taken as protected
-                self.unreadable.append(
-                    f"table {table}: the platform answered about {info.full_name or 'another'}"
-                    " table"
+                self.cannot_see(
+                    f"table {table}",
+                    f"the platform answered about {info.full_name or 'another'} table",
+                    f"drift of {table}'s row filter and masks",
                 )
                 continue
             if info.row_filter is not None:
@@ -706,12 +771,26 @@ def table_columns(platform: str, executor: Any, table: str) -> tuple[str, ...] |
     return names
 
 
+def reader_for(
+    platform: str,
+    executor: Any,
+    expected: Catalog,
+    progress: Callable[[str], None] = lambda _: None,
+    jobs: int = 1,
+) -> Reader:
+    kind = SnowflakeReader if platform == "snowflake" else DatabricksReader
+    return kind(executor, expected, progress, jobs)
+
+
 def introspect(
-    platform: str, executor: Any, expected: Catalog, progress: Callable[[str], None]
+    platform: str,
+    executor: Any,
+    expected: Catalog,
+    progress: Callable[[str], None],
+    jobs: int = 1,
 ) -> LiveCatalog:
-    reader = SnowflakeReader if platform == "snowflake" else DatabricksReader
     try:
-        return reader(executor, expected, progress).read()
+        return reader_for(platform, executor, expected, progress, jobs).read()
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as err:
         # a row without a column accord reads, a JSON column that is not JSON, a value of
         # another type: the platform's answer is not what accord asked for, never a crash

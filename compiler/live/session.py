@@ -57,7 +57,7 @@ def session(
     try:
         for p in platforms:
             executors[p] = open_executor(p, options)
-            catalogs[p] = introspect(p, executors[p], expected[p], progress)
+            catalogs[p] = introspect(p, executors[p], expected[p], progress, options.jobs)
             for what in catalogs[p].ignored:  # said on every live command, whatever the format
                 print(f"accord: warning: {p}: {what}", file=sys.stderr)
         yield Live(expected, catalogs, executors)

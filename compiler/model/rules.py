@@ -49,6 +49,7 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     RuleInfo("ACC704", "grants-diverge", "error"),
     RuleInfo("ACC705", "salt-exposed", "error"),
     RuleInfo("ACC706", "salt-drift", "error"),
+    RuleInfo("ACC707", "live-incomplete", "error"),
 )
 
 RULES_BY_ID: dict[str, RuleInfo] = {r.id: r for r in RULE_TABLE}

@@ -1,4 +1,4 @@
-"""ACC701-ACC706: differences between the model and the live platforms (``accord drift``).
+"""ACC701-ACC707: differences between the model and the live platforms (``accord drift``).
 
 These are the rules' documentation entries, for ``accord rules`` and docs/rules.md: the
 comparison itself lives in :mod:`compiler.live.drift` (it needs a connection), and ``accord
@@ -16,7 +16,7 @@ from compiler.lint.finding import Finding
 
 #: raised only by ``accord drift`` (it reads the platforms): ``accord lint`` cannot tell whether
 #: a suppression of one is used, so ACC002 does not judge them
-LIVE_RULES = frozenset({"ACC701", "ACC702", "ACC703", "ACC704", "ACC705", "ACC706"})
+LIVE_RULES = frozenset({"ACC701", "ACC702", "ACC703", "ACC704", "ACC705", "ACC706", "ACC707"})
 
 
 @rule("ACC701")
@@ -185,5 +185,40 @@ def salt_drift(ctx: Context) -> Iterator[Finding]:
     ## How to fix
     Re-create the salt function from the model (`accord plan --base live:P`, then apply), and
     keep one salt per platform.
+    """
+    yield from ()  # raised by `accord drift` only
+
+
+@rule("ACC707")
+def live_incomplete(ctx: Context) -> Iterator[Finding]:
+    """The reading role could not see everything drift needs: drift of what it missed is not proven.
+
+    ## What it does
+    Every live read records what it read, with which role or principal, and each thing the
+    platform did not show it: a policy-reference lookup refused, a `SHOW` answer filtered to the
+    objects the role holds a privilege on, a grant list without the inherited grants, a table
+    the platform answered about instead of the asked one. `accord drift` reports each as
+    ACC707 and exits 1; its coverage (text, `coverage` in JSON, SARIF run properties) lists
+    what was read and what was not. `accord introspect --check-reader` says which grants
+    the reading role is missing before a read.
+
+    ## Why is this bad?
+    Snowflake and Databricks answer a role with limited privileges with less, not with an
+    error: a masking policy made in a console, or a salt callable by a whole group, is simply
+    not in the answer. A drift check that reports clean where it could not see produces a
+    green check over a leak.
+
+    ## Example
+    The reading role holds APPLY on one masking policy only, so `POLICY_REFERENCES` answers
+    for that policy's columns alone:
+    ```sql
+    GRANT APPLY ON MASKING POLICY GOVERNANCE.POLICIES.MASK_SUBJECT_ID TO ROLE ACCORD_READER;
+    ```
+    `policies/platforms.yaml:3:3: ACC707 snowflake: the reading role cannot see policy references of DISCOVERY.ASSAYS.RESULTS (002003: does not exist or not authorized); drift of DISCOVERY.ASSAYS.RESULTS's row filter and masks is not proven`
+
+    ## How to fix
+    Grant the reading role the reader grants the README lists for the platform (run
+    `accord introspect --check-reader --platform P` to see what is missing), then run drift
+    again. Never suppress it: a suppressed ACC707 is a clean verdict nobody proved.
     """
     yield from ()  # raised by `accord drift` only
