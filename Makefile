@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= build/compiled
 
-.PHONY: demo test lint format golden docs migrations bench clean
+.PHONY: demo live-demo test lint format golden docs migrations bench clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ demo: $(BIN)/accord
 	$(BIN)/accord verify policies --compiled $(OUT)
 	$(BIN)/accord analyze policies --format markdown
 	$(BIN)/accord probe policies
+
+# The live loop without an account: deploy policies/ on the local Snowflake and Databricks
+# stand-ins (loopback ports), drift, tamper, drift, repair, drift, probe --live; every server
+# stops at the end or on Ctrl-C (scripts/live_demo.py).
+live-demo: $(BIN)/accord
+	$(BIN)/python scripts/live_demo.py
 
 # Lint (ruff) and the whole test suite.
 test: $(BIN)/accord
