@@ -62,6 +62,7 @@ PARAMETER_HELP = {
     "args": "`[init PERSONA DATASET] [DIRECTORY]`: `init` prints a new probe.",
     "rule_id": "A rule id (ACC101) or name (current-role); none: every rule.",
     "out": "The directory `accord compile` wrote.",
+    "repository": "The repository to scaffold (created if missing).",
     "fmt": "The output format.",
     "platform": "The platform to read.",
 }

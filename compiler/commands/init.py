@@ -21,7 +21,7 @@ from compiler.model.scaffold import Choices, check_choices, gitignore_addition, 
 
 
 @click.command("init")
-@click.argument("repository", default=".", type=click.Path(file_okay=False))
+@click.argument("repository", metavar="[DIR]", default=".", type=click.Path(file_okay=False))
 @click.option(
     "--snowflake-schema",
     default=None,
@@ -69,8 +69,7 @@ def command(
     install: str,
     no_editor: bool,
 ) -> int:
-    """Scaffold a policy directory in the repository REPOSITORY (default: the current
-    directory): platforms.yaml with the governance schemas, a commented skeleton of every
+    """Scaffold a policy directory in the repository DIR (default: the current directory): platforms.yaml with the governance schemas, a commented skeleton of every
     other section, a pre-commit hook, a GitHub Actions workflow, .gitignore lines and the
     editor's schema association. The governance schemas come from the options, or, when
     neither is given, from prompts on a terminal (never in CI). Nothing is overwritten: when
