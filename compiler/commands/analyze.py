@@ -31,7 +31,7 @@ def command(directory: str, fmt: str) -> int:
     model = load_project(directory).model
     result = analyze(model)
     if fmt == "mermaid":
-        click.echo(diagram(model), nl=False)
+        click.echo(diagram(model, result.divergences), nl=False)
     elif fmt == "json":
         # written in pieces (the document is every persona's cells: ~100 MB at 4,000
         # datasets); JSON escapes every control character, so there is no ANSI sequence
@@ -47,7 +47,7 @@ def command(directory: str, fmt: str) -> int:
         chunks = list(markdown_chunks(result))
         for chunk in chunks[:-1]:
             click.echo(chunk, nl=False)
-        click.echo(markdown_section(model), nl=False)
+        click.echo(markdown_section(model, result.divergences), nl=False)
         click.echo(chunks[-1], nl=False)  # the summary line
     elif sys.stdout.isatty():
         print_rich(result)

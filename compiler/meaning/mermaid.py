@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from compiler.meaning import semantics
-from compiler.meaning.analyze import _enforcers, divergence_groups
+from compiler.meaning.analyze import DivergenceGroup, _enforcers, divergence_groups
 from compiler.model.schema import PolicyModel
 
 #: the characters a label keeps as they are; every other is ``#NNN;``
@@ -151,11 +151,14 @@ def dataset_text(model: PolicyModel, name: str) -> str:
     return f"{name}, {ds.platform} {ds.table}"
 
 
-def _loose(model: PolicyModel) -> dict[tuple[str, str], set[str]]:
+def _loose(
+    model: PolicyModel, groups: Iterable[DivergenceGroup] | None
+) -> dict[tuple[str, str], set[str]]:
     """(loose surface, dataset) -> the surfaces it is looser than, for every unsuppressed
-    ACC403 divergence."""
+    ACC403 divergence (``groups``: :func:`divergence_groups`, computed when not given)."""
     out: dict[tuple[str, str], set[str]] = {}
-    groups, _ = divergence_groups(model)
+    if groups is None:
+        groups, _ = divergence_groups(model)
     for g in groups:
         out.setdefault((g.loose.surface, g.loose.dataset), set()).add(g.strict.surface)
     return out
@@ -166,11 +169,12 @@ def _add_read(g: Graph, model: PolicyModel, surface: str, dataset: str) -> None:
     g.nodes["dataset"][dataset] = dataset_text(model, dataset)
 
 
-def surface_graph(model: PolicyModel) -> Graph:
+def surface_graph(model: PolicyModel, groups: Iterable[DivergenceGroup] | None = None) -> Graph:
     """Every surface, dataset and index of ``model``, with every read, index source and
-    replica source; the ACC403 loose sides marked."""
+    replica source; the ACC403 loose sides marked (``groups``: the analysis's divergences,
+    when it has them)."""
     g = Graph()
-    loose = _loose(model)
+    loose = _loose(model, groups)
     for name in sorted(model.surfaces):
         g.nodes["surface"][name] = surface_text(model, name)
     for name in sorted(model.datasets):
@@ -210,15 +214,15 @@ TITLE = "accord analyze: surfaces to datasets, the enforcement point on each edg
 EMBEDDED_EDGES = 400
 
 
-def diagram(model: PolicyModel) -> str:
+def diagram(model: PolicyModel, groups: Iterable[DivergenceGroup] | None = None) -> str:
     """``accord analyze --format mermaid``."""
-    return surface_graph(model).render(TITLE)
+    return surface_graph(model, groups).render(TITLE)
 
 
-def markdown_section(model: PolicyModel) -> str:
+def markdown_section(model: PolicyModel, groups: Iterable[DivergenceGroup] | None = None) -> str:
     """The section of ``accord analyze --format markdown`` holding the diagram as a mermaid
     block (GitHub renders it), or on a large estate the command that prints it."""
-    graph = surface_graph(model)
+    graph = surface_graph(model, groups)
     head = "### Surfaces and datasets\n\n"
     if len(graph.edges) > EMBEDDED_EDGES:
         return (
