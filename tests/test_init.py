@@ -316,3 +316,51 @@ def test_the_live_job_runs_against_the_stand_ins(
     with running_platforms(monkeypatch):
         for line in accord_lines(workflow, "live"):
             assert run_line(line, tmp_path, env={"ACCORD_PROBE_CONFIG": str(config)}) == 0, line
+
+
+def test_ci_installs_the_commit_accord_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PEP 610: an accord installed from a git URL makes CI install that commit; one installed
+    from a path (this checkout) pins its version and says so."""
+    import importlib.metadata as md
+
+    real = md.distribution("accord")
+
+    class FromGit:
+        version = real.version
+
+        def read_text(self, name: str) -> str | None:
+            assert name == "direct_url.json"
+            return json.dumps(
+                {
+                    "url": "https://github.com/example/accord",
+                    "vcs_info": {
+                        "vcs": "git",
+                        "commit_id": "0123abcd" * 5,
+                        "requested_revision": "v1",
+                    },
+                }
+            )
+
+    monkeypatch.setattr(md, "distribution", lambda name: FromGit())
+    spec, note = init_command.installed_from()
+    assert (
+        spec
+        == "accord[snowflake,databricks] @ git+https://github.com/example/accord@" + "0123abcd" * 5
+    )
+    assert note is None
+    monkeypatch.setattr(md, "distribution", lambda name: real)
+    spec, note = init_command.installed_from()
+    assert spec == f"accord[snowflake,databricks]=={real.version}"
+    assert note is not None and "--install" in note
+
+
+def test_the_default_install_is_written_and_told(tmp_path: Path) -> None:
+    run = run_cli(["init", str(tmp_path), *BOTH])
+    spec, note = init_command.installed_from()
+    workflow = yaml.safe_load((tmp_path / ".github/workflows/accord.yml").read_text())
+    assert workflow["env"]["ACCORD_INSTALL"] == spec
+    assert (note is None) or (f"note: {note}" in run.stdout)
+    given = tmp_path / "given"
+    init(given, *BOTH, "--install", "git+https://example.com/accord@v1")
+    workflow = yaml.safe_load((given / ".github/workflows/accord.yml").read_text())
+    assert workflow["env"]["ACCORD_INSTALL"] == "git+https://example.com/accord@v1"

@@ -51,8 +51,9 @@ from compiler.model.scaffold import Choices, check_choices, gitignore_addition, 
     help="The default branch: pull requests are compared with origin/BRANCH.",
 )  # fmt: skip
 @click.option(
-    "--install", default="accord[snowflake,databricks]", show_default=True,
-    help="What CI runs `pip install` on: a requirement, a path or a git URL.",
+    "--install", default=None,
+    help="What CI runs `pip install` on: a requirement, a path or a git URL [default: the git "
+    "commit this accord was installed from, else accord[snowflake,databricks]==VERSION].",
 )  # fmt: skip
 @click.option(
     "--no-editor", is_flag=True,
@@ -66,7 +67,7 @@ def command(
     databricks_style: str,
     policies: str,
     branch: str,
-    install: str,
+    install: str | None,
     no_editor: bool,
 ) -> int:
     """Scaffold a policy directory in the repository DIR (default: the current directory): platforms.yaml with the governance schemas, a commented skeleton of every
@@ -76,6 +77,9 @@ def command(
     a file exists, every such file is named and nothing is written (exit 2)."""
     if snowflake_schema is None and databricks_schema is None:
         snowflake_schema, databricks_schema = _ask()
+    note = None
+    if install is None:
+        install, note = installed_from()
     choices = Choices(
         snowflake=snowflake_schema or None,
         databricks=databricks_schema or None,
@@ -130,12 +134,43 @@ def command(
         click.echo(f"wrote {root / rel}")
     if addition:
         click.echo(f"{'extended' if current is not None else 'wrote'} {ignore}")
-    d = choices.policies
+    if note:
+        click.echo(f"note: {note}")
+    policies_dir = root / choices.policies
     click.echo(
-        f"next: edit {root / d}/ (each file's example shows its section), then "
-        f"`accord lint {d}`, and commit"
+        f"next: edit {policies_dir}/ (each file's example shows its section), then "
+        f"`accord lint {policies_dir}`, and commit"
     )
     return 0
+
+
+EXTRAS = "accord[snowflake,databricks]"
+
+
+def installed_from() -> tuple[str, str | None]:
+    """What CI should install: the git URL and commit this accord was installed from (PEP 610
+    ``direct_url.json``), so CI runs the same code; else this version from a package index,
+    with a note to say so (pass --install when accord is not published there)."""
+    import json
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        dist = distribution("accord")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without metadata
+        return EXTRAS, None
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    except ValueError:
+        direct = {}
+    vcs = direct.get("vcs_info") or {}
+    url, commit = str(direct.get("url", "")), str(vcs.get("commit_id", ""))
+    if vcs.get("vcs") == "git" and url.startswith("https://") and commit.isalnum():
+        return f"{EXTRAS} @ git+{url}@{commit}", None
+    pinned = f"{EXTRAS}=={dist.version}"
+    return pinned, (
+        f"CI installs {pinned} from the package index; if accord is not published there, "
+        "run accord init again with --install set to a git URL (git+https://...@TAG) or a path"
+    )
 
 
 def _taken(path: Path) -> bool:
