@@ -34,12 +34,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "probe": ("probe", "Run the governance team's probes (model or --live); init prints one."),
     "introspect": ("introspect", "Read the governance objects deployed on a live platform."),
     "drift": ("drift", "Compare the model with the live platforms (ACC701-ACC707)."),
+    "manifest": ("manifest", "Write the mesh manifest: every A2A agent, its card, its probes."),
+    "gate": ("gate", "Evaluate the promotion policy over a mesh manifest; test a policy."),
     "init": ("init", "Scaffold a policy directory and its CI wiring; never overwrites."),
 }
 
 
 #: commands that write files (and so say "nothing was written" when they refuse)
-WRITERS = frozenset({"compile", "plan", "migrate", "terraform", "init"})
+WRITERS = frozenset({"compile", "plan", "migrate", "terraform", "manifest", "init"})
 
 
 class LazyGroup(click.Group):

@@ -35,10 +35,13 @@ EXIT_ONE: dict[str, str | None] = {
     "compile": "an error-level lint finding remains unsuppressed (nothing is written)",
     "diff": "with `--fail-on widening`, when anything widens",
     "drift": "the live platforms differ from the model in anything (ACC701-ACC706)",
+    "gate": "the promotion policy denies (`gate test`: the policy fails open for an omitted "
+    "or falsified key)",
     "init": None,
     "introspect": None,
     "lint": "findings at or above `--fail-on` (a policy statement that could not be analysed "
     "is one: ACC001)",
+    "manifest": None,
     "migrate apply": "a stage failed or its checks did not pass, or a file changed since the "
     "plan was written",
     "migrate rollback": "the rollback of the stage failed",
