@@ -28,6 +28,7 @@ from compiler.model.schema import (
     Dataset,
     Index,
     Mask,
+    Mesh,
     Principal,
     Probe,
     RowFilter,
@@ -373,6 +374,13 @@ def _policy_files(c: Choices) -> dict[str, str]:
                 *expect,
             ]
         ),
+    ]
+    files["mesh.yaml"] = [
+        "# mesh: the agent mesh as a whole, read by accord manifest (optional).",
+        "#",
+        "# Keys:",
+        *_keys(Mesh),
+        *_example(["mesh:", '  a2a_version: "1.0"']),
     ]
     return {name: "\n".join(lines) + "\n" for name, lines in files.items()}
 
