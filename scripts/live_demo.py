@@ -208,20 +208,48 @@ def demo(work: Path) -> None:
         accord(probing, "probe", POLICIES, "--live", "--config", str(config))
 
 
+def stop_children() -> None:
+    """End every process this one started and has not reaped: an accord command interrupted
+    while it was being started has no handle yet (subprocess.run kills the ones it has).
+    Linux: children are found by their parent id in /proc; each is ended by its id."""
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1] != me:  # the parent's id
+            continue
+        pid = int(stat.parent.name)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
+
+
 def main() -> int:
     signal.signal(signal.SIGTERM, _terminate)
     # the stand-ins read SHOW statements with sqlglot, which warns that it keeps them whole
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
     started = time.monotonic()
+    interrupted = False
     try:
         with tempfile.TemporaryDirectory(prefix="accord-live-demo-") as work:
-            demo(Path(work))
-    except (KeyboardInterrupt, Interrupted):
-        say("interrupted: every stand-in stopped")
-        return 130
+            try:
+                demo(Path(work))
+            except (KeyboardInterrupt, Interrupted):
+                # a second signal while stopping must not leave anything behind either
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                interrupted = True
+            finally:
+                stop_children()  # before the temporary files go
     except (RuntimeError, subprocess.TimeoutExpired) as err:
         say(f"live demo failed: {err}")
         return 1
+    if interrupted:
+        say("interrupted: every stand-in stopped")
+        return 130
     say(f"\nlive demo: done in {time.monotonic() - started:.0f} s; every stand-in stopped")
     return 0
 
