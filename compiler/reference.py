@@ -166,11 +166,25 @@ class _Format:
             for ref in self._refs(prop):
                 if ref in self.homes:
                     continue
-                # an entry of a mapping is written `section.NAME`
-                entry = here + (".NAME" if self._is_map(prop) else "")
+                # an entry of a mapping is written `section.NAME`, of a list `key[]`
+                entry = here + self._suffix(prop, ref)
                 self.homes[ref] = entry
                 self.order.append((entry, ref))
                 self._place(self.defs[ref], entry)
+
+    def _suffix(self, node: Any, ref: str) -> str:
+        """How ``ref`` sits inside ``node``: ``.NAME`` per mapping, ``[]`` per list."""
+        if not isinstance(node, dict) or node.get("$ref", "").endswith(f"/{ref}"):
+            return ""
+        for key in ("anyOf", "oneOf", "allOf"):
+            for sub in node.get(key, []):
+                if ref in self._refs(sub):
+                    return self._suffix(sub, ref)
+        if ref in self._refs(node.get("additionalProperties")):
+            return ".NAME" + self._suffix(node["additionalProperties"], ref)
+        if ref in self._refs(node.get("items")):
+            return "[]" + self._suffix(node["items"], ref)
+        return ""
 
     def _is_map(self, prop: dict[str, Any]) -> bool:
         node = self._non_null(prop)

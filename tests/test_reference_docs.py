@@ -43,26 +43,27 @@ def test_check_mode_fails_on_a_stale_page(tmp_path: Path) -> None:
     assert reference.main(["--check", "--root", str(tmp_path)]) == 1
 
 
+def _inside(kind: object, path: str) -> list[tuple[str, type[BaseModel]]]:
+    """The pydantic classes in an annotation, each with its path: ``.NAME`` per mapping
+    level, ``[]`` per list (how the page files a class met inside them)."""
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return _classes(kind, path)
+    origin = getattr(kind, "__origin__", None)
+    args = getattr(kind, "__args__", ()) or ()
+    if getattr(kind, "__metadata__", None) is not None:  # Annotated[...]
+        return _inside(origin, path)
+    if origin is dict:
+        return _inside(args[-1], path + ".NAME")
+    if origin is list:
+        return _inside(args[0], path + "[]")
+    return [found for arg in args for found in _inside(arg, path)]
+
+
 def _classes(model: type[BaseModel], path: str) -> list[tuple[str, type[BaseModel]]]:
     """Every pydantic class reachable from ``model`` with the path the page files it under."""
     found = [(path, model)]
     for name, field in model.model_fields.items():
-        here = f"{path}.{name}" if path else name
-        stack, mapped = [field.annotation], False
-        while stack:
-            kind = stack.pop()
-            args = getattr(kind, "__args__", ()) or ()
-            origin = getattr(kind, "__origin__", None)
-            if origin is dict:
-                mapped = True
-                stack.append(args[-1])
-            elif args:
-                stack.extend(args)
-            elif isinstance(kind, type) and issubclass(kind, BaseModel):
-                found += _classes(kind, here + (".NAME" if mapped else ""))
-            metadata = getattr(kind, "__metadata__", None)
-            if metadata is not None:
-                stack.append(kind.__origin__)
+        found += _inside(field.annotation, f"{path}.{name}" if path else name)
     return found
 
 
