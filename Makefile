@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= build/compiled
 
-.PHONY: demo test lint format golden docs migrations bench clean
+.PHONY: demo live-demo test lint format golden docs migrations bench clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ demo: $(BIN)/accord
 	$(BIN)/accord analyze policies --format markdown
 	$(BIN)/accord probe policies
 
+# The live loop without an account: deploy policies/ on the local Snowflake and Databricks
+# stand-ins (loopback ports), drift, tamper, drift, repair, drift, probe --live; every server
+# stops at the end or on Ctrl-C (scripts/live_demo.py).
+live-demo: $(BIN)/accord
+	$(BIN)/python scripts/live_demo.py
+
 # Lint (ruff) and the whole test suite.
 test: $(BIN)/accord
 	$(BIN)/ruff check .
@@ -38,10 +44,11 @@ format: $(BIN)/accord
 golden: $(BIN)/accord
 	$(BIN)/python -m tests.regen_golden
 
-# Regenerate docs/rules.md and the README's rule table from the lint rules (a test fails when
-# either is stale).
+# Regenerate docs/rules.md and the README's rule table from the lint rules, docs/policy-format.md
+# from the model and docs/cli.md from the command definitions (a test fails when any is stale).
 docs: $(BIN)/accord
 	$(BIN)/python -m compiler.lint.docs
+	$(BIN)/python -m compiler.reference
 
 # Regenerate migrations/: the staged roll-out from examples/as-found/ to policies/. Planning the
 # same base and head again rewrites that plan in place; tests fail while it is stale.

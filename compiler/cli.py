@@ -1,4 +1,4 @@
-"""The ``accord`` command line (shared/spec/cli.md).
+"""The ``accord`` command line (docs/cli.md).
 
 Each command lives in ``compiler/commands/<name>.py`` and is imported only when it runs, so
 ``accord lint`` (a pre-commit hook) never pays for duckdb or a platform client. Exit codes:
@@ -36,11 +36,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "drift": ("drift", "Compare the model with the live platforms (ACC701-ACC707)."),
     "manifest": ("manifest", "Write the mesh manifest: every A2A agent, its card, its probes."),
     "gate": ("gate", "Evaluate the promotion policy over a mesh manifest; test a policy."),
+    "init": ("init", "Scaffold a policy directory and its CI wiring; never overwrites."),
 }
 
 
 #: commands that write files (and so say "nothing was written" when they refuse)
-WRITERS = frozenset({"compile", "plan", "migrate", "terraform", "manifest"})
+WRITERS = frozenset({"compile", "plan", "migrate", "terraform", "manifest", "init"})
 
 
 class LazyGroup(click.Group):
@@ -61,7 +62,9 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="accord")
+# the distribution's version, read (importlib.metadata) only when --version is given: the
+# import of this module stays as cheap as accord lint's cold start needs
+@click.version_option(package_name="accord", message="%(prog)s %(version)s")
 def cli() -> None:
     """accord: governance as code for Snowflake and Databricks Unity Catalog."""
 

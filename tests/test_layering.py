@@ -2,9 +2,10 @@
 
 The layers, bottom first (README, "Architecture"): ``core`` <- ``model`` <- {``sqlscan``,
 ``targets``, ``meaning``, ``history``, ``connect``} <- {``lint``, ``verify``} <- ``plan`` <-
-{``live``, ``probe_live``, ``probe_sample``, ``exposure``, ``gate``} <- ``commands`` <- ``cli``.
-A module may import its own package and any package of a lower layer; packages of one layer do
-not import each other, but for the few ties listed in :data:`SIDEWAYS`.
+{``live``, ``probe_live``, ``probe_sample``, ``exposure``, ``gate``} <- ``commands`` <- ``cli``
+<- ``reference`` (the reference pages generated from the command table and the model). A module
+may import its own package and any package of a lower layer; packages of one layer do not import
+each other, but for the few ties listed in :data:`SIDEWAYS`.
 
 Imports are read with :mod:`ast`, at every depth: an import inside a function (kept lazy for a
 heavy dependency or for the cost of ``accord lint``) must point down like any other, so a lazy
@@ -37,6 +38,7 @@ LAYERS: list[set[str]] = [
     },
     {"compiler.commands"},
     {"compiler.cli"},
+    {"compiler.reference"},
 ]
 #: the only imports between packages of one layer: (importing module, imported package)
 SIDEWAYS = {

@@ -15,17 +15,24 @@ from compiler.meaning.analyze import (
     tables,
     text_chunks,
 )
+from compiler.meaning.mermaid import diagram, markdown_section
 from compiler.model.validate import load_project
 
 
 @click.command("analyze")
 @directory_argument
-@format_option(("text", "markdown", "json"))
+@format_option(
+    ("text", "markdown", "json", "mermaid"),
+    "text or markdown tables (markdown embeds the diagram); json; mermaid: the surface graph.",
+)
 def command(directory: str, fmt: str) -> int:
     """The surface table and, per persona, what every surface answers of each governed
     dataset and column. Exit 1 when the same facts are looser on one surface (ACC403)."""
-    result = analyze(load_project(directory).model)
-    if fmt == "json":
+    model = load_project(directory).model
+    result = analyze(model)
+    if fmt == "mermaid":
+        click.echo(diagram(model, result.divergences), nl=False)
+    elif fmt == "json":
         # written in pieces (the document is every persona's cells: ~100 MB at 4,000
         # datasets); JSON escapes every control character, so there is no ANSI sequence
         # for click.echo to strip and the bytes are those of click.echo(to_json(result))
@@ -37,8 +44,11 @@ def command(directory: str, fmt: str) -> int:
     elif fmt == "markdown":
         # a table at a time (each ends with a newline, so click.echo strips ANSI sequences
         # as it would from the whole)
-        for chunk in markdown_chunks(result):
+        chunks = list(markdown_chunks(result))
+        for chunk in chunks[:-1]:
             click.echo(chunk, nl=False)
+        click.echo(markdown_section(model, result.divergences), nl=False)
+        click.echo(chunks[-1], nl=False)  # the summary line
     elif sys.stdout.isatty():
         print_rich(result)
     else:

@@ -62,13 +62,14 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     if fmt == "json":
         click.echo(exposure.to_json(result))
     elif fmt == "markdown":
-        click.echo(exposure.to_markdown(result, places), nl=False)
+        drawn = exposure.diagram(result, old.model, head.model)
+        click.echo(exposure.to_markdown(result, places, drawn), nl=False)
     elif fmt == "github":
         text = exposure.to_github(result, places)
         if text:
             with own_commands():
                 click.echo(text)
-        click.echo(f"accord diff: {exposure.verdict(result)}", err=True)
+        click.echo(f"accord diff: {exposure.verdict(result, places)}", err=True)
     else:
         click.echo(exposure.to_text(result, places))
     return 1 if fail_on == "widening" and result.fails else 0

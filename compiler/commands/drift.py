@@ -63,7 +63,7 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
 
 
 def _could_not_run(err: InputError | UsageError, directory: str, fmt: str) -> int:
-    """Exit 2 with one valid machine document (shared/spec/cli.md): JSON ``errors`` beside
+    """Exit 2 with one valid machine document (docs/cli.md): JSON ``errors`` beside
     ``findings``; SARIF ``toolExecutionNotifications`` with ``executionSuccessful: false``."""
     from compiler.lint.report import render_json, render_sarif
 

@@ -65,8 +65,9 @@ FAIL_ON = ("error", "warning", "never")
 )
 @click.option(
     "--ledger",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Migration ledger file (read by ACC601).",
+    # not yet written before the first apply: a ledger that does not exist is an empty one
+    type=click.Path(dir_okay=False),
+    help="Migration ledger file (read by ACC601; one not written yet is empty).",
 )
 @click.option(
     "--no-cache",

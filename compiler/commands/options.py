@@ -1,4 +1,4 @@
-"""Options shared by the commands (shared/spec/cli.md): the policy DIRECTORY, ``--base``,
+"""Options shared by the commands (docs/cli.md): the policy DIRECTORY, ``--base``,
 ``--format``, ``--fail-on``, ``--compiled``, and the connection options of every live command."""
 
 from __future__ import annotations

@@ -57,11 +57,20 @@ from __future__ import annotations
 from compiler.core.annotations import annotation
 from compiler.exposure.changes import ExposureDiff
 from compiler.exposure.diff import exposure_diff
-from compiler.exposure.report import places_of, to_github, to_json, to_markdown, to_text, verdict
+from compiler.exposure.report import (
+    diagram,
+    places_of,
+    to_github,
+    to_json,
+    to_markdown,
+    to_text,
+    verdict,
+)
 
 __all__ = [
     "ExposureDiff",
     "annotation",
+    "diagram",
     "exposure_diff",
     "places_of",
     "to_github",

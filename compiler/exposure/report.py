@@ -19,8 +19,11 @@ from compiler.exposure.probes import probe_edit_text
 from compiler.model.schema import PolicyModel
 
 
-def verdict(d: ExposureDiff) -> str:
-    told = _verdict(d)
+def verdict(d: ExposureDiff, places: dict[str, tuple[str | None, ...]] | None = None) -> str:
+    """The one-line verdict. With ``places`` (text, markdown, github) it counts the rows those
+    formats print, where changes that differ only by place share one; without (JSON) it counts
+    the changes, one entry each."""
+    told = _verdict(d, places)
     if d.probe_edits:
         k = len(d.probe_edits)
         edits = f"{k} probe{'s' if k != 1 else ''} removed or loosened"
@@ -32,13 +35,16 @@ def verdict(d: ExposureDiff) -> str:
     return told
 
 
-def _verdict(d: ExposureDiff) -> str:
+def _verdict(d: ExposureDiff, places: dict[str, tuple[str | None, ...]] | None) -> str:
     if not d.changes and d.notes:
         n = len(d.notes)
         return f"no change in exposure on any surface; {n} note{'s' if n != 1 else ''} to read"
     if not d.changes:
         return "no change in exposure"
-    w, n = len(d.widenings), len(d.narrowings)
+    if places is None:
+        w, n = len(d.widenings), len(d.narrowings)
+    else:
+        w, n = len(lines(d, "widening", places)), len(lines(d, "narrowing", places))
     return f"{w} widening{'s' if w != 1 else ''}, {n} narrowing{'s' if n != 1 else ''}"
 
 
@@ -51,11 +57,15 @@ class Line:
     everywhere: bool
 
     def where(self) -> str:
+        """Every place of the row, each surface by name."""
         c = self.first
         if self.everywhere and len(self.places) > 1:
+            names = ", ".join(sorted(p for p in self.places if p is not None))
             if None in self.places:
-                return f"on every surface reading {c.dataset} (and directly on {c.platform})"
-            return f"on every surface reading {c.dataset}"
+                return (
+                    f"on every surface reading {c.dataset} ({names}) and directly on {c.platform}"
+                )
+            return f"on every surface reading {c.dataset} ({names})"
         return ", ".join(place_text(p, c.platform) for p in self.places)
 
     def text(self, arrow: str = "->") -> str:
@@ -132,7 +142,7 @@ def to_text(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
             f"  {e['file']}:{e['line']}:{e['column']}: {endpoint_text(e)}" for e in d.endpoints
         )
     out.extend(f"note: {n}" for n in d.notes)
-    out.append(f"accord diff: {verdict(d)}")
+    out.append(f"accord diff: {verdict(d, places)}")
     # each entry is one line: a value's control characters (a line break too) shown visibly
     return "\n".join(visible(line) for line in out)
 
@@ -164,12 +174,33 @@ def _md(text: str) -> str:
     return markdown.text(text)
 
 
-def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
-    out = ["<!-- accord diff -->", "### accord diff: who sees what", "", f"**{verdict(d)}**", ""]
+def diagram(d: ExposureDiff, base: PolicyModel, head: PolicyModel) -> str | None:
+    """The changed part of the surface graph (:func:`compiler.meaning.mermaid.changed_diagram`):
+    every (surface, dataset) read a change is on, and the loose side of each new ACC403
+    divergence; None when no change is on a surface (only direct reads changed)."""
+    from compiler.meaning.mermaid import changed_diagram
+
+    reads = {(c.surface, c.dataset) for c in d.changes if c.surface is not None}
+    loose = [(x.loose.surface, x.loose.dataset) for x in d.divergences if x.status == "new"]
+    return changed_diagram(base, head, sorted(reads), loose)
+
+
+def to_markdown(
+    d: ExposureDiff, places: dict[str, tuple[str | None, ...]], drawn: str | None = None
+) -> str:
+    """The pull-request comment; ``drawn`` (:func:`diagram`) is embedded as a mermaid block
+    after the tables of changes."""
+    out = [
+        "<!-- accord diff -->",
+        "### accord diff: who sees what",
+        "",
+        f"**{verdict(d, places)}**",
+        "",
+    ]
     header = "| persona | what | where | change | caused by |\n|---|---|---|---|---|"
     for kind, title in (("widening", "Widenings"), ("narrowing", "Narrowings")):
         found = lines(d, kind, places)  # type: ignore[arg-type]
-        out.append(f"#### {title}: {sum(len(x.places) for x in found)}")
+        out.append(f"#### {title}: {len(found)}")
         out.append("")
         if not found:
             out += ["_none_", ""]
@@ -183,6 +214,15 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
                 f"{markdown.code(_cause_text(c))} |"
             )
         out.append("")
+    if drawn:
+        out += [
+            "#### Surfaces whose reads changed",
+            "",
+            "```mermaid",
+            drawn.rstrip("\n"),
+            "```",
+            "",
+        ]
     for status, title in (
         ("new", "New divergences (ACC403)"),
         ("resolved", "Resolved divergences (ACC403)"),

@@ -6,7 +6,7 @@ on nothing but the error types and the rule table, so ``accord drift`` (which bu
 from the live platforms) and the lint-result cache use it without loading the engine.
 
 :meth:`Finding.to_record` is the one JSON shape of a finding: ``accord lint --format json``
-lists its fields (shared/spec/cli.md) and the lint cache stores it whole;
+lists its fields (docs/cli.md) and the lint cache stores it whole;
 :meth:`Finding.from_record` reads it back.
 """
 

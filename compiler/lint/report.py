@@ -1,4 +1,4 @@
-"""Lint output: text for people, JSON (shared/spec/cli.md), SARIF 2.1.0 for code scanning and
+"""Lint output: text for people, JSON (docs/cli.md), SARIF 2.1.0 for code scanning and
 GitHub workflow annotations."""
 
 from __future__ import annotations

@@ -235,7 +235,7 @@ _SKIPPED_DIRS = {
     "node_modules": "Node packages",
 }
 
-#: the sections of the policy format (shared/spec/policy-format.md) but ``version``: a YAML
+#: the sections of the policy format (docs/policy-format.md) but ``version``: a YAML
 #: file with one of them at its top level is a policy file (dbt's ``schema.yml`` has none)
 _SECTIONS = (
     "datasets",

@@ -1,5 +1,5 @@
-"""The rule table of the policy format (shared/spec/policy-format.md): stable ids, names and
-severities. It is part of the contract; the lint engine attaches a check to each id."""
+"""The rule table of the policy format (docs/policy-format.md): stable ids, names and
+severities. Its ids are stable; the lint engine attaches a check to each id."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
-"""The policy model: pydantic classes for every section of shared/spec/policy-format.md.
+"""The policy model: pydantic classes for every section of the policy format.
 
 These classes check the shape of each entry (keys, types, identifier syntax, per-strategy
 options). References between entries (a mask naming a principal, a dataset naming a mask)
 are resolved by :mod:`compiler.model.validate`, which also turns pydantic's errors into located
 ``file:line:column`` messages. The JSON Schema printed by ``accord schema`` is generated from
-these classes.
+these classes, and so is ``docs/policy-format.md`` (``make docs``): each section's class
+docstring is its page, each field's ``description`` its line in the key table.
 """
 
 from __future__ import annotations
@@ -166,6 +167,10 @@ def _code(value: Any) -> Any:
 EntitlementValue = Annotated[Text, BeforeValidator(_code), Field(min_length=1, max_length=256)]
 
 
+#: the description of every ``ignore`` key
+_IGNORE = "suppressed findings: rule id -> the reason (required, non-empty)"
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -219,6 +224,9 @@ GrantEntry = Annotated[
 
 
 class SnowflakePlatform(Strict):
+    """The Snowflake account's governance schema: row access and masking policies, mapping
+    tables and salt functions are created there."""
+
     governance_schema: SchemaName = Field(
         description="<database>.<schema> holding policies, mapping tables and salt functions"
     )
@@ -229,7 +237,12 @@ class SnowflakePlatform(Strict):
 
 
 class DatabricksPlatform(Strict):
-    governance_schema: SchemaName = Field(description="<catalog>.<schema>")
+    """The Unity Catalog schema that holds row filter and mask functions, mapping tables and
+    salt functions."""
+
+    governance_schema: SchemaName = Field(
+        description="<catalog>.<schema> holding functions, mapping tables and salt functions"
+    )
     style: Literal["table", "abac"] = Field(
         "table",
         description="table: UDFs attached with SET ROW FILTER / SET MASK; abac: governed tags "
@@ -238,14 +251,42 @@ class DatabricksPlatform(Strict):
 
 
 class Platforms(Strict):
-    snowflake: SnowflakePlatform | None = None
-    databricks: DatabricksPlatform | None = None
+    """Which catalogs exist and how policies are written there.
+
+    ```yaml
+    platforms:
+      snowflake:
+        governance_schema: GOVERNANCE.POLICIES   # <database>.<schema>
+      databricks:
+        governance_schema: governance.policies   # <catalog>.<schema>
+        style: table                             # table (default) | abac
+    ```
+
+    `snowflake` and `databricks` are the two catalog platforms; either may be absent.
+    Databricks `style: table` writes UDFs attached with `SET ROW FILTER` / `SET MASK`;
+    `style: abac` writes governed tags and `CREATE POLICY` (attribute-based access control).
+    Platform `none` is implicit: it is the platform of a surface with no catalog."""
+
+    snowflake: SnowflakePlatform | None = Field(None, description="the Snowflake account")
+    databricks: DatabricksPlatform | None = Field(
+        None, description="the Databricks Unity Catalog metastore"
+    )
 
 
 class Principal(Strict):
-    """An entitlement principal and its identity on each platform: a Snowflake role, a
-    Databricks account group. ``inherits`` names the principals it holds through the
-    platforms' hierarchy."""
+    """An entitlement principal and its identity on each platform.
+
+    ```yaml
+    principals:
+      clinical_unblinded:
+        snowflake: CLINICAL_UNBLINDED     # a Snowflake role
+        databricks: clinical-unblinded    # a Databricks account group
+    ```
+
+    A principal may lack one platform; granting it something there is finding ACC502. A
+    Snowflake role is written in upper case, as Snowflake stores a role created unquoted
+    (`IS_ROLE_IN_SESSION` compares names in the stored case). `inherits` names the principals
+    it holds through the platforms' hierarchy (a cycle is a validation error)."""
 
     snowflake: SnowflakeRole | None = Field(None, description="a Snowflake role")
     databricks: DatabricksGroup | None = Field(None, description="a Databricks account group")
@@ -275,14 +316,45 @@ Strategy = Literal["hash", "redact", "nullify", "partial"]
 
 
 class Mask(Strict):
-    strategy: Strategy
-    unmasked_for: list[Name] = Field(default_factory=list)
+    """A column mask.
+
+    ```yaml
+    masks:
+      subject_pseudonym:
+        strategy: hash                   # hash | redact | nullify | partial
+        unmasked_for: [clinical_unblinded]
+        salt:                            # hash only: one secret reference per platform
+          snowflake: env:SUBJECT_SALT_SNOWFLAKE
+          databricks: env:SUBJECT_SALT_DATABRICKS
+      free_text:
+        strategy: redact
+        replacement: "[redacted]"        # redact only; default '***'
+        unmasked_for: [clinical_unblinded]
+      phone:
+        strategy: partial
+        keep_last: 4                     # partial only
+    ```
+
+    - `hash`: deterministic SHA-256 of the value concatenated with the platform's salt, as a
+      lower-case hex string; NULL stays NULL.
+    - `redact`: the replacement string. `nullify`: NULL. `partial`: every character but the
+      last `keep_last` replaced by `*`.
+    - `hash`, `redact` and `partial` apply to string columns only; `nullify` to any type.
+    - A salt reference is `env:NAME` (read from the environment when SQL is applied) or
+      `file:PATH`. The salt value itself never appears in any file accord writes. Each
+      platform needs its own salt (ACC202), or masked identifiers join across platforms.
+    - `unmasked_for`: principals who see the clear value; everyone else sees the mask."""
+
+    strategy: Strategy = Field(description="hash | redact | nullify | partial")
+    unmasked_for: list[Name] = Field(
+        default_factory=list, description="principals who see the clear value"
+    )
     salt: dict[CatalogPlatform, SaltRef] | None = Field(
         None, description="hash only: one secret reference per platform"
     )
     replacement: Text | None = Field(None, description="redact only; default '***'")
     keep_last: int | None = Field(None, ge=0, le=1000, description="partial only")
-    ignore: Ignore = Field(default_factory=dict)
+    ignore: Ignore = Field(default_factory=dict, description=_IGNORE)
 
     @model_validator(mode="after")
     def _options_fit_strategy(self) -> Mask:
@@ -302,8 +374,13 @@ class Mask(Strict):
 
 
 class ColumnSpec(Strict):
+    """A column of a dataset that is masked or carries an identifier; other columns may be
+    left out. Columns in different datasets with the same `identifier` domain hold the same
+    kind of identifier, which is what makes a deterministic mask a join key across
+    platforms."""
+
     type: Text = Field(description="the column's SQL type on its platform, e.g. VARCHAR, STRING")
-    mask: Name | None = None
+    mask: Name | None = Field(None, description="a mask from `masks`")
     identifier: Name | None = Field(
         None, description="identifier domain: columns of one domain hold the same identifiers"
     )
@@ -323,14 +400,36 @@ class DimensionFilter(Strict):
 
 
 class RowFilter(Strict):
-    """Which rows a caller sees: one entitlement dimension (``entitlement``, ``column``),
-    several (``dimensions``, or the list form: a row is visible when every dimension admits
-    it), or a hand-written predicate (``expression``, ``arguments``). ``unfiltered_for`` is
-    who sees every row whatever the dimensions say."""
+    """The rows a principal sees: those whose `column` holds an entitlement value it is
+    granted; several dimensions (`dimensions`, or the list form: a row is visible when every
+    dimension admits it); or what a hand-written predicate per platform admits (linted like
+    any SQL). `unfiltered_for` is who sees every row whatever the dimensions say.
 
-    entitlement: Name | None = None
-    column: ColumnName | None = None
-    unfiltered_for: list[Name] = Field(default_factory=list)
+    ```yaml
+    row_filter:
+      entitlement: programme                   # a dimension from `entitlements`
+      column: PROGRAMME_CODE
+      unfiltered_for: [data_steward]           # optional: principals who see every row
+    ```
+
+    ```yaml
+    row_filter:                                # several dimensions: every one must admit a row
+      - {entitlement: programme, column: PROGRAMME_CODE}
+      - {entitlement: region, column: REGION}
+    ```
+
+    ```yaml
+    row_filter:
+      expression:
+        snowflake: "REGION = 'EU' OR IS_ROLE_IN_SESSION('GLOBAL_READER')"
+      arguments: {REGION: VARCHAR}             # columns the predicate reads, with types
+    ```"""
+
+    entitlement: Name | None = Field(None, description="a dimension from `entitlements`")
+    column: ColumnName | None = Field(None, description="the column holding the dimension's value")
+    unfiltered_for: list[Name] = Field(
+        default_factory=list, description="principals who see every row"
+    )
     dimensions: list[DimensionFilter] | None = Field(
         None,
         description="several entitlement dimensions, every one of which must admit a row "
@@ -455,27 +554,53 @@ def _row_filter_form(value: Any) -> Any:
 
 
 class Dataset(Strict):
-    platform: CatalogPlatform
-    table: TableName
+    """A table in a catalog, governed when it has a `row_filter` or a masked column.
+
+    ```yaml
+    datasets:
+      assay_results:
+        platform: snowflake
+        table: DISCOVERY.ASSAYS.RESULTS            # fully qualified, three parts
+        row_filter: {entitlement: programme, column: PROGRAMME_CODE}
+        columns:
+          SUBJECT_ID: {type: VARCHAR, mask: subject_pseudonym, identifier: subject}
+          NOTES: {type: VARCHAR, mask: free_text}
+      assay_results_lake:
+        platform: databricks
+        table: discovery_lake.assays.results
+        replica_of: assay_results                  # holds the same facts as another dataset
+        row_filter: {entitlement: programme, column: programme_code}
+        columns:
+          subject_id: {type: STRING, mask: subject_pseudonym, identifier: subject}
+    ```
+
+    A replica inherits its source's column masks by column name."""
+
+    platform: CatalogPlatform = Field(description="snowflake | databricks")
+    table: TableName = Field(description="database.schema.table (catalog.schema.table), no quotes")
     replaces: Replaces | None = Field(
         default=None,
         description="the table this dataset was moved from, said dropped "
         "({table: OLD, dropped: true}; accord diff)",
     )
-    replica_of: Name | None = None
+    replica_of: Name | None = Field(
+        None, description="another dataset holding the same facts (its source)"
+    )
     row_filter: Annotated[RowFilter | None, BeforeValidator(_row_filter_form)] = Field(
         None,
         description="the rows each principal sees: {entitlement, column[, unfiltered_for]}, a "
         "list of such entries (one per dimension: a row is visible when every dimension "
         "admits it), or a hand-written {expression, arguments}",
     )
-    columns: dict[ColumnName, ColumnSpec] = Field(default_factory=dict)
+    columns: dict[ColumnName, ColumnSpec] = Field(
+        default_factory=dict, description="masked and identifier columns, by name"
+    )
     omits: list[ColumnName] = Field(
         default_factory=list,
         description="replicas only: masked columns of the source this table physically lacks "
         "(checked on the live table by accord drift)",
     )
-    ignore: Ignore = Field(default_factory=dict)
+    ignore: Ignore = Field(default_factory=dict, description=_IGNORE)
     #: column -> (dataset, column) it inherits its mask from: a replica's masked source
     #: columns it does not declare (``compiler.model.replicas``); never written in YAML
     _inherited: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
@@ -521,12 +646,31 @@ class Dataset(Strict):
 
 
 class Index(Strict):
-    platform: CatalogPlatform
-    kind: Literal["cortex_search", "vector_search"]
-    source: Name
-    columns: list[ColumnName] = Field(default_factory=list)
-    inherit_governance: bool = False
-    ignore: Ignore = Field(default_factory=dict)
+    """A retrieval index built over a dataset.
+
+    ```yaml
+    indexes:
+      assay_search:
+        platform: snowflake
+        kind: cortex_search                # cortex_search | vector_search
+        source: assay_results
+        columns: [NOTES, SUBJECT_ID]       # columns the index holds
+        inherit_governance: false          # Snowflake INHERIT_DATA_GOVERNANCE_POLICIES
+    ```
+
+    Cortex Search answers with its owner's rights unless `inherit_governance` is true; a
+    Databricks vector index over governed data enforces nothing or cannot be built (ACC301)."""
+
+    platform: CatalogPlatform = Field(description="snowflake | databricks")
+    kind: Literal["cortex_search", "vector_search"] = Field(
+        description="cortex_search | vector_search"
+    )
+    source: Name = Field(description="the dataset the index is built from")
+    columns: list[ColumnName] = Field(default_factory=list, description="columns the index holds")
+    inherit_governance: bool = Field(
+        False, description="Snowflake INHERIT_DATA_GOVERNANCE_POLICIES: the source's policies apply"
+    )
+    ignore: Ignore = Field(default_factory=dict, description=_IGNORE)
 
 
 def _runtime_text(value: Any) -> Any:
@@ -585,13 +729,41 @@ class SurfaceTraffic(Strict):
 
 
 class Surface(Strict):
-    platform: Literal["snowflake", "databricks", "none"]
-    reads: list[Name] = Field(default_factory=list)
-    identity: Literal["caller", "service"] = "caller"
+    """What answers questions: an agent, a pipeline, an MCP or tool server.
+
+    ```yaml
+    surfaces:
+      warehouse_agent:
+        platform: snowflake
+        reads: [assay_results]
+        identity: caller                   # caller: runs as the asking user | service: one identity
+      lakehouse_agent:
+        platform: databricks
+        reads: [variant_calls, assay_results_lake]
+        runtime: "15.4"                    # Databricks Runtime version, serverless | sql-warehouse
+        access_mode: standard              # standard | dedicated
+      variant_annotation:
+        platform: none                     # no catalog: a pipeline or tool server
+        reads: [variant_calls]
+        identity: service
+    ```
+
+    A surface with platform `none` or identity `service` that reads governed data is ACC402;
+    a Databricks runtime too old for the policies returns no rows (ACC401)."""
+
+    platform: Literal["snowflake", "databricks", "none"] = Field(
+        description="snowflake | databricks | none (no catalog)"
+    )
+    reads: list[Name] = Field(default_factory=list, description="datasets the surface reads")
+    identity: Literal["caller", "service"] = Field(
+        "caller", description="caller: runs as the asking user; service: one identity for all"
+    )
     runtime: Annotated[Text, BeforeValidator(_runtime_text)] | None = Field(
         None, description='Databricks Runtime version ("15.4"), serverless or sql-warehouse'
     )
-    access_mode: Literal["standard", "dedicated"] | None = None
+    access_mode: Literal["standard", "dedicated"] | None = Field(
+        None, description="Databricks compute access mode: standard | dedicated"
+    )
     a2a: A2AEndpoint | None = Field(
         None, description="A2A endpoint the probes ask as the persona (accord probe --live)"
     )
@@ -599,7 +771,7 @@ class Surface(Strict):
         None,
         description="how the surface is recognised in the access history (accord probe sample)",
     )
-    ignore: Ignore = Field(default_factory=dict)
+    ignore: Ignore = Field(default_factory=dict, description=_IGNORE)
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
@@ -656,12 +828,34 @@ class ProbeControl(Strict):
 
 
 class Probe(Strict):
-    """The governance team's expected answer, per surface, to one question of one persona."""
+    """The governance team's expected answer, per surface, to one question of one persona.
+
+    ```yaml
+    probes:
+      cro_cannot_unmask_cns_subjects:
+        owner: data-governance            # required: who is told when it fails
+        persona: cro_collaborator
+        dataset: assay_results            # the fact: this dataset and its replicas
+        where: {programme: CNS-204}       # optional: the rows of one entitlement value
+        column: SUBJECT_ID                # optional: one column
+        expect:                           # every surface that reaches the fact, and no other
+          warehouse_agent: masked         # clear | masked | filtered | denied | ungoverned | empty
+          lakehouse_agent: masked
+          variant_annotation: denied
+    ```
+
+    Checked against the model (ACC404), the compiled SQL (`accord verify`) and the live
+    platforms (`accord probe --live`). A surface *reaches* the fact when it reads the dataset
+    or one of its replicas, or, for a column with an identifier domain, a dataset whose column
+    carries the same domain. A surface that reaches the fact without an `expect` entry is
+    ACC404; an entry for a surface that does not reach it, or a `where` naming a dimension
+    the dataset is not filtered by, is a validation error. For rows, `denied` means the
+    persona sees none of the rows the probe names, `filtered` that it sees some."""
 
     owner: Annotated[Text, Field(min_length=1)] = Field(
         description="who is told when the probe fails: a team or a person"
     )
-    persona: Name
+    persona: Name = Field(description="a persona from `personas`")
     dataset: Name = Field(description="the fact: this dataset and its replicas")
     where: Annotated[dict[Name, EntitlementValue], Field(min_length=1, max_length=1)] | None = (
         Field(None, description="the rows of one entitlement value: {dimension: value}")
@@ -705,22 +899,49 @@ class Mesh(Strict):
 
 
 class PolicyModel(Strict):
-    """A whole policy project, all files merged."""
+    """A whole policy project, all files merged.
 
-    version: Literal[1]
-    platforms: Platforms = Field(default_factory=Platforms)
-    principals: dict[Name, Principal] = Field(default_factory=dict)
+    A policy project is a directory (default `policies/`): every `*.yaml` / `*.yml` file
+    under it, recursively, is read and merged into one model. Each top-level section is a
+    mapping; the same entry (for example `masks.subject_pseudonym`) defined in two files is
+    an error naming both places. Unknown keys are errors ("did you mean ...?"). Every error
+    and every finding carries the `file:line:column` of the YAML node it is about. References
+    that do not resolve (an undeclared principal, mask, dataset or entitlement) are
+    validation errors: the command exits 2 and names the place."""
+
+    version: Literal[1] = Field(
+        description="required in at least one file; any other value is an error"
+    )
+    platforms: Platforms = Field(
+        default_factory=Platforms,
+        description="which catalogs exist and how policies are written there",
+    )
+    principals: dict[Name, Principal] = Field(
+        default_factory=dict,
+        description="entitlement principals and their identity on each platform",
+    )
     entitlements: dict[Name, dict[EntitlementValue, list[GrantEntry]]] = Field(
         default_factory=dict,
         description="dimension -> value -> the principals granted it: a name (standing) or "
         "{principal: NAME, until: YYYY-MM-DD} (through that date)",
     )
-    masks: dict[Name, Mask] = Field(default_factory=dict)
-    datasets: dict[Name, Dataset] = Field(default_factory=dict)
-    indexes: dict[Name, Index] = Field(default_factory=dict)
-    surfaces: dict[Name, Surface] = Field(default_factory=dict)
-    personas: dict[Name, Annotated[list[Name], Field(min_length=1)]] = Field(default_factory=dict)
-    probes: dict[Name, Probe] = Field(default_factory=dict)
+    masks: dict[Name, Mask] = Field(default_factory=dict, description="column masks")
+    datasets: dict[Name, Dataset] = Field(default_factory=dict, description="governed tables")
+    indexes: dict[Name, Index] = Field(
+        default_factory=dict, description="retrieval indexes built over datasets"
+    )
+    surfaces: dict[Name, Surface] = Field(
+        default_factory=dict,
+        description="what answers questions: agents, pipelines, MCP servers",
+    )
+    personas: dict[Name, Annotated[list[Name], Field(min_length=1)]] = Field(
+        default_factory=dict,
+        description="who asks: principals held, the first the primary (Snowflake) role",
+    )
+    probes: dict[Name, Probe] = Field(
+        default_factory=dict,
+        description="expected dispositions per persona and surface (optional)",
+    )
     mesh: Mesh | None = Field(None, description='the agent mesh: {a2a_version: "1.0"}')
 
     @model_serializer(mode="wrap")

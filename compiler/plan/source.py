@@ -4,6 +4,7 @@ that revision, read with ``git ls-tree`` / ``git cat-file``, never checked out).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from pathlib import Path, PurePosixPath
@@ -84,9 +85,11 @@ def domains_of(project: Project) -> Domains:
 
 
 def plan_projects(base: Project, head: Project) -> Plan:
-    """The staged migration from ``base`` to ``head``."""
+    """The staged migration from ``base`` to ``head``; a stage that removes a column's mask
+    says, before its statements, that it widens exposure and for whom
+    (:func:`mask_removals`)."""
     domains = {**domains_of(base), **domains_of(head)}
-    return build_plan(
+    plan = build_plan(
         lower_all(base),
         lower_all(head),
         domains,
@@ -94,6 +97,73 @@ def plan_projects(base: Project, head: Project) -> Plan:
         head_fingerprint=head.fingerprint,
         outside=outside_catalogs(base.model, head.model),
     )
+    return with_widening_notes(plan, mask_removals(base.model, head.model))
+
+
+def _masked_columns(model: PolicyModel) -> dict[tuple[str, str, str], tuple[str, str, str]]:
+    """(platform, TABLE, COLUMN) -> (dataset, column, mask) of every masked column, a replica's
+    inherited masks included."""
+    out = {}
+    for name, ds in model.datasets.items():
+        for column, spec in ds.columns.items():
+            if spec.mask:
+                out[(ds.platform, ds.table.upper(), column.upper())] = (name, column, spec.mask)
+        for column, (source, source_column) in ds.inherited.items():
+            mask = model.datasets[source].columns[source_column].mask
+            key = (ds.platform, ds.table.upper(), column.upper())
+            if mask and key not in out:
+                out[key] = (name, column, mask)
+    return out
+
+
+def mask_removals(base: PolicyModel, head: PolicyModel) -> dict[tuple[str, str, str], str]:
+    """(platform, TABLE, COLUMN) -> a plain statement of the widening, for every column masked
+    in ``base`` and not in ``head``: who saw it in the clear before (the mask's
+    ``unmasked_for``), and who sees it in the clear after (everyone who can query the table,
+    naming the personas of ``base`` that gain it)."""
+    after = _masked_columns(head)
+    out = {}
+    for key, (dataset, column, mask) in sorted(_masked_columns(base).items()):
+        if key in after:
+            continue
+        platform, table, _ = key
+        spec = base.masks[mask]
+        unmasked = set(spec.unmasked_for)
+        before = (
+            f"the principals of its unmasked_for ({', '.join(sorted(unmasked))})"
+            if unmasked
+            else "no one"
+        )
+        gaining = sorted(p for p, held in base.personas.items() if not unmasked & set(held))
+        personas = f"the personas {', '.join(gaining)}" if gaining else "no declared persona"
+        out[key] = (
+            f"this stage WIDENS EXPOSURE: it removes the {spec.strategy} mask {mask} from "
+            f"column {column} of {table} (dataset {dataset}, {platform}). After it, everyone "
+            f"who can query that table reads {column} in the clear, where until now only "
+            f"{before} did: {personas}, and every other role or group with access to the "
+            "table, gain the clear value. Approve it only if that is intended."
+        )
+    return out
+
+
+def with_widening_notes(plan: Plan, removals: dict[tuple[str, str, str], str]) -> Plan:
+    """``plan`` with each removal's note on the stage that detaches the mask (its change
+    ``mask of TABLE.COLUMN: removed``), else on its platform's first stage that changes
+    what queries return (a tag-attached mask is detached by its tag)."""
+    if not removals:
+        return plan
+    stages = list(plan.stages)
+    for (platform, table, column), note in removals.items():
+        wanted = f"mask of {table}.{column}: removed".lower()
+        on_platform = [i for i, st in enumerate(stages) if st.platform == platform]
+        exact = [i for i in on_platform if any(c.lower() == wanted for c in stages[i].changes)]
+        fallback = [i for i in on_platform if stages[i].kind in ("apply", "handover")]
+        target = (exact or fallback or on_platform or [None])[0]
+        if target is None:
+            continue
+        stage = stages[target]
+        stages[target] = dataclasses.replace(stage, notes=(*stage.notes, note))
+    return dataclasses.replace(plan, stages=tuple(stages))
 
 
 def outside_catalogs(base: PolicyModel, head: PolicyModel) -> list[str]:
