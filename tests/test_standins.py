@@ -1,4 +1,4 @@
-"""The stand-ins hold state the way the platforms do (shared/reference/platform-facts.md),
+"""The stand-ins hold state the way the platforms do (the vendor pages cited beside each behaviour),
 through the real clients: what accord's SQL does to them, and what they refuse."""
 
 from __future__ import annotations

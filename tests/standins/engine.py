@@ -3,7 +3,7 @@
 Statements are recognised by the stand-ins' own reader (``tests/standins/reader.py``: policy
 DDL, attachments, functions, tags, built on sqlglot and on nothing of accord's, so that a
 misreading in accord's scanner cannot hide here) and by sqlglot (tables, DML, GRANT/REVOKE,
-SELECT); the *semantics* live here, modelled on the platforms' documented behaviour (shared/reference/platform-facts.md):
+SELECT); the *semantics* live here, modelled on the platforms' documented behaviour (the vendor pages cited beside each behaviour):
 
 * Snowflake: ``CREATE OR REPLACE ROW ACCESS POLICY`` is refused while the policy is attached;
   an attached policy cannot be dropped; ``ADD ROW ACCESS POLICY`` fails on a table that has one;
