@@ -52,9 +52,16 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
         }
         click.echo(f"  {kind:<20} {name}  {json.dumps(detail, sort_keys=True)}")
     for g in live.salt_grants:
-        click.echo(f"  salt grant: {g.privilege} on {g.function} to {g.grantee}")
+        kind = f"{g.kind.replace('_', ' ').lower()} " if platform == "snowflake" else ""
+        click.echo(f"  salt grant: {g.privilege} on {g.function} to {kind}{g.grantee}")
     for name in live.insecure_salts:
         click.echo(f"  not SECURE: {name}")
+    for column, over in sorted(live.overrides.items()):
+        click.echo(f"  direct mask overrides the tag's: {visible(column)} ({visible(over)})")
+    for what in sorted(live.not_in_effect):
+        click.echo(f"  not in effect: {visible(what)}")
+    for what in sorted(live.inherited_tags):
+        click.echo(f"  inherited tag: {visible(what)}")
     for what in live.unreadable:
         click.echo(f"  could not read: {visible(what)}", err=True)
     if live.coverage is not None:

@@ -138,6 +138,23 @@ def drift_platform(
         loc, owner = locator.at(obj, platform)
         findings.append(Finding(loc, rule, owner, f"{platform}: {message}", fix))
 
+    def overrides(obj: CatalogObject) -> str:
+        """A direct mask on a column a tag also masks decides what readers see."""
+        if not isinstance(obj, MaskAttachment):
+            return ""
+        over = live.overrides.get(f"{obj.table}.{obj.column}".upper())
+        return f"; this policy overrides the tag's ({over})" if over else ""
+
+    def inherits(obj: CatalogObject) -> str:
+        """A column whose own tag is gone may still inherit the tag: not the model's tag."""
+        if not isinstance(obj, TagAssignment):
+            return ""
+        prefix = f"{obj.table}.{obj.column}: tag {obj.tag} ".upper()
+        found = [i for i in live.inherited_tags if i.upper().startswith(prefix)]
+        if not found:
+            return ""
+        return f" (the column only inherits it: {found[0].split(': ', 1)[1]})"
+
     for key in sorted(model_objs.keys() | live_objs.keys()):
         want, have = model_objs.get(key), live_objs.get(key)
         if have is None:
@@ -145,7 +162,7 @@ def drift_platform(
             add(
                 "ACC701",
                 want,
-                f"{describe_object(want, platform)} is not deployed",
+                f"{describe_object(want, platform)} is not deployed{inherits(want)}",
                 f"plan it from the live estate: accord plan --base live:{platform}",
             )
         elif want is None:
@@ -161,7 +178,7 @@ def drift_platform(
                     "ACC702",
                     have,
                     f"{describe_object(have, platform)}: {getattr(have, 'policy', getattr(have, 'function', ''))} "
-                    "is attached and the model did not put it there",
+                    f"is attached and the model did not put it there{overrides(have)}",
                     f"remove it, or adopt it: accord plan --base live:{platform} --adopt",
                 )
         elif isinstance(want, MappingTable) and isinstance(have, MappingTable):
@@ -189,7 +206,7 @@ def drift_platform(
                     "ACC702",
                     want,
                     f"{describe_object(want, platform)} is {policy}, which the model did not put there "
-                    f"(the model attaches {want.policy})",  # type: ignore[union-attr]
+                    f"(the model attaches {want.policy}){overrides(have)}",  # type: ignore[union-attr]
                     f"accord plan --base live:{platform} replaces it (--adopt takes it over)",
                 )
             else:
@@ -207,15 +224,28 @@ def drift_platform(
             f"salt function {name} is not SECURE: any role that can see it reads the salt",
             f"recreate it as a SECURE function: accord plan --base live:{platform}",
         )
+    from compiler.live.plan import revoke_sql
+
     for g in live.salt_grants:
         salt = live.catalog.get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
         owner = live.salt_owners.get(g.function, "its owner")
+        kind = g.kind.replace("_", " ").lower() + " " if platform == "snowflake" else ""
         add(
             "ACC705",
             model_objs.get(identity(salt), salt),
-            f"salt function {g.function} grants {g.privilege} to {g.grantee}: whoever holds it can "
-            f"select the salt (only {owner}, the owner of the policies that call it, may)",
-            f"REVOKE {g.privilege} ON FUNCTION {g.function} FROM {g.grantee}",
+            f"salt function {g.function} grants {g.privilege} to {kind}{g.grantee}: whoever holds "
+            f"it can select the salt (only {owner}, the owner of the policies that call it, may)",
+            revoke_sql(platform, g.function, g.privilege, g.grantee, g.kind),
+        )
+    for what in live.not_in_effect:
+        findings.append(
+            Finding(
+                project.loc("platforms", platform),
+                "ACC703",
+                f"platforms.{platform}",
+                f"{platform}: {what}: the platform does not enforce this policy reference",
+                f"re-apply it: accord plan --base live:{platform}",
+            )
         )
     unseen = live.coverage.unseen if live.coverage is not None else []
     for u in unseen:

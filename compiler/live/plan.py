@@ -218,12 +218,23 @@ def check_live_base(
     return ""
 
 
-def revoke_sql(platform: str, function: str, privilege: str, grantee: str) -> str:
-    """REVOKE of a grant on a salt function, every name spelled through sqlglot."""
+def revoke_sql(
+    platform: str, function: str, privilege: str, grantee: str, kind: str = "ROLE"
+) -> str:
+    """REVOKE of a grant on a salt function, every name spelled through sqlglot; on Snowflake
+    the grantee spelled for its kind (``FROM ROLE r``, ``FROM DATABASE ROLE db.r``, ``FROM
+    SHARE s``, ``FROM APPLICATION ROLE app.r``: a role's revoke does not reach a database
+    role's grant)."""
+    from compiler.live.introspect import SF_GRANTEE_KINDS
+
     name = tsql.name_sql(function, platform)
     if platform == "snowflake":
-        who = tsql.render(tsql.ident(grantee, platform), platform)
-        return f"REVOKE {privilege} ON FUNCTION {name}() FROM ROLE {who}"
+        spelled = SF_GRANTEE_KINDS.get(kind.upper(), "ROLE")
+        if spelled in ("DATABASE ROLE", "APPLICATION ROLE") and "." in grantee:
+            who = tsql.name_sql(grantee, platform)
+        else:
+            who = tsql.render(tsql.ident(grantee, platform), platform)
+        return f"REVOKE {privilege} ON FUNCTION {name}() FROM {spelled} {who}"
     who = tsql.render(exp_identifier(grantee), platform)
     return f"REVOKE {privilege} ON FUNCTION {name} FROM {who}"
 
@@ -242,7 +253,7 @@ def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:
         checks = []
         for g in sorted(live.salt_grants, key=lambda g: (g.function, g.grantee)):
             salt = head[platform].get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
-            sql = revoke_sql(platform, g.function, g.privilege, g.grantee)
+            sql = revoke_sql(platform, g.function, g.privilege, g.grantee, g.kind)
             note = f"salt function {g.function} is callable by {g.grantee} (ACC705): revoke it"
             steps.append(Step("define", salt, salt, sql, note))
             gone = MetadataCheck(
