@@ -123,6 +123,10 @@ class Estate:
         self._catalogs: set[str] = set()
         self._temp = itertools.count(1)
         self.lock = threading.RLock()
+        #: seconds each answer of the stand-in's server waits (the latency knob: bench/) and
+        #: the requests it answered (tests/standins/http.py)
+        self.latency = 0.0
+        self.requests = 0
 
     # ------------------------------------------------------------------ names and storage
 

@@ -96,6 +96,10 @@ class SnowflakeEstate(Estate):
         #: rows a result may carry in its first part; the rest are served as ``chunks`` the
         #: connector downloads itself (None: every row in the first part)
         self.chunk_rows: int | None = None
+        #: how many result chunks were served (a test that must cross one checks it)
+        self.chunks_served = 0
+        #: how many of them the connector downloaded
+        self.chunks_downloaded = 0
 
     def grant_roles(self, user: str, roles: list[str]) -> None:
         self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
@@ -720,6 +724,8 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
         logins: ClassVar[list[dict[str, Any]]] = []
         #: token -> the login's session
         sessions: ClassVar[dict[str, Session]] = {}
+        #: "query id/n" -> the body of a result chunk not yet downloaded
+        chunk_bodies: ClassVar[dict[str, bytes]] = {}
 
         def do_POST(self) -> None:
             body = self.body()
@@ -758,14 +764,47 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
                     "data": {"errorCode": err.code, "sqlState": err.sqlstate, "queryId": qid},
                     "code": err.code, "message": err.message, "success": False,
                 })  # fmt: skip
-            return self.send_json(200, {
-                "data": {"rowtype": _rowtype(names, rows),
-                         "rowset": [[_cell(v) for v in r] for r in rows],
-                         "total": len(rows), "returned": len(rows), "queryId": qid,
-                         "queryResultFormat": "json", "parameters": [],
-                         "statementTypeId": 4096, "finalDatabaseName": None},
-                "code": None, "message": None, "success": True,
-            })  # fmt: skip
+            cells = [[_cell(v) for v in r] for r in rows]
+            first, chunks = cells, []
+            size = self.state.chunk_rows
+            if size is not None and len(cells) > size:
+                # the first part rides with the answer; the rest are chunks the connector
+                # downloads from their URLs (here: this server, GET /standin-chunks/...)
+                first = cells[:size]
+                host, port = self.server.server_address[:2]
+                for n, at in enumerate(range(size, len(cells), size)):
+                    part = cells[at : at + size]
+                    body = json.dumps(part)[1:-1].encode()
+                    self.chunk_bodies[f"{qid}/{n}"] = body
+                    chunks.append({"url": f"http://{host}:{port}/standin-chunks/{qid}/{n}",
+                                   "rowCount": len(part), "uncompressedSize": len(body),
+                                   "compressedSize": len(body)})  # fmt: skip
+            data: dict[str, Any] = {
+                "rowtype": _rowtype(names, rows), "rowset": first, "total": len(rows),
+                "returned": len(rows), "queryId": qid, "queryResultFormat": "json",
+                "parameters": [], "statementTypeId": 4096, "finalDatabaseName": None,
+            }  # fmt: skip
+            if chunks:
+                data["chunks"] = chunks
+                data["chunkHeaders"] = {}
+                self.state.chunks_served += len(chunks)
+            return self.send_json(
+                200, {"data": data, "code": None, "message": None, "success": True}
+            )
+
+        def do_GET(self) -> None:
+            """A result chunk: the rows, comma-separated, without the enclosing brackets (the
+            connector's JSON chunk format)."""
+            key = self.path.split("/standin-chunks/", 1)[-1]
+            body = self.chunk_bodies.pop(key, None)
+            if body is None:
+                return self.send_json(404, {"message": "no such chunk"})
+            self.state.chunks_downloaded += 1
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
     return Account
 
