@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -233,10 +234,23 @@ class SnowflakeEstate(Estate):
         role names no such role: 002003, and nothing is revoked (fact 5)."""
         if isinstance(tree, exp.Revoke):
             for p in tree.args.get("principals") or []:
-                kind = self.grantee_kinds.get(self.key(p.this.name), "ROLE")
-                if kind != "ROLE":
-                    raise missing("snowflake", "Role", self.key(p.this.name))
+                who = self.key(p.this.name)
+                if self.grantee_kinds.get(who, "ROLE") != "ROLE" or who not in self._roles():
+                    raise missing("snowflake", "Role", who)
         return super()._grant(tree)
+
+    def _roles(self) -> set[str]:
+        """The account roles that exist: granted, holding grants, or the built-in ones."""
+        roles = {"PUBLIC", *self.all_seeing, *self.role_grants}
+        roles |= {n for g in self.role_grants.values() for p, o, n in g if o == "ROLE"}
+        roles |= {r for rs in self.user_roles.values() for r in rs}
+        roles |= {
+            who
+            for held in self.grants.values()
+            for _, who in held
+            if self.grantee_kinds.get(who, "ROLE") == "ROLE"
+        }
+        return roles
 
     def _describe(self, tree: exp.Describe) -> Any:
         """DESCRIBE ... POLICY needs APPLY or OWNERSHIP on the policy, or the global APPLY
@@ -733,7 +747,9 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
                 data = body.get("data", {})
                 self.logins.append(data)
                 token = f"standin-token-{len(self.logins)}"
-                role = str(data.get("ROLE_NAME") or "").strip('"').upper() or None
+                # the connector names the role in the query string (``roleName=``)
+                query = parse_qs(urlsplit(self.path).query)
+                role = (query.get("roleName") or [""])[0].strip('"').upper() or None
                 self.sessions[token] = Session(str(data.get("LOGIN_NAME") or ""), login_role=role)
                 return self.send_json(200, {
                     "data": {"token": token, "masterToken": "standin-master",
