@@ -540,18 +540,17 @@ class SnowflakeReader(Reader):
                 )
             return
         self.coverage.reader = role
-        held = self.reader_grants(role)
+        held: dict[tuple[str, str], set[str]] = {}
+        for p, o, n in self.reader_grants(role):
+            held.setdefault((o, n), set()).add(p)
         privileges: set[str] = set()
 
         def has(privilege: str, on: str, name: str = "", any_privilege: bool = False) -> bool:
             key = name.upper()
-            found = [
-                (p, o, n)
-                for p, o, n in held
-                if o == on and n == key and (any_privilege or p in (privilege, "OWNERSHIP"))
-            ]
-            for p, o, n in found:
-                privileges.add(f"{p} on {o.replace('_', ' ')}{' ' + n if n else ''}")
+            on_it = held.get((on, key), set())
+            found = on_it if any_privilege else on_it & {privilege, "OWNERSHIP"}
+            for p in found:
+                privileges.add(f"{p} on {on.replace('_', ' ')}{' ' + key if key else ''}")
             return bool(found)
 
         e = self.expected
