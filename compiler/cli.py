@@ -34,11 +34,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "probe": ("probe", "Run the governance team's probes (model or --live); init prints one."),
     "introspect": ("introspect", "Read the governance objects deployed on a live platform."),
     "drift": ("drift", "Compare the model with the live platforms (ACC701-ACC707)."),
+    "manifest": ("manifest", "Write the mesh manifest: every A2A agent, its card, its probes."),
+    "gate": ("gate", "Evaluate the promotion policy over a mesh manifest; test a policy."),
 }
 
 
 #: commands that write files (and so say "nothing was written" when they refuse)
-WRITERS = frozenset({"compile", "plan", "migrate", "terraform"})
+WRITERS = frozenset({"compile", "plan", "migrate", "terraform", "manifest"})
 
 
 class LazyGroup(click.Group):

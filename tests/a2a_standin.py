@@ -5,6 +5,11 @@ It speaks A2A 1.0 as a2a-sdk's server does: a request without the ``A2A-Version`
 taken as 0.3 and refused with ``-32009`` (VersionNotSupportedError), the 0.3 method name
 ``message/send`` is an unknown method (``-32601``), and a message needs a ``messageId``
 (``-32602``). Every request it accepted is kept in ``requests`` with its headers.
+
+It also serves agent cards as an A2A server does, by GET: ``server.cards`` maps a path (the
+well-known ``/.well-known/agent-card.json``, or 0.3's older ``/.well-known/agent.json``) to
+the card (a dict, served as JSON, or bytes, served as they are); any other GET is 404, and a
+path mapped to ``("redirect", URL)`` answers 302 to URL. Every GET is kept in ``gets``.
 """
 
 from __future__ import annotations
@@ -88,6 +93,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def do_GET(self) -> None:
+        self.server.gets.append(self.path)
+        card = self.server.cards.get(self.path)
+        if card is None:
+            self._send(404, {"error": "not found"})
+            return
+        if isinstance(card, tuple):
+            self._send(302, {}, {"Location": card[1]})
+            return
+        body = card if isinstance(card, bytes) else json.dumps(card).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
@@ -135,14 +156,18 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     requests: list[dict[str, Any]]
     canary_text: str
+    cards: dict[str, Any]
+    gets: list[str]
 
 
 @contextmanager
-def a2a_standin(canary_text: str = "") -> Iterator[_Server]:
+def a2a_standin(canary_text: str = "", cards: dict[str, Any] | None = None) -> Iterator[_Server]:
     """A running stand-in on 127.0.0.1 (an ephemeral port); ``server.url(path)``."""
     server = _Server(("127.0.0.1", 0), _Handler)
     server.requests = []
     server.canary_text = canary_text
+    server.cards = dict(cards or {})
+    server.gets = []
     with running(server):
         yield server
 

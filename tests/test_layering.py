@@ -2,7 +2,7 @@
 
 The layers, bottom first (README, "Architecture"): ``core`` <- ``model`` <- {``sqlscan``,
 ``targets``, ``meaning``, ``history``, ``connect``} <- {``lint``, ``verify``} <- ``plan`` <-
-{``live``, ``probe_live``, ``exposure``} <- ``commands`` <- ``cli``. A module may import its own
+{``live``, ``probe_live``, ``exposure``, ``gate``} <- ``commands`` <- ``cli``. A module may import its own
 package and any package of a lower layer; packages of one layer do not import each other, but
 for the few ties listed in :data:`SIDEWAYS`.
 
@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"compiler.sqlscan", "targets", "compiler.meaning", "compiler.history", "compiler.connect"},
     {"compiler.lint", "compiler.verify"},
     {"compiler.plan"},
-    {"compiler.live", "compiler.probe_live", "compiler.exposure"},
+    {"compiler.live", "compiler.probe_live", "compiler.exposure", "compiler.gate"},
     {"compiler.commands"},
     {"compiler.cli"},
 ]

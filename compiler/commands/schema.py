@@ -19,7 +19,16 @@ def policy_schema() -> dict[str, object]:
 
 
 @click.command("schema")
-def command() -> int:
-    """Print the JSON Schema of the policy format (for editors via yaml-language-server)."""
+@click.option(
+    "--manifest", is_flag=True, help="The mesh manifest's schema (accord manifest) instead."
+)
+def command(manifest: bool) -> int:
+    """Print the JSON Schema of the policy format (for editors via yaml-language-server), or
+    with --manifest that of the mesh manifest."""
+    if manifest:
+        from compiler.gate.manifest import manifest_schema
+
+        click.echo(json.dumps(manifest_schema(), indent=2, sort_keys=True))
+        return 0
     click.echo(json.dumps(policy_schema(), indent=2, sort_keys=True))
     return 0

@@ -224,6 +224,7 @@ _SECTIONS = (
     "entitlements",
     "indexes",
     "masks",
+    "mesh",
     "personas",
     "platforms",
     "principals",

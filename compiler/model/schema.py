@@ -408,6 +408,14 @@ class Probe(Strict):
     )
 
 
+class Mesh(Strict):
+    """The agent mesh as a whole (an accord extension, read by ``accord manifest``)."""
+
+    a2a_version: Literal["0.3", "1.0"] = Field(
+        description="the A2A protocol version the mesh negotiates (MAJOR.MINOR, quoted)"
+    )
+
+
 class PolicyModel(Strict):
     """A whole policy project, all files merged."""
 
@@ -421,6 +429,15 @@ class PolicyModel(Strict):
     surfaces: dict[Name, Surface] = Field(default_factory=dict)
     personas: dict[Name, Annotated[list[Name], Field(min_length=1)]] = Field(default_factory=dict)
     probes: dict[Name, Probe] = Field(default_factory=dict)
+    mesh: Mesh | None = Field(None, description='the agent mesh: {a2a_version: "1.0"}')
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # a model without ``mesh`` dumps (and so fingerprints) as it did before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and self.mesh is None:
+            data.pop("mesh", None)
+        return data
 
     # ---- convenience used throughout the compiler -------------------------------------------
 

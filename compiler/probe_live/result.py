@@ -12,7 +12,6 @@ characters visibly (one line per entry), JSON holds only valid Unicode
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compiler.core.canonical import sealed_digest
 from compiler.core.secrets import redact_tree
 from compiler.core.visible import plain, visible, xml_text
 from compiler.meaning.probes import ProbeOutcome
@@ -266,9 +266,7 @@ class ProbeRun:
 
 def digest(doc: dict[str, Any]) -> str:
     """SHA-256 of the canonical JSON of ``doc`` without its ``sha256`` key."""
-    body = {k: v for k, v in doc.items() if k != "sha256"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sealed_digest(doc)
 
 
 def describe(probe: Any) -> str:
