@@ -18,6 +18,7 @@ sql-reference/functions/policy_references).
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -816,6 +817,9 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
             if body is None:
                 return self.send_json(404, {"message": "no such chunk"})
             self.state.chunks_downloaded += 1
+            self.state.requests += 1  # a round trip like any other, at the same latency
+            if self.state.latency:
+                time.sleep(self.state.latency)
             self.send_response(200)
             self.send_header("Content-Type", "application/octet-stream")
             self.send_header("Content-Length", str(len(body)))
