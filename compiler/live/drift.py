@@ -233,8 +233,9 @@ def drift_platform(
         add(
             "ACC705",
             model_objs.get(identity(salt), salt),
-            f"salt function {g.function} grants {g.privilege} to {kind}{g.grantee}: whoever holds "
-            f"it can select the salt (only {owner}, the owner of the policies that call it, may)",
+            f"salt function {g.function} grants {g.privilege} to {kind}{g.grantee}"
+            f"{f' ({g.reach})' if g.reach else ''}: whoever holds it can select the salt (only "
+            f"{owner}, the owner of the policies that call it, may)",
             revoke_sql(platform, g.function, g.privilege, g.grantee, g.kind),
         )
     for what in live.not_in_effect:

@@ -83,6 +83,9 @@ class SaltGrant:
     #: the grantee's kind as the platform says it (Snowflake ``granted_to``: ROLE,
     #: DATABASE_ROLE, SHARE, APPLICATION_ROLE): a revoke is spelled for it
     kind: str = "ROLE"
+    #: who else holds the grant through the role hierarchy, in words ("granted to PUBLIC:
+    #: every user of the account"), when the platform says so
+    reach: str = ""
 
 
 @dataclass
@@ -697,15 +700,30 @@ class SnowflakeReader(Reader):
             lambda n: self.query(f"SHOW GRANTS ON FUNCTION {_sf_name(n)}()", f"grants on {n}"),
             found,
         )
+        exposed: list[tuple[str, str, str, str]] = []
         for name, rows in zip(found, grants, strict=True):
             for g in rows or []:
                 if g["privilege"] == "OWNERSHIP":
                     live.salt_owners[name] = g["grantee_name"]
                 elif g["privilege"] in ("USAGE", "ALL"):
                     kind = str(g.get("granted_to") or "ROLE").upper().replace(" ", "_")
-                    live.salt_grants.append(
-                        SaltGrant(name, g["privilege"], g["grantee_name"], kind)
-                    )
+                    exposed.append((name, g["privilege"], g["grantee_name"], kind))
+        roles = sorted({who for _, _, who, kind in exposed if kind == "ROLE"})
+        holders = dict(zip(roles, self.each(self._public_holds, roles), strict=True))
+        for name, privilege, who, kind in exposed:
+            reach = "granted to PUBLIC: every user of the account" if holders.get(who) else ""
+            live.salt_grants.append(SaltGrant(name, privilege, who, kind, reach))
+
+    def _public_holds(self, role: str) -> bool:
+        """Whether PUBLIC holds ``role`` (``SHOW GRANTS OF ROLE``: the roles and users it is
+        granted to), so that every user may use what it may."""
+        if role.upper() == "PUBLIC":
+            return True
+        try:
+            rows = self.run.query(f"SHOW GRANTS OF ROLE {_sf_name(role)}")
+        except ExecutionError:
+            return False
+        return any(str(r.get("grantee_name") or "").upper() == "PUBLIC" for r in rows)
 
     def references(self, objects: list[CatalogObject], live: LiveCatalog) -> dict[str, list[str]]:
         """Every association of every policy in the account on a governed table: SHOW ... IN

@@ -366,6 +366,8 @@ class SnowflakeEstate(Estate):
             return self._show_policies("MASKING_POLICY", None)
         if text.startswith("SHOW GRANTS TO ROLE"):
             return self._show_grants_to("ROLE", name_after(4))
+        if text.startswith("SHOW GRANTS OF ROLE"):
+            return self._show_grants_of(name_after(4))
         if text.startswith("SHOW GRANTS TO DATABASE ROLE"):
             return self._show_grants_to("DATABASE_ROLE", name_after(5))
         if text.startswith(("SHOW DATABASES LIKE", "SHOW SCHEMAS LIKE", "SHOW TABLES LIKE")):
@@ -484,6 +486,23 @@ class SnowflakeEstate(Estate):
             out |= {("OWNERSHIP", "DATABASE", db), ("OWNERSHIP", "SCHEMA", f"{db}.{sch}")}
             out.add(("OWNERSHIP", "TABLE", self.key(n)))
         return out
+
+    def _show_grants_of(self, name: str) -> Any:
+        """``SHOW GRANTS OF ROLE r``: the roles (and users) r is granted to."""
+        role = self.key(name)
+        if role not in self._roles():
+            raise missing("snowflake", "Role", role)
+        rows = [
+            (CREATED, role, "ROLE", holder, self.owner)
+            for holder, held in sorted(self.role_grants.items())
+            if ("USAGE", "ROLE", role) in held
+        ]
+        rows += [
+            (CREATED, role, "USER", user, self.owner)
+            for user, roles in sorted(self.user_roles.items())
+            if role in roles
+        ]
+        return ["created_on", "role", "granted_to", "grantee_name", "granted_by"], rows
 
     def _function_grant(self, tokens: list[Any]) -> Any:
         """``GRANT | REVOKE <privilege> ON FUNCTION <name>(<types>) TO | FROM { ROLE |
