@@ -2,9 +2,9 @@
 
 The layers, bottom first (README, "Architecture"): ``core`` <- ``model`` <- {``sqlscan``,
 ``targets``, ``meaning``, ``history``, ``connect``} <- {``lint``, ``verify``} <- ``plan`` <-
-{``live``, ``probe_live``, ``exposure``, ``gate``} <- ``commands`` <- ``cli``. A module may import its own
-package and any package of a lower layer; packages of one layer do not import each other, but
-for the few ties listed in :data:`SIDEWAYS`.
+{``live``, ``probe_live``, ``probe_sample``, ``exposure``, ``gate``} <- ``commands`` <- ``cli``.
+A module may import its own package and any package of a lower layer; packages of one layer do
+not import each other, but for the few ties listed in :data:`SIDEWAYS`.
 
 Imports are read with :mod:`ast`, at every depth: an import inside a function (kept lazy for a
 heavy dependency or for the cost of ``accord lint``) must point down like any other, so a lazy
@@ -28,7 +28,13 @@ LAYERS: list[set[str]] = [
     {"compiler.sqlscan", "targets", "compiler.meaning", "compiler.history", "compiler.connect"},
     {"compiler.lint", "compiler.verify"},
     {"compiler.plan"},
-    {"compiler.live", "compiler.probe_live", "compiler.exposure", "compiler.gate"},
+    {
+        "compiler.live",
+        "compiler.probe_live",
+        "compiler.probe_sample",
+        "compiler.exposure",
+        "compiler.gate",
+    },
     {"compiler.commands"},
     {"compiler.cli"},
 ]

@@ -3,8 +3,11 @@
     accord probe [DIR]                               against the model (what ACC404 checks)
     accord probe --live [DIR] [--platform P] [--format text|json|junit] [--out FILE]
     accord probe init PERSONA DATASET [DIR] [--where DIM=VALUE] [--column C]
+    accord probe sample [DIR] --platform snowflake|databricks|all --since DAYS [--top N]
+                        [--out FILE] [--format text|json|yaml]
 
-Exit 1 when an answer differs from ``expect`` (or, live, when two surfaces disagree).
+Exit 1 when an answer differs from ``expect`` (or, live, when two surfaces disagree);
+``probe sample`` exits 0 (it reports, it does not judge).
 """
 
 from __future__ import annotations
@@ -28,13 +31,14 @@ from compiler.core.errors import UsageError
     show_default=True,
     help="Live: only the surfaces of this platform (a2a: the A2A surfaces).",
 )
-@format_option(("text", "json", "junit"))
+@format_option(("text", "json", "junit", "yaml"), help="sample: text, json or yaml")
 @click.option(
     "--out",
     "out",
     type=click.Path(),
     default=None,
-    help="Write the result file (fingerprints, outcomes, SHA-256) here.",
+    help="Write the result file (fingerprints, outcomes, SHA-256) here; sample: the "
+    "proposed probes (YAML, checked against the model first).",
 )
 @click.option(
     "--config",
@@ -51,6 +55,20 @@ from compiler.core.errors import UsageError
 @click.option("--column", default=None, help="init: one column")
 @click.option("--owner", default="data-governance", show_default=True, help="init: owner")
 @click.option("--name", default=None, help="init: the probe's name")
+@click.option(
+    "--since",
+    type=click.IntRange(min=1, max=365),
+    default=None,
+    help="sample: the days of access history to read (required)",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1, max=10000),
+    default=20,
+    show_default=True,
+    help="sample: the uncovered facts listed and the probes proposed",
+)
+@click.option("--profile", default=None, help="sample: Databricks profile (~/.databrickscfg)")
 def command(
     args: tuple[str, ...],
     live: bool,
@@ -65,16 +83,45 @@ def command(
     column: str | None,
     owner: str,
     name: str | None,
+    since: int | None,
+    top: int,
+    profile: str | None,
 ) -> int:
-    """Run the probes, or print a new one.
+    """Run the probes, or print a new one, or sample probes from the access history.
 
     \b
     accord probe [DIR]                        against the model (as ACC404)
     accord probe --live [DIR] [--platform P]  against the live platforms and A2A agents
     accord probe init PERSONA DATASET [DIR]   a probe with today's dispositions
+    accord probe sample [DIR] --since DAYS    coverage of the reads the history shows
 
     Exit 1 when an answer differs from `expect` or two surfaces disagree."""
     from compiler.model.validate import load_project
+
+    if args and args[0] == "sample":
+        if live:
+            raise UsageError("probe sample takes no --live: it always reads the live history")
+        if len(args) > 2:
+            raise UsageError("usage: accord probe sample [DIR] --since DAYS")
+        if platform == "a2a":
+            raise UsageError("probe sample --platform: snowflake, databricks or all")
+        if since is None:
+            raise UsageError("probe sample needs --since DAYS (the days of history to read)")
+        if fmt == "junit":
+            raise UsageError("probe sample --format: text, json or yaml")
+        return _sample(
+            args[1] if len(args) == 2 else "policies",
+            platform,
+            since,
+            top,
+            fmt,
+            out,
+            connection,
+            profile,
+            warehouse_id,
+        )
+    if fmt == "yaml":
+        raise UsageError("--format yaml is for probe sample; probe takes text, json or junit")
 
     if args and args[0] == "init":
         if live:
@@ -169,4 +216,28 @@ def _init(
         probe_init(model, persona, dataset, name=name, owner=owner, where=filt, column=column),
         nl=False,
     )
+    return 0
+
+
+def _sample(
+    directory: str,
+    platform: str,
+    since: int,
+    top: int,
+    fmt: str,
+    out: str | None,
+    connection: str | None,
+    profile: str | None,
+    warehouse_id: str | None,
+) -> int:
+    from compiler.connect.config import LiveOptions
+    from compiler.model.validate import load_project
+    from compiler.probe_sample.run import SampleOptions, sample, write_proposals
+
+    project = load_project(directory)
+    live = LiveOptions(connection=connection, profile=profile, warehouse_id=warehouse_id)
+    result = sample(project, SampleOptions(platform=platform, since=since, top=top, live=live))
+    if out:
+        write_proposals(directory, result, out)
+    click.echo(result.render(fmt), nl=False)
     return 0

@@ -214,12 +214,19 @@ class ExposureDiff:
     #: agent endpoints (``a2a.url``) added, changed or removed (see
     #: :func:`compiler.exposure.endpoints.endpoint_changes`)
     endpoints: list[dict[str, Any]] = field(default_factory=list)
+    #: probes removed and ``expect`` entries loosened (see
+    #: :func:`compiler.exposure.probes.probe_edits`): widenings of what is checked
+    probe_edits: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def fails(self) -> bool:
-        """What ``--fail-on widening`` fails on: a widening, or an agent endpoint added or
-        changed (persona tokens would go to another host)."""
-        return bool(self.widenings) or any(e["widens"] for e in self.endpoints)
+        """What ``--fail-on widening`` fails on: a widening, an agent endpoint added or
+        changed (persona tokens would go to another host), or a probe removed or loosened."""
+        return (
+            bool(self.widenings)
+            or any(e["widens"] for e in self.endpoints)
+            or bool(self.probe_edits)
+        )
 
     @property
     def widenings(self) -> list[Change]:

@@ -18,7 +18,7 @@ from compiler.exposure.compare import cell_changes, declared_values
 from compiler.exposure.divergence import divergence_changes
 from compiler.exposure.endpoints import endpoint_changes
 from compiler.exposure.predicates import resolve_expressions
-from compiler.exposure.probes import probe_changes
+from compiler.exposure.probes import probe_changes, probe_edits
 from compiler.meaning import semantics
 from compiler.meaning.analyze import governed_groups
 from compiler.model.schema import PolicyModel
@@ -78,6 +78,7 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
         probe_changes(base, head),
         notes,
         endpoint_changes(base, head),
+        probe_edits(base, head),
     )
 
 

@@ -1,12 +1,14 @@
 """The probes (ACC404) whose outcome a change makes fail, pass or answer otherwise, from
-:func:`compiler.meaning.probes.evaluate` (the function lint's ACC404 uses) on both models."""
+:func:`compiler.meaning.probes.evaluate` (the function lint's ACC404 uses) on both models;
+and the probe edits that loosen what is checked (a probe removed, an ``expect`` loosened),
+which are widenings: a check the owning team can delete quietly is not a control."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from compiler.exposure.causes import locate
-from compiler.meaning.probes import evaluate
+from compiler.meaning.probes import OPENNESS, evaluate
 from compiler.model.validate import Project
 
 
@@ -48,3 +50,62 @@ def probe_changes(base: Project, head: Project) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+#: an ``expect`` entry moved to a looser disposition, or dropped: what the probe checks widens
+def probe_edits(base: Project, head: Project) -> list[dict[str, Any]]:
+    """Probe edits that loosen what the governance team checks, each a widening (``--fail-on
+    widening`` fails on it), naming the probe's owner in the base:
+
+    * ``removed`` — a probe of the base is gone from the head, or now asks another question
+      (another persona, dataset, column or ``where``): nobody checks the old answer any more;
+    * ``loosened`` — an ``expect`` entry says a looser disposition than before (``masked`` ->
+      ``clear``, ``denied`` -> ``filtered``: :data:`compiler.meaning.probes.OPENNESS`), or the
+      head's ``expect`` drops a surface the base named.
+
+    Located at the head's entry (a removed probe: the head's ``probes`` key, else the head's
+    first file), so the record is the same whether the base is a directory or a revision."""
+    out: list[dict[str, Any]] = []
+    b, h = base.model.probes, head.model.probes
+    for name in sorted(b):
+        old, new = b[name], h.get(name)
+        common = {
+            "probe": name,
+            "owner": old.owner,
+            "persona": old.persona,
+            "dataset": old.dataset,
+        }
+        question = ("persona", "dataset", "column", "where")
+        if new is None or any(getattr(old, k) != getattr(new, k) for k in question):
+            loc = locate(head, ("probes", name) if new is not None else ("probes",)).location
+            detail = (
+                "the probe is deleted"
+                if new is None
+                else "the probe now asks another question: the old one is no longer checked"
+            )
+            out.append(
+                {**common, "status": "removed", "surface": None, "before": None, "after": None,
+                 "detail": detail, "file": loc.file, "line": loc.line, "column": loc.column}
+            )  # fmt: skip
+            continue
+        for surface in sorted(old.expect):
+            before, after = old.expect[surface], new.expect.get(surface)
+            if after is not None and OPENNESS[after] <= OPENNESS[before]:
+                continue
+            path = ("probes", name, "expect", surface) if after else ("probes", name, "expect")
+            loc = locate(head, path).location
+            detail = (
+                f"expects {after} on {surface} where it expected {before}"
+                if after is not None
+                else f"no longer says what {surface} should answer (it expected {before})"
+            )
+            out.append(
+                {**common, "status": "loosened", "surface": surface, "before": before,
+                 "after": after, "detail": detail, "file": loc.file, "line": loc.line,
+                 "column": loc.column}
+            )  # fmt: skip
+    return out
+
+
+def probe_edit_text(e: dict[str, Any]) -> str:
+    return f"probe {e['probe']} (owner {e['owner']}) {e['status']}: {e['detail']}"

@@ -15,11 +15,16 @@ from compiler.core.visible import plain, visible
 from compiler.exposure.cells import readers
 from compiler.exposure.changes import Change, ExposureDiff, Kind, place_text
 from compiler.exposure.endpoints import endpoint_text
+from compiler.exposure.probes import probe_edit_text
 from compiler.model.schema import PolicyModel
 
 
 def verdict(d: ExposureDiff) -> str:
     told = _verdict(d)
+    if d.probe_edits:
+        k = len(d.probe_edits)
+        edits = f"{k} probe{'s' if k != 1 else ''} removed or loosened"
+        told = f"{told}; {edits}" if d.changes else f"{edits}; no view changed"
     if d.endpoints:
         k = len(d.endpoints)
         moved = f"{k} agent endpoint{'s' if k != 1 else ''} moved"
@@ -116,6 +121,11 @@ def to_text(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
             out.append(f"{'New' if status == 'new' else 'Resolved'} divergences (ACC403):")
             out.extend(f"  {x.location}: {x.detail} (for {', '.join(x.personas)})" for x in found_d)
     out.extend(_probe_lines(d))
+    if d.probe_edits:
+        out.append("Probes removed or loosened (widenings of what is checked):")
+        out.extend(
+            f"  {e['file']}:{e['line']}:{e['column']}: {probe_edit_text(e)}" for e in d.probe_edits
+        )
     if d.endpoints:
         out.append("Agent endpoints:")
         out.extend(
@@ -200,6 +210,16 @@ def to_markdown(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> s
             for p in d.probes
         )
     out.append("")
+    out.append(f"#### Probes removed or loosened: {len(d.probe_edits)}")
+    out.append("")
+    if not d.probe_edits:
+        out.append("_none_")
+    else:
+        out.extend(
+            f"- {_md(probe_edit_text(e))} ({markdown.code(str(e['file']) + ':' + str(e['line']))})"
+            for e in d.probe_edits
+        )
+    out.append("")
     if d.endpoints:
         out += ["#### Agent endpoints", ""]
         out.extend(
@@ -217,10 +237,12 @@ def to_json(d: ExposureDiff, errors: list[Diagnostic] | None = None) -> str:
         "changes": [c.to_json() for c in d.changes],
         "divergences": [x.to_json() for x in d.divergences],
         "probes": d.probes,
+        "probe_edits": d.probe_edits,
         "notes": d.notes,
         "endpoints": d.endpoints,
         "summary": {
             "endpoints": len(d.endpoints),
+            "probe_edits": len(d.probe_edits),
             "widenings": len(d.widenings),
             "narrowings": len(d.narrowings),
             "verdict": verdict(d),
@@ -259,6 +281,11 @@ def to_github(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str
         if p["status"] != "resolved":
             where = Location(p["file"], p["line"], p["column"])
             out.append(annotation("warning", where, "accord diff: ACC404 probe", probe_text(p)))
+    for e in d.probe_edits:
+        where = Location(e["file"], e["line"], e["column"])
+        out.append(
+            annotation("warning", where, f"accord diff: probe {e['status']}", probe_edit_text(e))
+        )
     for e in d.endpoints:
         where = Location(e["file"], e["line"], e["column"])
         out.append(annotation("warning", where, "accord diff: agent endpoint", endpoint_text(e)))

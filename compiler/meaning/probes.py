@@ -40,6 +40,11 @@ OPENNESS: dict[str, int] = {
     "empty": 2,
     "denied": 1,
 }
+#: what ``accord probe init`` (and ``accord probe sample --out``) says beside the owner
+OWNED_BY_GOVERNANCE = (
+    "keep probe files owned by the governance team (CODEOWNERS): accord diff "
+    "--fail-on widening fails on a probe removed or loosened"
+)
 DISPOSITIONS: tuple[str, ...] = ("clear", "masked", "filtered", "denied", "ungoverned", "empty")
 
 Path = tuple[Any, ...]
@@ -346,7 +351,7 @@ def probe_init(
     lines = [
         "probes:",
         f"  {name}:",
-        f"    owner: {q(owner)}",
+        f"    owner: {q(owner)}  # {OWNED_BY_GOVERNANCE}",
         f"    persona: {persona}",
         f"    dataset: {dataset}",
     ]

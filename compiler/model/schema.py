@@ -337,6 +337,41 @@ class A2AEndpoint(Strict):
     timeout_seconds: float = Field(30.0, gt=0, le=600, description="per request")
 
 
+class SurfaceTraffic(Strict):
+    """How a surface's queries are recognised in the platforms' access history (``accord
+    probe sample``); every key given must match, so two keys narrow the match."""
+
+    query_tag: Annotated[Text, Field(min_length=1, max_length=2000)] | None = Field(
+        None,
+        description="Snowflake: the session's QUERY_TAG, exactly; Databricks: a query tag "
+        "KEY:VALUE (or KEY) among the statement's query_tags",
+    )
+    client: Annotated[Text, Field(min_length=1, max_length=256)] | None = Field(
+        None,
+        description="the client application, compared without case: Snowflake CLIENT_APPLICATION_ID "
+        "(its first word) or the connection's APPLICATION; Databricks client_application",
+    )
+    principal: Annotated[Text, Field(min_length=1, max_length=256)] | None = Field(
+        None,
+        description="the user or service principal the surface's queries run as, compared "
+        "without case (Snowflake USER_NAME, Databricks executed_by)",
+    )
+
+    @model_validator(mode="after")
+    def _something(self) -> SurfaceTraffic:
+        if self.query_tag is None and self.client is None and self.principal is None:
+            raise ValueError("traffic needs at least one of query_tag, client, principal")
+        return self
+
+    def key(self) -> tuple[str, str, str]:
+        """What two surfaces must not share (the same traffic would match both)."""
+        return (
+            self.query_tag or "",
+            (self.client or "").lower(),
+            (self.principal or "").lower(),
+        )
+
+
 class Surface(Strict):
     platform: Literal["snowflake", "databricks", "none"]
     reads: list[Name] = Field(default_factory=list)
@@ -348,7 +383,20 @@ class Surface(Strict):
     a2a: A2AEndpoint | None = Field(
         None, description="A2A endpoint the probes ask as the persona (accord probe --live)"
     )
+    traffic: SurfaceTraffic | None = Field(
+        None,
+        description="how the surface is recognised in the access history (accord probe sample)",
+    )
     ignore: Ignore = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # no ``traffic`` is not written: a model's dump (its fingerprint, which plans and
+        # probe results record) is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and self.traffic is None:
+            data.pop("traffic", None)
+        return data
 
     @model_validator(mode="after")
     def _runtime_form(self) -> Surface:

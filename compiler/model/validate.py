@@ -486,6 +486,19 @@ def _resolve(project: Project) -> list[Diagnostic]:
                     (*base, "reads", i),
                     f"{name} runs on {surface.platform} but {ds_name} lives on {ds.platform}",
                 )
+    recognised: dict[tuple[str, tuple[str, str, str]], str] = {}
+    for name in sorted(m.surfaces):
+        traffic = m.surfaces[name].traffic
+        if traffic is None:
+            continue
+        key = (m.surfaces[name].platform, traffic.key())
+        if key in recognised:
+            bad(
+                ("surfaces", name, "traffic"),
+                f"{name} is recognised by the same traffic as {recognised[key]}: the access "
+                "history could not tell them apart (add a query_tag, client or principal)",
+            )
+        recognised.setdefault(key, name)
     if m.probes:  # reach is computed only when every other reference resolved
         out.extend(_check_probes(project, need, reach=not out))
     return out

@@ -31,6 +31,7 @@ from urllib.parse import unquote, urlparse
 from sqlglot import exp
 
 from tests.standins.engine import Estate, SqlError, TagDef
+from tests.standins.history import history_of
 from tests.standins.http import Handler, serve
 
 #: answers a statement for a persona with its rows (or raises SqlError)
@@ -258,7 +259,13 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 body = self.body() if method == "POST" else {}
                 if method == "POST" and path == "/api/2.0/sql/statements":
                     estate.statement_requests.append({"persona": persona, "body": body})
-                    status, answer = 200, self._execute(body["statement"], persona)
+                    view = history_of(estate).view(body["statement"])  # system.query, .access
+                    status, answer = 200, self._execute(body["statement"], persona, view)
+                    if view is None and answer["status"]["state"] == "SUCCEEDED":
+                        ua = self.headers.get("User-Agent") or ""
+                        history_of(estate).answered(
+                            token, persona, ua, body, answer["statement_id"]
+                        )
                 else:
                     status, answer = self._answer(method, path, url.query, body)
             except SqlError as err:
@@ -282,6 +289,8 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 return 200, self.statements[path.rsplit("/", 1)[1]]
             if path == "/api/2.0/preview/scim/v2/Me":
                 return 200, {"id": "1", "userName": "accord-ci@example.com", "active": True}
+            if (scim := history_of(estate).scim_page(path, query)) is not None:
+                return 200, scim  # SCIM Users / ServicePrincipals, with their groups
             if path.startswith("/api/2.1/tag-policies/"):
                 return 200, estate.tag_policy(path.rsplit("/", 1)[1])
             if path.startswith(uc + "tables/"):
@@ -305,7 +314,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 return 200, {"tag_assignments": estate.tag_assignments(kind, name)}
             return 404, {"error_code": "ENDPOINT_NOT_FOUND", "message": f"no such endpoint {path}"}
 
-        def _execute(self, statement: str, persona: str) -> dict[str, Any]:
+        def _execute(self, statement: str, persona: str, view: Any = None) -> dict[str, Any]:
             sid = f"01ef-{next(ids):04d}"
             if any(s in statement for s in estate.hang_on):
                 answer: dict[str, Any] = {"statement_id": sid, "status": {"state": "RUNNING"}}
@@ -324,7 +333,9 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 )  # fmt: skip
             else:
                 try:
-                    if estate.answer is not None:
+                    if view is not None:
+                        names, rows = view
+                    elif estate.answer is not None:
                         rows = estate.answer(persona, statement)
                         names = [f"c{i}" for i in range(len(rows[0]) if rows else 1)]
                     else:

@@ -31,6 +31,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 from tests.standins.engine import Estate, SqlError, Table, missing
+from tests.standins.history import history_of
 from tests.standins.http import Handler, serve
 from tests.standins.reader import Stmt
 
@@ -771,6 +772,7 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
                 query = parse_qs(urlsplit(self.path).query)
                 role = (query.get("roleName") or [""])[0].strip('"').upper() or None
                 self.sessions[token] = Session(str(data.get("LOGIN_NAME") or ""), login_role=role)
+                history_of(estate).login(token, data)  # the SESSIONS view
                 return self.send_json(200, {
                     "data": {"token": token, "masterToken": "standin-master",
                              "sessionId": 1, "parameters": [], "validityInSeconds": 3600,
@@ -780,21 +782,27 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
                     "success": True, "code": None, "message": None,
                 })  # fmt: skip
             if self.path.startswith("/queries/v1/query-request"):
-                return self._query(body.get("sqlText", ""), self._session())
+                return self._query(body.get("sqlText", ""), self._session(), self._token())
             return self.send_json(
                 200, {"data": None, "success": True, "code": None, "message": None}
             )
 
+        def _token(self) -> str:
+            auth = self.headers.get("Authorization") or ""
+            return auth.split('Token="', 1)[-1].rstrip('"')
+
         def _session(self) -> Session:
             """The session of the token the connector sends (``Snowflake Token="..."``)."""
-            auth = self.headers.get("Authorization") or ""
-            token = auth.split('Token="', 1)[-1].rstrip('"')
-            return self.sessions.setdefault(token, Session(""))
+            return self.sessions.setdefault(self._token(), Session(""))
 
-        def _query(self, sql: str, session: Session) -> None:
+        def _query(self, sql: str, session: Session, token: str = "") -> None:
             qid = str(uuid.uuid4())
+            history = history_of(self.state)
             try:
-                names, rows = self.state.execute_as(session, sql.strip().rstrip(";"))
+                view = history.view(sql)  # ACCOUNT_USAGE views: answered from the history
+                names, rows = view or self.state.execute_as(session, sql.strip().rstrip(";"))
+                if view is None:
+                    history.answered(token, session, sql, qid)
             except SqlError as err:
                 return self.send_json(200, {
                     "data": {"errorCode": err.code, "sqlState": err.sqlstate, "queryId": qid},

@@ -1,0 +1,421 @@
+"""The platforms' access history, read through the live connections into :class:`Read` records.
+
+**Snowflake** — one statement over three ACCOUNT_USAGE views, joined as documented:
+
+* ``SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY`` (docs.snowflake.com/en/sql-reference/account-usage/
+  access_history): ``QUERY_ID``, ``QUERY_START_TIME``, ``USER_NAME``, ``DIRECT_OBJECTS_ACCESSED``
+  and ``BASE_OBJECTS_ACCESSED`` (JSON arrays of ``{objectDomain, objectName, objectId,
+  columns: [{columnId, columnName}]}``) and ``POLICIES_REFERENCED``. The base objects are the
+  tables a query read, under any view it named, so they are what is mapped to datasets;
+* ``SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY`` (sql-reference/account-usage/query_history):
+  ``QUERY_ID``, ``QUERY_TEXT``, ``SESSION_ID``, ``ROLE_NAME`` ("role that was active in the
+  session at the time of the query"), ``QUERY_TAG`` and ``SECONDARY_ROLE_STATS`` ("a
+  JSON-formatted string that contains three fields regarding secondary roles that were
+  evaluated in the query: a list of secondary roles or ``ALL`` depending on the session, a
+  count ..., and the internal/system-generated ID for each"; the list is read from its
+  ``roles`` field, a comma-separated string or an array; NULL is none; a value that cannot
+  be read makes the read unmappable, never a guess). ``ALL`` is every role granted to the
+  user (docs.snowflake.com/en/sql-reference/sql/use-secondary-roles), read from
+  ``SNOWFLAKE.ACCOUNT_USAGE.GRANTS_TO_USERS`` (``ROLE``, ``GRANTEE_NAME``, ``DELETED_ON``:
+  the grants as they are now, not as they were at the query);
+* ``SNOWFLAKE.ACCOUNT_USAGE.SESSIONS`` (sql-reference/account-usage/sessions): ``SESSION_ID``,
+  ``CLIENT_APPLICATION_ID`` (e.g. ``JDBC 3.8.7``) and ``CLIENT_ENVIRONMENT`` (JSON, with the
+  connection's ``APPLICATION``), which say the client.
+
+Latency: the views' pages say up to three hours (QUERY_HISTORY: "latency for the view may be
+up to 180 minutes"); a window that ends now misses the last hours' reads.
+
+**Databricks** — ``system.query.history`` (docs.databricks.com/aws/en/admin/system-tables/
+query-history: ``statement_id``, ``start_time``, ``executed_by``, ``execution_status``,
+``client_application``, ``query_tags``, ``statement_text``) joined on ``statement_id`` with
+``system.access.column_lineage`` and ``system.access.table_lineage``
+(admin/system-tables/lineage: ``source_table_full_name``, ``source_column_name``,
+``source_type``). Lineage holds a subset of reads ("records are only emitted when lineage can
+be inferred"); query history records are "typically available within one hour". A user's
+account groups come from the workspace's SCIM users and service principals (their
+``groups``), through the SDK (``users.list``, ``service_principals.list``).
+
+Every statement goes through :mod:`compiler.connect.executor` (timeouts, denials); the rows
+are turned into records here, with nothing dropped: an object this module cannot read is
+counted in :attr:`Source.skipped` with why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+#: the documented latency of each source, said in every report
+LATENCY = {
+    "snowflake": (
+        "the ACCOUNT_USAGE views (ACCESS_HISTORY, QUERY_HISTORY, SESSIONS) lag up to 3 hours: "
+        "the last hours of the window may be missing"
+    ),
+    "databricks": (
+        "system.query.history records are typically available within one hour; the lineage "
+        "tables hold only the reads lineage could be inferred for"
+    ),
+}
+VIEWS = {
+    "snowflake": [
+        "SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY",
+        "SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY",
+        "SNOWFLAKE.ACCOUNT_USAGE.SESSIONS",
+        "SNOWFLAKE.ACCOUNT_USAGE.GRANTS_TO_USERS (for secondary roles ALL)",
+    ],
+    "databricks": [
+        "system.query.history",
+        "system.access.column_lineage",
+        "system.access.table_lineage",
+        "SCIM users and service principals (groups)",
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Read:
+    """One table read by one query, as the history says."""
+
+    platform: str
+    query_id: str
+    #: when the query started, ISO 8601 in UTC
+    time: str
+    #: Snowflake USER_NAME, Databricks executed_by
+    user: str
+    #: the table as the history names it
+    table: str
+    #: the columns of it the query read, as the history names them
+    columns: tuple[str, ...]
+    #: Snowflake: the primary role, then the secondary roles
+    roles: tuple[str, ...] = ()
+    #: Databricks: the account groups of the user (None: unknown, with ``why``)
+    groups: tuple[str, ...] | None = None
+    #: Snowflake: the QUERY_TAG; Databricks: each query tag as KEY:VALUE (and KEY)
+    tags: tuple[str, ...] = ()
+    #: the client names to compare with ``traffic.client``
+    clients: tuple[str, ...] = ()
+    #: the statement's text (the entitlement value it filtered on is read from it)
+    text: str = ""
+    #: the policies the platform says it applied (Snowflake POLICIES_REFERENCED)
+    policies: tuple[str, ...] = ()
+    #: why the read's identity cannot be told (set when the history is not readable)
+    why: str | None = None
+
+
+@dataclass
+class Source:
+    """What was read from one platform's history, and what could not be: its ``to_json`` is
+    the ``coverage`` object every live command's machine output carries (``platform``,
+    ``reader``, ``privileges``, ``read``, ``complete``, ``unseen``), with the views read and
+    their latency."""
+
+    platform: str
+    views: list[str]
+    latency: str
+    read: bool = False
+    why: str | None = None
+    queries: int = 0
+    #: objects of the history this module does not map (not tables: functions, stages),
+    #: counted by kind, never silently dropped
+    skipped: dict[str, int] = field(default_factory=dict)
+    #: (what, why, what is therefore not proven) for each thing that could not be read
+    unseen: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def cannot_see(self, what: str, why: str, unproven: str) -> None:
+        if (what, why, unproven) not in self.unseen:
+            self.unseen.append((what, why, unproven))
+
+    def to_json(self) -> dict[str, Any]:
+        read = {"queries": self.queries, **{f"skipped {k}": n for k, n in self.skipped.items()}}
+        return {
+            "platform": self.platform,
+            "reader": "",
+            "privileges": [],
+            "read": dict(sorted(read.items())),
+            "complete": self.read and not self.unseen,
+            "unseen": [{"what": w, "why": y, "unproven": u} for w, y, u in sorted(self.unseen)],
+            "views": self.views,
+            "latency": self.latency,
+        }
+
+
+Query = Callable[[str], list[dict[str, Any]]]
+
+
+def _time(value: Any) -> str:
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value.isoformat(sep=" ", timespec="milliseconds")
+    text = str(value or "")
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    return _time(parsed)
+
+
+def _json(value: Any) -> Any:
+    if value is None or isinstance(value, list | dict):
+        return value
+    try:
+        return json.loads(str(value))
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# Snowflake
+
+
+def snowflake_statement(days: int) -> str:
+    return (
+        "SELECT ah.QUERY_ID, ah.QUERY_START_TIME, ah.USER_NAME, ah.DIRECT_OBJECTS_ACCESSED, "
+        "ah.BASE_OBJECTS_ACCESSED, ah.POLICIES_REFERENCED, qh.ROLE_NAME, "
+        "qh.SECONDARY_ROLE_STATS, qh.QUERY_TAG, qh.QUERY_TEXT, s.CLIENT_APPLICATION_ID, "
+        "s.CLIENT_ENVIRONMENT "
+        "FROM SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY AS ah "
+        "JOIN SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY AS qh ON qh.QUERY_ID = ah.QUERY_ID "
+        "LEFT JOIN SNOWFLAKE.ACCOUNT_USAGE.SESSIONS AS s ON s.SESSION_ID = qh.SESSION_ID "
+        f"WHERE ah.QUERY_START_TIME >= DATEADD(day, -{int(days)}, CURRENT_TIMESTAMP()) "
+        "ORDER BY ah.QUERY_START_TIME, ah.QUERY_ID"
+    )
+
+
+#: SECONDARY_ROLE_STATS says ``ALL``: every role granted to the user
+ALL = "ALL"
+
+
+def secondary_roles(value: Any) -> tuple[str, ...] | str | None:
+    """The role names of SECONDARY_ROLE_STATS; () for NULL; :data:`ALL`; None when it cannot
+    be read."""
+    if value is None or value == "":
+        return ()
+    doc = _json(value)
+    if not isinstance(doc, dict):
+        return None
+    roles = doc.get("roles")
+    if roles is None or roles == "":
+        return ()
+    if isinstance(roles, str):
+        roles = [r.strip() for r in roles.split(",") if r.strip()]
+    if isinstance(roles, list) and all(isinstance(r, str) for r in roles):
+        return ALL if [r.upper() for r in roles] == [ALL] else tuple(roles)
+    return None
+
+
+def grants_statement() -> str:
+    return (
+        "SELECT GRANTEE_NAME, ROLE FROM SNOWFLAKE.ACCOUNT_USAGE.GRANTS_TO_USERS "
+        "WHERE DELETED_ON IS NULL ORDER BY GRANTEE_NAME, ROLE"
+    )
+
+
+def user_grants(query: Query) -> dict[str, tuple[str, ...]]:
+    """UPPER user -> the roles granted to it now."""
+    out: dict[str, list[str]] = {}
+    for row in query(grants_statement()):
+        out.setdefault(str(row.get("grantee_name") or "").upper(), []).append(str(row.get("role")))
+    return {u: tuple(sorted(set(r))) for u, r in out.items()}
+
+
+def snowflake_clients(app_id: Any, environment: Any) -> tuple[str, ...]:
+    """CLIENT_APPLICATION_ID (whole, and its first word) and the environment's APPLICATION."""
+    out: list[str] = []
+    if app_id:
+        out += [str(app_id), str(app_id).split()[0]]
+    env = _json(environment)
+    if isinstance(env, dict):
+        app = env.get("APPLICATION") or env.get("application")
+        if isinstance(app, str) and app:
+            out.append(app)
+    return tuple(dict.fromkeys(out))
+
+
+def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
+    rows = query(snowflake_statement(days))
+    grants: dict[str, tuple[str, ...]] | None = None
+    grants_why = ""
+    if any(secondary_roles(r.get("secondary_role_stats")) == ALL for r in rows):
+        from compiler.connect.executor import ExecutionError
+
+        try:
+            grants = user_grants(query)
+        except ExecutionError as err:
+            grants_why = " ".join(str(err).split())
+    out: list[Read] = []
+    for row in rows:
+        source.queries += 1
+        objects = _json(row.get("base_objects_accessed"))
+        if not objects:
+            objects = _json(row.get("direct_objects_accessed"))
+        policies = _json(row.get("policies_referenced")) or []
+        applied = tuple(
+            sorted(
+                {
+                    str(p.get("policyName"))
+                    for p in _policy_entries(policies)
+                    if isinstance(p, dict) and p.get("policyName")
+                }
+            )
+        )
+        secondary = secondary_roles(row.get("secondary_role_stats"))
+        primary = str(row.get("role_name") or "")
+        user = str(row.get("user_name") or "")
+        why = None
+        if secondary is None:
+            why = "its SECONDARY_ROLE_STATS cannot be read, so its roles are not known"
+            secondary = ()
+        elif secondary == ALL:
+            if grants is None:
+                why = (
+                    "secondary roles ALL, and the roles granted to the user cannot be read "
+                    f"from GRANTS_TO_USERS ({grants_why})"
+                )
+                secondary = ()
+            else:
+                secondary = tuple(r for r in grants.get(user.upper(), ()) if r != primary)
+        for obj in objects if isinstance(objects, list) else []:
+            if not isinstance(obj, dict):
+                continue
+            domain = str(obj.get("objectDomain") or "")
+            if domain.lower() != "table":
+                key = f"{domain or 'unknown'} objects (no data a probe asks about)"
+                source.skipped[key] = source.skipped.get(key, 0) + 1
+                continue
+            columns = tuple(
+                str(c.get("columnName"))
+                for c in obj.get("columns") or []
+                if isinstance(c, dict) and c.get("columnName")
+            )
+            out.append(
+                Read(
+                    platform="snowflake",
+                    query_id=str(row.get("query_id") or ""),
+                    time=_time(row.get("query_start_time")),
+                    user=user,
+                    table=str(obj.get("objectName") or ""),
+                    columns=columns,
+                    roles=tuple(r for r in (primary, *secondary) if r),
+                    tags=(str(row["query_tag"]),) if row.get("query_tag") else (),
+                    clients=snowflake_clients(
+                        row.get("client_application_id"), row.get("client_environment")
+                    ),
+                    text=str(row.get("query_text") or ""),
+                    policies=applied,
+                    why=why,
+                )
+            )
+    return out
+
+
+def _policy_entries(policies: Any) -> list[Any]:
+    """POLICIES_REFERENCED: objects whose ``policies`` (or columns' ``policies``) list the
+    policies, each with ``policyName``; flattened."""
+    out: list[Any] = []
+    stack = list(policies) if isinstance(policies, list) else [policies]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "policyName" in node:
+                out.append(node)
+            stack.extend(v for v in node.values() if isinstance(v, list | dict))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Databricks
+
+
+def databricks_statements(days: int) -> list[str]:
+    where = (
+        f"WHERE h.start_time >= current_timestamp() - INTERVAL {int(days)} DAYS "
+        "AND h.execution_status = 'FINISHED' AND l.source_table_full_name IS NOT NULL "
+    )
+    head = (
+        "SELECT h.statement_id, h.start_time, h.executed_by, h.client_application, "
+        "h.query_tags, h.statement_text, l.source_table_full_name"
+    )
+    order = "ORDER BY h.start_time, h.statement_id, l.source_table_full_name"
+    return [
+        f"{head}, l.source_column_name FROM system.query.history AS h "
+        "JOIN system.access.column_lineage AS l ON l.statement_id = h.statement_id "
+        f"{where}{order}, l.source_column_name",
+        f"{head} FROM system.query.history AS h "
+        "JOIN system.access.table_lineage AS l ON l.statement_id = h.statement_id "
+        f"{where}{order}",
+    ]
+
+
+def query_tags(value: Any) -> tuple[str, ...]:
+    """``query_tags`` (a map of key to value): each as KEY:VALUE, and KEY alone."""
+    doc = _json(value)
+    out: list[str] = []
+    if isinstance(doc, dict):
+        for k, v in sorted(doc.items(), key=lambda kv: str(kv[0])):
+            out += [f"{k}:{v}" if v not in (None, "") else str(k), str(k)]
+    elif isinstance(doc, list):  # an array of {key, value} entries
+        for e in doc:
+            if isinstance(e, dict) and "key" in e:
+                v = e.get("value")
+                out += [f"{e['key']}:{v}" if v not in (None, "") else str(e["key"]), str(e["key"])]
+    return tuple(dict.fromkeys(out))
+
+
+def databricks_reads(
+    query: Query, days: int, source: Source, groups_of: Callable[[str], tuple[str, ...] | None]
+) -> list[Read]:
+    """The reads of the window, one per statement and table, columns merged."""
+    column_sql, table_sql = databricks_statements(days)
+    by_statement: dict[tuple[str, str], dict[str, Any]] = {}
+    for sql, has_column in ((column_sql, True), (table_sql, False)):
+        for row in query(sql):
+            key = (str(row.get("statement_id") or ""), str(row.get("source_table_full_name")))
+            entry = by_statement.setdefault(key, {"row": row, "columns": []})
+            col = row.get("source_column_name") if has_column else None
+            if col and col not in entry["columns"]:
+                entry["columns"].append(str(col))
+    source.queries = len({k[0] for k in by_statement})
+    out: list[Read] = []
+    for (sid, table), entry in sorted(by_statement.items()):
+        row = entry["row"]
+        user = str(row.get("executed_by") or "")
+        groups = groups_of(user)
+        app = str(row.get("client_application") or "")
+        out.append(
+            Read(
+                platform="databricks",
+                query_id=sid,
+                time=_time(row.get("start_time")),
+                user=user,
+                table=table,
+                columns=tuple(entry["columns"]),
+                groups=groups,
+                tags=query_tags(row.get("query_tags")),
+                clients=(app,) if app else (),
+                text=str(row.get("statement_text") or ""),
+            )
+        )
+    return out
+
+
+def scim_directory(client: Any) -> dict[str, tuple[str, ...]]:
+    """user name or service principal application id (lower case) -> its groups' names."""
+    out: dict[str, tuple[str, ...]] = {}
+    for user in client.users.list(attributes="userName,groups"):
+        if user.user_name:
+            out[user.user_name.lower()] = tuple(
+                sorted(g.display for g in (user.groups or []) if g.display)
+            )
+    for sp in client.service_principals.list(attributes="applicationId,displayName,groups"):
+        names = [n for n in (sp.application_id, sp.display_name) if n]
+        for n in names:
+            out.setdefault(
+                n.lower(), tuple(sorted(g.display for g in (sp.groups or []) if g.display))
+            )
+    return out

@@ -1,0 +1,213 @@
+"""Each read of the history mapped to the model, or said to be unmappable, and why.
+
+* the table -> the dataset declaring it on that platform (compared without case); a replica
+  is a dataset of its own, and a probe of its source reaches it;
+* the columns -> the dataset's declared columns the query read (``datasets.*.columns``: the
+  masked and identifier columns a probe may name); a read of none of them is a read of the
+  rows (column ``None``);
+* the session -> principals -> persona(s): Snowflake, the primary and secondary roles (a role
+  that is no principal's is ignored when others are, as it grants nothing the model
+  governs); Databricks, the user's account groups. The personas whose principals on that
+  platform are exactly those: one read may map to several personas that hold the same ones;
+* the client, query tag or user -> the surface whose ``traffic`` matches (every key it
+  gives); it must read the dataset;
+* the entitlement value -> the value of the dataset's row-filter dimension the statement
+  filtered on (``column = 'v'`` or ``column IN ('v')``, read with sqlglot), when it is one
+  declared value.
+
+What cannot be mapped is an :class:`Unmappable` with its reason: an unknown table, roles or
+groups in no persona, an unrecognised client, a surface that the model does not say reads
+the table, a service-identity surface (its queries do not say which persona asked).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compiler.meaning import semantics as sem
+from compiler.model.probe_places import declared
+from compiler.model.schema import PolicyModel
+from compiler.probe_sample.history import Read
+
+
+@dataclass(frozen=True, order=True)
+class Fact:
+    """What one read asked about: the tuple coverage is counted over."""
+
+    persona: str
+    surface: str
+    dataset: str
+    #: a declared column, or None for the rows
+    column: str | None
+    #: (dimension, value) the statement filtered on, or None
+    where: tuple[str, str] | None
+
+    def sort_key(self) -> tuple[str, str, str, str, str]:
+        return (
+            self.persona,
+            self.surface,
+            self.dataset,
+            self.column or "",
+            "=".join(self.where) if self.where else "",
+        )
+
+    def text(self) -> str:
+        what = f"{self.dataset}.{self.column}" if self.column else f"{self.dataset} (rows)"
+        where = f" where {self.where[0]}={self.where[1]}" if self.where else ""
+        return f"{self.persona} via {self.surface}: {what}{where}"
+
+
+@dataclass(frozen=True)
+class Unmappable:
+    platform: str
+    table: str
+    reason: str
+
+
+class Mapper:
+    """Maps reads to :class:`Fact` s of one model (indexes built once)."""
+
+    def __init__(self, model: PolicyModel) -> None:
+        self.model = model
+        self.tables = {
+            (ds.platform, ds.table.upper()): name for name, ds in sorted(model.datasets.items())
+        }
+        self.by_identity: dict[str, dict[str, str]] = {"snowflake": {}, "databricks": {}}
+        for name, p in sorted(model.principals.items()):
+            if p.snowflake:
+                self.by_identity["snowflake"][p.snowflake.upper()] = name
+            if p.databricks:
+                self.by_identity["databricks"][p.databricks.lower()] = name
+
+    def map(self, read: Read) -> list[Fact] | Unmappable:
+        m = self.model
+
+        def unmappable(reason: str) -> Unmappable:
+            return Unmappable(read.platform, read.table, reason)
+
+        dataset = self.tables.get((read.platform, read.table.upper()))
+        if dataset is None:
+            return unmappable(f"table {read.table} is no dataset's table on {read.platform}")
+        surface = self.surface(read)
+        if isinstance(surface, str) and surface.startswith("!"):
+            return unmappable(surface[1:])
+        assert isinstance(surface, str)
+        if dataset not in m.surfaces[surface].reads:
+            return unmappable(
+                f"{surface} read {dataset}, which the model does not say it reads "
+                f"(surfaces.{surface}.reads)"
+            )
+        if m.surfaces[surface].identity == "service":
+            return unmappable(
+                f"{surface} runs as a service identity: its queries do not say which persona asked"
+            )
+        personas = self.personas(read)
+        if isinstance(personas, str):
+            return unmappable(personas)
+        ds = m.datasets[dataset]
+        columns = [c for c in (declared(ds.columns, col) for col in read.columns) if c]
+        where = self.where(read, dataset)
+        return [
+            Fact(persona, surface, dataset, column, where)
+            for persona in personas
+            for column in (sorted(set(columns)) or [None])
+        ]
+
+    # ---------------------------------------------------------------- the surface
+
+    def surface(self, read: Read) -> str:
+        """The one surface whose traffic matches, or ``!reason``."""
+        found = []
+        for name, s in sorted(self.model.surfaces.items()):
+            t = s.traffic
+            if t is None or s.platform not in (read.platform, "none"):
+                continue
+            if t.query_tag is not None and t.query_tag not in read.tags:
+                continue
+            if t.client is not None and t.client.lower() not in {c.lower() for c in read.clients}:
+                continue
+            if t.principal is not None and t.principal.lower() != read.user.lower():
+                continue
+            found.append(name)
+        if len(found) == 1:
+            return found[0]
+        seen = (
+            f"client {', '.join(read.clients) or '(none)'}, query tag "
+            f"{', '.join(read.tags) or '(none)'}, user {read.user or '(none)'}"
+        )
+        if not found:
+            return f"!no surface's traffic matches ({seen})"
+        return f"!ambiguous: the traffic of {', '.join(found)} matches ({seen})"
+
+    # ---------------------------------------------------------------- the persona
+
+    def personas(self, read: Read) -> list[str] | str:
+        """The personas holding exactly the session's principals, or why none."""
+        if read.why:
+            return read.why
+        table = self.by_identity[read.platform]
+        if read.platform == "snowflake":
+            held = list(read.roles)
+            found = {table[r.upper()] for r in held if r.upper() in table}
+            what = f"roles {', '.join(held) or '(none)'}"
+        else:
+            if read.groups is None:
+                return f"the account groups of {read.user or 'the user'} are not known"
+            held = list(read.groups)
+            found = {table[g.lower()] for g in held if g.lower() in table}
+            what = f"{read.user or 'the user'} (groups {', '.join(held) or 'none'})"
+        if not found:
+            return f"{what}: no principal of the model"
+        out = [
+            name
+            for name in sorted(self.model.personas)
+            if set(sem.principals_on(self.model, name, read.platform)) == found
+        ]
+        if not out:
+            return f"{what} hold principals {', '.join(sorted(found))}, which are no persona's"
+        return out
+
+    # ---------------------------------------------------------------- the entitlement value
+
+    def where(self, read: Read, dataset: str) -> tuple[str, str] | None:
+        rf = self.model.datasets[dataset].row_filter
+        if rf is None or rf.entitlement is None or rf.column is None or not read.text:
+            return None
+        values = filtered_values(read.text, read.platform, rf.column)
+        known = self.model.entitlements.get(rf.entitlement, {})
+        if len(values) == 1 and next(iter(values)) in known:
+            return (rf.entitlement, next(iter(values)))
+        return None
+
+
+def filtered_values(text: str, dialect: str, column: str) -> set[str]:
+    """The string literals ``text`` compares ``column`` with (``=`` or ``IN``), read with
+    sqlglot; nothing when it cannot be parsed."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        trees = sqlglot.parse(text, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return set()
+    out: set[str] = set()
+    folded = column.lower()
+
+    def is_column(node: exp.Expression) -> bool:
+        return isinstance(node, exp.Column) and node.name.lower() == folded
+
+    for tree in trees:
+        if tree is None:
+            continue
+        for node in tree.find_all(exp.EQ, exp.In):
+            if isinstance(node, exp.EQ):
+                a, b = node.this, node.expression
+                if is_column(b):
+                    a, b = b, a
+                if is_column(a) and isinstance(b, exp.Literal) and b.is_string:
+                    out.add(b.this)
+            elif is_column(node.this):
+                for e in node.expressions:
+                    if isinstance(e, exp.Literal) and e.is_string:
+                        out.add(e.this)
+    return out

@@ -1,0 +1,156 @@
+"""``accord probe sample``: read each platform's access history, map it to the model, report.
+
+Each platform asked (``--platform``, ``all``: every platform the model declares) is read
+through its live connection (:func:`compiler.connect.executor.open_executor`, with its
+connect and statement timeouts). A platform that cannot be reached is a usage error (exit 2,
+as for every live command); a history the reading role may not read (a privilege denial, a
+view that is not there) is reported as *not read*, with what the platform said, in every
+format: the sample then says what it could not see, never that all was covered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from compiler.connect.config import LiveOptions
+from compiler.connect.executor import ExecutionError, open_executor
+from compiler.core.errors import InputError, UsageError
+from compiler.probe_sample.history import (
+    LATENCY,
+    VIEWS,
+    Read,
+    Source,
+    databricks_reads,
+    scim_directory,
+    snowflake_reads,
+)
+from compiler.probe_sample.report import Sample, build
+
+
+@dataclass
+class SampleOptions:
+    platform: str = "all"
+    since: int = 30
+    top: int = 20
+    live: LiveOptions = field(default_factory=LiveOptions)
+    #: platform -> an executor-like object with ``query(statement)`` (and, for Databricks,
+    #: ``client``); used instead of connecting (tests, other callers)
+    executors: dict[str, Any] | None = None
+
+
+def platforms_of(model: Any, platform: str) -> list[str]:
+    declared = model.declared_platforms()
+    if platform == "all":
+        if not declared:
+            raise UsageError("the model declares no platform (platforms:) to sample")
+        return list(declared)
+    if platform not in declared:
+        raise UsageError(f"--platform {platform}: the model declares no {platform} platform")
+    return [platform]
+
+
+def sample(project: Any, options: SampleOptions) -> Sample:
+    model = project.model
+    platforms = platforms_of(model, options.platform)
+    reads: list[Read] = []
+    sources: list[Source] = []
+    for platform in platforms:
+        source = Source(platform, VIEWS[platform], LATENCY[platform])
+        sources.append(source)
+        with _executor(platform, options) as executor:
+            try:
+                reads += _read(platform, executor, options.since, source)
+                source.read = True
+            except ExecutionError as err:
+                source.why = " ".join(str(err).split())  # what the platform said, redacted
+                source.cannot_see(
+                    f"the {platform} access history ({', '.join(VIEWS[platform])})",
+                    source.why,
+                    f"the coverage of the probes by {platform} traffic",
+                )
+    return build(model, reads, sources, platforms, options.since, options.top)
+
+
+@contextlib.contextmanager
+def _executor(platform: str, options: SampleOptions) -> Any:
+    given = (options.executors or {}).get(platform)
+    if given is not None:
+        yield given
+        return
+    executor = open_executor(platform, options.live)
+    try:
+        yield executor
+    finally:
+        executor.close()
+
+
+def _read(platform: str, executor: Any, days: int, source: Source) -> list[Read]:
+    if platform == "snowflake":
+        return snowflake_reads(executor.query, days, source)
+    groups_of = _directory(executor, source)
+    return databricks_reads(executor.query, days, source, groups_of)
+
+
+def _directory(executor: Any, source: Source) -> Callable[[str], tuple[str, ...] | None]:
+    """user -> groups from the workspace's SCIM directory; when it cannot be read, every
+    user's groups are unknown (their reads are unmappable, saying so)."""
+    try:
+        directory = scim_directory(executor.client)
+    except Exception as err:  # the SDK's errors: denied, unreachable, not found
+        from compiler.core.errors import one_line
+
+        source.cannot_see(
+            "the workspace's users and service principals with their groups (SCIM)",
+            one_line(err),
+            "the persona of every Databricks read",
+        )
+        return lambda user: None
+    return lambda user: directory.get(user.lower())
+
+
+def write_proposals(directory: str, sample: Sample, out: str) -> None:
+    """Write the proposed probes to ``out``, after checking that they validate with the
+    model and pass (``accord probe``): loaded with the project's own files in a scratch
+    directory. Nothing is written when they do not."""
+    import shutil
+    import tempfile
+
+    from compiler.core.errors import Diagnostic, Location
+    from compiler.meaning.probes import evaluate
+    from compiler.model.validate import load_project
+
+    text = sample.proposals_yaml()
+    root = Path(directory)
+    with tempfile.TemporaryDirectory(prefix="accord-sample-") as scratch:
+        copy = Path(scratch) / "policies"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".*"))
+        proposed = copy / "zz_sampled_probes.yaml"
+        proposed.write_text(text, encoding="utf-8")
+        try:
+            checked = load_project(copy)
+        except InputError as err:
+            raise InputError(
+                [
+                    Diagnostic(Location(out, d.location.line, d.location.column), d.message)
+                    if Path(d.location.file).name == proposed.name
+                    else d
+                    for d in err.diagnostics
+                ]
+            ) from None
+        names = [n for n, _, _ in sample.proposals]
+        failing = [o for o in evaluate(checked.model, names) if not o.ok]
+        if failing:
+            o = failing[0]
+            raise UsageError(
+                f"--out: proposed probe {o.probe} would not pass on {o.surface} "
+                f"({o.detail}); nothing was written"
+            )
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(target)
