@@ -17,7 +17,7 @@ from typing import Any
 
 from compiler.core.errors import Location
 from compiler.lint.finding import Finding
-from compiler.live.introspect import LiveCatalog, same_body, table_columns
+from compiler.live.introspect import LiveCatalog, same_body, sf_revoke, table_columns
 from compiler.model.replicas import column_path
 from compiler.model.validate import Project
 from targets.identity import describe_object, fingerprint, identity, is_definition
@@ -224,8 +224,6 @@ def drift_platform(
             f"salt function {name} is not SECURE: any role that can see it reads the salt",
             f"recreate it as a SECURE function: accord plan --base live:{platform}",
         )
-    from compiler.live.plan import revoke_sql
-
     for g in live.salt_grants:
         salt = live.catalog.get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
         owner = live.salt_owners.get(g.function, "its owner")
@@ -236,7 +234,9 @@ def drift_platform(
             f"salt function {g.function} grants {g.privilege} to {kind}{g.grantee}"
             f"{f' ({g.reach})' if g.reach else ''}: whoever holds it can select the salt (only "
             f"{owner}, the owner of the policies that call it, may)",
-            revoke_sql(platform, g.function, g.privilege, g.grantee, g.kind),
+            sf_revoke(g.function, g.privilege, g.grantee, g.kind)
+            if platform == "snowflake"
+            else f"REVOKE {g.privilege} ON FUNCTION {g.function} FROM {g.grantee}",
         )
     for what in live.not_in_effect:
         findings.append(

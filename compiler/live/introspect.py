@@ -473,6 +473,22 @@ SF_GRANTEE_KINDS = {
     "SHARE": "SHARE",
     "APPLICATION_ROLE": "APPLICATION ROLE",
 }
+
+
+def sf_revoke(function: str, privilege: str, grantee: str, kind: str = "ROLE") -> str:
+    """REVOKE of a grant on a Snowflake salt function, the grantee spelled for its kind
+    (``FROM ROLE r``, ``FROM DATABASE ROLE db.r``, ``FROM SHARE s``, ``FROM APPLICATION ROLE
+    app.r``: a role's revoke does not reach a database role's grant), names through sqlglot."""
+    from targets import sql as tsql
+
+    spelled = SF_GRANTEE_KINDS.get(kind.upper(), "ROLE")
+    if spelled in ("DATABASE ROLE", "APPLICATION ROLE") and "." in grantee:
+        who = tsql.name_sql(grantee, "snowflake")
+    else:
+        who = tsql.render(tsql.ident(grantee, "snowflake"), "snowflake")
+    return f"REVOKE {privilege} ON FUNCTION {_sf_name(function)}() FROM {spelled} {who}"
+
+
 #: POLICY_STATUS of a policy reference that is in effect (a direct mask on a column that a tag
 #: also masks reads MULTIPLE_...: the direct one is, user-guide/tag-based-masking-policies)
 _SF_STATUS_OK = ("", "ACTIVE", "MULTIPLE_MASKING_POLICY_ASSIGNED_TO_THE_COLUMN")

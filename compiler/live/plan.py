@@ -225,16 +225,11 @@ def revoke_sql(
     the grantee spelled for its kind (``FROM ROLE r``, ``FROM DATABASE ROLE db.r``, ``FROM
     SHARE s``, ``FROM APPLICATION ROLE app.r``: a role's revoke does not reach a database
     role's grant)."""
-    from compiler.live.introspect import SF_GRANTEE_KINDS
+    from compiler.live.introspect import sf_revoke
 
-    name = tsql.name_sql(function, platform)
     if platform == "snowflake":
-        spelled = SF_GRANTEE_KINDS.get(kind.upper(), "ROLE")
-        if spelled in ("DATABASE ROLE", "APPLICATION ROLE") and "." in grantee:
-            who = tsql.name_sql(grantee, platform)
-        else:
-            who = tsql.render(tsql.ident(grantee, platform), platform)
-        return f"REVOKE {privilege} ON FUNCTION {name}() FROM {spelled} {who}"
+        return sf_revoke(function, privilege, grantee, kind)
+    name = tsql.name_sql(function, platform)
     who = tsql.render(exp_identifier(grantee), platform)
     return f"REVOKE {privilege} ON FUNCTION {name} FROM {who}"
 
