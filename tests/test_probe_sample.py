@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from compiler.model.validate import load_project
@@ -541,3 +542,22 @@ def test_secondary_roles_all_are_read_from_the_grants() -> None:
 
     (read,) = snowflake_reads(refused, 7, Source("snowflake", [], ""))
     assert read.why is not None and "GRANTS_TO_USERS" in read.why and "not authorized" in read.why
+
+
+@pytest.mark.parametrize(
+    ("argv", "refused"),
+    [
+        (["probe", "sample", str(POLICIES), "--since", "7", "--config", "x.yaml"], "--config"),
+        (["probe", "sample", str(POLICIES), "--since", "7", "--compiled", "out"], "--compiled"),
+        (["probe", str(POLICIES), "--profile", "p"], "--profile"),
+        (["probe", str(POLICIES), "--since", "7"], "--since"),
+        (["probe", "--live", str(POLICIES), "--top", "3"], "--top"),
+        (["probe", "init", "analyst", "results", str(POLICIES), "--format", "json"], "--format"),
+    ],
+)
+def test_an_option_the_form_does_not_read_is_refused(argv: list[str], refused: str) -> None:
+    """An option given to a form of `accord probe` that does not read it is a usage error,
+    never silently ignored (a `--config` that sample ignored would read the wrong file)."""
+    code, out, err = run_cli(argv)
+    assert code == 2 and out == ""
+    assert f"does not take {refused}" in err

@@ -98,6 +98,7 @@ def command(
     Exit 1 when an answer differs from `expect` or two surfaces disagree."""
     from compiler.model.validate import load_project
 
+    _refuse_foreign_options(args[0] if args and args[0] in ("init", "sample") else "run", live)
     if args and args[0] == "sample":
         if live:
             raise UsageError("probe sample takes no --live: it always reads the live history")
@@ -168,6 +169,33 @@ def command(
         run.write(out)
     click.echo(run.render(fmt), nl=False)
     return 0 if run.passed else 1
+
+
+#: the options each form of the command reads; any other given on the command line is refused,
+#: never silently ignored
+_FORM_OPTIONS = {
+    "sample": {"platform", "fmt", "out", "connection", "warehouse_id", "since", "top", "profile"},
+    "init": {"where", "column", "owner", "name"},
+    "run": {"fmt", "out", "compiled"},
+    "live": {"platform", "fmt", "out", "config", "compiled", "connection", "warehouse_id"},
+}
+
+
+def _refuse_foreign_options(form: str, live: bool) -> None:
+    ctx = click.get_current_context()
+    if form == "run" and live:
+        form = "live"
+    allowed = _FORM_OPTIONS[form] | {"args", "live"}
+    given = [
+        p
+        for p in ctx.command.params
+        if p.name not in allowed
+        and ctx.get_parameter_source(p.name or "") == click.core.ParameterSource.COMMANDLINE
+    ]
+    if given:
+        names = ", ".join(sorted(p.opts[0] for p in given))
+        what = {"run": "probe", "live": "probe --live"}.get(form, f"probe {form}")
+        raise UsageError(f"{what} does not take {names}")
 
 
 def _init(
