@@ -84,6 +84,14 @@ def argument_tag_value(dataset: str, argument: str) -> str:
 def row_filter_tags(dname: str, ds: Dataset) -> list[TagAssignment]:
     rf = ds.row_filter
     assert rf is not None
+    if rf.dimensions is not None:
+        # the key columns of a filter over several dimensions are tagged for this table
+        # alone, as a predicate's arguments are: a column tagged with the bare dimension
+        # would also match that dimension's schema policy (two row filters for one user)
+        return [
+            TagAssignment(ds.table, column, ROW_KEY_TAG, argument_tag_value(dname, column), dname)
+            for _, column, _ in ds.filter_dimensions
+        ]
     if rf.entitlement is not None:
         assert rf.column is not None
         return [TagAssignment(ds.table, rf.column, ROW_KEY_TAG, rf.entitlement, dname)]
@@ -144,6 +152,9 @@ def row_filter_policies(target: Target, model: PolicyModel) -> list[AbacPolicy]:
         if rf.entitlement is not None:
             by_dimension[(schema_of(ds.table), rf.entitlement)].append((dname, ds))
             continue
+        if rf.dimensions is not None:
+            out.append(_several_dimensions(target, model, dname, ds))
+            continue
         args = tuple(rf.arguments or {})
         aliases = tuple(f"a{i}" for i in range(1, len(args) + 1))
         function = target.row_policy_name(model, dname, ds)
@@ -199,6 +210,38 @@ def row_filter_policies(target: Target, model: PolicyModel) -> list[AbacPolicy]:
                 )
             )
     return out
+
+
+def _several_dimensions(target: Target, model: PolicyModel, dname: str, ds: Dataset) -> AbacPolicy:
+    """A filter over several dimensions: one policy ON TABLE matching each key column by its
+    own tag (``has_tag_value`` per dimension, ``USING COLUMNS`` in the function's parameter
+    order), ``EXCEPT`` the filter-wide ``unfiltered_for`` (per-dimension exemptions cannot be
+    named in a policy: validation refuses them under ABAC)."""
+    rf = ds.row_filter
+    assert rf is not None and rf.dimensions is not None
+    dims = ds.filter_dimensions
+    aliases = tuple(f"k{i}" for i in range(1, len(dims) + 1))
+    function = target.row_policy_name(model, dname, ds)
+    comment = "accord: rows by entitlements " + " and ".join(d for d, _, _ in dims)
+    if rf.unfiltered_for:
+        comment += "; every row for " + ", ".join(sorted(rf.unfiltered_for))
+    return AbacPolicy(
+        name=_local(function),
+        securable_type="TABLE",
+        securable=ds.table,
+        kind="ROW FILTER",
+        function=function,
+        to=(ALL_USERS,),
+        except_=target.identities(model, rf.unfiltered_for),
+        match_columns=tuple(
+            (has_tag_value(ROW_KEY_TAG, argument_tag_value(dname, column)), alias)
+            for (_, column, _), alias in zip(dims, aliases, strict=True)
+        ),
+        on_column=None,
+        using=aliases,
+        comment=comment,
+        datasets=(dname,),
+    )
 
 
 def mask_policies(target: Target, model: PolicyModel) -> list[AbacPolicy]:

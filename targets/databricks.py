@@ -75,6 +75,9 @@ class DatabricksTarget(Target):
         rf = ds.row_filter
         if self.style(model) == "abac" and rf is not None and rf.entitlement is not None:
             return self.qualified(model, f"{rf.entitlement}_row_filter")
+        if self.style(model) == "abac" and rf is not None and rf.dimensions is not None:
+            dims = "__".join(d.entitlement for d in rf.dimensions)
+            return self.qualified(model, f"{dims}_row_filter")
         return super().row_policy_name(model, dataset, ds)
 
     def lower_tags(self, model: PolicyModel) -> list[Tag]:
@@ -112,8 +115,16 @@ class DatabricksTarget(Target):
             f"-- Grants of entitlement dimension {t.dimension!r}: one row per (value, group).",
             "-- One MERGE makes the table equal to the model: rows added and removed atomically.",
             "-- (A MERGE source alias may not carry a column list; the inline table names them.)",
-            self.mapping_table_ddl(t),
         ]
+        if t.expiry_column:
+            lines.append(
+                f"-- {t.expiry_column}: the last day a grant holds (NULL: standing); the filters "
+                "admit a row\n-- only while current_date() is on or before it."
+            )
+            lines.append(self.mapping_table_ddl(t))
+            lines.append(self._expiring_merge(t))
+            return "010_mapping_tables.sql", "\n".join(lines)
+        lines.append(self.mapping_table_ddl(t))
         if t.rows:
             rows = ",\n    ".join("(" + ", ".join(self.lit(v) for v in row) + ")" for row in t.rows)
             lines.append(
@@ -126,6 +137,30 @@ class DatabricksTarget(Target):
         else:
             lines.append(f"DELETE FROM {name};")
         return "010_mapping_tables.sql", "\n".join(lines)
+
+    def _expiring_merge(self, t: MappingTable) -> str:
+        """The MERGE of a mapping table with an expiry column (sql-ref delta-merge-into: WHEN
+        MATCHED [AND cond] THEN UPDATE SET; sql-ref functions/lteqgtsign: ``<=>``): a row whose (value, group) is
+        kept but whose expiry changed is updated in the same statement. ``<=>`` is equality
+        that holds between two NULLs (a standing grant stays standing)."""
+        name = self.q(t.name)
+        key, pcol = self.q(t.key_column), self.q(t.principal_column)
+        assert t.expiry_column is not None
+        until = self.q(t.expiry_column)
+        if not t.rows:
+            return f"DELETE FROM {name};"
+        rows = ",\n    ".join(
+            "(" + ", ".join(sql.render(v, self.platform) for v in row) + ")"
+            for row in self.row_values(t)
+        )
+        return (
+            f"MERGE INTO {name} AS t\n"
+            f"USING (\n  SELECT * FROM VALUES\n    {rows}\n    AS v({key}, {pcol}, {until})\n) AS s\n"
+            f"ON t.{key} = s.{key} AND t.{pcol} = s.{pcol}\n"
+            f"WHEN MATCHED AND NOT (t.{until} <=> s.{until}) THEN UPDATE SET {until} = s.{until}\n"
+            f"WHEN NOT MATCHED THEN INSERT ({key}, {pcol}, {until}) VALUES (s.{key}, s.{pcol}, s.{until})\n"
+            "WHEN NOT MATCHED BY SOURCE THEN DELETE;"
+        )
 
     def render_salt_function(self, f: SaltFunction) -> tuple[str, str]:
         text = (
@@ -247,6 +282,20 @@ class DatabricksMigrationSQL(MigrationSQL):
     def replace(self, obj: Definition, old: Definition) -> str | None:
         if isinstance(obj, Tag) and self.live:
             return self._governed_tag("ALTER", obj)
+        if (
+            isinstance(obj, MappingTable)
+            and isinstance(old, MappingTable)
+            and obj.expiry_column is not None
+            and old.expiry_column != obj.expiry_column
+        ):
+            # the table gains its expiry column (sql-ref-syntax-ddl-alter-table-manage-column:
+            # ADD COLUMNS; existing rows read NULL, a standing grant), then the MERGE sets it
+            add = f"ALTER TABLE {self.q(obj.name)} ADD COLUMNS ({self.q(obj.expiry_column)} DATE);"
+            if obj.rows == tuple((*r, None) for r in old.rows):
+                return add  # the column alone (the planner replaces the rows in a later stage)
+            rendered = self.target.render_object(obj)
+            assert rendered is not None
+            return f"{add}\n{rendered[1].strip()}"
         return None
 
     def _governed_tag(self, verb: str, tag: Tag) -> str:

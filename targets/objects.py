@@ -25,13 +25,18 @@ class Param:
 
 @dataclass(frozen=True)
 class MappingTable:
-    """One entitlement dimension's grants: (value, principal identity) rows."""
+    """One entitlement dimension's grants: (value, principal identity) rows; with an
+    ``expiry_column`` (a dimension with a grant ``until`` a date), (value, identity, last day
+    YYYY-MM-DD or None for a standing grant) rows."""
 
     name: str
     dimension: str
     key_column: str
     principal_column: str
-    rows: tuple[tuple[str, str], ...]
+    rows: tuple[tuple[str, ...], ...]
+    #: the DATE column a grant holds through (inclusive); None: the table has none, as
+    #: before grants could carry ``until``
+    expiry_column: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,11 +56,14 @@ class RowFilterPolicy:
     name: str
     params: tuple[Param, ...]
     body: exp.Expression
-    #: the entitlement dimension it enforces, or None for a hand-written predicate
+    #: the entitlement dimension it enforces, or None for a hand-written predicate (and for
+    #: a filter over several dimensions: ``dimensions``)
     dimension: str | None
     comment: str
     #: a reviewer's note rendered as comment lines above the statement
     note: str = ""
+    #: the dimensions of a filter over several, in parameter order (empty otherwise)
+    dimensions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -96,20 +96,24 @@ class SnowflakeTarget(Target):
         lines = [
             f"-- Grants of entitlement dimension {t.dimension!r}: one row per (value, role).",
             "-- Replaced as a whole inside one transaction, so a policy never reads half a table.",
-            self.mapping_table_ddl(t),
-            "BEGIN TRANSACTION;",
-            f"DELETE FROM {name};",
         ]
-        if t.rows:
-            values = exp.values([tuple(r) for r in t.rows])
-            insert = exp.insert(
-                values,
-                sql.table(t.name, self.platform),
-                columns=[
-                    sql.ident(t.key_column, self.platform),
-                    sql.ident(t.principal_column, self.platform),
-                ],
+        if t.expiry_column:
+            lines.append(
+                f"-- {t.expiry_column}: the last day a grant holds (NULL: standing); the policies "
+                "admit a row\n-- only while CURRENT_DATE() (the session's time zone) is on or before it."
             )
+        lines += [self.mapping_table_ddl(t), "BEGIN TRANSACTION;", f"DELETE FROM {name};"]
+        if t.rows:
+            columns = [
+                sql.ident(t.key_column, self.platform),
+                sql.ident(t.principal_column, self.platform),
+            ]
+            if t.expiry_column:
+                values = exp.values(self.row_values(t))
+                columns.append(sql.ident(t.expiry_column, self.platform))
+            else:
+                values = exp.values([tuple(r) for r in t.rows])
+            insert = exp.insert(values, sql.table(t.name, self.platform), columns=columns)
             lines.append(sql.render(insert, self.platform, pretty=True) + ";")
         lines.append("COMMIT;")
         return "010_mapping_tables.sql", "\n".join(lines)
@@ -206,6 +210,8 @@ class SnowflakeMigrationSQL(MigrationSQL):
         return "ROW ACCESS POLICY" if isinstance(obj, RowFilterPolicy) else "MASKING POLICY"
 
     def replace(self, obj: Definition, old: Definition) -> str | None:
+        if isinstance(obj, MappingTable) and isinstance(old, MappingTable):
+            return self.expiry_added(obj, old)
         if isinstance(obj, RowFilterPolicy | MaskPolicy):
             # the policy stays attached and protecting; the new body applies from the next query
             head = f"ALTER {self._kind(obj)} {self.q(obj.name)}"
@@ -216,6 +222,24 @@ class SnowflakeMigrationSQL(MigrationSQL):
         if isinstance(obj, Tag):
             return self.alter_tag(obj, old)  # type: ignore[arg-type]
         return None
+
+    def expiry_added(self, table: MappingTable, old: MappingTable) -> str | None:
+        """A mapping table that gains its expiry column: the column is added (IF NOT EXISTS:
+        a rollback leaves it in place, unread), and the rows replaced as compiled unless they
+        are the old rows (the planner adds the column in the prepare stage, before any policy
+        reads it, and replaces the rows later; sql-reference/sql/alter-table: ADD [ COLUMN ]
+        [ IF NOT EXISTS ])."""
+        if table.expiry_column is None or old.expiry_column == table.expiry_column:
+            return None
+        add = (
+            f"ALTER TABLE {self.q(table.name)} ADD COLUMN IF NOT EXISTS "
+            f"{self.q(table.expiry_column)} DATE;"
+        )
+        if table.rows == tuple((*r, None) for r in old.rows):
+            return add  # the column alone (the planner replaces the rows in a later stage)
+        rendered = self.target.render_object(table)
+        assert rendered is not None
+        return f"{add}\n{rendered[1].strip()}"
 
     def alter_tag(self, tag: Tag, old: Tag) -> str:
         name = self.q(tag.name)

@@ -8,7 +8,12 @@ import click
 from compiler.commands.options import Choice, live_options, options_from, platforms_of, progress
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from compiler.core.visible import visible
-from compiler.model.validate import load_project
+from compiler.model.validate import (
+    load_project,
+    refuse_dated_grants,
+    refuse_hierarchy,
+    refuse_several_dimensions,
+)
 
 
 @click.command("drift")
@@ -30,6 +35,9 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
     with contextlib.ExitStack() as connections:
         try:
             project = load_project(directory)
+            refuse_dated_grants(project, "accord drift")
+            refuse_hierarchy(project, "accord drift")
+            refuse_several_dimensions(project, "accord drift")
             live = connections.enter_context(
                 session(project, platforms_of(platform), options, progress())
             )

@@ -7,7 +7,12 @@ import click
 
 from compiler.commands.options import Choice, live_options, options_from, progress
 from compiler.core.visible import visible
-from compiler.model.validate import load_project
+from compiler.model.validate import (
+    load_project,
+    refuse_dated_grants,
+    refuse_hierarchy,
+    refuse_several_dimensions,
+)
 
 
 @click.command("introspect")
@@ -31,6 +36,9 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
     from compiler.live.session import session
 
     project = load_project(directory)
+    refuse_dated_grants(project, "accord introspect")
+    refuse_hierarchy(project, "accord introspect")
+    refuse_several_dimensions(project, "accord introspect")
     if check_reader:
         return _check_reader(project, platform, fmt, options_from(kwargs))
     with session(project, [platform], options_from(kwargs), progress()) as read:

@@ -12,7 +12,7 @@ from compiler.commands.options import (
     progress,
 )
 from compiler.core.visible import visible
-from compiler.model.validate import load_project
+from compiler.model.validate import load_project, refuse_dated_grants
 
 
 @click.command("plan")
@@ -57,6 +57,10 @@ def command(
     try:
         if base.startswith("live:"):
             from compiler.live.plan import plan_from_live
+            from compiler.model.validate import refuse_several_dimensions
+
+            refuse_several_dimensions(head, "accord plan --base live:")
+            refuse_dated_grants(head, "accord plan --base live:")
 
             plan, notes = plan_from_live(
                 head, base, options_from(kwargs), progress(), adopt, keep_unmanaged

@@ -3,6 +3,8 @@ from __future__ import annotations
 import click
 
 from compiler.commands.options import compiled_option, directory_argument, format_option
+from compiler.core.errors import UsageError
+from compiler.core.today import parse_day
 from compiler.model.validate import load_project
 
 
@@ -13,12 +15,25 @@ from compiler.model.validate import load_project
     "since) instead of compiling afresh."
 )
 @format_option(("text", "json"))
-def command(directory: str, compiled: str | None, fmt: str) -> int:
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="YYYY-MM-DD",
+    default=None,
+    help="The day CURRENT_DATE() answers and grants with `until` are judged at (default: "
+    "ACCORD_TODAY, else today in UTC); both sides of every expiry are checked as well.",
+)
+def command(directory: str, compiled: str | None, fmt: str, as_of: str | None) -> int:
     """Execute the compiled policies on embedded DuckDB for every persona and compare what
     each sees with the model. Exit 1 on any mismatch."""
     from compiler.verify import verify
 
+    day = None
+    if as_of is not None:
+        day = parse_day(as_of)
+        if day is None:
+            raise UsageError(f"--as-of {as_of!r} is not a date written YYYY-MM-DD")
     project = load_project(directory)
-    report = verify(project, compiled)
+    report = verify(project, compiled, day)
     click.echo(report.to_json() if fmt == "json" else report.to_text())
     return 1 if report.mismatches else 0

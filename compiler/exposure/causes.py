@@ -12,6 +12,7 @@ from typing import Any
 from compiler.core.errors import Location
 from compiler.exposure.changes import Cause, Change
 from compiler.meaning import semantics
+from compiler.model.grants import expiry, names, principal_of, until_of
 from compiler.model.replicas import column_path
 from compiler.model.schema import PolicyModel
 from compiler.model.source import Path_
@@ -62,21 +63,47 @@ class Causes:
         persona: str,
         platform: str,
         path: Path_,
-        before: list[str] | None,
-        after: list[str] | None,
+        before: list[Any] | None,
+        after: list[Any] | None,
     ) -> Path_ | None:
         """A list of principals (``unmasked_for``, a grant, ``unfiltered_for``) as it concerns
         the persona: the head item that gained the persona a principal, else the list."""
-        mine_b = self._held(self.b, persona, platform) & set(before or [])
-        mine_h = self._held(self.h, persona, platform) & set(after or [])
+        mine_b = self._held(self.b, persona, platform) & set(names(before or []))
+        mine_h = self._held(self.h, persona, platform) & set(names(after or []))
         if after is None and mine_b:  # the entry is gone: its parent
             return path[:-1]
         if mine_b == mine_h:
+            # the same principals: a grant whose ``until`` moved is the cause
+            for i, entry in enumerate(after or []):
+                p = principal_of(entry)
+                if p in mine_h and expiry(before or [], p) != expiry(after or [], p):
+                    return (*path, i, "until") if until_of(entry) is not None else (*path, i)
             return None
-        for i, p in enumerate(after or []):
+        for i, entry in enumerate(after or []):
+            p = principal_of(entry)
             if p in mine_h and p not in mine_b:
                 return (*path, i)
         return path
+
+    def _hierarchy(self, persona: str, platform: str) -> Path_ | None:
+        """The ``inherits`` edge of the head that changed what the persona holds through the
+        role hierarchy: the first principal it holds in both models whose ``inherits`` list
+        differs, at the item that is new (or the list)."""
+        if persona not in self.b.personas or persona not in self.h.personas:
+            return None
+        if self._held(self.b, persona, platform) == self._held(self.h, persona, platform):
+            return None
+        for name in semantics.principals_on(self.h, persona, platform):
+            old, new = self.b.principals.get(name), self.h.principals.get(name)
+            if old is None or new is None or old.inherits == new.inherits:
+                continue
+            added = [i for i, p in enumerate(new.inherits) if p not in old.inherits]
+            return (
+                ("principals", name, "inherits", added[0])
+                if added
+                else ("principals", name, "inherits")
+            )
+        return None
 
     def find(self, c: Change) -> Cause:
         for path in self._candidates(c):
@@ -119,6 +146,7 @@ class Causes:
             return
         assert db is not None and dh is not None
         platform = dh.platform
+        yield self._hierarchy(c.persona, platform)
         if db.platform != dh.platform:
             yield ("datasets", d, "platform")
         for p in self._principals(c.persona):
@@ -182,18 +210,23 @@ class Causes:
             return
         if rb is None or rh is None:
             return
-        for name in ("entitlement", "column", "expression", "arguments"):
+        for name in ("entitlement", "column", "expression", "arguments", "dimensions"):
             if getattr(rb, name) != getattr(rh, name):
                 yield (*where, name)
         yield self._membership(
             c.persona, platform, (*where, "unfiltered_for"), rb.unfiltered_for, rh.unfiltered_for
         )
-        # an entitlement filter reads its dimension; a hand-written predicate any mapping table
-        dims = [rh.entitlement] if rh.entitlement else sorted(self.h.entitlements)
+        # an entitlement filter reads its dimensions; a hand-written predicate any mapping table
+        keyed = [d for d, _, _ in dh.filter_dimensions]
+        dims = keyed if keyed else sorted(self.h.entitlements)
         for dim in dims:
             grants_b = self.b.entitlements.get(dim, {})
             grants_h = self.h.entitlements.get(dim, {})
-            values = list(c.values) or sorted(grants_b.keys() | grants_h.keys())
+            # a filter over several dimensions names its values dimension=value
+            mine = list(c.values)
+            if rh.dimensions is not None:
+                mine = [v.split("=", 1)[1] for v in c.values if v.startswith(f"{dim}=")]
+            values = mine or sorted(grants_b.keys() | grants_h.keys())
             for v in values:
                 found = self._membership(
                     c.persona, platform, ("entitlements", dim, v), grants_b.get(v), grants_h.get(v)

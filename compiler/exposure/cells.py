@@ -15,6 +15,7 @@ from typing import Any
 from compiler.exposure.changes import PLAIN, Cell
 from compiler.meaning import semantics
 from compiler.meaning.divergence import reaches
+from compiler.model.grants import dumped
 from compiler.model.schema import PolicyModel
 
 Key = tuple[str, str, str | None, str | None]  # persona, dataset, folded column or None, place
@@ -30,7 +31,7 @@ class Cells:
         self.places = readers(model)
         self._reads = {d: set(v) for d, v in self.places.items()}
         self._extras: dict[str, list[str]] = {}
-        self.grants = json.dumps(model.entitlements, sort_keys=True)
+        self.grants = json.dumps(dumped(model), sort_keys=True)
         self._column_cells: dict[tuple[str, str | None, str], Cell] = {}
         shared: dict[tuple[str, ...], object] = {}
         self.perspectives = {
@@ -76,7 +77,9 @@ class Cells:
                 for p in semantics.principals_on(self.model, view.persona, ds.platform)
             )
             return Cell(disp, predicate=json.dumps([text, held, self.grants]))
-        return Cell(disp, values=view.rows.values, dimension=view.rows.dimension)
+        return Cell(
+            disp, values=view.rows.values, dimension=view.rows.dimension, until=view.rows.until
+        )
 
     def _column_cell(self, cv: semantics.ColumnView, ds: Any) -> Cell:
         key = (cv.disposition, cv.mask if cv.disposition == "masked" else None, ds.platform)

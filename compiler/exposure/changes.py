@@ -31,6 +31,8 @@ class Cell:
     #: rows ``filtered`` by an entitlement dimension: the values shown
     values: frozenset[str] = frozenset()
     dimension: str | None = None
+    #: of ``values``, those held only through a date: (value, last day YYYY-MM-DD), sorted
+    until: tuple[tuple[str, str], ...] = ()
     #: rows a hand-written predicate decides (not resolved to entitlement values): the
     #: predicate's text on the dataset's platform
     predicate: str | None = None
@@ -49,7 +51,9 @@ class Cell:
         if self.disposition == "filtered":
             if self.predicate is not None:
                 return "filtered (hand-written predicate)"
-            return f"filtered ({', '.join(sorted(self.values)) or 'no value'})"
+            dated = dict(self.until)
+            shown = [f"{v} until {dated[v]}" if v in dated else v for v in sorted(self.values)]
+            return f"filtered ({', '.join(shown) or 'no value'})"
         if self.disposition == "masked" and self.strategy:
             extra = ""
             if self.strategy == "hash" and not self.salted:
@@ -59,6 +63,9 @@ class Cell:
             return f"masked ({self.strategy}{extra})"
         return self.disposition
 
+
+#: how the note of a change of a grant's ``until`` starts (compiler.exposure.compare)
+EXPIRY_NOTE = "grant expiry "
 
 EMPTY = Cell("empty")
 UNGOVERNED = Cell("ungoverned")
@@ -118,6 +125,9 @@ class Change:
         )
 
     def values_text(self) -> str:
+        if self.note.startswith(EXPIRY_NOTE):
+            verb = "holds longer" if self.kind == "widening" else "holds for less long"
+            return f"{verb} {self.dimension} {', '.join(self.values)}"
         verb = "gains" if self.kind == "widening" else "loses"
         return f"{verb} {self.dimension} {', '.join(self.values)}"
 

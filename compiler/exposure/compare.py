@@ -10,7 +10,15 @@ from dataclasses import replace
 from compiler.core.errors import Location
 from compiler.exposure.causes import Causes
 from compiler.exposure.cells import Key
-from compiler.exposure.changes import COLUMN_RANK, ROW_RANK, Cause, Cell, Change, Kind
+from compiler.exposure.changes import (
+    COLUMN_RANK,
+    EXPIRY_NOTE,
+    ROW_RANK,
+    Cause,
+    Cell,
+    Change,
+    Kind,
+)
 from compiler.model.schema import PolicyModel
 
 
@@ -18,6 +26,13 @@ def declared_values(models: Iterable[PolicyModel], dimension: str | None) -> fro
     """Every value of ``dimension`` declared in any of ``models`` (none without a dimension)."""
     if dimension is None:
         return frozenset()
+    if "+" in dimension:  # a filter over several dimensions: its values are dimension=value
+        return frozenset(
+            f"{d}={v}"
+            for d in dimension.split("+")
+            for m in models
+            for v in m.entitlements.get(d, {})
+        )
     return frozenset(v for m in models for v in m.entitlements.get(dimension, {}))
 
 
@@ -43,6 +58,8 @@ def compare_rows(
                     "the rows it admits, so this is listed as a widening",
                 )
             ]
+        if "+" in (before.dimension or "") or "+" in (after.dimension or ""):
+            return _compare_dimensions(before, after)
         if before.dimension != after.dimension:
             return [
                 (
@@ -59,6 +76,11 @@ def compare_rows(
             out.append(("widening", tuple(sorted(gained)), ""))
         if lost:
             out.append(("narrowing", tuple(sorted(lost)), ""))
+        longer, shorter = expiry_moves(before, after)
+        if longer:
+            out.append(("widening", tuple(v for v, _ in longer), _expiry_note(longer)))
+        if shorter:
+            out.append(("narrowing", tuple(v for v, _ in shorter), _expiry_note(shorter)))
         return out
     if rb == ra:
         return []
@@ -83,6 +105,71 @@ def compare_rows(
     else:
         lost = frozenset()
     return [("narrowing", tuple(sorted(lost)), "")]
+
+
+def expiry_moves(before: Cell, after: Cell) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Of the values shown on both sides, those whose grant now lasts longer (a later
+    ``until``, or standing where it had a date) and those whose grant now ends sooner (an
+    earlier ``until``, or a date where it was standing): (value, "D1 -> D2") each, where a
+    standing grant reads ``standing``."""
+    old, new = dict(before.until), dict(after.until)
+    longer, shorter = [], []
+    for value in sorted(before.values & after.values):
+        b, a = old.get(value), new.get(value)
+        if b == a:
+            continue
+        told = f"{b or 'standing'} -> {a or 'standing'}"
+        # None (standing) outlasts every date; ISO days compare as text
+        if b is not None and (a is None or a > b):
+            longer.append((value, told))
+        else:
+            shorter.append((value, told))
+    return longer, shorter
+
+
+def _expiry_note(moves: list[tuple[str, str]]) -> str:
+    return EXPIRY_NOTE + "; ".join(f"{v}: {told}" for v, told in moves)
+
+
+def _dims_of(cell: Cell) -> dict[str, frozenset[str] | None]:
+    """A filtered row cell as dimension -> the values it admits (None: every row of it)."""
+    if cell.dimension is None:
+        return {}
+    if "+" not in cell.dimension:
+        return {cell.dimension: cell.values}
+    out: dict[str, frozenset[str] | None] = {}
+    for dim in cell.dimension.split("+"):
+        mine = {v.split("=", 1)[1] for v in cell.values if v.startswith(f"{dim}=")}
+        out[dim] = None if "*" in mine else frozenset(mine)
+    return out
+
+
+def _compare_dimensions(before: Cell, after: Cell) -> list[tuple[Kind, tuple[str, ...], str]]:
+    """Two filtered row cells of which one is a filter over several dimensions, dimension
+    by dimension (a dimension a cell does not filter by admits every row of it): the values
+    (``dimension=value``, ``dimension=*`` for every row of it) gained and lost."""
+    old, new = _dims_of(before), _dims_of(after)
+    gained: list[str] = []
+    lost: list[str] = []
+    for dim in dict.fromkeys([*old, *new]):
+        b, a = old.get(dim), new.get(dim)
+        if b is None and a is None:
+            continue
+        if b is None:  # every row of it before, some now
+            lost.append(f"{dim}=*")
+            gained += []
+            continue
+        if a is None:
+            gained.append(f"{dim}=*")
+            continue
+        gained += [f"{dim}={v}" for v in sorted(a - b)]
+        lost += [f"{dim}={v}" for v in sorted(b - a)]
+    out: list[tuple[Kind, tuple[str, ...], str]] = []
+    if gained:
+        out.append(("widening", tuple(gained), ""))
+    if lost:
+        out.append(("narrowing", tuple(lost), ""))
+    return out
 
 
 def compare_columns(before: Cell, after: Cell) -> Kind | None:

@@ -173,7 +173,9 @@ def _same_inputs(
         if rf.expression is not None:
             if b.entitlements != h.entitlements:
                 return False
-        elif b.entitlements.get(rf.entitlement or "") != h.entitlements.get(rf.entitlement or ""):
+        elif any(
+            b.entitlements.get(dim) != h.entitlements.get(dim) for dim, _, _ in dh.filter_dimensions
+        ):
             return False
     sb, sh = readers_b.get(dataset, []), readers_h.get(dataset, [])
     return sb == sh and all(b.surfaces[s] == h.surfaces[s] for s in sh)

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from compiler.core import store
+from compiler.core.today import today
 from compiler.lint.finding import Finding
 from compiler.model import parsecache
 
@@ -48,6 +49,9 @@ def project_key(
     :func:`file_digest` in order. None when a file does not parse (nothing is reused)."""
     h = hashlib.sha256(store.code_fingerprint().encode() + b"\0" + FORMAT)
     h.update(b"\0lint\0" + options.encode() + b"\0")
+    # grants until a date are judged at today (ACC507, and what semantics gives the personas
+    # in ACC403 / ACC404): a result is reused on the day it was computed for only
+    h.update(b"today\0" + today().isoformat().encode() + b"\0")
     for raw, name in documents:
         digest = parsecache.file_digest(raw, name, compute)
         if digest is None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from compiler.lint.checks import Context
 from compiler.model.expressions import ExpressionError, parse_predicate
+from compiler.model.grants import names
 from compiler.model.schema import PLATFORMS
 from compiler.model.shadowing import lookup, table_key, tables_read
 from targets.objects import MappingTable
@@ -36,8 +37,9 @@ def usage(ctx: Context) -> Usage:
                 if spec.mask:
                     masks[spec.mask][ds.platform].append((name, col))
             if ds.row_filter is not None:
-                if ds.row_filter.entitlement:
-                    dims[ds.row_filter.entitlement][ds.platform].append(name)
+                for dim, _, unfiltered in ds.filter_dimensions:
+                    dims[dim][ds.platform].append(name)
+                    referenced.update(unfiltered)
                 for dim in _mapping_tables_read(ctx, name):
                     if name not in dims[dim][ds.platform]:
                         dims[dim][ds.platform].append(name)
@@ -46,9 +48,11 @@ def usage(ctx: Context) -> Usage:
             referenced.update(principals)
         for values in m.entitlements.values():
             for principals in values.values():
-                referenced.update(principals)
+                referenced.update(names(principals))
         for mask in m.masks.values():
             referenced.update(mask.unmasked_for)
+        for principal in m.principals.values():
+            referenced.update(principal.inherits)
         return Usage(
             {k: dict(v) for k, v in masks.items()},
             {k: dict(v) for k, v in dims.items()},

@@ -156,7 +156,11 @@ def answer(
         if view.rows.all:
             deciders.append(("datasets", d, "row_filter", "unfiltered_for"))
         dim, value = next(iter(probe.where.items())) if probe.where else (None, None)
-        if dim is not None and rf.entitlement == dim:
+        keyed = [d for d, _, _ in ds.filter_dimensions]
+        if dim is not None and rf.dimensions is not None and dim in keyed:
+            deciders.append(("entitlements", dim, value))
+            rows, why = _several_where(view.rows, dim, value, probe.persona, d)
+        elif dim is not None and rf.entitlement == dim:
             deciders.append(("entitlements", dim, value))
             seen = view.rows.sees(value)
             rows = "clear" if seen else "denied"
@@ -192,6 +196,22 @@ def answer(
     else:
         why += f"; {d}.{cv.column} has no mask"
     return Answer(cv.disposition, place, why, tuple(deciders))
+
+
+def _several_where(
+    rows: sem.RowSet, dim: str, value: str | None, persona: str, dataset: str
+) -> tuple[str, str]:
+    """The rows of one value of one dimension of a filter over several: every one of them
+    (the other dimensions admit every row), some (they admit some), or none."""
+    if rows.all:
+        return "clear", f"{persona} sees every row of {dataset}"
+    if not rows.sees_row({dim: value}):
+        return "denied", f"{persona} sees none of the {dim} {value} rows of {dataset}"
+    others = [(d, v) for d, v in rows.dims if d != dim]
+    if all(v is None for _, v in others):
+        return "clear", f"{persona} sees every {dim} {value} row of {dataset}"
+    told = ", ".join(f"{d} {', '.join(sorted(v)) if v is not None else 'any'}" for d, v in others)
+    return "filtered", f"{persona} sees the {dim} {value} rows of {dataset} with {told}"
 
 
 def _rows_text(rows: sem.RowSet) -> str:

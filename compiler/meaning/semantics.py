@@ -22,8 +22,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Literal, NamedTuple
 
+from compiler.core.today import today
+from compiler.model.grants import expiry, holders
+from compiler.model.hierarchy import effective
 from compiler.model.schema import Dataset, Mask, PolicyModel, Surface
 
 Disposition = Literal["clear", "masked", "filtered", "denied", "ungoverned"]
@@ -39,8 +43,17 @@ MIN_RUNTIME_ABAC = (16, 4)
 
 
 def principals_on(model: PolicyModel, persona: str, platform: str) -> list[str]:
-    """The persona's principals that have an identity on ``platform`` (all of them for
-    ``none``). A principal with no identity on a platform grants nothing there."""
+    """The persona's effective principals on ``platform``: those it lists that have an
+    identity there (all of them for ``none``), then every principal they inherit there
+    (:func:`compiler.model.hierarchy.effective`). A principal with no identity on a platform
+    grants nothing there."""
+    return effective(model, model.personas[persona], platform)
+
+
+def listed_on(model: PolicyModel, persona: str, platform: str) -> list[str]:
+    """The principals the persona lists itself that have an identity on ``platform``: the
+    roles a session activates (primary and secondary) or the groups a user is put in; the
+    hierarchy adds the rest (:func:`principals_on`)."""
     names = model.personas[persona]
     if platform == "none":
         return list(names)
@@ -65,9 +78,19 @@ class RowSet:
     #: a hand-written predicate decides (only execution can tell which rows)
     expression: bool = False
     dimension: str | None = None
+    #: the values of ``values`` the persona holds only through a date: (value, last day
+    #: YYYY-MM-DD), sorted (an entitlement grant with ``until``)
+    until: tuple[tuple[str, str], ...] = ()
+    #: a filter over several dimensions: (dimension, the values it admits, or None for every
+    #: row of it) in the filter's order; a row is visible when every dimension admits it.
+    #: ``values`` then holds the admitted values as ``dimension=value`` and ``dimension`` the
+    #: dimensions joined by ``+`` (:func:`multi_dimension`), for what reports and diffs
+    dims: tuple[tuple[str, frozenset[str] | None], ...] = ()
 
     @property
     def nothing(self) -> bool:
+        if self.dims and not self.all:
+            return any(v is not None and not v for _, v in self.dims)
         return not self.all and not self.expression and not self.values
 
     def sees(self, value: str | None) -> bool:
@@ -76,7 +99,30 @@ class RowSet:
             raise ValueError("a hand-written predicate: only execution can tell")
         if self.all:
             return True
+        if self.dims:
+            raise ValueError("a filter over several dimensions: ask sees_row")
         return value is not None and value in self.values
+
+    def sees_row(self, values: dict[str, str | None]) -> bool:
+        """Whether a row with these values (dimension -> value, None for NULL) is visible;
+        a dimension the row does not name is any value of it."""
+        if not self.dims:
+            if self.all:
+                return True
+            if self.dimension is not None and self.dimension in values:
+                return self.sees(values[self.dimension])
+            return not self.nothing
+        if self.all:
+            return True
+        for dim, admitted in self.dims:
+            if admitted is None or dim not in values:
+                if admitted is not None and not admitted:
+                    return False
+                continue
+            value = values[dim]
+            if value is None or value not in admitted:
+                return False
+        return True
 
     def covers(self, other: RowSet) -> bool | None:
         """True if every row ``other`` admits is admitted here; None when incomparable."""
@@ -86,9 +132,30 @@ class RowSet:
             return True
         if other.all:
             return False
+        if self.dims or other.dims:
+            mine, theirs = dict(self.dims), dict(other.dims)
+            if set(mine) != set(theirs):
+                return None
+            for dim, admitted in theirs.items():
+                here = mine[dim]
+                if here is None:
+                    continue
+                if admitted is None or not admitted <= here:
+                    return False
+            return True
         if self.dimension != other.dimension and self.values and other.values:
             return None
         return other.values <= self.values
+
+
+def multi_dimension(dims: Iterable[str]) -> str:
+    """The name reports give a filter over several dimensions: ``region+business_line``."""
+    return "+".join(dims)
+
+
+def qualified(dimension: str, value: str) -> str:
+    """A value of one dimension of a filter over several: ``region=EU``."""
+    return f"{dimension}={value}"
 
 
 ALL_ROWS = RowSet(all=True)
@@ -270,6 +337,12 @@ def shape_key(ds: Dataset, columns: Iterable[str]) -> tuple[object, ...]:
     if rf is not None:
         if rf.expression is not None:
             rows = ("expression",)
+        elif rf.dimensions is not None:
+            rows = (
+                "dimensions",
+                tuple((d, tuple(u)) for d, _, u in ds.filter_dimensions),
+                tuple(rf.unfiltered_for),
+            )
         else:
             rows = ("entitlement", rf.entitlement, tuple(rf.unfiltered_for))
     masks = []
@@ -287,10 +360,17 @@ class Perspective:
     questions."""
 
     def __init__(
-        self, model: PolicyModel, persona: str, shared: dict[tuple[str, ...], object] | None = None
+        self,
+        model: PolicyModel,
+        persona: str,
+        shared: dict[tuple[str, ...], object] | None = None,
+        as_of: date | None = None,
     ) -> None:
         self.model = model
         self.persona = persona
+        #: the day grants with ``until`` are judged at (None: :func:`compiler.core.today.today`,
+        #: asked only when a grant has a date)
+        self._as_of = as_of
         #: answers that do not depend on the persona (a dataset's governed columns, a column
         #: seen clear or masked), shared by the perspectives of one model
         self._shared: dict[tuple[str, ...], object] = {} if shared is None else shared
@@ -314,6 +394,8 @@ class Perspective:
             return ALL_ROWS
         if rf.expression is not None:
             return RowSet(expression=True)
+        if rf.dimensions is not None:
+            return self._several(ds)
         assert rf.entitlement is not None
         key = (ds.platform, rf.entitlement, tuple(rf.unfiltered_for))
         found = self._rows.get(key)
@@ -322,11 +404,66 @@ class Perspective:
             if not mine.isdisjoint(rf.unfiltered_for):
                 found = ALL_ROWS
             else:
-                grants = self.model.entitlements[rf.entitlement]
-                values = frozenset(v for v, who in grants.items() if not mine.isdisjoint(who))
-                found = RowSet(values=values, dimension=rf.entitlement)
+                found = self._granted(rf.entitlement, mine)
             self._rows[key] = found
         return found
+
+    def _several(self, ds: Dataset) -> RowSet:
+        """The rows of a filter over several dimensions: every row for a filter-wide
+        unfiltered principal; else, per dimension, every row of it for one of its unfiltered
+        principals, or the values granted (at :attr:`as_of`)."""
+        rf = ds.row_filter
+        assert rf is not None and rf.dimensions is not None
+        mine = self.principals(ds.platform)
+        if not mine.isdisjoint(rf.unfiltered_for):
+            return ALL_ROWS
+        dims: list[tuple[str, frozenset[str] | None]] = []
+        until: list[tuple[str, str]] = []
+        for d in rf.dimensions:
+            if not mine.isdisjoint(d.unfiltered_for):
+                dims.append((d.entitlement, None))
+                continue
+            one = self._granted(d.entitlement, mine)
+            dims.append((d.entitlement, one.values))
+            until += [(qualified(d.entitlement, v), day) for v, day in one.until]
+        if all(v is None for _, v in dims):
+            return ALL_ROWS
+        values = frozenset(
+            qualified(dim, v) if v is not None else qualified(dim, "*")
+            for dim, admitted in dims
+            for v in (sorted(admitted) if admitted is not None else [None])
+        )
+        return RowSet(
+            values=values,
+            dimension=multi_dimension(d for d, _ in dims),
+            until=tuple(sorted(until)),
+            dims=tuple(dims),
+        )
+
+    @property
+    def as_of(self) -> date:
+        if self._as_of is None:
+            self._as_of = today()
+        return self._as_of
+
+    def _granted(self, dimension: str, mine: frozenset[str]) -> RowSet:
+        """The values of ``dimension`` granted to a principal in ``mine`` on :attr:`as_of`,
+        and the last day of those held only until a date."""
+        grants = self.model.entitlements[dimension]
+        values = []
+        until = []
+        for value, entries in grants.items():
+            if all(isinstance(e, str) for e in entries):
+                if not mine.isdisjoint(entries):
+                    values.append(value)
+                continue
+            if mine.isdisjoint(holders(entries, self.as_of)):
+                continue
+            values.append(value)
+            last = [expiry(entries, p) for p in mine]
+            if not any(held and day is None for held, day in last):
+                until.append((value, max(day for held, day in last if day).isoformat()))
+        return RowSet(values=frozenset(values), dimension=dimension, until=tuple(sorted(until)))
 
     def unmasked(self, mask: str, platform: str) -> bool:
         key = (mask, platform)

@@ -43,8 +43,12 @@ MAX_NODES_PER_FILE = 200_000
 MAX_DEPTH = 64
 
 _STR = "tag:yaml.org,2002:str"
+#: YAML 1.1 resolves a plain 2027-03-31 to a timestamp: the policy format reads it as the
+#: text written (a grant's ``until`` checks that it is a day, YYYY-MM-DD)
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _PLAIN_TAGS = {
     _STR,
+    _TIMESTAMP,
     "tag:yaml.org,2002:int",
     "tag:yaml.org,2002:float",
     "tag:yaml.org,2002:bool",
@@ -409,7 +413,7 @@ class _Converter:
             return self._mapping(node, path, depth)
         if isinstance(node, yaml.SequenceNode):
             return [self.convert(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
-        if node.tag == _STR:
+        if node.tag == _STR or node.tag == _TIMESTAMP:
             return node.value
         self.source.texts[path] = node.value
         try:
@@ -547,7 +551,7 @@ def _convert_fast(root: yaml.MappingNode) -> tuple[dict[str, Any], dict[Path_, s
             return sequence(node, path, depth)  # type: ignore[arg-type]
         if kind is not scalar_node:
             raise _Fallback
-        if node.tag == _STR:
+        if node.tag == _STR or node.tag == _TIMESTAMP:
             return node.value
         construct = _SCALARS.get(node.tag)
         if construct is None:

@@ -39,7 +39,7 @@ def probe_columns(model: PolicyModel, dataset: str) -> list[str]:
     ds = model.datasets[dataset]
     out = list(ds.columns)
     rf = ds.row_filter
-    extra = [rf.column] if rf is not None and rf.column else []
+    extra = [c for _, c, _ in ds.filter_dimensions]
     extra += list((rf.arguments or {}) if rf is not None else {})
     for c in extra:
         if declared(out, c) is None:
@@ -96,7 +96,7 @@ def where_problem(m: PolicyModel, dataset: str, dim: str) -> str | None:
     rf = m.datasets[dataset].row_filter
     if rf is not None and rf.expression is not None:
         return None
-    dims = [rf.entitlement] if rf is not None and rf.entitlement else []
+    dims = [d for d, _, _ in m.datasets[dataset].filter_dimensions]
     if dim in dims:
         return None
     if not dims:

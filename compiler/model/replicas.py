@@ -97,7 +97,7 @@ def replica_problems(model: PolicyModel) -> list[tuple[Path, str]]:
                     )
                 )
         rf = ds.row_filter
-        filtered = [rf.column] if rf is not None and rf.column else []
+        filtered = [c for _, c, _ in ds.filter_dimensions]
         filtered += list((rf.arguments or {}) if rf is not None else {})
         for col in sorted(masked):
             if _find(ds.columns, col) or _find(ds.omits, col):

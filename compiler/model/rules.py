@@ -41,6 +41,7 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     # Added by accord (platform behaviour the documentation leaves open; README platform notes)
     RuleInfo("ACC505", "abac-service-identity", "warning"),
     RuleInfo("ACC506", "abac-salt-execute", "warning"),
+    RuleInfo("ACC507", "expired-grant", "warning"),
     RuleInfo("ACC601", "half-applied-migration", "error"),
     # accord drift (live platforms)
     RuleInfo("ACC701", "live-missing", "error"),

@@ -10,6 +10,8 @@ these classes.
 from __future__ import annotations
 
 import re
+from datetime import date
+from datetime import datetime as datetime_type
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -17,13 +19,17 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
+    PlainSerializer,
     PrivateAttr,
+    Tag,
     model_serializer,
     model_validator,
 )
 
 from compiler.core.platforms import PLATFORMS, CatalogPlatform
+from compiler.core.today import parse_day
 from compiler.model.rules import is_known_rule
 from compiler.model.salts import salt_ref_problem
 
@@ -164,6 +170,50 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+def _day(value: Any) -> Any:
+    # a day is written YYYY-MM-DD (the loader keeps an unquoted 2027-03-31 as its text); a
+    # datetime, a number or any other spelling is refused rather than guessed at
+    if isinstance(value, date) and not isinstance(value, datetime_type):
+        return value
+    day = parse_day(value) if isinstance(value, str) else None
+    if day is None:
+        raise ValueError(f"{value!r} is not a date written YYYY-MM-DD")
+    return day
+
+
+Day = Annotated[
+    date,
+    BeforeValidator(_day),
+    PlainSerializer(lambda d: d.isoformat(), return_type=str),
+]
+
+
+class Grant(Strict):
+    """A time-bound grant of an entitlement value: the principal holds the value through
+    ``until`` (inclusive) and not after. The compiled policies enforce it: the mapping table
+    carries the date in an expiry column and a row is admitted only while ``CURRENT_DATE()``
+    is on or before it. ``accord lint`` warns once the date has passed (ACC507
+    ``expired-grant``)."""
+
+    principal: Name = Field(description="the principal granted the value")
+    until: Day = Field(
+        description="the last day the grant holds (YYYY-MM-DD, inclusive; the platform "
+        "session's CURRENT_DATE() decides)"
+    )
+
+
+def _grant_kind(value: Any) -> str:
+    return "grant" if isinstance(value, dict | Grant) else "name"
+
+
+#: one entry of an entitlement value's grant list: a principal's name (a standing grant) or
+#: ``{principal: NAME, until: YYYY-MM-DD}`` (a grant that holds through that date)
+GrantEntry = Annotated[
+    Annotated[Name, Tag("name")] | Annotated[Grant, Tag("grant")],
+    Discriminator(_grant_kind),
+]
+
+
 # --------------------------------------------------------------------------------------------
 # sections
 
@@ -193,8 +243,29 @@ class Platforms(Strict):
 
 
 class Principal(Strict):
+    """An entitlement principal and its identity on each platform: a Snowflake role, a
+    Databricks account group. ``inherits`` names the principals it holds through the
+    platforms' hierarchy."""
+
     snowflake: SnowflakeRole | None = Field(None, description="a Snowflake role")
     databricks: DatabricksGroup | None = Field(None, description="a Databricks account group")
+    inherits: list[Name] = Field(
+        default_factory=list,
+        description="principals this one inherits: on Snowflake their roles are granted to "
+        "this role, on Databricks this group is nested in their groups. A persona holding "
+        "this principal holds them too (IS_ROLE_IN_SESSION and is_account_group_member see "
+        "inherited roles and indirect group membership), on each platform where both have an "
+        "identity. A cycle is a validation error.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # an empty ``inherits`` is not written: a model's dump (its fingerprint, which plans
+        # record) is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and not self.inherits:
+            data.pop("inherits", None)
+        return data
 
     def identity(self, platform: str) -> str | None:
         return getattr(self, platform, None) if platform in PLATFORMS else None
@@ -238,10 +309,33 @@ class ColumnSpec(Strict):
     )
 
 
+class DimensionFilter(Strict):
+    """One entitlement dimension of a row filter over several: the rows whose ``column``
+    holds a value of ``entitlement`` granted to a principal the caller holds (or every row,
+    for this dimension, to the principals of ``unfiltered_for``)."""
+
+    entitlement: Name = Field(description="dimension from `entitlements`")
+    column: ColumnName = Field(description="the column holding the dimension's value")
+    unfiltered_for: list[Name] = Field(
+        default_factory=list,
+        description="principals this dimension admits every row for (the others still apply)",
+    )
+
+
 class RowFilter(Strict):
+    """Which rows a caller sees: one entitlement dimension (``entitlement``, ``column``),
+    several (``dimensions``, or the list form: a row is visible when every dimension admits
+    it), or a hand-written predicate (``expression``, ``arguments``). ``unfiltered_for`` is
+    who sees every row whatever the dimensions say."""
+
     entitlement: Name | None = None
     column: ColumnName | None = None
     unfiltered_for: list[Name] = Field(default_factory=list)
+    dimensions: list[DimensionFilter] | None = Field(
+        None,
+        description="several entitlement dimensions, every one of which must admit a row "
+        "(written as a row_filter list, or here with a filter-wide unfiltered_for)",
+    )
     expression: dict[CatalogPlatform, Text] | None = Field(
         None, description="hand-written predicate per platform (instead of entitlement/column)"
     )
@@ -249,8 +343,57 @@ class RowFilter(Strict):
         None, description="columns the expression reads, with their types"
     )
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # no ``dimensions`` is not written: a model's dump (its fingerprint, which plans
+        # record) is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and self.dimensions is None:
+            data.pop("dimensions", None)
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_dimension(cls, data: Any) -> Any:
+        # one dimension is the mapping form, whichever way it is written: it compiles exactly
+        # as the mapping form always has (the filter-wide unfiltered_for joins the entry's)
+        if isinstance(data, dict) and isinstance(data.get("dimensions"), list):
+            entries = data["dimensions"]
+            if len(entries) == 1 and isinstance(entries[0], dict):
+                entry = entries[0]
+                merged = {k: v for k, v in data.items() if k != "dimensions"}
+                merged.update({k: v for k, v in entry.items() if k != "unfiltered_for"})
+                wide = data.get("unfiltered_for") or []
+                own = entry.get("unfiltered_for") or []
+                if isinstance(wide, list) and isinstance(own, list):
+                    merged["unfiltered_for"] = [*own, *(p for p in wide if p not in own)]
+                return merged
+        return data
+
     @model_validator(mode="after")
     def _one_form(self) -> RowFilter:
+        if self.dimensions is not None:
+            if (
+                self.entitlement is not None
+                or self.column is not None
+                or self.expression is not None
+                or self.arguments is not None
+            ):
+                raise ValueError(
+                    "use either dimensions or entitlement/column (or expression), not both"
+                )
+            if not self.dimensions:
+                raise ValueError("'dimensions' needs at least one {entitlement, column} entry")
+            seen_dims: set[str] = set()
+            seen_cols: set[str] = set()
+            for d in self.dimensions:
+                if d.entitlement in seen_dims:
+                    raise ValueError(f"dimension {d.entitlement!r} is listed twice")
+                if d.column.lower() in seen_cols:
+                    raise ValueError(f"column {d.column} keys two dimensions")
+                seen_dims.add(d.entitlement)
+                seen_cols.add(d.column.lower())
+            return self
         if self.expression is not None:
             if self.entitlement is not None or self.column is not None:
                 raise ValueError("use either entitlement/column or expression/arguments, not both")
@@ -268,11 +411,40 @@ class RowFilter(Strict):
         return self
 
 
+#: the keys of one entry of a row_filter list
+_DIMENSION_KEYS = frozenset({"entitlement", "column", "unfiltered_for"})
+
+
+def _row_filter_form(value: Any) -> Any:
+    # a row_filter list holds {entitlement, column[, unfiltered_for]} entries, one per
+    # entitlement dimension: the ``dimensions`` of the mapping form (one entry is the mapping
+    # form itself, and compiles exactly as it)
+    if not isinstance(value, list):
+        return value
+    if not value:
+        raise ValueError("a row_filter list needs at least one {entitlement, column} entry")
+    for entry in value:
+        if not isinstance(entry, dict):
+            raise ValueError("each row_filter entry is a mapping {entitlement, column}")
+        extra = sorted(set(entry) - _DIMENSION_KEYS)
+        if extra:
+            raise ValueError(
+                f"a row_filter list entry takes entitlement, column and unfiltered_for, not "
+                f"{', '.join(extra)} (a hand-written expression is the mapping form)"
+            )
+    return {"dimensions": value}
+
+
 class Dataset(Strict):
     platform: CatalogPlatform
     table: TableName
     replica_of: Name | None = None
-    row_filter: RowFilter | None = None
+    row_filter: Annotated[RowFilter | None, BeforeValidator(_row_filter_form)] = Field(
+        None,
+        description="the rows each principal sees: {entitlement, column[, unfiltered_for]}, a "
+        "list of such entries (one per dimension: a row is visible when every dimension "
+        "admits it), or a hand-written {expression, arguments}",
+    )
     columns: dict[ColumnName, ColumnSpec] = Field(default_factory=dict)
     omits: list[ColumnName] = Field(
         default_factory=list,
@@ -302,6 +474,20 @@ class Dataset(Strict):
     @property
     def governed(self) -> bool:
         return self.row_filter is not None or any(c.mask for c in self.columns.values())
+
+    @property
+    def filter_dimensions(self) -> list[tuple[str, str, list[str]]]:
+        """(dimension, column, unfiltered_for of that dimension) of each entitlement dimension
+        the row filter keys rows by, in order: one for the mapping form (its unfiltered_for
+        is the filter's), none without an entitlement filter."""
+        rf = self.row_filter
+        if rf is None:
+            return []
+        if rf.dimensions is not None:
+            return [(d.entitlement, d.column, d.unfiltered_for) for d in rf.dimensions]
+        if rf.entitlement is not None and rf.column is not None:
+            return [(rf.entitlement, rf.column, rf.unfiltered_for)]
+        return []
 
     @property
     def masked_columns(self) -> dict[str, ColumnSpec]:
@@ -470,7 +656,11 @@ class PolicyModel(Strict):
     version: Literal[1]
     platforms: Platforms = Field(default_factory=Platforms)
     principals: dict[Name, Principal] = Field(default_factory=dict)
-    entitlements: dict[Name, dict[EntitlementValue, list[Name]]] = Field(default_factory=dict)
+    entitlements: dict[Name, dict[EntitlementValue, list[GrantEntry]]] = Field(
+        default_factory=dict,
+        description="dimension -> value -> the principals granted it: a name (standing) or "
+        "{principal: NAME, until: YYYY-MM-DD} (through that date)",
+    )
     masks: dict[Name, Mask] = Field(default_factory=dict)
     datasets: dict[Name, Dataset] = Field(default_factory=dict)
     indexes: dict[Name, Index] = Field(default_factory=dict)

@@ -20,11 +20,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.model.grants import first_dated, principal_of
+from compiler.model.hierarchy import cycles, first_inherits
 from compiler.model.loader import RawProject, load_directory
 from compiler.model.probe_places import probe_columns, reaching, where_problem
 from compiler.model.replicas import inherit_masks, replica_problems
 from compiler.model.scalars import quote_hint, scalar_problems
-from compiler.model.schema import PLATFORMS, PolicyModel
+from compiler.model.schema import PLATFORMS, Grant, PolicyModel
 from compiler.model.source import Positions
 from compiler.model.types import is_string, is_type, parse_type
 
@@ -53,6 +55,57 @@ class Project:
         import hashlib
 
         return hashlib.sha256(self.model.model_dump_json().encode()).hexdigest()
+
+
+def dimension_path(project: Project, dataset: str, i: int) -> tuple[Any, ...]:
+    """Where the ``i``-th dimension of a dataset's row filter is written: an item of the
+    list form (``row_filter[i]``) or of the mapping form's ``dimensions``."""
+    listed = ("datasets", dataset, "row_filter", i)
+    if project.source.values.get(listed) is not None:
+        return listed
+    return ("datasets", dataset, "row_filter", "dimensions", i)
+
+
+def refuse_several_dimensions(project: Project, command: str) -> None:
+    """Refuse, located at the first row filter over several dimensions, a command that does
+    not handle them yet."""
+    for name, ds in project.model.datasets.items():
+        if ds.row_filter is not None and ds.row_filter.dimensions is not None:
+            raise InputError(
+                Diagnostic(
+                    project.loc("datasets", name, "row_filter"),
+                    f"row filters over several entitlement dimensions are not supported by "
+                    f"{command} yet",
+                )
+            )
+
+
+def refuse_dated_grants(project: Project, command: str) -> None:
+    """Refuse, located at the first grant with ``until``, a command that does not handle
+    grants until a date yet (the planner, drift, introspection): a mapping table with an
+    expiry column is a shape they would otherwise compare or migrate wrongly."""
+    path = first_dated(project.model)
+    if path is not None:
+        raise InputError(
+            Diagnostic(
+                project.loc(*path),
+                f"grants until a date (`until`) are not supported by {command} yet",
+            )
+        )
+
+
+def refuse_hierarchy(project: Project, command: str) -> None:
+    """Refuse, located at the first ``inherits``, a command that does not read or compare the
+    live role hierarchy yet: a live edge the model lacks grants everything its parent holds,
+    and passing it unread would be a false all-clear."""
+    path = first_inherits(project.model)
+    if path is not None:
+        raise InputError(
+            Diagnostic(
+                project.loc(*path),
+                f"role hierarchies (`inherits`) are not supported by {command} yet",
+            )
+        )
 
 
 def load_project(directory: str | os.PathLike[str]) -> Project:
@@ -354,8 +407,27 @@ def _resolve(project: Project) -> list[Diagnostic]:
 
     for dim, values in m.entitlements.items():
         for value, principals in values.items():
-            for i, p in enumerate(principals):
-                need("principal", m.principals, p, ("entitlements", dim, value, i))
+            seen_grants: dict[str, int] = {}
+            for i, entry in enumerate(principals):
+                p = principal_of(entry)
+                path = ("entitlements", dim, value, i)
+                if isinstance(entry, Grant):
+                    path = (*path, "principal")
+                need("principal", m.principals, p, path)
+                if p in seen_grants:
+                    bad(
+                        path,
+                        f"principal {p!r} is granted {value!r} twice (also entry "
+                        f"{seen_grants[p] + 1}): give it one entry, standing or with one "
+                        "'until'",
+                    )
+                seen_grants.setdefault(p, i)
+
+    for name, principal in m.principals.items():
+        for i, p in enumerate(principal.inherits):
+            need("principal", m.principals, p, ("principals", name, "inherits", i))
+    for path, message in cycles(m):
+        bad(path, message)
 
     for name, mask in m.masks.items():
         for i, p in enumerate(mask.unmasked_for):
@@ -413,7 +485,34 @@ def _resolve(project: Project) -> list[Diagnostic]:
         if rf is None:
             continue
         fpath = (*base, "row_filter")
-        if rf.entitlement is not None:
+        if rf.dimensions is not None:
+            abac = (
+                ds.platform == "databricks"
+                and m.platforms.databricks is not None
+                and (m.platforms.databricks.style == "abac")
+            )
+            for i, d in enumerate(rf.dimensions):
+                dpath = dimension_path(project, name, i)
+                if abac and d.unfiltered_for:
+                    bad(
+                        (*dpath, "unfiltered_for"),
+                        "under Databricks style abac, who sees every row is named in the "
+                        "policy's EXCEPT, which exempts from the whole filter: give "
+                        "unfiltered_for for the whole filter (the mapping form's "
+                        "row_filter.unfiltered_for beside dimensions), or use style table",
+                    )
+                need("entitlement", m.entitlements, d.entitlement, (*dpath, "entitlement"))
+                if d.column in ds.columns and ds.columns[d.column].mask:
+                    bad(
+                        (*dpath, "column"),
+                        f"{d.column} is masked; a column may be in a row filter or a mask, "
+                        "not both",
+                    )
+                for j, p in enumerate(d.unfiltered_for):
+                    need("principal", m.principals, p, (*dpath, "unfiltered_for", j))
+            for i, p in enumerate(rf.unfiltered_for):
+                need("principal", m.principals, p, (*fpath, "unfiltered_for", i))
+        elif rf.entitlement is not None:
             need("entitlement", m.entitlements, rf.entitlement, (*fpath, "entitlement"))
             if rf.column in ds.columns and ds.columns[rf.column].mask:
                 bad(
@@ -455,7 +554,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
             )
         known = list(src.columns)
         if src.row_filter is not None:
-            known += [src.row_filter.column] if src.row_filter.column else []
+            known += [c for _, c, _ in src.filter_dimensions]
             known += list(src.row_filter.arguments or {})
         folded = {(c.upper() if src.platform == "snowflake" else c.lower()) for c in known}
         for i, col in enumerate(idx.columns):

@@ -88,6 +88,8 @@ class UnitMaker:
             if is_definition(obj):
                 if change.kind == "changed" and change.detail == "signature":
                     out += self._flow(change)
+                elif _gains_expiry(change):
+                    out += self._expiry(change)
                 else:
                     out.append(self._definition_unit(change))
             elif not (change.head is not None and policy_of(change.head) in flows):
@@ -216,6 +218,24 @@ class UnitMaker:
             uses=frozenset(uses),
             tables=frozenset(tables),
         )
+
+    def _expiry(self, change: Change) -> list[Unit]:
+        """A mapping table that gains its expiry column: the column is added in the prepare
+        stage (no policy reads it yet, so no query answers differently), before any policy
+        that reads it is created or changed; the rows are replaced in the apply stage, as any
+        grants change."""
+        old: MappingTable = change.base  # type: ignore[assignment]
+        new: MappingTable = change.head  # type: ignore[assignment]
+        what = change.describe(self.platform)
+        widened = replace(
+            old, expiry_column=new.expiry_column, rows=tuple((*r, None) for r in old.rows)
+        )
+        add = self.st.define(widened, old, f"{what}: add the expiry column {new.expiry_column}")
+        rows = self.st.define(new, widened, what)
+        return [
+            self._unit(CREATE_TABLE, new, [add], change),
+            self._unit(ROWS, new, [rows], change),
+        ]
 
     def _flow(self, change: Change) -> list[Unit]:
         """A signature change: the policy cannot change in place, and an attached policy
@@ -346,3 +366,15 @@ def _protected_table(obj: CatalogObject | None) -> str | None:
     if isinstance(obj, AbacPolicy):
         return obj.securable.upper()
     return table_of(obj).upper()  # type: ignore[arg-type]
+
+
+def _gains_expiry(change: Change) -> bool:
+    """A mapping table whose grants gain their first date (``until``): its expiry column."""
+    old, new = change.base, change.head
+    return (
+        change.kind == "changed"
+        and isinstance(old, MappingTable)
+        and isinstance(new, MappingTable)
+        and old.expiry_column is None
+        and new.expiry_column is not None
+    )

@@ -89,7 +89,9 @@ def session_statements(model: PolicyModel, persona: str, platform: str) -> list[
     """Snowflake: the persona's primary role, then its other roles as secondary roles."""
     if platform != "snowflake":
         return []
-    roles = [model.principals[p].snowflake for p in sem.principals_on(model, persona, "snowflake")]
+    # the roles the session activates: the persona's own (USE SECONDARY ROLES of a role that
+    # is only inherited would fail; the hierarchy activates it anyway)
+    roles = [model.principals[p].snowflake for p in sem.listed_on(model, persona, "snowflake")]
     primary_name = model.principals[sem.primary_principal(model, persona)].snowflake
     if primary_name is None:
         raise ValueError(f"persona {persona}'s primary principal has no Snowflake role")

@@ -12,15 +12,36 @@ them with the model, :mod:`~compiler.verify.engine` runs all of it, and
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import date, timedelta
+
+from compiler.core.today import today
+from compiler.model.grants import expiry_dates
 from compiler.model.validate import Project
 from compiler.verify.report import Report
 
 
-def verify(project: Project, compiled: str | None = None) -> Report:
+def evaluation_dates(project: Project, as_of: date) -> list[date]:
+    """The days verification evaluates at: ``as_of``, then for every grant's ``until`` that
+    day (the grant holds) and the next (it no longer does), each once."""
+    days = [as_of]
+    for until in expiry_dates(project.model):
+        for day in (until, until + timedelta(days=1)):
+            if day not in days:
+                days.append(day)
+    return days
+
+
+def verify(project: Project, compiled: str | None = None, as_of: date | None = None) -> Report:
     """Verify the SQL compiled from ``project`` (in memory), or the files under ``compiled``
-    (a directory written by ``accord compile``) as they are now."""
+    (a directory written by ``accord compile``) as they are now, at ``as_of`` (default:
+    :func:`compiler.core.today.today`) and, when grants carry ``until``, on both sides of
+    every expiry."""
     from compiler.verify.engine import TestSalts, Verifier
     from compiler.verify.sources import load_sql, read_compiled_dir, render_sql
+
+    day = as_of or today()
+    days = evaluation_dates(project, day)
 
     salts = TestSalts()
     if compiled is None:
@@ -30,10 +51,20 @@ def verify(project: Project, compiled: str | None = None) -> Report:
         files = read_compiled_dir(compiled)
         origin = f"the compiled SQL in {compiled}"
     sql = load_sql(files, salts, origin)
-    verifier = Verifier(project, sql, salts)
+    verifier = Verifier(project, sql, salts, day)
     report = verifier.run()
     if project.model.probes:
         from compiler.verify.probes import check_probes
 
         report.probes = check_probes(verifier)
+    if len(days) == 1 and not expiry_dates(project.model):
+        return report
+    report.dates = tuple(d.isoformat() for d in days)
+    report.mismatches = [replace(m, as_of=day.isoformat()) for m in report.mismatches]
+    for other in days[1:]:
+        # the compiled statements are read once; each day runs on its own DuckDB database
+        extra = Verifier(project, sql, salts, other).run()
+        report.checks += extra.checks
+        report.mismatches += [replace(m, as_of=other.isoformat()) for m in extra.mismatches]
+        report.observations += [o for o in extra.observations if o not in report.observations]
     return report

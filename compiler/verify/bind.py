@@ -14,7 +14,8 @@ A policy body is a sqlglot tree in its platform's dialect. Binding it for execut
    ``IS_ROLE_IN_SESSION(r)`` -> ``list_contains(accord_p.sf_roles, r)``, ``CURRENT_ROLE()``
    -> the primary role, ``CURRENT_AVAILABLE_ROLES()`` -> a JSON array string of every role,
    ``is_account_group_member(g)`` -> account groups, ``is_member(g)`` -> workspace-local
-   groups, ``current_user()`` / ``session_user()`` -> the persona's user name;
+   groups, ``current_user()`` / ``session_user()`` -> the persona's user name,
+   ``CURRENT_DATE()`` -> the date verification evaluates at (``--as-of``);
 4. tables become the DuckDB tables the compiled statements created, named
    ``"<platform>:<FOLDED NAME>"`` (keeping the alias the body uses);
 5. the tree is generated as DuckDB SQL by sqlglot (``sha2(x, 256)`` -> ``sha256``, ``||`` and
@@ -25,11 +26,13 @@ A policy body is a sqlglot tree in its platform's dialect. Binding it for execut
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import date
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
+from compiler.core.today import today
 from compiler.sqlscan import Statement
 from compiler.verify.sources import PlatformSQL, Routine, fold
 
@@ -93,10 +96,18 @@ class Binder:
     """Binds routine calls of one platform's compiled SQL. ``table_columns`` maps each DuckDB
     table the compiled statements created to its (lower-case) column names."""
 
-    def __init__(self, sql: PlatformSQL, table_columns: Mapping[str, set[str]]) -> None:
+    def __init__(
+        self, sql: PlatformSQL, table_columns: Mapping[str, set[str]], as_of: date | None = None
+    ) -> None:
         self.sql = sql
         self.platform = sql.platform
         self.table_columns = table_columns
+        #: the day CURRENT_DATE() answers (``accord verify --as-of``); None: today
+        day = (as_of or today()).isoformat()
+
+        def current_date(n: exp.Expression) -> exp.Expression:
+            return exp.cast(exp.Literal.string(day), exp.DataType.build("DATE"))
+
         self._context: dict[type[exp.Expression] | str, Callable[[exp.Expression], exp.Expression]]
         if self.platform == "snowflake":
             self._context = {
@@ -107,6 +118,7 @@ class Binder:
                 exp.CurrentAvailableRoles: lambda n: _available_roles(),
                 exp.CurrentUser: lambda n: persona_column("user_name"),
                 exp.SessionUser: lambda n: persona_column("user_name"),
+                exp.CurrentDate: current_date,
             }
         else:
             self._context = {
@@ -118,6 +130,7 @@ class Binder:
                 ),
                 exp.CurrentUser: lambda n: persona_column("user_name"),
                 exp.SessionUser: lambda n: persona_column("user_name"),
+                exp.CurrentDate: current_date,
             }
 
     # ---- public -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ with every row it concerns, exactly as when each dataset's rows were compared on
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from compiler.meaning import semantics
@@ -37,6 +38,7 @@ class Comparison:
         answers: Answers,
         salt_for: Callable[[str, str], str | None],
         report: Report,
+        as_of: date | None = None,
     ) -> None:
         self.model = model
         self.personas = personas
@@ -49,7 +51,7 @@ class Comparison:
         self._memo: dict[tuple[Any, ...], Any] = {}
         self._masked: dict[tuple[str, str | None, str | None], str | None] = {}
         shared: dict[tuple[str, ...], object] = {}
-        self._perspectives = {p: semantics.Perspective(model, p, shared) for p in personas}
+        self._perspectives = {p: semantics.Perspective(model, p, shared, as_of) for p in personas}
 
     def _masked_value(self, mask: str, value: Any, salt: str | None) -> str | None:
         key = (mask, None if value is None else str(value), salt)
@@ -113,6 +115,24 @@ class Comparison:
         table = self.tables[dataset]
         rf = ds.row_filter
         rowset = self._perspectives[persona].rows(dataset)
+        if rf is not None and rf.dimensions is not None:
+            keyed = [(d, table.column_index(c)) for d, c, _ in ds.filter_dimensions]
+            memo_key = ("expected-dims", dataset, table.length, rowset)
+            hit = self._memo.get(memo_key)
+            if hit is None:
+                hit = self._memo[memo_key] = [
+                    r
+                    for r in range(table.length)
+                    if rowset.sees_row(
+                        {
+                            d: _text(table.value(r, table.columns[i].name))
+                            if i is not None
+                            else None
+                            for d, i in keyed
+                        }
+                    )
+                ]
+            return list(hit)  # type: ignore[call-overload]
         key = rf.column if rf is not None else None
         index = table.column_index(key) if key else None
         values = table.columns[index].values if index is not None else None
@@ -166,6 +186,14 @@ class Comparison:
         values = table.columns[index].values if index is not None else None
         # the entitlement filter as semantics.Perspective.rows keys it
         grants = (ds.platform, rf.entitlement, tuple(rf.unfiltered_for)) if rf else None
+        if rf is not None and rf.dimensions is not None:
+            # the filter of several dimensions, and every key column's values
+            grants = (ds.platform, dataset)  # type: ignore[assignment]
+            values = tuple(  # type: ignore[assignment]
+                id(table.columns[i].values)
+                for _, c, _ in ds.filter_dimensions
+                if (i := table.column_index(c)) is not None
+            )
         key = ("entitled", use.group.id, id(use.codes), id(values), table.length, grants)
         found = self._memo.get(key)
         if found is None:
@@ -523,9 +551,22 @@ def _rows_text(table: GenTable, rows: list[int], key: str | None) -> str:
     if len(rows) == table.length:
         return f"every row ({len(rows)})"
     if key is None:
+        keys = [c for c in table.columns if c.role.startswith("entitlement:")]
+        if len(keys) > 1:  # a filter over several dimensions: each row's combination
+            shown = [
+                "(" + ", ".join(f"{c.name}={_show(table.value(r, c.name))}" for c in keys) + ")"
+                for r in rows[:12]
+            ]
+            more = f" and {len(rows) - 12} more" if len(rows) > 12 else ""
+            return "rows " + ", ".join(shown) + more
         return ", ".join(f"row {r}" for r in rows)
     return "rows with " + key + " in (" + ", ".join(_show(table.value(r, key)) for r in rows) + ")"
 
 
 def _nothing(what: str, where: str) -> tuple[SqlObject, ...]:
     return (SqlObject(f"no {what} attached to", where),)
+
+
+def _text(value: object) -> str | None:
+    """A generated key value as the model names entitlement values (codes are text)."""
+    return None if value is None else str(value)

@@ -72,6 +72,10 @@ class GenTable:
 
     def describe(self, row: int, column: str | None = None) -> str:
         """``row 2 (PROGRAMME_CODE='CNS-204')``: the row and its deciding value."""
+        keys = [c.name for c in self.columns if c.role.startswith("entitlement:")]
+        if column is None and len(keys) > 1:  # a filter over several dimensions
+            shown = ", ".join(f"{k}={_show(self.value(row, k))}" for k in keys)
+            return f"row {row} ({shown})"
         key = column or next((c.name for c in self.columns if c.role != "other"), None)
         if key is None:
             return f"row {row}"
@@ -148,6 +152,7 @@ def generate(model: PolicyModel, extra_columns: dict[str, set[str]]) -> dict[str
     for members in groups.values():
         columns_of = {name: _dataset_columns(model, name, extra_columns) for name in members}
         specs = _group_columns(model, members, columns_of, made)
+        _combine(model, members, specs)
         length = max((len(v) for _, _, v, _ in specs.values()), default=1)
         for name in members:
             ds = model.datasets[name]
@@ -168,7 +173,7 @@ def _dataset_columns(
     cols: dict[str, str] = {}
     rf = ds.row_filter
     wanted = [
-        *([rf.column] if rf and rf.column else []),
+        *(c for _, c, _ in ds.filter_dimensions),
         *((rf.arguments or {}) if rf else {}),
         *ds.columns,
         *sorted(extra_columns.get(name, ())),
@@ -197,8 +202,9 @@ def _group_columns(
             type_text = spec.type if spec else (rf.arguments or {}).get(col, "") if rf else ""
             type_text = type_text or ("VARCHAR" if ds.platform == "snowflake" else "STRING")
             kind = _kind(type_text, ds.platform)
-            if rf is not None and rf.entitlement and rf.column and rf.column.lower() == key:
-                decided: tuple[str, ...] = ("entitlement", rf.entitlement, kind)
+            keyed = next((d for d, c, _ in ds.filter_dimensions if c.lower() == key), None)
+            if keyed is not None:
+                decided: tuple[str, ...] = ("entitlement", keyed, kind)
             elif (
                 rf is not None and rf.expression and key in {a.lower() for a in rf.arguments or {}}
             ):
@@ -247,6 +253,32 @@ def _group_columns(
 
 
 _RANK = {"entitlement": 0, "argument": 1, "identifier": 2, "other": 3}
+
+
+def _combine(
+    model: PolicyModel,
+    members: list[str],
+    specs: dict[str, tuple[str, str, tuple[Value, ...], str]],
+) -> None:
+    """Every combination of values of a filter over several dimensions: the key columns of
+    such filters in the group (in filter order) get strides, so that row ``r`` holds value
+    ``(r // stride) % n`` of each, and the rows hold every combination (every granted value,
+    the value granted to nobody and NULL, of each dimension, against each of the others)."""
+    keys: list[str] = []
+    for name in members:
+        ds = model.datasets[name]
+        if ds.row_filter is None or ds.row_filter.dimensions is None:
+            continue
+        for _, column, _ in ds.filter_dimensions:
+            if column.lower() not in keys and column.lower() in specs:
+                keys.append(column.lower())
+    stride = 1
+    for key in keys:
+        platform, type_text, values, role = specs[key]
+        if stride > 1:
+            values = tuple(v for v in values for _ in range(stride))
+            specs[key] = (platform, type_text, values, role)
+        stride = len(values)
 
 
 def _recognisable(col: str, kind: str) -> tuple[Value, ...]:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
+from datetime import date
 from typing import Any
 
 from compiler.core.errors import Diagnostic, InputError, Location
+from compiler.core.today import today
 from compiler.meaning import semantics
 from compiler.model.schema import PolicyModel
 from compiler.model.shadowing import Shadowed, TableColumns, shadowed_parameters, table_key
@@ -64,9 +66,17 @@ def user_name(persona: str) -> str:
 
 
 class Verifier:
-    def __init__(self, project: Project, compiled: CompiledSQL, salts: TestSalts) -> None:
+    def __init__(
+        self,
+        project: Project,
+        compiled: CompiledSQL,
+        salts: TestSalts,
+        as_of: date | None = None,
+    ) -> None:
         self.project = project
         self.model = project.model
+        #: the day the policies' CURRENT_DATE() answers and the model's grants are judged at
+        self.as_of = as_of or today()
         self.compiled = compiled
         self.salts = salts
         self.con = locked_connection()
@@ -111,7 +121,7 @@ class Verifier:
         ).fetchall():
             self.table_columns[name] = set(cols)
         for platform in self.report.platforms:
-            self.binders[platform] = Binder(self.sql_for(platform), self.table_columns)
+            self.binders[platform] = Binder(self.sql_for(platform), self.table_columns, self.as_of)
         extra: dict[str, set[str]] = {}
         attached = {p: self.sql_for(p).attached_columns_by_table() for p in self.report.platforms}
         for name, ds in self.model.datasets.items():
@@ -139,9 +149,22 @@ class Verifier:
                 groups = self._identities(persona, "databricks")
                 first = self.model.principals[semantics.primary_principal(self.model, persona)]
                 primary = stored_role(first.snowflake) if first.snowflake else None
-            available = "[" + ",".join(f'"{r}"' for r in roles) + "]"
-            rows.append([persona, user_name(persona), primary, roles, available, roles, groups, []])
+            # CURRENT_AVAILABLE_ROLES(): the roles granted to the user, read as the ones the
+            # persona lists (whether it also lists inherited roles is not documented: this is
+            # the reading that can deny); IS_ROLE_IN_SESSION sees the whole hierarchy
+            granted = [r for r in roles if r in self._listed(persona)]
+            available = "[" + ",".join(f'"{r}"' for r in granted) + "]"
+            rows.append(
+                [persona, user_name(persona), primary, roles, available, granted, groups, []]
+            )
         self.con.executemany("INSERT INTO accord_personas VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def _listed(self, persona: str) -> set[str]:
+        """The Snowflake roles the persona lists itself (not inherited)."""
+        return {
+            stored_role(self.model.principals[p].snowflake or "")
+            for p in semantics.listed_on(self.model, persona, "snowflake")
+        }
 
     def _identities(self, persona: str, platform: str) -> list[str]:
         """The persona's roles (groups) as the platform stores them: a Snowflake role created
@@ -263,6 +286,7 @@ class Verifier:
             self.answers,
             lambda mask, platform: self.salts.for_mask(self.model, mask, platform),
             self.report,
+            self.as_of,
         )
         for dataset in datasets:
             row, columns = self.parts_of[dataset]

@@ -35,6 +35,15 @@ class Mismatch:
     rows: tuple[str, ...]
     objects: tuple[SqlObject, ...]
     message: str
+    #: the day it was found at, when the model has grants until a date (``--as-of`` and both
+    #: sides of every expiry are evaluated)
+    as_of: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        out = asdict(self)
+        if self.as_of is None:
+            del out["as_of"]
+        return out
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,9 @@ class Report:
     observations: list[Observation] = field(default_factory=list)
     #: probe outcomes (compiler.meaning.probes.ProbeOutcome), answered through the compiled SQL
     probes: list[Any] = field(default_factory=list)
+    #: the days evaluated when the model has grants until a date: ``--as-of`` first, then the
+    #: last day of every expiry and the day after it (empty: no grant has a date)
+    dates: tuple[str, ...] = ()
 
     def summary(self) -> str:
         n = len(self.mismatches)
@@ -68,8 +80,17 @@ class Report:
         return (
             f"accord verify: {self.checks} checks, {self.personas} personas, {self.datasets} "
             f"datasets, {len(self.platforms)} platforms ({', '.join(self.platforms) or 'none'})"
-            f"{probes}: {n} mismatch{'es' if n != 1 else ''}"
+            f"{self._dates_text()}{probes}: {n} mismatch{'es' if n != 1 else ''}"
         )
+
+    def _dates_text(self) -> str:
+        if not self.dates:
+            return ""
+        sides = self.dates[1:]
+        told = f", evaluated as of {self.dates[0]}"
+        if sides:
+            told += f" and on both sides of each grant's expiry ({', '.join(sides)})"
+        return told
 
     def to_json(self) -> str:
         doc = {
@@ -81,11 +102,14 @@ class Report:
                 "platforms": list(self.platforms),
                 "mismatches": len(self.mismatches),
             },
-            "mismatches": [asdict(m) for m in self.mismatches],
+            "mismatches": [m.record() for m in self.mismatches],
             "unchecked": [{**asdict(o), "note": UNCHECKED_NOTE} for o in self.observations],
         }
         if self.probes:
             doc["probes"] = [o.to_json() for o in self.probes]
+        if self.dates:
+            doc["summary"]["as_of"] = self.dates[0]
+            doc["summary"]["dates"] = list(self.dates)
         return json.dumps(doc, indent=2, sort_keys=True)
 
     def to_text(self) -> str:
@@ -93,7 +117,10 @@ class Report:
         for m in self.mismatches:
             who = f"persona {m.persona}" if m.persona else "every persona"
             col = f", column {m.column}" if m.column else ""
-            lines.append(f"MISMATCH [{m.kind}] {who}, dataset {m.dataset} on {m.platform}{col}")
+            when = f", as of {m.as_of}" if m.as_of else ""
+            lines.append(
+                f"MISMATCH [{m.kind}] {who}, dataset {m.dataset} on {m.platform}{col}{when}"
+            )
             lines.append(f"  {m.message}")
             lines.append(f"  expected: {m.expected}")
             lines.append(f"  actual:   {m.actual}")

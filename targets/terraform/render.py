@@ -47,7 +47,7 @@ from typing import Any
 from sqlglot import exp
 
 from targets import get_target, sql
-from targets.base import catalog_names
+from targets.base import catalog_names, row_values
 from targets.objects import (
     AbacPolicy,
     Catalog,
@@ -223,7 +223,8 @@ class SnowflakeResources:
         for f in catalog.of(SaltFunction):
             self.salt_function(f)
         for p in catalog.of(RowFilterPolicy):
-            depends = [self.address[grants[p.dimension].name]] if p.dimension in grants else []
+            dims = p.dimensions or ((p.dimension,) if p.dimension else ())
+            depends = [self.address[grants[d].name] for d in dims if d in grants]
             self.row_access_policy(p, depends)
         for m in catalog.of(MaskPolicy):
             salt = salts.get(m.mask)
@@ -251,13 +252,24 @@ class SnowflakeResources:
                 "column": [
                     {"name": c.upper(), "type": "VARCHAR", "nullable": False}
                     for c in (t.key_column, t.principal_column)
-                ],
+                ]
+                + (
+                    [{"name": t.expiry_column.upper(), "type": "DATE", "nullable": True}]
+                    if t.expiry_column
+                    else []
+                ),
             },
         )
         table = sql.table(t.name, "snowflake")
-        columns = [sql.ident(c, "snowflake") for c in (t.key_column, t.principal_column)]
+        names = (t.key_column, t.principal_column, *([t.expiry_column] if t.expiry_column else []))
+        columns = [sql.ident(c, "snowflake") for c in names]
         if t.rows:
-            insert = exp.insert(exp.values([tuple(r) for r in t.rows]), table, columns=columns)
+            values = (
+                exp.values(row_values(t))
+                if t.expiry_column
+                else exp.values([tuple(r) for r in t.rows])
+            )
+            insert = exp.insert(values, table, columns=columns)
             insert.set("overwrite", True)
             execute = self.sql(insert)
         else:  # no grants: the table holds no rows (the resource exists whatever the rows)

@@ -78,6 +78,19 @@ def abac_quota(ctx: Context) -> Iterator[Finding]:
                 )
         if p.kind == "ROW FILTER" and len(p.match_columns) > MAX_MATCH_COLUMNS:
             for d in p.datasets:
+                several = ctx.model.datasets[d].row_filter
+                if several is not None and several.dimensions is not None:
+                    yield Finding(
+                        project.loc("datasets", d, "row_filter"),
+                        "ACC504",
+                        f"datasets.{d}",
+                        f"the row filter of {d} keys rows by {len(p.match_columns)} "
+                        f"dimensions; an ABAC policy matches at most {MAX_MATCH_COLUMNS} "
+                        "columns",
+                        f"filter {d} by at most {MAX_MATCH_COLUMNS} dimensions, or use "
+                        "Databricks style table",
+                    )
+                    continue
                 yield Finding(
                     project.loc("datasets", d, "row_filter", "arguments"),
                     "ACC504",

@@ -49,7 +49,7 @@ def fix_for(param: str, dialect: str, function: str | None = None) -> str:
 
 def model_columns(ctx: Context) -> dict[str, Columns]:
     """platform -> the columns of every mapping table the model compiles there (all of them:
-    the key and principal columns)."""
+    the key and principal columns, and the expiry column of a dimension with dated grants)."""
 
     def compute() -> dict[str, Columns]:
         out: dict[str, Columns] = {}
@@ -58,7 +58,10 @@ def model_columns(ctx: Context) -> dict[str, Columns]:
             for obj in catalog.objects:
                 if isinstance(obj, MappingTable):
                     key = table_key(obj.name.split("."), platform)
-                    cols = table_key((obj.key_column, obj.principal_column), platform)
+                    names = (obj.key_column, obj.principal_column)
+                    if obj.expiry_column:
+                        names = (*names, obj.expiry_column)
+                    cols = table_key(names, platform)
                     origin = f"the mapping table of entitlement dimension {obj.dimension}"
                     known[key] = TableColumns(frozenset(cols), True, origin)
             out[platform] = known

@@ -1,13 +1,17 @@
-"""ACC502-ACC503: principals granted where they have no identity; declarations nothing uses."""
+"""ACC502-ACC503, ACC507: principals granted where they have no identity; declarations
+nothing uses; grants whose date has passed."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+from compiler.core.today import today, today_source
 from compiler.lint.checks import Context, rule
 from compiler.lint.finding import Finding
 from compiler.lint.usage import platforms_in, usage
+from compiler.model.grants import principal_of, until_of
+from compiler.model.validate import dimension_path
 
 _IDENTITY = {"snowflake": "role", "databricks": "account group"}
 
@@ -69,7 +73,8 @@ def missing_identity(ctx: Context) -> Iterator[Finding]:
         on = used.dimension_datasets.get(dim, {})
         platforms = platforms_in(on)
         for value, principals in m.entitlements[dim].items():
-            for i, p in enumerate(principals):
+            for i, entry in enumerate(principals):
+                p = principal_of(entry)
                 for platform in missing(p, platforms):
                     yield finding(
                         ("entitlements", dim, value, i),
@@ -102,6 +107,16 @@ def missing_identity(ctx: Context) -> Iterator[Finding]:
                     platform,
                     f"{name}'s row filter shows it every row",
                 )
+        for k, d in enumerate(ds.row_filter.dimensions or []):
+            for i, p in enumerate(d.unfiltered_for):
+                for platform in missing(p, [ds.platform]):
+                    yield finding(
+                        (*dimension_path(ctx.project, name, k), "unfiltered_for", i),
+                        f"datasets.{name}",
+                        p,
+                        platform,
+                        f"{name}'s row filter shows it every row of {d.entitlement}",
+                    )
 
 
 @rule("ACC503")
@@ -164,4 +179,57 @@ def unused(ctx: Context) -> Iterator[Finding]:
                     f"{section}.{name}",
                     f"{what.format(name)} {message}",
                     fix.format(name),
+                )
+
+
+@rule("ACC507")
+def expired_grant(ctx: Context) -> Iterator[Finding]:
+    """An entitlement grant's `until` date has passed.
+
+    ## What it does
+    Flags (as a warning) every `{principal: NAME, until: YYYY-MM-DD}` entry of an
+    entitlement value whose date is before the date lint judges at, and states that date
+    and where it comes from: `ACCORD_TODAY` (YYYY-MM-DD) when set, else today in UTC. Set
+    `ACCORD_TODAY` to make a run, or a rerun of an old commit, judge at a fixed date.
+
+    ## Why is this bad?
+    The compiled policies already deny the grant (its mapping row carries the date and a row
+    is admitted only while `CURRENT_DATE()` is on or before it), so nothing leaks. But the
+    entry still says the principal holds the value: an access review reads a grant that no
+    longer exists, and a later edit that drops `until` (or extends it by mistake) would
+    grant it again silently.
+
+    ## Example
+    ```yaml
+    entitlements:
+      programme:
+        ONC-101: [bench_chemist, {principal: cro_external, until: 2026-03-31}]
+    ```
+
+    ## How to fix
+    Delete the entry once the access review confirms the grant ended, or extend `until`
+    through a reviewed change (`accord diff` reports an extended expiry as a widening).
+    """
+    m = ctx.model
+    dates = [
+        until_of(e) for values in m.entitlements.values() for es in values.values() for e in es
+    ]
+    if not any(dates):
+        return
+    now = today()
+    for dim in sorted(m.entitlements):
+        for value, entries in m.entitlements[dim].items():
+            for i, entry in enumerate(entries):
+                until = until_of(entry)
+                if until is None or until >= now:
+                    continue
+                p = principal_of(entry)
+                yield Finding(
+                    ctx.project.loc("entitlements", dim, value, i, "until"),
+                    "ACC507",
+                    f"entitlements.{dim}",
+                    f"the grant of {dim} {value} to {p} ended on {until.isoformat()} (lint "
+                    f"judges at {now.isoformat()}, {today_source()}): the policies deny it, "
+                    "the model still lists it",
+                    "delete the entry, or extend `until` in a reviewed change",
                 )
