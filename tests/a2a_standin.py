@@ -63,6 +63,10 @@ def scenario(path: str, canary_text: str = "") -> Any:
         result = task("TASK_STATE_COMPLETED", "No results.")
         result["task"]["status"]["message"]["parts"].append({"data": {parts[1]: parts[2]}})
         return result
+    if head == "leak":  # completed, the canary text shown, and a denial code in a data part
+        result = task("TASK_STATE_COMPLETED", canary_text)
+        result["task"]["status"]["message"]["parts"].append({"data": {parts[1]: parts[2]}})
+        return result
     if head == "failed":  # /failed/<key>/<code> or /failed
         extra = {"metadata": {parts[1]: parts[2]}} if len(parts) > 2 else {}
         return task("TASK_STATE_FAILED", "The query failed.", **extra)

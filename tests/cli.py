@@ -108,3 +108,23 @@ def run_process(
         check=False,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def pr_clone(repo: Path, root: Path) -> Path:
+    """``repo`` committed as a pull request would commit it (every file, ignored ones too,
+    symbolic links as links) and cloned afresh under ``root``: what a CI job checks out."""
+
+    def git(cwd: Path, *args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+            cwd=cwd,
+            check=True,
+            capture_output=True,
+        )
+
+    git(repo, "init", "-q")
+    git(repo, "add", "-A", "-f")
+    git(repo, "commit", "-q", "-m", "a pull request")
+    clone = root / "clone"
+    git(root, "clone", "-q", str(repo), str(clone))
+    return clone

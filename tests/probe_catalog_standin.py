@@ -13,6 +13,8 @@ profile each) and `is_account_group_member` sees the persona's groups."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -93,31 +95,63 @@ def _insert(
 
 
 class StandinRunner:
-    """A probe runner (``run(persona, statements) -> rows``) on a deployed stand-in."""
+    """A probe runner (``session(persona)``: one session, statements in order) on a deployed
+    stand-in. ``groups`` overrides a persona's Databricks groups (a principal in other groups
+    than the persona's: the probe must refuse to answer)."""
 
     def __init__(self, project: Project, estate: SnowflakeEstate | DatabricksEstate) -> None:
         self.model = project.model
         self.estate = estate
         self.seen: list[tuple[str, list[str]]] = []
+        self.groups: dict[str, set[str]] = {}
+
+    @contextmanager
+    def session(self, persona: str) -> Iterator[_Session]:
+        statements: list[str] = []
+        self.seen.append((persona, statements))
+        if isinstance(self.estate, SnowflakeEstate):
+            yield _Session(self.estate, statements, Session(PROBE_USER), None)
+            return
+        groups = self.groups.get(persona)
+        if groups is None:
+            groups = {
+                self.model.principals[p].databricks or "" for p in self.model.personas[persona]
+            }
+        yield _Session(self.estate, statements, None, {g for g in groups if g})
 
     def run(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
-        self.seen.append((persona, statements))
         rows: list[tuple[Any, ...]] = []
+        with self.session(persona) as session:
+            for sql in statements:
+                rows = session.rows(sql)
+        return rows
+
+
+class _Session:
+    def __init__(
+        self,
+        estate: SnowflakeEstate | DatabricksEstate,
+        statements: list[str],
+        snowflake: Session | None,
+        groups: set[str] | None,
+    ) -> None:
+        self.estate = estate
+        self.statements = statements
+        self.snowflake = snowflake
+        self.groups = groups or set()
+
+    def rows(self, sql: str) -> list[tuple[Any, ...]]:
+        self.statements.append(sql)
         try:
             if isinstance(self.estate, SnowflakeEstate):
-                session = Session(PROBE_USER)
-                for sql in statements:
-                    _, rows = self.estate.execute_as(session, sql)
-                return rows
-            groups = {self.model.principals[p].databricks for p in self.model.personas[persona]}
+                assert self.snowflake is not None
+                return self.estate.execute_as(self.snowflake, sql)[1]
             with self.estate.lock:
-                saved, self.estate.session = self.estate.session, {g for g in groups if g}
+                saved, self.estate.session = self.estate.session, set(self.groups)
                 try:
-                    for sql in statements:
-                        _, rows = self.estate.execute(sql)
+                    return self.estate.execute(sql)[1]
                 finally:
                     self.estate.session = saved
-            return rows
         except SqlError as err:
             raise QueryError(
                 err.message, {"errorCode": err.code, "sqlState": err.sqlstate}

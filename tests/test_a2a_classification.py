@@ -85,3 +85,41 @@ def test_a_dripping_agent_is_cut_off_at_the_probe_timeout() -> None:
     # each byte arrives well within the per-read timeout; only the overall deadline stops it
     assert took < 3.0, took
     assert threading.active_count() < 50
+
+
+@pytest.mark.parametrize(
+    ("text", "salted", "expected"),
+    [
+        (f"Subject: {TRACE}", False, None),  # a trace id, or any digest: no evidence of masking
+        ("Subject: " + "ab12" * 16, False, None),
+        (f"trace {TRACE}; subject subj-0042", False, "clear"),  # the clear value is still clear
+        (f"Subject: {TRACE}", True, "empty"),  # with the salt: not the canary's digest
+        ("Subject: <digest>", True, "masked"),  # with the salt: the digest accord recomputes
+    ],
+)
+def test_a_hex_string_is_the_canarys_digest_only_when_accord_can_recompute_it(
+    monkeypatch, text: str, salted: bool, expected: str | None
+) -> None:
+    """The reference model's subject_pseudonym mask, its salt set or not, asked through the
+    A2A stand-in on 127.0.0.1."""
+    from urllib.parse import quote
+
+    from compiler.meaning.semantics import apply_mask
+    from compiler.model.validate import load_project
+    from compiler.probe_live.canary import canary_for
+    from tests.a2a_standin import a2a_standin, url
+    from tests.conftest import ROOT
+
+    if salted:
+        monkeypatch.setenv("SUBJECT_SALT_SNOWFLAKE", "pepper")
+    else:
+        monkeypatch.delenv("SUBJECT_SALT_SNOWFLAKE", raising=False)
+    model = load_project(ROOT / "policies").model
+    canary = canary_for(model, "assay_results", "SUBJECT_ID", "SUBJ-0042")
+    digest = apply_mask(model.masks["subject_pseudonym"], "SUBJ-0042", "pepper") or ""
+    with a2a_standin() as server:
+        path = "/message/" + quote(text.replace("<digest>", digest), safe="")
+        got = classify_task(send_message(url(server, path), "q", timeout=5), canary, True)
+    assert got.disposition == expected, got.detail
+    if expected is None:
+        assert "SUBJECT_SALT_SNOWFLAKE is not available here" in got.detail

@@ -33,10 +33,24 @@ from compiler.model.validate import load_project
 from tests.a2a_standin import a2a_standin, base_url, url
 from tests.cli import run_cli
 from tests.conftest import ROOT
+from tests.live_helpers import SALTS
 
 CANARY = "SUBJ-CANARY-0204"
-#: the agents answer the CRO's question with a salted digest: masked, as the probe expects
-MASKED_ANSWER = "/task/TASK_STATE_COMPLETED/The%20subjects%20are%20" + "ab" * 32
+#: the salt of each agent's platform (the fixture sets them): accord recomputes the digest
+SALT_OF = {
+    "warehouse_agent": "SUBJECT_SALT_SNOWFLAKE",
+    "lakehouse_agent": "SUBJECT_SALT_DATABRICKS",
+    "retired_agent": "SUBJECT_SALT_SNOWFLAKE",
+}
+
+
+def masked_answer(agent: str) -> str:
+    """The agent answers the CRO's question with the canary's salted digest on its platform
+    (the one accord recomputes from the salt): masked, as the probe expects."""
+    digest = hashlib.sha256((CANARY + SALTS[SALT_OF[agent]]).encode()).hexdigest()
+    return "/task/TASK_STATE_COMPLETED/The%20subjects%20are%20" + digest
+
+
 WELL_KNOWN = "/.well-known/agent-card.json"
 
 
@@ -89,7 +103,7 @@ class Mesh:
     servers: dict[str, Any]
 
     def endpoint(self, agent: str) -> str:
-        return url(self.servers[agent], MASKED_ANSWER)
+        return url(self.servers[agent], masked_answer(agent))
 
     def serve(self, agent: str, card: Any, path: str = WELL_KNOWN) -> None:
         self.servers[agent].cards.clear()
@@ -175,7 +189,7 @@ def mesh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Mesh]:
         surfaces = yaml.safe_load((root / "surfaces.yaml").read_text())
         for name in ("warehouse_agent", "lakehouse_agent"):
             surfaces["surfaces"][name]["a2a"] = {
-                "url": url(servers[name], MASKED_ANSWER),
+                "url": url(servers[name], masked_answer(name)),
                 "timeout_seconds": 5,
             }
         (root / "surfaces.yaml").write_text(yaml.safe_dump(surfaces, sort_keys=False))
@@ -190,6 +204,8 @@ def mesh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Mesh]:
         config = {"a2a_tokens": {"cro_collaborator": {"token": "env:A2A_CRO", "origins": origins}}}
         (tmp_path / "probe.yaml").write_text(yaml.safe_dump(config))
         monkeypatch.setenv("A2A_CRO", "tok-cro")
+        for var, value in SALTS.items():
+            monkeypatch.setenv(var, value)
         m = Mesh(tmp_path, root, servers)
         for name in ("warehouse_agent", "lakehouse_agent"):
             m.serve(name, card_v1(name, m.endpoint(name)))

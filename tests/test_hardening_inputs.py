@@ -343,7 +343,13 @@ def _expression(text: str) -> Callable[[Path], None]:
 HOSTILE = [
     # (case, set-up of the policy directory, location (regex), message)
     ("fifo", _fifo, r"pipe.yaml:1:1: ", "policy file is not a regular file"),
-    ("symlink-to-dev-zero", _dev_zero, r"zero.yaml:1:1: ", "policy file is not a regular file"),
+    # a link out of the policy directory is refused before it is opened (issue 22 item 10)
+    (
+        "symlink-to-dev-zero",
+        _dev_zero,
+        r"zero.yaml:1:1: ",
+        "a symbolic link that leads outside the policy directory: not read",
+    ),
     ("oversized-file", _huge, r"huge.yaml:1:1: ", "at most 8388608 are read"),
     (
         "deep-nesting",

@@ -94,6 +94,8 @@ class Case:
     message: str
 
 
+#: a probe config with one persona's token (the cases below break one part of it)
+TOKENS = b"timeout_seconds: 5\na2a_tokens:\n  analyst:\n    token: env:T\n    origins: [https://a.example]\n"
 DEEP_IF = "select 1;\n" + "{% if a %}\n" * 1500 + POLICY + "{% endif %}\n" * 1500
 CASES = [
     Case(
@@ -177,29 +179,64 @@ CASES = [
         "probe-config-section-a-list",
         _probe_config(b"snowflake: [connection]\n"),
         2,
-        r"probe.yaml:1:1: ",
+        r"probe.yaml:1:12: ",
         "snowflake must be a mapping, not list",
     ),
     Case(
         "probe-config-profiles-a-list",
         _probe_config(b"databricks:\n  probe_profiles: [analyst]\n"),
         2,
-        r"probe.yaml:1:1: ",
+        r"probe.yaml:2:19: ",
         "databricks.probe_profiles must be a mapping, not list",
     ),
     Case(
         "probe-config-number-and-name-keys",
-        _probe_config(b"1: x\nsnowflak: y\n"),
+        _probe_config(b"timeout_seconds: 5\nsnowflak: y\n1: x\n"),
         2,
-        r"probe.yaml:1:1: ",
+        r"probe.yaml:2:1: ",  # the first unknown key written
         "unknown key(s) 1, snowflak",
     ),
     Case(
         "probe-config-deep",
         _probe_config(b"a2a_tokens: " + b"[" * 3000 + b"]" * 3000 + b"\n"),
         2,
-        r"probe.yaml:1:1: ",
+        r"probe.yaml:1:3012: ",  # the deepest bracket
         "nested too deeply",
+    ),
+    Case(
+        "probe-config-profile-not-a-name",
+        _probe_config(b"databricks:\n  probe_profiles:\n    analyst: [x]\n"),
+        2,
+        r"probe.yaml:3:14: ",
+        "databricks.probe_profiles.analyst must be a profile name, not list",
+    ),
+    Case(
+        "probe-config-timeout",
+        _probe_config(b"a2a_tokens: {}\ntimeout_seconds: 0\n"),
+        2,
+        r"probe.yaml:2:18: ",
+        "timeout_seconds: a number in (0, 600]",
+    ),
+    Case(
+        "probe-config-token-not-env",
+        _probe_config(TOKENS.replace(b"env:T", b"plain")),
+        2,
+        r"probe.yaml:4:12: ",
+        "a2a_tokens: analyst.token must be env:NAME",
+    ),
+    Case(
+        "probe-config-origin-not-an-origin",
+        _probe_config(TOKENS.replace(b"]", b", ftp://x]")),
+        2,
+        r"probe.yaml:5:34: ",
+        "a2a_tokens: analyst.origins: 'ftp://x' is not an origin",
+    ),
+    Case(
+        "probe-config-token-keys",
+        _probe_config(TOKENS + b"    extra: 1\n"),
+        2,
+        r"probe.yaml:4:5: ",
+        "a2a_tokens: analyst: exactly the keys token and origins",
     ),
 ]
 
@@ -322,3 +359,38 @@ def test_a_deep_live_policy_body_is_unreadable_not_a_crash() -> None:
         "GOVERNANCE.POLICIES.P: its body nests 5000 parentheses deep, deeper than accord's "
         "SQL parser follows; it is not compared"
     ]
+
+
+class _Session(_Rows):
+    def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_live_rows_of_the_wrong_shape_are_located_in_the_model(
+    monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """``accord drift`` over a platform whose DESCRIBE answer lacks a column: exit 2, the
+    error located at the model's ``governance_schema`` of that platform (what was being read),
+    not at the policy directory's 1:1, in every format."""
+    import json
+
+    import compiler.live.session as session
+
+    answers = {"SHOW ROW ACCESS": [_POLICY_ROW], "DESCRIBE": [{"body": "TRUE"}]}
+    monkeypatch.setattr(session, "open_executor", lambda *a, **k: _Session(answers))
+    lines = (EXAMPLE / "platforms.yaml").read_text().splitlines()
+    line = next(i for i, t in enumerate(lines, 1) if "governance_schema" in t)
+    column = lines[line - 1].index("governance_schema") + len("governance_schema: ") + 1
+    where = f"platforms.yaml:{line}:{column}"
+    code, out, err = run_cli(["drift", str(EXAMPLE), "--platform", "snowflake", "--format", fmt])
+    assert code == 2, out + err
+    assert f"{where}: snowflake answered in a shape accord cannot read" in err or fmt != "text"
+    if fmt == "json":
+        (error,) = json.loads(out)["errors"]
+        assert (error["line"], error["column"]) == (line, column), error
+        assert error["file"].endswith("platforms.yaml")
+    if fmt == "sarif":
+        (note,) = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        region = note["locations"][0]["physicalLocation"]["region"]
+        assert (region["startLine"], region["startColumn"]) == (line, column), note

@@ -273,3 +273,68 @@ def test_a_symlink_out_of_the_checkout_is_refused(
         assert code == 2, err
         assert f"{link}:1:1: a symbolic link that leads outside the tree linted" in err
         assert "top_secret" not in out + err
+
+
+@pytest.mark.parametrize(
+    ("table", "line", "where"),
+    [
+        pytest.param(
+            '[per-file-ignores]\n"**" = ["ACC"]\n', 3, "every file", id="every rule, all files"
+        ),
+        pytest.param(
+            '[per-file-ignores]\n"macros/*.sql" = ["ACC1", "ACC2", "ACC3", "ACC4", "ACC5",'
+            ' "ACC6", "ACC7"]\n',
+            3,
+            "the files it matches",
+            id="every rule, one folder",
+        ),
+        pytest.param('per-file-ignores = { "*" = ["ACC"] }\n', 2, "every file", id="inline table"),
+    ],
+)
+def test_per_file_ignores_that_disable_every_error_rule_are_reported(
+    tmp_path: Path, table: str, line: int, where: str
+) -> None:
+    """A ``per-file-ignores`` glob that deselects every error rule silences lint for the files
+    it matches: warned on every run, as a line, a github ``::warning`` annotation and a SARIF
+    notification, located at the glob's line."""
+    repo = write_files(
+        tmp_path / "repo", {"macros/mp_email.sql": MACRO, "accord.toml": f"# ours\n{table}"}
+    )
+    clone = _clone(repo, tmp_path)
+    warning = f"disables every error rule in {where} (only ACC001 runs there)"
+    code, _, err = _ci(clone, ".")
+    assert code == 0, err  # the ACC101 of the macro is ignored: hence the warning
+    assert f"accord.toml:{line}:1: warning: per-file-ignores" in err and warning in err, err
+    code, out, err = _ci(clone, ".", "--format", "sarif")
+    notes = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [n["level"] for n in notes] == ["warning"] and warning in notes[0]["message"]["text"]
+    assert notes[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == line
+    code, out, err = _ci(clone, ".", "--format", "github")
+    (annotation,) = [a for a in out.splitlines() if a.startswith("::warning ")]
+    assert annotation.startswith(
+        f"::warning file=accord.toml,line={line},col=1,title=accord configuration::per-file-ignores"
+    ), out
+    assert warning in annotation and "warning: per-file-ignores" not in err
+
+
+def test_configuration_warnings_are_escaped_github_annotations(tmp_path: Path) -> None:
+    """Under ``--format github`` a configuration warning is a ``::warning`` annotation, its
+    values escaped per the workflow-command rules: a glob with a line break, ``%``, ``:`` and
+    ``,`` cannot forge a second command (``::add-mask::``) nor end the message early."""
+    glob = "x%,y:\\n::add-mask::secret"  # TOML's \n: a line break inside the glob
+    repo = write_files(
+        tmp_path / "repo",
+        {"macros/mp_email.sql": MACRO, "accord.toml": f'[per-file-ignores]\n"{glob}" = ["ACC"]\n'},
+    )
+    clone = _clone(repo, tmp_path)
+    code, out, err = _ci(clone, ".", "--format", "github")
+    assert code == 1, err  # the glob matches nothing: the macro's ACC101 still fails
+    lines = out.splitlines()
+    assert not any(line.startswith("::add-mask::") for line in (out + err).splitlines())
+    (annotation,) = [a for a in lines if a.startswith("::warning ")]
+    # the glob is quoted with its line break as \\n, its % escaped as the runner reads it back
+    assert "per-file-ignores 'x%25,y:\\n::add-mask::secret' disables" in annotation, annotation
+    assert annotation.startswith(
+        "::warning file=accord.toml,line=2,col=1,title=accord configuration::"
+    )
+    assert [a.split(" ", 1)[0] for a in lines] == ["::warning", "::error"]

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import urllib.request
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +48,23 @@ from compiler.probe_live.run import LiveOptions, run_live
 from tests.a2a_standin import a2a_standin, base_url, url
 from tests.cli import run_cli
 from tests.conftest import ROOT
+from tests.live_helpers import SALTS
 from tests.standins.databricks import DatabricksEstate, workspace
 from tests.standins.engine import SqlError
 
 POLICIES = ROOT / "policies"
 CANARY = "SUBJ-CANARY-204"
-SUBJECT = Canary(CANARY, any_digest=True)
+#: the digest the reference mask shows for the canary under each platform's test salt
+SF_DIGEST = hashlib.sha256((CANARY + SALTS["SUBJECT_SALT_SNOWFLAKE"]).encode()).hexdigest()
+DBX_DIGEST = hashlib.sha256((CANARY + SALTS["SUBJECT_SALT_DATABRICKS"]).encode()).hexdigest()
+SUBJECT = Canary(CANARY, masked=(SF_DIGEST,))
+
+
+@pytest.fixture(autouse=True)
+def salts(monkeypatch) -> None:
+    """The salts the masks reference: accord recomputes the canary's digest with them."""
+    for var, value in SALTS.items():
+        monkeypatch.setenv(var, value)
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +214,8 @@ EXCHANGES = {
     "/redirect": (None, "fault"),  # never followed
     "/nowhere": (None, "fault"),
     "/artifact/" + CANARY: ("clear", "answer"),
-    "/message/" + "0" * 64: ("masked", "answer"),
+    "/message/" + SF_DIGEST: ("masked", "answer"),
+    "/message/" + "0" * 64: ("empty", "answer"),  # a digest of something else: not the canary
 }
 
 
@@ -233,12 +248,16 @@ def test_canary_tells_clear_from_masked_with_the_salt(monkeypatch) -> None:
     assert notes.classify("canary note") == "clear"
 
 
-def test_canary_without_the_salt_knows_a_digest_by_its_shape(monkeypatch) -> None:
+def test_canary_without_the_salt_never_takes_hex_for_its_digest(monkeypatch) -> None:
+    """Without the salt accord cannot recompute the digest: 64 hex digits (a trace id, any
+    digest) are no evidence of masking, and the clear value is still clear in any case."""
     monkeypatch.delenv("SUBJECT_SALT_SNOWFLAKE", raising=False)
     model = load_project(POLICIES).model
     canary = canary_for(model, "assay_results", "SUBJECT_ID", CANARY)
-    assert canary.classify("id " + "a" * 64) == "masked"
-    assert canary.classify("nothing") is None
+    assert canary.masked == () and "SUBJECT_SALT_SNOWFLAKE" in (canary.unknown_mask or "")
+    assert canary.classify("id " + "a" * 64) is None
+    assert canary.classify(f"trace {SF_DIGEST}") is None  # even the right digest is unprovable
+    assert canary.classify(f"{'a' * 64} {CANARY.lower()}") == "clear"
 
 
 # --------------------------------------------------------------------------------------------
@@ -417,17 +436,55 @@ def test_databricks_denial_through_the_real_sdk(tmp_path: Path, monkeypatch) -> 
 
 
 class TableRunner:
-    """Rows per (persona, dataset table): what a platform's policies would show."""
+    """Rows per (persona, dataset table[, text the query holds]): what a platform's policies
+    would show; the most specific key wins. The session checks are answered as a platform
+    would for the session the statements set up: ``CURRENT_ROLE()`` and
+    ``CURRENT_SECONDARY_ROLES()`` from the USE statements seen (through ``activate``, which
+    a test may narrow), ``is_account_group_member`` from the persona's groups in
+    policies/."""
 
-    def __init__(self, answers: dict[tuple[str, str], list[tuple[Any, ...]] | Exception]) -> None:
+    def __init__(self, answers: dict[tuple[str, ...], list[tuple[Any, ...]] | Exception]) -> None:
         self.answers = answers
         self.seen: list[tuple[str, list[str]]] = []
+        self.model = load_project(POLICIES).model
+
+    @contextmanager
+    def session(self, persona: str) -> Iterator[Any]:
+        statements: list[str] = []
+        self.seen.append((persona, statements))
+        runner = self
+
+        class Rows:
+            def rows(self, statement: str) -> list[tuple[Any, ...]]:
+                statements.append(statement)
+                return runner.answer(persona, statements)
+
+        yield Rows()
 
     def run(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
-        self.seen.append((persona, statements))
+        rows: list[tuple[Any, ...]] = []
+        with self.session(persona) as session:
+            for statement in statements:
+                rows = session.rows(statement)
+        return rows
+
+    def answer(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
         query = statements[-1]
-        for (who, table), rows in self.answers.items():
-            if who == persona and table in query:
+        if query.startswith("USE "):
+            return []
+        if "CURRENT_SECONDARY_ROLES()" in query:
+            primary = next(s[9:] for s in statements if s.startswith("USE ROLE "))
+            asked = next(s[20:] for s in statements if s.startswith("USE SECONDARY ROLES "))
+            roles = [] if asked == "NONE" else [r.strip() for r in asked.split(",")]
+            doc = {"roles": ",".join(roles), "value": ",".join(roles)}
+            return [(primary, json.dumps(doc))]
+        if "is_account_group_member" in query:
+            mine = {self.model.principals[p].databricks for p in self.model.personas[persona]}
+            asked = re.findall(r"is_account_group_member\('([^']*)'\)", query)
+            return [tuple(g in mine for g in asked)]
+        for who, table, *more in sorted(self.answers, key=len, reverse=True):
+            if who == persona and table in query and all(m in query for m in more):
+                rows = self.answers[(who, table, *more)]
                 if isinstance(rows, Exception):
                     raise rows
                 return rows
@@ -474,16 +531,18 @@ def reference_runners() -> dict[str, TableRunner]:
     """What the compiled reference policies show each persona (as accord verify computes)."""
     sf = TableRunner(
         {
-            ("cro_collaborator", "DISCOVERY.ASSAYS.RESULTS"): [("a" * 64,)],
+            ("cro_collaborator", "DISCOVERY.ASSAYS.RESULTS"): [(SF_DIGEST,)],
             ("clinical_pharmacologist", "DISCOVERY.ASSAYS.RESULTS"): [(CANARY,)],
             ("bench_chemist", "DISCOVERY.ASSAYS.RESULTS"): [("[redacted]",)],
         }
     )
     dbx = TableRunner(
         {
-            ("cro_collaborator", "discovery_lake.assays.results"): [("b" * 64,)],
+            ("cro_collaborator", "discovery_lake.assays.results"): [(DBX_DIGEST,)],
             ("clinical_pharmacologist", "discovery_lake.assays.results"): [(CANARY,)],
             ("bench_chemist", "discovery_lake.assays.results"): [("[redacted]",)],
+            # the CRO's positive control: the CNS-204 variant calls she is granted
+            ("cro_collaborator", "omics.variants.calls", "'CNS-204'"): [(1,)],
         }
     )
     return {"snowflake": sf, "databricks": dbx}
@@ -707,6 +766,8 @@ def test_a_run_that_asks_nothing_is_not_a_pass(tmp_path: Path) -> None:
     assert "no probe was answered" in run.stdout
 
 
+UNSALTED = Canary(CANARY, unknown_mask="mask subject_pseudonym: the salt is not available here")
+
 ROW_CASES = [
     # (where, column, rows, canary, expected)
     (None, None, [("ONC-101",), ("CNS-204",), ("IMM-310",)], None, "clear"),
@@ -714,7 +775,11 @@ ROW_CASES = [
     (None, None, [], None, "empty"),
     ({"programme": "CNS-204"}, None, [(1,)], None, "clear"),
     ({"programme": "CNS-204"}, "subject_id", [(CANARY,)], SUBJECT, "clear"),
-    ({"programme": "CNS-204"}, "subject_id", [("f" * 64,)], SUBJECT, "masked"),
+    ({"programme": "CNS-204"}, "subject_id", [(SF_DIGEST,)], SUBJECT, "masked"),
+    ({"programme": "CNS-204"}, "subject_id", [("f" * 64,)], SUBJECT, "empty"),  # not its digest
+    # the salt not available: no hex string is the canary's digest, the clear value still is
+    ({"programme": "CNS-204"}, "subject_id", [("f" * 64,)], UNSALTED, None),
+    ({"programme": "CNS-204"}, "subject_id", [("f" * 64,), (CANARY.lower(),)], UNSALTED, "clear"),
     ({"programme": "CNS-204"}, "subject_id", [("someone-else",)], SUBJECT, "empty"),
     ({"programme": "CNS-204"}, "subject_id", [(CANARY,)], None, None),  # no canary: no answer
 ]

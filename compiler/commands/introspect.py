@@ -5,8 +5,8 @@ from typing import Any
 
 import click
 
-from compiler.commands.options import Choice, live_options, options_from, progress
-from compiler.core.visible import visible
+from compiler.commands.options import Choice, live_options, options_from, progress, say
+from compiler.core.visible import plain
 from compiler.model.validate import (
     load_project,
     refuse_dated_grants,
@@ -44,11 +44,10 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
     with session(project, [platform], options_from(kwargs), progress()) as read:
         live = read.catalogs[platform]
     if fmt == "json":
-        click.echo(json.dumps(live.to_json(), indent=2, sort_keys=True))
+        # valid UTF-8 whatever a name holds (a byte that is not UTF-8 is written \xff)
+        click.echo(json.dumps(plain(live.to_json()), indent=2, sort_keys=True))
         return 0
-    click.echo(
-        f"{platform}: {live.catalog.governance_schema} (fingerprint {live.fingerprint[:16]})"
-    )
+    say(f"{platform}: {live.catalog.governance_schema} (fingerprint {live.fingerprint[:16]})")
     for obj in sort_objects(live.catalog.objects):
         data = object_json(obj, platform)
         kind = data.pop("kind")
@@ -58,23 +57,23 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
             for k, v in data.items()
             if k not in ("name", "body") and v not in ("", (), [], None)
         }
-        click.echo(f"  {kind:<20} {name}  {json.dumps(detail, sort_keys=True)}")
+        say(f"  {kind:<20} {name}  {json.dumps(detail, sort_keys=True)}")
     for g in live.salt_grants:
         kind = f"{g.kind.replace('_', ' ').lower()} " if platform == "snowflake" else ""
-        click.echo(f"  salt grant: {g.privilege} on {g.function} to {kind}{g.grantee}")
+        say(f"  salt grant: {g.privilege} on {g.function} to {kind}{g.grantee}")
     for name in live.insecure_salts:
-        click.echo(f"  not SECURE: {name}")
+        say(f"  not SECURE: {name}")
     for column, over in sorted(live.overrides.items()):
-        click.echo(f"  direct mask overrides the tag's: {visible(column)} ({visible(over)})")
+        say(f"  direct mask overrides the tag's: {column} ({over})")
     for what in sorted(live.not_in_effect):
-        click.echo(f"  not in effect: {visible(what)}")
+        say(f"  not in effect: {what}")
     for what in sorted(live.inherited_tags):
-        click.echo(f"  inherited tag: {visible(what)}")
+        say(f"  inherited tag: {what}")
     for what in live.unreadable:
-        click.echo(f"  could not read: {visible(what)}", err=True)
+        say(f"  could not read: {what}", err=True)
     if live.coverage is not None:
         for line in live.coverage.lines():
-            click.echo(f"  {visible(line)}")
+            say(f"  {line}")
     return 0
 
 
@@ -94,14 +93,14 @@ def _check_reader(project: Any, platform: str, fmt: str, options: Any) -> int:
         executor.close()
     coverage = reader.coverage
     if fmt == "json":
-        click.echo(json.dumps({"coverage": coverage.to_json()}, indent=2, sort_keys=True))
+        click.echo(json.dumps(plain({"coverage": coverage.to_json()}), indent=2, sort_keys=True))
     else:
         who = coverage.reader or "the reading role"
-        click.echo(f"{platform}: reading as {visible(who)}")
+        say(f"{platform}: reading as {who}")
         for privilege in sorted(coverage.privileges):
-            click.echo(f"  holds: {visible(privilege)}")
+            say(f"  holds: {privilege}")
         for u in sorted(coverage.unseen):
-            click.echo(f"  missing: {visible(u.sentence())}")
+            say(f"  missing: {u.sentence()}")
         verdict = "sees everything drift needs" if coverage.complete else "cannot see everything"
         click.echo(f"{platform}: the reading role {verdict}")
     return 0 if coverage.complete else 1

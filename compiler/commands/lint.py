@@ -106,8 +106,9 @@ def command(
     )
     findings, problems = result.findings, result.problems
     warnings, skipped = result.warnings, result.skipped
-    for w in warnings:  # every run: what the configuration turns off
-        click.echo(str(w), err=True)
+    if fmt != "github":  # every run: what the configuration turns off (github: annotations)
+        for w in warnings:
+            click.echo(str(w), err=True)
     if statistics and fmt == "text":
         click.echo(
             render_statistics(findings, result.files, show_suppressed, len(problems), skipped)
@@ -117,7 +118,7 @@ def command(
     elif fmt == "sarif":
         click.echo(render_sarif(findings, problems, warnings=warnings, skipped=skipped))
     elif fmt == "github":
-        text = render_github(findings, show_suppressed, problems)
+        text = render_github(findings, show_suppressed, problems, warnings)
         if text:
             with own_commands():  # every value in them is escaped
                 click.echo(text)

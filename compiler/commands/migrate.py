@@ -5,8 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from compiler.commands.options import Choice, live_options, options_from
-from compiler.core.visible import visible
+from compiler.commands.options import Choice, live_options, options_from, say
 
 if TYPE_CHECKING:
     from compiler.plan.apply import Outcome
@@ -45,9 +44,9 @@ def status(plans: str, ledger: str | None) -> int:
     infos, records = read_plans(plans), read_ledger(path)
     last = latest(records)
     if not infos:
-        click.echo(f"{plans}: no plans")
+        say(f"{plans}: no plans")
     for plan in infos:
-        click.echo(plan.id)
+        say(plan.id)
         for stage in plan.stages:
             state = stage_status(stage, last)
             record = last.get((plan.id, stage.id))
@@ -55,15 +54,13 @@ def status(plans: str, ledger: str | None) -> int:
             if state == "applied" and record is not None and record.sha256 != stage.sha256:
                 state = "applied (from a different file: sha256 differs)"
             group = f"  [cutover group {stage.group}]" if stage.group else ""
-            click.echo(f"  {stage.id:<40} {stage.platform:<11} {state}{when}{group}")
+            say(f"  {stage.id:<40} {stage.platform:<11} {state}{when}{group}")
     broken = half_applied(infos, records, path)
     for h in broken:
-        click.echo(
-            visible(
-                f"{h.location}: cutover group {h.group!r} of {h.plan} is applied on "
-                f"{', '.join(h.applied)} but not on {', '.join(h.missing)}: it is done only "
-                "when every platform is"
-            ),
+        say(
+            f"{h.location}: cutover group {h.group!r} of {h.plan} is applied on "
+            f"{', '.join(h.applied)} but not on {', '.join(h.missing)}: it is done only "
+            "when every platform is",
             err=True,
         )
     return 1 if broken else 0
@@ -113,16 +110,13 @@ def apply_command(
         stages = runner.pending_stages(read_plans(plans), read_ledger(path), platform)
         bad = runner.changed_files(stages)
         if bad:
-            click.echo(
-                visible(f"accord migrate apply: refused: changed since planned: {', '.join(bad)}"),
-                err=True,
-            )
+            say(f"accord migrate apply: refused: changed since planned: {', '.join(bad)}", err=True)
             return 1
         for stage in stages:
-            click.echo(f"-- ===== {stage.plan}/{stage.file.name} =====")
+            say(f"-- ===== {stage.plan}/{stage.file.name} =====")
             click.echo(stage.file.read_text(encoding="utf-8"))
         if not stages:
-            click.echo(f"nothing pending on {platform}")
+            say(f"nothing pending on {platform}")
         return 0
     from compiler.connect.executor import open_executor
     from compiler.live.plan import check_live_base
@@ -132,7 +126,7 @@ def apply_command(
     stages = runner.pending_stages(read_plans(plans), records, platform)
     changed = check_live_base(plans, stages, records, platform, policies, options)
     if changed:
-        click.echo(f"accord migrate apply: refused, nothing ran: {visible(changed)}", err=True)
+        say(f"accord migrate apply: refused, nothing ran: {changed}", err=True)
         return 1
     from compiler.commands.options import progress, terminal
 
@@ -142,7 +136,7 @@ def apply_command(
         path,
         platform,
         lambda: open_executor(platform, options, shown),
-        click.echo,
+        say,
         settle_minutes=abac_settle,
     )
     return _report(outcome, f"nothing pending on {platform}", "apply")
@@ -164,17 +158,17 @@ def rollback_command(platform: str, plans: str, ledger: str | None, **kwargs: An
         _ledger(plans, ledger),
         platform,
         lambda: open_executor(platform, options),
-        click.echo,
+        say,
     )
     return _report(outcome, f"nothing applied on {platform}", "rollback")
 
 
 def _report(outcome: Outcome, nothing: str, verb: str) -> int:
     for stage, state in outcome.done:
-        click.echo(f"{stage}: {state}")
+        say(f"{stage}: {state}")
     if outcome.error:
-        click.echo(f"accord migrate {verb}: {visible(outcome.error)}", err=True)
+        say(f"accord migrate {verb}: {outcome.error}", err=True)
         return 1
     if not outcome.done:
-        click.echo(nothing)
+        say(nothing)
     return 0

@@ -113,6 +113,14 @@ def progress() -> Callable[[str], None]:
     return show
 
 
+def say(line: object, err: bool = False) -> None:
+    """Print one line of a command's text output. The guard on the streams lets line breaks
+    pass (it cannot tell accord's own from a value's), so a line that interpolates a value (a
+    name, a path, a reason, a platform's error) is rendered here with every control character,
+    line breaks included, written visibly: it stays one line."""
+    click.echo(visible(line), err=err)
+
+
 def platforms_of(platform: str) -> list[str]:
     return ["snowflake", "databricks"] if platform == "all" else [platform]
 

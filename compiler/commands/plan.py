@@ -10,8 +10,8 @@ from compiler.commands.options import (
     live_options,
     options_from,
     progress,
+    say,
 )
-from compiler.core.visible import visible
 from compiler.model.validate import load_project, refuse_dated_grants
 
 
@@ -68,32 +68,28 @@ def command(
         else:
             plan = plan_projects(load_base(base, directory), head)
     except PlanError as err:
-        click.echo(f"accord plan: refused, nothing written: {visible(err)}", err=True)
+        say(f"accord plan: refused, nothing written: {err}", err=True)
         return 1
     for note in notes:
-        click.echo(note)
+        say(note)
     if plan.empty:
-        click.echo(
-            f"accord plan: the catalogs of {base} and {directory} do not differ: nothing written"
-        )
+        say(f"accord plan: the catalogs of {base} and {directory} do not differ: nothing written")
     else:
         plan_id, written = write_plan(plan, out, name)
-        click.echo(f"accord plan: {plan_id}: {len(plan.stages)} stages")
+        say(f"accord plan: {plan_id}: {len(plan.stages)} stages")
         for stage in plan.stages:
             group = f"  cutover group {stage.group}" if stage.group else ""
-            click.echo(f"  {stage.id:<40} {len(stage.steps):>3} statement(s){group}")
+            say(f"  {stage.id:<40} {len(stage.steps):>3} statement(s){group}")
         for group in plan.groups:
-            click.echo(
-                f"cutover group {group.id}: done only when applied on {', '.join(group.platforms)}"
-            )
+            say(f"cutover group {group.id}: done only when applied on {', '.join(group.platforms)}")
     if plan.outside:
-        click.echo("outside the catalogs (no SQL in the plan; rebuild or redeploy by hand):")
+        say("outside the catalogs (no SQL in the plan; rebuild or redeploy by hand):")
         for note in plan.outside:
-            click.echo(f"  {note}")
+            say(f"  {note}")
     if not plan.empty and not written:
-        click.echo(f"{plan_id} is already in the ledger and unchanged: nothing written")
+        say(f"{plan_id} is already in the ledger and unchanged: nothing written")
     elif not plan.empty:
-        click.echo("written:")
+        say("written:")
         for rel in written:
-            click.echo(f"  {out.rstrip('/')}/{rel}")
+            say(f"  {out.rstrip('/')}/{rel}")
     return 0

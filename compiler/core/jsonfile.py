@@ -191,3 +191,17 @@ def locate_key(text: str, name: str, path: tuple[Any, ...]) -> Location:
         return Location(name, 1, 1)
     line, column = position(text, offset)
     return Location(name, line, column)
+
+
+def deepest_bracket(text: str) -> tuple[int, int]:
+    """The line and column where ``text`` first nests deepest in ``[`` and ``{``: where a
+    document too deep to read is located (TOML, YAML or JSON flow collections)."""
+    depth = deepest = at = 0
+    for i, c in enumerate(text):
+        if c in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, at = depth, i
+        elif c in "]}":
+            depth -= 1
+    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1

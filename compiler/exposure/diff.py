@@ -66,7 +66,7 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
                     sa = _resolved((va or {}).get(col) or _absent(h, key), key, resolved_h)
                     if sb != sa:
                         changes.extend(cell_changes(key, sb, sa, b, h, also, declared, causes))
-    changes.extend(_moved(base, head, datasets, cells_b, resolved_b, also, declared, causes))
+    changes.extend(_moved(base, head, datasets, cells_b, resolved_b, also, declared, causes, notes))
     changes.sort(key=Change.sort_key)
     # a persona none of whose views changed keeps its divergences, unless what they compare
     # (replica groups, identifier domains, governed columns, who reads what) changed
@@ -91,15 +91,30 @@ def _moved(
     also: dict[str, list[str]],
     declared: Any,
     causes: Causes,
+    notes: list[str],
 ) -> list[Change]:
     """A dataset retargeted to another table (or platform): its policies leave the table the
     base named, which stays in place with none (the plan strips them). What each persona saw
-    of it directly is now ``ungoverned``: a widening, caused by the head's ``table``."""
+    of it directly is now ``ungoverned``: a widening, caused by the head's ``table``, unless
+    the head says that table is dropped (``replaces: {table: OLD, dropped: true}`` on the same
+    platform): then a note says so, where it is written (accord takes the model's word)."""
     b, h = base.model, head.model
     out: list[Change] = []
     for d in datasets:
         db, dh = b.datasets.get(d), h.datasets.get(d)
         if db is None or dh is None or (db.platform, db.table) == (dh.platform, dh.table):
+            continue
+        if (
+            dh.replaces is not None
+            and dh.platform == db.platform
+            and dh.replaces.table.casefold() == db.table.casefold()
+        ):
+            said = locate(head, ("datasets", d, "replaces")).location
+            notes.append(
+                f"datasets.{d}: moved from {db.platform} table {db.table} to {dh.table}; the "
+                f"model says {db.table} is dropped ({said}), so its rows widen nothing (not "
+                "checked against the platform)"
+            )
             continue
         field = "table" if db.table != dh.table else "platform"
         cause = locate(head, ("datasets", d, field))

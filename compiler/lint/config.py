@@ -20,16 +20,18 @@ instead, so what is not linted is said in the configuration.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import re
+import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from compiler.core.errors import Diagnostic, InputError, Location
-from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
+from compiler.core.jsonfile import MAX_FILE_BYTES, decode, deepest_bracket, read_bytes
 from compiler.model.rules import RULE_TABLE
 
 FAIL_ON = ("error", "warning", "never")
@@ -56,10 +58,14 @@ class LintConfig:
     lines: tuple[tuple[str, int], ...] = ()
 
     def where(self, key: str) -> Location:
-        """Where ``key`` is set: its line in the configuration file (else the command line)."""
+        """Where ``key`` is set: its line in the configuration file (else the command line).
+        A glob of ``per-file-ignores`` is ``per-file-ignores:GLOB`` (its own line, else the
+        table's)."""
         if self.file is None:
             return Location("<command line>", 1, 1)
-        return Location(self.file, dict(self.lines).get(key, 1), 1)
+        lines = dict(self.lines)
+        line = lines.get(key) or lines.get(key.split(":", 1)[0], 1)
+        return Location(self.file, line, 1)
 
     def selected(self, rule_id: str) -> bool:
         if rule_id in ALWAYS:
@@ -140,23 +146,8 @@ def _read(path: Path, shown: str) -> str:
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
-def _deepest_bracket(text: str) -> tuple[int, int]:
-    """The line and column where ``text`` first nests deepest in ``[`` and ``{``."""
-    depth = deepest = at = 0
-    for i, c in enumerate(text):
-        if c in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest, at = depth, i
-        elif c in "]}":
-            depth -= 1
-    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
-
-
 def load_config(start: Path | None = None) -> LintConfig:
     """The configuration that applies in ``start`` (default: the working directory)."""
-    import tomllib
-
     path = find_config(start or Path.cwd())
     if path is None:
         return LintConfig()
@@ -174,7 +165,7 @@ def load_config(start: Path | None = None) -> LintConfig:
         where = Location(shown, 1, 1)
         raise InputError(Diagnostic(where, f"cannot read: {err.strerror}")) from None
     except RecursionError:
-        where = Location(shown, *_deepest_bracket(text))
+        where = Location(shown, *deepest_bracket(text))
         raise InputError(
             Diagnostic(where, "invalid TOML: arrays or inline tables nest too deeply")
         ) from None
@@ -184,12 +175,28 @@ def load_config(start: Path | None = None) -> LintConfig:
 
 
 _KEY_LINE = re.compile(r"""^\s*["']?([a-z-]+)["']?\s*=""")
+_TABLE_LINE = re.compile(r"^\s*\[\s*(?:tool\.accord\.)?per-file-ignores\s*\]")
+_GLOB_LINE = re.compile(r"""^\s*(?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
 
 
 def _key_lines(text: str) -> tuple[tuple[str, int], ...]:
-    """The first line of each configuration key (as written at the start of a line)."""
+    """The first line of each configuration key (as written at the start of a line), and of
+    each glob of the ``per-file-ignores`` table (``per-file-ignores:GLOB``)."""
     seen: dict[str, int] = {}
+    in_ignores = False
     for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("["):
+            in_ignores = bool(_TABLE_LINE.match(line))
+            if in_ignores:
+                seen.setdefault("per-file-ignores", number)
+            continue
+        if in_ignores:
+            glob = _GLOB_LINE.match(line)
+            if glob:
+                with contextlib.suppress(ValueError):  # the key as TOML reads it
+                    (key,) = tomllib.loads(glob.group(0) + " 0")
+                    seen.setdefault(f"per-file-ignores:{key}", number)
+            continue
         found = _KEY_LINE.match(line)
         if found and found.group(1) in _KEYS:
             seen.setdefault(found.group(1), number)

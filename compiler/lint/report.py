@@ -355,15 +355,25 @@ def render_sarif(
 # github
 
 
+#: how a configuration warning's message begins (an annotation's command says it instead)
+_WARN = "warning: "
+
+
 def render_github(
     findings: Sequence[Finding],
     show_suppressed: bool = False,
     problems: Sequence[Diagnostic] = (),
+    warnings: Sequence[Diagnostic] = (),
 ) -> str:
     """Workflow commands: ``::error file=...,line=...,col=...,title=ACC201 unsalted-hash::...``
     (suppressed findings as ``::notice`` with --show-suppressed; input errors as ``::error``
-    lines titled ``accord input error``)."""
+    lines titled ``accord input error``; what the configuration turns off as ``::warning``
+    lines titled ``accord configuration``)."""
     lines = [annotation("error", d.location, "accord input error", d.message) for d in problems]
+    lines += [
+        annotation("warning", d.location, "accord configuration", d.message.removeprefix(_WARN))
+        for d in warnings
+    ]
     for f in findings:
         if f.suppressed and not show_suppressed:
             continue

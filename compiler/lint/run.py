@@ -29,7 +29,15 @@ from compiler.lint.engine import lint_project, lint_sql_batch
 from compiler.lint.finding import Finding
 from compiler.lint.inputs.notebooks import is_python_notebook  # light: no scanner, no sqlglot
 from compiler.model import loader
-from compiler.model.loader import directory_files, discover, display_path, read_files
+from compiler.model.loader import (
+    directory_files,
+    discover,
+    display_path,
+    named_tree,
+    outside_link,
+    read_files,
+    within,
+)
 from compiler.model.rules import RULE_TABLE, RULES_BY_ID
 
 #: the message of a path that does not exist (printed as ``path: message``)
@@ -143,8 +151,8 @@ def _lint(
 
 
 def config_warnings(config: LintConfig, fail_on: str | None, walk: Walk) -> list[Diagnostic]:
-    """What the configuration turns off, said on every run: every error rule deselected,
-    ``fail-on = "never"``, an ``exclude`` that leaves nothing of a repository walk, a
+    """What the configuration turns off, said on every run: every error rule deselected (by
+    select and ignore, or for some files by ``per-file-ignores``), ``fail-on = "never"``, an ``exclude`` that leaves nothing of a repository walk, a
     ``policies`` outside the configuration's directory."""
     out = []
     errors = [r.id for r in RULE_TABLE if r.severity == "error" and r.id not in ALWAYS]
@@ -156,6 +164,16 @@ def config_warnings(config: LintConfig, fail_on: str | None, walk: Walk) -> list
                 "warning: select and ignore disable every error rule (only ACC001 runs)",
             )
         )
+    for glob, rules in config.per_file_ignores:
+        if all(r in rules for r in errors):
+            where = "every file" if not glob.strip("*/") else "the files it matches"
+            out.append(
+                Diagnostic(
+                    config.where(f"per-file-ignores:{glob}"),
+                    f"warning: per-file-ignores {glob!r} disables every error rule in {where} "
+                    "(only ACC001 runs there)",
+                )
+            )
     if fail_on is None and config.fail_on == "never":
         out.append(
             Diagnostic(config.where("fail-on"), 'warning: fail-on = "never": lint never fails')
@@ -292,14 +310,18 @@ def classify(
         elif not os.path.exists(path):
             problems.append(Diagnostic(Location(path, 1, 1), MISSING))
         elif lowered.endswith(".sql") or is_python_notebook(path):
-            if _leaves(path, _named_tree(path), problems):
+            if _leaves(path, named_tree(path), problems):
                 sql_files.append(path)
         elif lowered.endswith((".yaml", ".yml")):
-            if _leaves(path, _named_tree(path), problems):
+            if _leaves(path, named_tree(path), problems):
                 yaml_files.append(path)
         else:
             raise UsageError(f"{path}: not a policy directory, a YAML policy file or a .sql file")
     return directories, yaml_files, list(dict.fromkeys(sql_files))
+
+
+#: how a refused symbolic link names the tree (compiler.model.loader.outside_link)
+TREE = "the tree linted"
 
 
 def _leaves(path: str, tree: str, problems: list[Diagnostic]) -> bool:
@@ -307,28 +329,8 @@ def _leaves(path: str, tree: str, problems: list[Diagnostic]) -> bool:
     on its way) that leads outside is reported, located, and not read."""
     if within(path, tree):
         return True
-    problems.append(
-        Diagnostic(
-            Location(path, 1, 1),
-            "a symbolic link that leads outside the tree linted: not read",
-        )
-    )
+    problems.append(outside_link(path, TREE))
     return False
-
-
-def _named_tree(path: str) -> str:
-    """The tree a file named on the command line is linted in: the working directory (the
-    checkout) when the file is under it, else the file's own folder."""
-    here = os.path.abspath(".")
-    given = os.path.abspath(path)
-    return here if given.startswith(here.rstrip(os.sep) + os.sep) else os.path.dirname(given)
-
-
-def within(path: str, tree: str) -> bool:
-    """Whether ``path``, every symbolic link resolved, lies inside ``tree`` (resolved)."""
-    root = os.path.realpath(tree)
-    real = os.path.realpath(path)
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _policy_files(path: str, inside: str | None) -> list[str]:
@@ -453,17 +455,7 @@ def _lint_project(
     and accord are those the cached findings were computed from (compiler/lint/cache.py). The
     same as loading the project and ``lint_project(project, history, config.selected)``."""
     if directory is not None:
-        files, root = directory_files(directory)
-        refused = [
-            Diagnostic(
-                Location(name, 1, 1),
-                "a symbolic link that leads outside the tree linted: not read",
-            )
-            for path, name in files
-            if not within(str(path), directory)
-        ]
-        if refused:
-            raise InputError(refused)
+        files, root = directory_files(directory, TREE)  # links out of it refused, unread
     else:
         assert yaml_files
         files = [(Path(f), f) for f in yaml_files]

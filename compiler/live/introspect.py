@@ -1081,7 +1081,12 @@ def introspect(
         # a row without a column accord reads, a JSON column that is not JSON, a value of
         # another type: the platform's answer is not what accord asked for, never a crash
         what = f"no column {err}" if isinstance(err, KeyError) else one_line(err)[:300]
-        raise UsageError(
+        raise UnreadableAnswer(
             f"{platform} answered in a shape accord cannot read ({type(err).__name__}: "
             f"{what}); nothing was compared"
         ) from None
+
+
+class UnreadableAnswer(UsageError):
+    """A platform's answer accord cannot read (compiler.live.session locates it in the model,
+    at the platform's ``governance_schema``: what was being read)."""

@@ -18,8 +18,9 @@ from typing import Any
 
 from compiler.connect.config import LiveOptions
 from compiler.connect.executor import open_executor
-from compiler.core.errors import UsageError
-from compiler.live.introspect import LiveCatalog, introspect
+from compiler.core.errors import Diagnostic, InputError, UsageError
+from compiler.core.visible import visible
+from compiler.live.introspect import LiveCatalog, UnreadableAnswer, introspect
 from compiler.model.validate import Project
 
 
@@ -57,9 +58,14 @@ def session(
     try:
         for p in platforms:
             executors[p] = open_executor(p, options)
-            catalogs[p] = introspect(p, executors[p], expected[p], progress, options.jobs)
+            try:
+                catalogs[p] = introspect(p, executors[p], expected[p], progress, options.jobs)
+            except UnreadableAnswer as err:  # located where the model names what was read
+                where = project.loc("platforms", p, "governance_schema")
+                raise InputError(Diagnostic(where, str(err))) from None
             for what in catalogs[p].ignored:  # said on every live command, whatever the format
-                print(f"accord: warning: {p}: {what}", file=sys.stderr)
+                # one line, whatever the platform's answer holds
+                print(visible(f"accord: warning: {p}: {what}"), file=sys.stderr)
         yield Live(expected, catalogs, executors)
     finally:
         for ex in executors.values():

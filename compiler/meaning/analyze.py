@@ -24,6 +24,7 @@ from typing import Any
 
 from compiler.core import markdown
 from compiler.core.jsonindent import Encoder, Raw, scalar
+from compiler.core.visible import plain, visible
 from compiler.meaning import divergence, semantics
 from compiler.model.schema import PolicyModel
 
@@ -506,6 +507,7 @@ def text_chunks(a: Analysis) -> Iterator[str]:
             parts.append("  (none)\n")
             yield "\n".join(parts) + "\n"
             continue
+        rows = _visible_rows(rows)  # a line break in a reason stays in its cell
         if isinstance(rows[0], tuple):
             widths = _sparse_widths(header, rows)  # type: ignore[arg-type]
         else:
@@ -523,6 +525,17 @@ def text_chunks(a: Analysis) -> Iterator[str]:
         parts.append("")
         yield "\n".join(parts) + "\n"
     yield summary(a)
+
+
+def _visible_rows(rows: Any) -> Any:
+    """The rows of a text table with every cell rendered visibly (a control character, a line
+    break, a byte that is not UTF-8 written as an escape): one row is one line."""
+    if isinstance(rows[0], tuple):
+        return [
+            (visible(d), visible(label), [(k, visible(t)) for k, t in cells])
+            for d, label, cells in rows
+        ]
+    return [[visible(c) for c in row] for row in rows]
 
 
 def _sparse_widths(
@@ -580,14 +593,16 @@ def json_chunks(a: Analysis) -> list[str]:
     """:func:`to_json` in pieces (one per persona's cells, and the small ones around them),
     for a caller that writes them out without joining a document of a hundred megabytes."""
     encoder = Encoder(2, sort_keys=True)
+    # every string valid Unicode (a reason may hold a lone surrogate: written \xff); the
+    # personas' cells are JSON text already, their values made plain where they are encoded
     doc: dict[str, Any] = {
-        "surfaces": [asdict(s) for s in a.surfaces],
+        "surfaces": plain([asdict(s) for s in a.surfaces]),
         "personas": _persona_json(a.cells, encoder),
-        "divergences": [asdict(d) for d in a.divergences],
+        "divergences": plain([asdict(d) for d in a.divergences]),
         "summary": {"divergences": sum(a.per_persona.values()), "per_persona": a.per_persona},
     }
     if a.suppressed:
-        doc["suppressed"] = [{**asdict(d), "reason": reason} for d, reason in a.suppressed]
+        doc["suppressed"] = plain([{**asdict(d), "reason": reason} for d, reason in a.suppressed])
     return encoder.chunks(doc, 0)
 
 
@@ -652,7 +667,7 @@ def _persona_json(m: Matrix, encoder: Encoder) -> dict[str, Any]:
             if k < 0:
                 v = values.get(id(st))
                 if v is None:
-                    v = values[id(st)] = "".join(encoder.chunks(_values(st), level + 1))
+                    v = values[id(st)] = "".join(encoder.chunks(plain(_values(st)), level + 1))
                 args.append(v)
         return tuple(args)
 

@@ -60,6 +60,9 @@ class Answer:
     detail: str
     #: YAML paths of the model entries that decide it
     deciders: tuple[Path, ...] = ()
+    #: live only: why the probe did not run (the session, the table, the control...); None
+    #: when it ran
+    fault: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,10 +82,12 @@ class ProbeOutcome:
     deciders: tuple[Path, ...] = field(default=(), compare=False)
     #: model | compiled | live
     depth: str = "model"
+    #: live only: why the probe did not run (never an answer, never a pass)
+    fault: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.actual is not None and self.actual == self.expected
+        return self.fault is None and self.actual is not None and self.actual == self.expected
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -283,6 +288,7 @@ class Question:
             a.detail,
             a.deciders,
             depth,
+            a.fault,
         )
 
 

@@ -214,23 +214,57 @@ def load_directory(directory: str | os.PathLike[str]) -> RawProject:
     return load_files(*directory_files(directory))
 
 
-def directory_files(directory: str | os.PathLike[str]) -> tuple[list[tuple[Path, str]], Path]:
+def directory_files(
+    directory: str | os.PathLike[str], tree: str = "the policy directory"
+) -> tuple[list[tuple[Path, str]], Path]:
     """The (path, display name) of every YAML file of a policy directory (or of a single YAML
-    file), and the project root."""
+    file), and the project root. A file that is a symbolic link leading outside the directory
+    (a named file: outside :func:`named_tree`) is refused, located, before anything is read
+    (``tree`` names the tree in the message)."""
     given = os.fspath(directory)
     root = Path(given)
     if root.is_file():
         files = [root]
         names = [given]
+        inside = named_tree(given)
         root = root.parent
     elif root.is_dir():
         files = discover(root)
         names = [display_path(f, root, given) for f in files]
+        inside = given
     else:
         raise UsageError(f"{given}: no such policy directory")
     if not files:
         raise UsageError(f"{given}: no *.yaml or *.yml files found")
+    refused = [
+        outside_link(name, tree)
+        for path, name in zip(files, names, strict=True)
+        if not within(str(path), inside)
+    ]
+    if refused:
+        raise InputError(refused)
     return list(zip(files, names, strict=True)), root
+
+
+def within(path: str, tree: str) -> bool:
+    """Whether ``path``, every symbolic link resolved, lies inside ``tree`` (resolved)."""
+    root = os.path.realpath(tree)
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def named_tree(path: str) -> str:
+    """The tree a file named on the command line is read in: the working directory (the
+    checkout) when the file is under it, else the file's own folder."""
+    here = os.path.abspath(".")
+    given = os.path.abspath(path)
+    return here if given.startswith(here.rstrip(os.sep) + os.sep) else os.path.dirname(given)
+
+
+def outside_link(name: str, tree: str) -> Diagnostic:
+    """The refusal of a file that is (or lies under) a symbolic link leading outside ``tree``:
+    located at the file, never read (a pull request can commit a link to a runner's file)."""
+    return Diagnostic(Location(name, 1, 1), f"a symbolic link that leads outside {tree}: not read")
 
 
 def load_files(files: list[tuple[Path, str]], root: Path) -> RawProject:

@@ -411,6 +411,25 @@ class RowFilter(Strict):
         return self
 
 
+def _dropped(value: bool) -> bool:
+    if value is not True:
+        raise ValueError(
+            "dropped: true is the only value: a table left in place is ungoverned once its "
+            "dataset moves (leave 'replaces' out, and accord diff reports the widening)"
+        )
+    return value
+
+
+class Replaces(Strict):
+    """The table a dataset was moved from, which the model says is dropped: ``accord diff``
+    then reports no widening for it (its rows are gone with it)."""
+
+    table: TableName = Field(description="the table the dataset named before it was moved")
+    dropped: Annotated[bool, AfterValidator(_dropped)] = Field(
+        description="true: the old table is dropped (the only value)"
+    )
+
+
 #: the keys of one entry of a row_filter list
 _DIMENSION_KEYS = frozenset({"entitlement", "column", "unfiltered_for"})
 
@@ -438,6 +457,11 @@ def _row_filter_form(value: Any) -> Any:
 class Dataset(Strict):
     platform: CatalogPlatform
     table: TableName
+    replaces: Replaces | None = Field(
+        default=None,
+        description="the table this dataset was moved from, said dropped "
+        "({table: OLD, dropped: true}; accord diff)",
+    )
     replica_of: Name | None = None
     row_filter: Annotated[RowFilter | None, BeforeValidator(_row_filter_form)] = Field(
         None,
@@ -458,11 +482,13 @@ class Dataset(Strict):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
-        # an empty ``omits`` is not written: a model's dump (its fingerprint, which plans
-        # record) is what it was before the key existed
+        # an empty ``omits`` (or no ``replaces``) is not written: a model's dump (its
+        # fingerprint, which plans record) is what it was before the key existed
         data = handler(self)
         if isinstance(data, dict) and not self.omits:
             data.pop("omits", None)
+        if isinstance(data, dict) and self.replaces is None:
+            data.pop("replaces", None)
         return data
 
     @property
@@ -615,6 +641,20 @@ class Surface(Strict):
 ProbeDisposition = Literal["clear", "masked", "filtered", "denied", "ungoverned", "empty"]
 
 
+class ProbeControl(Strict):
+    """A positive control: a query the probe's persona is expected to see rows of, run in the
+    same live session before a deny-expecting probe's question (accord probe --live)."""
+
+    dataset: Name | None = Field(
+        None,
+        description="the dataset to read (default: the probe's; a replica on the probed "
+        "platform stands in for it there)",
+    )
+    where: Annotated[dict[Name, EntitlementValue], Field(min_length=1, max_length=1)] | None = (
+        Field(None, description="the rows of one entitlement value the persona is granted")
+    )
+
+
 class Probe(Strict):
     """The governance team's expected answer, per surface, to one question of one persona."""
 
@@ -640,6 +680,20 @@ class Probe(Strict):
         description="clear value of `column` in a canary row of the `where` value, kept in the "
         "estate so live answers can be told clear from masked",
     )
+    control: ProbeControl | None = Field(
+        None,
+        description="the positive control of a deny-expecting probe (accord probe --live; "
+        "default: the probe's fact with a `where` value the persona is granted)",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # no ``control`` is not written: a model's dump (its fingerprint, which plans record)
+        # is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and self.control is None:
+            data.pop("control", None)
+        return data
 
 
 class Mesh(Strict):

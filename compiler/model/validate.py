@@ -133,11 +133,36 @@ def validate_raw(raw: RawProject) -> Project:
     # replicas inherit their source's masks by column name (compiler.model.replicas)
     project.model = inherit_masks(model)
     problems = [
-        Diagnostic(project.loc(*path), msg) for path, msg in replica_problems(project.model)
+        Diagnostic(project.loc(*path), msg)
+        for path, msg in [*replica_problems(project.model), *_replaced_problems(project.model)]
     ]
     if problems:
         raise InputError(problems)
     return project
+
+
+def _replaced_problems(model: PolicyModel) -> list[tuple[tuple[str, ...], str]]:
+    """A ``replaces.table`` the model still declares is not dropped: the dataset's own table,
+    or the table of another dataset on the same platform."""
+    out = []
+    tables = {(d.platform, d.table.casefold()): n for n, d in model.datasets.items()}
+    for name, ds in model.datasets.items():
+        if ds.replaces is None:
+            continue
+        where = ("datasets", name, "replaces", "table")
+        old = ds.replaces.table
+        other = tables.get((ds.platform, old.casefold()))
+        if other == name:
+            out.append((where, f"replaces.table: {old} is this dataset's own table"))
+        elif other is not None:
+            out.append(
+                (
+                    where,
+                    f"replaces.table: {old} is the table of dataset {other}: a table the "
+                    "model declares is not dropped",
+                )
+            )
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -603,6 +628,36 @@ def _resolve(project: Project) -> list[Diagnostic]:
     return out
 
 
+def _check_where(
+    project: Project,
+    need: Any,
+    out: list[Diagnostic],
+    dataset: str,
+    where: dict[str, str] | None,
+    base: tuple[str, ...],
+) -> bool:
+    """A probe's (or its control's) ``where``: a known dimension and value, one the dataset
+    is filtered by. False (with the diagnostics in ``out``) when not."""
+    m = project.model
+    ok = True
+    for dim, value in (where or {}).items():
+        wpath = (*base, "where", dim)
+        if dim not in m.entitlements:
+            close = difflib.get_close_matches(dim, list(m.entitlements), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            out.append(
+                Diagnostic(project.key_loc(*wpath), f"unknown entitlement dimension {dim!r}{hint}")
+            )
+            ok = False
+        elif value not in m.entitlements[dim]:
+            need(f"{dim} value", m.entitlements[dim], value, wpath)
+            ok = False
+        elif dataset in m.datasets and (problem := where_problem(m, dataset, dim)):
+            out.append(Diagnostic(project.key_loc(*wpath), problem))
+            ok = False
+    return ok
+
+
 def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
     """Probes: references (persona, dataset, where, column, surfaces) and reach: no
     ``expect`` entry names a surface that does not reach the fact, and a ``where`` names a
@@ -615,23 +670,13 @@ def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
         base = ("probes", name)
         ok = need("persona", m.personas, probe.persona, (*base, "persona"))
         ok = need("dataset", m.datasets, probe.dataset, (*base, "dataset")) and ok
-        for dim, value in (probe.where or {}).items():
-            wpath = (*base, "where", dim)
-            if dim not in m.entitlements:
-                close = difflib.get_close_matches(dim, list(m.entitlements), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                out.append(
-                    Diagnostic(
-                        project.key_loc(*wpath), f"unknown entitlement dimension {dim!r}{hint}"
-                    )
-                )
-                ok = False
-            elif value not in m.entitlements[dim]:
-                need(f"{dim} value", m.entitlements[dim], value, wpath)
-                ok = False
-            elif probe.dataset in m.datasets and (problem := where_problem(m, probe.dataset, dim)):
-                out.append(Diagnostic(project.key_loc(*wpath), problem))
-                ok = False
+        ok = _check_where(project, need, out, probe.dataset, probe.where, base) and ok
+        if probe.control is not None:
+            cbase = (*base, "control")
+            cdataset = probe.control.dataset or probe.dataset
+            if probe.control.dataset is not None:
+                ok = need("dataset", m.datasets, cdataset, (*cbase, "dataset")) and ok
+            ok = _check_where(project, need, out, cdataset, probe.control.where, cbase) and ok
         if probe.dataset in m.datasets and probe.column is not None:
             known = probe_columns(m, probe.dataset)
             if probe.column.lower() not in {c.lower() for c in known}:

@@ -10,7 +10,10 @@ follow ``specification/a2a.proto`` (a2a-sdk 1.3 ``types/a2a_pb2.pyi``): ``messag
 ``status.state``, ``status.message``, ``artifacts[].parts`` and ``metadata``.
 
 Every task state has one row in :data:`TASK_STATES` (the nine of the proto, and the 0.3
-spellings); anything else is a fault.
+spellings); anything else is a fault. The canary's clear value outranks a denial code: a task
+that shows it is ``clear`` whatever code rides in its metadata or data parts (the value left
+the agent). A fault (:func:`classify_task` kind ``fault``) is reported as a probe that did not
+run.
 """
 
 from __future__ import annotations
@@ -264,6 +267,19 @@ def classify_task(result: dict[str, Any], canary: Canary | None, column: bool) -
     canonical = LEGACY_STATES.get(state, state)
     kind, meaning = TASK_STATES.get(canonical, ("fault", f"{state!r} is not a task state"))
     denial = next((d for c in _carriers(task) if (d := find_denial(c)) is not None), None)
+    if denial is not None and kind in ("denial", "code-decides", "answer"):
+        # the clear canary outranks a denial-looking code: an answer that shows the value
+        # was not denied, whatever code rides beside it (in metadata or a data part)
+        shown = canary is not None and canary.classify(answer_text(task)) == "clear"
+        if shown:
+            return AgentAnswer(
+                "clear",
+                received,
+                kind,
+                f"{meaning}; the answer holds the canary's clear value, which outranks the "
+                f"{denial} beside it",
+                denial,
+            )
     if kind == "denial":
         return AgentAnswer("denied", received, kind, meaning, denial)
     if kind == "code-decides":
@@ -286,7 +302,8 @@ def classify_task(result: dict[str, Any], canary: Canary | None, column: bool) -
 def classify_text(text: str, canary: Canary | None, column: bool) -> tuple[str | None, str]:
     """A completed answer's disposition from its text, and why: the canary's clear value, a
     masked form of it, or neither (no rows shown: ``empty``). Without a canary a column probe
-    cannot tell clear from masked (None, never a pass)."""
+    cannot tell clear from masked, nor can a canary whose masked form accord cannot recompute
+    (a hash mask without its salt): None, never a pass."""
     if canary is None:
         if not text.strip():
             return "empty", "the answer is empty"
@@ -297,6 +314,9 @@ def classify_text(text: str, canary: Canary | None, column: bool) -> tuple[str |
         return "clear", "the answer holds the canary's clear value"
     if found == "masked":
         return "masked", "the answer holds the canary's masked value"
+    if canary.unknown_mask and text.strip():
+        # a digest-shaped string is no evidence of masking when accord cannot recompute it
+        return None, f"the answer does not hold the canary's clear value; {canary.unknown_mask}"
     return "empty", "the answer holds neither the canary's clear value nor its masked value"
 
 

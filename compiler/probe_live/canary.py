@@ -2,23 +2,20 @@
 
 A probe's ``canary`` is the clear value of its column in a canary row of its ``where`` value,
 kept in the estate for probing. An answer that contains it is ``clear``; one that contains
-what the mask makes of it (the salted digest, when the salt reference resolves here; the
-redaction; the partial form) is ``masked``. A hash mask whose salt is not available here is
-recognised by the shape of a SHA-256 digest (64 hex digits), which tells masked from clear but
-not which salt made it.
+what the mask makes of it (the salted digest, the redaction, the partial form) is ``masked``.
+A hex string is the canary's digest only when accord can recompute it: a hash mask whose salt
+is not available here has no masked form accord can recognise, so an answer without the clear
+value is undetermined (never ``masked``: 64 hex digits are as likely a trace id as a digest).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 
 from compiler.core import secrets
 from compiler.meaning.semantics import apply_mask
 from compiler.model.schema import PolicyModel
-
-_DIGEST = re.compile(r"\b[0-9a-fA-F]{64}\b")
 
 
 @dataclass(frozen=True)
@@ -26,19 +23,18 @@ class Canary:
     clear: str
     #: what the mask shows instead of ``clear`` (exact strings)
     masked: tuple[str, ...] = ()
-    #: a SHA-256 digest of unknown salt also counts as masked
-    any_digest: bool = False
+    #: why the masked form cannot be recomputed here (a hash mask whose salt is not set): an
+    #: answer without the clear value then tells nothing
+    unknown_mask: str | None = None
 
     def classify(self, text: str) -> str | None:
-        """``clear``, ``masked``, or None (neither the value nor a mask of it appears). The
-        clear value is found in any letter case (an agent may restate it), and outranks a
+        """``clear``, ``masked``, or None (neither the value nor a known mask of it appears).
+        The clear value is found in any letter case (an agent may restate it), and outranks a
         masked form or a digest-shaped string beside it (a 64-hex trace id is no mask)."""
         folded = text.casefold()
         if self.clear and self.clear.casefold() in folded:
             return "clear"
         if any(m and m.casefold() in folded for m in self.masked):
-            return "masked"
-        if self.any_digest and _DIGEST.search(text):
             return "masked"
         return None
 
@@ -63,10 +59,12 @@ def canary_for(model: PolicyModel, dataset: str, column: str | None, value: str)
         return Canary(value)
     mask = model.masks[spec.mask]
     if mask.strategy == "hash":
-        salt = _salt((mask.salt or {}).get(ds.platform))  # type: ignore[call-overload]
-        if salt is None:
-            return Canary(value, any_digest=True)
-        shown = apply_mask(mask, value, salt)
+        ref = (mask.salt or {}).get(ds.platform)  # type: ignore[call-overload]
+        salt = _salt(ref)
+        if ref and salt is None:
+            why = f"the salt {ref} is not available here, so its digest cannot be recomputed"
+            return Canary(value, unknown_mask=f"mask {spec.mask}: {why}")
+        shown = apply_mask(mask, value, salt)  # an unsalted hash is the value's plain SHA-256
         return Canary(value, (shown,) if shown else ())
     shown = apply_mask(mask, value, None)
     return Canary(value, (shown,) if shown else ())

@@ -4,6 +4,11 @@ Formats: text (one block per probe), JSON, JUnit XML (one test case per probe an
 the owner in each), and the result file a promotion gate requires: the model fingerprint, the
 compiled-output fingerprint, every outcome and a SHA-256 over all of it.
 
+A probe that did not run (its ``fault``: the session, the warehouse, the roles, the positive
+control, the table, the query or the A2A exchange) is reported as a fault, apart from a
+wrong answer: ``FAULT`` in the text, ``fault`` on the outcome and ``faults`` in JSON and the
+result file, an ``<error type="probe-fault">`` in JUnit; it never passes.
+
 An agent's answer and a platform's error are anything: the text shows their control
 characters visibly (one line per entry), JSON holds only valid Unicode
 (:func:`compiler.core.visible.plain`) and JUnit only what XML 1.0 allows
@@ -98,6 +103,11 @@ class ProbeRun:
         return [o for o in self.outcomes if not o.ok]
 
     @property
+    def faults(self) -> list[ProbeOutcome]:
+        """The probes that did not run (a subset of :attr:`failed`)."""
+        return [o for o in self.outcomes if o.fault is not None]
+
+    @property
     def unasked(self) -> bool:
         """The model has probes and none was answered (a platform filter left nothing): not a
         pass."""
@@ -120,9 +130,12 @@ class ProbeRun:
         probes = len({o.probe for o in self.outcomes})
         n = len(self.failed)
         d = len(self.disagreements)
+        f = len(self.faults)
+        faults = f" ({f} did not run)" if f else ""
         return (
             f"accord probe ({self.depth}): {probes} probe{'s' if probes != 1 else ''}, "
-            f"{len(self.outcomes)} answers: {n} failed, {d} disagreement{'s' if d != 1 else ''}"
+            f"{len(self.outcomes)} answers: {n} failed{faults}, "
+            f"{d} disagreement{'s' if d != 1 else ''}"
         )
 
     def text(self) -> str:
@@ -137,6 +150,12 @@ class ProbeRun:
             by = f" (answered by the {o.depth})" if o.depth != self.depth else ""
             if o.ok:
                 lines.append(f"  ok    {o.surface}: {o.actual}{by}")
+            elif o.fault is not None:
+                lines.append(
+                    f"  FAULT {o.surface}: expected {o.expected}, the probe did not run "
+                    f"({o.fault}): owner {o.owner} told{by}"
+                )
+                lines.append(f"        {o.detail}")
             else:
                 got = o.actual if o.actual is not None else "no answer"
                 lines.append(f"  FAIL  {o.surface}: expected {o.expected}, got {got}{by}")
@@ -165,9 +184,10 @@ class ProbeRun:
                     "compiled_fingerprint": self.compiled_fingerprint,
                     "passed": self.passed,
                     "outcomes": [
-                        o.to_json()
+                        {**o.to_json(), "fault": o.fault}
                         for o in sorted(self.outcomes, key=lambda o: (o.probe, o.surface))
                     ],
+                    "faults": len(self.faults),
                     "disagreements": [d.to_json() for d in self.disagreements],
                 }
             )
@@ -207,8 +227,8 @@ class ProbeRun:
             {
                 "name": f"accord probe ({self.depth})",
                 "tests": str(len(self.outcomes) + len(self.disagreements)),
-                "failures": str(len(self.failed) + len(self.disagreements)),
-                "errors": "0",
+                "failures": str(len(self.failed) - len(self.faults) + len(self.disagreements)),
+                "errors": str(len(self.faults)),
             },
         )
         props = element(suite, "properties", {})
@@ -227,9 +247,20 @@ class ProbeRun:
                 ("surface", o.surface),
                 ("expected", o.expected),
                 ("actual", o.actual or ""),
+                ("fault", o.fault or ""),
             ):
                 element(cprops, "property", {"name": key, "value": value})
-            if not o.ok:
+            if o.fault is not None:
+                error = element(
+                    case,
+                    "error",
+                    {
+                        "type": "probe-fault",
+                        "message": f"owner {o.owner}: the probe did not run ({o.fault})",
+                    },
+                )
+                error.text = xml_text(o.detail)
+            elif not o.ok:
                 got = o.actual if o.actual is not None else "no answer"
                 failure = element(
                     case,

@@ -9,7 +9,10 @@
   (``depth: model``).
 
 A row filter answers with no rows, never an error: an ``empty`` live answer where the model
-says the rows are withheld counts as ``denied``. The local probe config (``--config``, else
+says the rows are withheld counts as ``denied`` (a deny-expecting probe's positive control
+proves the session could read the table, :mod:`.catalog`). A probe that did not run (its
+session, warehouse, roles, table or control failed; an A2A exchange that broke) is a *fault*
+(the outcome's ``fault``), never an answer. The local probe config (``--config``, else
 ``$ACCORD_PROBE_CONFIG``, else ``.accord/probe.yaml``; never in the model) holds what only
 the machine running the probes should know. It is local configuration: a file git tracks is
 refused (a pull request could commit one), and a persona's bearer token is sent only to the
@@ -44,7 +47,7 @@ from compiler.connect.config import databricks_profile_clients
 from compiler.connect.executor import SnowflakeExecutor
 from compiler.core import secrets
 from compiler.core.errors import Diagnostic, InputError, Location, UsageError
-from compiler.core.jsonfile import decode, read_bytes
+from compiler.core.jsonfile import decode, deepest_bracket, read_bytes
 from compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
 from compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
 from compiler.probe_live.canary import Canary, canary_for
@@ -133,11 +136,58 @@ def origin_of(url: str) -> str | None:
     return f"{scheme}://{host}:{port}"
 
 
-def _tokens(raw: Any, target: Path) -> dict[str, dict[str, Any]]:
-    """``a2a_tokens`` checked: per persona ``{token: env:NAME, origins: [scheme://host]}``."""
+class _Places:
+    """Where each key and value of a probe config is written (its YAML nodes' marks), so that
+    a wrong setting is reported at its line and column, not at the file's start."""
 
-    def bad(message: str) -> InputError:
-        return InputError(Diagnostic(Location(str(target), 1, 1), f"a2a_tokens: {message}"))
+    def __init__(self, text: str, name: str) -> None:
+        self.name = name
+        self.keys: dict[tuple[Any, ...], tuple[int, int]] = {}
+        self.values: dict[tuple[Any, ...], tuple[int, int]] = {}
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        try:
+            root = yaml.compose(text, Loader=loader)
+        except (yaml.YAMLError, RecursionError):  # read already: safe_load took it
+            return
+        if root is not None:
+            self._walk(root, ())
+
+    def _walk(self, node: yaml.Node, path: tuple[Any, ...]) -> None:
+        self.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.MappingNode):
+            construct = yaml.constructor.SafeConstructor()
+            for k, v in node.value:
+                try:
+                    key = construct.construct_object(k, deep=True)
+                    hash(key)
+                except (yaml.YAMLError, TypeError):
+                    continue
+                self.keys.setdefault((*path, key), (k.start_mark.line + 1, k.start_mark.column + 1))
+                self._walk(v, (*path, key))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                self._walk(item, (*path, i))
+
+    def at(self, path: tuple[Any, ...], key: bool = False) -> Location:
+        """Where ``path`` is written: its key (``key``) or its value, else the nearest
+        enclosing value that is written, else the file's start."""
+        found = self.keys.get(path) if key else None
+        while found is None and path:
+            found = self.values.get(path)
+            path = path[:-1]
+        line, column = found or self.values.get((), (1, 1))
+        return Location(self.name, line, column)
+
+    def error(self, path: tuple[Any, ...], message: str, key: bool = False) -> InputError:
+        return InputError(Diagnostic(self.at(path, key), message))
+
+
+def _tokens(raw: Any, at: _Places) -> dict[str, dict[str, Any]]:
+    """``a2a_tokens`` checked: per persona ``{token: env:NAME, origins: [scheme://host]}``,
+    each mistake located at the value it is about."""
+
+    def bad(message: str, *path: Any) -> InputError:
+        return at.error(("a2a_tokens", *path), f"a2a_tokens: {message}")
 
     if raw is None:
         return {}
@@ -149,20 +199,28 @@ def _tokens(raw: Any, target: Path) -> dict[str, dict[str, Any]]:
             raise bad(
                 f"{persona}: name the origins the token may be sent to "
                 f"({{token: {entry}, origins: [https://agent.example.com]}}); a token without "
-                "them would go wherever the model's a2a.url points"
+                "them would go wherever the model's a2a.url points",
+                persona,
             )
         if not isinstance(entry, dict) or set(entry) != {"token", "origins"}:
-            raise bad(f"{persona}: exactly the keys token and origins")
+            raise bad(f"{persona}: exactly the keys token and origins", persona)
         ref, origins = entry["token"], entry["origins"]
         if not isinstance(ref, str) or not ref.startswith("env:") or len(ref) < 5:
-            raise bad(f"{persona}.token must be env:NAME")
+            raise bad(f"{persona}.token must be env:NAME", persona, "token")
         if not isinstance(origins, list) or not origins:
-            raise bad(f"{persona}.origins: a non-empty list of scheme://host[:port]")
+            raise bad(
+                f"{persona}.origins: a non-empty list of scheme://host[:port]", persona, "origins"
+            )
         allowed = []
-        for o in origins:
+        for i, o in enumerate(origins):
             norm = origin_of(o) if isinstance(o, str) else None
             if norm is None or urlsplit(o.strip()).path not in ("", "/"):
-                raise bad(f"{persona}.origins: {o!r} is not an origin (scheme://host[:port])")
+                raise bad(
+                    f"{persona}.origins: {o!r} is not an origin (scheme://host[:port])",
+                    persona,
+                    "origins",
+                    i,
+                )
             allowed.append(norm)
         out[str(persona)] = {"token": ref, "origins": allowed}
     return out
@@ -206,64 +264,51 @@ def load_config(path: str | None) -> ProbeConfig:
         data = yaml.safe_load(text)
         data = {} if data is None else data
     except RecursionError:
-        raise InputError(
-            Diagnostic(Location(str(target), 1, 1), "probe config: nested too deeply")
-        ) from None
+        where = Location(str(target), *deepest_bracket(text))
+        raise InputError(Diagnostic(where, "probe config: nested too deeply")) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = Location(str(target), mark.line + 1, mark.column + 1) if mark else None
         raise InputError(
             Diagnostic(where or Location(str(target), 1, 1), f"not valid YAML: {err}")
         ) from None
+    at = _Places(text, str(target))
     if not isinstance(data, dict):
-        raise InputError(
-            Diagnostic(
-                Location(str(target), 1, 1),
-                f"probe config: a mapping of settings expected, not {type(data).__name__}",
-            )
+        raise at.error(
+            (), f"probe config: a mapping of settings expected, not {type(data).__name__}"
         )
-    if not set(data) <= _CONFIG_KEYS:
-        unknown = sorted(map(str, set(data) - _CONFIG_KEYS))
-        raise InputError(
-            Diagnostic(
-                Location(str(target), 1, 1),
-                f"probe config: unknown key(s) {', '.join(map(str, unknown))} (expected "
-                f"{', '.join(sorted(_CONFIG_KEYS))})",
-            )
+    unknown = [k for k in data if k not in _CONFIG_KEYS]
+    if unknown:
+        raise at.error(
+            (unknown[0],),  # the first written, the message names them all
+            f"probe config: unknown key(s) {', '.join(sorted(map(str, unknown)))} (expected "
+            f"{', '.join(sorted(_CONFIG_KEYS))})",
+            key=True,
         )
     for key in ("snowflake", "databricks"):
         if data.get(key) is not None and not isinstance(data[key], dict):
-            raise InputError(
-                Diagnostic(
-                    Location(str(target), 1, 1),
-                    f"probe config: {key} must be a mapping, not {type(data[key]).__name__}",
-                )
+            raise at.error(
+                (key,), f"probe config: {key} must be a mapping, not {type(data[key]).__name__}"
             )
     for section, key, kind in _CONFIG_SHAPES:
         found = (data.get(section) or {}).get(key)
         if found is not None and not isinstance(found, kind):
-            raise InputError(
-                Diagnostic(
-                    Location(str(target), 1, 1),
-                    f"probe config: {section}.{key} must be a {_KIND_NAMES[kind]}, "
-                    f"not {type(found).__name__}",
-                )
+            raise at.error(
+                (section, key),
+                f"probe config: {section}.{key} must be a {_KIND_NAMES[kind]}, "
+                f"not {type(found).__name__}",
             )
     for persona, profile in ((data.get("databricks") or {}).get("probe_profiles") or {}).items():
         if not isinstance(profile, str):
-            raise InputError(
-                Diagnostic(
-                    Location(str(target), 1, 1),
-                    f"probe config: databricks.probe_profiles.{persona} must be a profile "
-                    f"name, not {type(profile).__name__}",
-                )
+            raise at.error(
+                ("databricks", "probe_profiles", persona),
+                f"probe config: databricks.probe_profiles.{persona} must be a profile "
+                f"name, not {type(profile).__name__}",
             )
     value = data.get("timeout_seconds", DEFAULT_TIMEOUT)
     if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value <= 600:
-        raise InputError(
-            Diagnostic(Location(str(target), 1, 1), "timeout_seconds: a number in (0, 600]")
-        )
-    data["a2a_tokens"] = _tokens(data.get("a2a_tokens"), target)
+        raise at.error(("timeout_seconds",), "timeout_seconds: a number in (0, 600]")
+    data["a2a_tokens"] = _tokens(data.get("a2a_tokens"), at)
     return ProbeConfig(data, str(target))
 
 
@@ -361,7 +406,9 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
         elif q.perspective.mode(surface) == "catalog":
             if not _wanted(options, s.platform):
                 continue
-            got, depth = _ask_platform(model, probe, q.places, runner(s.platform)), "live"
+            expects_denial = probe.expect[surface] == "denied"
+            got = _ask_platform(model, probe, q.places, runner(s.platform), expects_denial)
+            depth = "live"
         else:
             if options.platform != "all":
                 continue
@@ -370,6 +417,8 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
         got = replace(got, detail=secrets.redact(got.detail))
         if _withheld(got.disposition, model_says):
             got = Answer("denied", got.place, f"{got.detail} (a row filter answers with no rows)")
+        if got.fault is not None:
+            got = replace(got, disposition=None)
         outcomes.append(q.outcome(got, depth))
     return ProbeRun(
         "live",
@@ -386,15 +435,21 @@ def _withheld(got: str | None, model_says: Answer) -> bool:
 
 
 def _ask_platform(
-    model: Any, probe: Any, places: tuple[tuple[int, Any], ...], runner: Runner
+    model: Any,
+    probe: Any,
+    places: tuple[tuple[int, Any], ...],
+    runner: Runner,
+    expects_denial: bool = False,
 ) -> Answer:
+    """The loosest answer over the places; a place whose probe did not run makes the whole
+    answer a fault (the first, in place order), since its answer is unknown."""
     answers = []
     for _, place in places:
-        a = ask_catalog(
-            model, probe, place, runner, _canary(model, probe, place.dataset, place.column)
-        )
-        answers.append(Answer(a.disposition, place, a.detail))
-    return loosest(answers)
+        canary = _canary(model, probe, place.dataset, place.column)
+        a = ask_catalog(model, probe, place, runner, canary, expects_denial)
+        answers.append(Answer(a.disposition, place, a.detail, fault=a.fault))
+    faulted = next((a for a in answers if a.fault is not None), None)
+    return faulted if faulted is not None else loosest(answers)
 
 
 def _ask_agent(
@@ -436,7 +491,8 @@ def _ask_agent(
     except A2AError as err:
         got = classify_error(err)
     detail = f"A2A {got.state}: {got.detail}"
-    return Answer(got.disposition, place, detail)
+    # an exchange that broke (or a task still pending) is a fault, not an answer
+    return Answer(got.disposition, place, detail, fault="agent" if got.kind == "fault" else None)
 
 
 def _question(probe: Any) -> str:

@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from compiler.core.visible import plain, visible
+
 
 @dataclass(frozen=True)
 class SqlObject:
@@ -110,7 +112,7 @@ class Report:
         if self.dates:
             doc["summary"]["as_of"] = self.dates[0]
             doc["summary"]["dates"] = list(self.dates)
-        return json.dumps(doc, indent=2, sort_keys=True)
+        return json.dumps(plain(doc), indent=2, sort_keys=True)
 
     def to_text(self) -> str:
         lines = [f"verifying {self.origin}"]
@@ -135,7 +137,9 @@ class Report:
                 admitted = ", ".join(o.admitted) if o.admitted else "no rows"
                 lines.append(f"  {o.dataset} on {o.platform}, persona {o.persona}: {admitted}")
         lines.append(self.summary())
-        return "\n".join(lines)
+        # each entry is one line: a line break (or any control character) in a value, a
+        # directory's name, a platform's message, is written visibly
+        return "\n".join(visible(line) for line in lines)
 
 
 UNCHECKED_NOTE = (

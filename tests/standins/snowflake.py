@@ -61,10 +61,13 @@ class Session:
 
     user: str
     primary: str | None = None
+    #: the secondary roles *activated* (a session policy may allow fewer than requested)
     secondary: list[str] = field(default_factory=list)
     #: the role the login asked for (the connector's ``role``): the reading role until a
     #: ``USE ROLE``
     login_role: str | None = None
+    #: what USE SECONDARY ROLES asked for: ALL, or the roles named ("" for NONE)
+    requested: str = ""
 
     def in_session(self) -> set[str]:
         return {self.primary, *self.secondary} if self.primary else set(self.secondary)
@@ -103,6 +106,8 @@ class SnowflakeEstate(Estate):
         self.chunks_served = 0
         #: how many of them the connector downloaded
         self.chunks_downloaded = 0
+        #: UPPER user -> the ALLOWED_SECONDARY_ROLES of the session policy set on it (fact 6)
+        self.session_policies: dict[str, tuple[str, ...]] = {}
 
     def grant_roles(self, user: str, roles: list[str]) -> None:
         self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
@@ -290,13 +295,57 @@ class SnowflakeEstate(Estate):
         if kind == "SECONDARY ROLES":
             word = tree.this.name.upper() if isinstance(tree.this, exp.Var) else ""
             if word == "NONE":
-                session.secondary = []
+                requested, session.requested = [], ""
             elif word == "ALL":
-                session.secondary = sorted(granted or set())
+                requested, session.requested = sorted(granted or set()), "ALL"
             else:
-                session.secondary = [check(t.name) for t in tree.expressions]
+                requested = [check(t.name) for t in tree.expressions]
+                session.requested = ",".join(requested)
+            session.secondary = self._allowed_secondary(session.user, requested)
             return self._ok("Statement executed successfully.")
         raise self._syntax(f"unsupported USE {kind}")
+
+    # ------------------------------------------------------------------ session policies
+    # Fact 6 (docs.snowflake.com/en/sql-reference/sql/use-secondary-roles, usage notes; and
+    # user-guide/session-policies-using, ALLOWED_SECONDARY_ROLES): USE SECONDARY ROLES records
+    # the requested roles and succeeds, but a session policy set on the user (or account)
+    # activates only the secondary roles it allows; with ALLOWED_SECONDARY_ROLES = () the
+    # statement fails ("No secondary roles are activated due to the session policy ...").
+    # CURRENT_SECONDARY_ROLES() answers {"roles": <activated>, "value": <requested>}
+    # (sql-reference/functions/current_secondary_roles).
+
+    def set_session_policy(self, user: str, allowed_secondary_roles: list[str]) -> None:
+        """``CREATE SESSION POLICY ... ALLOWED_SECONDARY_ROLES = (...)`` set on ``user``
+        (``ALL`` in the list allows every role)."""
+        self.session_policies[user.upper()] = tuple(r.upper() for r in allowed_secondary_roles)
+
+    def _allowed_secondary(self, user: str, requested: list[str]) -> list[str]:
+        allowed = self.session_policies.get(user.upper())
+        if allowed is None or "ALL" in allowed:
+            return requested
+        if not allowed and requested:
+            # the documented message; its error code is not documented (a placeholder here)
+            raise SqlError(
+                "003190",
+                "42601",
+                "No secondary roles are activated due to the session policy associated with "
+                "the user or account.",
+            )
+        return [r for r in requested if r in allowed]
+
+    def _current_secondary_roles(self, tree: exp.Expression) -> exp.Expression:
+        session = self.current
+
+        def answer(node: exp.Expression) -> exp.Expression:
+            if not isinstance(node, exp.CurrentSecondaryRoles):
+                return node
+            if session is None:
+                return exp.null()
+            roles = ",".join(session.secondary)
+            doc = json.dumps({"roles": roles, "value": session.requested}, separators=(",", ":"))
+            return exp.Literal.string(doc)
+
+        return tree.transform(answer)
 
     # ------------------------------------------------------------------ governed reads
 
@@ -320,7 +369,7 @@ class SnowflakeEstate(Estate):
                 return exp.Literal.string(primary) if primary else exp.null()
             return node
 
-        return tree.transform(current_role)
+        return self._current_secondary_roles(tree.transform(current_role))
 
     def _masks_of(self, t: Table) -> dict[str, tuple[str, tuple[str, ...]]]:
         """UPPER column -> (masking policy, using columns): set on the column, else through a tag
