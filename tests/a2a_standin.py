@@ -72,6 +72,9 @@ def scenario(path: str, canary_text: str = "") -> Any:
         return task("TASK_STATE_FAILED", "The query failed.", **extra)
     if head == "rpcerror":  # JSON-RPC error, the code in its data
         return ("error", {"code": -32603, "message": "internal", "data": {parts[1]: parts[2]}})
+    if head == "rpcleak":  # JSON-RPC error quoting the canary text, a denial code beside it
+        data = {parts[1]: parts[2], "rows": canary_text}
+        return ("error", {"code": -32603, "message": "query failed", "data": data})
     if head == "http":
         return ("http", int(parts[1]))
     if head == "sleep":

@@ -46,7 +46,7 @@ import yaml
 
 from compiler.meaning.probes import Place
 from compiler.model.validate import Project, load_project
-from compiler.probe_live.a2a import classify_task, send_message
+from compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
 from compiler.probe_live.canary import Canary
 from compiler.probe_live.catalog import FAULTS, QueryError, ask_catalog
 from compiler.probe_live.result import digest
@@ -487,7 +487,7 @@ CANARY = "SUBJ-CANARY-204"
 def test_an_answer_with_the_clear_canary_and_a_denial_code_is_clear(path: str) -> None:
     with a2a_standin(canary_text=f"The CNS-204 subjects are: {CANARY}") as agent:
         result = send_message(url(agent, path), "q", timeout=5)
-    got = classify_task(result, Canary(CANARY, any_digest=True), True)
+    got = classify_task(result, Canary(CANARY), True)
     assert got.disposition == "clear", got.detail
     assert got.denial is not None and "outranks" in got.detail
 
@@ -590,3 +590,16 @@ def test_a_denial_of_the_question_after_a_good_session_is_denied() -> None:
     )
     got = ask_catalog(model, probe, Place("assay_results", "SUBJECT_ID"), runner, Canary("x"))
     assert (got.fault, got.disposition) == (None, "denied"), got.detail
+
+
+@pytest.mark.parametrize("path", ["/rpcleak/errorCode/002003", "/rpcleak/code/PERMISSION_DENIED"])
+def test_a_json_rpc_error_that_quotes_the_clear_canary_is_clear(path: str) -> None:
+    """No task came back, only a JSON-RPC error with a denial code: when its payload quotes the
+    canary's clear value the value was shown, and the answer is ``clear``, never ``denied``.
+    Without the canary the same error is still the denial its code says."""
+    text = f"The CNS-204 subjects are: {CANARY}"
+    with a2a_standin(canary_text=text) as agent, pytest.raises(A2AError) as err:
+        send_message(url(agent, path), "q", timeout=5)
+    got = classify_error(err.value, Canary(CANARY))
+    assert got.disposition == "clear" and "outranks" in got.detail
+    assert classify_error(err.value).disposition == "denied"

@@ -77,7 +77,7 @@ def ask(server: Any, path: str, canary: Canary | None = SUBJECT, column: bool = 
     try:
         return classify_task(send_message(url(server, path), "q", timeout=5), canary, column)
     except A2AError as err:
-        return classify_error(err)
+        return classify_error(err, canary)
 
 
 # --------------------------------------------------------------------------------------------

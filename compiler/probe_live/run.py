@@ -489,7 +489,7 @@ def _ask_agent(
         )
         got = classify_task(result, canary, place.column is not None)
     except A2AError as err:
-        got = classify_error(err)
+        got = classify_error(err, canary)
     detail = f"A2A {got.state}: {got.detail}"
     # an exchange that broke (or a task still pending) is a fault, not an answer
     return Answer(got.disposition, place, detail, fault="agent" if got.kind == "fault" else None)
