@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= build/compiled
 
-.PHONY: demo live-demo test lint format golden docs migrations bench clean
+.PHONY: demo live-demo test lint format golden docs migrations bench bench-live clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,9 @@ migrations: $(BIN)/accord
 
 bench: $(BIN)/accord
 	$(BIN)/python bench/run.py
+
+bench-live: $(BIN)/accord
+	$(BIN)/python bench/live_bench.py
 
 clean:
 	rm -rf $(VENV) build

@@ -22,7 +22,8 @@ BODY = "EXISTS (SELECT 1 FROM PROD.CRITICAL.GRANTS g WHERE IS_ROLE_IN_SESSION(g.
 
 class SnowflakeAnswers:
     """Answers every statement with no rows, but SHOW ROW ACCESS POLICIES (a policy of another
-    schema) and POLICY_REFERENCES (a row about another table)."""
+    schema, whether asked for the governance schema or the account) and POLICY_REFERENCES of a
+    policy (a row naming another policy)."""
 
     def __init__(self, gov: str) -> None:
         self.gov = gov
@@ -32,12 +33,12 @@ class SnowflakeAnswers:
             return [{"name": "KEEP_ME", "database_name": "PROD", "schema_name": "CRITICAL"}]
         if sql.startswith("DESCRIBE ROW ACCESS POLICY"):
             return [{"body": BODY, "signature": "(V VARCHAR)", "return_type": "BOOLEAN"}]
-        if "POLICY_REFERENCES(REF_ENTITY_NAME" in sql:
+        if "POLICY_REFERENCES(POLICY_NAME" in sql:
             return [
                 {
                     "policy_db": "PROD",
                     "policy_schema": "CRITICAL",
-                    "policy_name": "KEEP_ME",
+                    "policy_name": "OTHER_POLICY",
                     "policy_kind": "ROW_ACCESS_POLICY",
                     "ref_database_name": "PROD",
                     "ref_schema_name": "CRITICAL",
@@ -55,7 +56,7 @@ def test_a_show_answer_about_another_schema_is_ignored_and_not_retired() -> None
     assert "PROD.CRITICAL.KEEP_ME" not in names
     assert not live.catalog.of(RowFilterAttachment)
     assert any("PROD.CRITICAL" in w and "ignored" in w for w in live.ignored)
-    assert any("OTHER_TABLE" in w for w in live.ignored)
+    assert any("OTHER_POLICY" in w for w in live.ignored)
     # nothing for plan --base live to retire: the foreign policy was never taken for ours
     assert not [o for o in unmanaged(expected, live) if isinstance(o, RowFilterPolicy)]
     assert "ignored" in live.to_json()

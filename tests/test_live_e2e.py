@@ -42,7 +42,14 @@ def drift_json() -> tuple[int, list[dict[str, object]]]:
 
 def test_deploy_from_empty_then_drift_is_clean(platforms: Platforms, tmp_path: Path) -> None:
     code, findings = drift_json()
-    assert code == 1 and {f["rule"] for f in findings} == {"ACC701"}  # nothing deployed yet
+    # nothing deployed yet; and a governance database that does not exist yet looks, to the
+    # reading role, like one it may not see (Snowflake error 002003 for both): not proven
+    assert code == 1 and {f["rule"] for f in findings} <= {"ACC701", "ACC707"}
+    assert all(
+        "GOVERNANCE" in f["message"] and "does not exist or not authorized" in f["message"]
+        for f in findings
+        if f["rule"] == "ACC707"
+    )
     deploy(tmp_path / "migrations")
     plan = json.loads(next((tmp_path / "migrations").glob("0001_*/plan.json")).read_text())
     assert plan["base_fingerprint"].startswith("live:databricks=")

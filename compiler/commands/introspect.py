@@ -59,9 +59,16 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
         }
         say(f"  {kind:<20} {name}  {json.dumps(detail, sort_keys=True)}")
     for g in live.salt_grants:
-        say(f"  salt grant: {g.privilege} on {g.function} to {g.grantee}")
+        kind = f"{g.kind.replace('_', ' ').lower()} " if platform == "snowflake" else ""
+        say(f"  salt grant: {g.privilege} on {g.function} to {kind}{g.grantee}")
     for name in live.insecure_salts:
         say(f"  not SECURE: {name}")
+    for column, over in sorted(live.overrides.items()):
+        say(f"  direct mask overrides the tag's: {column} ({over})")
+    for what in sorted(live.not_in_effect):
+        say(f"  not in effect: {what}")
+    for what in sorted(live.inherited_tags):
+        say(f"  inherited tag: {what}")
     for what in live.unreadable:
         say(f"  could not read: {what}", err=True)
     if live.coverage is not None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from compiler.core.errors import Location
 from compiler.lint.finding import Finding
-from compiler.live.introspect import LiveCatalog, same_body, table_columns
+from compiler.live.introspect import LiveCatalog, same_body, sf_revoke, table_columns
 from compiler.model.replicas import column_path
 from compiler.model.validate import Project
 from targets.identity import describe_object, fingerprint, identity, is_definition
@@ -138,6 +138,23 @@ def drift_platform(
         loc, owner = locator.at(obj, platform)
         findings.append(Finding(loc, rule, owner, f"{platform}: {message}", fix))
 
+    def overrides(obj: CatalogObject) -> str:
+        """A direct mask on a column a tag also masks decides what readers see."""
+        if not isinstance(obj, MaskAttachment):
+            return ""
+        over = live.overrides.get(f"{obj.table}.{obj.column}".upper())
+        return f"; this policy overrides the tag's ({over})" if over else ""
+
+    def inherits(obj: CatalogObject) -> str:
+        """A column whose own tag is gone may still inherit the tag: not the model's tag."""
+        if not isinstance(obj, TagAssignment):
+            return ""
+        prefix = f"{obj.table}.{obj.column}: tag {obj.tag} ".upper()
+        found = [i for i in live.inherited_tags if i.upper().startswith(prefix)]
+        if not found:
+            return ""
+        return f" (the column only inherits it: {found[0].split(': ', 1)[1]})"
+
     for key in sorted(model_objs.keys() | live_objs.keys()):
         want, have = model_objs.get(key), live_objs.get(key)
         if have is None:
@@ -145,7 +162,7 @@ def drift_platform(
             add(
                 "ACC701",
                 want,
-                f"{describe_object(want, platform)} is not deployed",
+                f"{describe_object(want, platform)} is not deployed{inherits(want)}",
                 f"plan it from the live estate: accord plan --base live:{platform}",
             )
         elif want is None:
@@ -161,7 +178,7 @@ def drift_platform(
                     "ACC702",
                     have,
                     f"{describe_object(have, platform)}: {getattr(have, 'policy', getattr(have, 'function', ''))} "
-                    "is attached and the model did not put it there",
+                    f"is attached and the model did not put it there{overrides(have)}",
                     f"remove it, or adopt it: accord plan --base live:{platform} --adopt",
                 )
         elif isinstance(want, MappingTable) and isinstance(have, MappingTable):
@@ -189,7 +206,7 @@ def drift_platform(
                     "ACC702",
                     want,
                     f"{describe_object(want, platform)} is {policy}, which the model did not put there "
-                    f"(the model attaches {want.policy})",  # type: ignore[union-attr]
+                    f"(the model attaches {want.policy}){overrides(have)}",  # type: ignore[union-attr]
                     f"accord plan --base live:{platform} replaces it (--adopt takes it over)",
                 )
             else:
@@ -211,13 +228,27 @@ def drift_platform(
         salt = live.catalog.get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
         owner = live.salt_owners.get(g.function, "its owner")
         through = f" through {g.via}" if g.via else ""
+        kind = g.kind.replace("_", " ").lower() + " " if platform == "snowflake" else ""
+        reach = f" ({g.reach})" if g.reach else ""
         add(
             "ACC705",
             model_objs.get(identity(salt), salt),
-            f"salt function {g.function} grants {g.privilege} to {g.grantee}{through}: whoever "
-            f"holds it can select the salt (only {owner}, the owner of the policies that call "
-            "it, may)",
-            _revoke_hint(platform, g.function, g.privilege, g.grantee, g.via),
+            f"salt function {g.function} grants {g.privilege} to {kind}{g.grantee}{through}"
+            f"{reach}: whoever holds it can select the salt (only {owner}, the owner of the "
+            "policies that call it, may)",
+            sf_revoke(g.function, g.privilege, g.grantee, g.kind)
+            if platform == "snowflake"
+            else _revoke_hint(platform, g.function, g.privilege, g.grantee, g.via),
+        )
+    for what in live.not_in_effect:
+        findings.append(
+            Finding(
+                project.loc("platforms", platform),
+                "ACC703",
+                f"platforms.{platform}",
+                f"{platform}: {what}: the platform does not enforce this policy reference",
+                f"re-apply it: accord plan --base live:{platform}",
+            )
         )
     unseen = live.coverage.unseen if live.coverage is not None else []
     for u in unseen:
@@ -246,11 +277,10 @@ def drift_platform(
 
 
 def _revoke_hint(platform: str, function: str, privilege: str, grantee: str, via: str) -> str:
-    """What removes a salt grant, in words a person runs: Databricks SQL spells ``ALL
+    """What removes a Databricks salt grant, in words a person runs (Snowflake's is
+    :func:`~compiler.live.introspect.sf_revoke`, spelled for the grantee's kind): Databricks SQL spells ``ALL
     PRIVILEGES`` in two words, revokes an inherited grant where it is made, and drops an ABAC
     GRANT policy (``accord plan --base live:`` writes the same, quoted)."""
-    if platform != "databricks":
-        return f"REVOKE {privilege} ON FUNCTION {function} FROM {grantee}"
     spelled = privilege.replace("_", " ")
     if via.startswith("policy "):
         policy, _, on = via.removeprefix("policy ").partition(" on ")

@@ -85,18 +85,36 @@ class SaltGrant:
     #: c.s`` / ``catalog c`` (an inherited grant, read with grants.get_effective), or ``policy
     #: P on schema c.s`` (an ABAC GRANT policy)
     via: str = ""
+    #: the grantee's kind as the platform says it (Snowflake ``granted_to``: ROLE,
+    #: DATABASE_ROLE, SHARE, APPLICATION_ROLE): a revoke is spelled for it
+    kind: str = "ROLE"
+    #: who else holds the grant through the role hierarchy, in words ("granted to PUBLIC:
+    #: every user of the account"), when the platform says so
+    reach: str = ""
 
-    def __repr__(self) -> str:  # as before ``via`` existed when it is empty (fingerprints)
-        via = f", via={self.via!r}" if self.via else ""
+    def __repr__(self) -> str:  # as before the optional fields existed when they are unset
+        extra = "".join(
+            f", {name}={value!r}"
+            for name, value, unset in (
+                ("via", self.via, ""),
+                ("kind", self.kind, "ROLE"),
+                ("reach", self.reach, ""),
+            )
+            if value != unset
+        )
         return (
             f"SaltGrant(function={self.function!r}, privilege={self.privilege!r}, "
-            f"grantee={self.grantee!r}{via})"
+            f"grantee={self.grantee!r}{extra})"
         )
 
     def to_json(self) -> dict[str, str]:
         out = {"function": self.function, "privilege": self.privilege, "grantee": self.grantee}
         if self.via:
             out["via"] = self.via
+        if self.kind != "ROLE" or self.reach:
+            out["kind"] = self.kind
+        if self.reach:
+            out["reach"] = self.reach
         return out
 
 
@@ -116,6 +134,14 @@ class LiveCatalog:
     unreadable: list[str] = field(default_factory=list)
     #: what was read, by which reader, and what it could not see
     coverage: Coverage | None = None
+    #: governed column (``TABLE.COLUMN``, upper case) -> the tag mask its direct mask overrides
+    #: (a direct masking policy takes precedence over a tag's: Snowflake)
+    overrides: dict[str, str] = field(default_factory=dict)
+    #: policy references whose POLICY_STATUS says the policy is not in effect, in words
+    not_in_effect: list[str] = field(default_factory=list)
+    #: tags a governed column inherits (from its table) or gets by propagation, in words: not
+    #: the column's own, so never taken for an assignment the model makes
+    inherited_tags: list[str] = field(default_factory=list)
     #: answers about objects that were not asked about, in words: ignored, never planned
     #: against or taken for the object that was asked about
     ignored: list[str] = field(default_factory=list)
@@ -141,6 +167,9 @@ class LiveCatalog:
             "insecure_salts": self.insecure_salts,
             "unreadable": self.unreadable,
             "ignored": self.ignored,
+            "overrides": dict(sorted(self.overrides.items())),
+            "not_in_effect": sorted(self.not_in_effect),
+            "inherited_tags": sorted(self.inherited_tags),
             "coverage": (self.coverage or Coverage(self.catalog.platform)).to_json(),
         }
 
@@ -443,53 +472,266 @@ def _sf_literal(value: str) -> str:
     return tsql.literal(value).sql(dialect="snowflake")
 
 
+#: the global privileges a complete Snowflake read needs, and what each one lets the reading
+#: role see (docs.snowflake.com/en/sql-reference/functions/policy_references, usage notes;
+#: sql-reference/sql/desc-masking-policy; sql-reference/sql/show-privileges: MANAGE GRANTS
+#: "implicitly allows its holder to see every object in the account")
+SF_GLOBAL = {
+    "APPLY MASKING POLICY": (
+        "every masking policy's associations and bodies",
+        "SHOW MASKING POLICIES, DESCRIBE MASKING POLICY and POLICY_REFERENCES answer only "
+        "for the policies it holds APPLY or OWNERSHIP on",
+        "drift of the masks (direct and tag-based) of the governed tables",
+    ),
+    "APPLY ROW ACCESS POLICY": (
+        "every row access policy's associations and bodies",
+        "SHOW ROW ACCESS POLICIES, DESCRIBE ROW ACCESS POLICY and POLICY_REFERENCES answer "
+        "only for the policies it holds APPLY or OWNERSHIP on",
+        "drift of the row filters of the governed tables",
+    ),
+    "APPLY TAG": (
+        "every tag of the governance schema",
+        "SHOW TAGS lists only the tags it holds a privilege on",
+        "drift of the tags and their masking policies",
+    ),
+}
+#: a grantee kind of SHOW GRANTS (``granted_to``) -> how GRANT and REVOKE spell it
+#: (sql-reference/sql/revoke-privilege, revoke-database-role, revoke-privilege-share)
+SF_GRANTEE_KINDS = {
+    "ROLE": "ROLE",
+    "DATABASE_ROLE": "DATABASE ROLE",
+    "SHARE": "SHARE",
+    "APPLICATION_ROLE": "APPLICATION ROLE",
+}
+
+
+def sf_revoke(function: str, privilege: str, grantee: str, kind: str = "ROLE") -> str:
+    """REVOKE of a grant on a Snowflake salt function, the grantee spelled for its kind
+    (``FROM ROLE r``, ``FROM DATABASE ROLE db.r``, ``FROM SHARE s``, ``FROM APPLICATION ROLE
+    app.r``: a role's revoke does not reach a database role's grant), names through sqlglot."""
+    from targets import sql as tsql
+
+    spelled = SF_GRANTEE_KINDS.get(kind.upper(), "ROLE")
+    if spelled in ("DATABASE ROLE", "APPLICATION ROLE") and "." in grantee:
+        who = tsql.name_sql(grantee, "snowflake")
+    else:
+        who = tsql.render(tsql.ident(grantee, "snowflake"), "snowflake")
+    return f"REVOKE {privilege} ON FUNCTION {_sf_name(function)}() FROM {spelled} {who}"
+
+
+#: POLICY_STATUS of a policy reference that is in effect (a direct mask on a column that a tag
+#: also masks reads MULTIPLE_...: the direct one is, user-guide/tag-based-masking-policies)
+_SF_STATUS_OK = ("", "ACTIVE", "MULTIPLE_MASKING_POLICY_ASSIGNED_TO_THE_COLUMN")
+
+
 class SnowflakeReader(Reader):
     def information_schema(self, name: str, call: str, what: str) -> list[dict[str, Any]] | None:
         """SELECT * FROM TABLE(<name's database>.INFORMATION_SCHEMA.<call>)."""
         db = _sf_name(name.split(".")[0])
         return self.query(f"SELECT * FROM TABLE({db}.INFORMATION_SCHEMA.{call})", what)
 
+    # ------------------------------------------------------------------ the reading role
+
+    def _grants_to(self, roles: list[tuple[str, str]]) -> list[list[dict[str, Any]] | None]:
+        def show(item: tuple[str, str]) -> Any:
+            kind, name = item
+            try:
+                return self.run.query(f"SHOW GRANTS TO {kind} {_sf_name(name)}")
+            except ExecutionError as err:
+                return err
+
+        out: list[list[dict[str, Any]] | None] = []
+        for (kind, name), rows in zip(roles, self.each(show, roles), strict=True):
+            if isinstance(rows, ExecutionError):
+                self.cannot_see(
+                    f"the privileges of {kind.lower()} {name}",
+                    str(rows),
+                    "what the reading role can see",
+                )
+                out.append(None)
+            else:
+                out.append(rows)
+        return out
+
+    def reader_grants(self, role: str) -> set[tuple[str, str, str]]:
+        """(privilege, granted_on, name) of ``role`` and every role and database role granted
+        to it, and PUBLIC's (``SHOW GRANTS TO ROLE`` / ``TO DATABASE ROLE``, level by level:
+        the role hierarchy)."""
+        held: set[tuple[str, str, str]] = set()
+        seen: set[tuple[str, str]] = set()
+        level = [("ROLE", role.upper()), ("ROLE", "PUBLIC")]
+        while level:
+            level = [r for r in dict.fromkeys(level) if r not in seen]
+            seen |= set(level)
+            found = self._grants_to(level)
+            level = []
+            for rows in found:
+                for g in rows or []:
+                    priv = str(g.get("privilege") or "").upper()
+                    on = str(g.get("granted_on") or "").upper().replace(" ", "_")
+                    name = str(g.get("name") or "").upper()
+                    held.add((priv, on, "" if on == "ACCOUNT" else name.replace('"', "")))
+                    if priv == "USAGE" and on in ("ROLE", "DATABASE_ROLE"):
+                        level.append(("ROLE" if on == "ROLE" else "DATABASE ROLE", name))
+        return held
+
+    def check_reader(self) -> None:
+        """What the reading role can see: CURRENT_ROLE(), its grants and its hierarchy's, and
+        for each privilege a complete read needs and the role lacks, what is not proven."""
+        rows = self.query("SELECT CURRENT_ROLE() AS ROLE", "the reading role (CURRENT_ROLE())")
+        role = str(next(iter(rows[0].values())) or "") if rows else ""
+        if not role:
+            if rows is not None:
+                self.cannot_see(
+                    "the reading role",
+                    "CURRENT_ROLE() names no role",
+                    "what the reading role can see",
+                )
+            return
+        self.coverage.reader = role
+        held: dict[tuple[str, str], set[str]] = {}
+        for p, o, n in self.reader_grants(role):
+            held.setdefault((o, n), set()).add(p)
+        privileges: set[str] = set()
+
+        def has(privilege: str, on: str, name: str = "", any_privilege: bool = False) -> bool:
+            key = name.upper()
+            on_it = held.get((on, key), set())
+            found = on_it if any_privilege else on_it & {privilege, "OWNERSHIP"}
+            for p in found:
+                privileges.add(f"{p} on {on.replace('_', ' ')}{' ' + key if key else ''}")
+            return bool(found)
+
+        e = self.expected
+        needs_global = {
+            "APPLY MASKING POLICY": bool(e.of(MaskPolicy) or e.of(MaskAttachment)),
+            "APPLY ROW ACCESS POLICY": bool(e.of(RowFilterPolicy) or e.of(RowFilterAttachment)),
+            "APPLY TAG": bool(e.of(Tag)),
+        }
+        for privilege, needed in needs_global.items():
+            if needed and not has(privilege, "ACCOUNT"):
+                what, why, unproven = SF_GLOBAL[privilege]
+                self.cannot_see(what, f"it lacks the global {privilege} privilege: {why}", unproven)
+        sees_every_object = has("MANAGE GRANTS", "ACCOUNT")
+
+        def absent(on: str, name: str) -> bool:
+            """With MANAGE GRANTS, SHOW lists every object: one it does not list does not
+            exist (not deployed yet), which is no gap in what the role sees. Without it a
+            missing object and a hidden one answer alike (error 002003)."""
+            if not sees_every_object:
+                return False
+            *parent, leaf = name.split(".")
+            where = {"DATABASE": "ACCOUNT", "SCHEMA": "DATABASE", "TABLE": "SCHEMA"}[on]
+            scope = f" IN {where} {_sf_name('.'.join(parent))}" if parent else ""
+            show = {"DATABASE": "DATABASES", "SCHEMA": "SCHEMAS", "TABLE": "TABLES"}[on]
+            try:
+                rows = self.run.query(f"SHOW {show} LIKE {_sf_literal(leaf)}{scope}")
+            except ExecutionError:
+                return bool(parent) and absent(
+                    ("DATABASE", "SCHEMA")[len(parent) - 1], ".".join(parent)
+                )
+            return not any(self.same(str(r.get("name") or ""), leaf) for r in rows)
+
+        gov = e.governance_schema
+        schemas = {gov.upper()} | {t.upper().rsplit(".", 1)[0] for t in self.governed_tables()}
+        schemas |= {m.name.upper().rsplit(".", 1)[0] for m in e.of(MappingTable)}
+        for schema in sorted(schemas):
+            db = schema.split(".")[0]
+            for on, name in (("DATABASE", db), ("SCHEMA", schema)):
+                if not has("USAGE", on, name, any_privilege=True) and not absent(on, name):
+                    self.cannot_see(
+                        f"{on.lower()} {name}",
+                        f"it holds no privilege on {on.lower()} {name}, so nothing in it resolves "
+                        "(error 002003: does not exist or not authorized)",
+                        f"drift of what {schema} holds",
+                    )
+                    break
+        for m in e.of(MappingTable):
+            if not has("SELECT", "TABLE", m.name) and not absent("TABLE", m.name):
+                self.cannot_see(
+                    f"the rows of mapping table {m.name}",
+                    "it lacks SELECT on it",
+                    f"drift of {m.name}",
+                )
+        if e.of(Tag):
+            for table in self.governed_tables():
+                if not has("SELECT", "TABLE", table, any_privilege=True):
+                    self.cannot_see(
+                        f"the tags on {table}",
+                        "it holds no privilege on the table: TAG_REFERENCES_ALL_COLUMNS answers "
+                        "only for a role with access to it",
+                        f"drift of {table}'s tags",
+                    )
+        if e.of(SaltFunction) and not has("MANAGE GRANTS", "ACCOUNT"):
+            for salt in e.of(SaltFunction):
+                self.cannot_see(
+                    f"salt function {salt.name} and its grants",
+                    "SHOW USER FUNCTIONS and SHOW GRANTS ON FUNCTION answer only for functions "
+                    "it holds a privilege on (USAGE would let it select the salt); the global "
+                    "MANAGE GRANTS privilege lets it see every object",
+                    f"that {salt.name} is deployed, SECURE and callable by its owner only",
+                )
+        self.coverage.privileges = sorted(privileges)
+
+    # ------------------------------------------------------------------ the read
+
+    def _show(self, show: str, where: str) -> list[dict[str, Any]]:
+        return self.query(f"SHOW {show} IN {where}", f"SHOW {show} IN {where}") or []
+
     def read(self) -> LiveCatalog:
+        self.check_reader()
         gov, objects, live = self.start()
         self.progress(f"snowflake: policies in {gov}")
-        for kind, show in (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES")):
-            for row in self.query(f"SHOW {show} IN SCHEMA {_sf_name(gov)}", f"SHOW {show}") or []:
+        kinds = (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES"))
+        defined: list[tuple[str, str, dict[str, Any]]] = []
+        for kind, show in kinds:
+            for row in self._show(show, f"SCHEMA {_sf_name(gov)}"):
                 schema = f"{row.get('database_name', '')}.{row.get('schema_name', '')}"
-                name = f"{schema}.{row.get('name', '')}"
-                if not self.about(schema, gov, f"SHOW {show} IN SCHEMA {gov}"):
-                    continue
-                desc = self.query(
-                    f"DESCRIBE {kind} POLICY {_sf_name(name)}", f"DESCRIBE {kind} POLICY {name}"
+                if self.about(schema, gov, f"SHOW {show} IN SCHEMA {gov}"):
+                    defined.append((kind, f"{schema}.{row.get('name', '')}", row))
+        described = self.each(
+            lambda d: self.query(
+                f"DESCRIBE {d[0]} POLICY {_sf_name(d[1])}", f"DESCRIBE {d[0]} POLICY {d[1]}"
+            ),
+            defined,
+        )
+        for (kind, name, row), desc in zip(defined, described, strict=True):
+            if not desc:
+                continue
+            d = desc[0]
+            body = parse_body(str(d["body"]), "snowflake")
+            if body is None:
+                self.cannot_see(name, unparsed(str(d["body"])), f"drift of {name}")
+                continue
+            comment = row.get("comment") or ""
+            if kind == "ROW ACCESS":
+                obj: CatalogObject = RowFilterPolicy(
+                    name, _params(d["signature"]), body, None, comment
                 )
-                if not desc:
-                    continue
-                d = desc[0]
-                body = parse_body(str(d["body"]), "snowflake")
-                if body is None:
-                    self.cannot_see(name, unparsed(str(d["body"])), f"drift of {name}")
-                    continue
-                comment = row.get("comment") or ""
-                if kind == "ROW ACCESS":
-                    obj: CatalogObject = RowFilterPolicy(
-                        name, _params(d["signature"]), body, None, comment
-                    )
-                else:
-                    obj = MaskPolicy(
-                        name,
-                        _params(d["signature"]),
-                        _norm_type(d["return_type"]),
-                        body,
-                        "",
-                        "",
-                        comment,
-                    )
-                objects.append(self.keep(obj))
+            else:
+                obj = MaskPolicy(
+                    name,
+                    _params(d["signature"]),
+                    _norm_type(d["return_type"]),
+                    body,
+                    "",
+                    "",
+                    comment,
+                )
+            objects.append(self.keep(obj))
+        self.salts(gov, objects, live)
+        tag_policies = self.references(objects, live)
+        if self.expected.of(Tag):
+            objects += self.tags(gov, tag_policies, live)
+        return self.finish(live, objects)
+
+    def salts(self, gov: str, objects: list[CatalogObject], live: LiveCatalog) -> None:
+        """Salt functions (SHOW USER FUNCTIONS IN SCHEMA, once) and who may call each (SHOW
+        GRANTS ON FUNCTION, one a salt); each grantee with its kind (``granted_to``)."""
         self.progress(f"snowflake: salt functions in {gov}")
         wanted = {s.name.upper(): s for s in self.expected.of(SaltFunction)}
-        for row in (
-            self.query(f"SHOW USER FUNCTIONS IN SCHEMA {_sf_name(gov)}", "SHOW USER FUNCTIONS")
-            or []
-        ):
+        found = []
+        for row in self._show("USER FUNCTIONS", f"SCHEMA {_sf_name(gov)}"):
             schema = f"{row.get('catalog_name', '')}.{row.get('schema_name', '')}"
             name = f"{schema}.{row.get('name', '')}"
             if not self.about(schema, gov, f"SHOW USER FUNCTIONS IN SCHEMA {gov}"):
@@ -499,48 +741,112 @@ class SnowflakeReader(Reader):
             objects.append(self.keep(SaltFunction(name, "", "")))
             if str(row.get("is_secure", "")).upper() != "Y":
                 live.insecure_salts.append(name)
-            for g in (
-                self.query(f"SHOW GRANTS ON FUNCTION {_sf_name(name)}()", f"grants on {name}") or []
-            ):
+            found.append(name)
+        grants = self.each(
+            lambda n: self.query(f"SHOW GRANTS ON FUNCTION {_sf_name(n)}()", f"grants on {n}"),
+            found,
+        )
+        exposed: list[tuple[str, str, str, str]] = []
+        for name, rows in zip(found, grants, strict=True):
+            for g in rows or []:
                 if g["privilege"] == "OWNERSHIP":
                     live.salt_owners[name] = g["grantee_name"]
                 elif g["privilege"] in ("USAGE", "ALL"):
-                    live.salt_grants.append(SaltGrant(name, g["privilege"], g["grantee_name"]))
-        for table in self.governed_tables():
-            self.progress(f"snowflake: policy references of {table}")
-            rows = self.information_schema(
-                table,
-                f"POLICY_REFERENCES(REF_ENTITY_NAME => {_sf_literal(table)}, "
-                "REF_ENTITY_DOMAIN => 'table')",
-                f"policy references of {table}",
-            )
+                    kind = str(g.get("granted_to") or "ROLE").upper().replace(" ", "_")
+                    exposed.append((name, g["privilege"], g["grantee_name"], kind))
+        roles = sorted({who for _, _, who, kind in exposed if kind == "ROLE"})
+        holders = dict(zip(roles, self.each(self._public_holds, roles), strict=True))
+        for name, privilege, who, kind in exposed:
+            reach = "granted to PUBLIC: every user of the account" if holders.get(who) else ""
+            live.salt_grants.append(SaltGrant(name, privilege, who, kind=kind, reach=reach))
+
+    def _public_holds(self, role: str) -> bool:
+        """Whether PUBLIC holds ``role`` (``SHOW GRANTS OF ROLE``: the roles and users it is
+        granted to), so that every user may use what it may."""
+        if role.upper() == "PUBLIC":
+            return True
+        try:
+            rows = self.run.query(f"SHOW GRANTS OF ROLE {_sf_name(role)}")
+        except ExecutionError:
+            return False
+        return any(str(r.get("grantee_name") or "").upper() == "PUBLIC" for r in rows)
+
+    def references(self, objects: list[CatalogObject], live: LiveCatalog) -> dict[str, list[str]]:
+        """Every association of every policy in the account on a governed table: SHOW ... IN
+        ACCOUNT once a kind, then POLICY_REFERENCES(POLICY_NAME => ...) once a policy (round
+        trips grow with policies, not with tables). Returns tag -> its masking policies (the
+        rows whose REF_ENTITY_DOMAIN is TAG)."""
+        self.progress("snowflake: policy references")
+        governed = {t.upper(): t for t in self.governed_tables()}
+        policies = []
+        for _, show in (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES")):
+            for row in self._show(show, "ACCOUNT"):
+                policies.append(
+                    f"{row.get('database_name', '')}.{row.get('schema_name', '')}."
+                    f"{row.get('name', '')}"
+                )
+        policies = sorted(set(policies))
+        answers = self.each(
+            lambda p: self.information_schema(
+                p, f"POLICY_REFERENCES(POLICY_NAME => {_sf_literal(p)})", f"references of {p}"
+            ),
+            policies,
+        )
+        tag_policies: dict[str, list[str]] = {}
+        by_tag: dict[tuple[str, str], str] = {}
+        direct: list[tuple[str, str, str, str]] = []
+        for policy, rows in zip(policies, answers, strict=True):
             for r in rows or []:
+                named = ".".join(
+                    str(r.get(k) or "") for k in ("policy_db", "policy_schema", "policy_name")
+                )
+                if not self.about(named, policy, f"references of {policy}"):
+                    continue
                 entity = ".".join(
                     str(r.get(k) or "")
                     for k in ("ref_database_name", "ref_schema_name", "ref_entity_name")
                 )
-                if not self.about(entity, table, f"policy references of {table}"):
+                if str(r.get("ref_entity_domain") or "TABLE").upper() == "TAG":
+                    tag_policies.setdefault(entity.upper(), []).append(policy)
                     continue
-                policy = f"{r['policy_db']}.{r['policy_schema']}.{r['policy_name']}"
+                table = governed.get(entity.upper())
+                if table is None:
+                    continue  # a table the model does not govern
                 args = (
                     json.loads(r["ref_arg_column_names"]) if r.get("ref_arg_column_names") else []
                 )
+                status = str(r.get("policy_status") or "").upper()
+                column = str(r.get("ref_column_name") or "")
                 if r["policy_kind"] == "ROW_ACCESS_POLICY":
                     objects.append(self.keep(RowFilterAttachment(table, policy, tuple(args), "")))
-                elif r["policy_kind"] == "MASKING_POLICY" and not r.get("tag_name"):
-                    objects.append(
-                        self.keep(
-                            MaskAttachment(table, r["ref_column_name"], policy, "", tuple(args))
-                        )
+                elif r["policy_kind"] == "MASKING_POLICY" and r.get("tag_name"):
+                    tag = ".".join(
+                        str(r.get(k) or "") for k in ("tag_database", "tag_schema", "tag_name")
                     )
-        if self.expected.of(Tag):
-            objects += self.tags(gov, [o.name for o in objects if isinstance(o, MaskPolicy)])
-        return self.finish(live, objects)
+                    by_tag[(table.upper(), column.upper())] = f"tag {tag}'s masking policy {policy}"
+                    continue
+                elif r["policy_kind"] == "MASKING_POLICY":
+                    objects.append(
+                        self.keep(MaskAttachment(table, column, policy, "", tuple(args)))
+                    )
+                    direct.append((table, column, policy, status))
+                if status not in _SF_STATUS_OK:
+                    where = f"{table}.{column}" if column else table
+                    live.not_in_effect.append(f"{policy} on {where}: POLICY_STATUS {status}")
+        for table, column, _, _ in direct:
+            over = by_tag.get((table.upper(), column.upper()))
+            if over is not None:
+                live.overrides[f"{table}.{column}".upper()] = over
+        return tag_policies
 
-    def tags(self, gov: str, masking_policies: list[str]) -> list[CatalogObject]:
-        """Tags of the governance schema (SHOW TAGS), the masking policies set on them
-        (POLICY_REFERENCES(POLICY_NAME => ...) rows whose REF_ENTITY_DOMAIN is TAG), and their
-        assignments on the governed tables' columns (TAG_REFERENCES_ALL_COLUMNS)."""
+    def tags(
+        self, gov: str, tag_policies: dict[str, list[str]], live: LiveCatalog
+    ) -> list[CatalogObject]:
+        """Tags of the governance schema (SHOW TAGS), the masking policies set on them (the
+        TAG rows of the policies' references), and their assignments on the governed tables'
+        columns (TAG_REFERENCES_ALL_COLUMNS, one a table, bounded by ``--jobs``): a column's
+        own tag (LEVEL COLUMN, set by hand) is an assignment; one it inherits from its table or
+        gets by propagation is reported as inherited, never taken for its own."""
         self.progress(f"snowflake: tags in {gov}")
         found: dict[str, Tag] = {}
         for row in self.query(f"SHOW TAGS IN SCHEMA {_sf_name(gov)}", "SHOW TAGS") or []:
@@ -549,34 +855,17 @@ class SnowflakeReader(Reader):
                 continue
             name = f"{schema}.{row.get('name', '')}"
             allowed = tuple(json.loads(row["allowed_values"])) if row.get("allowed_values") else ()
-            found[name.upper()] = Tag(name, allowed, (), row.get("comment") or "")
-        for policy in masking_policies:
-            rows = self.information_schema(
-                policy,
-                f"POLICY_REFERENCES(POLICY_NAME => {_sf_literal(policy)})",
-                f"references of {policy}",
-            )
-            for r in rows or []:
-                named = ".".join(
-                    str(r.get(k) or "") for k in ("policy_db", "policy_schema", "policy_name")
-                )
-                if not self.about(named, policy, f"references of {policy}"):
-                    continue
-                if str(r.get("ref_entity_domain", "")).upper() != "TAG":
-                    continue
-                tag = f"{r['ref_database_name']}.{r['ref_schema_name']}.{r['ref_entity_name']}"
-                if tag.upper() in found:
-                    old = found[tag.upper()]
-                    found[tag.upper()] = dataclasses.replace(
-                        old, masking_policies=(*old.masking_policies, policy)
-                    )
+            policies = tuple(sorted(tag_policies.get(name.upper(), [])))
+            found[name.upper()] = Tag(name, allowed, policies, row.get("comment") or "")
         out: list[CatalogObject] = [self.keep(t) for t in found.values()]
-        for table in self.governed_tables():
-            rows = self.information_schema(
-                table,
-                f"TAG_REFERENCES_ALL_COLUMNS({_sf_literal(table)}, 'table')",
-                f"tags on {table}",
-            )
+        tables = self.governed_tables()
+        answers = self.each(
+            lambda t: self.information_schema(
+                t, f"TAG_REFERENCES_ALL_COLUMNS({_sf_literal(t)}, 'table')", f"tags on {t}"
+            ),
+            tables,
+        )
+        for table, rows in zip(tables, answers, strict=True):
             for r in rows or []:
                 entity = ".".join(
                     str(r.get(k) or "") for k in ("object_database", "object_schema", "object_name")
@@ -584,9 +873,18 @@ class SnowflakeReader(Reader):
                 if not self.about(entity, table, f"tags on {table}"):
                     continue
                 tag = f"{r['tag_database']}.{r['tag_schema']}.{r['tag_name']}"
-                if tag.upper() in found:  # tags of the governance schema only
+                if tag.upper() not in found:  # tags of the governance schema only
+                    continue
+                level = str(r.get("level") or "COLUMN").upper()
+                method = str(r.get("apply_method") or "MANUAL").upper()
+                if level == "COLUMN" and method == "MANUAL":
                     out.append(
                         self.keep(TagAssignment(table, r["column_name"], tag, r["tag_value"], ""))
+                    )
+                else:
+                    live.inherited_tags.append(
+                        f"{table}.{r['column_name']}: tag {tag} = {r['tag_value']!r} is "
+                        f"{method.lower()} (LEVEL {level}), not set on the column"
                     )
         return out
 

@@ -219,16 +219,26 @@ def check_live_base(
     return ""
 
 
-def revoke_sql(platform: str, function: str, privilege: str, grantee: str, via: str = "") -> str:
-    """REVOKE of a grant on a salt function, every name spelled through sqlglot. On
-    Databricks the privilege is spelled as SQL spells it (``ALL PRIVILEGES``, two words:
-    ``ALL_PRIVILEGES`` is the REST enum), a grant inherited from the schema or catalog is
-    revoked there (``via``: ``schema c.s`` / ``catalog c``), and an ABAC GRANT policy that
-    gives it (``via``: ``policy P on schema c.s``) is dropped."""
-    name = tsql.name_sql(function, platform)
+def revoke_sql(
+    platform: str,
+    function: str,
+    privilege: str,
+    grantee: str,
+    via: str = "",
+    kind: str = "ROLE",
+) -> str:
+    """REVOKE of a grant on a salt function, every name spelled through sqlglot. On Snowflake
+    the grantee is spelled for its kind (``FROM ROLE r``, ``FROM DATABASE ROLE db.r``, ``FROM
+    SHARE s``, ``FROM APPLICATION ROLE app.r``: a role's revoke does not reach a database
+    role's grant). On Databricks the privilege is spelled as SQL spells it (``ALL
+    PRIVILEGES``, two words: ``ALL_PRIVILEGES`` is the REST enum), a grant inherited from the
+    schema or catalog is revoked there (``via``: ``schema c.s`` / ``catalog c``), and an ABAC
+    GRANT policy that gives it (``via``: ``policy P on schema c.s``) is dropped."""
+    from compiler.live.introspect import sf_revoke
+
     if platform == "snowflake":
-        who = tsql.render(tsql.ident(grantee, platform), platform)
-        return f"REVOKE {privilege} ON FUNCTION {name}() FROM ROLE {who}"
+        return sf_revoke(function, privilege, grantee, kind)
+    name = tsql.name_sql(function, platform)
     who = tsql.render(exp_identifier(grantee), platform)
     spelled = privilege.replace("_", " ")
     if via.startswith("policy "):
@@ -257,7 +267,7 @@ def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:
         written: set[str] = set()
         for g in sorted(live.salt_grants, key=lambda g: (g.function, g.grantee, g.via)):
             salt = head[platform].get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
-            sql = revoke_sql(platform, g.function, g.privilege, g.grantee, g.via)
+            sql = revoke_sql(platform, g.function, g.privilege, g.grantee, g.via, g.kind)
             through = f" through {g.via}" if g.via else ""
             what = "SHOW GRANTS ON FUNCTION" if platform == "snowflake" else "grants.get_effective"
             if g.via.startswith("policy "):

@@ -123,6 +123,10 @@ class Estate:
         self._catalogs: set[str] = set()
         self._temp = itertools.count(1)
         self.lock = threading.RLock()
+        #: seconds each answer of the stand-in's server waits (the latency knob: bench/) and
+        #: the requests it answered (tests/standins/http.py)
+        self.latency = 0.0
+        self.requests = 0
 
     # ------------------------------------------------------------------ names and storage
 
@@ -691,10 +695,12 @@ class Estate:
         cols = ", ".join(f'"{c}" VARCHAR' for c in columns)
         self.db.execute(f'CREATE TEMP TABLE "{name}" ({cols})')
         if rows:
-            marks = ", ".join("?" for _ in columns)
-            self.db.executemany(
-                f'INSERT INTO "{name}" VALUES ({marks})',
-                [tuple(None if v is None else str(v) for v in r) for r in rows],
+            # one statement for all rows (executemany costs a statement a row: seconds for the
+            # thousands of references of a large estate)
+            picks = ", ".join(f"r[{i + 1}]" for i in range(len(columns)))
+            self.db.execute(
+                f'INSERT INTO "{name}" SELECT {picks} FROM (SELECT UNNEST(?::VARCHAR[][]) AS r)',
+                [[[None if v is None else str(v) for v in r] for r in rows]],
             )
         return exp.to_table(name)
 

@@ -11,10 +11,14 @@ import gzip
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
+
+#: guards the request counters of the stand-ins' states (handlers run on many threads)
+_COUNT = threading.Lock()
 
 #: how often a serving thread looks for a stop request (seconds)
 POLL_INTERVAL = 0.01
@@ -32,6 +36,15 @@ class Handler(BaseHTTPRequestHandler):
         return json.loads(raw) if raw else {}
 
     def send_json(self, status: int, body: Any) -> None:
+        """Answer with ``body``, after the stand-in's latency (``state.latency`` seconds, the
+        latency knob of every platform stand-in: the round trip a real service costs), and
+        count the round trip (``state.requests``)."""
+        state = getattr(self, "state", None)
+        if state is not None:
+            with _COUNT:
+                state.requests = getattr(state, "requests", 0) + 1
+            if getattr(state, "latency", 0.0):
+                time.sleep(state.latency)
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")

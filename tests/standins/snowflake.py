@@ -18,11 +18,13 @@ sql-reference/functions/policy_references).
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -61,6 +63,9 @@ class Session:
     primary: str | None = None
     #: the secondary roles *activated* (a session policy may allow fewer than requested)
     secondary: list[str] = field(default_factory=list)
+    #: the role the login asked for (the connector's ``role``): the reading role until a
+    #: ``USE ROLE``
+    login_role: str | None = None
     #: what USE SECONDARY ROLES asked for: ALL, or the roles named ("" for NONE)
     requested: str = ""
 
@@ -83,11 +88,118 @@ class SnowflakeEstate(Estate):
         self.user_roles: dict[str, set[str]] = {}
         #: the session of the statement being executed (set by the HTTP handler)
         self.current: Session | None = None
+        #: role -> {(privilege, granted_on, name)}, what ``SHOW GRANTS TO ROLE`` lists besides
+        #: the implicit ones: ``USAGE`` on ``ROLE`` r or ``DATABASE_ROLE`` d puts r or d under
+        #: the role (the role hierarchy). ``PUBLIC`` is under every role.
+        self.role_grants: dict[str, set[tuple[str, str, str]]] = {}
+        #: roles that read as an account administrator: every answer unfiltered. The default
+        #: reading role (the login's, when it names none) is the owner, so the suite's existing
+        #: tests read as before; a least-privilege reader is a role outside this set.
+        self.all_seeing: set[str] = {owner, "ACCOUNTADMIN"}
+        #: UPPER grantee of a function grant -> its kind as ``SHOW GRANTS`` says it
+        #: (``granted_to``): ROLE (the default), DATABASE_ROLE, SHARE, APPLICATION_ROLE
+        self.grantee_kinds: dict[str, str] = {}
+        #: rows a result may carry in its first part; the rest are served as ``chunks`` the
+        #: connector downloads itself (None: every row in the first part)
+        self.chunk_rows: int | None = None
+        #: how many result chunks were served (a test that must cross one checks it)
+        self.chunks_served = 0
+        #: how many of them the connector downloaded
+        self.chunks_downloaded = 0
         #: UPPER user -> the ALLOWED_SECONDARY_ROLES of the session policy set on it (fact 6)
         self.session_policies: dict[str, tuple[str, ...]] = {}
 
     def grant_roles(self, user: str, roles: list[str]) -> None:
         self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
+
+    # ------------------------------------------------------------------ the privilege model
+
+    def grant_to_role(self, role: str, privilege: str, granted_on: str, name: str = "") -> None:
+        """``GRANT <privilege> ON <granted_on> <name> TO ROLE <role>`` (``ACCOUNT`` for the
+        global privileges; ``ROLE`` / ``DATABASE_ROLE`` with ``USAGE`` for the hierarchy)."""
+        on = granted_on.upper().replace(" ", "_")
+        self.role_grants.setdefault(role.upper(), set()).add(
+            (privilege.upper(), on, self.key(name) if name else "")
+        )
+
+    def grant_on_function(self, function: str, privilege: str, grantee: str, kind: str) -> None:
+        """A grant on a function to a grantee of ``kind`` (ROLE, DATABASE_ROLE, SHARE,
+        APPLICATION_ROLE), as a console or another tool makes it."""
+        who = self.key(grantee)
+        self.grants.setdefault(self.key(function), set()).add((privilege.upper(), who))
+        self.grantee_kinds[who] = kind.upper().replace(" ", "_")
+
+    def reading_role(self) -> str:
+        """The primary role of the statement's session: ``USE ROLE``'s, else the login's, else
+        the owner (a session that named no role)."""
+        s = self.current
+        if s is None:
+            return self.owner
+        return s.primary or s.login_role or self.owner
+
+    def closure(self, role: str | None = None) -> set[str]:
+        """The role and every role and database role under it, and PUBLIC."""
+        seen: set[str] = set()
+        todo = [(role or self.reading_role()).upper(), "PUBLIC"]
+        while todo:
+            r = todo.pop()
+            if r in seen:
+                continue
+            seen.add(r)
+            for priv, on, name in self.role_grants.get(r, ()):
+                if priv == "USAGE" and on in ("ROLE", "DATABASE_ROLE"):
+                    todo.append(name)
+        return seen
+
+    def sees_all(self) -> bool:
+        return bool(self.closure() & self.all_seeing)
+
+    def holds(self, privilege: str, on: str, name: str = "") -> bool:
+        """Whether the reading role (or a role under it) holds ``privilege`` on the object."""
+        if self.sees_all():
+            return True
+        key = self.key(name) if name else ""
+        return any(
+            (privilege.upper(), on, key) in self.role_grants.get(r, ()) for r in self.closure()
+        )
+
+    def any_privilege(self, on: str, name: str, owner: str | None = None) -> bool:
+        """Whether the reading role holds at least one privilege on the object (its ownership
+        included): what SHOW lists and what a name resolves for."""
+        if self.sees_all():
+            return True
+        roles = self.closure()
+        if owner is not None and owner.upper() in roles:
+            return True
+        key = self.key(name)
+        return any(o == on and n == key for r in roles for _, o, n in self.role_grants.get(r, ()))
+
+    def _global(self, kind: str) -> bool:
+        """The global APPLY privilege of a policy kind (MASKING_POLICY, ROW_ACCESS_POLICY)."""
+        return self.holds(f"APPLY {kind.replace('_', ' ')}", "ACCOUNT")
+
+    def sees_policy(self, p: Any) -> bool:
+        """SHOW / DESCRIBE of a policy: the global APPLY privilege of its kind, or APPLY or
+        OWNERSHIP on it (sql-reference/sql/desc-masking-policy, access control
+        requirements)."""
+        return self._global(p.kind) or self.any_privilege(p.kind, p.name, p.owner)
+
+    def sees_function(self, fn: Any) -> bool:
+        """A function is listed and resolves only for a role that holds a privilege on it
+        (USAGE, OWNERSHIP), or MANAGE GRANTS, which "implicitly allows its holder to see every
+        object in the account" (sql-reference/sql/show-privileges, usage notes)."""
+        if self.holds("MANAGE GRANTS", "ACCOUNT") or self.any_privilege(
+            "FUNCTION", fn.name, fn.owner
+        ):
+            return True
+        roles = self.closure()
+        return any(who in roles for _, who in self.grants.get(self.key(fn.name), ()))
+
+    def sees_table(self, name: str) -> bool:
+        return self.any_privilege("TABLE", name, self.owner)
+
+    def _not_authorized(self, what: str, name: str) -> SqlError:
+        return missing("snowflake", what, self.key(name))
 
     def seed_rows(self, name: str, rows: list[dict[str, Any]]) -> None:
         """Rows of a data table, written underneath its policies (as its loader would)."""
@@ -123,6 +235,40 @@ class SnowflakeEstate(Estate):
     def _granted(self) -> set[str] | None:
         user = self.current.user.upper() if self.current is not None else ""
         return self.user_roles.get(user)
+
+    def _grant(self, tree: exp.Grant | exp.Revoke) -> Any:
+        """``REVOKE ... FROM ROLE r`` where r is a database role, a share or an application
+        role names no such role: 002003, and nothing is revoked (fact 5)."""
+        if isinstance(tree, exp.Revoke):
+            for p in tree.args.get("principals") or []:
+                who = self.key(p.this.name)
+                if self.grantee_kinds.get(who, "ROLE") != "ROLE" or who not in self._roles():
+                    raise missing("snowflake", "Role", who)
+        return super()._grant(tree)
+
+    def _roles(self) -> set[str]:
+        """The account roles that exist: granted, holding grants, or the built-in ones."""
+        roles = {"PUBLIC", *self.all_seeing, *self.role_grants}
+        roles |= {n for g in self.role_grants.values() for p, o, n in g if o == "ROLE"}
+        roles |= {r for rs in self.user_roles.values() for r in rs}
+        roles |= {
+            who
+            for held in self.grants.values()
+            for _, who in held
+            if self.grantee_kinds.get(who, "ROLE") == "ROLE"
+        }
+        return roles
+
+    def _describe(self, tree: exp.Describe) -> Any:
+        """DESCRIBE ... POLICY needs APPLY or OWNERSHIP on the policy, or the global APPLY
+        privilege of its kind; otherwise the policy "does not exist or not authorized"
+        (facts 7 and 8: sql-reference/sql/desc-masking-policy)."""
+        table = tree.find(exp.Table)
+        assert table is not None
+        policy = self.policies.get(self.key(self._table_name(table)))
+        if policy is not None and not self.sees_policy(policy):
+            raise missing("snowflake", "Policy", self.key(policy.name))
+        return super()._describe(tree)
 
     def _use(self, tree: exp.Use) -> tuple[list[str], list[tuple[Any, ...]]]:
         """``USE ROLE r``; ``USE SECONDARY ROLES { ALL | NONE | r [, ...] }``
@@ -212,7 +358,11 @@ class SnowflakeEstate(Estate):
             tree = super().rewrite(tree)
         finally:
             self.session = saved
-        primary = self.current.primary if self.current is not None else None
+        primary = None
+        if self.current is not None:
+            # the session's primary role; a session that named none reads as the owner
+            primary = self.current.primary or self.current.login_role
+            primary = primary or (self.owner if not self.session else None)
 
         def current_role(node: exp.Expression) -> exp.Expression:
             if isinstance(node, exp.CurrentRole):
@@ -260,6 +410,22 @@ class SnowflakeEstate(Estate):
             return self._show_policies("ROW_ACCESS_POLICY", name_after(6))
         if text.startswith("SHOW MASKING POLICIES IN SCHEMA"):
             return self._show_policies("MASKING_POLICY", name_after(5))
+        if text == "SHOW ROW ACCESS POLICIES IN ACCOUNT":
+            return self._show_policies("ROW_ACCESS_POLICY", None)
+        if text == "SHOW MASKING POLICIES IN ACCOUNT":
+            return self._show_policies("MASKING_POLICY", None)
+        if text.startswith("SHOW GRANTS TO ROLE"):
+            return self._show_grants_to("ROLE", name_after(4))
+        if text.startswith("SHOW GRANTS OF ROLE"):
+            return self._show_grants_of(name_after(4))
+        if text.startswith("SHOW GRANTS TO DATABASE ROLE"):
+            return self._show_grants_to("DATABASE_ROLE", name_after(5))
+        if text.startswith(("SHOW DATABASES LIKE", "SHOW SCHEMAS LIKE", "SHOW TABLES LIKE")):
+            return self._show_like(
+                words[1], tokens[3].text, name_after(6) if len(words) > 5 else ""
+            )
+        if words[:1] in (["GRANT"], ["REVOKE"]) and "FUNCTION" in words:
+            return self._function_grant(tokens)
         if text.startswith("SHOW USER FUNCTIONS IN SCHEMA"):
             return self._show_functions(name_after(5))
         if text.startswith("SHOW GRANTS ON FUNCTION"):
@@ -271,12 +437,16 @@ class SnowflakeEstate(Estate):
     def _in_schema(self, name: str, schema: str) -> bool:
         return self.key(name).rsplit(".", 1)[0] == self.key(schema)
 
-    def _show_policies(self, kind: str, schema: str) -> Any:
+    def _show_policies(self, kind: str, schema: str | None) -> Any:
+        """Only the policies on which the reading role holds a privilege, or all with the
+        global APPLY privilege of the kind (fact 2)."""
         cols = ["created_on", "name", "database_name", "schema_name", "kind", "owner", "comment"]
         cols += ["options", "owner_role_type"]
         rows = []
         for p in sorted(self.policies.values(), key=lambda p: p.name):
-            if p.kind == kind and self._in_schema(p.name, schema):
+            if p.kind != kind or not self.sees_policy(p):
+                continue
+            if schema is None or self._in_schema(p.name, schema):
                 db, sch, leaf = p.name.split(".")
                 rows.append((CREATED, leaf, db, sch, kind, p.owner, p.comment or "", "", "ROLE"))
         return cols, rows
@@ -289,7 +459,7 @@ class SnowflakeEstate(Estate):
         cols += ["is_memoizable", "is_data_metric"]
         rows = []
         for p in sorted(self.policies.values(), key=lambda p: p.name):
-            if p.kind == "FUNCTION" and self._in_schema(p.name, schema):
+            if p.kind == "FUNCTION" and self._in_schema(p.name, schema) and self.sees_function(p):
                 db, sch, leaf = p.name.split(".")
                 args = f"{leaf}({', '.join(t for _, t in p.params)}) RETURN {p.returns}"
                 rows.append(
@@ -301,21 +471,130 @@ class SnowflakeEstate(Estate):
 
     def _show_grants(self, name: str) -> Any:
         fn = self.policies.get(self.key(name))
-        if fn is None or fn.kind != "FUNCTION":
+        if fn is None or fn.kind != "FUNCTION" or not self.sees_function(fn):
             raise missing("snowflake", "Function", self.key(name))
-        cols = ["created_on", "privilege", "granted_on", "name", "granted_to", "grantee_name"]
-        cols += ["grant_option", "granted_by"]
         rows = [(CREATED, "OWNERSHIP", "FUNCTION", fn.name, "ROLE", fn.owner, "true", fn.owner)]
         for priv, who in sorted(self.grants.get(self.key(name), ())):
-            rows.append((CREATED, priv, "FUNCTION", fn.name, "ROLE", who, "false", fn.owner))
-        return cols, rows
+            kind = self.grantee_kinds.get(who, "ROLE")
+            rows.append((CREATED, priv, "FUNCTION", fn.name, kind, who, "false", fn.owner))
+        return GRANT_COLUMNS, rows
+
+    def _show_grants_to(self, kind: str, name: str) -> Any:
+        """``SHOW GRANTS TO ROLE r`` / ``TO DATABASE ROLE d``: the privileges and roles granted
+        to it (sql-reference/sql/show-grants). A role may list its own grants and those of the
+        roles under it; the owner's are the global APPLY privileges, MANAGE GRANTS and the
+        ownership of every database, schema and table (it created them)."""
+        role = self.key(name)
+        if role not in self.closure() and not self.sees_all():
+            raise missing("snowflake", "Role", role)
+        granted = set(self.role_grants.get(role, ()))
+        if role in self.all_seeing:
+            for priv in ("APPLY MASKING POLICY", "APPLY ROW ACCESS POLICY", "APPLY TAG"):
+                granted.add((priv, "ACCOUNT", ""))
+            granted.add(("MANAGE GRANTS", "ACCOUNT", ""))
+            granted |= self._owned()
+        rows = [
+            (CREATED, priv, on, obj or "STANDIN", kind, role, "false", self.owner)
+            for priv, on, obj in sorted(granted)
+        ]
+        return GRANT_COLUMNS, rows
+
+    def _show_like(self, kind: str, like: str, scope: str) -> Any:
+        """``SHOW DATABASES | SCHEMAS | TABLES LIKE '<name>' [IN ...]``: the objects that exist
+        and that the reading role holds a privilege on (MANAGE GRANTS: every object). A scope
+        that does not resolve is 002003."""
+        leaf = like.strip("'").upper()
+        on = {"DATABASES": "DATABASE", "SCHEMAS": "SCHEMA", "TABLES": "TABLE"}[kind]
+        every = self.holds("MANAGE GRANTS", "ACCOUNT")
+        names = {n for _, o, n in self._owned() if o == on}
+        if scope and not any(n.startswith(self.key(scope) + ".") for _, _, n in self._owned()):
+            raise missing("snowflake", "Database" if on == "SCHEMA" else "Schema", self.key(scope))
+        rows = [
+            (CREATED, n.rsplit(".", 1)[-1])
+            for n in sorted(names)
+            if n.rsplit(".", 1)[-1] == leaf
+            and (not scope or n.rsplit(".", 1)[0] == self.key(scope))
+            and (every or self.any_privilege(on, n))
+        ]
+        return ["created_on", "name"], rows
+
+    def _owned(self) -> set[tuple[str, str, str]]:
+        """OWNERSHIP of every database, schema and table the account holds (the owner made
+        them): the governed tables, the policies' schemas, and every table of the DuckDB
+        catalogs (mapping tables)."""
+        names = [t.name for t in self.tables.values()] + [p.name for p in self.policies.values()]
+        names += [
+            ".".join(r).upper()
+            for r in self.db.execute(
+                "SELECT table_catalog, table_schema, table_name FROM information_schema.tables "
+                "WHERE NOT table_name LIKE '__standin_%'"
+            ).fetchall()
+        ]
+        out = set()
+        for n in names:
+            db, sch, _ = self.key(n).split(".")
+            out |= {("OWNERSHIP", "DATABASE", db), ("OWNERSHIP", "SCHEMA", f"{db}.{sch}")}
+            out.add(("OWNERSHIP", "TABLE", self.key(n)))
+        return out
+
+    def _show_grants_of(self, name: str) -> Any:
+        """``SHOW GRANTS OF ROLE r``: the roles (and users) r is granted to."""
+        role = self.key(name)
+        if role not in self._roles():
+            raise missing("snowflake", "Role", role)
+        rows = [
+            (CREATED, role, "ROLE", holder, self.owner)
+            for holder, held in sorted(self.role_grants.items())
+            if ("USAGE", "ROLE", role) in held
+        ]
+        rows += [
+            (CREATED, role, "USER", user, self.owner)
+            for user, roles in sorted(self.user_roles.items())
+            if role in roles
+        ]
+        return ["created_on", "role", "granted_to", "grantee_name", "granted_by"], rows
+
+    def _function_grant(self, tokens: list[Any]) -> Any:
+        """``GRANT | REVOKE <privilege> ON FUNCTION <name>(<types>) TO | FROM { ROLE |
+        DATABASE ROLE | SHARE | APPLICATION ROLE } <grantee>`` (sqlglot reads only ROLE)."""
+        words = [t.text.upper() for t in tokens]
+        verb, privilege = words[0], words[1]
+        at = words.index("FUNCTION") + 1
+        name = []
+        while at < len(tokens) and tokens[at].token_type != TokenType.L_PAREN:
+            name.append(tokens[at].text)
+            at += 1
+        while at < len(tokens) and words[at] not in ("TO", "FROM"):
+            at += 1
+        rest = words[at + 1 :]
+        kinds = {("DATABASE", "ROLE"): "DATABASE_ROLE", ("APPLICATION", "ROLE"): "APPLICATION_ROLE"}
+        kind = kinds.get(tuple(rest[:2]))
+        skip = 2 if kind else 1
+        kind = kind or {"ROLE": "ROLE", "SHARE": "SHARE"}.get(rest[0] if rest else "")
+        if kind is None:
+            raise self._syntax(f"grantee kind {' '.join(rest[:2])}")
+        who = self.key("".join(t.text for t in tokens[at + 1 + skip :]))
+        fn = self.key("".join(name))
+        if fn not in self.policies:
+            raise missing("snowflake", "Function", fn)
+        held = self.grants.setdefault(fn, set())
+        if verb == "GRANT":
+            held.add((privilege, who))
+            self.grantee_kinds[who] = kind
+        elif self.grantee_kinds.get(who, "ROLE") == kind:
+            # a revoke names the grantee's kind: FROM ROLE does not revoke a database role's
+            held.discard((privilege, who))
+        else:
+            raise missing("snowflake", kind.replace("_", " ").title(), who)
+        return self._ok("Statement executed successfully.")
 
     def _show_tags(self, schema: str) -> Any:
         cols = ["created_on", "name", "database_name", "schema_name", "owner", "comment"]
         cols += ["allowed_values", "owner_role_type"]
         rows = []
         for t in sorted(self.tags.values(), key=lambda t: t.name):
-            if self._in_schema(t.name, schema):
+            visible = self.holds("APPLY TAG", "ACCOUNT") or self.any_privilege("TAG", t.name)
+            if self._in_schema(t.name, schema) and visible:
                 db, sch, leaf = t.name.split(".")
                 allowed = json.dumps(list(t.allowed_values)) if t.allowed_values else None
                 rows.append((CREATED, leaf, db, sch, self.owner, t.comment or "", allowed, "ROLE"))
@@ -354,61 +633,128 @@ class SnowflakeEstate(Estate):
         return tree.transform(replace)
 
     def tag_references(self, table_name: str) -> list[tuple[Any, ...]]:
+        """Every tag on every column, its own (LEVEL COLUMN, APPLY_METHOD MANUAL) and those it
+        inherits from the table (LEVEL TABLE, APPLY_METHOD INHERITED) unless the column sets
+        the same tag itself (fact 3: sql-reference/functions/tag_references_all_columns,
+        user-guide/object-tagging/inheritance). Only for a role with access to the table."""
         t = self.table(table_name)
-        return [
-            _tag_ref_row(tag, value, t.name, t.columns[column][0])
-            for (column, tag), value in sorted(t.tags.items())
-            if column
-        ]
+        if not self.sees_table(t.name):
+            raise missing("snowflake", "Table", t.name)
+        rows = []
+        for column, (name, _) in sorted(t.columns.items()):
+            own = {tag: v for (c, tag), v in t.tags.items() if c == column}
+            for tag, value in sorted(own.items()):
+                rows.append(_tag_ref_row(tag, value, t.name, name, "MANUAL", "COLUMN"))
+            for (c, tag), value in sorted(t.tags.items()):
+                if c == "" and tag not in own:
+                    rows.append(_tag_ref_row(tag, value, t.name, name, "INHERITED", "TABLE"))
+        return rows
+
+    def _tag_policy(self, t: Table, column: str) -> tuple[str, str] | None:
+        """(masking policy, tag) a tag gives ``column``: its own tags first, then the table's."""
+        col_type = t.columns[column][1]
+        for on in (column, ""):
+            for tag in sorted(tag for (c, tag) in t.tags if c == on):
+                found = self._tag_mask(column, col_type, tag)
+                if found:
+                    return found[column][0], tag
+        return None
+
+    def _policy_kind_visible(self, policy: str, kind: str) -> bool:
+        """Fact 1: every association of a kind with its global APPLY privilege; with APPLY (or
+        OWNERSHIP) on one policy, that policy's associations on objects the role owns (every
+        table here is the owner's)."""
+        if self._global(kind):
+            return True
+        p = self.policies.get(self.key(policy))
+        return (
+            p is not None
+            and self.any_privilege(kind, p.name, p.owner)
+            and self.owner.upper() in self.closure()
+        )
 
     def policy_references(self, args: dict[str, str]) -> list[tuple[Any, ...]]:
+        """POLICY_REFERENCES as the reading role may see it (fact 1), a column's direct mask
+        and its tag's both listed with POLICY_STATUS MULTIPLE_MASKING_POLICY_ASSIGNED_TO_THE_
+        COLUMN (fact 4: user-guide/tag-based-masking-policies; the direct one is enforced)."""
         rows: list[tuple[Any, ...]] = []
         entity = args.get("REF_ENTITY_NAME")
-        tables = self.tables.values()
+        tables = list(self.tables.values())
         if entity is not None:
             if args.get("REF_ENTITY_DOMAIN", "").lower() != "table":
                 raise SqlError("002140", "22023", "REF_ENTITY_DOMAIN must be 'table' here")
-            tables = [self.table(entity)]
+            t = self.table(entity)
+            if not self.sees_table(t.name):
+                raise missing("snowflake", "Table", t.name)
+            on = [p for p, _ in ([t.row_filter] if t.row_filter else [])]
+            on += [p for p, _ in t.masks.values()]
+            on += [f[0] for c in t.columns if (f := self._tag_policy(t, c))]
+            kinds = ("MASKING_POLICY", "ROW_ACCESS_POLICY")
+            if not any(self._global(k) for k in kinds) and not any(
+                self._policy_kind_visible(p, self.policies[self.key(p)].kind) for p in on
+            ):
+                raise SqlError(
+                    "003001",
+                    "42501",
+                    f"SQL access control error:\nInsufficient privileges to operate on table "
+                    f"'{t.name}'",
+                )
+            tables = [t]
         only = self.key(args["POLICY_NAME"]) if "POLICY_NAME" in args else None
+        if only is not None:
+            p = self.policies.get(only)
+            if p is None or not self.sees_policy(p):
+                raise missing("snowflake", "Policy", only)
 
         def add(
-            policy: str, kind: str, t: str, column: str | None, argcols: Any, tag: str | None
+            policy: str,
+            kind: str,
+            t: str,
+            column: str | None,
+            argcols: Any,
+            tag: str | None,
+            status: str = "ACTIVE",
         ) -> None:
             if only is not None and self.key(policy) != only:
+                return
+            if not self._policy_kind_visible(policy, kind):
                 return
             pdb, psch, pname = self.key(policy).split(".")
             tdb, tsch, tname = t.split(".")
             tag_parts = tag.split(".") if tag else [None, None, None]
             rows.append(
                 (pdb, psch, pname, kind, tdb, tsch, tname, "TABLE", column,
-                 json.dumps(list(argcols)) if argcols else None, *tag_parts, "ACTIVE")
+                 json.dumps(list(argcols)) if argcols else None, *tag_parts, status)
             )  # fmt: skip
 
         if only is not None and entity is None:
             for tag in sorted(self.tags.values(), key=lambda t: t.name):
-                if only in tag.masking_policies:
+                if only in tag.masking_policies and self._policy_kind_visible(
+                    only, "MASKING_POLICY"
+                ):
                     pdb, psch, pname = only.split(".")
                     tdb, tsch, tname = tag.name.split(".")
                     rows.append(
                         (pdb, psch, pname, "MASKING_POLICY", tdb, tsch, tname, "TAG", None,
                          None, None, None, None, "ACTIVE")
                     )  # fmt: skip
-        for t in tables:
+        both = "MULTIPLE_MASKING_POLICY_ASSIGNED_TO_THE_COLUMN"
+        for t in sorted(tables, key=lambda t: t.name):
             if t.row_filter is not None:
                 add(t.row_filter[0], "ROW_ACCESS_POLICY", t.name, None, t.row_filter[1], None)
-            for column, (policy, using) in sorted(t.masks.items()):
-                add(policy, "MASKING_POLICY", t.name, column, using, None)
-            for (column, tag), _ in sorted(t.tags.items()):
-                tagdef = self.tags.get(tag)
-                if not column or tagdef is None or column in t.masks:
-                    continue
-                col_type = t.columns[column][1].upper()
-                for policy in tagdef.masking_policies:
-                    p = self.policies.get(policy)
-                    if p is not None and p.returns.upper() == col_type:
-                        add(policy, "MASKING_POLICY", t.name, column, (), tag)
+            for column in sorted(t.columns):
+                direct = t.masks.get(column)
+                by_tag = self._tag_policy(t, column)
+                status = both if direct and by_tag else "ACTIVE"
+                if direct is not None:
+                    add(direct[0], "MASKING_POLICY", t.name, column, direct[1], None, status)
+                if by_tag is not None:
+                    add(by_tag[0], "MASKING_POLICY", t.name, column, (), by_tag[1], status)
         return rows
 
+
+GRANT_COLUMNS = ["created_on", "privilege", "granted_on", "name", "granted_to", "grantee_name"]
+GRANT_COLUMNS += ["grant_option", "granted_by"]
 
 TAG_REFERENCE_COLUMNS = [
     "TAG_DATABASE",
@@ -425,10 +771,12 @@ TAG_REFERENCE_COLUMNS = [
 ]
 
 
-def _tag_ref_row(tag: str, value: str, table: str, column: str) -> tuple[Any, ...]:
+def _tag_ref_row(
+    tag: str, value: str, table: str, column: str, method: str, level: str
+) -> tuple[Any, ...]:
     tdb, tsch, tname = tag.split(".")
     odb, osch, oname = table.split(".")
-    return (tdb, tsch, tname, value, "MANUAL", "COLUMN", odb, osch, oname, "COLUMN", column)
+    return (tdb, tsch, tname, value, method, level, odb, osch, oname, "COLUMN", column)
 
 
 def _rowtype(names: list[str], rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -460,6 +808,8 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
         logins: ClassVar[list[dict[str, Any]]] = []
         #: token -> the login's session
         sessions: ClassVar[dict[str, Session]] = {}
+        #: "query id/n" -> the body of a result chunk not yet downloaded
+        chunk_bodies: ClassVar[dict[str, bytes]] = {}
 
         def do_POST(self) -> None:
             body = self.body()
@@ -467,7 +817,10 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
                 data = body.get("data", {})
                 self.logins.append(data)
                 token = f"standin-token-{len(self.logins)}"
-                self.sessions[token] = Session(str(data.get("LOGIN_NAME") or ""))
+                # the connector names the role in the query string (``roleName=``)
+                query = parse_qs(urlsplit(self.path).query)
+                role = (query.get("roleName") or [""])[0].strip('"').upper() or None
+                self.sessions[token] = Session(str(data.get("LOGIN_NAME") or ""), login_role=role)
                 history_of(estate).login(token, data)  # the SESSIONS view
                 return self.send_json(200, {
                     "data": {"token": token, "masterToken": "standin-master",
@@ -504,14 +857,50 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
                     "data": {"errorCode": err.code, "sqlState": err.sqlstate, "queryId": qid},
                     "code": err.code, "message": err.message, "success": False,
                 })  # fmt: skip
-            return self.send_json(200, {
-                "data": {"rowtype": _rowtype(names, rows),
-                         "rowset": [[_cell(v) for v in r] for r in rows],
-                         "total": len(rows), "returned": len(rows), "queryId": qid,
-                         "queryResultFormat": "json", "parameters": [],
-                         "statementTypeId": 4096, "finalDatabaseName": None},
-                "code": None, "message": None, "success": True,
-            })  # fmt: skip
+            cells = [[_cell(v) for v in r] for r in rows]
+            first, chunks = cells, []
+            size = self.state.chunk_rows
+            if size is not None and len(cells) > size:
+                # the first part rides with the answer; the rest are chunks the connector
+                # downloads from their URLs (here: this server, GET /standin-chunks/...)
+                first = cells[:size]
+                host, port = self.server.server_address[:2]
+                for n, at in enumerate(range(size, len(cells), size)):
+                    part = cells[at : at + size]
+                    body = json.dumps(part)[1:-1].encode()
+                    self.chunk_bodies[f"{qid}/{n}"] = body
+                    chunks.append({"url": f"http://{host}:{port}/standin-chunks/{qid}/{n}",
+                                   "rowCount": len(part), "uncompressedSize": len(body),
+                                   "compressedSize": len(body)})  # fmt: skip
+            data: dict[str, Any] = {
+                "rowtype": _rowtype(names, rows), "rowset": first, "total": len(rows),
+                "returned": len(rows), "queryId": qid, "queryResultFormat": "json",
+                "parameters": [], "statementTypeId": 4096, "finalDatabaseName": None,
+            }  # fmt: skip
+            if chunks:
+                data["chunks"] = chunks
+                data["chunkHeaders"] = {}
+                self.state.chunks_served += len(chunks)
+            return self.send_json(
+                200, {"data": data, "code": None, "message": None, "success": True}
+            )
+
+        def do_GET(self) -> None:
+            """A result chunk: the rows, comma-separated, without the enclosing brackets (the
+            connector's JSON chunk format)."""
+            key = self.path.split("/standin-chunks/", 1)[-1]
+            body = self.chunk_bodies.pop(key, None)
+            if body is None:
+                return self.send_json(404, {"message": "no such chunk"})
+            self.state.chunks_downloaded += 1
+            self.state.requests += 1  # a round trip like any other, at the same latency
+            if self.state.latency:
+                time.sleep(self.state.latency)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
     return Account
 
