@@ -153,13 +153,13 @@ def measure(n: int, latency: float, jobs: int, platforms: list[str]) -> list[Row
                 for command in ("introspect", "drift"):
                     argv = [sys.executable, "-m", "compiler.cli", command, str(base)]
                     argv += ["--platform", platform, "--format", "json", "--jobs", str(jobs)]
-                    before = e.requests  # type: ignore[attr-defined]
+                    before = e.round_trips  # type: ignore[attr-defined]
                     start = time.perf_counter()
                     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True)
                     seconds = time.perf_counter() - start
                     if proc.returncode not in (0, 1):
                         raise SystemExit(proc.stderr.decode()[-3000:])
-                    requests = e.requests - before  # type: ignore[attr-defined]
+                    requests = e.round_trips - before  # type: ignore[attr-defined]
                     row = Row(
                         platform, command, n, tables, policies, requests, seconds, proc.returncode
                     )

@@ -46,7 +46,7 @@ def deployed(platforms: Platforms, tmp_path: Path, n: int, monkeypatch: pytest.M
 
 
 def introspect(platforms: Platforms, base: Path, jobs: int) -> tuple[int, str]:
-    before = platforms.snowflake.requests
+    before = platforms.snowflake.round_trips
     code, out, err = run_cli(
         [
             "introspect",
@@ -60,7 +60,7 @@ def introspect(platforms: Platforms, base: Path, jobs: int) -> tuple[int, str]:
         ]
     )
     assert code == 0, err
-    return platforms.snowflake.requests - before, out
+    return platforms.snowflake.round_trips - before, out
 
 
 def test_round_trips_do_not_grow_with_the_governed_tables(

@@ -126,7 +126,7 @@ class Estate:
         #: seconds each answer of the stand-in's server waits (the latency knob: bench/) and
         #: the requests it answered (tests/standins/http.py)
         self.latency = 0.0
-        self.requests = 0
+        self.round_trips = 0
 
     # ------------------------------------------------------------------ names and storage
 

@@ -38,11 +38,11 @@ class Handler(BaseHTTPRequestHandler):
     def send_json(self, status: int, body: Any) -> None:
         """Answer with ``body``, after the stand-in's latency (``state.latency`` seconds, the
         latency knob of every platform stand-in: the round trip a real service costs), and
-        count the round trip (``state.requests``)."""
+        count the round trip (``state.round_trips``)."""
         state = getattr(self, "state", None)
         if state is not None:
             with _COUNT:
-                state.requests = getattr(state, "requests", 0) + 1
+                state.round_trips = getattr(state, "round_trips", 0) + 1
             if getattr(state, "latency", 0.0):
                 time.sleep(state.latency)
         data = json.dumps(body).encode()

@@ -893,7 +893,7 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
             if body is None:
                 return self.send_json(404, {"message": "no such chunk"})
             self.state.chunks_downloaded += 1
-            self.state.requests += 1  # a round trip like any other, at the same latency
+            self.state.round_trips += 1  # a round trip like any other, at the same latency
             if self.state.latency:
                 time.sleep(self.state.latency)
             self.send_response(200)
