@@ -214,3 +214,19 @@ def test_an_error_in_one_line(err: BaseException, joined: str, first: str) -> No
 
     assert one_line(err) == joined
     assert one_line(err, first=True) == first
+
+
+def test_the_sdk_host_metadata_notice_is_not_said_on_every_command(
+    platforms: Platforms, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The stand-in serves no /.well-known/databricks-config, as many workspaces do not: the
+    SDK's notice that it falls back to the given configuration is dropped (it would be printed
+    on every command), while the SDK's other records still reach the log."""
+    import logging
+
+    with caplog.at_level(logging.DEBUG, logger="databricks.sdk"):
+        code, _, err = run_cli(["introspect", "--platform", "databricks", POLICIES])
+    assert code == 0, err
+    messages = [r.getMessage() for r in caplog.records if r.name.startswith("databricks")]
+    assert messages  # the SDK logged (its debug records are kept)
+    assert not [m for m in messages if "host metadata" in m]

@@ -16,6 +16,7 @@ Every live command has a connect timeout and a statement timeout; the defaults a
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import stat
 import sys
@@ -207,8 +208,32 @@ def snowflake_params(options: LiveOptions) -> dict[str, Any]:
     return {**params, **env}
 
 
+class _NoHostMetadataNotice(logging.Filter):
+    """The SDK warns on every client it builds when the workspace serves no
+    ``/.well-known/databricks-config`` (it then uses the configuration it was given, as
+    accord wants): said on every command, it buries what accord says. Every other SDK warning
+    still reaches the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(
+            "Failed to automatically resolve config from host metadata"
+        )
+
+
+_HOST_METADATA = _NoHostMetadataNotice()
+
+
+def quiet_host_metadata() -> None:
+    """Drop the SDK's host-metadata notice (once; idempotent)."""
+    for name in ("databricks.sdk", "databricks.sdk.config"):
+        log = logging.getLogger(name)
+        if _HOST_METADATA not in log.filters:
+            log.addFilter(_HOST_METADATA)
+
+
 def databricks_client(options: LiveOptions) -> Any:
     """A ``WorkspaceClient`` with unified authentication and accord's timeouts."""
+    quiet_host_metadata()
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.config import Config
     from databricks.sdk.errors import DatabricksError
@@ -236,6 +261,7 @@ def databricks_profile_clients(timeouts: Timeouts) -> Callable[[str], Any]:
     a persona session), ``timeouts.connect`` on every request and on the SDK's retries. Its
     configuration errors are the caller's (a persona session's, not a usage error); ImportError
     when the SDK is not installed."""
+    quiet_host_metadata()
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.config import Config
 
