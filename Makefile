@@ -47,8 +47,8 @@ golden: $(BIN)/accord
 # Regenerate docs/rules.md and the README's rule table from the lint rules, docs/policy-format.md
 # from the model and docs/cli.md from the command definitions (a test fails when any is stale).
 docs: $(BIN)/accord
-	$(BIN)/python -m compiler.lint.docs
-	$(BIN)/python -m compiler.reference
+	$(BIN)/python -m accord.compiler.lint.docs
+	$(BIN)/python -m accord.compiler.reference
 
 # Regenerate migrations/: the staged roll-out from examples/as-found/ to policies/. Planning the
 # same base and head again rewrites that plan in place; tests fail while it is stale.

@@ -244,11 +244,11 @@ def timed(label: str, results: dict[str, float]) -> Iterator[None]:
 
 
 def run_once(root: Path, tables: int, pairs: int, verbose: bool) -> dict[str, float]:
-    from compiler.lint.checks import REGISTRY, Context
-    from compiler.lint.engine import lint_project, lint_sql, load_rules
-    from compiler.meaning.divergence import divergences as find_divergences
-    from compiler.model.validate import load_project
-    from compiler.sqlscan import scan
+    from accord.compiler.lint.checks import REGISTRY, Context
+    from accord.compiler.lint.engine import lint_project, lint_sql, load_rules
+    from accord.compiler.meaning.divergence import divergences as find_divergences
+    from accord.compiler.model.validate import load_project
+    from accord.compiler.sqlscan import scan
 
     t: dict[str, float] = {}
     with timed("generate", t):
@@ -273,7 +273,7 @@ def run_once(root: Path, tables: int, pairs: int, verbose: bool) -> dict[str, fl
         findings = lint_project(load_project(policies))
     with timed("scan + lint_sql", t):
         sql_findings = lint_sql([scan(p.read_text(encoding="utf-8"), str(p)) for p in sql])
-    lint = [sys.executable, "-m", "compiler.cli", "lint", "--format", "json"]
+    lint = [sys.executable, "-m", "accord.compiler.cli", "lint", "--format", "json"]
     t["accord lint <policies> (process)"] = _wall([*lint, str(policies)])
     t["accord lint <sql files> (process)"] = _wall([*lint, *map(str, sql)])
     model = project.model

@@ -67,14 +67,15 @@ def salts_env(base: Path) -> dict[str, str]:
 def deploy(base: Path, scratch: Path, platforms: list[str]) -> dict[str, object]:
     """The stand-ins, seeded with the estate's tables and holding what its compiled SQL
     deploys."""
-    from compiler.model.validate import load_project
+    from accord.compiler.model.validate import load_project
+
     from tests.live_helpers import deploy_compiled, seed_model
     from tests.standins.databricks import DatabricksEstate
     from tests.standins.snowflake import SnowflakeEstate
 
     out = scratch / "compiled"
     subprocess.run(
-        [sys.executable, "-m", "compiler.cli", "compile", str(base), "--out", str(out)],
+        [sys.executable, "-m", "accord.compiler.cli", "compile", str(base), "--out", str(out)],
         check=True,
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
@@ -117,8 +118,9 @@ def env_for(params: dict[str, object] | None, host: str | None) -> dict[str, str
 
 
 def measure(n: int, latency: float, jobs: int, platforms: list[str]) -> list[Row]:
-    from targets import lower_all
-    from targets.objects import MaskPolicy, RowFilterPolicy
+    from accord.targets import lower_all
+    from accord.targets.objects import MaskPolicy, RowFilterPolicy
+
     from tests.standins.databricks import workspace
     from tests.standins.snowflake import account
 
@@ -131,7 +133,7 @@ def measure(n: int, latency: float, jobs: int, platforms: list[str]) -> list[Row
         started = time.perf_counter()
         estates = deploy(base, root, platforms)
         print(f"  N={n}: deployed in {time.perf_counter() - started:.0f} s", flush=True)
-        from compiler.model.validate import load_project
+        from accord.compiler.model.validate import load_project
 
         lowered = lower_all(load_project(base))
         with ExitStack() as stack:
@@ -151,7 +153,7 @@ def measure(n: int, latency: float, jobs: int, platforms: list[str]) -> list[Row
                 if platform == "snowflake":  # large results in chunks, as the service sends them
                     e.chunk_rows = CHUNK_ROWS  # type: ignore[attr-defined]
                 for command in ("introspect", "drift"):
-                    argv = [sys.executable, "-m", "compiler.cli", command, str(base)]
+                    argv = [sys.executable, "-m", "accord.compiler.cli", command, str(base)]
                     argv += ["--platform", platform, "--format", "json", "--jobs", str(jobs)]
                     before = e.round_trips  # type: ignore[attr-defined]
                     start = time.perf_counter()

@@ -139,7 +139,7 @@ def _median(samples: list[Sample]) -> Sample:
 
 
 def accord(*args: str) -> list[str]:
-    return [sys.executable, "-m", "compiler.cli", *args]
+    return [sys.executable, "-m", "accord.compiler.cli", *args]
 
 
 def prepare(root: Path | str, n: int | str) -> dict[str, Path]:

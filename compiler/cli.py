@@ -13,10 +13,9 @@ import os
 import sys
 
 import click
-
-from compiler.core.errors import InputError, UsageError
-from compiler.core.secrets import redact
-from compiler.core.visible import guarded, visible
+from accord.compiler.core.errors import InputError, UsageError
+from accord.compiler.core.secrets import redact
+from accord.compiler.core.visible import guarded, visible
 
 #: command name -> (module under compiler.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -52,7 +51,7 @@ class LazyGroup(click.Group):
         entry = COMMANDS.get(cmd_name)
         if entry is None:
             return None
-        module = importlib.import_module(f"compiler.commands.{entry[0]}")
+        module = importlib.import_module(f"accord.compiler.commands.{entry[0]}")
         return module.command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -83,7 +82,7 @@ def _main(argv: list[str] | None) -> None:
     # one (validate was slower than lint, which alone raised it): bench/README.md.
     gc.set_threshold(100_000, 50, 100)
     args = sys.argv[1:] if argv is None else argv
-    from compiler.core.streams import closed_standard_streams
+    from accord.compiler.core.streams import closed_standard_streams
 
     closed = closed_standard_streams()
     if closed is not None:
@@ -115,13 +114,13 @@ def _main(argv: list[str] | None) -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except SystemExit:
-        from compiler.core.streams import pipe_closed_in_click
+        from accord.compiler.core.streams import pipe_closed_in_click
 
         if pipe_closed_in_click():
             sys.exit(141)
         raise
     except OSError as err:
-        from compiler.core.streams import output_failure
+        from accord.compiler.core.streams import output_failure
 
         failed = output_failure(err)
         if failed is None:
@@ -129,7 +128,7 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(failed)
     except Exception as err:
         _internal(err)
-    from compiler.core.streams import flush_stdout
+    from accord.compiler.core.streams import flush_stdout
 
     failed = flush_stdout()
     if failed is not None:

@@ -39,7 +39,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compiler.model.validate import load_project  # noqa: E402
+from accord.compiler.model.validate import load_project  # noqa: E402
+
 from tests.live_helpers import SALTS, seed_model  # noqa: E402
 from tests.probe_catalog_standin import StandinRunner  # noqa: E402
 from tests.standins.databricks import DatabricksEstate, workspace  # noqa: E402
@@ -72,7 +73,7 @@ def accord(env: dict[str, str], *args: str, expect: int = 0) -> str:
     """Run ``accord ARGS`` as a user would, print it and its output; fail on another exit."""
     say(f"$ accord {shlex.join(args)}")
     run = subprocess.run(
-        [sys.executable, "-c", "from compiler.cli import main; main()", *args],
+        [sys.executable, "-c", "from accord.compiler.cli import main; main()", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compiler.core.platforms import PLATFORMS
+from accord.compiler.core.platforms import PLATFORMS
 
 if TYPE_CHECKING:
-    from compiler.model.validate import Project
-    from targets.base import Target
-    from targets.objects import Catalog
+    from accord.compiler.model.validate import Project
+    from accord.targets.base import Target
+    from accord.targets.objects import Catalog
 
 SQL_TARGETS = PLATFORMS
 
 
 def get_target(platform: str) -> Target:
     if platform == "snowflake":
-        from targets.snowflake import SnowflakeTarget
+        from accord.targets.snowflake import SnowflakeTarget
 
         return SnowflakeTarget()
     if platform == "databricks":
-        from targets.databricks import DatabricksTarget
+        from accord.targets.databricks import DatabricksTarget
 
         return DatabricksTarget()
     raise KeyError(platform)

@@ -32,16 +32,15 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Literal
 
+from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
+from accord.compiler.model.types import policy_type
+from accord.targets import sql
+from accord.targets.base import type_suffix
+from accord.targets.objects import AbacPolicy, CatalogObject, Tag, TagAssignment
 from sqlglot import exp
 
-from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
-from compiler.model.types import policy_type
-from targets import sql
-from targets.base import type_suffix
-from targets.objects import AbacPolicy, CatalogObject, Tag, TagAssignment
-
 if TYPE_CHECKING:
-    from targets.base import Target
+    from accord.targets.base import Target
 
 MASK_TAG = "accord_mask"
 ROW_KEY_TAG = "accord_row_key"

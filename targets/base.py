@@ -18,16 +18,14 @@ from datetime import date
 from functools import lru_cache
 from typing import Literal
 
-from sqlglot import exp
-
-from compiler.core.errors import UsageError
-from compiler.model.expressions import parse_predicate
-from compiler.model.grants import has_expiry, principal_of, until_of
-from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
-from compiler.model.types import policy_type
-from targets import sql
-from targets.migration import MigrationSQL
-from targets.objects import (
+from accord.compiler.core.errors import UsageError
+from accord.compiler.model.expressions import parse_predicate
+from accord.compiler.model.grants import has_expiry, principal_of, until_of
+from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
+from accord.compiler.model.types import policy_type
+from accord.targets import sql
+from accord.targets.migration import MigrationSQL
+from accord.targets.objects import (
     Catalog,
     CatalogObject,
     MappingTable,
@@ -39,6 +37,7 @@ from targets.objects import (
     SaltFunction,
     Tag,
 )
+from sqlglot import exp
 
 #: the mapping tables' expiry column (in the platform's case): the last day a grant holds
 EXPIRY_COLUMN = "valid_until"

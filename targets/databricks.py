@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from sqlglot import exp
-
-from compiler.model.salts import placeholder
-from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
-from targets import abac, sql
-from targets.base import Target
-from targets.identity import Definition, Placement
-from targets.migration import MigrationSQL, split_name
-from targets.objects import (
+from accord.compiler.model.salts import placeholder
+from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
+from accord.targets import abac, sql
+from accord.targets.base import Target
+from accord.targets.identity import Definition, Placement
+from accord.targets.migration import MigrationSQL, split_name
+from accord.targets.objects import (
     AbacPolicy,
     CatalogObject,
     MappingTable,
@@ -31,6 +29,7 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
+from sqlglot import exp
 
 ABAC_ROW_FILTER_NOTE = (
     "ABAC evaluates this function as the session user; who sees every row is named in the\n"

@@ -20,10 +20,8 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlglot import exp
-
-from compiler.core.memo import IdentityMemo
-from targets.objects import (
+from accord.compiler.core.memo import IdentityMemo
+from accord.targets.objects import (
     AbacPolicy,
     CatalogObject,
     MappingTable,
@@ -35,6 +33,7 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
+from sqlglot import exp
 
 Definition = MappingTable | SaltFunction | RowFilterPolicy | MaskPolicy | Tag
 Placement = RowFilterAttachment | MaskAttachment | TagAssignment | AbacPolicy

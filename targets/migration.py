@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from accord.targets.identity import Definition, Placement
+from accord.targets.objects import CatalogObject, TagAssignment
 from sqlglot import exp
-
-from targets.identity import Definition, Placement
-from targets.objects import CatalogObject, TagAssignment
 
 
 class Spelling(Protocol):

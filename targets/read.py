@@ -24,8 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.sqlscan import Statement
-from targets.objects import AbacPolicy, MaskAttachment, RowFilterAttachment, Tag, TagAssignment
+from accord.compiler.sqlscan import Statement
+from accord.targets.objects import (
+    AbacPolicy,
+    MaskAttachment,
+    RowFilterAttachment,
+    Tag,
+    TagAssignment,
+)
 
 #: the statement kinds :meth:`Placements.read` replays
 PLACEMENT_KINDS = frozenset(

@@ -7,10 +7,10 @@ absolute paths, sorted everything. Writing them is :mod:`compiler.core.outdir`'s
 
 from __future__ import annotations
 
-from compiler.core.errors import UsageError
-from compiler.model.validate import Project
-from targets import SQL_TARGETS, get_target, lower_all
-from targets.terraform import render as terraform
+from accord.compiler.core.errors import UsageError
+from accord.compiler.model.validate import Project
+from accord.targets import SQL_TARGETS, get_target, lower_all
+from accord.targets.terraform import render as terraform
 
 TARGET_CHOICES = ("snowflake", "databricks", "terraform", "all")
 

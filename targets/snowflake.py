@@ -16,15 +16,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from sqlglot import exp
-
-from compiler.model.salts import placeholder
-from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
-from targets import sql
-from targets.base import Target
-from targets.identity import Definition, Placement
-from targets.migration import MigrationSQL, NoStatement, split_name
-from targets.objects import (
+from accord.compiler.model.salts import placeholder
+from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
+from accord.targets import sql
+from accord.targets.base import Target
+from accord.targets.identity import Definition, Placement
+from accord.targets.migration import MigrationSQL, NoStatement, split_name
+from accord.targets.objects import (
     CatalogObject,
     MappingTable,
     MaskAttachment,
@@ -35,6 +33,7 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
+from sqlglot import exp
 
 
 class SnowflakeTarget(Target):

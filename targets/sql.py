@@ -7,10 +7,9 @@ from functools import lru_cache
 from typing import Any
 
 import sqlglot
+from accord.compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-
-from compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
 
 
 @lru_cache(maxsize=4)
@@ -47,7 +46,7 @@ def _remember(name: str, platform: str, quoted: bool) -> bool:
 def _settled(name: str, platform: str) -> bool | None:
     """The answer for ``name`` without the parser, when its characters or a keyword decide it;
     None when only the parser can tell."""
-    from targets.reserved import RESERVED
+    from accord.targets.reserved import RESERVED
 
     if (
         not _plain(name)
@@ -114,10 +113,10 @@ def ident(name: str, platform: str) -> exp.Identifier:
 
     Snowflake resolves unquoted names in upper case, so a quoted Snowflake name is upper-cased
     to keep meaning the same object."""
-    from targets.reserved import MAX_IDENTIFIER
+    from accord.targets.reserved import MAX_IDENTIFIER
 
     if len(name) > MAX_IDENTIFIER:
-        from compiler.core.errors import UsageError
+        from accord.compiler.core.errors import UsageError
 
         raise UsageError(
             f"the {platform} name {name[:40]}... is {len(name)} characters long; {platform} "

@@ -22,7 +22,7 @@ from typing import NamedTuple
 from tests.conftest import ROOT
 
 #: the entry point as a fresh interpreter runs it (what the ``accord`` script calls)
-ENTRY = [sys.executable, "-c", "from compiler.cli import main; main()"]
+ENTRY = [sys.executable, "-c", "from accord.compiler.cli import main; main()"]
 
 
 class Result(NamedTuple):
@@ -63,7 +63,7 @@ def run_cli(
     """Run ``accord ARGV`` in this process: (exit code, stdout, stderr). ``cwd`` and ``env``
     (a value of None unsets the variable) hold for the call only; NO_COLOR is set, as a user's
     captured output has no colour."""
-    from compiler.cli import main
+    from accord.compiler.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     threshold = gc.get_threshold()  # main() raises it for the command's lifetime

@@ -35,7 +35,7 @@ def _cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 def _known_secrets() -> None:
     """The secrets one test made known (compiler/core/secrets.py) are forgotten before the
     next, as they would be at the end of a process."""
-    from compiler.core import secrets
+    from accord.compiler.core import secrets
 
     secrets.forget()
 

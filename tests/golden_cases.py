@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from compiler.model.validate import Project, load_project
-from targets.render import render_files
+from accord.compiler.model.validate import Project, load_project
+from accord.targets.render import render_files
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

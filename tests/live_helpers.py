@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from accord.compiler.model.schema import PolicyModel
+from accord.compiler.model.validate import load_project
 
-from compiler.model.schema import PolicyModel
-from compiler.model.validate import load_project
 from tests.standins.databricks import DatabricksEstate, workspace
 from tests.standins.snowflake import SnowflakeEstate, account
 
@@ -75,8 +75,8 @@ def running_platforms(monkeypatch: pytest.MonkeyPatch) -> Iterator[Platforms]:
 
 def deploy_compiled(estate: SnowflakeEstate | DatabricksEstate, out: Path) -> None:
     """Run the compiled SQL of ``out`` (salts filled in memory) on ``estate`` directly."""
-    from compiler.connect.executor import split_statements
-    from compiler.model.salts import SaltBox, materialize
+    from accord.compiler.connect.executor import split_statements
+    from accord.compiler.model.salts import SaltBox, materialize
 
     for path in sorted((out / estate.platform).glob("*.sql")):
         text = materialize(path.read_text(), estate.platform, SaltBox())

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from accord.compiler.model.loader import load_documents
+from accord.compiler.model.validate import Project, validate_raw
+from accord.compiler.plan.model import Plan
+from accord.compiler.plan.source import plan_projects
 
-from compiler.model.loader import load_documents
-from compiler.model.validate import Project, validate_raw
-from compiler.plan.model import Plan
-from compiler.plan.source import plan_projects
 from tests.conftest import ROOT
 from tests.estates import Estate
 
@@ -39,8 +39,8 @@ def position(sqls: list[str], *needles: str) -> int:
 
 def reference_plan(out: Path) -> Path:
     """The roll-out from examples/as-found to policies/, written under ``out``."""
-    from compiler.model.validate import load_project
-    from compiler.plan.write import write_plan
+    from accord.compiler.model.validate import load_project
+    from accord.compiler.plan.write import write_plan
 
     plan = plan_projects(load_project(ROOT / "examples/as-found"), load_project(ROOT / "policies"))
     plan_id, _ = write_plan(plan, str(out))

@@ -18,9 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from compiler.model.validate import Project
-from compiler.probe_live.catalog import QueryError
-from targets.render import render_files
+from accord.compiler.model.validate import Project
+from accord.compiler.probe_live.catalog import QueryError
+from accord.targets.render import render_files
+
 from tests.standins.databricks import DatabricksEstate
 from tests.standins.engine import SqlError
 from tests.standins.snowflake import Session, SnowflakeEstate

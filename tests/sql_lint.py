@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from compiler.lint.engine import lint_sql_batch
-from compiler.lint.finding import Finding
-from compiler.lint.inputs.sqlfiles import read_sql_files
+from accord.compiler.lint.engine import lint_sql_batch
+from accord.compiler.lint.finding import Finding
+from accord.compiler.lint.inputs.sqlfiles import read_sql_files
 
 
 def lint_sql_files(root: Path, names: list[str]) -> list[Finding]:

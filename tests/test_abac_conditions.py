@@ -14,15 +14,15 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
+from accord.compiler.plan.state import PlanError, State, condition_holds
+from accord.compiler.sqlscan import scan
+from accord.compiler.verify.bind import BindError
+from accord.compiler.verify.engine import TestSalts, Verifier
+from accord.compiler.verify.sources import load_sql
+from accord.targets import abac_conditions, get_target
+from accord.targets.objects import AbacPolicy, Catalog, TagAssignment
 from sqlglot import exp
 
-from compiler.plan.state import PlanError, State, condition_holds
-from compiler.sqlscan import scan
-from compiler.verify.bind import BindError
-from compiler.verify.engine import TestSalts, Verifier
-from compiler.verify.sources import load_sql
-from targets import abac_conditions, get_target
-from targets.objects import AbacPolicy, Catalog, TagAssignment
 from tests.golden_cases import abac
 
 TABLE = "omics.variants.calls"
@@ -142,7 +142,7 @@ def test_both_callers_refuse_a_condition_outside_the_tag_functions() -> None:
     assert err.value.node.sql("databricks") == "CURRENT_USER() = 'x'"
     with pytest.raises(PlanError, match="cannot evaluate ABAC condition"):
         condition_holds(text, {"a": ""})
-    from compiler.verify.parts import _tag_value
+    from accord.compiler.verify.parts import _tag_value
 
     stmt = scan("SELECT 1;", "f.sql", "databricks").statements[0]
     with pytest.raises(BindError, match=r"cannot evaluate the tag condition CURRENT_USER\(\)"):

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from accord.compiler.commands import lint as lint_command
+from accord.compiler.core import store
+from accord.compiler.lint import run as lint_run
+from accord.compiler.model import parsecache
+from accord.compiler.model.loader import parse_document
+from accord.compiler.sqlscan import DIALECTS
 
-from compiler.commands import lint as lint_command
-from compiler.core import store
-from compiler.lint import run as lint_run
-from compiler.model import parsecache
-from compiler.model.loader import parse_document
-from compiler.sqlscan import DIALECTS
 from tests.cli import run_cli
 from tests.conftest import ROOT
 
@@ -214,10 +214,10 @@ def test_an_edit_lint_does_not_read_reuses_the_findings(
     expected = lint(str(estate), cache_dir=tmp_path / "other", cached=False)
     assert expected == before  # the edit changed nothing lint reports
 
-    import compiler.model.loader
+    import accord.compiler.model.loader
 
     parsed: list[str] = []
-    real = compiler.model.loader.parse_document
+    real = accord.compiler.model.loader.parse_document
 
     def counting(raw: bytes, name: str):  # type: ignore[no-untyped-def]
         parsed.append(name)
@@ -226,7 +226,7 @@ def test_an_edit_lint_does_not_read_reuses_the_findings(
     def not_linted(*args: object, **kwargs: object) -> object:
         raise AssertionError("the project was linted again")
 
-    monkeypatch.setattr(compiler.model.loader, "parse_document", counting)
+    monkeypatch.setattr(accord.compiler.model.loader, "parse_document", counting)
     monkeypatch.setattr(lint_run, "lint_project", not_linted)
     assert lint(str(estate), cache_dir=cache_dir) == expected
     assert parsed == [str(estate / "datasets.yaml")]  # only the edited file was read
@@ -507,12 +507,12 @@ def test_unchanged_sql_is_not_scanned_again(
     _pipeline_reads_nothing_governed(repo / "policies")
     expected = lint(str(repo), cache_dir=tmp_path / "other", cached=False)
 
-    import compiler.lint.inputs.sqlfiles
+    import accord.compiler.lint.inputs.sqlfiles
 
     def not_scanned(*args: object) -> object:
         raise AssertionError("an unchanged SQL file was scanned again")
 
-    monkeypatch.setattr(compiler.lint.inputs.sqlfiles, "scan_sql", not_scanned)
+    monkeypatch.setattr(accord.compiler.lint.inputs.sqlfiles, "scan_sql", not_scanned)
     assert lint(str(repo), cache_dir=cache_dir) == expected
     # another dialect or rule selection is another key: scanned (and refused here)
     for argv in (
@@ -536,12 +536,12 @@ def test_a_warm_lint_of_a_repository_imports_no_scanner(tmp_path: Path) -> None:
     (repo / "tool.py").write_text("print('not a notebook')\n", encoding="utf-8")
     code = (
         "import sys\n"
-        "from compiler.cli import main\n"
+        "from accord.compiler.cli import main\n"
         "try:\n"
         "    main(['lint', '--format', 'json', sys.argv[1]])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = ('sqlglot', 'pydantic', 'compiler.sqlscan', 'compiler.model.schema')\n"
+        "heavy = ('sqlglot', 'pydantic', 'accord.compiler.sqlscan', 'accord.compiler.model.schema')\n"
         "print(sorted({h for h in heavy for m in sys.modules if (m + '.').startswith(h + '.')}))\n"
     )
     env = {**os.environ, "ACCORD_CACHE_DIR": str(tmp_path / "cache")}
@@ -613,9 +613,9 @@ def test_lint_with_positions_pruned_is_the_same(estate: Path, tmp_path: Path) ->
 def test_a_lint_entry_holds_the_findings_records(monkeypatch: pytest.MonkeyPatch) -> None:
     """One JSON shape of a finding: the cache stores the record ``--format json`` lists from,
     reads it back equal, and an entry of the older shape (lists) is a miss, never a crash."""
-    from compiler.core.errors import Location
-    from compiler.lint import cache as lint_cache
-    from compiler.lint.finding import Finding
+    from accord.compiler.core.errors import Location
+    from accord.compiler.lint import cache as lint_cache
+    from accord.compiler.lint.finding import Finding
 
     f = Finding(
         Location("a.sql", 3, 4),

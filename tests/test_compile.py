@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from accord.compiler.core.errors import UsageError
+from accord.compiler.core.outdir import write_tree
+from accord.compiler.model.salts import SaltError, materialize, references
+from accord.compiler.model.validate import load_project
+from accord.targets import get_target, lower_all
+from accord.targets.objects import MaskPolicy, RowFilterPolicy
+from accord.targets.render import render_files
 from sqlglot import exp
 
-from compiler.core.errors import UsageError
-from compiler.core.outdir import write_tree
-from compiler.model.salts import SaltError, materialize, references
-from compiler.model.validate import load_project
-from targets import get_target, lower_all
-from targets.objects import MaskPolicy, RowFilterPolicy
-from targets.render import render_files
 from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 from tests.estates import MINIMAL
@@ -136,7 +136,7 @@ def test_salt_placeholder_is_filled_only_in_memory_and_escaped() -> None:
 
 
 def test_missing_salt_env_is_a_clear_error(monkeypatch) -> None:
-    from compiler.model.salts import resolve
+    from accord.compiler.model.salts import resolve
 
     monkeypatch.delenv("NO_SUCH_SALT", raising=False)
     with pytest.raises(SaltError, match="NO_SUCH_SALT is not set"):
@@ -187,7 +187,7 @@ def test_hand_written_expression_is_rendered_inside_a_policy(write_tree) -> None
 
 
 def test_every_compiled_statement_scans_without_error() -> None:
-    from compiler.sqlscan import scan
+    from accord.compiler.sqlscan import scan
 
     files = render_files(load_project(REFERENCE), "all")
     kinds: set[str] = set()

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accord.compiler.model.validate import load_project
+from accord.targets import lower_all
+from accord.targets.objects import Tag
 
-from compiler.model.validate import load_project
-from targets import lower_all
-from targets.objects import Tag
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 from tests.standins.databricks import DatabricksEstate
@@ -185,8 +185,8 @@ def test_every_result_chunk_is_read(platforms: Platforms) -> None:
     Execution API get_statement_result_chunk_n; docs.databricks.com/api/workspace/
     statementexecution): only the first chunk arrives with the statement; the executor
     fetches the rest, and a result short of the manifest's total_row_count is an error."""
-    from compiler.connect.config import LiveOptions
-    from compiler.connect.executor import DatabricksExecutor, ExecutionError
+    from accord.compiler.connect.config import LiveOptions
+    from accord.compiler.connect.executor import DatabricksExecutor, ExecutionError
 
     dbx = platforms.databricks
     dbx.chunk_rows = 2
@@ -276,9 +276,8 @@ def test_an_sdk_without_an_api_accord_calls_is_a_one_line_error(
     never a traceback; pyproject's floor is the release with every API accord reads."""
     import tomllib
 
+    from accord.compiler.connect.executor import DATABRICKS_SDK_FLOOR
     from databricks.sdk import WorkspaceClient
-
-    from compiler.connect.executor import DATABRICKS_SDK_FLOOR
 
     monkeypatch.delattr(WorkspaceClient, "policies")
     code, _, err = run_cli(["drift", POLICIES, *DBX])
@@ -299,8 +298,8 @@ def test_a_denial_is_known_by_its_sql_state_whatever_the_message(platforms: Plat
     returned when the statement execution fails"; error-classes: the message is not a
     contract): a FAILED statement whose message says nothing but whose sql_state is 42501 is
     a denial."""
-    from compiler.connect.config import LiveOptions
-    from compiler.connect.executor import DatabricksExecutor, DeniedError
+    from accord.compiler.connect.config import LiveOptions
+    from accord.compiler.connect.executor import DatabricksExecutor, DeniedError
 
     dbx = platforms.databricks
     dbx.seed_table("governance.policies.secrets_of_others", {"v": "STRING"})

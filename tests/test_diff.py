@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
+from accord.compiler.exposure import ExposureDiff, exposure_diff, places_of, to_markdown, verdict
+from accord.compiler.model.validate import Project, load_project
 
-from compiler.exposure import ExposureDiff, exposure_diff, places_of, to_markdown, verdict
-from compiler.model.validate import Project, load_project
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.estates import DIFF_BASE, Estate, edited, write_files
@@ -539,7 +539,7 @@ def test_a_grant_read_by_a_predicate_is_a_change(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("compiler.meaning.probes") is None,
+    importlib.util.find_spec("accord.compiler.meaning.probes") is None,
     reason="probe evaluation (compiler.meaning.probes, ACC404) is not part of this accord yet",
 )
 def test_repair_resolves_probes(repair: tuple[Project, Project, ExposureDiff]) -> None:
@@ -555,7 +555,7 @@ def test_without_probe_evaluation_the_reports_say_so(
     repair: tuple[Project, Project, ExposureDiff],
 ) -> None:
     base, head, d = repair
-    if importlib.util.find_spec("compiler.meaning.probes") is not None:
+    if importlib.util.find_spec("accord.compiler.meaning.probes") is not None:
         assert d.probes is not None
         return
     assert d.probes is None
@@ -569,7 +569,7 @@ def test_divergences_of_unchanged_personas_are_not_missed(
 ) -> None:
     """The diff recomputes ACC403 only for personas whose views changed: the same result as
     recomputing it for everyone."""
-    from compiler.exposure.divergence import divergence_changes
+    from accord.compiler.exposure.divergence import divergence_changes
 
     base = load_project(write_files(tmp_path / "base", {"policy.yaml": edited(DIFF_BASE)}))
     data = edited(DIFF_BASE)
@@ -668,7 +668,7 @@ def test_a_live_base_is_refused_with_a_pointer_to_drift(pair: tuple[Path, Path])
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("compiler.meaning.probes") is None,
+    importlib.util.find_spec("accord.compiler.meaning.probes") is None,
     reason="probe evaluation (compiler.meaning.probes, ACC404) is not part of this accord yet",
 )
 def test_a_widening_that_breaks_a_probe_introduces_it(tmp_path: Path) -> None:

@@ -19,10 +19,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+from accord.compiler.gate.check import default_policy
+from accord.compiler.gate.manifest import manifest_schema
+from accord.compiler.gate.prove import key_paths, label, prove
 
-from compiler.gate.check import default_policy
-from compiler.gate.manifest import manifest_schema
-from compiler.gate.prove import key_paths, label, prove
 from tests.cli import run_cli
 
 D = "0123456789abcdef" * 4
@@ -247,7 +247,7 @@ allow if {
 
 
 def test_a_probe_owner_that_is_not_a_string_is_incomplete_not_an_engine_error() -> None:
-    from compiler.gate.engine import evaluate
+    from accord.compiler.gate.engine import evaluate
 
     doc = sample(agent("a"))
     doc["manifest"]["agents"][0]["probe_owners"] = [7]  # not the schema's: the gate's input
@@ -271,7 +271,7 @@ def test_a_sample_the_policy_finds_incomplete_cannot_prove_anything(tmp_path: Pa
 def test_the_variants_of_a_sample() -> None:
     doc = {"a": True, "b": {"c": 1}, "d": [{"e": False}]}
     assert [label(p) for p in key_paths(doc)] == ["a", "b", "b.c", "d", "d[0].e"]
-    from compiler.gate.prove import variants
+    from accord.compiler.gate.prove import variants
 
     got = [(label(p), action, v) for p, action, v in variants(doc)]
     assert ("a", "non-boolean", {"a": "true", "b": {"c": 1}, "d": [{"e": False}]}) in got

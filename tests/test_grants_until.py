@@ -16,17 +16,17 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from accord.compiler.core.outdir import write_tree
+from accord.compiler.meaning import semantics
+from accord.compiler.model.loader import load_documents
+from accord.compiler.model.schema import Grant
+from accord.compiler.model.validate import Project, validate_raw
+from accord.compiler.verify import evaluation_dates, verify
+from accord.compiler.verify.engine import TestSalts
+from accord.compiler.verify.sources import load_sql
+from accord.targets.render import render_files
 from sqlglot import exp
 
-from compiler.core.outdir import write_tree
-from compiler.meaning import semantics
-from compiler.model.loader import load_documents
-from compiler.model.schema import Grant
-from compiler.model.validate import Project, validate_raw
-from compiler.verify import evaluation_dates, verify
-from compiler.verify.engine import TestSalts
-from compiler.verify.sources import load_sql
-from targets.render import render_files
 from tests.cli import run_cli
 
 ESTATE = """\
@@ -394,7 +394,7 @@ def test_plan_adds_the_expiry_column_before_any_policy_reads_it(tmp_path: Path) 
 
     plain = estate().replace("{principal: contractor, until: 2027-03-31}", "contractor")
     plain = plain.replace("{principal: analyst, until: 2027-01-15}", "analyst")
-    from compiler.plan.source import plan_projects
+    from accord.compiler.plan.source import plan_projects
 
     plan = plan_projects(project_of(plain), project_of(estate()))
     for platform, add, reads in [

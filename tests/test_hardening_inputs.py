@@ -23,7 +23,7 @@ import pytest
 from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 
-ACCORD = [sys.executable, "-m", "compiler.cli"]
+ACCORD = [sys.executable, "-m", "accord.compiler.cli"]
 
 
 def _policies(tmp_path: Path, edits: dict[str, Callable[[str], str]] | None = None) -> Path:
@@ -248,7 +248,7 @@ def test_what_a_killed_compile_left_is_recovered_and_the_mode_kept(tmp_path: Pat
 
 
 def test_a_terminated_compile_cleans_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import compiler.core.outdir as compile_module
+    import accord.compiler.core.outdir as compile_module
 
     real, calls = compile_module._write_file, []
 
@@ -268,7 +268,7 @@ def test_a_terminated_compile_cleans_up(tmp_path: Path, monkeypatch: pytest.Monk
 _HOLD = """
 import sys, time
 from pathlib import Path
-from compiler.core.filelock import exclusive
+from accord.compiler.core.filelock import exclusive
 with exclusive(Path(sys.argv[1]), str):
     print("held", flush=True)
     sys.stdin.readline()
@@ -463,8 +463,8 @@ def test_a_long_identifier_domain_plans_with_bounded_file_names(
 
 
 def test_terraform_resources_that_would_share_a_name_are_disambiguated(tmp_path: Path) -> None:
-    from compiler.model.validate import load_project
-    from targets.render import render_files
+    from accord.compiler.model.validate import load_project
+    from accord.targets.render import render_files
 
     policies = _policies(
         tmp_path,

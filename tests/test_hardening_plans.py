@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accord.compiler.core.filelock import LedgerLocked, ledger_lock, lock_path
+from accord.compiler.history.ledger import append_record, read_ledger, read_plans
+from accord.compiler.plan.apply import apply, rollback
 
-from compiler.core.filelock import LedgerLocked, ledger_lock, lock_path
-from compiler.history.ledger import append_record, read_ledger, read_plans
-from compiler.plan.apply import apply, rollback
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan
@@ -104,7 +104,7 @@ def test_a_second_apply_during_the_first_stops_and_names_the_holder(plans: Path)
 _HOLDER = """
 import sys, time
 from pathlib import Path
-from compiler.core.filelock import ledger_lock
+from accord.compiler.core.filelock import ledger_lock
 with ledger_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(120)
@@ -238,7 +238,7 @@ def test_replanning_never_touches_an_applied_plan(
 def test_an_interrupted_plan_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compiler.core.outdir as compile_module
+    import accord.compiler.core.outdir as compile_module
 
     out = tmp_path / "migrations"
     real = compile_module._write_file
@@ -396,7 +396,7 @@ def test_a_ledger_without_a_final_newline_stays_readable_after_apply(plans: Path
 def test_an_oversized_plan_is_refused_before_reading(
     plans: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compiler.history.ledger as ledger_module
+    import accord.compiler.history.ledger as ledger_module
 
     monkeypatch.setattr(ledger_module, "MAX_PLAN_BYTES", 1024)
     code, out, err = run_cli(["migrate", "status", "--plans", str(plans)])
@@ -433,8 +433,8 @@ def test_what_a_killed_plan_left_is_recovered_by_the_next(plans: Path) -> None:
 def test_a_stage_file_swapped_after_its_check_never_runs(
     plans: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compiler.plan.apply as runner
-    from compiler.core.errors import UsageError
+    import accord.compiler.plan.apply as runner
+    from accord.compiler.core.errors import UsageError
 
     stage = _plan_dir(plans) / "01_snowflake_prepare.sql"
     real = runner.changed_files
@@ -467,8 +467,8 @@ def test_a_plan_under_a_name_accord_cannot_write_is_refused_not_skipped(tmp_path
     """`migrate apply` and `status` read plans from NNNN_<slug> directories; one holding a
     plan.json under another name (a hand-made copy, an older accord's empty slug) is reported,
     never passed over as if nothing were pending."""
-    from compiler.core.errors import UsageError
-    from compiler.history.ledger import read_plans
+    from accord.compiler.core.errors import UsageError
+    from accord.compiler.history.ledger import read_plans
 
     (tmp_path / "0001_").mkdir()
     (tmp_path / "0001_" / "plan.json").write_text("{}")

@@ -22,14 +22,10 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from sqlglot import exp
-
-from compiler.model.salts import materialize
-from compiler.sqlscan import scan
-from targets import lower_all, sql
-from targets.objects import (
+from accord.compiler.model.salts import materialize
+from accord.compiler.sqlscan import scan
+from accord.targets import lower_all, sql
+from accord.targets.objects import (
     MappingTable,
     MaskAttachment,
     MaskPolicy,
@@ -37,8 +33,12 @@ from targets.objects import (
     RowFilterPolicy,
     SaltFunction,
 )
-from targets.render import render_files
-from targets.reserved import DATABRICKS, SNOWFLAKE
+from accord.targets.render import render_files
+from accord.targets.reserved import DATABRICKS, SNOWFLAKE
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlglot import exp
+
 from tests.plan_helpers import project
 
 FUZZ = bool(os.environ.get("ACCORD_FUZZ"))
@@ -284,7 +284,8 @@ TAMPER = [
 @pytest.mark.parametrize("path,change", [c[1:] for c in TAMPER], ids=[c[0] for c in TAMPER])
 def test_the_property_catches_a_tampered_file(path: str, change: Any) -> None:
     """The property is not vacuous: the reference estate passes it, a tampered file fails it."""
-    from compiler.model.validate import load_project
+    from accord.compiler.model.validate import load_project
+
     from tests.conftest import ROOT
 
     estate = load_project(ROOT / "policies")

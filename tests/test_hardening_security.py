@@ -10,14 +10,21 @@ import stat
 from pathlib import Path
 
 import pytest
+from accord.compiler.core import secrets
+from accord.compiler.model.salts import (
+    SaltBox,
+    SaltError,
+    materialize,
+    placeholder,
+    renderings,
+    resolve,
+)
+from accord.compiler.plan.apply import SnowflakeExecutor, apply, split_statements
+from accord.targets import get_target, sql
+from accord.targets.base import UnsafeOutput
+from accord.targets.objects import SaltFunction
 from snowflake.connector.errors import ProgrammingError
 
-from compiler.core import secrets
-from compiler.model.salts import SaltBox, SaltError, materialize, placeholder, renderings, resolve
-from compiler.plan.apply import SnowflakeExecutor, apply, split_statements
-from targets import get_target, sql
-from targets.base import UnsafeOutput
-from targets.objects import SaltFunction
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan
@@ -127,8 +134,8 @@ def test_rendered_sql_holds_exactly_the_statements_of_its_object(
 
 def test_every_compiled_file_holds_the_statements_of_its_objects(tmp_path: Path) -> None:
     """The compiled reference estate: statement counts per file equal the objects' counts."""
-    from compiler.model.validate import load_project
-    from targets import lower_all
+    from accord.compiler.model.validate import load_project
+    from accord.targets import lower_all
 
     project = load_project(ROOT / "policies")
     for platform, catalog in lower_all(project).items():
@@ -223,8 +230,7 @@ def test_a_mapping_table_statement_that_reads_a_file_is_refused(
 
 def test_the_verify_connection_is_locked() -> None:
     import duckdb
-
-    from compiler.verify.execute import locked_connection
+    from accord.compiler.verify.execute import locked_connection
 
     con = locked_connection()
     for statement in (

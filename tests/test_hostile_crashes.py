@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from accord.compiler.core.errors import UsageError
+from accord.compiler.live.introspect import introspect
+from accord.compiler.model.validate import load_project
+from accord.compiler.probe_live.a2a import A2AError, send_message
+from accord.targets import lower_all
 
-from compiler.core.errors import UsageError
-from compiler.live.introspect import introspect
-from compiler.model.validate import load_project
-from compiler.probe_live.a2a import A2AError, send_message
-from targets import lower_all
 from tests.cli import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -375,7 +375,7 @@ def test_live_rows_of_the_wrong_shape_are_located_in_the_model(
     not at the policy directory's 1:1, in every format."""
     import json
 
-    import compiler.live.session as session
+    import accord.compiler.live.session as session
 
     answers = {"SHOW ROW ACCESS": [_POLICY_ROW], "DESCRIBE": [{"body": "TRUE"}]}
     monkeypatch.setattr(session, "open_executor", lambda *a, **k: _Session(answers))

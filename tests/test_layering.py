@@ -67,25 +67,60 @@ def modules(root: Path = ROOT) -> dict[str, Path]:
     return found
 
 
+def _ours(name: str) -> str | None:
+    """``accord.compiler.x`` -> ``compiler.x``; anything else (another distribution's, or a
+    bare ``compiler`` that :func:`bare_imports` reports) -> None."""
+    parts = name.split(".")
+    if parts[0] == "accord" and parts[1:2] in (["compiler"], ["targets"]):
+        return ".".join(parts[1:])
+    return None
+
+
 def imports(path: Path, module: str, known: set[str]) -> list[tuple[str, int]]:
-    """Every accord module ``path`` imports, at any depth, with the line."""
+    """Every accord module ``path`` imports, at any depth, with the line (named without the
+    ``accord.`` prefix every import carries: the installed distribution owns one import name,
+    and compiler/ and targets/ are imported as accord.compiler and accord.targets)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: list[tuple[str, int]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out += [(a.name, node.lineno) for a in node.names]
+            out += [(m, node.lineno) for a in node.names if (m := _ours(a.name))]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
             if node.level:
                 up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*up, base] if base else up)
+                base: str | None = ".".join([*up, node.module] if node.module else up)
+            else:
+                base = _ours(node.module or "")
+            if base is None:
+                continue
             for alias in node.names:
-                # ``from compiler.lint import cache`` imports the module compiler.lint.cache
+                # ``from accord.compiler.lint import cache`` imports the module compiler.lint.cache
                 sub = f"{base}.{alias.name}"
                 out.append((sub if sub in known else base, node.lineno))
-    accord = {(m, line) for m, line in out if m.split(".")[0] in ("compiler", "targets")}
-    return sorted(accord, key=lambda e: (e[1], e[0]))
+    return sorted(set(out), key=lambda e: (e[1], e[0]))
+
+
+def bare_imports(path: Path) -> list[str]:
+    """Imports of ``compiler`` or ``targets`` by their bare names, which would import whatever
+    distribution owns those names rather than accord's own packages."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    names = [
+        (a.name, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for a in node.names
+    ]
+    names += [
+        (node.module or "", node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and not node.level
+    ]
+    return [
+        f"{path.name}:{line}: {n}"
+        for n, line in names
+        if n.split(".")[0] in ("compiler", "targets")
+    ]
 
 
 def graph(root: Path = ROOT) -> dict[str, list[tuple[str, int]]]:
@@ -157,6 +192,17 @@ def test_every_package_has_a_layer() -> None:
     assert set(RANK) <= packages, sorted(set(RANK) - packages)
 
 
+def test_every_import_of_accord_is_under_the_accord_package() -> None:
+    found = [
+        b
+        for top in ("compiler", "targets", "tests", "bench")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if path.name != "test_layering.py"
+        for b in bare_imports(path)
+    ]
+    assert not found, "\n".join(found)
+
+
 def test_no_import_points_up_the_layering() -> None:
     wrong = upward(graph())
     assert not wrong, "\n".join(wrong)
@@ -185,16 +231,16 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
             {
                 "compiler/__init__.py": "",
                 "compiler/model/__init__.py": "",
-                "compiler/model/a.py": "def f():\n    from compiler.lint import engine\n",
+                "compiler/model/a.py": "def f():\n    from accord.compiler.lint import engine\n",
                 "compiler/lint/__init__.py": "",
-                "compiler/lint/engine.py": "from compiler.model import a\n",
+                "compiler/lint/engine.py": "from accord.compiler.model import a\n",
             },
             "compiler.model.a:2 -> compiler.lint.engine: points up",
         ),
         (  # lint and verify are one layer: they do not import each other
             {
                 "compiler/__init__.py": "",
-                "compiler/lint/__init__.py": "import compiler.verify.engine\n",
+                "compiler/lint/__init__.py": "import accord.compiler.verify.engine\n",
                 "compiler/verify/__init__.py": "",
                 "compiler/verify/engine.py": "",
             },
@@ -204,7 +250,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
             {
                 "compiler/__init__.py": "",
                 "compiler/core/__init__.py": "",
-                "compiler/core/x.py": "if TYPE_CHECKING:\n    from targets.objects import Catalog\n",
+                "compiler/core/x.py": "if TYPE_CHECKING:\n    from accord.targets.objects import Catalog\n",
                 "targets/__init__.py": "",
                 "targets/objects.py": "",
             },
@@ -222,9 +268,9 @@ def test_a_circle_hidden_by_a_lazy_import_is_found(tmp_path: Path) -> None:
         tmp_path,
         {
             "compiler/__init__.py": "",
-            "compiler/lint/__init__.py": "from compiler.lint.engine import run\n",
-            "compiler/lint/engine.py": "def run():\n    from compiler.lint import report\n",
-            "compiler/lint/report.py": "from compiler.lint.engine import run\n",
+            "compiler/lint/__init__.py": "from accord.compiler.lint.engine import run\n",
+            "compiler/lint/engine.py": "def run():\n    from accord.compiler.lint import report\n",
+            "compiler/lint/report.py": "from accord.compiler.lint.engine import run\n",
         },
     )
     assert circles(graph(root)) == [["compiler.lint.engine", "compiler.lint.report"]]

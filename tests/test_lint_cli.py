@@ -10,11 +10,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from accord.compiler.lint import engine
+from accord.compiler.lint.checks import REGISTRY, Context, History, RegisteredRule
+from accord.compiler.lint.engine import registered_rules
+from accord.compiler.lint.finding import Finding
 
-from compiler.lint import engine
-from compiler.lint.checks import REGISTRY, Context, History, RegisteredRule
-from compiler.lint.engine import registered_rules
-from compiler.lint.finding import Finding
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.estates import LINT_BASE, edited, write_estate
@@ -256,7 +256,7 @@ def test_plans_and_ledger_reach_the_rules(tmp_path: Path, monkeypatch: pytest.Mo
 def test_lint_imports_no_heavy_client() -> None:
     code = (
         "import sys\n"
-        "from compiler.cli import main\n"
+        "from accord.compiler.cli import main\n"
         "for args in (['lint', 'examples/as-found'], ['lint', *sys.argv[1:]]):\n"
         "    try:\n"
         "        main(args)\n"
@@ -317,9 +317,9 @@ def test_pre_commit_hooks_lint_the_whole_policy_directory() -> None:
 
 @pytest.mark.parametrize("color", [True, False])
 def test_colour_only_when_asked(color: bool) -> None:
-    from compiler.lint.engine import lint_project
-    from compiler.lint.report import render_text
-    from compiler.model.validate import load_project
+    from accord.compiler.lint.engine import lint_project
+    from accord.compiler.lint.report import render_text
+    from accord.compiler.model.validate import load_project
 
     findings = lint_project(load_project(ROOT / AS_FOUND))
     text = render_text(findings, files=7, color=color)

@@ -186,10 +186,10 @@ def test_drift_findings_are_finalised_without_the_lint_rules(tmp_path: Path) -> 
     (compiler.lint.engine.finalize), without running a lint rule: a finding on an entry that
     ignores its rule is suppressed with the entry's reason, duplicates go, the rest is sorted,
     and nothing the model rules would raise is added."""
-    from compiler.core.errors import Location
-    from compiler.lint.engine import finalize
-    from compiler.lint.finding import Finding
-    from compiler.model.validate import load_project
+    from accord.compiler.core.errors import Location
+    from accord.compiler.lint.engine import finalize
+    from accord.compiler.lint.finding import Finding
+    from accord.compiler.model.validate import load_project
 
     reason = "a console grant, reviewed 2026-11"
     root = write_estate(
@@ -286,7 +286,7 @@ def test_acc201_fix_never_suggests_a_flagged_function(
     ],
 )
 def test_parse_errors_speak_sql(sql: str, dialect: str, says: str, column: int) -> None:
-    from compiler.sqlscan import scan
+    from accord.compiler.sqlscan import scan
 
     [error] = scan(sql, "f.sql", dialect).errors
     assert says in error.message and error.column == column

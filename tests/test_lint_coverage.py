@@ -18,9 +18,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from accord.compiler.lint.finding import Finding
+from accord.compiler.lint.sources import source_line
 
-from compiler.lint.finding import Finding
-from compiler.lint.sources import source_line
 from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 from tests.estates import write_files
@@ -615,7 +615,7 @@ def test_repository_with_a_policies_directory_lints_both(tmp_path: Path) -> None
 def test_plain_yaml_lint_never_imports_jinja2() -> None:
     code = (
         "import sys\n"
-        "from compiler.cli import main\n"
+        "from accord.compiler.cli import main\n"
         "try:\n"
         "    main(['lint', 'policies', 'examples/sql/heart-of-problem/lakehouse.databricks.sql'])\n"
         "except SystemExit:\n"

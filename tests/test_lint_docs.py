@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from accord.compiler.lint.checks import REGISTRY
+from accord.compiler.lint.docs import SECTIONS, doc_sections, main, render_docs, with_rule_table
+from accord.compiler.lint.engine import registered_rules, rule_doc
+from accord.compiler.model.rules import RULE_TABLE
 
-from compiler.lint.checks import REGISTRY
-from compiler.lint.docs import SECTIONS, doc_sections, main, render_docs, with_rule_table
-from compiler.lint.engine import registered_rules, rule_doc
-from compiler.model.rules import RULE_TABLE
 from tests.conftest import ROOT
 
 #: every rule of the format's table, and ACC205 added by accord
@@ -74,7 +74,7 @@ def test_every_rule_module_is_listed() -> None:
     module left out of it would never run."""
     import pkgutil
 
-    import compiler.lint.rules as rules
+    import accord.compiler.lint.rules as rules
 
     modules = {info.name for info in pkgutil.iter_modules(rules.__path__)}
     assert modules == {m.__name__.rsplit(".", 1)[-1] for m in rules.FAMILIES}

@@ -10,11 +10,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from compiler.live.drift import unmanaged
-from compiler.live.introspect import introspect
-from compiler.model.validate import load_project
-from targets import lower_all
-from targets.objects import MaskAttachment, RowFilterAttachment, RowFilterPolicy
+from accord.compiler.live.drift import unmanaged
+from accord.compiler.live.introspect import introspect
+from accord.compiler.model.validate import load_project
+from accord.targets import lower_all
+from accord.targets.objects import MaskAttachment, RowFilterAttachment, RowFilterPolicy
+
 from tests.conftest import ROOT
 
 BODY = "EXISTS (SELECT 1 FROM PROD.CRITICAL.GRANTS g WHERE IS_ROLE_IN_SESSION(g.ROLE_NAME))"

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 import pytest
+from accord.compiler.connect.config import LiveOptions, Timeouts
+from accord.compiler.connect.executor import DatabricksExecutor, DeniedError, ExecutionError
 
-from compiler.connect.config import LiveOptions, Timeouts
-from compiler.connect.executor import DatabricksExecutor, DeniedError, ExecutionError
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 from tests.standins.http import closed_port, silent_host
@@ -209,8 +209,8 @@ def test_drift_machine_formats_still_print_one_document_on_exit_2(
     ],
 )  # fmt: skip
 def test_an_error_in_one_line(err: BaseException, joined: str, first: str) -> None:
-    """compiler.core.errors.one_line: the one helper every connection message uses."""
-    from compiler.core.errors import one_line
+    """accord.compiler.core.errors.one_line: the one helper every connection message uses."""
+    from accord.compiler.core.errors import one_line
 
     assert one_line(err) == joined
     assert one_line(err, first=True) == first

@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+from accord.compiler.model.validate import load_project
+from accord.targets import lower_all
+from accord.targets.identity import identity
 
-from compiler.model.validate import load_project
-from targets import lower_all
-from targets.identity import identity
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 
@@ -69,7 +69,7 @@ def test_introspect_equals_the_lowered_catalog(platforms: Platforms, tmp_path: P
         assert code == 0, err
         live = json.loads(out)
         assert live["unreadable"] == [] and live["salt_grants"] == []
-        from compiler.live.introspect import object_json
+        from accord.compiler.live.introspect import object_json
 
         want = sorted(
             (json.dumps(object_json(o, platform), sort_keys=True) for o in lowered[platform]),
@@ -276,7 +276,7 @@ def abac_estate(platforms: Platforms, tmp_path: Path, govern: bool = True) -> Pa
     tags (``govern``; else the plan from the live base creates them)."""
     import shutil
 
-    from targets.objects import Tag
+    from accord.targets.objects import Tag
 
     d = tmp_path / "abac"
     shutil.copytree(ROOT / "policies", d)
@@ -296,7 +296,7 @@ def test_a_plan_from_live_creates_the_governed_tags_the_account_lacks(
     the account's governed tags, so it creates those the account lacks (and its rollback
     drops them: sql-ref-syntax-ddl-drop-governed-tag); each stage that defines one checks,
     with ``tag_policies.get_tag_policy``, that it exists with the model's values."""
-    from targets.objects import Tag
+    from accord.targets.objects import Tag
 
     d = abac_estate(platforms, tmp_path, govern=False)
     wanted = {t.name: t.allowed_values for t in lower_all(load_project(d))["databricks"].of(Tag)}
@@ -365,7 +365,7 @@ def test_abac_estate_introspects_equal_drifts_and_repairs(
     assert code == 0, out + err
     code, out, err = run_cli(["introspect", *dbx, str(d), "--format", "json"])
     lowered = lower_all(load_project(d))["databricks"]
-    from compiler.live.introspect import object_json
+    from accord.compiler.live.introspect import object_json
 
     want = sorted(json.dumps(object_json(o, "databricks"), sort_keys=True) for o in lowered)
     assert sorted(json.dumps(o, sort_keys=True) for o in json.loads(out)["objects"]) == want
@@ -411,7 +411,7 @@ def test_snowflake_tag_estate_introspects_equal_drifts_and_repairs(
     code, out, err = run_cli(["migrate", "apply", *sf, "--plans", str(plans), "--policies", str(d)])
     assert code == 0, out + err
     code, out, err = run_cli(["introspect", *sf, str(d), "--format", "json"])
-    from compiler.live.introspect import object_json
+    from accord.compiler.live.introspect import object_json
 
     lowered = lower_all(load_project(d))["snowflake"]
     want = sorted(json.dumps(object_json(o, "snowflake"), sort_keys=True) for o in lowered)
@@ -493,7 +493,7 @@ def test_table_level_to_abac_waits_before_the_handover(
     write_estate(
         d, edited(edited(PLAN_BASE), lambda e: e["platforms"]["databricks"].update(style="abac"))
     )
-    from targets.objects import Tag
+    from accord.targets.objects import Tag
 
     for tag in lower_all(load_project(d))["databricks"].of(Tag):
         platforms.databricks.govern_tag(tag.name, tag.allowed_values, tag.comment)

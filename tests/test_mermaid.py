@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from accord.compiler.meaning import semantics
+from accord.compiler.meaning.analyze import divergence_groups
+from accord.compiler.meaning.mermaid import Edge, Graph, label
+from accord.compiler.model.schema import PolicyModel
+from accord.compiler.model.validate import load_project
 
-from compiler.meaning import semantics
-from compiler.meaning.analyze import divergence_groups
-from compiler.meaning.mermaid import Edge, Graph, label
-from compiler.model.schema import PolicyModel
-from compiler.model.validate import load_project
 from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 
@@ -217,7 +217,7 @@ def test_diff_markdown_draws_only_the_changed_part() -> None:
 def test_a_large_estate_names_the_command_instead_of_drawing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from compiler.meaning import mermaid
+    from accord.compiler.meaning import mermaid
 
     model = load_project(ROOT / "examples/as-found").model
     edges = len(mermaid.surface_graph(model).edges)

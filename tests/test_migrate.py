@@ -10,20 +10,20 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from snowflake.connector.errors import ProgrammingError
-
-from compiler.core import secrets
-from compiler.history.ledger import append_record, half_applied_groups, read_ledger
-from compiler.lint.checks import History
-from compiler.lint.engine import lint_project
-from compiler.model.validate import load_project
-from compiler.plan.apply import (
+from accord.compiler.core import secrets
+from accord.compiler.history.ledger import append_record, half_applied_groups, read_ledger
+from accord.compiler.lint.checks import History
+from accord.compiler.lint.engine import lint_project
+from accord.compiler.model.validate import load_project
+from accord.compiler.plan.apply import (
     DatabricksExecutor,
     SnowflakeExecutor,
     apply,
     rollback,
     split_statements,
 )
+from snowflake.connector.errors import ProgrammingError
+
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan
@@ -126,7 +126,7 @@ def test_acc601_reports_a_half_applied_group(plans: Path) -> None:
 
 
 def test_acc601_docstring_explains_the_rule() -> None:
-    from compiler.lint.rules.migrations import half_applied_migration
+    from accord.compiler.lint.rules.migrations import half_applied_migration
 
     doc = half_applied_migration.__doc__ or ""
     # the sections of every rule page (compiler.lint.docs.SECTIONS)
@@ -408,9 +408,9 @@ class Warehouse(Handler):
 
 def deployed_tables() -> dict[str, dict[str, Any]]:
     """The lakehouse tables as policies/ deploys them, in the shape tables.get answers."""
-    from compiler.model.validate import load_project
-    from targets import lower_all
-    from targets.objects import MaskAttachment, RowFilterAttachment
+    from accord.compiler.model.validate import load_project
+    from accord.targets import lower_all
+    from accord.targets.objects import MaskAttachment, RowFilterAttachment
 
     catalog = lower_all(load_project(ROOT / "policies"))["databricks"]
     out: dict[str, dict[str, Any]] = {}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler.history.ledger import read_ledger, read_plans
-from compiler.plan.write import existing_plans
+from accord.compiler.history.ledger import read_ledger, read_plans
+from accord.compiler.plan.write import existing_plans
+
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan
 

@@ -165,7 +165,7 @@ class HostileSnowflake:
 
 @pytest.fixture
 def hostile_platform(monkeypatch: pytest.MonkeyPatch) -> None:
-    import compiler.live.session as session
+    import accord.compiler.live.session as session
 
     monkeypatch.setattr(session, "open_executor", lambda platform, options, *a: HostileSnowflake())
 

@@ -12,14 +12,14 @@
 from __future__ import annotations
 
 import pytest
+from accord.compiler.meaning import divergence, semantics
+from accord.compiler.meaning.analyze import governed_groups, persona_matrix
+from accord.compiler.model.validate import load_project
+from accord.compiler.plan.index import Places
+from accord.compiler.plan.state import State
+from accord.targets import get_target, lower_all, sql
+from accord.targets.objects import AbacPolicy, TagAssignment
 
-from compiler.meaning import divergence, semantics
-from compiler.meaning.analyze import governed_groups, persona_matrix
-from compiler.model.validate import load_project
-from compiler.plan.index import Places
-from compiler.plan.state import State
-from targets import get_target, lower_all, sql
-from targets.objects import AbacPolicy, TagAssignment
 from tests.conftest import ROOT
 
 ESTATES = ["policies", "examples/as-found"]
@@ -181,7 +181,7 @@ class _Counting:
 
 
 def _statements(project: object, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
-    from compiler.verify import engine, verify
+    from accord.compiler.verify import engine, verify
 
     made: list[_Counting] = []
     real = engine.locked_connection

@@ -118,8 +118,8 @@ def test_no_difference_writes_nothing(tmp_path: Path) -> None:
 def test_refused_plan_exits_1_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import compiler.plan.source as source
-    from compiler.plan.state import PlanError
+    import accord.compiler.plan.source as source
+    from accord.compiler.plan.state import PlanError
 
     def refuse(base: object, head: object) -> None:
         raise PlanError("databricks, apply stage, statement 3: table cat.s.t has no row filter")

@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from accord.compiler.plan.apply import split_statements
+from accord.compiler.plan.model import Plan
+from accord.compiler.plan.order import build_plan
+from accord.compiler.plan.source import domains_of, plan_projects
+from accord.compiler.plan.state import PlanError
+from accord.targets import lower_all
+from accord.targets.objects import MaskPolicy, Param, RowFilterPolicy, SaltFunction
 
-from compiler.plan.apply import split_statements
-from compiler.plan.model import Plan
-from compiler.plan.order import build_plan
-from compiler.plan.source import domains_of, plan_projects
-from compiler.plan.state import PlanError
-from targets import lower_all
-from targets.objects import MaskPolicy, Param, RowFilterPolicy, SaltFunction
 from tests.estates import PLAN_BASE, PLAN_SALTS, edited
 from tests.plan_helpers import (
     plan_between,
@@ -412,9 +412,9 @@ def test_appended_statements_end_the_apply_stage_and_are_not_undone() -> None:
     the built plan cannot be changed afterwards."""
     import dataclasses
 
-    from compiler.plan.model import Appendix
-    from compiler.plan.steps import Step
-    from compiler.plan.verify import Check
+    from accord.compiler.plan.model import Appendix
+    from accord.compiler.plan.steps import Step
+    from accord.compiler.plan.verify import Check
 
     catalogs, domains = _salted()
     salt = catalogs["databricks"].of(SaltFunction)[0]

@@ -6,12 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
-from compiler.plan.order import build_plan
-from compiler.plan.state import PlanError
-from targets import lower_all
-from targets.databricks import DatabricksTarget
-from targets.objects import (
+from accord.compiler.plan.order import build_plan
+from accord.compiler.plan.state import PlanError
+from accord.targets import lower_all
+from accord.targets.databricks import DatabricksTarget
+from accord.targets.objects import (
     AbacPolicy,
     Catalog,
     MaskAttachment,
@@ -19,6 +18,7 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
+
 from tests.estates import PLAN_BASE, edited
 from tests.plan_helpers import position, project
 

@@ -8,12 +8,18 @@ import json
 from dataclasses import replace
 
 import pytest
+from accord.compiler.plan.order import build_plan
+from accord.compiler.plan.state import PlanError, State
+from accord.compiler.plan.steps import statements_for
+from accord.targets import lower_all
+from accord.targets.objects import (
+    AbacPolicy,
+    MaskAttachment,
+    RowFilterAttachment,
+    Tag,
+    TagAssignment,
+)
 
-from compiler.plan.order import build_plan
-from compiler.plan.state import PlanError, State
-from compiler.plan.steps import statements_for
-from targets import lower_all
-from targets.objects import AbacPolicy, MaskAttachment, RowFilterAttachment, Tag, TagAssignment
 from tests.conftest import ROOT
 from tests.estates import PLAN_BASE, edited
 from tests.plan_helpers import (
@@ -144,7 +150,7 @@ def test_planner_refuses_an_outage_it_could_have_avoided() -> None:
     sets = [s for s in stage.steps if s.op == "attach" and isinstance(s.obj, RowFilterAttachment)]
     rest = [s for s in stage.steps if s not in sets]
     bad = replace(stage, steps=tuple(sets + rest))
-    from compiler.plan.order import PlatformPlanner
+    from accord.compiler.plan.order import PlatformPlanner
 
     planner = PlatformPlanner(plan.diffs["databricks"], {}, None)
     state = State.of(plan.diffs["databricks"].base, "databricks")
@@ -273,8 +279,8 @@ def test_build_plan_is_deterministic_for_handover() -> None:
 
 
 def test_snowflake_policies_are_created_or_altered_and_functions_keep_their_grants() -> None:
-    from compiler.sqlscan import scan
-    from targets.render import render_files
+    from accord.compiler.sqlscan import scan
+    from accord.targets.render import render_files
 
     estate = edited(PLAN_BASE)
     estate["masks"]["subject"]["salt"] = {"snowflake": "env:S1", "databricks": "env:S2"}
@@ -299,7 +305,7 @@ def test_snowflake_policies_are_created_or_altered_and_functions_keep_their_gran
 
 
 def test_lower_case_snowflake_role_is_refused_with_its_location_and_the_fix() -> None:
-    from compiler.core.errors import InputError
+    from accord.compiler.core.errors import InputError
 
     estate = edited(PLAN_BASE)
     estate["principals"]["steward"]["snowflake"] = "steward"
@@ -313,10 +319,10 @@ def test_lower_case_snowflake_role_is_refused_with_its_location_and_the_fix() ->
 def test_verify_resolves_role_names_in_the_stored_case(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A compiled policy naming the role in lower case matches nobody on Snowflake: verify
     fails for the entitled persona."""
-    from compiler.core.outdir import write_tree
-    from compiler.model.validate import load_project
-    from compiler.verify import verify
-    from targets.render import render_files
+    from accord.compiler.core.outdir import write_tree
+    from accord.compiler.model.validate import load_project
+    from accord.compiler.verify import verify
+    from accord.targets.render import render_files
 
     policies = ROOT / "policies"
     out = tmp_path / "out"
@@ -390,9 +396,8 @@ def test_snowflake_checks_run_against_a_policy_references_double() -> None:
 
 
 def test_databricks_metadata_checks_read_the_documented_table_info() -> None:
+    from accord.compiler.plan import metadata
     from databricks.sdk.service.catalog import TableInfo
-
-    from compiler.plan import metadata
 
     info = TableInfo.from_dict(
         {
@@ -425,7 +430,7 @@ def test_databricks_metadata_checks_read_the_documented_table_info() -> None:
 def test_salt_function_headers_say_who_can_read_the_salt() -> None:
     """A secure function hides its body, "but any role with USAGE on it can call it"
     (sql-reference/sql/create-function, secure UDFs); on Databricks, EXECUTE."""
-    from targets.render import render_files
+    from accord.targets.render import render_files
 
     estate = edited(PLAN_BASE)
     estate["masks"]["subject"]["salt"] = {"snowflake": "env:S1", "databricks": "env:S2"}
@@ -438,7 +443,7 @@ def test_salt_function_headers_say_who_can_read_the_salt() -> None:
 
 def test_governed_tags_name_create_governed_tag() -> None:
     """CREATE GOVERNED TAG exists from Runtime 18.1 (no IF NOT EXISTS: ALREADY_EXISTS)."""
-    from targets.render import render_files
+    from accord.targets.render import render_files
 
     text = render_files(project(edited(edited(PLAN_BASE), _abac)), "databricks")[
         "databricks/045_tags.sql"
@@ -454,7 +459,7 @@ def test_a_plan_from_a_model_base_names_create_governed_tag_and_checks_the_tag()
     stage's check reads the tag with ``tag_policies.get_tag_policy`` and fails until it exists
     with the model's values (ABAC matches governed tags only: unity-catalog/abac). A plan from
     a live base runs the statement: tests/test_live_e2e.py."""
-    from compiler.plan.metadata import parse
+    from accord.compiler.plan.metadata import parse
 
     plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), _abac))
     sqls = "\n".join(statements(plan, "databricks"))
@@ -506,8 +511,9 @@ def _lake(style: str, identity: str = "service", salt: bool = True) -> dict:
 def test_unconfirmed_abac_leaks_are_warned(
     tmp_path, case: str, estate: dict, rule: str, where
 ) -> None:  # type: ignore[no-untyped-def]
-    from compiler.lint.engine import lint_project
-    from compiler.model.validate import load_project
+    from accord.compiler.lint.engine import lint_project
+    from accord.compiler.model.validate import load_project
+
     from tests.estates import write_estate
 
     proj = load_project(write_estate(tmp_path, estate, name="policy.yaml"))
@@ -583,7 +589,7 @@ def test_validation_catches_what_the_platform_rejects(
 
 
 def test_index_column_must_be_a_column_of_its_source(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from compiler.core.errors import InputError
+    from accord.compiler.core.errors import InputError
 
     estate = edited(PLAN_BASE)
     estate["indexes"] = {
@@ -745,7 +751,7 @@ RAP = {"execute": "ALTER TABLE DB.S.T ADD ROW ACCESS POLICY GOV.POL.P ON (C)", "
 def test_terraform_plan_changes_that_unprotect_are_refused(
     case: str, change: dict, refused: bool
 ) -> None:
-    from targets.terraform.guard import unsafe_changes
+    from accord.targets.terraform.guard import unsafe_changes
 
     found = unsafe_changes({"format_version": "1.2", "resource_changes": [change]})
     assert bool(found) is refused, case
@@ -756,7 +762,8 @@ def test_terraform_plan_changes_that_unprotect_are_refused(
 def test_accord_terraform_plan_refuses_and_saves_nothing(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from compiler.commands import terraform as tf
+    from accord.compiler.commands import terraform as tf
+
     from tests.cli import run_cli
 
     work = tmp_path / "out" / "terraform"
@@ -800,8 +807,8 @@ def test_accord_terraform_plan_refuses_and_saves_nothing(tmp_path, monkeypatch, 
 def test_terraform_alone_writes_the_sql_files_it_names(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from compiler.model.validate import load_project
-    from targets.render import render_files
+    from accord.compiler.model.validate import load_project
+    from accord.targets.render import render_files
 
     for target in ("terraform", "all"):
         files = render_files(load_project(ROOT / "policies"), target)
@@ -814,9 +821,8 @@ def test_terraform_alone_writes_the_sql_files_it_names(tmp_path) -> None:  # typ
 
 
 def test_abac_policy_checks_read_the_documented_policy_info() -> None:
+    from accord.compiler.plan import metadata
     from databricks.sdk.service.catalog import PolicyInfo
-
-    from compiler.plan import metadata
 
     listed = [
         PolicyInfo.from_dict(
@@ -845,7 +851,7 @@ def test_abac_policy_checks_read_the_documented_policy_info() -> None:
 def test_a_window_the_plan_cannot_avoid_is_in_the_stage_header() -> None:
     """Table level to ABAC with different functions: once the tags take effect, the table
     carries both until the handover stage (abac/abac-vs-rls-cm: access is blocked)."""
-    from compiler.plan.write import render_plan
+    from accord.compiler.plan.write import render_plan
 
     base = edited(PLAN_BASE)
     base["datasets"]["lake"]["row_filter"]["unfiltered_for"] = ["steward"]
@@ -894,9 +900,8 @@ def test_an_unavoidable_loss_of_access_is_said_in_the_stage_header() -> None:
 
 
 def test_tag_checks_read_the_documented_entity_tag_assignments() -> None:
+    from accord.compiler.plan import metadata
     from databricks.sdk.service.catalog import EntityTagAssignment
-
-    from compiler.plan import metadata
 
     listed = [
         EntityTagAssignment.from_dict(
@@ -917,7 +922,8 @@ def test_tag_checks_read_the_documented_entity_tag_assignments() -> None:
 
 def _rows_resources(estate: dict) -> tuple[dict, str]:  # type: ignore[type-arg]
     """The Snowflake mapping table's DDL and its rows resource, as `accord compile` writes them."""
-    from targets.render import render_files
+    from accord.targets.render import render_files
+
     from tests.plan_helpers import project
 
     doc = json.loads(render_files(project(estate), "terraform")["terraform/main.tf.json"])
@@ -979,9 +985,8 @@ def test_the_governed_tag_check_reads_tag_policies(account: tuple | None, ok: bo
     """The check's passing and failing cases, on the SDK's ``TagPolicy`` shape
     (databricks-sdk service.tags: tag_key, values[Value(name)]). Keys and values are
     case-sensitive (admin/governed-tags/manage-governed-tags)."""
+    from accord.compiler.plan.metadata import MetadataCheck, evaluate_governed_tag
     from databricks.sdk.service.tags import TagPolicy, Value
-
-    from compiler.plan.metadata import MetadataCheck, evaluate_governed_tag
 
     check = MetadataCheck(
         "governed_tag", "", None, None, tag="accord_mask", values=("notes", "subject")
@@ -1013,8 +1018,8 @@ def test_a_handover_waits_for_governed_tags_to_take_effect(
     from datetime import datetime
     from pathlib import Path
 
-    from compiler.history.ledger import Record, StageInfo
-    from compiler.plan.apply import settle_wait
+    from accord.compiler.history.ledger import Record, StageInfo
+    from accord.compiler.plan.apply import settle_wait
 
     p = Path("x.sql")
     stage = StageInfo(

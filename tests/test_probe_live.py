@@ -21,12 +21,11 @@ from typing import Any
 import pytest
 import sqlglot
 import yaml
-
-from compiler.connect.denials import TABLE_FILE, denial_table, find_denial
-from compiler.meaning.probes import Place
-from compiler.meaning.semantics import apply_mask
-from compiler.model.validate import load_project
-from compiler.probe_live.a2a import (
+from accord.compiler.connect.denials import TABLE_FILE, denial_table, find_denial
+from accord.compiler.meaning.probes import Place
+from accord.compiler.meaning.semantics import apply_mask
+from accord.compiler.model.validate import load_project
+from accord.compiler.probe_live.a2a import (
     LEGACY_STATES,
     TASK_STATES,
     A2AError,
@@ -34,8 +33,8 @@ from compiler.probe_live.a2a import (
     classify_task,
     send_message,
 )
-from compiler.probe_live.canary import Canary, canary_for
-from compiler.probe_live.catalog import (
+from accord.compiler.probe_live.canary import Canary, canary_for
+from accord.compiler.probe_live.catalog import (
     DatabricksRunner,
     QueryError,
     SnowflakeRunner,
@@ -43,8 +42,9 @@ from compiler.probe_live.catalog import (
     session_statements,
     snowflake_connect_kwargs,
 )
-from compiler.probe_live.result import digest
-from compiler.probe_live.run import LiveOptions, run_live
+from accord.compiler.probe_live.result import digest
+from accord.compiler.probe_live.run import LiveOptions, run_live
+
 from tests.a2a_standin import a2a_standin, base_url, url
 from tests.cli import run_cli
 from tests.conftest import ROOT
@@ -683,8 +683,9 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
     stand-ins, the compiled SQL deployed on them and evaluated by their own engine, give every
     probe the same answer, and every answer is the expected one. Databricks is asked through
     the real databricks-sdk client, one profile per persona, against the workspace stand-in."""
-    from compiler.meaning.probes import evaluate
-    from compiler.verify import verify
+    from accord.compiler.meaning.probes import evaluate
+    from accord.compiler.verify import verify
+
     from tests.live_helpers import SALTS
     from tests.probe_catalog_standin import StandinRunner, deployed
 
@@ -787,8 +788,8 @@ ROW_CASES = [
 
 @pytest.mark.parametrize(("where", "column", "rows", "canary", "expected"), ROW_CASES)
 def test_catalog_rows_are_classified(where, column, rows, canary, expected) -> None:
-    from compiler.model.schema import Probe
-    from compiler.probe_live.catalog import classify_rows
+    from accord.compiler.model.schema import Probe
+    from accord.compiler.probe_live.catalog import classify_rows
 
     model = load_project(POLICIES).model
     probe = Probe(

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 
 import pytest
+from accord.compiler.model.validate import load_project
 
-from compiler.model.validate import load_project
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 
@@ -72,8 +72,7 @@ def outcomes(doc: dict) -> dict[str, dict]:
 def rows_as(statements: list[str]) -> list[tuple]:
     """Statements in one session of the probe user, through the real connector."""
     import snowflake.connector
-
-    from compiler.probe_live.catalog import SnowflakeRunner, snowflake_connect_kwargs
+    from accord.compiler.probe_live.catalog import SnowflakeRunner, snowflake_connect_kwargs
 
     runner = SnowflakeRunner(
         lambda: snowflake.connector.connect(**snowflake_connect_kwargs(10, None))
@@ -140,7 +139,7 @@ def test_a_session_reads_what_its_roles_allow(
 
 
 def test_a_role_the_user_was_not_granted_is_refused(deployed: Platforms) -> None:
-    from compiler.probe_live.catalog import QueryError
+    from accord.compiler.probe_live.catalog import QueryError
 
     with pytest.raises(QueryError) as err:
         rows_as(["USE ROLE ACCOUNTADMIN", f"SELECT 1 FROM {RESULTS}"])

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 import yaml
+from accord.compiler.model.validate import load_project
+from accord.compiler.probe_sample.history import Read, secondary_roles
+from accord.compiler.probe_sample.mapping import Fact, Mapper, Unmappable, filtered_values
 
-from compiler.model.validate import load_project
-from compiler.probe_sample.history import Read, secondary_roles
-from compiler.probe_sample.mapping import Fact, Mapper, Unmappable, filtered_values
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 from tests.standins.history import history_of
@@ -215,7 +215,7 @@ def test_snowflake_traffic_is_sampled_end_to_end(platforms: Platforms, tmp_path:
 
 def test_snowflake_history_views_have_the_documented_columns(platforms: Platforms) -> None:
     """Each view answers the columns its documentation page names, through the connector."""
-    from compiler.connect.executor import SnowflakeExecutor
+    from accord.compiler.connect.executor import SnowflakeExecutor
 
     executor = SnowflakeExecutor.from_env()
     executor.query(f"SELECT PROGRAMME_CODE FROM {RESULTS}")  # one recorded query
@@ -453,8 +453,8 @@ def test_sample_usage_errors(tmp_path: Path) -> None:
 
 
 def _sampled(root: Path, reads: list[Read], top: int = 20) -> Any:
-    from compiler.probe_sample.history import Source
-    from compiler.probe_sample.report import build
+    from accord.compiler.probe_sample.history import Source
+    from accord.compiler.probe_sample.report import build
 
     model = load_project(root).model
     source = Source("snowflake", ["view"], "lag", read=True, queries=len(reads))
@@ -462,7 +462,7 @@ def _sampled(root: Path, reads: list[Read], top: int = 20) -> Any:
 
 
 def test_top_limits_the_uncovered_and_the_proposals(tmp_path: Path) -> None:
-    from compiler.probe_sample.run import write_proposals
+    from accord.compiler.probe_sample.run import write_proposals
 
     root = estate(tmp_path)
     text = f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE = '%s'"
@@ -486,7 +486,7 @@ def test_top_limits_the_uncovered_and_the_proposals(tmp_path: Path) -> None:
 
 
 def test_nothing_uncovered_writes_an_empty_probes_section(tmp_path: Path) -> None:
-    from compiler.probe_sample.run import write_proposals
+    from accord.compiler.probe_sample.run import write_proposals
 
     root = estate(tmp_path)
     s = _sampled(root, [_read()])  # the pharmacologist's CNS-204 subjects: covered
@@ -513,8 +513,8 @@ def test_ambiguous_and_service_surfaces_are_unmappable(tmp_path: Path) -> None:
 
 
 def test_secondary_roles_all_are_read_from_the_grants() -> None:
-    from compiler.connect.executor import ExecutionError
-    from compiler.probe_sample.history import Source, snowflake_reads
+    from accord.compiler.connect.executor import ExecutionError
+    from accord.compiler.probe_sample.history import Source, snowflake_reads
 
     row = {
         "query_id": "q", "query_start_time": "2026-11-30 10:00:00", "user_name": "PHARMA",

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from accord.compiler.core.errors import InputError
+from accord.compiler.lint.engine import lint_project
+from accord.compiler.meaning.probes import evaluate, probe_init
+from accord.compiler.model.validate import load_project
 
-from compiler.core.errors import InputError
-from compiler.lint.engine import lint_project
-from compiler.meaning.probes import evaluate, probe_init
-from compiler.model.validate import load_project
 from tests.cli import run_cli
 from tests.conftest import ROOT
 
@@ -379,8 +379,7 @@ def test_probe_init_refuses_unknown_names() -> None:
 
 def test_schema_knows_probes_and_a2a() -> None:
     import jsonschema
-
-    from compiler.commands.schema import policy_schema
+    from accord.compiler.commands.schema import policy_schema
 
     schema = policy_schema()
     good = yaml.safe_load(probe(CRO_CNS))
@@ -485,7 +484,7 @@ def test_probe_init_works_on_an_estate_whose_probes_are_incomplete(tmp_path: Pat
 def test_probe_at_the_model_depth_imports_no_heavy_client() -> None:
     code = (
         "import sys\n"
-        "from compiler.cli import main\n"
+        "from accord.compiler.cli import main\n"
         "for args in (['probe', 'policies'], ['probe', 'init', 'bench_chemist', 'assay_results']):\n"
         "    try:\n"
         "        main(args)\n"

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import click
 import pytest
+from accord.compiler import reference
+from accord.compiler.cli import COMMANDS
+from accord.compiler.model.schema import PolicyModel
 from pydantic import BaseModel
 
-from compiler import reference
-from compiler.cli import COMMANDS
-from compiler.model.schema import PolicyModel
 from tests.conftest import ROOT
 
 
@@ -92,7 +92,7 @@ def test_every_key_of_every_class_is_documented() -> None:
 
 
 def _commands() -> list[tuple[str, click.Command]]:
-    from compiler.cli import cli
+    from accord.compiler.cli import cli
 
     ctx = click.Context(cli)
     out = []

@@ -21,22 +21,22 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from accord.compiler.core.memo import IdentityMemo
+from accord.compiler.model.validate import Project, load_project
+from accord.compiler.plan import diff as plan_diff
+from accord.compiler.plan.order import PlatformPlanner
+from accord.compiler.plan.prove import Prover
+from accord.compiler.plan.source import plan_projects
+from accord.compiler.plan.state import PlanError, State
+from accord.targets import lower_all, sql
+from accord.targets.identity import fingerprint, is_definition, place_key
+from accord.targets.objects import AbacPolicy, TagAssignment
+from accord.targets.reserved import RESERVED
 from hypothesis import HealthCheck, given, settings
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from compiler.core.memo import IdentityMemo
-from compiler.model.validate import Project, load_project
-from compiler.plan import diff as plan_diff
-from compiler.plan.order import PlatformPlanner
-from compiler.plan.prove import Prover
-from compiler.plan.source import plan_projects
-from compiler.plan.state import PlanError, State
-from targets import lower_all, sql
-from targets.identity import fingerprint, is_definition, place_key
-from targets.objects import AbacPolicy, TagAssignment
-from targets.reserved import RESERVED
 from tests.conftest import ROOT
 from tests.plan_helpers import project
 from tests.test_plan_property import estates as random_estates
@@ -132,7 +132,7 @@ def test_primed_rendering_is_unprimed_rendering(
     estate: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The compiled tree is the same with the names primed and decided one at a time."""
-    from targets.render import render_files
+    from accord.targets.render import render_files
 
     clear_name_caches()
     primed = render_files(load_project(ROOT / estate), "all")
@@ -358,8 +358,7 @@ def test_plans_moving_every_table_answer_as_asking_afresh(
 ) -> None:
     """Many placement steps in a row (the path where answers are derived step by step)."""
     import yaml
-
-    from compiler.model.loader import directory_files
+    from accord.compiler.model.loader import directory_files
 
     files, _ = directory_files(ROOT / base)
     estate: dict[str, object] = {}
@@ -382,10 +381,15 @@ def test_stepped_answers_are_fresh_answers(estate: str) -> None:
     access included."""
     from dataclasses import replace
 
-    from compiler.plan.diff import diff_catalogs
-    from compiler.plan.source import domains_of
-    from compiler.plan.steps import Step
-    from targets.objects import MaskAttachment, MaskPolicy, RowFilterAttachment, RowFilterPolicy
+    from accord.compiler.plan.diff import diff_catalogs
+    from accord.compiler.plan.source import domains_of
+    from accord.compiler.plan.steps import Step
+    from accord.targets.objects import (
+        MaskAttachment,
+        MaskPolicy,
+        RowFilterAttachment,
+        RowFilterPolicy,
+    )
 
     project = load_project(ROOT / estate)
     seen = {"derived": 0, "gaps": 0, "losses gained": 0, "losses gone": 0}

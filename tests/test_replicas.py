@@ -16,18 +16,18 @@ from typing import Any
 
 import pytest
 import sqlglot
+from accord.compiler.core.errors import InputError
+from accord.compiler.exposure.diff import exposure_diff
+from accord.compiler.live.drift import omission_findings
+from accord.compiler.live.introspect import columns_query
+from accord.compiler.meaning.probes import evaluate
+from accord.compiler.model.replicas import column_origin
+from accord.compiler.model.types import translate_type
+from accord.compiler.model.validate import load_project
+from accord.targets import lower_all
+from accord.targets.objects import MaskAttachment
 from sqlglot import exp
 
-from compiler.core.errors import InputError
-from compiler.exposure.diff import exposure_diff
-from compiler.live.drift import omission_findings
-from compiler.live.introspect import columns_query
-from compiler.meaning.probes import evaluate
-from compiler.model.replicas import column_origin
-from compiler.model.types import translate_type
-from compiler.model.validate import load_project
-from targets import lower_all
-from targets.objects import MaskAttachment
 from tests.cli import run_cli
 from tests.conftest import ROOT
 
@@ -270,7 +270,7 @@ class Columns:
         self.queries: list[str] = []
 
     def query(self, sql: str) -> list[dict[str, Any]]:
-        from compiler.connect.executor import ExecutionError
+        from accord.compiler.connect.executor import ExecutionError
 
         self.queries.append(sql)
         if self.columns is None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from accord.compiler.meaning import divergence
+from accord.compiler.meaning import semantics as sem
+from accord.compiler.model.validate import load_project
 
-from compiler.meaning import divergence
-from compiler.meaning import semantics as sem
-from compiler.model.validate import load_project
 from tests.conftest import ROOT
 
 REF = load_project(ROOT / "policies").model
@@ -50,7 +50,7 @@ def test_column_view(persona, column, disposition) -> None:
 
 
 def test_apply_mask_strategies() -> None:
-    from compiler.model.schema import Mask
+    from accord.compiler.model.schema import Mask
 
     h = Mask(strategy="hash")
     assert sem.apply_mask(h, "S-1", "pepper") == hashlib.sha256(b"S-1pepper").hexdigest()

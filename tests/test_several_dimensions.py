@@ -15,19 +15,19 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from accord.compiler.core.outdir import write_tree
+from accord.compiler.meaning import semantics
+from accord.compiler.meaning.probes import answer
+from accord.compiler.model.loader import load_documents
+from accord.compiler.model.probe_places import reaching
+from accord.compiler.model.validate import Project, validate_raw
+from accord.compiler.plan.source import plan_projects
+from accord.compiler.verify import verify
+from accord.compiler.verify.engine import TestSalts
+from accord.compiler.verify.sources import load_sql
+from accord.targets.render import render_files
 from sqlglot import exp
 
-from compiler.core.outdir import write_tree
-from compiler.meaning import semantics
-from compiler.meaning.probes import answer
-from compiler.model.loader import load_documents
-from compiler.model.probe_places import reaching
-from compiler.model.validate import Project, validate_raw
-from compiler.plan.source import plan_projects
-from compiler.verify import verify
-from compiler.verify.engine import TestSalts
-from compiler.verify.sources import load_sql
-from targets.render import render_files
 from tests.cli import run_cli
 from tests.plan_helpers import statements
 

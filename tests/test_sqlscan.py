@@ -9,11 +9,7 @@ from typing import Any
 
 import pytest
 import sqlglot
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from sqlglot import exp
-
-from compiler.sqlscan import (
+from accord.compiler.sqlscan import (
     KINDS,
     Param,
     ScanError,
@@ -23,6 +19,9 @@ from compiler.sqlscan import (
     node_position,
     scan,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlglot import exp
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sqlscan"
 

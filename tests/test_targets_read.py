@@ -7,12 +7,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from accord.compiler.model.salts import materialize
+from accord.compiler.sqlscan import scan
+from accord.targets import abac_conditions, get_target, lower_all
+from accord.targets.objects import (
+    AbacPolicy,
+    MaskAttachment,
+    RowFilterAttachment,
+    Tag,
+    TagAssignment,
+)
+from accord.targets.read import PLACEMENT_KINDS, Placements, fold
 
-from compiler.model.salts import materialize
-from compiler.sqlscan import scan
-from targets import abac_conditions, get_target, lower_all
-from targets.objects import AbacPolicy, MaskAttachment, RowFilterAttachment, Tag, TagAssignment
-from targets.read import PLACEMENT_KINDS, Placements, fold
 from tests.golden_cases import abac, reference, snowflake_tag
 
 PROJECTS = {"table": reference, "abac": abac, "tag": snowflake_tag}

@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 import pytest
+from accord.compiler.model import types as sqltypes
+from accord.compiler.model.typenames import KNOWN, lookup
 from sqlglot import exp
 
-from compiler.model import types as sqltypes
-from compiler.model.typenames import KNOWN, lookup
 from tests.conftest import ROOT
 
 #: parameters each arity is tried with (lengths, precisions and scales at their edges)
@@ -89,7 +89,7 @@ def test_public_answers_from_the_table(platform: str, name: str, arity: int) -> 
 def _imported(argv: list[str], prefixes: tuple[str, ...]) -> list[str]:
     code = (
         "import sys\n"
-        "from compiler.cli import main\n"
+        "from accord.compiler.cli import main\n"
         "try:\n"
         "    main(sys.argv[1:])\n"
         "except SystemExit:\n"
@@ -107,7 +107,7 @@ def test_validate_imports_no_sqlglot() -> None:
 
 
 def test_lint_of_policy_files_imports_no_sqlscan() -> None:
-    assert _imported(["lint", "--no-cache", "policies"], ("compiler.sqlscan",)) == []
+    assert _imported(["lint", "--no-cache", "policies"], ("accord.compiler.sqlscan",)) == []
     # the SQL path does (so the check above can fail)
     sql = sorted(str(p) for p in (ROOT / "examples").rglob("*.sql"))[:1]
-    assert sql and _imported(["lint", "--no-cache", *sql], ("compiler.sqlscan",))
+    assert sql and _imported(["lint", "--no-cache", *sql], ("accord.compiler.sqlscan",))

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from accord.compiler.core.outdir import write_tree
+from accord.compiler.model.validate import load_project
+from accord.compiler.verify import verify
+from accord.targets.render import render_files
 
-from compiler.core.outdir import write_tree
-from compiler.model.validate import load_project
-from compiler.verify import verify
-from targets.render import render_files
 from tests.cli import run_cli
 from tests.conftest import ROOT
 
@@ -409,9 +409,9 @@ def test_salts_are_never_written(compiled: Path) -> None:
 def test_lint_does_not_import_duckdb() -> None:
     code = (
         "import sys\n"
-        "from compiler.cli import main\n"
-        "from compiler.lint.engine import lint_project\n"
-        "from compiler.model.validate import load_project\n"
+        "from accord.compiler.cli import main\n"
+        "from accord.compiler.lint.engine import lint_project\n"
+        "from accord.compiler.model.validate import load_project\n"
         "lint_project(load_project('policies'))\n"
         "try:\n"
         "    main(['validate', 'policies'])\n"

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from compiler.sqlscan import scan
-from compiler.verify.bind import Binder, BindError, row_column
-from compiler.verify.sources import PlatformSQL, Routine
+from accord.compiler.sqlscan import scan
+from accord.compiler.verify.bind import Binder, BindError, row_column
+from accord.compiler.verify.sources import PlatformSQL, Routine
 
 GRANTS = {
     "databricks:gov.pol.grants": {"code", "grp"},

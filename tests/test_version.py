@@ -22,14 +22,14 @@ def test_version_is_the_distributions() -> None:
 def test_version_loads_no_command_and_no_metadata_until_asked() -> None:
     code = (
         "import sys\n"
-        "import compiler.cli\n"
-        "before = sorted(m for m in sys.modules if m.startswith('compiler.commands.')\n"
+        "import accord.compiler.cli\n"
+        "before = sorted(m for m in sys.modules if m.startswith('accord.compiler.commands.')\n"
         "                or m == 'importlib.metadata')\n"
         "try:\n"
-        "    compiler.cli.main(['--version'])\n"
+        "    accord.compiler.cli.main(['--version'])\n"
         "except SystemExit as e:\n"
         "    code = e.code\n"
-        "after = sorted(m for m in sys.modules if m.startswith('compiler.commands.'))\n"
+        "after = sorted(m for m in sys.modules if m.startswith('accord.compiler.commands.'))\n"
         "print(before, after, code, file=sys.stderr)\n"
     )
     run = subprocess.run(

@@ -3,10 +3,9 @@ from __future__ import annotations
 import sys
 
 import click
-
-from compiler.commands.options import directory_argument, format_option
-from compiler.core.visible import own_styles, visible
-from compiler.meaning.analyze import (
+from accord.compiler.commands.options import directory_argument, format_option
+from accord.compiler.core.visible import own_styles, visible
+from accord.compiler.meaning.analyze import (
     Analysis,
     analyze,
     json_chunks,
@@ -15,8 +14,8 @@ from compiler.meaning.analyze import (
     tables,
     text_chunks,
 )
-from compiler.meaning.mermaid import diagram, markdown_section
-from compiler.model.validate import load_project
+from accord.compiler.meaning.mermaid import diagram, markdown_section
+from accord.compiler.model.validate import load_project
 
 
 @click.command("analyze")

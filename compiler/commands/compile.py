@@ -5,12 +5,11 @@ import os
 import sys
 
 import click
-
-from compiler.commands.options import Choice, directory_argument
-from compiler.core.outdir import check_out, write_tree
-from compiler.core.visible import own_styles
-from compiler.model.validate import load_project
-from targets.render import TARGET_CHOICES, render_files
+from accord.compiler.commands.options import Choice, directory_argument
+from accord.compiler.core.outdir import check_out, write_tree
+from accord.compiler.core.visible import own_styles
+from accord.compiler.model.validate import load_project
+from accord.targets.render import TARGET_CHOICES, render_files
 
 
 @click.command("compile")
@@ -28,8 +27,8 @@ def command(directory: str, out: str, target: str) -> int:
 
     Lint runs first: while an error-level finding remains unsuppressed, nothing is written
     and the exit code is 1."""
-    from compiler.lint.engine import lint_project
-    from compiler.lint.report import format_findings
+    from accord.compiler.lint.engine import lint_project
+    from accord.compiler.lint.report import format_findings
 
     check_out(out, directory)
     project = load_project(directory)

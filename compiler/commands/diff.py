@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import click
-
-from compiler.commands.options import base_option, directory_argument, fail_on_option, format_option
-from compiler.core.errors import Diagnostic, InputError, Location, UsageError
-from compiler.core.visible import own_commands
+from accord.compiler.commands.options import (
+    base_option,
+    directory_argument,
+    fail_on_option,
+    format_option,
+)
+from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.core.visible import own_commands
 
 FORMATS = ("text", "markdown", "json", "github")
 
@@ -28,9 +32,9 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     dataset, column and surface, the dispositions that widen or narrow, each with the YAML
     line of DIRECTORY that causes it. Exit 0, or 1 with --fail-on widening when anything
     widens; 2 on invalid input."""
-    from compiler import exposure
-    from compiler.model.validate import load_project
-    from compiler.plan.source import load_base
+    from accord.compiler import exposure
+    from accord.compiler.model.validate import load_project
+    from accord.compiler.plan.source import load_base
 
     try:
         if base.startswith("live:"):

@@ -4,11 +4,16 @@ import contextlib
 from typing import Any
 
 import click
-
-from compiler.commands.options import Choice, live_options, options_from, platforms_of, progress
-from compiler.core.errors import Diagnostic, InputError, Location, UsageError
-from compiler.core.visible import visible
-from compiler.model.validate import (
+from accord.compiler.commands.options import (
+    Choice,
+    live_options,
+    options_from,
+    platforms_of,
+    progress,
+)
+from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.core.visible import visible
+from accord.compiler.model.validate import (
     load_project,
     refuse_dated_grants,
     refuse_hierarchy,
@@ -25,11 +30,11 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
     """Compare the model with what the platforms hold: findings ACC701-ACC707, located at the
     model's file:line:column, after one coverage line a platform (what was read, as which
     role, what could not be). Exit 1 when anything differs or could not be seen. Reads only."""
-    from compiler.lint.engine import finalize
-    from compiler.lint.report import render_json, render_sarif, render_text
-    from compiler.live.coverage import Coverage
-    from compiler.live.drift import drift
-    from compiler.live.session import session
+    from accord.compiler.lint.engine import finalize
+    from accord.compiler.lint.report import render_json, render_sarif, render_text
+    from accord.compiler.live.coverage import Coverage
+    from accord.compiler.live.drift import drift
+    from accord.compiler.live.session import session
 
     options = options_from(kwargs)
     with contextlib.ExitStack() as connections:
@@ -65,7 +70,7 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
 def _could_not_run(err: InputError | UsageError, directory: str, fmt: str) -> int:
     """Exit 2 with one valid machine document (docs/cli.md): JSON ``errors`` beside
     ``findings``; SARIF ``toolExecutionNotifications`` with ``executionSuccessful: false``."""
-    from compiler.lint.report import render_json, render_sarif
+    from accord.compiler.lint.report import render_json, render_sarif
 
     if isinstance(err, InputError):
         problems = list(err.diagnostics)

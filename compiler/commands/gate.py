@@ -10,9 +10,8 @@ Exit 0 allow, 1 deny (or, for ``test``, the policy fails open), 2 cannot evaluat
 from __future__ import annotations
 
 import click
-
-from compiler.commands.options import format_option
-from compiler.core.errors import UsageError
+from accord.compiler.commands.options import format_option
+from accord.compiler.core.errors import UsageError
 
 DEFAULT_MANIFEST = "mesh-manifest.json"
 
@@ -57,8 +56,8 @@ def command(
     accord gate [MANIFEST]                            allow (0), deny (1), cannot evaluate (2)
     accord gate --print-policy                        accord's default policy, for OPA/conftest
     accord gate test POLICY.rego --manifest SAMPLE    exit 1 when the policy fails open"""
-    from compiler.gate.check import default_policy, read_manifest, read_policy, run_gate
-    from compiler.gate.engine import EngineError
+    from accord.compiler.gate.check import default_policy, read_manifest, read_policy, run_gate
+    from accord.compiler.gate.engine import EngineError
 
     if print_policy:
         if args or policy or sample:
@@ -71,7 +70,7 @@ def command(
                 raise UsageError("usage: accord gate test POLICY.rego --manifest SAMPLE.json")
             if policy is not None:
                 raise UsageError("accord gate test takes the policy as its argument, not --policy")
-            from compiler.gate.prove import prove
+            from accord.compiler.gate.prove import prove
 
             text, name = read_policy(args[1])
             proof = prove(text, name, read_manifest(sample), sample)
@@ -81,7 +80,7 @@ def command(
             raise UsageError("--manifest is for accord gate test; give the manifest as MANIFEST")
         if len(args) > 1:
             raise UsageError("usage: accord gate [MANIFEST] [--policy FILE.rego]")
-        from compiler.model.validate import load_project
+        from accord.compiler.model.validate import load_project
 
         project = load_project(model_dir)
         result = run_gate(args[0] if args else DEFAULT_MANIFEST, policy, project.fingerprint)

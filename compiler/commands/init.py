@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 import click
-
-from compiler.commands.options import Choice
-from compiler.commands.schema import policy_schema
-from compiler.core.errors import Diagnostic, InputError, Location, UsageError
-from compiler.model.scaffold import Choices, check_choices, gitignore_addition, scaffold
+from accord.compiler.commands.options import Choice
+from accord.compiler.commands.schema import policy_schema
+from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.model.scaffold import Choices, check_choices, gitignore_addition, scaffold
 
 
 @click.command("init")

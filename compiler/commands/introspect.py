@@ -4,10 +4,9 @@ import json
 from typing import Any
 
 import click
-
-from compiler.commands.options import Choice, live_options, options_from, progress, say
-from compiler.core.visible import plain
-from compiler.model.validate import (
+from accord.compiler.commands.options import Choice, live_options, options_from, progress, say
+from accord.compiler.core.visible import plain
+from accord.compiler.model.validate import (
     load_project,
     refuse_dated_grants,
     refuse_hierarchy,
@@ -32,8 +31,8 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
     Reads only (SHOW / DESCRIBE / POLICY_REFERENCES / SELECT on Snowflake; Unity Catalog GETs
     and SELECT on Databricks); changes nothing. Salt function bodies are never read out.
     With --check-reader, says which privileges the reading role holds and which it lacks."""
-    from compiler.live.introspect import object_json, sort_objects
-    from compiler.live.session import session
+    from accord.compiler.live.introspect import object_json, sort_objects
+    from accord.compiler.live.session import session
 
     project = load_project(directory)
     refuse_dated_grants(project, "accord introspect")
@@ -80,9 +79,9 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
 def _check_reader(project: Any, platform: str, fmt: str, options: Any) -> int:
     """What the reading role can see, before any read is trusted: exit 1 when it lacks a
     privilege drift needs (every missing one named, with what it leaves unproven)."""
-    from compiler.connect.executor import open_executor
-    from compiler.live.introspect import reader_for
-    from compiler.live.session import expected_catalogs
+    from accord.compiler.connect.executor import open_executor
+    from accord.compiler.live.introspect import reader_for
+    from accord.compiler.live.session import expected_catalogs
 
     expected = expected_catalogs(project, [platform])[platform]
     executor = open_executor(platform, options)

@@ -12,11 +12,10 @@ import os
 import sys
 
 import click
-
-from compiler.commands.options import Choice, fail_on_option, format_option
-from compiler.core.platforms import DIALECTS
-from compiler.core.visible import own_commands, own_styles, visible
-from compiler.lint.report import (
+from accord.compiler.commands.options import Choice, fail_on_option, format_option
+from accord.compiler.core.platforms import DIALECTS
+from accord.compiler.core.visible import own_commands, own_styles, visible
+from accord.compiler.lint.report import (
     FORMATS,
     render_github,
     render_json,
@@ -24,7 +23,7 @@ from compiler.lint.report import (
     render_statistics,
     render_text,
 )
-from compiler.lint.run import MISSING, exit_code, lint_paths
+from accord.compiler.lint.run import MISSING, exit_code, lint_paths
 
 FAIL_ON = ("error", "warning", "never")
 

@@ -7,9 +7,8 @@ accord manifest [DIR] --out FILE [--registry FILE | --expected-count N]
 from __future__ import annotations
 
 import click
-
-from compiler.commands.options import directory_argument
-from compiler.core.visible import visible
+from accord.compiler.commands.options import directory_argument
+from accord.compiler.core.visible import visible
 
 
 @click.command("manifest")
@@ -58,8 +57,8 @@ def command(
     timeout: float,
 ) -> int:
     """Write the mesh manifest: every A2A agent of the model, its served card, its probes."""
-    from compiler.gate.manifest import ManifestOptions, build_manifest, write_manifest
-    from compiler.model.validate import load_project
+    from accord.compiler.gate.manifest import ManifestOptions, build_manifest, write_manifest
+    from accord.compiler.model.validate import load_project
 
     project = load_project(directory)
     built = build_manifest(

@@ -4,17 +4,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-
-from compiler.commands.options import Choice, live_options, options_from, say
+from accord.compiler.commands.options import Choice, live_options, options_from, say
 
 if TYPE_CHECKING:
-    from compiler.plan.apply import Outcome
+    from accord.compiler.plan.apply import Outcome
 
 PLATFORM = Choice(["snowflake", "databricks"])
 
 
 def _ledger(plans: str, ledger: str | None) -> Path:
-    from compiler.history.ledger import default_ledger
+    from accord.compiler.history.ledger import default_ledger
 
     return Path(ledger) if ledger else default_ledger(plans)
 
@@ -38,7 +37,13 @@ def command() -> None:
 def status(plans: str, ledger: str | None) -> int:
     """Every plan and stage: applied, pending or failed. Exit 1 when a cutover group is applied
     on some of its platforms and not all."""
-    from compiler.history.ledger import half_applied, latest, read_ledger, read_plans, stage_status
+    from accord.compiler.history.ledger import (
+        half_applied,
+        latest,
+        read_ledger,
+        read_plans,
+        stage_status,
+    )
 
     path = _ledger(plans, ledger)
     infos, records = read_plans(plans), read_ledger(path)
@@ -102,8 +107,8 @@ def apply_command(
     """Run the next pending stages of PLATFORM in order, stopping at the first failure, and
     record each in the ledger. A stage whose file changed since the plan was written is
     refused (exit 1)."""
-    from compiler.history.ledger import read_ledger, read_plans
-    from compiler.plan import apply as runner
+    from accord.compiler.history.ledger import read_ledger, read_plans
+    from accord.compiler.plan import apply as runner
 
     path = _ledger(plans, ledger)
     if dry_run:
@@ -118,8 +123,8 @@ def apply_command(
         if not stages:
             say(f"nothing pending on {platform}")
         return 0
-    from compiler.connect.executor import open_executor
-    from compiler.live.plan import check_live_base
+    from accord.compiler.connect.executor import open_executor
+    from accord.compiler.live.plan import check_live_base
 
     options = options_from(kwargs)
     records = read_ledger(path)
@@ -128,7 +133,7 @@ def apply_command(
     if changed:
         say(f"accord migrate apply: refused, nothing ran: {changed}", err=True)
         return 1
-    from compiler.commands.options import progress, terminal
+    from accord.compiler.commands.options import progress, terminal
 
     shown = progress() if terminal() else None
     outcome = runner.apply(
@@ -149,8 +154,8 @@ def apply_command(
 @live_options
 def rollback_command(platform: str, plans: str, ledger: str | None, **kwargs: Any) -> int:
     """Undo the last applied stage of PLATFORM with its rollback file, and record it."""
-    from compiler.connect.executor import open_executor
-    from compiler.plan import apply as runner
+    from accord.compiler.connect.executor import open_executor
+    from accord.compiler.plan import apply as runner
 
     options = options_from(kwargs)
     outcome = runner.rollback(

@@ -9,9 +9,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
-
-from compiler.connect.config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
-from compiler.core.visible import own_styles, visible
+from accord.compiler.connect.config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
+from accord.compiler.core.visible import own_styles, visible
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -87,7 +86,7 @@ def live_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def options_from(kwargs: dict[str, Any]) -> Any:
-    from compiler.connect.config import LiveOptions, Timeouts
+    from accord.compiler.connect.config import LiveOptions, Timeouts
 
     return LiveOptions(
         connection=kwargs.pop("connection", None),

@@ -3,8 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
-
-from compiler.commands.options import (
+from accord.compiler.commands.options import (
     base_option,
     directory_argument,
     live_options,
@@ -12,7 +11,7 @@ from compiler.commands.options import (
     progress,
     say,
 )
-from compiler.model.validate import load_project, refuse_dated_grants
+from accord.compiler.model.validate import load_project, refuse_dated_grants
 
 
 @click.command("plan")
@@ -48,16 +47,16 @@ def command(
     Writes OUT/NNNN_<slug>/plan.json and, per stage, its statements, checks and rollback.
     Exit 1 (nothing written) when no order of the statements keeps every governed table and
     column protected; exit 0 with nothing written when the catalogs do not differ."""
-    from compiler.plan.source import load_base, plan_projects
-    from compiler.plan.state import PlanError
-    from compiler.plan.write import write_plan
+    from accord.compiler.plan.source import load_base, plan_projects
+    from accord.compiler.plan.state import PlanError
+    from accord.compiler.plan.write import write_plan
 
     head = load_project(directory)
     notes: list[str] = []
     try:
         if base.startswith("live:"):
-            from compiler.live.plan import plan_from_live
-            from compiler.model.validate import refuse_several_dimensions
+            from accord.compiler.live.plan import plan_from_live
+            from accord.compiler.model.validate import refuse_several_dimensions
 
             refuse_several_dimensions(head, "accord plan --base live:")
             refuse_dated_grants(head, "accord plan --base live:")

@@ -13,9 +13,8 @@ Exit 1 when an answer differs from ``expect`` (or, live, when two surfaces disag
 from __future__ import annotations
 
 import click
-
-from compiler.commands.options import Choice, compiled_option, format_option
-from compiler.core.errors import UsageError
+from accord.compiler.commands.options import Choice, compiled_option, format_option
+from accord.compiler.core.errors import UsageError
 
 
 @click.command(
@@ -96,7 +95,7 @@ def command(
     accord probe sample [DIR] --since DAYS    coverage of the reads the history shows
 
     Exit 1 when an answer differs from `expect` or two surfaces disagree."""
-    from compiler.model.validate import load_project
+    from accord.compiler.model.validate import load_project
 
     _refuse_foreign_options(args[0] if args and args[0] in ("init", "sample") else "run", live)
     if args and args[0] == "sample":
@@ -142,8 +141,8 @@ def command(
         raise UsageError("usage: accord probe [--live] [DIR]")
     project = load_project(args[0] if args else "policies")
     if live:
-        from compiler.model.validate import refuse_several_dimensions
-        from compiler.probe_live.run import LiveOptions, run_live
+        from accord.compiler.model.validate import refuse_several_dimensions
+        from accord.compiler.probe_live.run import LiveOptions, run_live
 
         refuse_several_dimensions(project, "accord probe --live")
 
@@ -161,12 +160,12 @@ def command(
             result.write(out)
         click.echo(result.render(fmt), nl=False)
         return 0 if result.passed else 1
-    from compiler.meaning.probes import evaluate
-    from compiler.probe_live.result import ProbeRun
+    from accord.compiler.meaning.probes import evaluate
+    from accord.compiler.probe_live.result import ProbeRun
 
     run = ProbeRun.from_outcomes(project, evaluate(project.model), depth="model")
     if out:
-        from compiler.probe_live.run import compiled_fingerprint
+        from accord.compiler.probe_live.run import compiled_fingerprint
 
         run.compiled_fingerprint = compiled_fingerprint(project, compiled)
         run.write(out)
@@ -209,7 +208,7 @@ def _init(
     owner: str,
     name: str | None,
 ) -> int:
-    from compiler.meaning.probes import probe_init
+    from accord.compiler.meaning.probes import probe_init
 
     model = project.model  # type: ignore[attr-defined]
     persona, dataset = rest[0], rest[1]
@@ -228,13 +227,13 @@ def _init(
         if value not in table:
             raise UsageError(f"unknown {kind} {value!r} (known: {', '.join(sorted(table))})")
     if filt is not None:
-        from compiler.model.probe_places import where_problem
+        from accord.compiler.model.probe_places import where_problem
 
         problem = where_problem(model, dataset, next(iter(filt)))
         if problem:
             raise UsageError(f"--where: {problem}")
     if column is not None:
-        from compiler.model.probe_places import probe_columns
+        from accord.compiler.model.probe_places import probe_columns
 
         known = {c.lower(): c for c in probe_columns(model, dataset)}
         if column.lower() not in known:
@@ -261,9 +260,9 @@ def _sample(
     profile: str | None,
     warehouse_id: str | None,
 ) -> int:
-    from compiler.connect.config import LiveOptions
-    from compiler.model.validate import load_project
-    from compiler.probe_sample.run import SampleOptions, sample, write_proposals
+    from accord.compiler.connect.config import LiveOptions
+    from accord.compiler.model.validate import load_project
+    from accord.compiler.probe_sample.run import SampleOptions, sample, write_proposals
 
     project = load_project(directory)
     live = LiveOptions(connection=connection, profile=profile, warehouse_id=warehouse_id)

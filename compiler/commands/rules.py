@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import click
-
-from compiler.core.errors import UsageError
+from accord.compiler.core.errors import UsageError
 
 
 @click.command("rules")
@@ -12,8 +11,8 @@ from compiler.core.errors import UsageError
 def command(rule_id: str | None) -> int:
     """List the lint rules (id, name, severity, where they apply, summary), or print the
     documentation of RULE_ID (an id such as ACC101, or a name such as current-role)."""
-    from compiler.lint.docs import doc_sections
-    from compiler.lint.engine import registered_rules, rule_doc, rule_sources
+    from accord.compiler.lint.docs import doc_sections
+    from accord.compiler.lint.engine import registered_rules, rule_doc, rule_sources
 
     rules = registered_rules()
     if rule_id is not None:

@@ -3,8 +3,7 @@ from __future__ import annotations
 import json
 
 import click
-
-from compiler.model.schema import PolicyModel
+from accord.compiler.model.schema import PolicyModel
 
 
 def policy_schema() -> dict[str, object]:
@@ -26,7 +25,7 @@ def command(manifest: bool) -> int:
     """Print the JSON Schema of the policy format (for editors via yaml-language-server), or
     with --manifest that of the mesh manifest."""
     if manifest:
-        from compiler.gate.manifest import manifest_schema
+        from accord.compiler.gate.manifest import manifest_schema
 
         click.echo(json.dumps(manifest_schema(), indent=2, sort_keys=True))
         return 0

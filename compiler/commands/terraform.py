@@ -25,9 +25,8 @@ import shutil
 from pathlib import Path
 
 import click
-
-from compiler.core.errors import UsageError
-from compiler.core.visible import visible
+from accord.compiler.core.errors import UsageError
+from accord.compiler.core.visible import visible
 
 PLAN_FILE = "accord.tfplan"
 DIGEST_FILE = "accord.tfplan.sha256"
@@ -116,7 +115,7 @@ def unsafe(workdir: Path) -> list[str]:
     read from ``terraform show -json``."""
     import json
 
-    from targets.terraform.guard import unsafe_changes
+    from accord.targets.terraform.guard import unsafe_changes
 
     code, out, err = run(workdir, "show", PLAN_FILE, switches=("json", "no_color"))
     if code != 0:
@@ -165,7 +164,7 @@ def plan_command(out: str) -> int:
         click.echo(failure.err, err=True)
         raise UsageError(str(failure)) from None
     except UnsafePlan as refusal:
-        from targets.terraform.guard import ALTERNATIVE
+        from accord.targets.terraform.guard import ALTERNATIVE
 
         for reason in refusal.reasons:
             click.echo(f"accord: refused: {visible(reason)}", err=True)

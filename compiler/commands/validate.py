@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 import click
-
-from compiler.commands.options import directory_argument
-from compiler.model.validate import load_project
+from accord.compiler.commands.options import directory_argument
+from accord.compiler.model.validate import load_project
 
 
 @click.command("validate")

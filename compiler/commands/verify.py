@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 import click
-
-from compiler.commands.options import compiled_option, directory_argument, format_option
-from compiler.core.errors import UsageError
-from compiler.core.today import parse_day
-from compiler.model.validate import load_project
+from accord.compiler.commands.options import compiled_option, directory_argument, format_option
+from accord.compiler.core.errors import UsageError
+from accord.compiler.core.today import parse_day
+from accord.compiler.model.validate import load_project
 
 
 @click.command("verify")
@@ -26,7 +25,7 @@ from compiler.model.validate import load_project
 def command(directory: str, compiled: str | None, fmt: str, as_of: str | None) -> int:
     """Execute the compiled policies on embedded DuckDB for every persona and compare what
     each sees with the model. Exit 1 on any mismatch."""
-    from compiler.verify import verify
+    from accord.compiler.verify import verify
 
     day = None
     if as_of is not None:

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.core import secrets
-from compiler.core.errors import UsageError, one_line
+from accord.compiler.core import secrets
+from accord.compiler.core.errors import UsageError, one_line
 
 DEFAULT_CONNECT_TIMEOUT = 30
 DEFAULT_STATEMENT_TIMEOUT = 300

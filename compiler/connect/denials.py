@@ -36,7 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from compiler.sqlscan import Statement, scan
+from accord.compiler.sqlscan import Statement, scan
 
 TABLE_FILE = Path(__file__).resolve().parent.parent / "data" / "denial_codes.json"
 #: how deep a payload is searched (metadata nests, but not without end)

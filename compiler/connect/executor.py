@@ -34,10 +34,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from sqlglot.dialects.dialect import Dialect
-from sqlglot.tokens import TokenType
-
-from compiler.connect.config import (
+from accord.compiler.connect.config import (
     LiveOptions,
     Timeouts,
     databricks_client,
@@ -45,9 +42,11 @@ from compiler.connect.config import (
     snowflake_params,
     warehouse_id,
 )
-from compiler.connect.denials import Denial, classify
-from compiler.core.errors import UsageError, one_line
-from compiler.core.secrets import redact, redact_tree
+from accord.compiler.connect.denials import Denial, classify
+from accord.compiler.core.errors import UsageError, one_line
+from accord.compiler.core.secrets import redact, redact_tree
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
 
 Row = dict[str, Any]
 

@@ -8,8 +8,8 @@ write them inside :func:`compiler.core.visible.own_commands`."""
 
 from __future__ import annotations
 
-from compiler.core.errors import Location
-from compiler.core.visible import visible
+from accord.compiler.core.errors import Location
+from accord.compiler.core.visible import visible
 
 #: what the escaping writes as the runner reads it back (line breaks) and tabs
 _KEEP = "\n\r\t"

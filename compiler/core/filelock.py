@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from compiler.core.errors import UsageError
+from accord.compiler.core.errors import UsageError
 
 try:
     import fcntl

@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from compiler.core.errors import Diagnostic, InputError, Location
+from accord.compiler.core.errors import Diagnostic, InputError, Location
 
 #: Bound on the size of one policy or SQL file, checked before it is read.
 MAX_FILE_BYTES = 8 * 1024 * 1024

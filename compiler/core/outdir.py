@@ -22,9 +22,9 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from compiler.core.errors import InputError, UsageError
-from compiler.core.filelock import exclusive
-from compiler.core.jsonfile import read_json
+from accord.compiler.core.errors import InputError, UsageError
+from accord.compiler.core.filelock import exclusive
+from accord.compiler.core.jsonfile import read_json
 
 MANIFEST = "manifest.json"
 #: Terraform's own files in ``OUT/terraform`` (``accord terraform`` runs there): carried into

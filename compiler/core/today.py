@@ -13,7 +13,7 @@ import os
 import re
 from datetime import UTC, date, datetime
 
-from compiler.core.errors import UsageError
+from accord.compiler.core.errors import UsageError
 
 #: the one spelling of a day the policy format and the options accept
 DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")

@@ -54,10 +54,10 @@ diff`` calls is exported here.
 
 from __future__ import annotations
 
-from compiler.core.annotations import annotation
-from compiler.exposure.changes import ExposureDiff
-from compiler.exposure.diff import exposure_diff
-from compiler.exposure.report import (
+from accord.compiler.core.annotations import annotation
+from accord.compiler.exposure.changes import ExposureDiff
+from accord.compiler.exposure.diff import exposure_diff
+from accord.compiler.exposure.report import (
     diagram,
     places_of,
     to_github,

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from compiler.core.errors import Location
-from compiler.exposure.changes import Cause, Change
-from compiler.meaning import semantics
-from compiler.model.grants import expiry, names, principal_of, until_of
-from compiler.model.replicas import column_path
-from compiler.model.schema import PolicyModel
-from compiler.model.source import Path_
-from compiler.model.validate import Project
+from accord.compiler.core.errors import Location
+from accord.compiler.exposure.changes import Cause, Change
+from accord.compiler.meaning import semantics
+from accord.compiler.model.grants import expiry, names, principal_of, until_of
+from accord.compiler.model.replicas import column_path
+from accord.compiler.model.schema import PolicyModel
+from accord.compiler.model.source import Path_
+from accord.compiler.model.validate import Project
 
 
 def _dotted(path: Path_) -> str:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from compiler.exposure.changes import PLAIN, Cell
-from compiler.meaning import semantics
-from compiler.meaning.divergence import reaches
-from compiler.model.grants import dumped
-from compiler.model.schema import PolicyModel
+from accord.compiler.exposure.changes import PLAIN, Cell
+from accord.compiler.meaning import semantics
+from accord.compiler.meaning.divergence import reaches
+from accord.compiler.model.grants import dumped
+from accord.compiler.model.schema import PolicyModel
 
 Key = tuple[str, str, str | None, str | None]  # persona, dataset, folded column or None, place
 

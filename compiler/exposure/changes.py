@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from compiler.core.errors import Location
-from compiler.meaning.divergence import Reach
+from accord.compiler.core.errors import Location
+from accord.compiler.meaning.divergence import Reach
 
 Kind = Literal["widening", "narrowing"]
 ROW_RANK = {"empty": 0, "denied": 1, "filtered": 2, "clear": 3, "ungoverned": 4}

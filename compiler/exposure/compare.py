@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
-from compiler.core.errors import Location
-from compiler.exposure.causes import Causes
-from compiler.exposure.cells import Key
-from compiler.exposure.changes import (
+from accord.compiler.core.errors import Location
+from accord.compiler.exposure.causes import Causes
+from accord.compiler.exposure.cells import Key
+from accord.compiler.exposure.changes import (
     COLUMN_RANK,
     EXPIRY_NOTE,
     ROW_RANK,
@@ -19,7 +19,7 @@ from compiler.exposure.changes import (
     Change,
     Kind,
 )
-from compiler.model.schema import PolicyModel
+from accord.compiler.model.schema import PolicyModel
 
 
 def declared_values(models: Iterable[PolicyModel], dimension: str | None) -> frozenset[str]:

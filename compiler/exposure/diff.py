@@ -11,19 +11,19 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from compiler.exposure.causes import Causes, locate
-from compiler.exposure.cells import Cells, Key, columns_shown, readers
-from compiler.exposure.changes import EMPTY, UNGOVERNED, Cell, Change, ExposureDiff
-from compiler.exposure.compare import cell_changes, declared_values
-from compiler.exposure.divergence import divergence_changes
-from compiler.exposure.endpoints import endpoint_changes
-from compiler.exposure.predicates import resolve_expressions
-from compiler.exposure.probes import probe_changes, probe_edits
-from compiler.meaning import semantics
-from compiler.meaning.analyze import governed_groups
-from compiler.model.schema import PolicyModel
-from compiler.model.validate import Project
-from compiler.plan.source import outside_catalogs
+from accord.compiler.exposure.causes import Causes, locate
+from accord.compiler.exposure.cells import Cells, Key, columns_shown, readers
+from accord.compiler.exposure.changes import EMPTY, UNGOVERNED, Cell, Change, ExposureDiff
+from accord.compiler.exposure.compare import cell_changes, declared_values
+from accord.compiler.exposure.divergence import divergence_changes
+from accord.compiler.exposure.endpoints import endpoint_changes
+from accord.compiler.exposure.predicates import resolve_expressions
+from accord.compiler.exposure.probes import probe_changes, probe_edits
+from accord.compiler.meaning import semantics
+from accord.compiler.meaning.analyze import governed_groups
+from accord.compiler.model.schema import PolicyModel
+from accord.compiler.model.validate import Project
+from accord.compiler.plan.source import outside_catalogs
 
 
 def _datasets(base: PolicyModel, head: PolicyModel) -> list[str]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.exposure.causes import locate
-from compiler.exposure.changes import DivergenceChange
-from compiler.meaning.divergence import Divergence, divergences
-from compiler.model.source import Path_
-from compiler.model.validate import Project
+from accord.compiler.exposure.causes import locate
+from accord.compiler.exposure.changes import DivergenceChange
+from accord.compiler.meaning.divergence import Divergence, divergences
+from accord.compiler.model.source import Path_
+from accord.compiler.model.validate import Project
 
 
 def _divergence_key(d: Divergence) -> tuple[Any, ...]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.exposure.causes import locate
-from compiler.model.validate import Project
+from accord.compiler.exposure.causes import locate
+from accord.compiler.model.validate import Project
 
 
 def _urls(project: Project) -> dict[str, str]:

@@ -3,9 +3,9 @@ persona, as entitlement values, by executing it with ``accord verify``'s engine 
 
 from __future__ import annotations
 
-from compiler.exposure.changes import Cell
-from compiler.model.validate import Project
-from compiler.verify.admitted import admitted_rows
+from accord.compiler.exposure.changes import Cell
+from accord.compiler.model.validate import Project
+from accord.compiler.verify.admitted import admitted_rows
 
 
 def resolve_expressions(

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.exposure.causes import locate
-from compiler.meaning.probes import OPENNESS, evaluate
-from compiler.model.validate import Project
+from accord.compiler.exposure.causes import locate
+from accord.compiler.meaning.probes import OPENNESS, evaluate
+from accord.compiler.model.validate import Project
 
 
 def probe_changes(base: Project, head: Project) -> list[dict[str, Any]]:

@@ -8,15 +8,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.core import markdown
-from compiler.core.annotations import annotation
-from compiler.core.errors import Diagnostic, Location
-from compiler.core.visible import plain, visible
-from compiler.exposure.cells import readers
-from compiler.exposure.changes import Change, ExposureDiff, Kind, place_text
-from compiler.exposure.endpoints import endpoint_text
-from compiler.exposure.probes import probe_edit_text
-from compiler.model.schema import PolicyModel
+from accord.compiler.core import markdown
+from accord.compiler.core.annotations import annotation
+from accord.compiler.core.errors import Diagnostic, Location
+from accord.compiler.core.visible import plain, visible
+from accord.compiler.exposure.cells import readers
+from accord.compiler.exposure.changes import Change, ExposureDiff, Kind, place_text
+from accord.compiler.exposure.endpoints import endpoint_text
+from accord.compiler.exposure.probes import probe_edit_text
+from accord.compiler.model.schema import PolicyModel
 
 
 def verdict(d: ExposureDiff, places: dict[str, tuple[str | None, ...]] | None = None) -> str:
@@ -178,7 +178,7 @@ def diagram(d: ExposureDiff, base: PolicyModel, head: PolicyModel) -> str | None
     """The changed part of the surface graph (:func:`compiler.meaning.mermaid.changed_diagram`):
     every (surface, dataset) read a change is on, and the loose side of each new ACC403
     divergence; None when no change is on a surface (only direct reads changed)."""
-    from compiler.meaning.mermaid import changed_diagram
+    from accord.compiler.meaning.mermaid import changed_diagram
 
     reads = {(c.surface, c.dataset) for c in d.changes if c.surface is not None}
     loose = [(x.loose.surface, x.loose.dataset) for x in d.divergences if x.status == "new"]

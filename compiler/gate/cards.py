@@ -30,8 +30,8 @@ from http.client import HTTPException
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from compiler.core.canonical import sha256_of
-from compiler.core.jsonfile import depth_problem
+from accord.compiler.core.canonical import sha256_of
+from accord.compiler.core.jsonfile import depth_problem
 
 WELL_KNOWN = "/.well-known/agent-card.json"
 #: the path agents written for A2A before 0.3 serve

@@ -14,16 +14,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes, read_json
-from compiler.core.visible import plain, visible
-from compiler.gate.engine import ENGINE, ENGINE_VERSION, Evaluation, evaluate
+from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes, read_json
+from accord.compiler.core.visible import plain, visible
+from accord.compiler.gate.engine import ENGINE, ENGINE_VERSION, Evaluation, evaluate
 
 DEFAULT_POLICY_NAME = "accord/gate/policy.rego"
 
 
 def default_policy() -> str:
     """accord's default promotion policy (``accord gate --print-policy``)."""
-    return resources.files("compiler.gate").joinpath("policy.rego").read_text(encoding="utf-8")
+    return (
+        resources.files("accord.compiler.gate").joinpath("policy.rego").read_text(encoding="utf-8")
+    )
 
 
 def read_policy(path: str | None) -> tuple[str, str]:

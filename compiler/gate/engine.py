@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.core.errors import UsageError
+from accord.compiler.core.errors import UsageError
 
 #: the engine and the version the gate was tested with (pyproject.toml, extra ``gate``)
 ENGINE = "regorus"

@@ -52,10 +52,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from compiler.core.canonical import sealed_digest, sha256_of
-from compiler.core.errors import Diagnostic, InputError, Location, UsageError
-from compiler.core.jsonfile import read_bytes, read_json
-from compiler.gate.cards import Card, CardError, card_url, fetch_card
+from accord.compiler.core.canonical import sealed_digest, sha256_of
+from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.core.jsonfile import read_bytes, read_json
+from accord.compiler.gate.cards import Card, CardError, card_url, fetch_card
 
 MANIFEST_FORMAT = 1
 #: the probe's default timeout (accord probe --live)

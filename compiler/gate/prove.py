@@ -35,8 +35,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.core.visible import plain, visible
-from compiler.gate.engine import EngineError, Evaluation, engine_for, evaluate, syntax_tree
+from accord.compiler.core.visible import plain, visible
+from accord.compiler.gate.engine import EngineError, Evaluation, engine_for, evaluate, syntax_tree
 
 Path_ = tuple[str | int, ...]
 #: the non-boolean a boolean is replaced with (reads as true to a careless eye)

@@ -19,9 +19,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.core.errors import Location, UsageError
-from compiler.core.filelock import ledger_lock as ledger_lock
-from compiler.core.jsonfile import decode, loads, read_bytes, read_json
+from accord.compiler.core.errors import Location, UsageError
+from accord.compiler.core.filelock import ledger_lock as ledger_lock
+from accord.compiler.core.jsonfile import decode, loads, read_bytes, read_json
 
 LEDGER = "ledger.jsonl"
 PLAN_FILE = "plan.json"
@@ -104,7 +104,7 @@ def read_plans(plans_dir: str | Path) -> list[PlanInfo]:
 
 
 def _read_plan(directory: Path, path: Path) -> PlanInfo:
-    from compiler.history.records import check_plan
+    from accord.compiler.history.records import check_plan
 
     data, text = read_json(path, "plan", MAX_PLAN_BYTES)
     document = check_plan(data, text, str(path), directory)
@@ -132,7 +132,7 @@ def read_ledger(path: str | Path) -> list[Record]:
     """The ledger's records in file order; a missing ledger is an empty one. Every line is
     validated (a JSON object with the string fields of a record, a known status); the first
     that is not is refused with its ``file:line:column``."""
-    from compiler.history.records import check_record
+    from accord.compiler.history.records import check_record
 
     ledger = Path(path)
     if not ledger.exists() and not ledger.is_symlink():

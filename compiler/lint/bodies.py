@@ -15,17 +15,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from accord.compiler.core.errors import Location
+from accord.compiler.lint.checks import Context, SqlContext
+from accord.compiler.lint.sources import source_line
+from accord.compiler.lint.trees import HashCall, hash_calls, role_calls, start_offset
+from accord.compiler.lint.usage import platforms_in
+from accord.compiler.model.expressions import ExpressionError, parse_predicate
 from sqlglot import exp
 
-from compiler.core.errors import Location
-from compiler.lint.checks import Context, SqlContext
-from compiler.lint.sources import source_line
-from compiler.lint.trees import HashCall, hash_calls, role_calls, start_offset
-from compiler.lint.usage import platforms_in
-from compiler.model.expressions import ExpressionError, parse_predicate
-
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
-    from compiler.sqlscan import Statement
+    from accord.compiler.sqlscan import Statement
 
 # --------------------------------------------------------------------------------------------
 # hand-written row-filter predicates (policy files)
@@ -172,7 +171,9 @@ def name_of(target: Body) -> str:
 
 
 def at(stmt: Statement, node: exp.Expression) -> Location:
-    from compiler.sqlscan import node_position  # SQL files only: policy files need no scanner
+    from accord.compiler.sqlscan import (
+        node_position,  # SQL files only: policy files need no scanner
+    )
 
     line, column = node_position(stmt, node)
     return Location(stmt.file, line, column)

@@ -31,10 +31,10 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from compiler.core import store
-from compiler.core.today import today
-from compiler.lint.finding import Finding
-from compiler.model import parsecache
+from accord.compiler.core import store
+from accord.compiler.core.today import today
+from accord.compiler.lint.finding import Finding
+from accord.compiler.model import parsecache
 
 #: the shape of a ``lint/`` payload (2: the findings as their JSON records)
 FORMAT = b"lint-2"

@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
-from compiler.lint.finding import Finding, SqlHit
-from compiler.model.rules import RULES_BY_ID
-from targets import lower_all
+from accord.compiler.lint.finding import Finding, SqlHit
+from accord.compiler.model.rules import RULES_BY_ID
+from accord.targets import lower_all
 
 if TYPE_CHECKING:
-    from compiler.model.schema import PolicyModel
-    from compiler.model.validate import Project
-    from compiler.sqlscan import ScanResult, Statement
-    from targets.objects import Catalog
+    from accord.compiler.model.schema import PolicyModel
+    from accord.compiler.model.validate import Project
+    from accord.compiler.sqlscan import ScanResult, Statement
+    from accord.targets.objects import Catalog
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from compiler.core.errors import Diagnostic, InputError, Location
-from compiler.core.jsonfile import MAX_FILE_BYTES, decode, deepest_bracket, read_bytes
-from compiler.model.rules import RULE_TABLE
+from accord.compiler.core.errors import Diagnostic, InputError, Location
+from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, deepest_bracket, read_bytes
+from accord.compiler.model.rules import RULE_TABLE
 
 FAIL_ON = ("error", "warning", "never")
 _KEYS = frozenset(

@@ -1,7 +1,7 @@
 """Generate ``docs/rules.md``, and the README's rule table, from the registered rules.
 
-    python -m compiler.lint.docs            # write docs/rules.md and the README's rule table
-    python -m compiler.lint.docs --check    # exit 1 if either is stale
+    python -m accord.compiler.lint.docs            # write docs/rules.md and the README's rule table
+    python -m accord.compiler.lint.docs --check    # exit 1 if either is stale
 
 The README's table stands between the lines :data:`TABLE_START` and :data:`TABLE_END`.
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from compiler.lint.engine import registered_rules, rule_doc, rule_sources
+from accord.compiler.lint.engine import registered_rules, rule_doc, rule_sources
 
 DEFAULT_OUT = Path("docs/rules.md")
 README = Path("README.md")
@@ -41,7 +41,7 @@ def render_docs() -> str:
     lines = [
         "# accord lint rules",
         "",
-        "<!-- Generated from the rules' docstrings by `python -m compiler.lint.docs`",
+        "<!-- Generated from the rules' docstrings by `python -m accord.compiler.lint.docs`",
         "     (`make docs`). Do not edit by hand: a test fails when this file is stale. -->",
         "",
         "`accord lint` checks policy directories (YAML) and hand-written policy SQL. Errors fail",
@@ -100,7 +100,9 @@ def with_rule_table(readme: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m compiler.lint.docs", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m accord.compiler.lint.docs", description=__doc__
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: docs/rules.md")
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
     parser.add_argument("--readme", type=Path, default=README, help="default: README.md")

@@ -7,7 +7,7 @@
   duplicates dropped, sorted. ``accord drift`` calls it on the findings it builds from the
   live platforms, without running any check.
 
-The rule modules (:mod:`compiler.lint.rules`, an explicit list) are imported on first use:
+The rule modules (:mod:`accord.compiler.lint.rules`, an explicit list) are imported on first use:
 importing one registers its checks (:mod:`compiler.lint.checks`). Until then nothing of them
 is loaded, so a lint answered from the cache imports neither sqlglot nor the model's schema.
 """
@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from compiler.core.errors import Diagnostic, InputError, Location
-from compiler.lint.checks import (
+from accord.compiler.core.errors import Diagnostic, InputError, Location
+from accord.compiler.lint.checks import (
     REGISTRY,
     Context,
     History,
@@ -28,18 +28,18 @@ from compiler.lint.checks import (
     SqlContext,
     sources_of,
 )
-from compiler.lint.finding import Finding
-from compiler.model.rules import RULES_BY_ID, RuleInfo
+from accord.compiler.lint.finding import Finding
+from accord.compiler.model.rules import RULES_BY_ID, RuleInfo
 
 if TYPE_CHECKING:
-    from compiler.model.validate import Project
-    from compiler.sqlscan import ScanResult
+    from accord.compiler.model.validate import Project
+    from accord.compiler.sqlscan import ScanResult
 
 
 def load_rules() -> None:
-    """Import the rule modules (:mod:`compiler.lint.rules`): importing one registers its
+    """Import the rule modules (:mod:`accord.compiler.lint.rules`): importing one registers its
     checks. Lazy, so that a lint answered from the cache loads none of them."""
-    import compiler.lint.rules  # noqa: F401
+    import accord.compiler.lint.rules  # noqa: F401
 
 
 def registered_rules() -> list[RuleInfo]:

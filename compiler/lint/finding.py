@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from compiler.core.errors import Location
-from compiler.model.rules import RULES_BY_ID, Severity
+from accord.compiler.core.errors import Location
+from accord.compiler.model.rules import RULES_BY_ID, Severity
 
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
-    from compiler.sqlscan import Statement
+    from accord.compiler.sqlscan import Statement
 
 
 @dataclass(frozen=True, order=True)

@@ -9,15 +9,14 @@ from collections.abc import Sequence
 from urllib.parse import quote
 
 import click
-
-from compiler.core.annotations import annotation
-from compiler.core.errors import Diagnostic, Location
-from compiler.core.visible import has_unsafe, plain, visible
-from compiler.lint.docs import doc_sections
-from compiler.lint.engine import registered_rules, rule_doc, rule_sources
-from compiler.lint.finding import Finding
-from compiler.lint.sources import source_line
-from compiler.model.rules import RULES_BY_ID
+from accord.compiler.core.annotations import annotation
+from accord.compiler.core.errors import Diagnostic, Location
+from accord.compiler.core.visible import has_unsafe, plain, visible
+from accord.compiler.lint.docs import doc_sections
+from accord.compiler.lint.engine import registered_rules, rule_doc, rule_sources
+from accord.compiler.lint.finding import Finding
+from accord.compiler.lint.sources import source_line
+from accord.compiler.model.rules import RULES_BY_ID
 
 FORMATS = ("text", "json", "sarif", "github")
 #: longest source excerpt shown in text output; longer lines are cut around the column

@@ -19,17 +19,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from compiler.core import store
-from compiler.core.errors import Diagnostic, InputError, Location, UsageError
-from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
-from compiler.lint import cache as lint_cache
-from compiler.lint.checks import History
-from compiler.lint.config import ALWAYS, LintConfig, load_config, parse_codes
-from compiler.lint.engine import lint_project, lint_sql_batch
-from compiler.lint.finding import Finding
-from compiler.lint.inputs.notebooks import is_python_notebook  # light: no scanner, no sqlglot
-from compiler.model import loader
-from compiler.model.loader import (
+from accord.compiler.core import store
+from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
+from accord.compiler.lint import cache as lint_cache
+from accord.compiler.lint.checks import History
+from accord.compiler.lint.config import ALWAYS, LintConfig, load_config, parse_codes
+from accord.compiler.lint.engine import lint_project, lint_sql_batch
+from accord.compiler.lint.finding import Finding
+from accord.compiler.lint.inputs.notebooks import (
+    is_python_notebook,  # light: no scanner, no sqlglot
+)
+from accord.compiler.model import loader
+from accord.compiler.model.loader import (
     directory_files,
     discover,
     display_path,
@@ -38,7 +40,7 @@ from compiler.model.loader import (
     read_files,
     within,
 )
-from compiler.model.rules import RULE_TABLE, RULES_BY_ID
+from accord.compiler.model.rules import RULE_TABLE, RULES_BY_ID
 
 #: the message of a path that does not exist (printed as ``path: message``)
 MISSING = "no such file or directory"
@@ -470,7 +472,7 @@ def _lint_project(
         hit = lint_cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
             return hit
-    from compiler.model.validate import validate_raw  # pydantic: not on a cache hit
+    from accord.compiler.model.validate import validate_raw  # pydantic: not on a cache hit
 
     project = validate_raw(loader.load_documents(documents, root, unreadable))
     findings = lint_project(project, history, config.selected)
@@ -504,7 +506,9 @@ def _lint_sql(
         if hit is not None:
             found, count = hit
             return found, [], count
-    from compiler.lint.inputs.sqlfiles import scan_sql  # the scanner and sqlglot: not on a hit
+    from accord.compiler.lint.inputs.sqlfiles import (
+        scan_sql,  # the scanner and sqlglot: not on a hit
+    )
 
     results = []
     for path, raw in blobs:

@@ -6,12 +6,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.lint.checks import Context
-from compiler.model.expressions import ExpressionError, parse_predicate
-from compiler.model.grants import names
-from compiler.model.schema import PLATFORMS
-from compiler.model.shadowing import lookup, table_key, tables_read
-from targets.objects import MappingTable
+from accord.compiler.lint.checks import Context
+from accord.compiler.model.expressions import ExpressionError, parse_predicate
+from accord.compiler.model.grants import names
+from accord.compiler.model.schema import PLATFORMS
+from accord.compiler.model.shadowing import lookup, table_key, tables_read
+from accord.targets.objects import MappingTable
 
 
 @dataclass(frozen=True)

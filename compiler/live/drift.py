@@ -15,13 +15,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.core.errors import Location
-from compiler.lint.finding import Finding
-from compiler.live.introspect import LiveCatalog, same_body, sf_revoke, table_columns
-from compiler.model.replicas import column_path
-from compiler.model.validate import Project
-from targets.identity import describe_object, fingerprint, identity, is_definition
-from targets.objects import (
+from accord.compiler.core.errors import Location
+from accord.compiler.lint.finding import Finding
+from accord.compiler.live.introspect import LiveCatalog, same_body, sf_revoke, table_columns
+from accord.compiler.model.replicas import column_path
+from accord.compiler.model.validate import Project
+from accord.targets.identity import describe_object, fingerprint, identity, is_definition
+from accord.targets.objects import (
     AbacPolicy,
     Catalog,
     CatalogObject,
@@ -337,9 +337,8 @@ def drift_across(
 
 def canary_query(function: str, platform: str) -> str:
     """SELECT SHA2(<canary> || salt(), 256): the digest that shows which salt is live."""
+    from accord.targets import sql as tsql
     from sqlglot import exp
-
-    from targets import sql as tsql
 
     call = tsql.call(function, platform)
     canary = tsql.literal(CANARY)
@@ -365,8 +364,8 @@ class Canary:
 
 def canaries(lives: dict[str, LiveCatalog], executors: dict[str, Any]) -> list[Canary]:
     """Every salt function whose salt is in the environment, with its canary digests."""
-    from compiler.connect.executor import ExecutionError
-    from compiler.model.salts import SaltBox, SaltError
+    from accord.compiler.connect.executor import ExecutionError
+    from accord.compiler.model.salts import SaltBox, SaltError
 
     box = SaltBox()
     out = []

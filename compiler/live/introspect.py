@@ -37,14 +37,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import sqlglot
-from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
-
-from compiler.connect.executor import ExecutionError
-from compiler.core.errors import UsageError, one_line
-from compiler.live.coverage import Coverage
-from targets.identity import fingerprint, identity
-from targets.objects import (
+from accord.compiler.connect.executor import ExecutionError
+from accord.compiler.core.errors import UsageError, one_line
+from accord.compiler.live.coverage import Coverage
+from accord.targets.identity import fingerprint, identity
+from accord.targets.objects import (
     AbacPolicy,
     Catalog,
     CatalogObject,
@@ -58,6 +55,8 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
 
 #: fields of catalog objects that are accord's bookkeeping, never deployed: a live object takes
 #: them from the model's object of the same identity (they cannot be read back)
@@ -432,7 +431,7 @@ class Reader:
         return live
 
     def mapping_rows(self, table: MappingTable) -> MappingTable | None:
-        from targets import sql as tsql
+        from accord.targets import sql as tsql
 
         def q(name: str) -> str:
             return tsql.name_sql(name, self.platform)
@@ -461,13 +460,13 @@ class Reader:
 
 
 def _sf_name(name: str) -> str:
-    from targets import sql as tsql
+    from accord.targets import sql as tsql
 
     return tsql.name_sql(name, "snowflake")
 
 
 def _sf_literal(value: str) -> str:
-    from targets import sql as tsql
+    from accord.targets import sql as tsql
 
     return tsql.literal(value).sql(dialect="snowflake")
 
@@ -509,7 +508,7 @@ def sf_revoke(function: str, privilege: str, grantee: str, kind: str = "ROLE") -
     """REVOKE of a grant on a Snowflake salt function, the grantee spelled for its kind
     (``FROM ROLE r``, ``FROM DATABASE ROLE db.r``, ``FROM SHARE s``, ``FROM APPLICATION ROLE
     app.r``: a role's revoke does not reach a database role's grant), names through sqlglot."""
-    from targets import sql as tsql
+    from accord.targets import sql as tsql
 
     spelled = SF_GRANTEE_KINDS.get(kind.upper(), "ROLE")
     if spelled in ("DATABASE ROLE", "APPLICATION ROLE") and "." in grantee:
@@ -944,10 +943,9 @@ class DatabricksReader(Reader):
     ) -> tuple[Any, tuple[str, str, str] | None]:
         """``(answer, None)``, or ``(None, (what, why, unproven))`` when it could not be read:
         what :meth:`Reader.each` may run concurrently (nothing recorded here)."""
+        from accord.compiler.connect.denials import classify
+        from accord.compiler.connect.executor import DeadlineError
         from databricks.sdk.errors import DatabricksError, NotFound
-
-        from compiler.connect.denials import classify
-        from compiler.connect.executor import DeadlineError
 
         try:
             return self.call(what, call), None
@@ -1012,7 +1010,7 @@ class DatabricksReader(Reader):
         if self.checked:
             return
         self.checked = True
-        from compiler.connect.executor import require_databricks_apis
+        from accord.compiler.connect.executor import require_databricks_apis
 
         client = self.run.client
         require_databricks_apis()
@@ -1280,7 +1278,7 @@ class DatabricksReader(Reader):
     def info_schema(self, catalog: str, view: str) -> list[dict[str, Any]] | None:
         """Every row of ``<catalog>.information_schema.<view>``, one statement (every chunk
         followed by the executor); None when it failed (recorded)."""
-        from targets import sql as tsql
+        from accord.targets import sql as tsql
 
         sql = f"SELECT * FROM {tsql.name_sql(catalog, 'databricks')}.information_schema.{view}"
         try:
@@ -1411,7 +1409,7 @@ def columns_query(table: str, platform: str) -> str:
     """The query that lists ``table``'s columns: ``<catalog>.information_schema.columns`` on
     both platforms (Snowflake's INFORMATION_SCHEMA.COLUMNS, Unity Catalog's
     information_schema.columns), names compared as each platform stores unquoted ones."""
-    from targets import sql as tsql
+    from accord.targets import sql as tsql
 
     db, schema, name = table.split(".")
     fold = str.upper if platform == "snowflake" else str.lower

@@ -14,26 +14,24 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlglot import exp
-
-from compiler.connect.config import LiveOptions
-from compiler.core.errors import UsageError
-from compiler.core.jsonfile import read_json
-from compiler.history.ledger import latest
-from compiler.live.drift import canaries, unmanaged
-from compiler.live.session import session
-from compiler.model.validate import Project, load_project
-from compiler.plan.metadata import MetadataCheck
-from compiler.plan.model import Appendix, Plan
-from compiler.plan.order import build_plan
-from compiler.plan.source import domains_of
-from compiler.plan.state import PlanError
-from compiler.plan.steps import Step
-from compiler.plan.verify import Check
-from targets import lower_all
-from targets import sql as tsql
-from targets.identity import describe_object, identity
-from targets.objects import (
+from accord.compiler.connect.config import LiveOptions
+from accord.compiler.core.errors import UsageError
+from accord.compiler.core.jsonfile import read_json
+from accord.compiler.history.ledger import latest
+from accord.compiler.live.drift import canaries, unmanaged
+from accord.compiler.live.session import session
+from accord.compiler.model.validate import Project, load_project
+from accord.compiler.plan.metadata import MetadataCheck
+from accord.compiler.plan.model import Appendix, Plan
+from accord.compiler.plan.order import build_plan
+from accord.compiler.plan.source import domains_of
+from accord.compiler.plan.state import PlanError
+from accord.compiler.plan.steps import Step
+from accord.compiler.plan.verify import Check
+from accord.targets import lower_all
+from accord.targets import sql as tsql
+from accord.targets.identity import describe_object, identity
+from accord.targets.objects import (
     MaskAttachment,
     MaskPolicy,
     Param,
@@ -41,6 +39,7 @@ from targets.objects import (
     RowFilterPolicy,
     SaltFunction,
 )
+from sqlglot import exp
 
 PREFIX = "live:"
 
@@ -234,7 +233,7 @@ def revoke_sql(
     PRIVILEGES``, two words: ``ALL_PRIVILEGES`` is the REST enum), a grant inherited from the
     schema or catalog is revoked there (``via``: ``schema c.s`` / ``catalog c``), and an ABAC
     GRANT policy that gives it (``via``: ``policy P on schema c.s``) is dropped."""
-    from compiler.live.introspect import sf_revoke
+    from accord.compiler.live.introspect import sf_revoke
 
     if platform == "snowflake":
         return sf_revoke(function, privilege, grantee, kind)

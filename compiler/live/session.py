@@ -16,16 +16,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.connect.config import LiveOptions
-from compiler.connect.executor import open_executor
-from compiler.core.errors import Diagnostic, InputError, UsageError
-from compiler.core.visible import visible
-from compiler.live.introspect import LiveCatalog, UnreadableAnswer, introspect
-from compiler.model.validate import Project
+from accord.compiler.connect.config import LiveOptions
+from accord.compiler.connect.executor import open_executor
+from accord.compiler.core.errors import Diagnostic, InputError, UsageError
+from accord.compiler.core.visible import visible
+from accord.compiler.live.introspect import LiveCatalog, UnreadableAnswer, introspect
+from accord.compiler.model.validate import Project
 
 
 def expected_catalogs(project: Project, platforms: list[str]) -> dict[str, Any]:
-    from targets import lower_all
+    from accord.targets import lower_all
 
     lowered = lower_all(project)
     for p in platforms:

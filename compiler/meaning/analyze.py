@@ -22,11 +22,11 @@ from functools import cached_property
 from itertools import chain
 from typing import Any
 
-from compiler.core import markdown
-from compiler.core.jsonindent import Encoder, Raw, scalar
-from compiler.core.visible import plain, visible
-from compiler.meaning import divergence, semantics
-from compiler.model.schema import PolicyModel
+from accord.compiler.core import markdown
+from accord.compiler.core.jsonindent import Encoder, Raw, scalar
+from accord.compiler.core.visible import plain, visible
+from accord.compiler.meaning import divergence, semantics
+from accord.compiler.model.schema import PolicyModel
 
 ROWS = "(rows)"
 

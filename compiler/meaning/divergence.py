@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from compiler.meaning.semantics import (
+from accord.compiler.meaning.semantics import (
     Disposition,
     Perspective,
     RowSet,
@@ -23,7 +23,7 @@ from compiler.meaning.semantics import (
     enforcement,
     governed_columns,
 )
-from compiler.model.schema import PolicyModel
+from accord.compiler.model.schema import PolicyModel
 
 _COLUMN_OPENNESS = {"clear": 2, "ungoverned": 2, "masked": 1, "denied": 0}
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from compiler.meaning import semantics
-from compiler.meaning.analyze import DivergenceGroup, _enforcers, divergence_groups
-from compiler.model.schema import PolicyModel
+from accord.compiler.meaning import semantics
+from accord.compiler.meaning.analyze import DivergenceGroup, _enforcers, divergence_groups
+from accord.compiler.model.schema import PolicyModel
 
 #: the characters a label keeps as they are; every other is ``#NNN;``
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _.,:()/+-")

@@ -26,10 +26,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.meaning import semantics as sem
-from compiler.model.probe_places import Place, declared, reaching
-from compiler.model.replicas import column_origin, column_path
-from compiler.model.schema import PolicyModel, Probe
+from accord.compiler.meaning import semantics as sem
+from accord.compiler.model.probe_places import Place, declared, reaching
+from accord.compiler.model.replicas import column_origin, column_path
+from accord.compiler.model.schema import PolicyModel, Probe
 
 #: how much of the fact a disposition gives away; the loosest answer of a surface wins
 OPENNESS: dict[str, int] = {

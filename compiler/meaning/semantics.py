@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal, NamedTuple
 
-from compiler.core.today import today
-from compiler.model.grants import expiry, holders
-from compiler.model.hierarchy import effective
-from compiler.model.schema import Dataset, Mask, PolicyModel, Surface
+from accord.compiler.core.today import today
+from accord.compiler.model.grants import expiry, holders
+from accord.compiler.model.hierarchy import effective
+from accord.compiler.model.schema import Dataset, Mask, PolicyModel, Surface
 
 Disposition = Literal["clear", "masked", "filtered", "denied", "ungoverned"]
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 from functools import lru_cache
 
 import sqlglot
+from accord.compiler.core.errors import one_line
+from accord.compiler.model.types import DIALECTS
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
-
-from compiler.core.errors import one_line
-from compiler.model.types import DIALECTS
 
 
 class ExpressionError(ValueError):

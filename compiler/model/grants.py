@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date
 
-from compiler.model.schema import Grant, PolicyModel
+from accord.compiler.model.schema import Grant, PolicyModel
 
 Entry = str | Grant
 

@@ -19,7 +19,7 @@ validation error (:func:`cycles`).
 
 from __future__ import annotations
 
-from compiler.model.schema import PolicyModel
+from accord.compiler.model.schema import PolicyModel
 
 
 def _has(model: PolicyModel, principal: str, platform: str) -> bool:

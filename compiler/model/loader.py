@@ -24,12 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from compiler.core import store
-from compiler.core.errors import Diagnostic, InputError, Location, UsageError
-from compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
-from compiler.model import parsecache
-from compiler.model.source import Path_, Pos, Positions, SourceMap
+from accord.compiler.core import store
+from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
+from accord.compiler.model import parsecache
+from accord.compiler.model.source import Path_, Pos, Positions, SourceMap
 
 try:  # the C loader is a hard requirement of speed, but fall back rather than fail
     _Loader: type = yaml.CSafeLoader

@@ -22,9 +22,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from compiler.core import store
-from compiler.core.errors import InputError
-from compiler.model.source import Positions, SourceMap
+from accord.compiler.core import store
+from accord.compiler.core.errors import InputError
+from accord.compiler.model.source import Positions, SourceMap
 
 #: files parsed by this run, by file key, kept for the loader (a file is parsed once per run
 #: even when its content digest is computed before the project is loaded)

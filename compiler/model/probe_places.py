@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compiler.model.schema import PolicyModel, Probe
+from accord.compiler.model.schema import PolicyModel, Probe
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from compiler.model.schema import ColumnSpec, Dataset, PolicyModel
-from compiler.model.types import translate_type
+from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
+from accord.compiler.model.types import translate_type
 
 Path = tuple[Any, ...]
 

@@ -23,7 +23,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from compiler.core import secrets
+from accord.compiler.core import secrets
 
 _ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,254}"
 _SEGMENT = r"[A-Za-z0-9_.@+-]+"

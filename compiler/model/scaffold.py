@@ -20,9 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
-from compiler.model.schema import (
+from accord.compiler.model.schema import (
     ColumnSpec,
     DatabricksPlatform,
     Dataset,
@@ -35,6 +33,7 @@ from compiler.model.schema import (
     SnowflakePlatform,
     Surface,
 )
+from pydantic import BaseModel, ValidationError
 
 #: the line after which a skeleton's example starts (each line commented with ``# ``)
 EXAMPLE_MARK = "# Example (uncomment and edit):"

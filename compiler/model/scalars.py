@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compiler.core.errors import Diagnostic, Location
-from compiler.model.loader import RawProject
+from accord.compiler.core.errors import Diagnostic, Location
+from accord.compiler.model.loader import RawProject
 
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
 _FLOAT = re.compile(r"^[-+]?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")

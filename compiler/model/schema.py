@@ -15,6 +15,10 @@ from datetime import date
 from datetime import datetime as datetime_type
 from typing import Annotated, Any, Literal
 
+from accord.compiler.core.platforms import PLATFORMS, CatalogPlatform
+from accord.compiler.core.today import parse_day
+from accord.compiler.model.rules import is_known_rule
+from accord.compiler.model.salts import salt_ref_problem
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -28,11 +32,6 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
-
-from compiler.core.platforms import PLATFORMS, CatalogPlatform
-from compiler.core.today import parse_day
-from compiler.model.rules import is_known_rule
-from compiler.model.salts import salt_ref_problem
 
 # --------------------------------------------------------------------------------------------
 # identifier syntax

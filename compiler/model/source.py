@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.core.errors import Location
+from accord.compiler.core.errors import Location
 
 Path_ = tuple[Any, ...]
 #: a position as stored: (file, line, column), 1-based; made a Location only when asked for

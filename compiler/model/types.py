@@ -10,8 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
-from compiler.model.typenames import lookup
+from accord.compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
+from accord.compiler.model.typenames import lookup
 
 if TYPE_CHECKING:
     from sqlglot import exp

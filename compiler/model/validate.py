@@ -17,18 +17,17 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
+from accord.compiler.core.errors import Diagnostic, InputError, Location
+from accord.compiler.model.grants import first_dated, principal_of
+from accord.compiler.model.hierarchy import cycles, first_inherits
+from accord.compiler.model.loader import RawProject, load_directory
+from accord.compiler.model.probe_places import probe_columns, reaching, where_problem
+from accord.compiler.model.replicas import inherit_masks, replica_problems
+from accord.compiler.model.scalars import quote_hint, scalar_problems
+from accord.compiler.model.schema import PLATFORMS, Grant, PolicyModel
+from accord.compiler.model.source import Positions
+from accord.compiler.model.types import is_string, is_type, parse_type
 from pydantic import BaseModel, ValidationError
-
-from compiler.core.errors import Diagnostic, InputError, Location
-from compiler.model.grants import first_dated, principal_of
-from compiler.model.hierarchy import cycles, first_inherits
-from compiler.model.loader import RawProject, load_directory
-from compiler.model.probe_places import probe_columns, reaching, where_problem
-from compiler.model.replicas import inherit_masks, replica_problems
-from compiler.model.scalars import quote_hint, scalar_problems
-from compiler.model.schema import PLATFORMS, Grant, PolicyModel
-from compiler.model.source import Positions
-from compiler.model.types import is_string, is_type, parse_type
 
 
 @dataclass
@@ -744,8 +743,8 @@ def _check_predicate(
 ) -> list[Diagnostic]:
     """A hand-written predicate reads only its arguments, returns BOOLEAN, and declares types
     the platform has (``compiler.model.exprcheck``)."""
-    from compiler.model.exprcheck import predicate_problems, type_problem
-    from compiler.model.expressions import ExpressionError, parse_predicate
+    from accord.compiler.model.exprcheck import predicate_problems, type_problem
+    from accord.compiler.model.expressions import ExpressionError, parse_predicate
 
     out = []
     for arg, typ in arguments.items():
@@ -769,7 +768,11 @@ def _check_expression(
     project: Project, path: tuple[Any, ...], text: str, platform: str
 ) -> list[Diagnostic]:
     """A hand-written predicate must be one SQL expression in its platform's dialect."""
-    from compiler.model.expressions import ExpressionError, ExpressionTooLarge, parse_predicate
+    from accord.compiler.model.expressions import (
+        ExpressionError,
+        ExpressionTooLarge,
+        parse_predicate,
+    )
 
     assert platform in PLATFORMS
     try:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from compiler.connect.executor import (
+from accord.compiler.connect.executor import (
     DatabricksExecutor,
     DeniedError,
     ExecutionError,
@@ -27,9 +27,9 @@ from compiler.connect.executor import (
     SnowflakeExecutor,
     split_statements,
 )
-from compiler.core.errors import UsageError
-from compiler.core.filelock import locked
-from compiler.history.ledger import (
+from accord.compiler.core.errors import UsageError
+from accord.compiler.core.filelock import locked
+from accord.compiler.history.ledger import (
     PlanInfo,
     Record,
     StageInfo,
@@ -39,9 +39,9 @@ from compiler.history.ledger import (
     read_plans,
     stage_status,
 )
-from compiler.model.salts import SaltBox, SaltError, materialize
-from compiler.plan import metadata
-from compiler.plan.write import sha256
+from accord.compiler.model.salts import SaltBox, SaltError, materialize
+from accord.compiler.plan import metadata
+from accord.compiler.plan.write import sha256
 
 __all__ = [
     "EXECUTORS",

@@ -12,8 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from targets.identity import describe_object, fingerprint, identity, is_definition, references
-from targets.objects import (
+from accord.targets.identity import (
+    describe_object,
+    fingerprint,
+    identity,
+    is_definition,
+    references,
+)
+from accord.targets.objects import (
     AbacPolicy,
     Catalog,
     CatalogObject,

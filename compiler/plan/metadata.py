@@ -163,7 +163,7 @@ def function_grants(executor: Any, check: MetadataCheck) -> list[tuple[str, str]
     grant on the schema reaches every function in it, and ``grants.get`` "does not include
     inherited permissions"), every page read, within the statement timeout."""
     if check.platform == "snowflake":
-        from targets.sql import name_sql
+        from accord.targets.sql import name_sql
 
         rows = executor.query(f"SHOW GRANTS ON FUNCTION {name_sql(check.table, 'snowflake')}()")
         return [(str(r["privilege"]), str(r["grantee_name"])) for r in rows]

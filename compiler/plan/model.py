@@ -34,10 +34,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from compiler.model.schema import PLATFORMS
-from compiler.plan.diff import PlatformDiff
-from compiler.plan.steps import Step
-from compiler.plan.verify import Check
+from accord.compiler.model.schema import PLATFORMS
+from accord.compiler.plan.diff import PlatformDiff
+from accord.compiler.plan.steps import Step
+from accord.compiler.plan.verify import Check
 
 StageKind = Literal["prepare", "apply", "cutover", "handover", "retire"]
 #: (platform, TABLE, COLUMN) upper-cased -> identifier domain

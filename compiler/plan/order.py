@@ -14,18 +14,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from compiler.model.schema import PLATFORMS
-from compiler.plan import stages as staging
-from compiler.plan.diff import PlatformDiff, diff_catalogs
-from compiler.plan.model import Appendix, Domains, Plan, Stage, Unit, number_stages, unique
-from compiler.plan.prove import Prover
-from compiler.plan.state import Column, PlanError, State
-from compiler.plan.steps import Statements, statements_for
-from compiler.plan.units import UnitMaker
-from compiler.plan.verify import checks_for
-from targets.base import Target
-from targets.identity import is_definition
-from targets.objects import Catalog, MaskPolicy
+from accord.compiler.model.schema import PLATFORMS
+from accord.compiler.plan import stages as staging
+from accord.compiler.plan.diff import PlatformDiff, diff_catalogs
+from accord.compiler.plan.model import Appendix, Domains, Plan, Stage, Unit, number_stages, unique
+from accord.compiler.plan.prove import Prover
+from accord.compiler.plan.state import Column, PlanError, State
+from accord.compiler.plan.steps import Statements, statements_for
+from accord.compiler.plan.units import UnitMaker
+from accord.compiler.plan.verify import checks_for
+from accord.targets.base import Target
+from accord.targets.identity import is_definition
+from accord.targets.objects import Catalog, MaskPolicy
 
 __all__ = ["Domains", "Plan", "PlanError", "PlatformPlanner", "build_plan"]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from compiler.plan.index import Places
-from compiler.plan.state import Column, PlanError, State, covers
-from compiler.plan.steps import Statements, Step
-from targets.identity import is_definition
-from targets.objects import (
+from accord.compiler.plan.index import Places
+from accord.compiler.plan.state import Column, PlanError, State, covers
+from accord.compiler.plan.steps import Statements, Step
+from accord.targets.identity import is_definition
+from accord.targets.objects import (
     AbacPolicy,
     MaskAttachment,
     MaskPolicy,

@@ -10,13 +10,13 @@ import subprocess
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from compiler.core.errors import UsageError
-from compiler.model.loader import load_documents
-from compiler.model.schema import PolicyModel
-from compiler.model.validate import Project, load_project, validate_raw
-from compiler.plan.model import Domains, Plan
-from compiler.plan.order import build_plan
-from targets import lower_all
+from accord.compiler.core.errors import UsageError
+from accord.compiler.model.loader import load_documents
+from accord.compiler.model.schema import PolicyModel
+from accord.compiler.model.validate import Project, load_project, validate_raw
+from accord.compiler.plan.model import Domains, Plan
+from accord.compiler.plan.order import build_plan
+from accord.targets import lower_all
 
 
 def load_base(base: str, head_dir: str) -> Project:

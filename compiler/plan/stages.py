@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from compiler.model.schema import PLATFORMS
-from compiler.plan.model import (
+from accord.compiler.model.schema import PLATFORMS
+from accord.compiler.plan.model import (
     ABAC_SET,
     ABAC_UNSET,
     APPLY_PHASES,
@@ -30,9 +30,9 @@ from compiler.plan.model import (
     Unit,
     unique,
 )
-from compiler.plan.state import Column, State, covers, identity_literals
-from targets.identity import references
-from targets.objects import (
+from accord.compiler.plan.state import Column, State, covers, identity_literals
+from accord.targets.identity import references
+from accord.targets.objects import (
     AbacPolicy,
     MaskAttachment,
     MaskPolicy,

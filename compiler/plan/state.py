@@ -39,13 +39,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
-
-from compiler.core.memo import IdentityMemo
-from compiler.plan.index import PlaceIndex, Places, index_of
-from targets import abac_conditions
-from targets.identity import (
+from accord.compiler.core.memo import IdentityMemo
+from accord.compiler.plan.index import PlaceIndex, Places, index_of
+from accord.targets import abac_conditions
+from accord.targets.identity import (
     Definition,
     Placement,
     fingerprint,
@@ -53,7 +50,7 @@ from targets.identity import (
     place_key,
     references,
 )
-from targets.objects import (
+from accord.targets.objects import (
     AbacPolicy,
     Catalog,
     MaskAttachment,
@@ -63,6 +60,8 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
 
 Column = tuple[str, str]
 #: everyone, in an ABAC policy's TO list

@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from compiler.plan.state import PlanError, State
-from targets import get_target
-from targets.base import Target
-from targets.identity import Definition, Placement, is_definition, place_key
-from targets.migration import NoStatement
-from targets.objects import (
+from accord.compiler.plan.state import PlanError, State
+from accord.targets import get_target
+from accord.targets.base import Target
+from accord.targets.identity import Definition, Placement, is_definition, place_key
+from accord.targets.migration import NoStatement
+from accord.targets.objects import (
     CatalogObject,
 )
 

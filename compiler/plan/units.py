@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compiler.plan.diff import Change, PlatformDiff
-from compiler.plan.model import (
+from accord.compiler.plan.diff import Change, PlatformDiff
+from accord.compiler.plan.model import (
     ABAC_SET,
     ABAC_UNSET,
     APPLY_PHASES,
@@ -38,10 +38,17 @@ from compiler.plan.model import (
     TAG_UNSET,
     Unit,
 )
-from compiler.plan.state import Column, State
-from compiler.plan.steps import Statements, Step
-from targets.identity import Definition, Placement, identity, is_definition, place_key, references
-from targets.objects import (
+from accord.compiler.plan.state import Column, State
+from accord.compiler.plan.steps import Statements, Step
+from accord.targets.identity import (
+    Definition,
+    Placement,
+    identity,
+    is_definition,
+    place_key,
+    references,
+)
+from accord.targets.objects import (
     AbacPolicy,
     CatalogObject,
     MappingTable,

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlglot import exp
-
-from compiler.plan.metadata import MetadataCheck
-from compiler.plan.state import State
-from compiler.plan.steps import Statements, Step
-from targets import sql
-from targets.identity import place_key, references
-from targets.objects import (
+from accord.compiler.plan.metadata import MetadataCheck
+from accord.compiler.plan.state import State
+from accord.compiler.plan.steps import Statements, Step
+from accord.targets import sql
+from accord.targets.identity import place_key, references
+from accord.targets.objects import (
     AbacPolicy,
     MappingTable,
     MaskAttachment,
@@ -32,6 +30,7 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
+from sqlglot import exp
 
 #: the identifier whose digest shows a salt at work (never a real identifier)
 CANARY = "accord-canary"

@@ -17,13 +17,19 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from compiler.core.errors import UsageError
-from compiler.core.outdir import recover_all, write_tree
-from compiler.history.ledger import PLAN_DIR, PLAN_FILE, default_ledger, ledger_lock, read_ledger
-from compiler.model.salts import PLACEHOLDER
-from compiler.plan.model import WHY, Group, Plan, Stage
-from compiler.plan.steps import Step
-from targets.objects import (
+from accord.compiler.core.errors import UsageError
+from accord.compiler.core.outdir import recover_all, write_tree
+from accord.compiler.history.ledger import (
+    PLAN_DIR,
+    PLAN_FILE,
+    default_ledger,
+    ledger_lock,
+    read_ledger,
+)
+from accord.compiler.model.salts import PLACEHOLDER
+from accord.compiler.plan.model import WHY, Group, Plan, Stage
+from accord.compiler.plan.steps import Step
+from accord.targets.objects import (
     AbacPolicy,
     MappingTable,
     MaskAttachment,
@@ -34,7 +40,7 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
-from targets.sql import comment_text
+from accord.targets.sql import comment_text
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
 FORMAT = 1
@@ -157,9 +163,9 @@ def _unchanged(directory: Path, files: dict[str, str]) -> bool:
 
 
 def _fingerprints(directory: Path) -> tuple[str, str] | None:
-    from compiler.core.errors import InputError
-    from compiler.core.jsonfile import read_json
-    from compiler.history.ledger import MAX_PLAN_BYTES
+    from accord.compiler.core.errors import InputError
+    from accord.compiler.core.jsonfile import read_json
+    from accord.compiler.history.ledger import MAX_PLAN_BYTES
 
     try:
         data, _ = read_json(directory / PLAN_FILE, "plan", MAX_PLAN_BYTES)
@@ -334,8 +340,8 @@ def _restored_findings(plan: Plan) -> dict[tuple[str, int], list[str]]:
     so with a suppression comment, so `accord lint migrations/*/*.sql` reports only what a
     change introduces. The rollback statements of every stage are linted together (ACC203
     compares platforms)."""
-    from compiler.lint.engine import lint_sql
-    from compiler.lint.inputs.sqlfiles import scan_sql
+    from accord.compiler.lint.engine import lint_sql
+    from accord.compiler.lint.inputs.sqlfiles import scan_sql
 
     results = []
     for stage in plan.stages:

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from http.client import HTTPException
 from typing import Any, Literal
 
-from compiler.connect.denials import DenialCode, find_denial
-from compiler.core.jsonfile import depth_problem
-from compiler.core.secrets import redact
-from compiler.probe_live.canary import Canary
+from accord.compiler.connect.denials import DenialCode, find_denial
+from accord.compiler.core.jsonfile import depth_problem
+from accord.compiler.core.secrets import redact
+from accord.compiler.probe_live.canary import Canary
 
 A2A_VERSION = "1.0"
 METHOD = "SendMessage"

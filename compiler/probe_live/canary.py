@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from compiler.core import secrets
-from compiler.meaning.semantics import apply_mask
-from compiler.model.schema import PolicyModel
+from accord.compiler.core import secrets
+from accord.compiler.meaning.semantics import apply_mask
+from accord.compiler.model.schema import PolicyModel
 
 
 @dataclass(frozen=True)

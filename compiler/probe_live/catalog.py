@@ -50,21 +50,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlglot import exp
-
-from compiler.connect.config import LiveOptions, Timeouts, snowflake_params
-from compiler.connect.denials import DenialCode, find_denial
-from compiler.connect.executor import (
+from accord.compiler.connect.config import LiveOptions, Timeouts, snowflake_params
+from accord.compiler.connect.denials import DenialCode, find_denial
+from accord.compiler.connect.executor import (
     DatabricksExecutor,
     ExecutionError,
     SnowflakeExecutor,
     UnreachableError,
 )
-from compiler.meaning import semantics as sem
-from compiler.meaning.probes import Place
-from compiler.model.schema import PolicyModel, Probe
-from compiler.probe_live.canary import Canary
-from targets import sql
+from accord.compiler.meaning import semantics as sem
+from accord.compiler.meaning.probes import Place
+from accord.compiler.model.schema import PolicyModel, Probe
+from accord.compiler.probe_live.canary import Canary
+from accord.targets import sql
+from sqlglot import exp
 
 #: rows read per probe query
 ROW_LIMIT = 100

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.core.canonical import sealed_digest
-from compiler.core.secrets import redact_tree
-from compiler.core.visible import plain, visible, xml_text
-from compiler.meaning.probes import ProbeOutcome
+from accord.compiler.core.canonical import sealed_digest
+from accord.compiler.core.secrets import redact_tree
+from accord.compiler.core.visible import plain, visible, xml_text
+from accord.compiler.meaning.probes import ProbeOutcome
 
 RESULT_FORMAT = 1
 

@@ -42,23 +42,22 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
-
-from compiler.connect.config import databricks_profile_clients
-from compiler.connect.executor import SnowflakeExecutor
-from compiler.core import secrets
-from compiler.core.errors import Diagnostic, InputError, Location, UsageError
-from compiler.core.jsonfile import decode, deepest_bracket, read_bytes
-from compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
-from compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
-from compiler.probe_live.canary import Canary, canary_for
-from compiler.probe_live.catalog import (
+from accord.compiler.connect.config import databricks_profile_clients
+from accord.compiler.connect.executor import SnowflakeExecutor
+from accord.compiler.core import secrets
+from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.core.jsonfile import decode, deepest_bracket, read_bytes
+from accord.compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
+from accord.compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
+from accord.compiler.probe_live.canary import Canary, canary_for
+from accord.compiler.probe_live.catalog import (
     DatabricksRunner,
     Runner,
     SnowflakeRunner,
     ask_catalog,
     probe_options,
 )
-from compiler.probe_live.result import ProbeRun, describe
+from accord.compiler.probe_live.result import ProbeRun, describe
 
 DEFAULT_CONFIG = Path(".accord/probe.yaml")
 DEFAULT_TIMEOUT = 30.0
@@ -376,7 +375,7 @@ def compiled_fingerprint(project: Any, compiled: str | None) -> str:
             digest.update(os.fsencode(p.relative_to(root).as_posix()) + b"\0")
             digest.update(p.read_bytes() + b"\0")
         return digest.hexdigest()
-    from targets.render import render_files
+    from accord.targets.render import render_files
 
     for rel, text in sorted(render_files(project, "all").items()):
         digest.update(str(rel).encode() + b"\0" + text.encode("utf-8") + b"\0")

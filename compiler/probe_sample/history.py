@@ -240,7 +240,7 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
     grants: dict[str, tuple[str, ...]] | None = None
     grants_why = ""
     if any(secondary_roles(r.get("secondary_role_stats")) == ALL for r in rows):
-        from compiler.connect.executor import ExecutionError
+        from accord.compiler.connect.executor import ExecutionError
 
         try:
             grants = user_grants(query)

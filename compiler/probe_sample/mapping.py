@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.meaning import semantics as sem
-from compiler.model.probe_places import declared
-from compiler.model.schema import PolicyModel
-from compiler.probe_sample.history import Read
+from accord.compiler.meaning import semantics as sem
+from accord.compiler.model.probe_places import declared
+from accord.compiler.model.schema import PolicyModel
+from accord.compiler.probe_sample.history import Read
 
 
 @dataclass(frozen=True, order=True)

@@ -20,11 +20,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.meaning.probes import OWNED_BY_GOVERNANCE, probe_init
-from compiler.model.probe_places import reaching
-from compiler.model.schema import PolicyModel, Probe
-from compiler.probe_sample.history import Read, Source
-from compiler.probe_sample.mapping import Fact, Mapper, Unmappable
+from accord.compiler.meaning.probes import OWNED_BY_GOVERNANCE, probe_init
+from accord.compiler.model.probe_places import reaching
+from accord.compiler.model.schema import PolicyModel, Probe
+from accord.compiler.probe_sample.history import Read, Source
+from accord.compiler.probe_sample.mapping import Fact, Mapper, Unmappable
 
 #: the owner a proposed probe is written with, for the reviewer to replace
 OWNER_PLACEHOLDER = "REVIEW: the owning team"
@@ -145,7 +145,7 @@ class Sample:
         return self.text()
 
     def text(self) -> str:
-        from compiler.core.visible import visible
+        from accord.compiler.core.visible import visible
 
         c = self.coverage()
         out = [f"accord probe sample: {', '.join(self.platforms)}, the last {self.since_days} days"]

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compiler.connect.config import LiveOptions
-from compiler.connect.executor import ExecutionError, open_executor
-from compiler.core.errors import InputError, UsageError
-from compiler.probe_sample.history import (
+from accord.compiler.connect.config import LiveOptions
+from accord.compiler.connect.executor import ExecutionError, open_executor
+from accord.compiler.core.errors import InputError, UsageError
+from accord.compiler.probe_sample.history import (
     LATENCY,
     VIEWS,
     Read,
@@ -28,7 +28,7 @@ from compiler.probe_sample.history import (
     scim_directory,
     snowflake_reads,
 )
-from compiler.probe_sample.report import Sample, build
+from accord.compiler.probe_sample.report import Sample, build
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _directory(executor: Any, source: Source) -> Callable[[str], tuple[str, ...]
     try:
         directory = scim_directory(executor.client)
     except Exception as err:  # the SDK's errors: denied, unreachable, not found
-        from compiler.core.errors import one_line
+        from accord.compiler.core.errors import one_line
 
         source.cannot_see(
             "the workspace's users and service principals with their groups (SCIM)",
@@ -119,9 +119,9 @@ def write_proposals(directory: str, sample: Sample, out: str) -> None:
     import shutil
     import tempfile
 
-    from compiler.core.errors import Diagnostic, Location
-    from compiler.meaning.probes import evaluate
-    from compiler.model.validate import load_project
+    from accord.compiler.core.errors import Diagnostic, Location
+    from accord.compiler.meaning.probes import evaluate
+    from accord.compiler.model.validate import load_project
 
     text = sample.proposals_yaml()
     root = Path(directory)

@@ -76,19 +76,16 @@ import logging
 import sys
 from collections.abc import Iterator, Sequence
 
-from sqlglot import exp
-from sqlglot.tokens import Token, TokenType
-
-from compiler.sqlscan.bodies import Context
-from compiler.sqlscan.dialect import (
+from accord.compiler.sqlscan.bodies import Context
+from accord.compiler.sqlscan.dialect import (
     detect_dialect,
     detect_from_tokens,
     dialect_from_suffix,
     unknown_dialect,
 )
-from compiler.sqlscan.notebooks import immediate_string, notebook_breaks
-from compiler.sqlscan.readers import read_statement
-from compiler.sqlscan.statements import (
+from accord.compiler.sqlscan.notebooks import immediate_string, notebook_breaks
+from accord.compiler.sqlscan.readers import read_statement
+from accord.compiler.sqlscan.statements import (
     DIALECTS,
     KINDS,
     AbacPolicy,
@@ -101,8 +98,10 @@ from compiler.sqlscan.statements import (
     Statement,
     Suppression,
 )
-from compiler.sqlscan.suppressions import read_suppressions
-from compiler.sqlscan.tokens import Fail, Tokens, clean, is_kw, split_with_prev, tokenize
+from accord.compiler.sqlscan.suppressions import read_suppressions
+from accord.compiler.sqlscan.tokens import Fail, Tokens, clean, is_kw, split_with_prev, tokenize
+from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
 
 __all__ = [
     "DIALECTS",

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlglot.tokens import Token
-
-from compiler.sqlscan.notebooks import immediate_string
-from compiler.sqlscan.statements import DIALECTS, LineIndex, ScanError
-from compiler.sqlscan.tokens import (
+from accord.compiler.sqlscan.notebooks import immediate_string
+from accord.compiler.sqlscan.statements import DIALECTS, LineIndex, ScanError
+from accord.compiler.sqlscan.tokens import (
     BODY_STRING_TYPES,
     CLOSE,
     OPEN,
@@ -26,6 +24,7 @@ from compiler.sqlscan.tokens import (
     split_with_prev,
     tokenize,
 )
+from sqlglot.tokens import Token
 
 
 def dialect_from_suffix(filename: str) -> str | None:

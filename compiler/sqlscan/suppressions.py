@@ -12,11 +12,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from accord.compiler.sqlscan.bodies import Context
+from accord.compiler.sqlscan.statements import ScanError, Suppression
+from accord.compiler.sqlscan.tokens import tokenizer_class
 from sqlglot.tokens import Token
-
-from compiler.sqlscan.bodies import Context
-from compiler.sqlscan.statements import ScanError, Suppression
-from compiler.sqlscan.tokens import tokenizer_class
 
 _SUPPRESSION = re.compile(r"accord\s*:\s*ignore\b(.*)", re.IGNORECASE)
 _FIRST_RULE = re.compile(r"\s*([A-Za-z]+[0-9]+)\b")

@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date, timedelta
 
-from compiler.core.today import today
-from compiler.model.grants import expiry_dates
-from compiler.model.validate import Project
-from compiler.verify.report import Report
+from accord.compiler.core.today import today
+from accord.compiler.model.grants import expiry_dates
+from accord.compiler.model.validate import Project
+from accord.compiler.verify.report import Report
 
 
 def evaluation_dates(project: Project, as_of: date) -> list[date]:
@@ -37,8 +37,8 @@ def verify(project: Project, compiled: str | None = None, as_of: date | None = N
     (a directory written by ``accord compile``) as they are now, at ``as_of`` (default:
     :func:`compiler.core.today.today`) and, when grants carry ``until``, on both sides of
     every expiry."""
-    from compiler.verify.engine import TestSalts, Verifier
-    from compiler.verify.sources import load_sql, read_compiled_dir, render_sql
+    from accord.compiler.verify.engine import TestSalts, Verifier
+    from accord.compiler.verify.sources import load_sql, read_compiled_dir, render_sql
 
     day = as_of or today()
     days = evaluation_dates(project, day)
@@ -54,7 +54,7 @@ def verify(project: Project, compiled: str | None = None, as_of: date | None = N
     verifier = Verifier(project, sql, salts, day)
     report = verifier.run()
     if project.model.probes:
-        from compiler.verify.probes import check_probes
+        from accord.compiler.verify.probes import check_probes
 
         report.probes = check_probes(verifier)
     if len(days) == 1 and not expiry_dates(project.model):

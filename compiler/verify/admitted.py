@@ -4,7 +4,7 @@ them: ``accord diff`` compares a predicate with an entitlement filter by the val
 
 from __future__ import annotations
 
-from compiler.model.validate import Project
+from accord.compiler.model.validate import Project
 
 #: (persona, dataset) -> (entitlement dimension, values admitted, every row admitted)
 Admitted = dict[tuple[str, str], tuple[str | None, frozenset[str] | None, bool]]
@@ -19,8 +19,8 @@ def admitted_rows(project: Project, datasets: list[str]) -> Admitted:
     every value of the dimension, one granted to nobody, and NULL). The dimension is None
     when it reads anything else; the values are None when it admits a row of no declared
     value (granted to nobody, or NULL) without admitting every row."""
-    from compiler.verify.engine import TestSalts, Verifier
-    from compiler.verify.sources import load_sql, render_sql
+    from accord.compiler.verify.engine import TestSalts, Verifier
+    from accord.compiler.verify.sources import load_sql, render_sql
 
     salts = TestSalts()
     sql = load_sql(render_sql(project), salts, "the SQL compiled from the model")

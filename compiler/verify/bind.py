@@ -29,12 +29,11 @@ from collections.abc import Callable, Mapping
 from datetime import date
 
 import sqlglot
+from accord.compiler.core.today import today
+from accord.compiler.sqlscan import Statement
+from accord.compiler.verify.sources import PlatformSQL, Routine, fold
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
-
-from compiler.core.today import today
-from compiler.sqlscan import Statement
-from compiler.verify.sources import PlatformSQL, Routine, fold
 
 ROWS = "accord_t"
 PERSONA = "accord_p"

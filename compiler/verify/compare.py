@@ -13,15 +13,15 @@ from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from compiler.meaning import semantics
-from compiler.model.schema import PolicyModel
-from compiler.verify.data import GenTable
-from compiler.verify.parts import Part, objects_of
-from compiler.verify.report import Mismatch, Observation, Report, SqlObject
-from compiler.verify.results import NOBODY, Answers
+from accord.compiler.meaning import semantics
+from accord.compiler.model.schema import PolicyModel
+from accord.compiler.verify.data import GenTable
+from accord.compiler.verify.parts import Part, objects_of
+from accord.compiler.verify.report import Mismatch, Observation, Report, SqlObject
+from accord.compiler.verify.results import NOBODY, Answers
 
 if TYPE_CHECKING:
-    from compiler.verify.results import Uses
+    from accord.compiler.verify.results import Uses
 
 
 class Comparison:

@@ -18,18 +18,18 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
-from compiler.core.errors import Diagnostic, InputError, Location
-from compiler.core.today import today
-from compiler.meaning import semantics
-from compiler.model.schema import PolicyModel
-from compiler.model.shadowing import Shadowed, TableColumns, shadowed_parameters, table_key
-from compiler.model.shadowing import fold as fold_name
-from compiler.model.validate import Project
-from compiler.sqlscan import Statement, node_position
-from compiler.verify.bind import Binder, BindError
-from compiler.verify.compare import Comparison
-from compiler.verify.data import GenTable, generate
-from compiler.verify.execute import (
+from accord.compiler.core.errors import Diagnostic, InputError, Location
+from accord.compiler.core.today import today
+from accord.compiler.meaning import semantics
+from accord.compiler.model.schema import PolicyModel
+from accord.compiler.model.shadowing import Shadowed, TableColumns, shadowed_parameters, table_key
+from accord.compiler.model.shadowing import fold as fold_name
+from accord.compiler.model.validate import Project
+from accord.compiler.sqlscan import Statement, node_position
+from accord.compiler.verify.bind import Binder, BindError
+from accord.compiler.verify.compare import Comparison
+from accord.compiler.verify.data import GenTable, generate
+from accord.compiler.verify.execute import (
     Group,
     Use,
     execute_directly,
@@ -37,10 +37,10 @@ from compiler.verify.execute import (
     locked_connection,
     run_table_statements,
 )
-from compiler.verify.parts import Part, PartBuilder, objects_of
-from compiler.verify.report import Mismatch, Report, SqlObject
-from compiler.verify.results import NOBODY, Answers, Results
-from compiler.verify.sources import CompiledSQL, PlatformSQL, fold
+from accord.compiler.verify.parts import Part, PartBuilder, objects_of
+from accord.compiler.verify.report import Mismatch, Report, SqlObject
+from accord.compiler.verify.results import NOBODY, Answers, Results
+from accord.compiler.verify.sources import CompiledSQL, PlatformSQL, fold
 
 
 class TestSalts:

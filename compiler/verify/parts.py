@@ -18,17 +18,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from accord.compiler.core.errors import Diagnostic, InputError, Location
+from accord.compiler.model.schema import PolicyModel
+from accord.compiler.sqlscan import Statement
+from accord.compiler.verify.bind import PERSONA, ROWS, Binder, BindError, duck_table, row_column
+from accord.compiler.verify.data import GenTable
+from accord.compiler.verify.report import SqlObject
+from accord.compiler.verify.sources import CompiledSQL, PlatformSQL, Routine, fold
+from accord.targets import abac_conditions
+from accord.targets.objects import AbacPolicy
 from sqlglot import exp
-
-from compiler.core.errors import Diagnostic, InputError, Location
-from compiler.model.schema import PolicyModel
-from compiler.sqlscan import Statement
-from compiler.verify.bind import PERSONA, ROWS, Binder, BindError, duck_table, row_column
-from compiler.verify.data import GenTable
-from compiler.verify.report import SqlObject
-from compiler.verify.sources import CompiledSQL, PlatformSQL, Routine, fold
-from targets import abac_conditions
-from targets.objects import AbacPolicy
 
 ACCOUNT_USERS = "account users"
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compiler.meaning.probes import Answer, Place, ProbeOutcome, answer, loosest, questions
-from compiler.verify.report import Mismatch, SqlObject
+from accord.compiler.meaning.probes import Answer, Place, ProbeOutcome, answer, loosest, questions
+from accord.compiler.verify.report import Mismatch, SqlObject
 
 if TYPE_CHECKING:
-    from compiler.model.schema import Probe
-    from compiler.verify.engine import Verifier
+    from accord.compiler.model.schema import Probe
+    from accord.compiler.verify.engine import Verifier
 
 
 def executed_answer(verifier: Verifier, probe: Probe, place: Place) -> Answer:

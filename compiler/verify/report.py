@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from compiler.core.visible import plain, visible
+from accord.compiler.core.visible import plain, visible
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from compiler.verify.execute import Use
+    from accord.compiler.verify.execute import Use
 
     #: dataset -> (where its row part is evaluated, where each column's part is)
     Uses = dict[str, tuple[Use, dict[str, Use]]]

@@ -44,11 +44,9 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from sqlglot import exp
-
-from targets import get_target, sql
-from targets.base import catalog_names, row_values
-from targets.objects import (
+from accord.targets import get_target, sql
+from accord.targets.base import catalog_names, row_values
+from accord.targets.objects import (
     AbacPolicy,
     Catalog,
     CatalogObject,
@@ -61,6 +59,7 @@ from targets.objects import (
     Tag,
     TagAssignment,
 )
+from sqlglot import exp
 
 MAIN = "terraform/main.tf.json"
 REQUIRED_VERSION = ">= 1.5.0"  # strcontains() in the salt variables' validation

@@ -9,7 +9,7 @@ The engine imports this package only when a lint runs (:func:`compiler.lint.engi
 
 from __future__ import annotations
 
-from compiler.lint.rules import (
+from accord.compiler.lint.rules import (
     abac,
     coverage,
     drift,

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from compiler.lint.checks import Context, rule
-from compiler.lint.finding import Finding
-from targets.abac import ALL_USERS, MAX_MATCH_COLUMNS, MAX_POLICIES_PER_TABLE, MAX_PRINCIPALS
-from targets.objects import AbacPolicy
+from accord.compiler.lint.checks import Context, rule
+from accord.compiler.lint.finding import Finding
+from accord.targets.abac import ALL_USERS, MAX_MATCH_COLUMNS, MAX_POLICIES_PER_TABLE, MAX_PRINCIPALS
+from accord.targets.objects import AbacPolicy
 
 
 @rule("ACC504")

@@ -7,14 +7,13 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from accord.compiler.core.errors import Location
+from accord.compiler.lint.checks import SqlContext, sql_rule
+from accord.compiler.lint.finding import Finding, SqlHit
 from sqlglot import exp
 
-from compiler.core.errors import Location
-from compiler.lint.checks import SqlContext, sql_rule
-from compiler.lint.finding import Finding, SqlHit
-
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
-    from compiler.sqlscan import ScanError, ScanResult, Statement
+    from accord.compiler.sqlscan import ScanError, ScanResult, Statement
 
 _FIX = {
     "statement": "correct the statement at this position; until then accord cannot check it",
@@ -166,7 +165,7 @@ def _macro_bodies(result: ScanResult) -> Iterator[SqlHit]:
             called = template.calls.get(column.name)
             if not called or called in _VALUE_CALLS:
                 continue
-            from compiler.sqlscan import node_position
+            from accord.compiler.sqlscan import node_position
 
             line, col = node_position(stmt, column)
             source = template.placeholders[column.name]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler.lint.checks import Context, rule
-from compiler.lint.finding import Finding
+from accord.compiler.lint.checks import Context, rule
+from accord.compiler.lint.finding import Finding
 
 #: raised only by ``accord drift`` (it reads the platforms): ``accord lint`` cannot tell whether
 #: a suppression of one is used, so ACC002 does not judge them

@@ -14,10 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlglot import exp
-
-from compiler.core.errors import Location
-from compiler.lint.bodies import (
+from accord.compiler.core.errors import Location
+from accord.compiler.lint.bodies import (
     MaskHash,
     access_views,
     at,
@@ -30,20 +28,21 @@ from compiler.lint.bodies import (
     signatures,
     within,
 )
-from compiler.lint.checks import Context, SqlContext, rule, sql_rule
-from compiler.lint.finding import Finding, SqlHit
-from compiler.lint.trees import (
+from accord.compiler.lint.checks import Context, SqlContext, rule, sql_rule
+from accord.compiler.lint.finding import Finding, SqlHit
+from accord.compiler.lint.trees import (
     HashCall,
     Part,
     hash_calls,
     weak_hashes,
 )
-from compiler.lint.usage import has_key, platforms_in, usage
-from targets.objects import MaskPolicy
-from targets.sql import render
+from accord.compiler.lint.usage import has_key, platforms_in, usage
+from accord.targets.objects import MaskPolicy
+from accord.targets.sql import render
+from sqlglot import exp
 
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
-    from compiler.sqlscan import Statement
+    from accord.compiler.sqlscan import Statement
 
 
 def _mask_loc(ctx: Context, mask: str, platform: str | None = None) -> Location:

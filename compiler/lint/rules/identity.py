@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler.lint.bodies import (
+from accord.compiler.lint.bodies import (
     at,
     expressions,
     name_of,
     read_bodies,
     within,
 )
-from compiler.lint.checks import Context, SqlContext, rule, sql_rule
-from compiler.lint.finding import Finding, SqlHit
-from compiler.lint.trees import (
+from accord.compiler.lint.checks import Context, SqlContext, rule, sql_rule
+from accord.compiler.lint.finding import Finding, SqlHit
+from accord.compiler.lint.trees import (
     invoker_role_calls,
     role_calls,
     workspace_group_calls,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from compiler.history.ledger import default_ledger, half_applied_groups
-from compiler.lint.checks import Context, rule
-from compiler.lint.finding import Finding
+from accord.compiler.history.ledger import default_ledger, half_applied_groups
+from accord.compiler.lint.checks import Context, rule
+from accord.compiler.lint.finding import Finding
 
 
 def _paths(ctx: Context) -> tuple[Path, Path] | None:

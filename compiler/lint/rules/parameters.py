@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler.lint.bodies import (
+from accord.compiler.lint.bodies import (
     Expression,
     at,
     expressions,
@@ -21,9 +21,9 @@ from compiler.lint.bodies import (
     signatures,
     within,
 )
-from compiler.lint.checks import Context, SqlContext, rule, sql_rule
-from compiler.lint.finding import Finding, SqlHit
-from compiler.model.shadowing import (
+from accord.compiler.lint.checks import Context, SqlContext, rule, sql_rule
+from accord.compiler.lint.finding import Finding, SqlHit
+from accord.compiler.model.shadowing import (
     Columns,
     Shadowed,
     TableColumns,
@@ -31,7 +31,7 @@ from compiler.model.shadowing import (
     shadowed_parameters,
     table_key,
 )
-from targets.objects import MappingTable
+from accord.targets.objects import MappingTable
 
 
 def fix_for(param: str, dialect: str, function: str | None = None) -> str:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from compiler.core.today import today, today_source
-from compiler.lint.checks import Context, rule
-from compiler.lint.finding import Finding
-from compiler.lint.usage import platforms_in, usage
-from compiler.model.grants import principal_of, until_of
-from compiler.model.validate import dimension_path
+from accord.compiler.core.today import today, today_source
+from accord.compiler.lint.checks import Context, rule
+from accord.compiler.lint.finding import Finding
+from accord.compiler.lint.usage import platforms_in, usage
+from accord.compiler.model.grants import principal_of, until_of
+from accord.compiler.model.validate import dimension_path
 
 _IDENTITY = {"snowflake": "role", "databricks": "account group"}
 

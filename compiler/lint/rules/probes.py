@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler.lint.checks import Context, rule
-from compiler.lint.finding import Finding
-from compiler.meaning.probes import ProbeOutcome, evaluate, unanswered
+from accord.compiler.lint.checks import Context, rule
+from accord.compiler.lint.finding import Finding
+from accord.compiler.meaning.probes import ProbeOutcome, evaluate, unanswered
 
 
 def outcomes(ctx: Context) -> list[ProbeOutcome]:

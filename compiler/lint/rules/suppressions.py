@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from compiler.core.errors import Location
-from compiler.lint.checks import Selected, post_rule, sources_of
-from compiler.lint.finding import Finding
-from compiler.lint.rules.drift import LIVE_RULES
-from compiler.model.rules import RULES_BY_ID
+from accord.compiler.core.errors import Location
+from accord.compiler.lint.checks import Selected, post_rule, sources_of
+from accord.compiler.lint.finding import Finding
+from accord.compiler.lint.rules.drift import LIVE_RULES
+from accord.compiler.model.rules import RULES_BY_ID
 
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
-    from compiler.model.validate import Project
-    from compiler.sqlscan import ScanResult
+    from accord.compiler.model.validate import Project
+    from accord.compiler.sqlscan import ScanResult
 
 _SECTIONS = ("masks", "datasets", "indexes", "surfaces")
 #: rules whose SQL findings depend on which files are linted together (ACC203 compares a

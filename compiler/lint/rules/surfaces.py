@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
-from compiler.lint.checks import Context, rule
-from compiler.lint.finding import Finding
-from compiler.lint.usage import has_key
-from compiler.meaning import semantics as sem
-from compiler.meaning.divergence import Divergence, divergences
+from accord.compiler.lint.checks import Context, rule
+from accord.compiler.lint.finding import Finding
+from accord.compiler.lint.usage import has_key
+from accord.compiler.meaning import semantics as sem
+from accord.compiler.meaning.divergence import Divergence, divergences
 
 
 @rule("ACC301")

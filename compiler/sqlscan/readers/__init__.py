@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from accord.compiler.sqlscan.bodies import Context
+from accord.compiler.sqlscan.readers import databricks, shared, snowflake
+from accord.compiler.sqlscan.readers.shared import Entry, Reader, other, read_create_function
+from accord.compiler.sqlscan.statements import Fields
+from accord.compiler.sqlscan.tokens import Cursor, is_word
 from sqlglot.tokens import Token
-
-from compiler.sqlscan.bodies import Context
-from compiler.sqlscan.readers import databricks, shared, snowflake
-from compiler.sqlscan.readers.shared import Entry, Reader, other, read_create_function
-from compiler.sqlscan.statements import Fields
-from compiler.sqlscan.tokens import Cursor, is_word
 
 _Candidates = tuple[tuple[tuple[str, ...], Reader], ...]
 
