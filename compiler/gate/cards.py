@@ -19,7 +19,6 @@ Either is written MAJOR.MINOR.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import time
@@ -31,6 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from accord.compiler.core.canonical import sha256_of
+from accord.compiler.core.deadline import DeadlinePassed, read_by
 from accord.compiler.core.jsonfile import depth_problem
 
 WELL_KNOWN = "/.well-known/agent-card.json"
@@ -130,20 +130,12 @@ def _fetch(url: str, timeout: float) -> Card:
 def _read_by(resp: Any, deadline: float, url: str) -> bytes:
     """At most ``MAX_CARD_BYTES + 1`` bytes, all of them by ``deadline`` (a server that drips
     the card byte by byte is cut off)."""
-    chunks: list[bytes] = []
-    size = 0
-    while size <= MAX_CARD_BYTES:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise CardError(f"no answer from {url}: the card did not arrive within the timeout")
-        with contextlib.suppress(AttributeError, OSError):
-            resp.fp.raw._sock.settimeout(left)
-        chunk = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
+    try:
+        return read_by(resp, deadline, MAX_CARD_BYTES)
+    except DeadlinePassed:
+        raise CardError(
+            f"no answer from {url}: the card did not arrive within the timeout"
+        ) from None
 
 
 def normal_version(value: Any) -> str | None:

@@ -18,7 +18,6 @@ run.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 import urllib.error
@@ -29,6 +28,7 @@ from http.client import HTTPException
 from typing import Any, Literal
 
 from accord.compiler.connect.denials import DenialCode, find_denial
+from accord.compiler.core.deadline import DeadlinePassed, read_by
 from accord.compiler.core.jsonfile import depth_problem
 from accord.compiler.core.secrets import redact
 from accord.compiler.probe_live.canary import Canary
@@ -228,23 +228,14 @@ def _carriers(task: dict[str, Any]) -> list[Any]:
 
 
 def _read_by(resp: Any, deadline: float, url: str) -> bytes:
-    """The answer's bytes, read by ``deadline`` at the latest: the socket's timeout bounds each
-    read only, so an agent that drips a byte at a time would otherwise hold the probe for as
-    long as it likes. At most ``MAX_RESPONSE_BYTES + 1`` bytes."""
-    chunks: list[bytes] = []
-    size = 0
-    while size <= MAX_RESPONSE_BYTES:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise A2AError(f"no answer from {url}: it did not finish within the probe's timeout")
-        with contextlib.suppress(AttributeError, OSError):
-            resp.fp.raw._sock.settimeout(left)  # the next read waits no longer than what is left
-        chunk = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
+    """The answer's bytes, read by ``deadline`` at the latest (an agent that drips a byte at a
+    time is cut off), at most ``MAX_RESPONSE_BYTES + 1`` bytes."""
+    try:
+        return read_by(resp, deadline, MAX_RESPONSE_BYTES)
+    except DeadlinePassed:
+        raise A2AError(
+            f"no answer from {url}: it did not finish within the probe's timeout"
+        ) from None
 
 
 def state_of(task: dict[str, Any]) -> str:
