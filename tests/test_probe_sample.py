@@ -561,3 +561,23 @@ def test_an_option_the_form_does_not_read_is_refused(argv: list[str], refused: s
     code, out, err = run_cli(argv)
     assert code == 2 and out == ""
     assert f"does not take {refused}" in err
+
+
+def test_sampling_an_unreachable_workspace_ends_at_its_connect_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A workspace that never answers ends the sample within ``--connect-timeout`` with one
+    line naming the option, exit 2 (every network call has a timeout; the message must not
+    name an option the command does not take)."""
+    from tests.standins.http import silent_host
+
+    with silent_host() as port:
+        monkeypatch.setenv("DATABRICKS_HOST", f"http://127.0.0.1:{port}")
+        monkeypatch.setenv("DATABRICKS_TOKEN", "t")
+        monkeypatch.setenv("DATABRICKS_WAREHOUSE_ID", "w")
+        code, out, err = run_cli(
+            ["probe", "sample", str(POLICIES), "--platform", "databricks", "--since", "7",
+             "--connect-timeout", "2"]
+        )  # fmt: skip
+    assert code == 2 and out == ""
+    assert "within the connect timeout of 2s (--connect-timeout)" in err

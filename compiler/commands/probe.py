@@ -14,6 +14,11 @@ from __future__ import annotations
 
 import click
 from accord.compiler.commands.options import Choice, compiled_option, format_option
+from accord.compiler.connect.config import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_STATEMENT_TIMEOUT,
+    Timeouts,
+)
 from accord.compiler.core.errors import UsageError
 
 
@@ -68,6 +73,20 @@ from accord.compiler.core.errors import UsageError
     help="sample: the uncovered facts listed and the probes proposed",
 )
 @click.option("--profile", default=None, help="sample: Databricks profile (~/.databrickscfg)")
+@click.option(
+    "--connect-timeout",
+    default=DEFAULT_CONNECT_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="sample: seconds to reach and log in to a platform",
+)
+@click.option(
+    "--statement-timeout",
+    default=DEFAULT_STATEMENT_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="sample: seconds one history query may run",
+)
 def command(
     args: tuple[str, ...],
     live: bool,
@@ -85,6 +104,8 @@ def command(
     since: int | None,
     top: int,
     profile: str | None,
+    connect_timeout: float,
+    statement_timeout: float,
 ) -> int:
     """Run the probes, or print a new one, or sample probes from the access history.
 
@@ -119,6 +140,7 @@ def command(
             connection,
             profile,
             warehouse_id,
+            Timeouts(connect_timeout, statement_timeout),
         )
     if fmt == "yaml":
         raise UsageError("--format yaml is for probe sample; probe takes text, json or junit")
@@ -176,7 +198,18 @@ def command(
 #: the options each form of the command reads; any other given on the command line is refused,
 #: never silently ignored
 _FORM_OPTIONS = {
-    "sample": {"platform", "fmt", "out", "connection", "warehouse_id", "since", "top", "profile"},
+    "sample": {
+        "platform",
+        "fmt",
+        "out",
+        "connection",
+        "warehouse_id",
+        "since",
+        "top",
+        "profile",
+        "connect_timeout",
+        "statement_timeout",
+    },
     "init": {"where", "column", "owner", "name"},
     "run": {"fmt", "out", "compiled"},
     "live": {"platform", "fmt", "out", "config", "compiled", "connection", "warehouse_id"},
@@ -259,13 +292,16 @@ def _sample(
     connection: str | None,
     profile: str | None,
     warehouse_id: str | None,
+    timeouts: Timeouts,
 ) -> int:
     from accord.compiler.connect.config import LiveOptions
     from accord.compiler.model.validate import load_project
     from accord.compiler.probe_sample.run import SampleOptions, sample, write_proposals
 
     project = load_project(directory)
-    live = LiveOptions(connection=connection, profile=profile, warehouse_id=warehouse_id)
+    live = LiveOptions(
+        connection=connection, profile=profile, warehouse_id=warehouse_id, timeouts=timeouts
+    )
     result = sample(project, SampleOptions(platform=platform, since=since, top=top, live=live))
     if out:
         write_proposals(directory, result, out)
