@@ -113,10 +113,12 @@ incomplete contains msg if {
 incomplete contains msg if {
 	"expected_agent_count" in keys_of(input)
 	is_number(input.expected_agent_count)
-	count(agents) != input.expected_agent_count
+	# the registry counts the agents it still lists and the model retired: each is either
+	# described (agents) or accounted for (retired_agents, judged below)
+	count(agents) + count(retired) != input.expected_agent_count
 	msg := sprintf(
-		"incomplete manifest: it describes %d agents, the registry expects %d",
-		[count(agents), input.expected_agent_count],
+		"incomplete manifest: it describes %d agents and %d retired, the registry expects %d",
+		[count(agents), count(retired), input.expected_agent_count],
 	)
 }
 
