@@ -262,3 +262,44 @@ def test_a_persona_session_that_is_refused_names_the_host(
         DatabricksExecutor.session(lambda: client_of("dev"), "wh", options.timeouts).__enter__()
     assert f"(host of profile 'dev' in {cfg}, from the probe config's" in str(refused.value)
     assert len([a for a in attempts if a[1] == port]) == 2  # one per session, no retry
+
+
+def _no_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
+def test_the_proxy_the_environment_names_is_what_is_checked(
+    platforms: Platforms, monkeypatch: pytest.MonkeyPatch, attempts: list[tuple[str, int]]
+) -> None:
+    """requests (under the SDK) goes through ``HTTP_PROXY`` unless ``NO_PROXY`` exempts the
+    host: the check connects where the client would."""
+    _no_proxy_settings(monkeypatch)
+    proxy = closed_port()
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy}")
+    code, _, err = _introspect("databricks")
+    assert code == 2
+    line = _one_line(err)
+    assert f"(through the proxy 127.0.0.1:{proxy}, HTTP_PROXY): 127.0.0.1 port {proxy}" in line
+    assert [a for a in attempts if a[1] == proxy] == [("127.0.0.1", proxy)]
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # the workspace is exempt: reached directly
+    assert _introspect("databricks", "--format", "json")[0] == 0
+
+
+def test_a_snowflake_connection_s_own_proxy_is_what_is_checked(
+    platforms: Platforms,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    connector_calls: list[dict[str, object]],
+) -> None:
+    """The connector's ``proxy_host``/``proxy_port`` win over the environment's proxy."""
+    _no_proxy_settings(monkeypatch)
+    proxy = closed_port()
+    path = _connections(tmp_path / "sf", int(os.environ["SNOWFLAKE_PORT"]))
+    with path.open("a") as fh:
+        fh.write(f'proxy_host = "127.0.0.1"\nproxy_port = {proxy}\n')
+    monkeypatch.setenv("SNOWFLAKE_HOME", str(tmp_path / "sf"))
+    code, _, err = _introspect("snowflake", "--connection", "standin")
+    assert code == 2 and connector_calls == []
+    assert f"(through the proxy 127.0.0.1:{proxy}, its proxy_host setting)" in _one_line(err)

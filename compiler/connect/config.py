@@ -21,10 +21,10 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from accord.compiler.connect.reach import Target, preflight, url_target
+from accord.compiler.connect.reach import Target, preflight, proxy_of, url_target
 from accord.compiler.core import secrets
 from accord.compiler.core.errors import UsageError, one_line
 
@@ -157,6 +157,7 @@ def snowflake_target(params: dict[str, Any], options: LiveOptions) -> Target | s
     ``port`` and ``protocol`` override it), and the settings they came from. A named
     connection that accord cannot read is described in words (the connector reports it)."""
     name = params.get("connection_name")
+    entry: dict[str, Any] = {}
     if name:
         if options.connection == name:
             how = "--connection"
@@ -179,7 +180,17 @@ def snowflake_target(params: dict[str, Any], options: LiveOptions) -> Target | s
     protocol = str(settings.get("protocol") or "https").lower()
     host = str(settings.get("host") or f"{account}.snowflakecomputing.com")
     port = settings.get("port") or (80 if protocol == "http" else 443)
-    return url_target("Snowflake", f"{protocol}://{host}:{port}", origin, account or None)
+    target = url_target("Snowflake", f"{protocol}://{host}:{port}", origin, account or None)
+    # the connector's own proxy settings win over the environment's, which it honours unless
+    # use_proxy_env is false (connection_config.py: proxy, proxy_host/proxy_port, use_proxy_env)
+    proxy = None
+    if entry.get("proxy"):
+        proxy = proxy_of(str(entry["proxy"]), "its proxy setting")
+    elif entry.get("proxy_host"):
+        where = f"{entry['proxy_host']}:{entry.get('proxy_port') or 80}"
+        proxy = proxy_of(where, "its proxy_host setting")
+    uses_env = entry.get("use_proxy_env") not in (False, "false", "False", 0)
+    return replace(target, proxy=proxy, env_proxy=uses_env)
 
 
 _warned: set[str] = set()

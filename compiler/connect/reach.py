@@ -54,6 +54,10 @@ class Target:
     origin: str
     #: the Snowflake account (None for Databricks)
     account: str | None = None
+    #: the proxy the client is configured with (host, port, the setting that named it)
+    proxy: tuple[str, int, str] | None = None
+    #: whether the client takes a proxy from the environment (``HTTPS_PROXY``, ``NO_PROXY``)
+    env_proxy: bool = True
 
     def __str__(self) -> str:
         what = f"{self.platform} account {self.account!r}" if self.account else self.platform
@@ -78,32 +82,41 @@ def url_target(platform: str, url: str, origin: str, account: str | None = None)
     return Target(platform, url.rstrip("/"), host, _port(parsed, scheme), origin, account)
 
 
+def proxy_of(url: str, named: str) -> tuple[str, int, str] | None:
+    """A proxy URL (``[scheme://][user:pass@]host[:port]``) as (host, port, the setting that
+    named it); its credentials are never kept."""
+    parsed = urllib.parse.urlsplit(url if "://" in url else f"http://{url}")
+    if not parsed.hostname:
+        return None
+    return parsed.hostname, _port(parsed, parsed.scheme or "http"), named
+
+
 def _proxy(target: Target) -> tuple[str, int, str] | None:
     """The proxy the environment names for the target's URL (``HTTPS_PROXY`` and the like,
     unless ``NO_PROXY`` exempts the host): its host, port and the variable that named it."""
-    scheme = urllib.parse.urlsplit(target.url).scheme or "https"
-    proxies = urllib.request.getproxies()
-    found = proxies.get(scheme)
-    if not found or urllib.request.proxy_bypass(target.host):
+    if target.proxy is not None:
+        return target.proxy
+    if not target.env_proxy:
         return None
-    parsed = urllib.parse.urlsplit(found if "://" in found else f"http://{found}")
-    if not parsed.hostname:
+    scheme = urllib.parse.urlsplit(target.url).scheme or "https"
+    found = urllib.request.getproxies().get(scheme)
+    if not found or urllib.request.proxy_bypass(target.host):
         return None
     named = next(
         (v for v in (f"{scheme.upper()}_PROXY", f"{scheme}_proxy") if os.environ.get(v)),
         f"{scheme}_proxy",
     )
-    return parsed.hostname, _port(parsed, parsed.scheme or "http"), named
+    return proxy_of(found, named)
 
 
-def preflight(target: Target, seconds: float, proxy: tuple[str, int] | None = None) -> None:
-    """One TCP connection to ``target`` (or to its proxy: ``proxy``, else the environment's),
-    closed at once: :class:`UnreachableError` when the name does not resolve or the connection
-    is refused (at once), or when nothing answers within ``seconds``. A target without a host
-    is the client's to report."""
+def preflight(target: Target, seconds: float) -> None:
+    """One TCP connection to ``target`` (or to the proxy the client goes through: its own,
+    else the environment's), closed at once: :class:`UnreachableError` when the name does not
+    resolve or the connection is refused (at once), or when nothing answers within
+    ``seconds``. A target without a host is the client's to report."""
     if not target.host:
         return
-    via = (*proxy, "the proxy") if proxy else _proxy(target)
+    via = _proxy(target)
     host, port = (via[0], via[1]) if via else (target.host, target.port)
     through = f" (through the proxy {host}:{port}, {via[2]})" if via else ""
     box: dict[str, Any] = {}
