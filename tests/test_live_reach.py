@@ -204,7 +204,8 @@ def test_a_named_snowflake_connection_is_named(
     line = _one_line(err)
     assert code == 2
     assert line.startswith("accord: cannot connect to Snowflake connection 'nope' (from ")
-    assert "--connection" in line and "000007" in line  # the connector's configuration errno
+    assert f"--connection; accord finds none in {path})" in line
+    assert "000007" in line  # the connector's configuration errno
 
 
 def _databrickscfg(path: Path, host: str) -> Path:

@@ -166,7 +166,9 @@ def snowflake_target(params: dict[str, Any], options: LiveOptions) -> Target | s
             how = default[1] if default else "the connector's default connection"
         found = _snowflake_entry(str(name))
         if found is None:
-            return f"Snowflake connection {name!r} (from {how})"
+            home = os.environ.get("SNOWFLAKE_HOME") or os.path.expanduser("~/.snowflake")
+            where = os.path.join(home, "connections.toml")
+            return f"Snowflake connection {name!r} (from {how}; accord finds none in {where})"
         entry, path = found
         settings = {k: entry.get(k) for k in ("account", "user", "host", "port", "protocol")}
         origin = f"connection {name!r} in {path}, from {how}"
