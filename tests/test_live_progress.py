@@ -63,7 +63,7 @@ def environment(platforms: Platforms) -> dict[str, str]:
     that the bar is drawn at least once while a stage runs."""
     platforms.databricks.latency = 0.02
     env = {k: v for k, v in os.environ.items() if k != "CI"}
-    return {**env, "NO_COLOR": "1", "TERM": "xterm-256color"}
+    return {**env, "NO_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "160"}
 
 
 def test_a_terminal_shows_a_bar_and_stdout_is_the_same(environment: dict[str, str]) -> None:
