@@ -262,7 +262,8 @@ def test_lint_imports_no_heavy_client() -> None:
         "        main(args)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "heavy = ('duckdb', 'snowflake', 'databricks', 'python_terraform', 'terraform', 'regorus')\n"
+        "heavy = ('duckdb', 'snowflake', 'databricks', 'python_terraform', 'terraform', 'regorus',\n"
+        "         'rich')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
     )
     run = subprocess.run(

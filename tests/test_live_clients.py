@@ -98,7 +98,7 @@ def test_a_refused_port_is_one_line_exit_2(
 ) -> None:
     monkeypatch.setenv("SNOWFLAKE_PORT", str(closed_port()))
     code, _, err = run_cli(["drift", POLICIES, "--platform", "snowflake", "--connect-timeout", "1"])
-    assert code == 2 and err.startswith("accord: cannot connect to Snowflake:")
+    assert code == 2 and err.startswith("accord: cannot reach Snowflake account 'standin' at ")
     assert len(err.strip().splitlines()) == 1
 
 
@@ -183,10 +183,10 @@ def test_drift_machine_formats_still_print_one_document_on_exit_2(
     monkeypatch.setenv("SNOWFLAKE_PORT", str(closed_port()))
     argv = ["drift", POLICIES, "--platform", "snowflake", "--format", fmt, "--connect-timeout", "1"]
     code, out, err = run_cli(argv)
-    assert code == 2 and err.startswith("accord: cannot connect to Snowflake:")
+    assert code == 2 and err.startswith("accord: cannot reach Snowflake account 'standin' at ")
     doc = json.loads(out)
     if fmt == "json":
-        assert doc["findings"] == [] and doc["errors"][0]["message"].startswith("cannot connect")
+        assert doc["findings"] == [] and doc["errors"][0]["message"].startswith("cannot reach")
     else:
         import jsonschema
 
@@ -194,7 +194,7 @@ def test_drift_machine_formats_still_print_one_document_on_exit_2(
         jsonschema.validators.validator_for(schema)(schema).validate(doc)
         (invocation,) = doc["runs"][0]["invocations"]
         assert invocation["executionSuccessful"] is False
-        assert "cannot connect" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+        assert "cannot reach" in invocation["toolExecutionNotifications"][0]["message"]["text"]
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ from snowflake.connector.errors import ProgrammingError
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan
-from tests.standins.http import Handler, serve
+from tests.standins.http import Handler, serve, silent_host
 
 SECRETS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}
 CUTOVER_SF = "05_snowflake_cutover_subject"
@@ -268,9 +268,14 @@ def test_cli_apply_snowflake_through_the_connector(
     monkeypatch.setenv("SNOWFLAKE_ACCOUNT", "acme-test")
     monkeypatch.setenv("SNOWFLAKE_USER", "ci")
     fake = FakeSnowflake()
-    code, out, err = run_cli_with(
-        fake, ["migrate", "apply", "--platform", "snowflake", "--plans", str(plans)]
-    )
+    # the account's address answers on loopback (accord checks it accepts a connection before
+    # the connector logs in; no network in tests)
+    with silent_host() as port:
+        monkeypatch.setenv("SNOWFLAKE_HOST", "127.0.0.1")
+        monkeypatch.setenv("SNOWFLAKE_PORT", str(port))
+        code, out, err = run_cli_with(
+            fake, ["migrate", "apply", "--platform", "snowflake", "--plans", str(plans)]
+        )
     assert code == 0, err
     assert "05_snowflake_cutover_subject: applied" in out
     code, _, err = run_cli(["migrate", "status", "--plans", str(plans)])

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
 from accord.compiler.connect.config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
-from accord.compiler.core.visible import own_styles, visible
+from accord.compiler.core.visible import visible
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -98,18 +99,22 @@ def options_from(kwargs: dict[str, Any]) -> Any:
 
 
 def progress() -> Callable[[str], None]:
-    """On a terminal: what is being read or run, on one rewritten line; in CI: nothing (the
-    commands print one line per stage)."""
-    if not terminal():
-        return lambda _: None
+    """What a live command shows as it works, on standard error (``compiler.core.progress``):
+    on a terminal a transient rich bar (the stage, ``done/total``, the time), in CI or when
+    standard error is not a terminal one plain line a stage. Ended with the command."""
+    from accord.compiler.core.progress import Bar, Lines
 
-    def show(text: str) -> None:
-        # the line is rewritten with a carriage return and an erase (they pass the guard);
-        # what it shows is rendered visibly
-        with own_styles():
-            click.echo(f"\r\033[K{visible(text)[:100]}", err=True, nl=False)
-
-    return show
+    shown: Bar | Lines
+    if terminal():
+        # rich draws on the stream under the guard of the standard streams: what it shows is
+        # rendered visibly here, and its own escape sequences and carriage returns must pass
+        shown = Bar(getattr(sys.stderr, "_stream", sys.stderr))
+    else:
+        shown = Lines(lambda: sys.stderr)
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.call_on_close(shown.done)
+    return shown
 
 
 def say(line: object, err: bool = False) -> None:
@@ -125,4 +130,5 @@ def platforms_of(platform: str) -> list[str]:
 
 
 def terminal() -> bool:
-    return sys.stderr.isatty()
+    """Whether standard error is a terminal a person watches (not a CI log: ``CI`` unset)."""
+    return sys.stderr.isatty() and not os.environ.get("CI")

@@ -13,7 +13,7 @@ Exit 1 when an answer differs from ``expect`` (or, live, when two surfaces disag
 from __future__ import annotations
 
 import click
-from accord.compiler.commands.options import Choice, compiled_option, format_option
+from accord.compiler.commands.options import Choice, compiled_option, format_option, progress
 from accord.compiler.connect.config import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_STATEMENT_TIMEOUT,
@@ -176,6 +176,7 @@ def command(
                 compiled=compiled,
                 connection=connection,
                 warehouse_id=warehouse_id,
+                progress=progress(),
             ),
         )
         if out:
@@ -302,7 +303,10 @@ def _sample(
     live = LiveOptions(
         connection=connection, profile=profile, warehouse_id=warehouse_id, timeouts=timeouts
     )
-    result = sample(project, SampleOptions(platform=platform, since=since, top=top, live=live))
+    result = sample(
+        project,
+        SampleOptions(platform=platform, since=since, top=top, live=live, progress=progress()),
+    )
     if out:
         write_proposals(directory, result, out)
     click.echo(result.render(fmt), nl=False)

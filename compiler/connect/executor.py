@@ -38,11 +38,16 @@ from accord.compiler.connect.config import (
     LiveOptions,
     Timeouts,
     databricks_client,
+    databricks_credentials,
+    databricks_target,
+    reach_databricks,
     require_extra,
     snowflake_params,
+    snowflake_target,
     warehouse_id,
 )
 from accord.compiler.connect.denials import Denial, classify
+from accord.compiler.connect.reach import Target, UnreachableError, preflight
 from accord.compiler.core.errors import UsageError, one_line
 from accord.compiler.core.secrets import redact, redact_tree
 from sqlglot.dialects.dialect import Dialect
@@ -86,16 +91,6 @@ class DeadlineError(ExecutionError):
 
 class SessionError(ExecutionError):
     """A persona session could not be opened (no codes: the platform denied nothing)."""
-
-
-class UnreachableError(UsageError):
-    """The platform cannot be reached within the connect timeout: exit 2, one line."""
-
-    def __init__(self, message: str, said: str | None = None) -> None:
-        message = redact(message)
-        super().__init__(message)
-        #: the first line of the client's own error, when there was one
-        self.said = message if said is None else redact(said)
 
 
 class Executor(Protocol):
@@ -153,12 +148,17 @@ class SnowflakeExecutor:
         params = snowflake_params(options)
         import snowflake.connector
 
+        target = snowflake_target(params, options)
+        if isinstance(target, Target):
+            preflight(target, options.timeouts.connect)  # a refused port: at once, not retried
         try:
             return cls(snowflake.connector.connect(**params))
         except snowflake.connector.errors.Error as err:
-            raise UsageError(f"cannot connect to Snowflake: {one_line(err)}") from None
+            # the connector's errno leads its message (250001 a login it could not make,
+            # 390100 a wrong user or password, 000007 a connection it cannot find)
+            raise UsageError(f"cannot connect to {target}: {one_line(err)}") from None
         except (OSError, TimeoutError) as err:
-            raise UsageError(f"cannot connect to Snowflake: {one_line(err)}") from None
+            raise UsageError(f"cannot connect to {target}: {one_line(err)}") from None
 
     @classmethod
     def from_env(cls) -> SnowflakeExecutor:
@@ -173,7 +173,21 @@ class SnowflakeExecutor:
         import snowflake.connector
 
         params = snowflake_params(options)
-        return lambda: snowflake.connector.connect(**params)
+        target = snowflake_target(params, options)
+
+        def connect() -> Any:
+            if isinstance(target, Target):
+                preflight(target, options.timeouts.connect)
+            try:
+                return snowflake.connector.connect(**params)
+            except snowflake.connector.errors.Error as err:
+                raise SessionError(
+                    f"cannot connect to {target}: {one_line(err, first=True)}",
+                    one_line(err, first=True),
+                    snowflake_codes(err),
+                ) from None
+
+        return connect
 
     @classmethod
     @contextlib.contextmanager
@@ -181,6 +195,10 @@ class SnowflakeExecutor:
         """A persona session: ``connect()`` opens it (see :meth:`opener`); closed on leaving."""
         try:
             connection = connect()
+        except SessionError:
+            raise  # the opener's: it names what it tried, with the connector's codes
+        except UnreachableError as err:  # it names what it tried
+            raise SessionError(str(err), err.said) from None
         except Exception as err:  # the connector's errors, OSError, TimeoutError
             raise SessionError(
                 f"cannot connect to Snowflake: {one_line(err, first=True)}"
@@ -272,25 +290,37 @@ class DatabricksExecutor:
         options = options or LiveOptions()
         warehouse = warehouse_id(options)
 
+        tried: list[Target] = []
+
         def reach() -> Any:
             from databricks.sdk.errors import DatabricksError, PermissionDenied, Unauthenticated
 
-            client = databricks_client(options)
+            client = databricks_client(options, tried)  # a refused or unknown host: at once
+            chose = "--profile" if options.profile else None
+            target = databricks_target(client.config, chose)
+            tried[:] = [target]
+            reach_databricks(client, options.timeouts.connect, chose)
             try:
                 client.current_user.me()
             except (PermissionDenied, Unauthenticated) as err:
+                # a wrong token is a 403 "Invalid access token." (401 when none is sent)
+                said = one_line(err).split(". Config: ")[0]  # the SDK's dump of its settings
                 raise UsageError(
-                    f"cannot log in to Databricks at {client.config.host}: {one_line(err)[:300]}"
+                    f"cannot log in to {target} with {databricks_credentials(client.config)}: "
+                    f"{said[:300]}"
                 ) from None
             except DatabricksError:
                 pass  # the workspace answered: reachable (DatabricksError is an OSError too)
             except (OSError, TimeoutError) as err:
-                raise UnreachableError(
-                    f"cannot reach Databricks at {client.config.host}: {one_line(err)[:300]}"
-                ) from None
+                raise UnreachableError(f"cannot reach {target}: {one_line(err)[:300]}") from None
             return client
 
-        client = within(options.timeouts.connect, reach, "Databricks")
+        client = within(
+            options.timeouts.connect,
+            reach,
+            "Databricks",
+            lambda: str(tried[0]) if tried else "",
+        )
         require_databricks_apis()
         return cls(client, warehouse, timeouts=options.timeouts)
 
@@ -307,6 +337,8 @@ class DatabricksExecutor:
         from it, such as a persona without a profile, is the caller's to report)."""
         try:
             built = client()
+        except UnreachableError as err:  # this persona's session: it names what it tried
+            raise SessionError(str(err), err.said) from None
         except UsageError:
             raise
         except Exception as err:  # the SDK's configuration errors
@@ -588,9 +620,12 @@ def bounded(seconds: float, fn: Callable[[], Any], what: str, timeout: str) -> A
     return box["value"]
 
 
-def within(seconds: float, fn: Callable[[], Any], platform: str) -> Any:
+def within(
+    seconds: float, fn: Callable[[], Any], platform: str, tried: Callable[[], str] = lambda: ""
+) -> Any:
     """``fn()``, or UnreachableError when it has not returned after ``seconds`` (the worker is
-    a daemon thread: a client stuck in its own retries never holds the command)."""
+    a daemon thread: a client stuck in its own retries never holds the command); ``tried()``
+    names what it was reaching, when it got that far."""
     import threading
 
     box: dict[str, Any] = {}
@@ -606,7 +641,7 @@ def within(seconds: float, fn: Callable[[], Any], platform: str) -> Any:
     worker.join(seconds)
     if worker.is_alive():
         raise UnreachableError(
-            f"cannot reach {platform} within the connect timeout of {seconds:g}s "
+            f"cannot reach {tried() or platform} within the connect timeout of {seconds:g}s "
             "(--connect-timeout): is the host right and reachable from here?"
         )
     if "error" in box:

@@ -39,6 +39,7 @@ from typing import Any
 import sqlglot
 from accord.compiler.connect.executor import ExecutionError
 from accord.compiler.core.errors import UsageError, one_line
+from accord.compiler.core.progress import counted
 from accord.compiler.live.coverage import Coverage
 from accord.targets.identity import fingerprint, identity
 from accord.targets.objects import (
@@ -363,6 +364,7 @@ class Reader:
         the order of ``items`` whatever order they finish in (output identical to ``--jobs
         1``). ``fn`` must only return what it read: record findings (``cannot_see``,
         ``ignored``) from the results, in order, not from ``fn``."""
+        fn = counted(self.progress, fn, items)  # a count for the progress bar
         if self.jobs == 1 or len(items) < 2:
             return [fn(i) for i in items]
         from concurrent.futures import ThreadPoolExecutor

@@ -19,6 +19,7 @@ from typing import Any
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.connect.executor import open_executor
 from accord.compiler.core.errors import Diagnostic, InputError, UsageError
+from accord.compiler.core.progress import finished
 from accord.compiler.core.visible import visible
 from accord.compiler.live.introspect import LiveCatalog, UnreadableAnswer, introspect
 from accord.compiler.model.validate import Project
@@ -63,6 +64,8 @@ def session(
             except UnreadableAnswer as err:  # located where the model names what was read
                 where = project.loc("platforms", p, "governance_schema")
                 raise InputError(Diagnostic(where, str(err))) from None
+            finally:
+                finished(progress)  # what is said next is not drawn over
             for what in catalogs[p].ignored:  # said on every live command, whatever the format
                 # one line, whatever the platform's answer holds
                 print(visible(f"accord: warning: {p}: {what}"), file=sys.stderr)

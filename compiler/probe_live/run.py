@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from accord.compiler.connect.executor import SnowflakeExecutor
 from accord.compiler.core import secrets
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import decode, deepest_bracket, read_bytes
+from accord.compiler.core.progress import counting, finished
 from accord.compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
 from accord.compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
 from accord.compiler.probe_live.canary import Canary, canary_for
@@ -82,6 +84,8 @@ class LiveOptions:
     warehouse_id: str | None = None
     #: platform -> Runner, used instead of the real clients (tests, other callers)
     runners: dict[str, Runner] = field(default_factory=dict)
+    #: what is shown as the probes are asked (``compiler.core.progress``), on standard error
+    progress: Callable[[str], None] = field(default=lambda _: None)
 
 
 class NotAllowed(UsageError):
@@ -394,7 +398,9 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
             runners[platform] = make(config, options)
         return runners[platform]
 
-    for q in questions(model):
+    asked = list(questions(model))
+    options.progress("probe --live: asking each probe's persona")
+    for q in counting(options.progress, asked):
         name, probe, surface = q.name, q.probe, q.surface
         s = model.surfaces[surface]
         model_says = q.modelled(model)
@@ -419,6 +425,7 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
         if got.fault is not None:
             got = replace(got, disposition=None)
         outcomes.append(q.outcome(got, depth))
+    finished(options.progress)
     return ProbeRun(
         "live",
         project.fingerprint,

@@ -19,6 +19,7 @@ from typing import Any
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.connect.executor import ExecutionError, open_executor
 from accord.compiler.core.errors import InputError, UsageError
+from accord.compiler.core.progress import finished
 from accord.compiler.probe_sample.history import (
     LATENCY,
     VIEWS,
@@ -40,6 +41,8 @@ class SampleOptions:
     #: platform -> an executor-like object with ``query(statement)`` (and, for Databricks,
     #: ``client``); used instead of connecting (tests, other callers)
     executors: dict[str, Any] | None = None
+    #: what is shown as each platform's history is read (``compiler.core.progress``)
+    progress: Callable[[str], None] = field(default=lambda _: None)
 
 
 def platforms_of(model: Any, platform: str) -> list[str]:
@@ -62,6 +65,7 @@ def sample(project: Any, options: SampleOptions) -> Sample:
         source = Source(platform, VIEWS[platform], LATENCY[platform])
         sources.append(source)
         with _executor(platform, options) as executor:
+            options.progress(f"probe sample: {platform}: reading the access history")
             try:
                 reads += _read(platform, executor, options.since, source)
                 source.read = True
@@ -72,6 +76,7 @@ def sample(project: Any, options: SampleOptions) -> Sample:
                     source.why,
                     f"the coverage of the probes by {platform} traffic",
                 )
+    finished(options.progress)
     return build(model, reads, sources, platforms, options.since, options.top)
 
 

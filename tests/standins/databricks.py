@@ -78,6 +78,10 @@ class DatabricksEstate(Estate):
         self.statements: dict[str, dict[str, Any]] = {}
         #: bearer token -> persona; when empty, any caller is let in
         self.tokens: dict[str, str] = {}
+        #: when set, the tokens a workspace accepts (besides ``tokens``): any other bearer
+        #: token is answered 403 ``Invalid access token.``, as a workspace answers an invalid
+        #: personal access token on every API (databricks-sdk-go issue 873 shows the answer)
+        self.accepted: set[str] = set()
         #: when set, statements are answered by it, not by the estate
         self.answer: Answer | None = None
         #: each POST /api/2.0/sql/statements: {"persona": ..., "body": ...}
@@ -560,6 +564,8 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
             if any(path.startswith(p) for p in estate.drip_on):
                 return self._drip()
             token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            if estate.accepted and token not in estate.accepted | set(estate.tokens):
+                return self.send_json(403, {"error_code": 403, "message": "Invalid access token."})
             persona = estate.tokens.get(token, "")
             if method == "POST" and estate.tokens and not persona:
                 return self.send_json(

@@ -86,6 +86,10 @@ class SnowflakeEstate(Estate):
         super().__init__("snowflake", owner)
         #: UPPER user -> the roles granted to it (a user not listed may use any role)
         self.user_roles: dict[str, set[str]] = {}
+        #: when set, the password of each user (upper case) a login must give; any other
+        #: login is refused as Snowflake refuses it (390100 "Incorrect username or password
+        #: was specified.", which the connector raises as 250001 (08001))
+        self.passwords: dict[str, str] = {}
         #: the session of the statement being executed (set by the HTTP handler)
         self.current: Session | None = None
         #: role -> {(privilege, granted_on, name)}, what ``SHOW GRANTS TO ROLE`` lists besides
@@ -816,6 +820,15 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
             if self.path.startswith("/session/v1/login-request"):
                 data = body.get("data", {})
                 self.logins.append(data)
+                user = str(data.get("LOGIN_NAME") or "").upper()
+                if estate.passwords and estate.passwords.get(user) != data.get("PASSWORD"):
+                    # the login Snowflake refuses: code 390100, SQLSTATE 08004
+                    return self.send_json(200, {
+                        "data": {"nextAction": "RETRY_LOGIN", "authnMethod": "USERNAME_PASSWORD",
+                                 "loginName": data.get("LOGIN_NAME")},
+                        "code": "390100", "success": False,
+                        "message": "Incorrect username or password was specified.",
+                    })  # fmt: skip
                 token = f"standin-token-{len(self.logins)}"
                 # the connector names the role in the query string (``roleName=``)
                 query = parse_qs(urlsplit(self.path).query)
