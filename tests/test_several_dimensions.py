@@ -5,7 +5,8 @@ parameter per dimension, `ON (col1, col2)`; ABAC one ON TABLE policy matching ea
 parsed back with sqlglot; verifies on DuckDB for every persona over every combination of
 values, and fails SQL that combines the dimensions wrongly; analyzes and diffs per dimension;
 plans from the one-dimension version with the one-statement DROP/ADD swap (proved on the
-simulator); answers probes with a `where` on one dimension; and the live commands refuse it."""
+simulator); answers probes with a `where` on one dimension; and `probe --live` refuses it
+(introspection, drift and plans from a live base: tests/test_live_dimensions.py)."""
 
 from __future__ import annotations
 
@@ -324,8 +325,6 @@ def test_plan_from_one_dimension_swaps_in_one_statement() -> None:
 @pytest.mark.parametrize(
     ("argv", "command"),
     [
-        (["drift", "DIR", "--platform", "snowflake"], "accord drift"),
-        (["introspect", "DIR", "--platform", "databricks"], "accord introspect"),
         (["probe", "--live", "DIR"], "accord probe --live"),
     ],
 )
