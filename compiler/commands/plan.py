@@ -56,6 +56,7 @@ def command(
     try:
         if base.startswith("live:"):
             from accord.compiler.live.plan import plan_from_live
+
             plan, notes = plan_from_live(
                 head, base, options_from(kwargs), progress(), adopt, keep_unmanaged
             )

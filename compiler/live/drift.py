@@ -127,16 +127,16 @@ def _changed_what(old: CatalogObject, new: CatalogObject, platform: str) -> str:
         if isinstance(old, RowFilterAttachment) and isinstance(new, RowFilterAttachment):
             return _columns_changed(old.columns, new.columns)
         return "its arguments differ"
-    if isinstance(old, AbacPolicy) and isinstance(new, AbacPolicy):
-        if (old.match_columns, old.using) != (new.match_columns, new.using):
-            return (
-                f"matches {_matched(old)}, the model {_matched(new)}"
-                + (
-                    ": the columns are in another order, so each dimension reads another's column"
-                    if sorted(_pairs(old)) == sorted(_pairs(new)) and _pairs(old) != _pairs(new)
-                    else ""
-                )
-            )
+    if (
+        isinstance(old, AbacPolicy)
+        and isinstance(new, AbacPolicy)
+        and (old.match_columns, old.using) != (new.match_columns, new.using)
+    ):
+        return f"matches {_matched(old)}, the model {_matched(new)}" + (
+            ": the columns are in another order, so each dimension reads another's column"
+            if sorted(_pairs(old)) == sorted(_pairs(new)) and _pairs(old) != _pairs(new)
+            else ""
+        )
     return "its definition differs"
 
 
@@ -414,9 +414,11 @@ def grant_path(
         if identity_ and str(identity_).upper() == who.upper():
             found.append((i, until_of(e)))
     if not found:
-        return ("entitlements", dimension, value) if value in project.model.entitlements.get(
-            dimension, {}
-        ) else None
+        return (
+            ("entitlements", dimension, value)
+            if value in project.model.entitlements.get(dimension, {})
+            else None
+        )
     standing = [i for i, until in found if until is None]
     if standing:
         return ("entitlements", dimension, value, standing[0])
@@ -654,13 +656,27 @@ def drift(
 
 
 def unmanaged(expected: Catalog, live: LiveCatalog) -> Iterable[CatalogObject]:
-    """Placements on governed tables and columns the model did not make (plan --adopt)."""
+    """Placements on governed tables and columns the model did not make (plan --adopt): an
+    attachment or ABAC policy of a policy that neither the model nor the governance schema
+    defines, or one of the model's policy in a place the model does not put it. A placement
+    of a policy the governance schema defines and the model no longer has is accord's own
+    earlier one (the one-dimension filter a two-dimension filter replaces, and its ABAC
+    policy): the plan swaps it out and drops the policy, as a plan from a recorded base
+    does."""
     model_ids = {identity(o) for o in expected}
     model_policies = {
         o.name.upper() for o in expected if isinstance(o, RowFilterPolicy | MaskPolicy)
     }
+    retired = {
+        o.name.upper() for o in live.catalog if isinstance(o, RowFilterPolicy | MaskPolicy)
+    } - model_policies
     for o in live.catalog:
         if is_definition(o):
+            continue
+        uses = getattr(o, "policy", None) or getattr(o, "function", None) or ""
+        if isinstance(o, MaskAttachment | RowFilterAttachment | AbacPolicy) and (
+            uses.upper() in retired
+        ):
             continue
         foreign = isinstance(o, MaskAttachment | RowFilterAttachment) and (
             o.policy.upper() not in model_policies

@@ -65,20 +65,6 @@ def dimension_path(project: Project, dataset: str, i: int) -> tuple[Any, ...]:
     return ("datasets", dataset, "row_filter", "dimensions", i)
 
 
-def refuse_several_dimensions(project: Project, command: str) -> None:
-    """Refuse, located at the first row filter over several dimensions, a command that does
-    not handle them yet."""
-    for name, ds in project.model.datasets.items():
-        if ds.row_filter is not None and ds.row_filter.dimensions is not None:
-            raise InputError(
-                Diagnostic(
-                    project.loc("datasets", name, "row_filter"),
-                    f"row filters over several entitlement dimensions are not supported by "
-                    f"{command} yet",
-                )
-            )
-
-
 def refuse_hierarchy(project: Project, command: str) -> None:
     """Refuse, located at the first ``inherits``, a command that does not read or compare the
     live role hierarchy yet: a live edge the model lacks grants everything its parent holds,

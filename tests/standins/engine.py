@@ -534,7 +534,34 @@ class Estate:
             self._ensure(self._table_name(table))
         if isinstance(tree, exp.Insert) and tree.args.get("overwrite"):
             return self._insert_overwrite(tree)
+        if isinstance(tree, exp.Alter) and any(
+            isinstance(a, exp.Schema) for a in tree.args.get("actions") or []
+        ):
+            return self._add_columns(tree)
         return self._duckdb(tree)
+
+    def _add_columns(self, tree: exp.Alter) -> Any:
+        """Databricks ``ALTER TABLE t ADD COLUMNS (c type, ...)``
+        (sql-ref-syntax-ddl-alter-table-manage-column): the syntax has no IF NOT EXISTS and
+        "the name must be unique within the table", so a column the table already has fails
+        the statement (error class FIELDS_ALREADY_EXISTS) and none of its columns is added."""
+        target = tree.this
+        assert isinstance(target, exp.Table)
+        wanted = [c for a in tree.args["actions"] for c in a.expressions]
+        cursor = self.db.execute(f"SELECT * FROM {self._quoted(self._table_name(target))} LIMIT 0")
+        have = {d[0].upper() for d in cursor.description or []}
+        for c in wanted:
+            if c.name.upper() in have:
+                raise SqlError(
+                    "FIELDS_ALREADY_EXISTS",
+                    "42710",
+                    f"[FIELDS_ALREADY_EXISTS] Cannot add column, because `{c.name}` already "
+                    f"exists in {self.display(self._table_name(target))}. SQLSTATE: 42710",
+                )
+        for c in wanted:
+            one = exp.Alter(this=target.copy(), kind="TABLE", actions=[c.copy()])
+            self._duckdb(one)
+        return self._ok("OK")
 
     def _insert_overwrite(self, tree: exp.Insert) -> Any:
         """Snowflake's ``INSERT OVERWRITE``: the table is truncated and refilled in one
