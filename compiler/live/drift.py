@@ -150,6 +150,30 @@ def _matched(p: AbacPolicy) -> str:
     return f"USING COLUMNS ({', '.join(_pairs(p))})"
 
 
+def dimension_at(
+    project: Project, locator: Locator, want: CatalogObject, have: CatalogObject, platform: str
+) -> Location | None:
+    """Where a several-dimension row filter's attachment differs: the entry of the first
+    dimension whose column is gone, else of the first whose column is not in its place
+    (None: the finding stays at the dataset's ``row_filter``)."""
+    from accord.compiler.model.validate import dimension_path
+
+    if not (isinstance(want, RowFilterAttachment) and isinstance(have, RowFilterAttachment)):
+        return None
+    ds = locator.dataset_of(want.table, platform)
+    if ds is None:
+        return None
+    spec = project.model.datasets[ds]
+    if spec.row_filter is None or spec.row_filter.dimensions is None:
+        return None
+    keys = [c.upper() for _, c, _ in spec.filter_dimensions]
+    live = [c.upper() for c in have.columns]
+    gone = [i for i, c in enumerate(keys) if c not in live]
+    moved = [i for i, c in enumerate(keys) if i >= len(live) or live[i] != c]
+    first = (gone or moved or [None])[0]
+    return None if first is None else project.loc(*dimension_path(project, ds, first))
+
+
 def _columns_changed(live: tuple[str, ...], model: tuple[str, ...]) -> str:
     """How a row filter's live columns differ from the model's: each is a policy parameter,
     one a dimension, so an order that differs makes one dimension's check read another's
@@ -176,9 +200,11 @@ def drift_platform(
     }
     model_policies |= {o.function.upper() for o in expected if isinstance(o, AbacPolicy)}
 
-    def add(rule: str, obj: CatalogObject, message: str, fix: str) -> None:
+    def add(
+        rule: str, obj: CatalogObject, message: str, fix: str, at: Location | None = None
+    ) -> None:
         loc, owner = locator.at(obj, platform)
-        findings.append(Finding(loc, rule, owner, f"{platform}: {message}", fix))
+        findings.append(Finding(at or loc, rule, owner, f"{platform}: {message}", fix))
 
     def overrides(obj: CatalogObject) -> str:
         """A direct mask on a column a tag also masks decides what readers see."""
@@ -245,6 +271,7 @@ def drift_platform(
                     want,
                     f"{describe_object(want, platform)} changed on the platform: {what}",
                     f"plan it from the live estate: accord plan --base live:{platform}",
+                    dimension_at(project, locator, want, have, platform),
                 )
     for name in live.insecure_salts:
         salt = live.catalog.get(SaltFunction, name) or SaltFunction(name, "", "")
