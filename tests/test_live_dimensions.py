@@ -203,6 +203,17 @@ def test_plan_from_the_live_one_dimension_version(
     for platform in ("snowflake", "databricks"):
         apply(d, plans2, platform)
     assert run_cli(["drift", str(d), "--platform", "all"])[0] == 0
+    # an expiry brought forward on the platform is a narrowing, located at the until
+    platforms.snowflake.execute(
+        "UPDATE GOV.POL.REGION_GRANTS SET VALID_UNTIL = '2027-01-31' WHERE ROLE_NAME = 'AUDITOR'"
+    )
+    code, out, _ = run_cli(["drift", str(d), "--platform", "snowflake", "--format", "json"])
+    assert code == 1
+    assert [(f["rule"], f["line"], f["message"]) for f in json.loads(out)["findings"]] == [
+        ("ACC704", until, "snowflake: GOV.POL.REGION_GRANTS: 'US' -> AUDITOR holds through "
+         "2027-01-31 on the platform, the model's grant through 2027-03-31: a narrowing (the "
+         "platform ends it sooner)"),
+    ]  # fmt: skip
     # roll every Databricks stage of the second plan back: the column stays
     dbx = ["--platform", "databricks", "--plans", str(plans2)]
     stages = sorted({p.name.split(".")[0] for p in plans2.rglob("*_databricks_*.sql")})
@@ -212,6 +223,14 @@ def test_plan_from_the_live_one_dimension_version(
     assert platforms.databricks.execute("SELECT valid_until FROM gov.pol.region_grants")[0] == [
         "valid_until"
     ]
+    # what a plan that adds it again would meet (the stand-in answers as the platform does)
+    from tests.standins.engine import SqlError
+
+    with pytest.raises(SqlError) as refused:
+        platforms.databricks.execute(
+            "ALTER TABLE gov.pol.region_grants ADD COLUMNS (valid_until DATE)"
+        )
+    assert refused.value.code == "FIELDS_ALREADY_EXISTS"
     plans3 = tmp_path / "migrations3"
     code, out, err = run_cli(["plan", str(d), "--base", "live:databricks", "--out", str(plans3)])
     assert code == 0, out + err
@@ -298,4 +317,27 @@ def test_probe_live_on_a_table_filtered_by_two_dimensions(
     assert any(
         "SELECT DISTINCT BUSINESS_LINE FROM BANK.CRM.CUSTOMERS WHERE REGION = 'EU'" in s
         for s in sf.executed
+    )
+
+
+def test_expiry_cells_compare_as_days() -> None:
+    """The Snowflake connector answers a DATE column as ``datetime.date``; the Databricks
+    statement API (JSON_ARRAY) as an ISO string: both read as the same day, so drift compares
+    dates, not spellings; a cell that is no date is an answer accord cannot read."""
+    import datetime as dt
+
+    from accord.compiler.live.introspect import live_day, live_rows
+
+    assert live_day(dt.date(2027, 3, 31)) == live_day("2027-03-31") == "2027-03-31"
+    assert live_day(dt.datetime(2027, 3, 31, 0, 0)) == "2027-03-31"
+    assert live_day(None) is None
+    with pytest.raises(ValueError):
+        live_day("31/03/2027")
+    rows = [
+        {"region_code": "US", "group_name": "auditors", "valid_until": "2027-03-31"},
+        {"region_code": "EU", "group_name": "analysts", "valid_until": None},
+    ]
+    assert live_rows(rows, dated=True) == (
+        ("EU", "analysts", None),
+        ("US", "auditors", "2027-03-31"),
     )

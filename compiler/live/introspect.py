@@ -443,9 +443,13 @@ class Reader:
         columns = [table.key_column, table.principal_column]
         if table.expiry_column is not None:
             read = self._rows(table, [*columns, table.expiry_column], quiet=True)
-            if read is not None and read != "missing":
+            if isinstance(read, list):
                 return dataclasses.replace(table, rows=live_rows(read, dated=True))
             if read == "missing":
+                return None
+            if read is not None and table.expiry_column.lower() not in read.lower():
+                # refused for another reason than the column: said, never taken for "no column"
+                self.cannot_see(f"mapping table {table.name}", read, f"drift of {table.name}")
                 return None
         read = self._rows(table, columns)
         if read is None or read == "missing":
@@ -455,9 +459,9 @@ class Reader:
     def _rows(
         self, table: MappingTable, columns: list[str], quiet: bool = False
     ) -> list[dict[str, Any]] | str | None:
-        """The rows of ``columns``; "missing" when the table does not exist; None when they
-        could not be read (said unless ``quiet``: a retry without the expiry column follows,
-        and its failure is said)."""
+        """The rows of ``columns``; "missing" when the table does not exist; when they could
+        not be read, None (said), or with ``quiet`` the platform's error (the caller decides
+        whether it names the expiry column, the one a retry then reads without)."""
         from accord.targets import sql as tsql
 
         names = ", ".join(tsql.name_sql(c, self.platform) for c in columns)
@@ -471,8 +475,9 @@ class Reader:
                 or "cannot be found" in str(err)
             ):
                 return "missing"
-            if not quiet:
-                self.cannot_see(f"mapping table {table.name}", str(err), f"drift of {table.name}")
+            if quiet:
+                return str(err)
+            self.cannot_see(f"mapping table {table.name}", str(err), f"drift of {table.name}")
             return None
 
 

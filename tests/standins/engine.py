@@ -181,6 +181,30 @@ class Estate:
             return SqlError("001003", "42000", f"SQL compilation error:\nsyntax error {message}")
         return SqlError("PARSE_SYNTAX_ERROR", "42601", f"[PARSE_SYNTAX_ERROR] {message}")
 
+    def _unknown_column(self, duck: str) -> SqlError:
+        """A query naming a column the table lacks: Snowflake's 000904 ``invalid identifier``,
+        Databricks' ``UNRESOLVED_COLUMN`` (SQLSTATE 42703); any other binder error is a
+        compilation error as before."""
+        import re
+
+        found = re.search(r'Referenced column "([^"]+)" not found', duck)
+        if found is None:
+            return self._syntax(duck.splitlines()[0])
+        name = found.group(1)
+        if self.platform == "snowflake":
+            return SqlError(
+                "000904",
+                "42000",
+                f"SQL compilation error: error line 0 at position 0\ninvalid identifier "
+                f"'{name.upper()}'",
+            )
+        return SqlError(
+            "UNRESOLVED_COLUMN",
+            "42703",
+            f"[UNRESOLVED_COLUMN.WITHOUT_SUGGESTION] A column, variable, or function parameter "
+            f"with name `{name.lower()}` cannot be resolved. SQLSTATE: 42703",
+        )
+
     def _ok(self, message: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         return (["status"], [(message,)])
 
@@ -709,6 +733,8 @@ class Estate:
             cursor = self.db.execute(text)
         except duckdb.CatalogException as err:
             raise missing(self.platform, "Object", str(err).splitlines()[0]) from None
+        except duckdb.BinderException as err:
+            raise self._unknown_column(str(err)) from None
         except duckdb.Error as err:
             raise self._syntax(str(err).splitlines()[0]) from None
         if cursor.description is None:
