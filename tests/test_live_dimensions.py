@@ -53,10 +53,23 @@ def test_bank_deploys_introspects_and_drifts_clean(
             ]
         )
         assert code == 0, out + err
-    code, out, err = run_cli(
-        ["drift", str(d), "--platform", "all", "--format", "json"], env={"ACCORD_DEBUG": "1"}
-    )
+    code, out, err = run_cli(["drift", str(d), "--platform", "all", "--format", "json"])
     assert code == 0, out + err
+    # introspection reads back exactly the lowered catalog: the two-column attachments (or the
+    # ABAC policy matching both key columns) and the region mapping rows with their expiry
+    from accord.compiler.live.introspect import object_json
+    from accord.targets import lower_all
+
+    lowered = lower_all(load_project(d))
+    for platform in ("snowflake", "databricks"):
+        code, out, err = run_cli(["introspect", "--platform", platform, str(d), "--format", "json"])
+        assert code == 0, err
+        want = sorted(
+            json.dumps(object_json(o, platform), sort_keys=True) for o in lowered[platform]
+        )
+        got = sorted(json.dumps(o, sort_keys=True) for o in json.loads(out)["objects"])
+        assert got == want
+        assert any('"2027-03-31"' in o and "region_grants" in o.lower() for o in got)
     # tamper: one mapping row's expiry (later; NULL, standing), one attachment's column order
     sf, dbx = platforms.snowflake, platforms.databricks
     sf.execute(
