@@ -31,8 +31,8 @@ def seed_model(estate: SnowflakeEstate | DatabricksEstate, model: PolicyModel) -
         if ds.platform == estate.platform:
             string = "VARCHAR" if estate.platform == "snowflake" else "STRING"
             columns = {c: spec.type for c, spec in ds.columns.items()}
-            if ds.row_filter is not None and getattr(ds.row_filter, "column", None):
-                columns.setdefault(ds.row_filter.column, string)
+            for _, key, _ in ds.filter_dimensions:  # every dimension's key column
+                columns.setdefault(key, string)
             # a column nobody governs (where a console policy can land)
             columns["RESULT_VALUE" if estate.platform == "snowflake" else "result_value"] = string
             estate.seed_table(ds.table, columns)

@@ -422,37 +422,6 @@ def test_plan_adds_the_expiry_column_before_any_policy_reads_it(tmp_path: Path) 
     assert not any("TIER_GRANTS" in q for q in statements(plan, "snowflake"))
 
 
-# ---- what does not handle dated grants yet -------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("argv", "command"),
-    [
-        (
-            ["plan", "HEAD_DIR", "--base", "live:snowflake", "--out", "OUT"],
-            "accord plan --base live:",
-        ),
-        (["drift", "HEAD_DIR", "--platform", "snowflake"], "accord drift"),
-        (["introspect", "HEAD_DIR", "--platform", "snowflake"], "accord introspect"),
-    ],
-)
-def test_commands_without_dated_grants_refuse_them(
-    tmp_path: Path, argv: list[str], command: str
-) -> None:
-    head = write(tmp_path, estate(), "head")
-    plain = estate().replace("{principal: contractor, until: 2027-03-31}", "contractor")
-    plain = plain.replace("{principal: analyst, until: 2027-01-15}", "analyst")
-    base = write(tmp_path, plain, "base")
-    out = tmp_path / "migrations"
-    argv = [{"HEAD_DIR": str(head), "BASE_DIR": str(base), "OUT": str(out)}.get(a, a) for a in argv]
-    code, stdout, err = run_cli(argv)
-    assert code == 2, (stdout, err)
-    line = next(i for i, ln in enumerate(estate().splitlines(), 1) if ln.startswith("    EU:"))
-    assert f"estate.yaml:{line}:" in err
-    assert f"grants until a date (`until`) are not supported by {command} yet" in err
-    assert not out.exists()
-
-
 def test_schema_names_the_grant_form() -> None:
     code, out, err = run_cli(["schema"])
     assert code == 0, err

@@ -5,7 +5,8 @@ parameter per dimension, `ON (col1, col2)`; ABAC one ON TABLE policy matching ea
 parsed back with sqlglot; verifies on DuckDB for every persona over every combination of
 values, and fails SQL that combines the dimensions wrongly; analyzes and diffs per dimension;
 plans from the one-dimension version with the one-statement DROP/ADD swap (proved on the
-simulator); answers probes with a `where` on one dimension; and the live commands refuse it."""
+simulator); and answers probes with a `where` on one dimension (introspection, drift, plans
+from a live base and live probes: tests/test_live_dimensions.py)."""
 
 from __future__ import annotations
 
@@ -319,29 +320,3 @@ def test_plan_from_one_dimension_swaps_in_one_statement() -> None:
     )
     # never a detach of the old filter before the new one is in place
     assert not any(q.startswith("ALTER TABLE bank.crm.customers DROP ROW FILTER") for q in dbx)
-
-
-@pytest.mark.parametrize(
-    ("argv", "command"),
-    [
-        (["drift", "DIR", "--platform", "snowflake"], "accord drift"),
-        (["introspect", "DIR", "--platform", "databricks"], "accord introspect"),
-        (["probe", "--live", "DIR"], "accord probe --live"),
-    ],
-)
-def test_live_commands_refuse_several_dimensions(
-    tmp_path: Path, argv: list[str], command: str
-) -> None:
-    # no hierarchy and no dated grant here, so the dimensions are what is refused
-    text = bank().replace(", inherits: [eu_reader, retail_reader]", "")
-    text = text.replace(", inherits: [banker]", "").replace(
-        "{principal: auditor, until: 2027-03-31}", "auditor"
-    )
-    d = write(tmp_path, text)
-    code, out, err = run_cli([str(d) if a == "DIR" else a for a in argv])
-    assert code == 2, (out, err)
-    assert (
-        f"row filters over several entitlement dimensions are not supported by {command} yet" in err
-    )
-    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "row_filter: [" in ln)
-    assert f"estate.yaml:{line}:" in err

@@ -15,9 +15,7 @@ from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageE
 from accord.compiler.core.visible import visible
 from accord.compiler.model.validate import (
     load_project,
-    refuse_dated_grants,
     refuse_hierarchy,
-    refuse_several_dimensions,
 )
 
 
@@ -40,9 +38,7 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
     with contextlib.ExitStack() as connections:
         try:
             project = load_project(directory)
-            refuse_dated_grants(project, "accord drift")
             refuse_hierarchy(project, "accord drift")
-            refuse_several_dimensions(project, "accord drift")
             live = connections.enter_context(
                 session(project, platforms_of(platform), options, progress())
             )

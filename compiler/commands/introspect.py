@@ -8,9 +8,7 @@ from accord.compiler.commands.options import Choice, live_options, options_from,
 from accord.compiler.core.visible import plain
 from accord.compiler.model.validate import (
     load_project,
-    refuse_dated_grants,
     refuse_hierarchy,
-    refuse_several_dimensions,
 )
 
 
@@ -35,9 +33,7 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
     from accord.compiler.live.session import session
 
     project = load_project(directory)
-    refuse_dated_grants(project, "accord introspect")
     refuse_hierarchy(project, "accord introspect")
-    refuse_several_dimensions(project, "accord introspect")
     if check_reader:
         return _check_reader(project, platform, fmt, options_from(kwargs))
     with session(project, [platform], options_from(kwargs), progress()) as read:

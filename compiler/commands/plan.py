@@ -11,7 +11,7 @@ from accord.compiler.commands.options import (
     progress,
     say,
 )
-from accord.compiler.model.validate import load_project, refuse_dated_grants
+from accord.compiler.model.validate import load_project
 
 
 @click.command("plan")
@@ -56,10 +56,6 @@ def command(
     try:
         if base.startswith("live:"):
             from accord.compiler.live.plan import plan_from_live
-            from accord.compiler.model.validate import refuse_several_dimensions
-
-            refuse_several_dimensions(head, "accord plan --base live:")
-            refuse_dated_grants(head, "accord plan --base live:")
 
             plan, notes = plan_from_live(
                 head, base, options_from(kwargs), progress(), adopt, keep_unmanaged

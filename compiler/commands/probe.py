@@ -163,10 +163,7 @@ def command(
         raise UsageError("usage: accord probe [--live] [DIR]")
     project = load_project(args[0] if args else "policies")
     if live:
-        from accord.compiler.model.validate import refuse_several_dimensions
         from accord.compiler.probe_live.run import LiveOptions, run_live
-
-        refuse_several_dimensions(project, "accord probe --live")
 
         result = run_live(
             project,

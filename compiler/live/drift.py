@@ -53,9 +53,11 @@ class Locator:
                 if isinstance(o, MaskAttachment | RowFilterAttachment):
                     self.policy_uses.setdefault(o.policy.upper(), o)
 
-    def dataset_of(self, table: str) -> str | None:
+    def dataset_of(self, table: str, platform: str) -> str | None:
+        """The dataset of ``table`` on ``platform`` (a Snowflake and a Databricks table may
+        share a name: BANK.CRM.CUSTOMERS and bank.crm.customers)."""
         for name, ds in self.model.datasets.items():
-            if ds.table.upper() == table.upper():
+            if ds.platform == platform and ds.table.upper() == table.upper():
                 return name
         return None
 
@@ -66,7 +68,7 @@ class Locator:
     def at(self, obj: CatalogObject, platform: str) -> tuple[Location, str]:
         p = self.project
         if isinstance(obj, MaskAttachment | RowFilterAttachment | TagAssignment):
-            ds = self.dataset_of(obj.table)
+            ds = self.dataset_of(obj.table, platform)
             if ds is not None:
                 column = getattr(obj, "column", None)
                 if isinstance(obj, RowFilterAttachment):
@@ -94,7 +96,11 @@ class Locator:
             if policy is not None:
                 return self.at(policy, platform)
         if isinstance(obj, AbacPolicy) and obj.datasets:
-            return p.loc("datasets", obj.datasets[0]), f"datasets.{obj.datasets[0]}"
+            ds = obj.datasets[0]
+            spec = self.model.datasets.get(ds)
+            if obj.kind == "ROW FILTER" and spec is not None and spec.row_filter is not None:
+                return p.loc("datasets", ds, "row_filter"), f"datasets.{ds}"
+            return p.loc("datasets", ds), f"datasets.{ds}"
         use = self.policy_uses.get(getattr(obj, "name", "").upper())
         if use is not None:
             return self.at(use, platform)
@@ -118,8 +124,68 @@ def _changed_what(old: CatalogObject, new: CatalogObject, platform: str) -> str:
     if isinstance(old, MaskAttachment | RowFilterAttachment):
         if old.policy.upper() != new.policy.upper():  # type: ignore[union-attr]
             return f"points at {old.policy}, the model attaches {new.policy}"  # type: ignore[union-attr]
+        if isinstance(old, RowFilterAttachment) and isinstance(new, RowFilterAttachment):
+            return _columns_changed(old.columns, new.columns)
         return "its arguments differ"
+    if (
+        isinstance(old, AbacPolicy)
+        and isinstance(new, AbacPolicy)
+        and (old.match_columns, old.using) != (new.match_columns, new.using)
+    ):
+        return f"matches {_matched(old)}, the model {_matched(new)}" + (
+            ": the columns are in another order, so each dimension reads another's column"
+            if sorted(_pairs(old)) == sorted(_pairs(new)) and _pairs(old) != _pairs(new)
+            else ""
+        )
     return "its definition differs"
+
+
+def _pairs(p: AbacPolicy) -> list[str]:
+    """The conditions of an ABAC policy's USING COLUMNS, in the function's parameter order."""
+    by_alias = {alias: cond for cond, alias in p.match_columns}
+    return [by_alias.get(a, a) for a in p.using]
+
+
+def _matched(p: AbacPolicy) -> str:
+    return f"USING COLUMNS ({', '.join(_pairs(p))})"
+
+
+def dimension_at(
+    project: Project, locator: Locator, want: CatalogObject, have: CatalogObject, platform: str
+) -> Location | None:
+    """Where a several-dimension row filter's attachment differs: the entry of the first
+    dimension whose column is gone, else of the first whose column is not in its place
+    (None: the finding stays at the dataset's ``row_filter``)."""
+    from accord.compiler.model.validate import dimension_path
+
+    if not (isinstance(want, RowFilterAttachment) and isinstance(have, RowFilterAttachment)):
+        return None
+    ds = locator.dataset_of(want.table, platform)
+    if ds is None:
+        return None
+    spec = project.model.datasets[ds]
+    if spec.row_filter is None or spec.row_filter.dimensions is None:
+        return None
+    keys = [c.upper() for _, c, _ in spec.filter_dimensions]
+    live = [c.upper() for c in have.columns]
+    gone = [i for i, c in enumerate(keys) if c not in live]
+    moved = [i for i, c in enumerate(keys) if i >= len(live) or live[i] != c]
+    first = (gone or moved or [None])[0]
+    return None if first is None else project.loc(*dimension_path(project, ds, first))
+
+
+def _columns_changed(live: tuple[str, ...], model: tuple[str, ...]) -> str:
+    """How a row filter's live columns differ from the model's: each is a policy parameter,
+    one a dimension, so an order that differs makes one dimension's check read another's
+    column, and a column that is gone is a dimension no longer checked."""
+    said = f"attached on ({', '.join(live)}), the model attaches it on ({', '.join(model)})"
+    up = [c.upper() for c in live]
+    if sorted(up) == sorted(c.upper() for c in model):
+        return f"{said}: the columns are in another order, so each dimension reads another's column"
+    dropped = [c for c in model if c.upper() not in up]
+    if dropped:
+        return f"{said}: the dimension of {', '.join(dropped)} is not checked"
+    return said
 
 
 def drift_platform(
@@ -134,9 +200,11 @@ def drift_platform(
     }
     model_policies |= {o.function.upper() for o in expected if isinstance(o, AbacPolicy)}
 
-    def add(rule: str, obj: CatalogObject, message: str, fix: str) -> None:
+    def add(
+        rule: str, obj: CatalogObject, message: str, fix: str, at: Location | None = None
+    ) -> None:
         loc, owner = locator.at(obj, platform)
-        findings.append(Finding(loc, rule, owner, f"{platform}: {message}", fix))
+        findings.append(Finding(at or loc, rule, owner, f"{platform}: {message}", fix))
 
     def overrides(obj: CatalogObject) -> str:
         """A direct mask on a column a tag also masks decides what readers see."""
@@ -182,19 +250,7 @@ def drift_platform(
                     f"remove it, or adopt it: accord plan --base live:{platform} --adopt",
                 )
         elif isinstance(want, MappingTable) and isinstance(have, MappingTable):
-            if set(want.rows) != set(have.rows):
-                extra = sorted(set(have.rows) - set(want.rows))
-                lost = sorted(set(want.rows) - set(have.rows))
-                add(
-                    "ACC704",
-                    want,
-                    f"{want.name} differs from the model's entitlement {want.dimension!r}: "
-                    + "; ".join(
-                        [f"missing {v!r} -> {p}" for v, p in lost]
-                        + [f"extra {v!r} -> {p}" for v, p in extra]
-                    ),
-                    f"re-apply the grants: accord plan --base live:{platform}",
-                )
+            findings.extend(mapping_findings(project, platform, want, have, locator))
         elif fingerprint(want) != fingerprint(have):
             what = _changed_what(have, want, platform)
             policy = getattr(have, "policy", "")
@@ -215,6 +271,7 @@ def drift_platform(
                     want,
                     f"{describe_object(want, platform)} changed on the platform: {what}",
                     f"plan it from the live estate: accord plan --base live:{platform}",
+                    dimension_at(project, locator, want, have, platform),
                 )
     for name in live.insecure_salts:
         salt = live.catalog.get(SaltFunction, name) or SaltFunction(name, "", "")
@@ -276,6 +333,126 @@ def drift_platform(
     return findings
 
 
+def mapping_findings(
+    project: Project, platform: str, want: MappingTable, have: MappingTable, locator: Locator
+) -> list[Finding]:
+    """A mapping table's rows against the model's: a (value, identity) pair the platform
+    lacks or holds beyond the model (ACC704 at the entitlement dimension); with grants until a
+    date, a pair whose expiry differs (ACC704 at the grant's ``until``, or at the grant when
+    the model's is standing), said as a widening (the platform holds it longer: a later day,
+    or NULL, standing, where the model has a day) or a narrowing; and a live table without
+    the expiry column the model's dated grants need (ACC703 at the first such grant: the
+    table's shape changed, and the policies that read the column cannot run)."""
+    loc, owner = locator.at(want, platform)
+    fix = f"re-apply the grants: accord plan --base live:{platform}"
+    out: list[Finding] = []
+    dated = want.expiry_column is not None and have.expiry_column is not None
+    if want.expiry_column is not None and have.expiry_column is None:
+        path = first_dated(project, want.dimension)
+        out.append(
+            Finding(
+                project.loc(*path) if path else loc,
+                "ACC703",
+                owner,
+                f"{platform}: {want.name} has no column {want.expiry_column}: the model's grants "
+                f"of {want.dimension!r} until a date cannot expire there, and the policies that "
+                "read the column cannot run",
+                f"add the column: accord plan --base live:{platform}",
+            )
+        )
+    want_days = {(r[0], r[1]): (r[2] if len(r) > 2 else None) for r in want.rows}
+    have_days = {(r[0], r[1]): (r[2] if len(r) > 2 else None) for r in have.rows}
+    lost = sorted(want_days.keys() - have_days.keys())
+    extra = sorted(have_days.keys() - want_days.keys())
+    if lost or extra:
+        out.append(
+            Finding(
+                loc,
+                "ACC704",
+                owner,
+                f"{platform}: {want.name} differs from the model's entitlement "
+                f"{want.dimension!r}: "
+                + "; ".join(
+                    [f"missing {v!r} -> {p}" for v, p in lost]
+                    + [f"extra {v!r} -> {p}{_held(have_days[(v, p)], dated)}" for v, p in extra]
+                ),
+                fix,
+            )
+        )
+    if not dated:
+        return out
+    for pair in sorted(want_days.keys() & have_days.keys()):
+        model_day, live_day = want_days[pair], have_days[pair]
+        if model_day == live_day:
+            continue
+        value, who = pair
+        longer = live_day is None or (model_day is not None and live_day > model_day)
+        path = grant_path(project, platform, want.dimension, value, who)
+        out.append(
+            Finding(
+                project.loc(*path) if path else loc,
+                "ACC704",
+                owner,
+                f"{platform}: {want.name}: {value!r} -> {who} holds "
+                f"{_through(live_day)} on the platform, the model's grant {_through(model_day)}: "
+                + (
+                    "a widening (the platform grants it longer)"
+                    if longer
+                    else "a narrowing (the platform ends it sooner)"
+                ),
+                fix,
+            )
+        )
+    return out
+
+
+def _through(day: str | None) -> str:
+    return f"through {day}" if day else "standing (no end)"
+
+
+def _held(day: str | None, dated: bool) -> str:
+    return f" ({_through(day)})" if dated else ""
+
+
+def first_dated(project: Project, dimension: str) -> tuple[str | int, ...] | None:
+    """The path of the first grant of ``dimension`` with ``until``."""
+    from accord.compiler.model.schema import Grant
+
+    for value, entries in project.model.entitlements.get(dimension, {}).items():
+        for i, e in enumerate(entries):
+            if isinstance(e, Grant):
+                return ("entitlements", dimension, value, i, "until")
+    return None
+
+
+def grant_path(
+    project: Project, platform: str, dimension: str, value: str, who: str
+) -> tuple[str | int, ...] | None:
+    """Where the model grants ``value`` of ``dimension`` to the platform identity ``who``:
+    the ``until`` of the grant that decides the row's expiry (the latest; a standing grant
+    outlasts every date, and is the entry itself)."""
+    from accord.compiler.model.grants import principal_of, until_of
+
+    entries = project.model.entitlements.get(dimension, {}).get(value, [])
+    found: list[tuple[int, Any]] = []
+    for i, e in enumerate(entries):
+        p = project.model.principals.get(principal_of(e))
+        identity_ = getattr(p, platform, None) if p is not None else None
+        if identity_ and str(identity_).upper() == who.upper():
+            found.append((i, until_of(e)))
+    if not found:
+        return (
+            ("entitlements", dimension, value)
+            if value in project.model.entitlements.get(dimension, {})
+            else None
+        )
+    standing = [i for i, until in found if until is None]
+    if standing:
+        return ("entitlements", dimension, value, standing[0])
+    i, _ = max(found, key=lambda f: f[1])
+    return ("entitlements", dimension, value, i, "until")
+
+
 def _revoke_hint(platform: str, function: str, privilege: str, grantee: str, via: str) -> str:
     """What removes a Databricks salt grant, in words a person runs (Snowflake's is
     :func:`~compiler.live.introspect.sf_revoke`, spelled for the grantee's kind): Databricks SQL spells ``ALL
@@ -312,8 +489,11 @@ def drift_across(
         who = _principals(project, platform)
         for table in live.catalog.of(MappingTable):
             grants = per.setdefault(table.dimension, {}).setdefault(platform, {})
-            for value, identity_ in table.rows:
-                grants.setdefault(value, set()).add(who.get(identity_.upper(), f"<{identity_}>"))
+            for row in table.rows:
+                value, identity_ = row[0], row[1]
+                held = f" through {row[2]}" if len(row) > 2 and row[2] else ""
+                name = who.get(identity_.upper(), f"<{identity_}>")
+                grants.setdefault(value, set()).add(f"{name}{held}")
     findings = []
     for dim, sides in sorted(per.items()):
         if len(sides) < 2:
@@ -323,7 +503,9 @@ def drift_across(
             if a.get(value, set()) != b.get(value, set()):
                 findings.append(
                     Finding(
-                        project.loc("entitlements", dim),
+                        project.loc("entitlements", dim, value)
+                        if value in project.model.entitlements.get(dim, {})
+                        else project.loc("entitlements", dim),
                         "ACC704",
                         f"entitlements.{dim}",
                         f"dimension {dim!r}, value {value!r}: {pa} grants "
@@ -501,13 +683,27 @@ def drift(
 
 
 def unmanaged(expected: Catalog, live: LiveCatalog) -> Iterable[CatalogObject]:
-    """Placements on governed tables and columns the model did not make (plan --adopt)."""
+    """Placements on governed tables and columns the model did not make (plan --adopt): an
+    attachment or ABAC policy of a policy that neither the model nor the governance schema
+    defines, or one of the model's policy in a place the model does not put it. A placement
+    of a policy the governance schema defines and the model no longer has is accord's own
+    earlier one (the one-dimension filter a two-dimension filter replaces, and its ABAC
+    policy): the plan swaps it out and drops the policy, as a plan from a recorded base
+    does."""
     model_ids = {identity(o) for o in expected}
     model_policies = {
         o.name.upper() for o in expected if isinstance(o, RowFilterPolicy | MaskPolicy)
     }
+    retired = {
+        o.name.upper() for o in live.catalog if isinstance(o, RowFilterPolicy | MaskPolicy)
+    } - model_policies
     for o in live.catalog:
         if is_definition(o):
+            continue
+        uses = getattr(o, "policy", None) or getattr(o, "function", None) or ""
+        if isinstance(o, MaskAttachment | RowFilterAttachment | AbacPolicy) and (
+            uses.upper() in retired
+        ):
             continue
         foreign = isinstance(o, MaskAttachment | RowFilterAttachment) and (
             o.policy.upper() not in model_policies

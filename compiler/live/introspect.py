@@ -64,7 +64,7 @@ from sqlglot.errors import ParseError, TokenError
 MODEL_ONLY: dict[type, tuple[str, ...]] = {
     MappingTable: ("dimension",),
     SaltFunction: ("mask", "salt_ref"),
-    RowFilterPolicy: ("dimension", "note"),
+    RowFilterPolicy: ("dimension", "note", "dimensions"),
     MaskPolicy: ("mask", "strategy", "note"),
     RowFilterAttachment: ("dataset",),
     MaskAttachment: ("dataset",),
@@ -433,28 +433,80 @@ class Reader:
         return live
 
     def mapping_rows(self, table: MappingTable) -> MappingTable | None:
+        """The rows of a mapping table: (value, identity) pairs, and with the model's expiry
+        column (a dimension with a grant ``until`` a date) (value, identity, YYYY-MM-DD or
+        None) triples. A live table without that column is read without it: the catalog
+        object then has no ``expiry_column``, which drift reports and the planner adds."""
         from accord.targets import sql as tsql
 
         def q(name: str) -> str:
             return tsql.name_sql(name, self.platform)
 
-        sql = (
-            f"SELECT {q(table.key_column)}, {q(table.principal_column)} FROM {q(table.name)} "
-            "ORDER BY 1, 2"
-        )
+        columns = [table.key_column, table.principal_column]
+        if table.expiry_column is not None:
+            read = self._rows(table, [*columns, table.expiry_column], quiet=True)
+            if isinstance(read, list):
+                return dataclasses.replace(table, rows=live_rows(read, dated=True))
+            if read == "missing":
+                return None
+            if read is not None and table.expiry_column.lower() not in read.lower():
+                # refused for another reason than the column: said, never taken for "no column"
+                self.cannot_see(f"mapping table {table.name}", read, f"drift of {table.name}")
+                return None
+        read = self._rows(table, columns)
+        if read is None or read == "missing":
+            return None
+        return dataclasses.replace(table, rows=live_rows(read, dated=False), expiry_column=None)
+
+    def _rows(
+        self, table: MappingTable, columns: list[str], quiet: bool = False
+    ) -> list[dict[str, Any]] | str | None:
+        """The rows of ``columns``; "missing" when the table does not exist; when they could
+        not be read, None (said), or with ``quiet`` the platform's error (the caller decides
+        whether it names the expiry column, the one a retry then reads without)."""
+        from accord.targets import sql as tsql
+
+        names = ", ".join(tsql.name_sql(c, self.platform) for c in columns)
+        sql = f"SELECT {names} FROM {tsql.name_sql(table.name, self.platform)} ORDER BY 1, 2"
         try:
-            rows = self.run.query(sql)
+            return self.run.query(sql)
         except ExecutionError as err:
             if (
                 "does not exist" in str(err)
                 or "NOT_FOUND" in str(err)
                 or "cannot be found" in str(err)
             ):
-                return None
+                return "missing"
+            if quiet:
+                return str(err)
             self.cannot_see(f"mapping table {table.name}", str(err), f"drift of {table.name}")
             return None
-        values = sorted({tuple(str(v) for v in list(r.values())[:2]) for r in rows})
-        return dataclasses.replace(table, rows=tuple(values))
+
+
+def live_day(value: Any) -> str | None:
+    """A DATE cell as YYYY-MM-DD (None stays None: a standing grant). The Snowflake connector
+    answers ``datetime.date``, the Databricks statement API an ISO string; a timestamp keeps
+    its day. Anything else is not a date: ValueError (an answer accord cannot read)."""
+    import datetime as dt
+
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    text = str(value).strip()
+    return dt.date.fromisoformat(text[:10]).isoformat()
+
+
+def live_rows(rows: list[dict[str, Any]], dated: bool) -> tuple[tuple[Any, ...], ...]:
+    """Mapping rows as the lowered catalog holds them, in its order (value, identity)."""
+    out: set[tuple[Any, ...]] = set()
+    for r in rows:
+        cells = list(r.values())
+        pair = (str(cells[0]), str(cells[1]))
+        out.add((*pair, live_day(cells[2])) if dated else pair)
+    return tuple(sorted(out, key=lambda t: tuple("" if c is None else c for c in t)))
 
 
 # --------------------------------------------------------------------------------------------

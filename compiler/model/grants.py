@@ -88,14 +88,3 @@ def dumped(model: PolicyModel) -> dict[str, dict[str, list[object]]]:
         }
         for dim, values in model.entitlements.items()
     }
-
-
-def first_dated(model: PolicyModel) -> tuple[str | int, ...] | None:
-    """The path of the first grant with ``until`` (in file order of the merged model), or
-    None."""
-    for dim, values in model.entitlements.items():
-        for value, entries in values.items():
-            for i, e in enumerate(entries):
-                if isinstance(e, Grant):
-                    return ("entitlements", dim, value, i, "until")
-    return None

@@ -18,7 +18,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location
-from accord.compiler.model.grants import first_dated, principal_of
+from accord.compiler.model.grants import principal_of
 from accord.compiler.model.hierarchy import cycles, first_inherits
 from accord.compiler.model.loader import RawProject, load_directory
 from accord.compiler.model.probe_places import probe_columns, reaching, where_problem
@@ -63,34 +63,6 @@ def dimension_path(project: Project, dataset: str, i: int) -> tuple[Any, ...]:
     if project.source.values.get(listed) is not None:
         return listed
     return ("datasets", dataset, "row_filter", "dimensions", i)
-
-
-def refuse_several_dimensions(project: Project, command: str) -> None:
-    """Refuse, located at the first row filter over several dimensions, a command that does
-    not handle them yet."""
-    for name, ds in project.model.datasets.items():
-        if ds.row_filter is not None and ds.row_filter.dimensions is not None:
-            raise InputError(
-                Diagnostic(
-                    project.loc("datasets", name, "row_filter"),
-                    f"row filters over several entitlement dimensions are not supported by "
-                    f"{command} yet",
-                )
-            )
-
-
-def refuse_dated_grants(project: Project, command: str) -> None:
-    """Refuse, located at the first grant with ``until``, a command that does not handle
-    grants until a date yet (the planner, drift, introspection): a mapping table with an
-    expiry column is a shape they would otherwise compare or migrate wrongly."""
-    path = first_dated(project.model)
-    if path is not None:
-        raise InputError(
-            Diagnostic(
-                project.loc(*path),
-                f"grants until a date (`until`) are not supported by {command} yet",
-            )
-        )
 
 
 def refuse_hierarchy(project: Project, command: str) -> None:

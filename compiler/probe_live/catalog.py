@@ -129,6 +129,8 @@ def key_column(model: PolicyModel, probe: Probe, dataset: str) -> str | None:
         rf = model.datasets[dataset].row_filter
         return rf.column if rf is not None and rf.entitlement else None
     ((dim, _),) = probe.where.items()
+    if several(model, dataset):
+        return next((c for d, c, _ in model.datasets[dataset].filter_dimensions if d == dim), None)
     for d in [dataset, *model.replica_group(dataset)]:
         rf = model.datasets[d].row_filter
         if rf is not None and rf.entitlement == dim and rf.column:
@@ -140,6 +142,20 @@ def key_column(model: PolicyModel, probe: Probe, dataset: str) -> str | None:
             if match:
                 return match
     return None
+
+
+def several(model: PolicyModel, dataset: str) -> bool:
+    """Whether ``dataset``'s row filter keys rows by several entitlement dimensions."""
+    rf = model.datasets[dataset].row_filter
+    return rf is not None and rf.dimensions is not None
+
+
+def other_dimensions(model: PolicyModel, probe: Probe, dataset: str) -> list[tuple[str, str]]:
+    """(dimension, column) of each dimension of a several-dimension filter the probe's
+    ``where`` does not name: the rows that came back tell, by their values of these, whether
+    the other dimensions admitted all of them (clear) or some (filtered)."""
+    named = set(probe.where or {})
+    return [(d, c) for d, c, _ in model.datasets[dataset].filter_dimensions if d not in named]
 
 
 def persona_roles(model: PolicyModel, persona: str) -> tuple[str, list[str]]:
@@ -311,8 +327,10 @@ def control_for(model: PolicyModel, probe: Probe, place: Place) -> Control | str
         rows = perspective.rows(probe.dataset)
     if rows.expression:
         return "a hand-written predicate decides the rows: declare probes.*.control"
+    # over several dimensions a view's values read ``dimension=value`` (per dimension: dims)
+    admitted = dict(rows.dims).get(dim, frozenset()) if rows.dims else rows.values
     granted = sorted(
-        v for v in model.entitlements.get(dim, {}) if v != value and (rows.all or v in rows.values)
+        v for v in model.entitlements.get(dim, {}) if v != value and (rows.all or v in admitted)
     )
     if not granted:
         return (
@@ -338,11 +356,17 @@ def _not_read(platform: str, what: str, persona: str, err: QueryError) -> tuple[
 
 
 def probe_query(model: PolicyModel, probe: Probe, place: Place) -> str:
-    ds = model.datasets[place.dataset]
+    ds_name = place.dataset
+    ds = model.datasets[ds_name]
     dialect = ds.platform
     key = key_column(model, probe, place.dataset)
+    others = other_dimensions(model, probe, place.dataset) if several(model, ds_name) else []
     if place.column is not None:
         select: exp.Select = exp.select(sql.column(place.column, dialect))
+    elif others:
+        # a filter over several dimensions: the distinct values of each dimension the
+        # ``where`` does not name (all of them without one) among the rows the persona sees
+        select = exp.select(*(sql.column(c, dialect) for _, c in others)).distinct()
     elif probe.where or key is None:
         select = exp.select(exp.Literal.number(1))
     else:
@@ -373,6 +397,8 @@ def classify_rows(
         if found is None:
             return "empty", "no row holds the canary's clear or masked value"
         return found, f"the rows hold the canary's {found} value"
+    if several(model, place.dataset):
+        return _classify_several(model, probe, place, rows)
     if probe.where:
         return "clear", f"the query returned the {next(iter(probe.where.values()))} rows"
     key = key_column(model, probe, place.dataset)
@@ -384,6 +410,26 @@ def classify_rows(
     if every <= seen:
         return "clear", f"rows of every {rf.entitlement} value came back"
     return "filtered", f"rows of {', '.join(sorted(seen)) or 'no value'} came back"
+
+
+def _classify_several(
+    model: PolicyModel, probe: Probe, place: Place, rows: list[tuple[Any, ...]]
+) -> tuple[str, str]:
+    """Rows of a table filtered by several dimensions (the query selected the distinct values
+    of the dimensions the ``where`` does not name): clear when rows of every value of each of
+    them came back, filtered when some value of one did not (README "Several dimensions per
+    table": the other dimensions admit only some)."""
+    where = next(iter(probe.where.values())) if probe.where else None
+    of = f"the {where} rows" if where is not None else "the rows"
+    narrowed = []
+    for i, (dim, _) in enumerate(other_dimensions(model, probe, place.dataset)):
+        every = set(model.entitlements.get(dim, {}))
+        seen = {str(r[i]) for r in rows if r[i] is not None}
+        if not every <= seen:
+            narrowed.append(f"{dim} {', '.join(sorted(seen)) or 'no value'}")
+    if narrowed:
+        return "filtered", f"{of} came back of {'; '.join(narrowed)} only"
+    return "clear", f"{of} came back of every value of the other dimensions"
 
 
 def ask_catalog(

@@ -181,6 +181,30 @@ class Estate:
             return SqlError("001003", "42000", f"SQL compilation error:\nsyntax error {message}")
         return SqlError("PARSE_SYNTAX_ERROR", "42601", f"[PARSE_SYNTAX_ERROR] {message}")
 
+    def _unknown_column(self, duck: str) -> SqlError:
+        """A query naming a column the table lacks: Snowflake's 000904 ``invalid identifier``,
+        Databricks' ``UNRESOLVED_COLUMN`` (SQLSTATE 42703); any other binder error is a
+        compilation error as before."""
+        import re
+
+        found = re.search(r'Referenced column "([^"]+)" not found', duck)
+        if found is None:
+            return self._syntax(duck.splitlines()[0])
+        name = found.group(1)
+        if self.platform == "snowflake":
+            return SqlError(
+                "000904",
+                "42000",
+                f"SQL compilation error: error line 0 at position 0\ninvalid identifier "
+                f"'{name.upper()}'",
+            )
+        return SqlError(
+            "UNRESOLVED_COLUMN",
+            "42703",
+            f"[UNRESOLVED_COLUMN.WITHOUT_SUGGESTION] A column, variable, or function parameter "
+            f"with name `{name.lower()}` cannot be resolved. SQLSTATE: 42703",
+        )
+
     def _ok(self, message: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         return (["status"], [(message,)])
 
@@ -534,7 +558,34 @@ class Estate:
             self._ensure(self._table_name(table))
         if isinstance(tree, exp.Insert) and tree.args.get("overwrite"):
             return self._insert_overwrite(tree)
+        if isinstance(tree, exp.Alter) and any(
+            isinstance(a, exp.Schema) for a in tree.args.get("actions") or []
+        ):
+            return self._add_columns(tree)
         return self._duckdb(tree)
+
+    def _add_columns(self, tree: exp.Alter) -> Any:
+        """Databricks ``ALTER TABLE t ADD COLUMNS (c type, ...)``
+        (sql-ref-syntax-ddl-alter-table-manage-column): the syntax has no IF NOT EXISTS and
+        "the name must be unique within the table", so a column the table already has fails
+        the statement (error class FIELDS_ALREADY_EXISTS) and none of its columns is added."""
+        target = tree.this
+        assert isinstance(target, exp.Table)
+        wanted = [c for a in tree.args["actions"] for c in a.expressions]
+        cursor = self.db.execute(f"SELECT * FROM {self._quoted(self._table_name(target))} LIMIT 0")
+        have = {d[0].upper() for d in cursor.description or []}
+        for c in wanted:
+            if c.name.upper() in have:
+                raise SqlError(
+                    "FIELDS_ALREADY_EXISTS",
+                    "42710",
+                    f"[FIELDS_ALREADY_EXISTS] Cannot add column, because `{c.name}` already "
+                    f"exists in {self.display(self._table_name(target))}. SQLSTATE: 42710",
+                )
+        for c in wanted:
+            one = exp.Alter(this=target.copy(), kind="TABLE", actions=[c.copy()])
+            self._duckdb(one)
+        return self._ok("OK")
 
     def _insert_overwrite(self, tree: exp.Insert) -> Any:
         """Snowflake's ``INSERT OVERWRITE``: the table is truncated and refilled in one
@@ -682,6 +733,8 @@ class Estate:
             cursor = self.db.execute(text)
         except duckdb.CatalogException as err:
             raise missing(self.platform, "Object", str(err).splitlines()[0]) from None
+        except duckdb.BinderException as err:
+            raise self._unknown_column(str(err)) from None
         except duckdb.Error as err:
             raise self._syntax(str(err).splitlines()[0]) from None
         if cursor.description is None:

@@ -88,7 +88,11 @@ def live_changed(ctx: Context) -> Iterator[Finding]:
     Compares each deployed policy or function with the compiled one as syntax trees (parsed
     with sqlglot in the platform's dialect, so formatting does not count), its signature and
     comment, each attachment's policy and arguments, and a Snowflake salt function's SECURE
-    flag.
+    flag. A row filter over several dimensions attached on its columns in another order, or
+    on fewer, is reported at the dataset's `row_filter` (each parameter is one dimension, so
+    swapped columns make each dimension's check read the other's values); a mapping table
+    that lacks the expiry column the model's grants `until` a date need is reported at the
+    first such grant's `until`.
 
     ## Why is this bad?
     The platform no longer enforces what was reviewed: a body edited in a console can add a
@@ -113,7 +117,11 @@ def grants_diverge(ctx: Context) -> Iterator[Finding]:
     ## What it does
     Reads every mapping table and compares its rows with the model's entitlements; with
     `--platform all` it also compares the two platforms' copies value by value, naming the
-    dimension, the value and the principals each side grants.
+    dimension, the value and the principals each side grants. For a dimension with grants
+    `until` a date it compares each row's expiry column too: a live row that holds later than
+    the model's day, or is standing (NULL) where the model has a day, is a widening; an
+    earlier day is a narrowing; both are reported at that grant's `until` (at the grant when
+    the model's is standing).
 
     ## Why is this bad?
     The two catalogs' grant tables are two copies of one decision. When they disagree, the same
