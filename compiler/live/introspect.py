@@ -1204,13 +1204,7 @@ class DatabricksReader(Reader):
             ):
                 live.salt_grants.append(g)
         objects += self.attachments()
-        securables: set[tuple[str, str]] = set()
-        for table in self.governed_tables():
-            cat, sch, _ = table.split(".")
-            securables |= {("CATALOG", cat), ("SCHEMA", f"{cat}.{sch}"), ("TABLE", table)}
-        # the governance schema and its catalog: a GRANT policy there may give EXECUTE on salts
-        securables |= {("CATALOG", catalog_name), ("SCHEMA", gov)}
-        ordered = sorted(securables)
+        ordered = self.policy_securables(catalog_name, gov)
         found_policies = self.each(
             lambda ks: self.attempt(
                 f"ABAC policies on {ks[0].lower()} {ks[1]}",
@@ -1237,6 +1231,71 @@ class DatabricksReader(Reader):
                     )
             objects += self.tag_assignments()
         return self.finish(live, objects)
+
+    def policy_securables(self, catalog_name: str, gov: str) -> list[tuple[str, str]]:
+        """The securables whose ABAC policies are listed (``policies.list_policies`` each):
+        every catalog and schema of the governed tables, the governance schema and its catalog
+        (a GRANT policy there may give EXECUTE on the salts), and of the governed tables those
+        that carry a policy. Which tables carry one is read per catalog from
+        ``information_schema.abac_policy_definitions`` (one statement; Public Preview,
+        docs.databricks.com sql/language-manual/information-schema/abac_policy_definitions),
+        whose columns say where a policy is attached (``CATALOG_NAME``, ``SCHEMA_NAME``,
+        ``SECURABLE_NAME``, ``ON_SECURABLE_TYPE``) but not its function, ``USING`` columns or
+        comment, which ``list_policies`` answers. The view shows only the policies the caller
+        may describe (MANAGE, READ METADATA or ownership where the policy is attached), so it
+        stands for a table only in a schema the reader was proven to see whole; any other
+        table, and every table of a catalog whose view could not be read, is listed itself
+        (the fallback is said in the coverage notes). Round trips grow with catalogs, schemas
+        and the tables that carry a policy, not with the governed tables."""
+        containers = {("CATALOG", catalog_name), ("SCHEMA", gov)}
+        tables = self.governed_tables()
+        for table in tables:
+            cat, sch, _ = table.split(".")
+            containers |= {("CATALOG", cat), ("SCHEMA", f"{cat}.{sch}")}
+        listed = self.tables_with_policies(tables)
+        return sorted(containers | {("TABLE", t) for t in tables if t.lower() in listed})
+
+    def tables_with_policies(self, tables: list[str]) -> set[str]:
+        """Lower-case names of the governed tables whose policies must be listed one by one:
+        those the catalog's ``abac_policy_definitions`` names, and those it cannot stand for."""
+        from accord.targets import sql as tsql
+
+        out: set[str] = set()
+        by_catalog: dict[str, list[str]] = {}
+        for table in tables:
+            by_catalog.setdefault(table.split(".")[0].lower(), []).append(table.lower())
+        for catalog, names in sorted(by_catalog.items()):
+            seen = [t for t in names if t.rsplit(".", 1)[0] in self.whole]
+            out |= set(names) - set(seen)
+            if not seen:
+                continue
+            self.progress(f"databricks: ABAC policy definitions in {catalog}")
+            view = (
+                f"{tsql.name_sql(catalog, 'databricks')}.information_schema.abac_policy_definitions"
+            )
+            sql = (
+                "SELECT catalog_name, schema_name, securable_name, on_securable_type "
+                f"FROM {view} WHERE on_securable_type = 'TABLE'"
+            )
+            try:
+                rows = self.run.query(sql)
+            except ExecutionError as err:
+                self.coverage.note(
+                    f"{catalog}.information_schema.abac_policy_definitions could not be read "
+                    f"({one_line(err)[:300]}): the ABAC policies of its governed tables were listed table by "
+                    "table"
+                )
+                out |= set(seen)
+                continue
+            for r in rows:
+                name = str(r.get("securable_name") or "")
+                if name.count(".") != 2:
+                    name = (
+                        ".".join(str(r.get(c) or "") for c in ("catalog_name", "schema_name"))
+                        + f".{name}"
+                    )
+                out.add(name.lower())
+        return out
 
     def policy(self, p: Any, kind: str, securable: str, live: LiveCatalog) -> AbacPolicy | None:
         """A row filter or column mask policy as an AbacPolicy; a GRANT policy that gives

@@ -56,7 +56,7 @@ from urllib.parse import unquote, urlparse
 
 from sqlglot import exp
 
-from tests.standins.engine import Estate, SqlError, TagDef
+from tests.standins.engine import Estate, SqlError, TagDef, missing
 from tests.standins.history import history_of
 from tests.standins.http import Handler, serve
 
@@ -101,6 +101,9 @@ class DatabricksEstate(Estate):
         #: information_schema column names: "reference" (the documentation's) or "adapter"
         #: (table_catalog, table_schema, ..., target_columns, using_columns)
         self.info_schema_names = "reference"
+        #: whether information_schema.abac_policy_definitions exists (a Public Preview: where
+        #: it is not enabled, the view is not found)
+        self.abac_definitions = True
         self.drip_on: list[str] = []
         self.endless_on: list[str] = []
         self._local = threading.local()
@@ -238,6 +241,12 @@ class DatabricksEstate(Estate):
                     if visible(t, catalog)
                     for c, (policy, using) in t.masks.items()
                 ]  # fmt: skip
+            elif view == "abac_policy_definitions":
+                if not self.abac_definitions:
+                    raise missing(
+                        "databricks", "table or view", f"{catalog}.information_schema.{view}"
+                    )
+                cols, rows = self.abac_definitions_rows(catalog)
             elif view == "column_tags":
                 cols = [*where, "table_name", "column_name", "tag_name", "tag_value"]
                 rows = [
@@ -255,6 +264,46 @@ class DatabricksEstate(Estate):
             return table
 
         return tree.transform(replace)
+
+    def abac_definitions_rows(self, catalog: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """``<catalog>.information_schema.abac_policy_definitions`` (Public Preview;
+        sql/language-manual/information-schema/abac_policy_definitions): one row per ABAC
+        policy attached to a securable of the catalog, in the documented columns; a caller
+        sees only the policies on securables where it holds MANAGE or READ METADATA, or owns
+        them ("This matches the access pattern of DESCRIBE POLICY"). ``SCHEMA_NAME`` is NULL
+        for a catalog-attached policy, ``SECURABLE_NAME`` for catalog- and schema-attached
+        ones; ``POLICY_TYPE`` reads ROW_FILTER, COLUMN_MASK, GRANT or DENY; ``PRIVILEGES`` is
+        NULL for row filters and column masks, ``MATCH_COLUMNS`` for GRANT and DENY. The
+        ARRAY<STRING> columns come as JSON text, as statement execution's JSON_ARRAY format
+        sends arrays. The policy's function and USING columns are not in the view."""
+        import hashlib
+        import json
+
+        cols = ["policy_id", "policy_name", "policy_type", "catalog_name", "schema_name",
+                "securable_name", "on_securable_type", "to_principals", "except_principals",
+                "for_securable_type", "privileges", "when_condition", "match_columns",
+                "created_by"]  # fmt: skip
+        rows = []
+        for (kind, name, _), info in sorted(self.abac.items()):
+            parts = name.lower().split(".")
+            if parts[0] != catalog or not self.holds(
+                self.caller, kind, name, "MANAGE", "READ_METADATA"
+            ):
+                continue
+            policy_type = str(info["policy_type"]).removeprefix("POLICY_TYPE_")
+            held = info.get("grant") or info.get("deny")
+            privileges = json.dumps(held["privileges"]) if held else None
+            match = None
+            if policy_type in ("ROW_FILTER", "COLUMN_MASK"):
+                match = json.dumps([m["alias"] for m in info.get("match_columns") or []])
+            rows.append((
+                hashlib.sha1(f"{kind}/{name}/{info['name']}".encode()).hexdigest()[:16], info["name"],
+                policy_type, parts[0], parts[1] if len(parts) > 1 else None,
+                parts[2] if len(parts) > 2 else None, kind, json.dumps(info["to_principals"]),
+                json.dumps(info["except_principals"]), info["for_securable_type"], privileges,
+                info.get("when_condition"), match, self.owner,
+            ))  # fmt: skip
+        return cols, rows
 
     def _duckdb(self, tree: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
         """A statement of the reading principal reads or writes only the tables it holds
