@@ -166,6 +166,47 @@ def test_a_schema_grant_exposes_the_salt_and_the_plan_revokes_it_there(
     assert drift() == (0, drift()[1])
 
 
+def test_a_reader_without_select_on_the_mapping_table_is_refused_and_drift_unproven(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """A statement that reads a table needs SELECT on it (sql-ref-privileges: "SELECT: gives
+    read access to a table"; inherited from the schema or catalog): without it the warehouse
+    fails the statement with PERMISSION_DENIED / SQLSTATE 42501. A reader without SELECT on
+    the mapping table gets ACC707 naming the principal and the grant it lacks, never ACC704
+    (rows that differ) nor ACC701 (not deployed), exit 1; ``introspect --check-reader`` names
+    the missing SELECT. A refusal the check did not foresee names the reading principal too,
+    never the deploying role."""
+    from accord.targets.objects import MappingTable
+
+    dbx = platforms.databricks
+    deploy(POLICIES, tmp_path / "m1")
+    least_privilege(dbx, GOVERNED)
+    (mapping,) = lower_all(load_project(POLICIES))["databricks"].of(MappingTable)
+    assert drift()[0] == 0
+    dbx.privileges.discard(("SCHEMA", "governance.policies", "SELECT", READER))
+    from databricks.sdk import WorkspaceClient
+
+    answer = WorkspaceClient().statement_execution.execute_statement(
+        statement=f"SELECT * FROM {mapping.name}", warehouse_id="wh-standin"
+    )  # the platform's own answer to the reader, through the real SDK
+    assert answer.status is not None and answer.status.sql_state == "42501"
+    code, doc = drift()
+    assert code == 1 and rules(doc) == {"ACC707"}
+    said = messages(doc)
+    assert f"mapping table {mapping.name}" in said and "deploying role" not in said
+    assert f"GRANT SELECT ON TABLE {mapping.name} TO `{READER}`" in said
+    code, out, _ = run_cli(["introspect", "--check-reader", *DBX, POLICIES])
+    assert code == 1 and f"GRANT SELECT ON TABLE {mapping.name} TO `{READER}`" in out
+    # SELECT held, the statement refused all the same: the reading principal and its need
+    dbx.grant("SCHEMA", "governance.policies", "SELECT", READER)
+    dbx.fail_on.append(f"FROM {mapping.name} ORDER BY")
+    code, doc = drift()
+    assert code == 1 and rules(doc) == {"ACC707"}
+    said = messages(doc)
+    assert f"denied: the reading role {READER} needs SELECT on {mapping.name}" in said
+    assert "deploying role" not in said
+
+
 def test_an_unpaginated_grants_answer_is_never_asked_for(platforms: Platforms) -> None:
     """Fact 9: the stand-in answers grants.get without max_results in one piece (the form the
     SDK says will be deprecated) and pages with it: accord always asks for pages."""

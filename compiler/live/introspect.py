@@ -333,6 +333,8 @@ class Reader:
         self.ignored: list[str] = []
         self.coverage = Coverage(self.platform)
         self.by_id = {identity(o): o for o in expected}
+        #: lower-case mapping tables the reader check found the reader lacks SELECT on
+        self.no_select: set[str] = set()
 
     def same(self, a: str, b: str) -> bool:
         """Whether two names name one object, as the platform stores unquoted names."""
@@ -352,8 +354,20 @@ class Reader:
         )
         return False
 
+    def refused(self, err: Exception, privilege: str = "", on: str = "") -> str:
+        """What a failed read says: a denial names the reading role and the grant it lacks
+        (``privilege`` on ``on`` when the read knows what it needs), never the deploying
+        role's; any other failure as the platform said it."""
+        from accord.compiler.connect.executor import DeniedError
+
+        if isinstance(err, DeniedError):
+            return str(err.denial.for_reader(self.coverage.reader, privilege, on))
+        return str(err)
+
     def cannot_see(self, what: str, why: object, unproven: str = "") -> None:
         """Record what the reader could not see: drift reports it (ACC707), never passes it."""
+        if isinstance(why, Exception):
+            why = self.refused(why)
         why = str(why)
         self.unreadable.append(f"{what}: {why}")
         self.coverage.cannot_see(what, why, unproven)
@@ -401,7 +415,7 @@ class Reader:
         try:
             return self.run.query(sql)
         except ExecutionError as err:
-            self.cannot_see(what, str(err))
+            self.cannot_see(what, err)
             return None
 
     def start(self) -> tuple[str, list[CatalogObject], LiveCatalog]:
@@ -443,14 +457,24 @@ class Reader:
         try:
             rows = self.run.query(sql)
         except ExecutionError as err:
+            if table.name.lower() in self.no_select:
+                # the reader check said it lacks SELECT (ACC707 already): a refusal, and a
+                # "does not exist or not authorized" (Snowflake 002003), is that, not absence
+                return table
             if (
                 "does not exist" in str(err)
                 or "NOT_FOUND" in str(err)
                 or "cannot be found" in str(err)
             ):
-                return None
-            self.cannot_see(f"mapping table {table.name}", str(err), f"drift of {table.name}")
-            return None
+                return None  # the reader may read it (the check proved it): it is not there
+            self.cannot_see(
+                f"mapping table {table.name}",
+                self.refused(err, "SELECT", table.name),
+                f"drift of {table.name}",
+            )
+            # unseen, not undeployed nor different: taken as the model has it (never reported
+            # missing or changed; ACC707 says it is not proven, and a plan refuses the base)
+            return table
         values = sorted({tuple(str(v) for v in list(r.values())[:2]) for r in rows})
         return dataclasses.replace(table, rows=tuple(values))
 
@@ -544,7 +568,7 @@ class SnowflakeReader(Reader):
             if isinstance(rows, ExecutionError):
                 self.cannot_see(
                     f"the privileges of {kind.lower()} {name}",
-                    str(rows),
+                    rows,
                     "what the reading role can see",
                 )
                 out.append(None)
@@ -647,9 +671,10 @@ class SnowflakeReader(Reader):
                     break
         for m in e.of(MappingTable):
             if not has("SELECT", "TABLE", m.name) and not absent("TABLE", m.name):
+                self.no_select.add(m.name.lower())
                 self.cannot_see(
                     f"the rows of mapping table {m.name}",
-                    "it lacks SELECT on it",
+                    f"it lacks SELECT on it: GRANT SELECT ON TABLE {m.name} TO ROLE {role}",
                     f"drift of {m.name}",
                 )
         if e.of(Tag):
@@ -955,6 +980,8 @@ class DatabricksReader(Reader):
             return None, (what, str(err).removeprefix(f"{what}: "), unproven)
         except DatabricksError as err:  # before OSError: DatabricksError is an IOError
             denial = classify("databricks", err)
+            if denial is not None:
+                denial = denial.for_reader(self.coverage.reader)
             why = str(denial or one_line(err)[:300])
             if " Config: " in why:  # the SDK appends its configuration to what the server said
                 why = why.split(" Config: ")[0].rstrip(". ") + (")" if denial else "")
@@ -1044,9 +1071,10 @@ class DatabricksReader(Reader):
                 and not held & {"SELECT", "ALL_PRIVILEGES"}
                 and self.owner_of("tables", table.name) != name
             ):
+                self.no_select.add(table.name.lower())
                 self.cannot_see(
                     f"mapping table {table.name}",
-                    f"{name} holds no SELECT on it",
+                    f"{name} holds no SELECT on it: GRANT SELECT ON TABLE {table.name} TO `{name}`",
                     f"drift of {table.name}",
                 )
 
@@ -1345,7 +1373,7 @@ class DatabricksReader(Reader):
         except ExecutionError as err:
             self.cannot_see(
                 f"{catalog}.information_schema.{view}",
-                str(err),
+                err,
                 f"drift of the {view.replace('_', ' ')} in catalog {catalog}",
             )
             return None

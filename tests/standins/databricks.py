@@ -308,9 +308,12 @@ class DatabricksEstate(Estate):
     def _duckdb(self, tree: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
         """A statement of the reading principal reads or writes only the tables it holds
         SELECT (or MODIFY) on (personas named by ``tokens`` read every table: the probe tests
-        model what the policies show them, not their table grants)."""
-        if self.caller == self.reader and isinstance(
-            tree, exp.Query | exp.Insert | exp.Merge | exp.Delete | exp.Update
+        model what the policies show them, not their table grants; a test's own statements,
+        not sent over HTTP, are the administrator's)."""
+        if (
+            getattr(self._local, "in_request", False)
+            and self.caller == self.reader
+            and isinstance(tree, exp.Query | exp.Insert | exp.Merge | exp.Delete | exp.Update)
         ):
             for table in tree.find_all(exp.Table):
                 name = self._table_name(table)
@@ -330,8 +333,8 @@ class DatabricksEstate(Estate):
     def _exists(self, name: str) -> bool:
         parts = self.key(name).split(".")
         rows = self.db.execute(
-            "SELECT 1 FROM information_schema.tables WHERE table_catalog = ? AND "
-            "table_schema = ? AND table_name = ?",
+            "SELECT 1 FROM information_schema.tables WHERE upper(table_catalog) = ? AND "
+            "upper(table_schema) = ? AND upper(table_name) = ?",
             parts,
         ).fetchall()
         return bool(rows)
@@ -615,6 +618,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                     401, {"error_code": "UNAUTHENTICATED", "message": "bad token"}
                 )
             estate.calling(persona)
+            estate._local.in_request = True  # a caller's statement (direct ones are the admin's)
             try:
                 body = self.body() if method == "POST" else {}
                 if method == "POST" and path == "/api/2.0/sql/statements":
@@ -635,6 +639,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 answer = {"error_code": err.code, "message": err.message}
             finally:
                 estate.calling("")
+                estate._local.in_request = False
             self.send_json(status, answer)
 
         def _drip(self) -> None:
