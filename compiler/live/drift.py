@@ -143,7 +143,23 @@ def drift_platform(
         if not isinstance(obj, MaskAttachment):
             return ""
         over = live.overrides.get(f"{obj.table}.{obj.column}".upper())
-        return f"; this policy overrides the tag's ({over})" if over else ""
+        if not over:
+            return ""
+        if platform == "databricks":
+            # Unity Catalog lets neither mask win: at most one may apply to a column
+            # (error-messages/column-masks-feature-not-supported-error-class)
+            if over.endswith("with the same function"):
+                return (
+                    f"; {over}: whether Unity Catalog then refuses the table's queries as it "
+                    "does for two different masks (COLUMN_MASKS_FEATURE_NOT_SUPPORTED."
+                    "MULTIPLE_MASKS) is not documented"
+                )
+            return (
+                f"; {over}: neither takes precedence, Unity Catalog refuses every query of the "
+                "table (COLUMN_MASKS_FEATURE_NOT_SUPPORTED.MULTIPLE_MASKS: at most one mask may "
+                "apply to a column)"
+            )
+        return f"; this policy overrides the tag's ({over})"
 
     def inherits(obj: CatalogObject) -> str:
         """A column whose own tag is gone may still inherit the tag: not the model's tag."""

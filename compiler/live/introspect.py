@@ -134,6 +134,7 @@ class LiveCatalog:
     #: what was read, by which reader, and what it could not see
     coverage: Coverage | None = None
     #: governed column (``TABLE.COLUMN``, upper case) -> the tag mask its direct mask overrides
+    #: (Snowflake), or the ABAC column-mask policy that masks it too (Databricks: neither wins)
     #: (a direct masking policy takes precedence over a tag's: Snowflake)
     overrides: dict[str, str] = field(default_factory=dict)
     #: policy references whose POLICY_STATUS says the policy is not in effect, in words
@@ -946,6 +947,8 @@ class DatabricksReader(Reader):
         self.checked = False
         #: the salts the reading principal itself may call (check_reader)
         self.calls: list[SaltGrant] = []
+        #: (lower-case table, lower-case column) -> {tag: value}: information_schema.column_tags
+        self.column_tags: dict[tuple[str, str], dict[str, str]] = {}
 
     def call(self, what: str, fn: Callable[[], Any]) -> Any:
         bounded_call = getattr(self.run, "call", None)
@@ -1258,7 +1261,44 @@ class DatabricksReader(Reader):
                         self.keep(Tag(found.tag_key, values, (), found.description or ""))
                     )
             objects += self.tag_assignments()
+            self.mask_conflicts(objects, live)
         return self.finish(live, objects)
+
+    def mask_conflicts(self, objects: list[CatalogObject], live: LiveCatalog) -> None:
+        """A column mask set directly on a column that an ABAC column-mask policy also masks:
+        Unity Catalog lets neither win. A table whose "access control policies result in
+        multiple column masks applying to the same column" fails its queries with
+        COLUMN_MASKS_FEATURE_NOT_SUPPORTED.MULTIPLE_MASKS (SQLSTATE 0A000; docs.databricks.com
+        error-messages/column-masks-feature-not-supported-error-class; table-level and ABAC
+        policies with different functions on one table block access: unity-catalog/abac/
+        abac-vs-rls-cm). Recorded in ``live.overrides`` (drift's ACC702 says it): the policy
+        whose scope covers the table and one of whose MATCH COLUMNS conditions, the one its
+        ON COLUMN names, holds on the column's tags (information_schema.column_tags). A
+        condition accord cannot evaluate, or a WHEN, is not taken to match."""
+        from accord.targets import abac_conditions as cond
+
+        policies = [
+            o for o in objects if isinstance(o, AbacPolicy) and o.kind == "COLUMN MASK" and o.to
+        ]
+        for m in objects:
+            if not isinstance(m, MaskAttachment):
+                continue
+            tags = self.column_tags.get((m.table.lower(), m.column.lower()), {})
+            for p in sorted(policies, key=lambda p: (p.securable_type, p.securable, p.name)):
+                if p.when or not cond.covers(p, m.table.lower(), str.lower):
+                    continue
+                wanted = [c for c, alias in p.match_columns if alias == p.on_column]
+                try:
+                    hit = any(cond.holds(cond.parse(c), tags) for c in wanted)
+                except (ValueError, ParseError, TokenError):
+                    continue
+                if hit:
+                    same = "the same function" if self.same(p.function, m.policy) else ""
+                    live.overrides[f"{m.table}.{m.column}".upper()] = (
+                        f"ABAC policy {p.name} on {p.securable_type.lower()} {p.securable} "
+                        f"masks it too, with {same or p.function}"
+                    )
+                    break
 
     def policy_securables(self, catalog_name: str, gov: str) -> list[tuple[str, str]]:
         """The securables whose ABAC policies are listed (``policies.list_policies`` each):
@@ -1418,6 +1458,9 @@ class DatabricksReader(Reader):
             self.progress(f"databricks: column tags in {catalog}")
             for r in self.info_schema(catalog, "column_tags") or []:
                 key = (_table_of(r), str(r.get("column_name") or "").lower(), r.get("tag_name"))
+                self.column_tags.setdefault(key[:2], {})[str(key[2])] = str(
+                    r.get("tag_value") or ""
+                )
                 o = wanted.get(key)  # type: ignore[arg-type]
                 if o is not None:
                     value = str(r.get("tag_value") or "")

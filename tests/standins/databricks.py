@@ -125,8 +125,89 @@ class DatabricksEstate(Estate):
         functions being what the deployed statements left here, ``is_account_group_member``
         seeing :attr:`Estate.session` (docs.databricks.com/aws/en/tables/row-and-column-filters)."""
         if isinstance(tree, exp.Query):
+            self._refuse_multiple_masks(tree)
             tree = self._govern(tree)
         return super().rewrite(tree)
+
+    def abac_masks_on(self, t: Any) -> dict[str, list[tuple[str, str]]]:
+        """UPPER column -> (policy, function) of each ABAC column-mask policy that masks it
+        for the session: the policy's securable holds the table, its WHEN (if any) holds on
+        the table's tags, the MATCH COLUMNS condition its ON COLUMN names holds on the
+        column's tags (has_tag / has_tag_value with AND, OR, NOT), and the session's principal
+        or one of its groups is in TO (``account users``: everyone) and none in EXCEPT
+        (unity-catalog/abac/policy-evaluation, steps 1-4). Conditions are read with sqlglot."""
+        import sqlglot
+
+        def holds(text: str | None, tags: dict[str, str]) -> bool:
+            def ev(n: exp.Expression) -> bool:
+                if isinstance(n, exp.Paren):
+                    return ev(n.this)
+                if isinstance(n, exp.And):
+                    return ev(n.this) and ev(n.expression)
+                if isinstance(n, exp.Or):
+                    return ev(n.this) or ev(n.expression)
+                if isinstance(n, exp.Not):
+                    return not ev(n.this)
+                if isinstance(n, exp.Boolean):
+                    return bool(n.this)
+                args = [a.this for a in n.expressions] if isinstance(n, exp.Anonymous) else []
+                if isinstance(n, exp.Anonymous) and n.name.lower() == "has_tag":
+                    return args[0] in tags
+                if isinstance(n, exp.Anonymous) and n.name.lower() == "has_tag_value":
+                    return tags.get(args[0]) == args[1]
+                raise SqlError("INVALID_PARAMETER_VALUE", "22023", f"condition {n.sql()}")
+
+            return True if not text else ev(sqlglot.parse_one(text, read="databricks"))
+
+        who = {self.caller, *self.session}
+        table_tags = {tag: v or "" for (c, tag), v in t.tags.items() if not c}
+        out: dict[str, list[tuple[str, str]]] = {}
+        for (kind, name, _), info in sorted(self.abac.items()):
+            if info.get("policy_type") != "POLICY_TYPE_COLUMN_MASK":
+                continue
+            if (kind, name.lower()) not in self.parents("TABLE", t.name):
+                continue
+            to = set(info.get("to_principals") or ())
+            if not ("account users" in to or to & who) or who & set(info["except_principals"]):
+                continue
+            if not holds(info.get("when_condition"), table_tags):
+                continue
+            on = info["column_mask"].get("on_column")
+            conds = [m["condition"] for m in info.get("match_columns") or [] if m["alias"] == on]
+            for upper in t.columns:
+                tags = {tag: v or "" for (c, tag), v in t.tags.items() if c == upper}
+                if any(holds(c, tags) for c in conds):
+                    out.setdefault(upper, []).append(
+                        (info["name"], info["column_mask"]["function_name"])
+                    )
+        return out
+
+    def _refuse_multiple_masks(self, tree: exp.Expression) -> None:
+        """A query of a table where a column's own mask (ALTER TABLE ... SET MASK) and an
+        ABAC column mask with another function both apply fails: neither takes precedence
+        (error-messages/column-masks-feature-not-supported-error-class, MULTIPLE_MASKS;
+        unity-catalog/abac/abac-vs-rls-cm)."""
+        for node in tree.find_all(exp.Table):
+            t = self.tables.get(self.key(self._table_name(node))) if node.name else None
+            if t is None or not t.masks:
+                continue
+            for upper, found in sorted(self.abac_masks_on(t).items()):
+                direct = t.masks.get(upper)
+                others = [f for _, f in found if direct and self.key(f) != self.key(direct[0])]
+                if direct and others:
+                    column = t.columns[upper][0]
+                    masks = ", ".join([direct[0], *others])
+                    raise SqlError(
+                        "COLUMN_MASKS_FEATURE_NOT_SUPPORTED",
+                        "0A000",
+                        "[COLUMN_MASKS_FEATURE_NOT_SUPPORTED.MULTIPLE_MASKS] Column mask "
+                        f"policies for {t.name.lower()} are not supported: Table "
+                        f"{t.name.lower()} has access control policies resulting in multiple "
+                        f"column masks [{masks}] applying to the same column(s) [{column}]. "
+                        "Please contact the table owner or policy definer to resolve the issue "
+                        "by updating policies such that at most one mask applies to this "
+                        "column and then retry the query again. SQLSTATE: 0A000",
+                    )
 
     # ------------------------------------------------------------------ who may see what
 
