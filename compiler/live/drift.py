@@ -380,7 +380,7 @@ class Canary:
 
 def canaries(lives: dict[str, LiveCatalog], executors: dict[str, Any]) -> list[Canary]:
     """Every salt function whose salt is in the environment, with its canary digests."""
-    from accord.compiler.connect.executor import ExecutionError
+    from accord.compiler.connect.executor import ExecutionError, as_reader
     from accord.compiler.model.salts import SaltBox, SaltError
 
     box = SaltBox()
@@ -397,7 +397,7 @@ def canaries(lives: dict[str, LiveCatalog], executors: dict[str, Any]) -> list[C
             try:
                 rows = executors[platform].query(canary_query(salt.name, platform))
             except ExecutionError as err:
-                out.append(Canary(platform, salt, "", want, str(err)))
+                out.append(Canary(platform, salt, "", want, as_reader(err)))
                 continue
             digest = str(next(iter(rows[0].values()))) if rows else ""
             out.append(Canary(platform, salt, digest, want))

@@ -359,11 +359,9 @@ class Reader:
         """What a failed read says: a denial names the reading role and the grant it lacks
         (``privilege`` on ``on`` when the read knows what it needs), never the deploying
         role's; any other failure as the platform said it."""
-        from accord.compiler.connect.executor import DeniedError
+        from accord.compiler.connect.executor import as_reader
 
-        if isinstance(err, DeniedError):
-            return str(err.denial.for_reader(self.coverage.reader, privilege, on))
-        return str(err)
+        return as_reader(err, self.coverage.reader, privilege, on)
 
     def cannot_see(self, what: str, why: object, unproven: str = "") -> None:
         """Record what the reader could not see: drift reports it (ACC707), never passes it."""
