@@ -19,7 +19,8 @@ Databricks (the SDK's dataclasses, databricks/sdk/service/catalog.py): ``functio
 (``FunctionInfo.input_params``, ``full_data_type``, ``routine_definition``, ``comment``,
 ``owner``), ``grants.get("function", ...)`` (``privilege_assignments``), ``tables.get``
 (``TableInfo.row_filter``: ``function_name``, ``input_column_names``; ``ColumnInfo.mask``:
-``function_name``, ``using_column_names``), ``policies.list_policies`` (``PolicyInfo``),
+``function_name``, ``using_column_names``), ``policies.list_policies`` (``PolicyInfo``) on
+the securables ``information_schema.abac_policy_definitions`` says carry a policy,
 ``entity_tag_assignments.list``; mapping rows through statement execution.
 
 A salt function's body is its secret: it is never kept, printed or compared. Its presence,
