@@ -111,6 +111,7 @@ def test_least_privilege_drift_sees_the_override_the_inherited_grant_and_the_lat
     code, doc = drift(policies)
     assert code == 1
     assert "mask of discovery_lake.assays.results.notes" in messages(doc, "ACC702")
+    assert "neither takes precedence" in messages(doc, "ACC702")
     assert "grants EXECUTE to analysts through schema governance.policies" in messages(
         doc, "ACC705"
     )
@@ -164,6 +165,151 @@ def test_a_schema_grant_exposes_the_salt_and_the_plan_revokes_it_there(
     )
     assert code == 0, out + err
     assert drift() == (0, drift()[1])
+
+
+def test_a_reader_without_select_on_the_mapping_table_is_refused_and_drift_unproven(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """A statement that reads a table needs SELECT on it (sql-ref-privileges: "SELECT: gives
+    read access to a table"; inherited from the schema or catalog): without it the warehouse
+    fails the statement with PERMISSION_DENIED / SQLSTATE 42501. A reader without SELECT on
+    the mapping table gets ACC707 naming the principal and the grant it lacks, never ACC704
+    (rows that differ) nor ACC701 (not deployed), exit 1; ``introspect --check-reader`` names
+    the missing SELECT. A refusal the check did not foresee names the reading principal too,
+    never the deploying role."""
+    from accord.targets.objects import MappingTable
+
+    dbx = platforms.databricks
+    deploy(POLICIES, tmp_path / "m1")
+    least_privilege(dbx, GOVERNED)
+    (mapping,) = lower_all(load_project(POLICIES))["databricks"].of(MappingTable)
+    assert drift()[0] == 0
+    dbx.privileges.discard(("SCHEMA", "governance.policies", "SELECT", READER))
+    from databricks.sdk import WorkspaceClient
+
+    answer = WorkspaceClient().statement_execution.execute_statement(
+        statement=f"SELECT * FROM {mapping.name}", warehouse_id="wh-standin"
+    )  # the platform's own answer to the reader, through the real SDK
+    assert answer.status is not None and answer.status.sql_state == "42501"
+    code, doc = drift()
+    assert code == 1 and rules(doc) == {"ACC707"}
+    said = messages(doc)
+    assert f"mapping table {mapping.name}" in said and "deploying role" not in said
+    assert f"GRANT SELECT ON TABLE {mapping.name} TO `{READER}`" in said
+    code, out, _ = run_cli(["introspect", "--check-reader", *DBX, POLICIES])
+    assert code == 1 and f"GRANT SELECT ON TABLE {mapping.name} TO `{READER}`" in out
+    # SELECT held, the statement refused all the same: the reading principal and its need
+    dbx.grant("SCHEMA", "governance.policies", "SELECT", READER)
+    dbx.fail_on.append(f"FROM {mapping.name} ORDER BY")
+    code, doc = drift()
+    assert code == 1 and rules(doc) == {"ACC707"}
+    said = messages(doc)
+    assert f"denied: the reading role {READER} needs SELECT on {mapping.name}" in said
+    assert "deploying role" not in said
+
+
+def test_a_direct_mask_where_an_abac_mask_applies_is_reported_as_blocking_the_table(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """Unity Catalog lets neither of two masks on one column win: a table whose "access
+    control policies result in multiple column masks applying to the same column(s)" fails
+    its queries with COLUMN_MASKS_FEATURE_NOT_SUPPORTED.MULTIPLE_MASKS, SQLSTATE 0A000
+    (docs.databricks.com error-messages/column-masks-feature-not-supported-error-class;
+    unity-catalog/abac/abac-vs-rls-cm). Where Snowflake's direct mask overrides the tag's,
+    a console-made mask on a column an ABAC column-mask policy matches blocks the table: the
+    stand-in refuses the query as the platform does, and drift's ACC702 says so, naming the
+    ABAC policy, rather than calling it an override or saying nothing of it."""
+    from databricks.sdk import WorkspaceClient
+
+    dbx = platforms.databricks
+    policies = abac_policies(dbx, tmp_path)
+    deploy(policies, tmp_path / "m1")
+    w = WorkspaceClient()
+    query = "SELECT notes FROM discovery_lake.assays.results"
+    answer = w.statement_execution.execute_statement(statement=query, warehouse_id="wh-standin")
+    assert answer.status is not None and answer.status.sql_state is None  # one mask: it runs
+    dbx.execute(
+        "ALTER TABLE discovery_lake.assays.results ALTER COLUMN notes "
+        "SET MASK governance.policies.subject_pseudonym_mask"
+    )
+    answer = w.statement_execution.execute_statement(statement=query, warehouse_id="wh-standin")
+    assert answer.status is not None and answer.status.sql_state == "0A000"
+    assert answer.status.error is not None
+    assert "MULTIPLE_MASKS" in (answer.status.error.message or "")
+    code, doc = drift(policies)
+    assert code == 1
+    said = messages(doc, "ACC702")
+    assert "mask of discovery_lake.assays.results.notes" in said
+    assert (
+        "ABAC policy accord_free_text_mask on schema discovery_lake.assays masks it too, with "
+        "governance.policies.free_text_mask: neither takes precedence" in said
+    )
+    assert "MULTIPLE_MASKS" in said and "overrides the tag" not in said
+    # the same function through both mechanisms: what the platform does is not documented
+    dbx.execute(
+        "ALTER TABLE discovery_lake.assays.results ALTER COLUMN notes "
+        "SET MASK governance.policies.free_text_mask"
+    )
+    code, doc = drift(policies)
+    said = messages(doc, "ACC702")
+    assert code == 1 and "masks it too, with the same function" in said
+    assert "is not documented" in said
+
+
+def test_abac_policy_definitions_shows_only_the_policies_the_reader_may_describe(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """information_schema.abac_policy_definitions (Public Preview; sql/language-manual/
+    information-schema/abac_policy_definitions): one row per ABAC policy attached in the
+    catalog, in the documented columns; "You will only see policies returned when you have
+    READ METADATA or MANAGE on the securable where the policy is attached, or own it". A
+    reader proven to see the schema whole finds its policies there; a reader without it does
+    not, so accord does not let the view stand for that schema's tables: each is listed
+    itself and its refusal is unseen (ACC707), never a clean read."""
+    from databricks.sdk import WorkspaceClient
+
+    dbx = platforms.databricks
+    policies = abac_policies(dbx, tmp_path)
+    deploy(policies, tmp_path / "m1")
+    dbx.execute(
+        "CREATE POLICY console_mask ON TABLE omics.variants.calls COLUMN MASK "
+        "governance.policies.subject_pseudonym_mask TO `account users` FOR TABLES "
+        "MATCH COLUMNS has_tag_value('accord_mask', 'subject_pseudonym') AS c ON COLUMN c"
+    )
+    least_privilege(dbx, GOVERNED)
+    w = WorkspaceClient()
+
+    def names(catalog: str) -> list[list[str]]:
+        answer = w.statement_execution.execute_statement(
+            statement=f"SELECT * FROM {catalog}.information_schema.abac_policy_definitions "
+            "ORDER BY policy_name, schema_name",
+            warehouse_id="wh-standin",
+        )
+        assert answer.manifest is not None and answer.manifest.schema is not None
+        columns = [c.name for c in answer.manifest.schema.columns or []]
+        assert columns == [
+            "policy_id", "policy_name", "policy_type", "catalog_name", "schema_name",
+            "securable_name", "on_securable_type", "to_principals", "except_principals",
+            "for_securable_type", "privileges", "when_condition", "match_columns", "created_by",
+        ]  # fmt: skip
+        rows = answer.result.data_array if answer.result else None
+        return [[r[1], r[2], r[5], r[6]] for r in rows or []]
+
+    assert names("omics") == [
+        ["accord_programme_row_filter", "ROW_FILTER", None, "SCHEMA"],
+        ["accord_subject_pseudonym_mask", "COLUMN_MASK", None, "SCHEMA"],
+        ["console_mask", "COLUMN_MASK", "calls", "TABLE"],
+    ]
+    code, doc = drift(policies)
+    assert code == 1 and "ABAC policy console_mask" in messages(doc, "ACC702")
+    # without MANAGE on omics.variants the view hides its policies; the read does not trust it
+    dbx.privileges -= {g for g in dbx.privileges if g[1] == "omics.variants"}
+    dbx.privileges -= {g for g in dbx.privileges if g[:2] == ("CATALOG", "omics")}
+    dbx.grant("CATALOG", "omics", "USE_CATALOG", READER)
+    assert names("omics") == []
+    code, doc = drift(policies)
+    assert code == 1 and "ACC707" in rules(doc)
+    assert "ABAC policies on table omics.variants.calls" in messages(doc, "ACC707")
 
 
 def test_an_unpaginated_grants_answer_is_never_asked_for(platforms: Platforms) -> None:
@@ -420,9 +566,11 @@ def test_a_policy_of_a_type_accord_does_not_know_is_unseen(
 def test_concurrent_reads_answer_as_a_sequential_read(platforms: Platforms, tmp_path: Path) -> None:
     """Issue 20 Build 5: per-object reads run --jobs at a time; what they could not see is
     recorded in the order of the objects, so the output is byte-identical to --jobs 1, failures
-    included."""
+    included. (Without information_schema.abac_policy_definitions, a Public Preview, every
+    governed table's policies are listed one by one, so a table's refusal is among them.)"""
     dbx = platforms.databricks
     deploy(POLICIES, tmp_path / "m1")
+    dbx.abac_definitions = False
     dbx.execute("GRANT EXECUTE ON SCHEMA governance.policies TO `analysts`")
     for securable in ("table/omics.variants.calls", "schema/omics.variants", "catalog/omics"):
         dbx.forbidden.append(f"/api/2.1/unity-catalog/policies/{securable}")

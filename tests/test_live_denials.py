@@ -156,3 +156,30 @@ def test_the_payload_codes_are_the_rows_codes() -> None:
     assert classify("databricks", FailedStatement(None, "[X] no SQLSTATE: 42501")) is not None
     assert classify("databricks", PermissionDenied("403")) is not None
     assert databricks == {"INSUFFICIENT_PERMISSIONS", "PERMISSION_DENIED", "42501"}
+
+
+def test_a_readers_denial_names_the_reading_role_and_the_grant_it_lacks() -> None:
+    """A live read (introspect, drift, probe sample) is refused for the reading role, not the
+    deploying one: the same denial row, said of the reader, with the privilege the
+    platform's message names ("User does not have MANAGE on schema ..." from the Databricks
+    SDK's PermissionDenied), or the one the read knows it needs (SELECT on a mapping table,
+    where Snowflake's 002003 names none)."""
+    dbx = classify(
+        "databricks", PermissionDenied("User does not have MANAGE on schema omics.variants")
+    )
+    assert dbx is not None and str(dbx).startswith("denied: the deploying role needs")
+    said = str(dbx.for_reader("accord-ci@example.com"))
+    assert said.startswith(
+        "denied: the reading role accord-ci@example.com needs MANAGE on schema omics.variants ("
+    )
+    snow = classify(
+        "snowflake",
+        sf(2003, "42S02", "Object 'GOVERNANCE.POLICIES.G' does not exist or not authorized."),
+        "SELECT K, P FROM GOVERNANCE.POLICIES.G ORDER BY 1, 2",
+    )
+    assert snow is not None
+    said = str(snow.for_reader("ACCORD_READER", "SELECT", "GOVERNANCE.POLICIES.G"))
+    assert said.startswith(
+        "denied: the reading role ACCORD_READER needs SELECT on GOVERNANCE.POLICIES.G ("
+    )
+    assert "deploying" not in said

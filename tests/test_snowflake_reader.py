@@ -222,6 +222,39 @@ def test_describe_needs_apply_or_ownership_and_hidden_means_missing(
     assert row[0] == "FREE_TEXT_MASK"
 
 
+def test_a_reader_without_select_on_the_mapping_table_is_refused_and_drift_unproven(
+    platforms: Platforms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fact 7 (sql-reference/sql/select, access control requirements; error 002003 "does not
+    exist or not authorized"): a role without SELECT (or OWNERSHIP) on a table cannot read it,
+    and the platform says so as if it did not exist. A reader that lacks SELECT on the mapping
+    table is refused its rows: drift reports ACC707 naming the reading role and the grant it
+    lacks, never ACC704 (rows that differ) nor ACC701 (a table not deployed), and exits 1;
+    ``introspect --check-reader`` names the missing SELECT."""
+    d = ROOT / "policies"
+    deploy(d, tmp_path)
+    sf = platforms.snowflake
+    least_privilege(sf, d, monkeypatch)
+    (mapping,) = lower_all(load_project(d))["snowflake"].of(MappingTable)
+    assert as_reader(sf, f"SELECT COUNT(*) FROM {mapping.name}")[0][0] > 0
+    sf.role_grants[READER].discard(("SELECT", "TABLE", mapping.name.upper()))
+    with pytest.raises(SqlError) as refused:  # the platform's own answer, as the reader
+        as_reader(sf, f"SELECT * FROM {mapping.name}")
+    assert refused.value.code == "002003" and "does not exist or not authorized" in str(
+        refused.value
+    )
+    code, findings, coverage = drift(d)
+    assert code == 1 and rules(findings) == {"ACC707"}
+    said = "\n".join(f["message"] for f in findings)
+    assert f"mapping table {mapping.name}" in said and "deploying role" not in said
+    assert f"GRANT SELECT ON TABLE {mapping.name} TO ROLE {READER}" in said
+    assert coverage["complete"] is False
+    code, out, _ = run_cli(["introspect", "--check-reader", *SF, str(d)])
+    assert code == 1
+    assert f"the rows of mapping table {mapping.name}" in out and "lacks SELECT" in out
+    assert f"GRANT SELECT ON TABLE {mapping.name} TO ROLE {READER}" in out
+
+
 def test_a_reader_that_cannot_resolve_a_governed_schema_is_incomplete(
     platforms: Platforms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

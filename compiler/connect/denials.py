@@ -4,7 +4,8 @@ The table is ``compiler/data/denial_codes.json``; this module is its only reader
 
 * :func:`classify`: is this failed statement a denial, and what does the deploying role need?
   A denial is not a fault: the statement is fine, the deploying role lacks a privilege. It is
-  reported as ``denied: the deploying role needs X on Y`` and never retried. Each row of the
+  reported as ``denied: the deploying role needs X on Y`` and never retried (a live read says
+  it of the reading role instead: :meth:`Denial.for_reader`). Each row of the
   table names the error shape (as the real client raises it); the first matching row wins, and
   the table's ``needs`` say what the role needs for the statement that failed. Tests build each
   row's error with the client's own exception classes (tests/test_live_denials.py).
@@ -28,6 +29,7 @@ EXECUTE on the function).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -46,6 +48,8 @@ _SOME_PRIVILEGE = "the privilege the statement needs"
 
 #: the object a platform message names: 'DB.SCH.OBJ' (Snowflake quotes it; messages, not SQL)
 _NAMED = re.compile(r"'([^']+)'")
+#: the privilege a Databricks message says the caller lacks: "User does not have X on Y"
+_LACKS = re.compile(r"does not have ([A-Z][A-Z_ ]*?(?: or [A-Z][A-Z_ ]*?)*) on (\S+(?: [^\s()]+)?)")
 
 
 @dataclass(frozen=True)
@@ -56,9 +60,25 @@ class Denial:
     privilege: str
     on: str
     said: str
+    #: who lacks the privilege: the role running a statement, or the one reading (live reads)
+    role: str = "the deploying role"
 
     def __str__(self) -> str:
-        return f"denied: the deploying role needs {self.privilege} on {self.on} ({self.said})"
+        return f"denied: {self.role} needs {self.privilege} on {self.on} ({self.said})"
+
+    def for_reader(self, reader: str, privilege: str = "", on: str = "") -> Denial:
+        """The same denial said of the reading role (``reader``: its name as the platform
+        gave it, when known), with the grant it lacks: ``privilege`` on ``on`` when the
+        reader knows what it asked for, else what the platform's message names ("User does
+        not have MANAGE on schema c.s"), else what the table says."""
+        role = f"the reading role {reader}" if reader else "the reading role"
+        if not privilege:
+            named = _LACKS.search(self.said)
+            if named is not None and self.privilege == _SOME_PRIVILEGE:
+                privilege, on = named.group(1), named.group(2).rstrip(".")
+        return dataclasses.replace(
+            self, role=role, privilege=privilege or self.privilege, on=on or self.on
+        )
 
 
 @dataclass(frozen=True)

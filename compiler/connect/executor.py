@@ -84,6 +84,15 @@ class DeniedError(ExecutionError):
         super().__init__(str(denial), said, codes)
 
 
+def as_reader(err: Exception, reader: str = "", privilege: str = "", on: str = "") -> str:
+    """What a failed read says: a denial names the reading role (``reader``, when known) and
+    the grant it lacks (``privilege`` on ``on`` when the read knows what it needs), never the
+    deploying role; any other failure as the platform said it."""
+    if isinstance(err, DeniedError):
+        return str(err.denial.for_reader(reader, privilege, on))
+    return str(err)
+
+
 class DeadlineError(ExecutionError):
     """A platform call had no complete answer within its deadline (a server that drips its
     answer, or pages without end): the call is abandoned and said so, never waited on."""

@@ -47,6 +47,9 @@ class Coverage:
     #: how many of each kind were read: tables, policies, functions, grants, tags, rows ...
     read: dict[str, int] = field(default_factory=dict)
     unseen: list[Unseen] = field(default_factory=list)
+    #: how the read went where it took another way than the usual one (a bulk view that
+    #: could not be read, and the per-object reads that stood in for it): nothing unseen
+    notes: list[str] = field(default_factory=list)
 
     def saw(self, kind: str, count: int = 1) -> None:
         self.read[kind] = self.read.get(kind, 0) + count
@@ -55,6 +58,10 @@ class Coverage:
         entry = Unseen(what, why, unproven)
         if entry not in self.unseen:
             self.unseen.append(entry)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
 
     @property
     def complete(self) -> bool:
@@ -70,6 +77,8 @@ class Coverage:
             "unseen": [
                 {"what": u.what, "why": u.why, "unproven": u.unproven} for u in sorted(self.unseen)
             ],
+            # only when there is one: a read that took the usual way answers as it always has
+            **({"notes": sorted(self.notes)} if self.notes else {}),
         }
 
     def lines(self) -> list[str]:
@@ -79,4 +88,5 @@ class Coverage:
         verdict = "complete" if self.complete else f"INCOMPLETE ({len(self.unseen)} not seen)"
         out = [f"coverage {self.platform}{reader}: read {counts}; {verdict}"]
         out += [f"  not seen: {u.sentence()}" for u in sorted(self.unseen)]
+        out += [f"  note: {n}" for n in sorted(self.notes)]
         return out

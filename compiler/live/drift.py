@@ -211,7 +211,23 @@ def drift_platform(
         if not isinstance(obj, MaskAttachment):
             return ""
         over = live.overrides.get(f"{obj.table}.{obj.column}".upper())
-        return f"; this policy overrides the tag's ({over})" if over else ""
+        if not over:
+            return ""
+        if platform == "databricks":
+            # Unity Catalog lets neither mask win: at most one may apply to a column
+            # (error-messages/column-masks-feature-not-supported-error-class)
+            if over.endswith("with the same function"):
+                return (
+                    f"; {over}: whether Unity Catalog then refuses the table's queries as it "
+                    "does for two different masks (COLUMN_MASKS_FEATURE_NOT_SUPPORTED."
+                    "MULTIPLE_MASKS) is not documented"
+                )
+            return (
+                f"; {over}: neither takes precedence, Unity Catalog refuses every query of the "
+                "table (COLUMN_MASKS_FEATURE_NOT_SUPPORTED.MULTIPLE_MASKS: at most one mask may "
+                "apply to a column)"
+            )
+        return f"; this policy overrides the tag's ({over})"
 
     def inherits(obj: CatalogObject) -> str:
         """A column whose own tag is gone may still inherit the tag: not the model's tag."""
@@ -546,7 +562,7 @@ class Canary:
 
 def canaries(lives: dict[str, LiveCatalog], executors: dict[str, Any]) -> list[Canary]:
     """Every salt function whose salt is in the environment, with its canary digests."""
-    from accord.compiler.connect.executor import ExecutionError
+    from accord.compiler.connect.executor import ExecutionError, as_reader
     from accord.compiler.model.salts import SaltBox, SaltError
 
     box = SaltBox()
@@ -563,7 +579,7 @@ def canaries(lives: dict[str, LiveCatalog], executors: dict[str, Any]) -> list[C
             try:
                 rows = executors[platform].query(canary_query(salt.name, platform))
             except ExecutionError as err:
-                out.append(Canary(platform, salt, "", want, str(err)))
+                out.append(Canary(platform, salt, "", want, as_reader(err)))
                 continue
             digest = str(next(iter(rows[0].values()))) if rows else ""
             out.append(Canary(platform, salt, digest, want))

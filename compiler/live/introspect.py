@@ -19,7 +19,8 @@ Databricks (the SDK's dataclasses, databricks/sdk/service/catalog.py): ``functio
 (``FunctionInfo.input_params``, ``full_data_type``, ``routine_definition``, ``comment``,
 ``owner``), ``grants.get("function", ...)`` (``privilege_assignments``), ``tables.get``
 (``TableInfo.row_filter``: ``function_name``, ``input_column_names``; ``ColumnInfo.mask``:
-``function_name``, ``using_column_names``), ``policies.list_policies`` (``PolicyInfo``),
+``function_name``, ``using_column_names``), ``policies.list_policies`` (``PolicyInfo``) on
+the securables ``information_schema.abac_policy_definitions`` says carry a policy,
 ``entity_tag_assignments.list``; mapping rows through statement execution.
 
 A salt function's body is its secret: it is never kept, printed or compared. Its presence,
@@ -135,6 +136,7 @@ class LiveCatalog:
     #: what was read, by which reader, and what it could not see
     coverage: Coverage | None = None
     #: governed column (``TABLE.COLUMN``, upper case) -> the tag mask its direct mask overrides
+    #: (Snowflake), or the ABAC column-mask policy that masks it too (Databricks: neither wins)
     #: (a direct masking policy takes precedence over a tag's: Snowflake)
     overrides: dict[str, str] = field(default_factory=dict)
     #: policy references whose POLICY_STATUS says the policy is not in effect, in words
@@ -334,6 +336,8 @@ class Reader:
         self.ignored: list[str] = []
         self.coverage = Coverage(self.platform)
         self.by_id = {identity(o): o for o in expected}
+        #: lower-case mapping tables the reader check found the reader lacks SELECT on
+        self.no_select: set[str] = set()
 
     def same(self, a: str, b: str) -> bool:
         """Whether two names name one object, as the platform stores unquoted names."""
@@ -353,8 +357,18 @@ class Reader:
         )
         return False
 
+    def refused(self, err: Exception, privilege: str = "", on: str = "") -> str:
+        """What a failed read says: a denial names the reading role and the grant it lacks
+        (``privilege`` on ``on`` when the read knows what it needs), never the deploying
+        role's; any other failure as the platform said it."""
+        from accord.compiler.connect.executor import as_reader
+
+        return as_reader(err, self.coverage.reader, privilege, on)
+
     def cannot_see(self, what: str, why: object, unproven: str = "") -> None:
         """Record what the reader could not see: drift reports it (ACC707), never passes it."""
+        if isinstance(why, Exception):
+            why = self.refused(why)
         why = str(why)
         self.unreadable.append(f"{what}: {why}")
         self.coverage.cannot_see(what, why, unproven)
@@ -403,7 +417,7 @@ class Reader:
         try:
             return self.run.query(sql)
         except ExecutionError as err:
-            self.cannot_see(what, str(err))
+            self.cannot_see(what, err)
             return None
 
     def start(self) -> tuple[str, list[CatalogObject], LiveCatalog]:
@@ -436,34 +450,46 @@ class Reader:
         """The rows of a mapping table: (value, identity) pairs, and with the model's expiry
         column (a dimension with a grant ``until`` a date) (value, identity, YYYY-MM-DD or
         None) triples. A live table without that column is read without it: the catalog
-        object then has no ``expiry_column``, which drift reports and the planner adds."""
-        from accord.targets import sql as tsql
-
-        def q(name: str) -> str:
-            return tsql.name_sql(name, self.platform)
-
+        object then has no ``expiry_column``, which drift reports and the planner adds. None
+        when the table is not there; the model's own table when the reader may not read it
+        (unseen, said: never reported missing or changed, ACC707 says it is not proven, and a
+        plan refuses the base)."""
         columns = [table.key_column, table.principal_column]
         if table.expiry_column is not None:
             read = self._rows(table, [*columns, table.expiry_column], quiet=True)
             if isinstance(read, list):
                 return dataclasses.replace(table, rows=live_rows(read, dated=True))
+            if isinstance(read, MappingTable):
+                return read
             if read == "missing":
                 return None
-            if read is not None and table.expiry_column.lower() not in read.lower():
+            if isinstance(read, ExecutionError) and (
+                table.expiry_column.lower() not in str(read).lower()
+            ):
                 # refused for another reason than the column: said, never taken for "no column"
-                self.cannot_see(f"mapping table {table.name}", read, f"drift of {table.name}")
-                return None
+                return self._unseen(table, read)
         read = self._rows(table, columns)
-        if read is None or read == "missing":
+        if isinstance(read, MappingTable):
+            return read
+        if not isinstance(read, list):
             return None
         return dataclasses.replace(table, rows=live_rows(read, dated=False), expiry_column=None)
 
+    def _unseen(self, table: MappingTable, err: ExecutionError) -> MappingTable:
+        self.cannot_see(
+            f"mapping table {table.name}",
+            self.refused(err, "SELECT", table.name),
+            f"drift of {table.name}",
+        )
+        return table
+
     def _rows(
         self, table: MappingTable, columns: list[str], quiet: bool = False
-    ) -> list[dict[str, Any]] | str | None:
-        """The rows of ``columns``; "missing" when the table does not exist; when they could
-        not be read, None (said), or with ``quiet`` the platform's error (the caller decides
-        whether it names the expiry column, the one a retry then reads without)."""
+    ) -> list[dict[str, Any]] | str | ExecutionError | MappingTable:
+        """The rows of ``columns``; "missing" when the table does not exist; the model's table
+        when the reader may not read it (said, see :meth:`mapping_rows`); with ``quiet``, any
+        other error unsaid (the caller decides whether it names the expiry column, the one a
+        retry then reads without)."""
         from accord.targets import sql as tsql
 
         names = ", ".join(tsql.name_sql(c, self.platform) for c in columns)
@@ -471,16 +497,19 @@ class Reader:
         try:
             return self.run.query(sql)
         except ExecutionError as err:
+            if table.name.lower() in self.no_select:
+                # the reader check said it lacks SELECT (ACC707 already): a refusal, and a
+                # "does not exist or not authorized" (Snowflake 002003), is that, not absence
+                return table
             if (
                 "does not exist" in str(err)
                 or "NOT_FOUND" in str(err)
                 or "cannot be found" in str(err)
             ):
-                return "missing"
+                return "missing"  # the reader may read it (the check proved it): not there
             if quiet:
-                return str(err)
-            self.cannot_see(f"mapping table {table.name}", str(err), f"drift of {table.name}")
-            return None
+                return err
+            return self._unseen(table, err)
 
 
 def live_day(value: Any) -> str | None:
@@ -598,7 +627,7 @@ class SnowflakeReader(Reader):
             if isinstance(rows, ExecutionError):
                 self.cannot_see(
                     f"the privileges of {kind.lower()} {name}",
-                    str(rows),
+                    rows,
                     "what the reading role can see",
                 )
                 out.append(None)
@@ -701,9 +730,10 @@ class SnowflakeReader(Reader):
                     break
         for m in e.of(MappingTable):
             if not has("SELECT", "TABLE", m.name) and not absent("TABLE", m.name):
+                self.no_select.add(m.name.lower())
                 self.cannot_see(
                     f"the rows of mapping table {m.name}",
-                    "it lacks SELECT on it",
+                    f"it lacks SELECT on it: GRANT SELECT ON TABLE {m.name} TO ROLE {role}",
                     f"drift of {m.name}",
                 )
         if e.of(Tag):
@@ -975,6 +1005,8 @@ class DatabricksReader(Reader):
         self.checked = False
         #: the salts the reading principal itself may call (check_reader)
         self.calls: list[SaltGrant] = []
+        #: (lower-case table, lower-case column) -> {tag: value}: information_schema.column_tags
+        self.column_tags: dict[tuple[str, str], dict[str, str]] = {}
 
     def call(self, what: str, fn: Callable[[], Any]) -> Any:
         bounded_call = getattr(self.run, "call", None)
@@ -1009,6 +1041,8 @@ class DatabricksReader(Reader):
             return None, (what, str(err).removeprefix(f"{what}: "), unproven)
         except DatabricksError as err:  # before OSError: DatabricksError is an IOError
             denial = classify("databricks", err)
+            if denial is not None:
+                denial = denial.for_reader(self.coverage.reader)
             why = str(denial or one_line(err)[:300])
             if " Config: " in why:  # the SDK appends its configuration to what the server said
                 why = why.split(" Config: ")[0].rstrip(". ") + (")" if denial else "")
@@ -1098,9 +1132,10 @@ class DatabricksReader(Reader):
                 and not held & {"SELECT", "ALL_PRIVILEGES"}
                 and self.owner_of("tables", table.name) != name
             ):
+                self.no_select.add(table.name.lower())
                 self.cannot_see(
                     f"mapping table {table.name}",
-                    f"{name} holds no SELECT on it",
+                    f"{name} holds no SELECT on it: GRANT SELECT ON TABLE {table.name} TO `{name}`",
                     f"drift of {table.name}",
                 )
 
@@ -1258,13 +1293,7 @@ class DatabricksReader(Reader):
             ):
                 live.salt_grants.append(g)
         objects += self.attachments()
-        securables: set[tuple[str, str]] = set()
-        for table in self.governed_tables():
-            cat, sch, _ = table.split(".")
-            securables |= {("CATALOG", cat), ("SCHEMA", f"{cat}.{sch}"), ("TABLE", table)}
-        # the governance schema and its catalog: a GRANT policy there may give EXECUTE on salts
-        securables |= {("CATALOG", catalog_name), ("SCHEMA", gov)}
-        ordered = sorted(securables)
+        ordered = self.policy_securables(catalog_name, gov)
         found_policies = self.each(
             lambda ks: self.attempt(
                 f"ABAC policies on {ks[0].lower()} {ks[1]}",
@@ -1290,7 +1319,109 @@ class DatabricksReader(Reader):
                         self.keep(Tag(found.tag_key, values, (), found.description or ""))
                     )
             objects += self.tag_assignments()
+            self.mask_conflicts(objects, live)
         return self.finish(live, objects)
+
+    def mask_conflicts(self, objects: list[CatalogObject], live: LiveCatalog) -> None:
+        """A column mask set directly on a column that an ABAC column-mask policy also masks:
+        Unity Catalog lets neither win. A table whose "access control policies result in
+        multiple column masks applying to the same column" fails its queries with
+        COLUMN_MASKS_FEATURE_NOT_SUPPORTED.MULTIPLE_MASKS (SQLSTATE 0A000; docs.databricks.com
+        error-messages/column-masks-feature-not-supported-error-class; table-level and ABAC
+        policies with different functions on one table block access: unity-catalog/abac/
+        abac-vs-rls-cm). Recorded in ``live.overrides`` (drift's ACC702 says it): the policy
+        whose scope covers the table and one of whose MATCH COLUMNS conditions, the one its
+        ON COLUMN names, holds on the column's tags (information_schema.column_tags). A
+        condition accord cannot evaluate, or a WHEN, is not taken to match."""
+        from accord.targets import abac_conditions as cond
+
+        policies = [
+            o for o in objects if isinstance(o, AbacPolicy) and o.kind == "COLUMN MASK" and o.to
+        ]
+        for m in objects:
+            if not isinstance(m, MaskAttachment):
+                continue
+            tags = self.column_tags.get((m.table.lower(), m.column.lower()), {})
+            for p in sorted(policies, key=lambda p: (p.securable_type, p.securable, p.name)):
+                if p.when or not cond.covers(p, m.table.lower(), str.lower):
+                    continue
+                wanted = [c for c, alias in p.match_columns if alias == p.on_column]
+                try:
+                    hit = any(cond.holds(cond.parse(c), tags) for c in wanted)
+                except (ValueError, ParseError, TokenError):
+                    continue
+                if hit:
+                    same = "the same function" if self.same(p.function, m.policy) else ""
+                    live.overrides[f"{m.table}.{m.column}".upper()] = (
+                        f"ABAC policy {p.name} on {p.securable_type.lower()} {p.securable} "
+                        f"masks it too, with {same or p.function}"
+                    )
+                    break
+
+    def policy_securables(self, catalog_name: str, gov: str) -> list[tuple[str, str]]:
+        """The securables whose ABAC policies are listed (``policies.list_policies`` each):
+        every catalog and schema of the governed tables, the governance schema and its catalog
+        (a GRANT policy there may give EXECUTE on the salts), and of the governed tables those
+        that carry a policy. Which tables carry one is read per catalog from
+        ``information_schema.abac_policy_definitions`` (one statement; Public Preview,
+        docs.databricks.com sql/language-manual/information-schema/abac_policy_definitions),
+        whose columns say where a policy is attached (``CATALOG_NAME``, ``SCHEMA_NAME``,
+        ``SECURABLE_NAME``, ``ON_SECURABLE_TYPE``) but not its function, ``USING`` columns or
+        comment, which ``list_policies`` answers. The view shows only the policies the caller
+        may describe (MANAGE, READ METADATA or ownership where the policy is attached), so it
+        stands for a table only in a schema the reader was proven to see whole; any other
+        table, and every table of a catalog whose view could not be read, is listed itself
+        (the fallback is said in the coverage notes). Round trips grow with catalogs, schemas
+        and the tables that carry a policy, not with the governed tables."""
+        containers = {("CATALOG", catalog_name), ("SCHEMA", gov)}
+        tables = self.governed_tables()
+        for table in tables:
+            cat, sch, _ = table.split(".")
+            containers |= {("CATALOG", cat), ("SCHEMA", f"{cat}.{sch}")}
+        listed = self.tables_with_policies(tables)
+        return sorted(containers | {("TABLE", t) for t in tables if t.lower() in listed})
+
+    def tables_with_policies(self, tables: list[str]) -> set[str]:
+        """Lower-case names of the governed tables whose policies must be listed one by one:
+        those the catalog's ``abac_policy_definitions`` names, and those it cannot stand for."""
+        from accord.targets import sql as tsql
+
+        out: set[str] = set()
+        by_catalog: dict[str, list[str]] = {}
+        for table in tables:
+            by_catalog.setdefault(table.split(".")[0].lower(), []).append(table.lower())
+        for catalog, names in sorted(by_catalog.items()):
+            seen = [t for t in names if t.rsplit(".", 1)[0] in self.whole]
+            out |= set(names) - set(seen)
+            if not seen:
+                continue
+            self.progress(f"databricks: ABAC policy definitions in {catalog}")
+            view = (
+                f"{tsql.name_sql(catalog, 'databricks')}.information_schema.abac_policy_definitions"
+            )
+            sql = (
+                "SELECT catalog_name, schema_name, securable_name, on_securable_type "
+                f"FROM {view} WHERE on_securable_type = 'TABLE'"
+            )
+            try:
+                rows = self.run.query(sql)
+            except ExecutionError as err:
+                self.coverage.note(
+                    f"{catalog}.information_schema.abac_policy_definitions could not be read "
+                    f"({one_line(err)[:300]}): the ABAC policies of its governed tables were listed table by "
+                    "table"
+                )
+                out |= set(seen)
+                continue
+            for r in rows:
+                name = str(r.get("securable_name") or "")
+                if name.count(".") != 2:
+                    name = (
+                        ".".join(str(r.get(c) or "") for c in ("catalog_name", "schema_name"))
+                        + f".{name}"
+                    )
+                out.add(name.lower())
+        return out
 
     def policy(self, p: Any, kind: str, securable: str, live: LiveCatalog) -> AbacPolicy | None:
         """A row filter or column mask policy as an AbacPolicy; a GRANT policy that gives
@@ -1340,7 +1471,7 @@ class DatabricksReader(Reader):
         except ExecutionError as err:
             self.cannot_see(
                 f"{catalog}.information_schema.{view}",
-                str(err),
+                err,
                 f"drift of the {view.replace('_', ' ')} in catalog {catalog}",
             )
             return None
@@ -1385,6 +1516,9 @@ class DatabricksReader(Reader):
             self.progress(f"databricks: column tags in {catalog}")
             for r in self.info_schema(catalog, "column_tags") or []:
                 key = (_table_of(r), str(r.get("column_name") or "").lower(), r.get("tag_name"))
+                self.column_tags.setdefault(key[:2], {})[str(key[2])] = str(
+                    r.get("tag_value") or ""
+                )
                 o = wanted.get(key)  # type: ignore[arg-type]
                 if o is not None:
                     value = str(r.get("tag_value") or "")

@@ -240,12 +240,12 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
     grants: dict[str, tuple[str, ...]] | None = None
     grants_why = ""
     if any(secondary_roles(r.get("secondary_role_stats")) == ALL for r in rows):
-        from accord.compiler.connect.executor import ExecutionError
+        from accord.compiler.connect.executor import ExecutionError, as_reader
 
         try:
             grants = user_grants(query)
         except ExecutionError as err:
-            grants_why = " ".join(str(err).split())
+            grants_why = " ".join(as_reader(err).split())
     out: list[Read] = []
     for row in rows:
         source.queries += 1

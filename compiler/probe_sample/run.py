@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from accord.compiler.connect.config import LiveOptions
-from accord.compiler.connect.executor import ExecutionError, open_executor
+from accord.compiler.connect.executor import ExecutionError, as_reader, open_executor
 from accord.compiler.core.errors import InputError, UsageError
 from accord.compiler.core.progress import finished
 from accord.compiler.probe_sample.history import (
@@ -70,7 +70,8 @@ def sample(project: Any, options: SampleOptions) -> Sample:
                 reads += _read(platform, executor, options.since, source)
                 source.read = True
             except ExecutionError as err:
-                source.why = " ".join(str(err).split())  # what the platform said, redacted
+                # what the platform said, redacted; a denial names the reading role
+                source.why = " ".join(as_reader(err).split())
                 source.cannot_see(
                     f"the {platform} access history ({', '.join(VIEWS[platform])})",
                     source.why,

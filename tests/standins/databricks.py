@@ -56,7 +56,7 @@ from urllib.parse import unquote, urlparse
 
 from sqlglot import exp
 
-from tests.standins.engine import Estate, SqlError, TagDef
+from tests.standins.engine import Estate, SqlError, TagDef, missing
 from tests.standins.history import history_of
 from tests.standins.http import Handler, serve
 
@@ -105,6 +105,9 @@ class DatabricksEstate(Estate):
         #: information_schema column names: "reference" (the documentation's) or "adapter"
         #: (table_catalog, table_schema, ..., target_columns, using_columns)
         self.info_schema_names = "reference"
+        #: whether information_schema.abac_policy_definitions exists (a Public Preview: where
+        #: it is not enabled, the view is not found)
+        self.abac_definitions = True
         self.drip_on: list[str] = []
         self.endless_on: list[str] = []
         self._local = threading.local()
@@ -126,8 +129,89 @@ class DatabricksEstate(Estate):
         functions being what the deployed statements left here, ``is_account_group_member``
         seeing :attr:`Estate.session` (docs.databricks.com/aws/en/tables/row-and-column-filters)."""
         if isinstance(tree, exp.Query):
+            self._refuse_multiple_masks(tree)
             tree = self._govern(tree)
         return super().rewrite(tree)
+
+    def abac_masks_on(self, t: Any) -> dict[str, list[tuple[str, str]]]:
+        """UPPER column -> (policy, function) of each ABAC column-mask policy that masks it
+        for the session: the policy's securable holds the table, its WHEN (if any) holds on
+        the table's tags, the MATCH COLUMNS condition its ON COLUMN names holds on the
+        column's tags (has_tag / has_tag_value with AND, OR, NOT), and the session's principal
+        or one of its groups is in TO (``account users``: everyone) and none in EXCEPT
+        (unity-catalog/abac/policy-evaluation, steps 1-4). Conditions are read with sqlglot."""
+        import sqlglot
+
+        def holds(text: str | None, tags: dict[str, str]) -> bool:
+            def ev(n: exp.Expression) -> bool:
+                if isinstance(n, exp.Paren):
+                    return ev(n.this)
+                if isinstance(n, exp.And):
+                    return ev(n.this) and ev(n.expression)
+                if isinstance(n, exp.Or):
+                    return ev(n.this) or ev(n.expression)
+                if isinstance(n, exp.Not):
+                    return not ev(n.this)
+                if isinstance(n, exp.Boolean):
+                    return bool(n.this)
+                args = [a.this for a in n.expressions] if isinstance(n, exp.Anonymous) else []
+                if isinstance(n, exp.Anonymous) and n.name.lower() == "has_tag":
+                    return args[0] in tags
+                if isinstance(n, exp.Anonymous) and n.name.lower() == "has_tag_value":
+                    return tags.get(args[0]) == args[1]
+                raise SqlError("INVALID_PARAMETER_VALUE", "22023", f"condition {n.sql()}")
+
+            return True if not text else ev(sqlglot.parse_one(text, read="databricks"))
+
+        who = {self.caller, *self.session}
+        table_tags = {tag: v or "" for (c, tag), v in t.tags.items() if not c}
+        out: dict[str, list[tuple[str, str]]] = {}
+        for (kind, name, _), info in sorted(self.abac.items()):
+            if info.get("policy_type") != "POLICY_TYPE_COLUMN_MASK":
+                continue
+            if (kind, name.lower()) not in self.parents("TABLE", t.name):
+                continue
+            to = set(info.get("to_principals") or ())
+            if not ("account users" in to or to & who) or who & set(info["except_principals"]):
+                continue
+            if not holds(info.get("when_condition"), table_tags):
+                continue
+            on = info["column_mask"].get("on_column")
+            conds = [m["condition"] for m in info.get("match_columns") or [] if m["alias"] == on]
+            for upper in t.columns:
+                tags = {tag: v or "" for (c, tag), v in t.tags.items() if c == upper}
+                if any(holds(c, tags) for c in conds):
+                    out.setdefault(upper, []).append(
+                        (info["name"], info["column_mask"]["function_name"])
+                    )
+        return out
+
+    def _refuse_multiple_masks(self, tree: exp.Expression) -> None:
+        """A query of a table where a column's own mask (ALTER TABLE ... SET MASK) and an
+        ABAC column mask with another function both apply fails: neither takes precedence
+        (error-messages/column-masks-feature-not-supported-error-class, MULTIPLE_MASKS;
+        unity-catalog/abac/abac-vs-rls-cm)."""
+        for node in tree.find_all(exp.Table):
+            t = self.tables.get(self.key(self._table_name(node))) if node.name else None
+            if t is None or not t.masks:
+                continue
+            for upper, found in sorted(self.abac_masks_on(t).items()):
+                direct = t.masks.get(upper)
+                others = [f for _, f in found if direct and self.key(f) != self.key(direct[0])]
+                if direct and others:
+                    column = t.columns[upper][0]
+                    masks = ", ".join([direct[0], *others])
+                    raise SqlError(
+                        "COLUMN_MASKS_FEATURE_NOT_SUPPORTED",
+                        "0A000",
+                        "[COLUMN_MASKS_FEATURE_NOT_SUPPORTED.MULTIPLE_MASKS] Column mask "
+                        f"policies for {t.name.lower()} are not supported: Table "
+                        f"{t.name.lower()} has access control policies resulting in multiple "
+                        f"column masks [{masks}] applying to the same column(s) [{column}]. "
+                        "Please contact the table owner or policy definer to resolve the issue "
+                        "by updating policies such that at most one mask applies to this "
+                        "column and then retry the query again. SQLSTATE: 0A000",
+                    )
 
     # ------------------------------------------------------------------ who may see what
 
@@ -242,6 +326,12 @@ class DatabricksEstate(Estate):
                     if visible(t, catalog)
                     for c, (policy, using) in t.masks.items()
                 ]  # fmt: skip
+            elif view == "abac_policy_definitions":
+                if not self.abac_definitions:
+                    raise missing(
+                        "databricks", "table or view", f"{catalog}.information_schema.{view}"
+                    )
+                cols, rows = self.abac_definitions_rows(catalog)
             elif view == "column_tags":
                 cols = [*where, "table_name", "column_name", "tag_name", "tag_value"]
                 rows = [
@@ -260,12 +350,55 @@ class DatabricksEstate(Estate):
 
         return tree.transform(replace)
 
+    def abac_definitions_rows(self, catalog: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """``<catalog>.information_schema.abac_policy_definitions`` (Public Preview;
+        sql/language-manual/information-schema/abac_policy_definitions): one row per ABAC
+        policy attached to a securable of the catalog, in the documented columns; a caller
+        sees only the policies on securables where it holds MANAGE or READ METADATA, or owns
+        them ("This matches the access pattern of DESCRIBE POLICY"). ``SCHEMA_NAME`` is NULL
+        for a catalog-attached policy, ``SECURABLE_NAME`` for catalog- and schema-attached
+        ones; ``POLICY_TYPE`` reads ROW_FILTER, COLUMN_MASK, GRANT or DENY; ``PRIVILEGES`` is
+        NULL for row filters and column masks, ``MATCH_COLUMNS`` for GRANT and DENY. The
+        ARRAY<STRING> columns come as JSON text, as statement execution's JSON_ARRAY format
+        sends arrays. The policy's function and USING columns are not in the view."""
+        import hashlib
+        import json
+
+        cols = ["policy_id", "policy_name", "policy_type", "catalog_name", "schema_name",
+                "securable_name", "on_securable_type", "to_principals", "except_principals",
+                "for_securable_type", "privileges", "when_condition", "match_columns",
+                "created_by"]  # fmt: skip
+        rows = []
+        for (kind, name, _), info in sorted(self.abac.items()):
+            parts = name.lower().split(".")
+            if parts[0] != catalog or not self.holds(
+                self.caller, kind, name, "MANAGE", "READ_METADATA"
+            ):
+                continue
+            policy_type = str(info["policy_type"]).removeprefix("POLICY_TYPE_")
+            held = info.get("grant") or info.get("deny")
+            privileges = json.dumps(held["privileges"]) if held else None
+            match = None
+            if policy_type in ("ROW_FILTER", "COLUMN_MASK"):
+                match = json.dumps([m["alias"] for m in info.get("match_columns") or []])
+            rows.append((
+                hashlib.sha1(f"{kind}/{name}/{info['name']}".encode()).hexdigest()[:16], info["name"],
+                policy_type, parts[0], parts[1] if len(parts) > 1 else None,
+                parts[2] if len(parts) > 2 else None, kind, json.dumps(info["to_principals"]),
+                json.dumps(info["except_principals"]), info["for_securable_type"], privileges,
+                info.get("when_condition"), match, self.owner,
+            ))  # fmt: skip
+        return cols, rows
+
     def _duckdb(self, tree: exp.Expression) -> tuple[list[str], list[tuple[Any, ...]]]:
         """A statement of the reading principal reads or writes only the tables it holds
         SELECT (or MODIFY) on (personas named by ``tokens`` read every table: the probe tests
-        model what the policies show them, not their table grants)."""
-        if self.caller == self.reader and isinstance(
-            tree, exp.Query | exp.Insert | exp.Merge | exp.Delete | exp.Update
+        model what the policies show them, not their table grants; a test's own statements,
+        not sent over HTTP, are the administrator's)."""
+        if (
+            getattr(self._local, "in_request", False)
+            and self.caller == self.reader
+            and isinstance(tree, exp.Query | exp.Insert | exp.Merge | exp.Delete | exp.Update)
         ):
             for table in tree.find_all(exp.Table):
                 name = self._table_name(table)
@@ -285,8 +418,8 @@ class DatabricksEstate(Estate):
     def _exists(self, name: str) -> bool:
         parts = self.key(name).split(".")
         rows = self.db.execute(
-            "SELECT 1 FROM information_schema.tables WHERE table_catalog = ? AND "
-            "table_schema = ? AND table_name = ?",
+            "SELECT 1 FROM information_schema.tables WHERE upper(table_catalog) = ? AND "
+            "upper(table_schema) = ? AND upper(table_name) = ?",
             parts,
         ).fetchall()
         return bool(rows)
@@ -572,6 +705,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                     401, {"error_code": "UNAUTHENTICATED", "message": "bad token"}
                 )
             estate.calling(persona)
+            estate._local.in_request = True  # a caller's statement (direct ones are the admin's)
             try:
                 body = self.body() if method == "POST" else {}
                 if method == "POST" and path == "/api/2.0/sql/statements":
@@ -592,6 +726,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 answer = {"error_code": err.code, "message": err.message}
             finally:
                 estate.calling("")
+                estate._local.in_request = False
             self.send_json(status, answer)
 
         def _drip(self) -> None:

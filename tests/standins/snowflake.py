@@ -234,6 +234,8 @@ class SnowflakeEstate(Estate):
     def _other(self, stmt: Stmt, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         if isinstance(stmt.expression, exp.Use):
             return self._use(stmt.expression)
+        if isinstance(stmt.expression, exp.Show):  # sqlglot parses some SHOW forms: read them
+            return self._command(sql)  # as the others, from their tokens
         return super()._other(stmt, sql)
 
     def _granted(self) -> set[str] | None:
@@ -353,8 +355,36 @@ class SnowflakeEstate(Estate):
 
     # ------------------------------------------------------------------ governed reads
 
+    def _check_select(self, tree: exp.Expression) -> None:
+        """A query names only tables the reading role holds SELECT or OWNERSHIP on (or one
+        under it does): any other resolves as it would not exist, error 002003 "does not exist
+        or not authorized" (sql-reference/sql/select, access control requirements; fact 7).
+        The governed tables are the probes' business (their personas read them through the
+        policies) and are not checked here: the tables this checks are the others, the mapping
+        tables among them. The policies' own reads of a mapping table run with the owner's
+        rights and are not the caller's."""
+        if self.current is None or self.sees_all():
+            return
+        for table in tree.find_all(exp.Table):
+            name = self._table_name(table)
+            key = self.key(name)
+            if name.count(".") != 2 or key in self.tables or ".INFORMATION_SCHEMA." in key:
+                continue
+            found = self.db.execute(
+                "SELECT 1 FROM information_schema.tables WHERE upper(table_catalog) = ? AND "
+                "upper(table_schema) = ? AND upper(table_name) = ?",
+                key.split("."),
+            ).fetchall()
+            if not found:
+                continue
+            roles = self.closure()
+            if self.owner.upper() in roles or self.holds("SELECT", "TABLE", name):
+                continue
+            raise missing("snowflake", "Object", key)
+
     def rewrite(self, tree: exp.Expression) -> exp.Expression:
         if isinstance(tree, exp.Query):
+            self._check_select(tree)
             tree = self._govern(tree)
         saved = self.session
         self.session = self._roles_in_session()
