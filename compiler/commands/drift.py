@@ -16,7 +16,6 @@ from accord.compiler.core.visible import visible
 from accord.compiler.model.validate import (
     load_project,
     refuse_dated_grants,
-    refuse_hierarchy,
     refuse_several_dimensions,
 )
 
@@ -27,7 +26,7 @@ from accord.compiler.model.validate import (
 @click.option("--format", "fmt", default="text", type=Choice(["text", "json", "sarif"]))
 @live_options
 def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
-    """Compare the model with what the platforms hold: findings ACC701-ACC707, located at the
+    """Compare the model with what the platforms hold: findings ACC701-ACC708, located at the
     model's file:line:column, after one coverage line a platform (what was read, as which
     role, what could not be). Exit 1 when anything differs or could not be seen. Reads only."""
     from accord.compiler.lint.engine import finalize
@@ -41,7 +40,6 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
         try:
             project = load_project(directory)
             refuse_dated_grants(project, "accord drift")
-            refuse_hierarchy(project, "accord drift")
             refuse_several_dimensions(project, "accord drift")
             live = connections.enter_context(
                 session(project, platforms_of(platform), options, progress())

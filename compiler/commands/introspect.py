@@ -9,7 +9,6 @@ from accord.compiler.core.visible import plain
 from accord.compiler.model.validate import (
     load_project,
     refuse_dated_grants,
-    refuse_hierarchy,
     refuse_several_dimensions,
 )
 
@@ -36,7 +35,6 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
 
     project = load_project(directory)
     refuse_dated_grants(project, "accord introspect")
-    refuse_hierarchy(project, "accord introspect")
     refuse_several_dimensions(project, "accord introspect")
     if check_reader:
         return _check_reader(project, platform, fmt, options_from(kwargs))
@@ -68,6 +66,8 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
         say(f"  not in effect: {what}")
     for what in sorted(live.inherited_tags):
         say(f"  inherited tag: {what}")
+    for edge in live.hierarchy or []:
+        say(f"  hierarchy: {edge.child} inherits {edge.parent}")
     for what in live.unreadable:
         say(f"  could not read: {what}", err=True)
     if live.coverage is not None:
