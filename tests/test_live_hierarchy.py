@@ -172,6 +172,13 @@ def test_snowflake_a_reader_that_may_not_see_the_roles_is_incomplete_never_clean
     for role in ROLES:
         assert any(f"the grantees of role {role} (SHOW GRANTS OF ROLE)" in m for m in unseen)
     assert not of(findings, "ACC708")  # nothing unread is reported as missing either
+    # the reader check says so before any read is trusted
+    code, out, _ = run_cli(["introspect", "--check-reader", "--platform", "snowflake", str(d)])
+    assert code == 1
+    assert (
+        "  missing: the reading role cannot see the grantees of role LEAD (SHOW GRANTS OF ROLE)"
+        in out
+    )
 
 
 def test_snowflake_is_role_in_session_sees_inherited_roles(
@@ -289,3 +296,65 @@ def test_databricks_is_account_group_member_sees_nested_groups(
     assert rows == [(True,)]
     dbx.unnest("leads", "clinical-unblinded")
     assert dbx.execute("SELECT is_account_group_member('bench-chemists') AS yes")[1] == [(False,)]
+
+
+# ------------------------------------------------------------------ probe --live
+
+
+LEAD_PROBE = """
+  lead_sees_immunology_subjects_through_the_hierarchy:
+    owner: data-governance
+    persona: lead
+    dataset: assay_results
+    where: {programme: IMM-310}
+    column: SUBJECT_ID
+    canary: SUBJ-0310
+    expect:
+      warehouse_agent: clear
+"""
+
+
+def test_probe_live_asks_as_the_persona_and_the_platform_applies_the_hierarchy(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """sql-reference/functions/is_role_in_session and sql-reference/sql/use-role: `probe
+    --live` takes the persona's role (`USE ROLE LEAD`) and the platform's policies see every
+    role under it. The expectation comes from the model's effective principals (LEAD inherits
+    CLINICAL_UNBLINDED, which inherits BENCH_CHEMIST, granted IMM-310 and unmasked), so the probe
+    passes on the hierarchy the model states, and fails, naming its owner, once the live edge
+    is revoked: probe --live needs no refusal of `inherits`."""
+    d = hierarchy_estate(tmp_path)
+    probes = d / "probes.yaml"
+    probes.write_text(probes.read_text().replace("\nprobes:\n", "\nprobes:" + LEAD_PROBE, 1))
+    sf = platforms.snowflake
+    snowflake_hierarchy(sf)
+    deploy(d, tmp_path, "snowflake")
+    sf.seed_rows(
+        "DISCOVERY.ASSAYS.RESULTS",
+        [{"PROGRAMME_CODE": "IMM-310", "SUBJECT_ID": "SUBJ-0310", "NOTES": "imm note"}],
+    )
+    sf.grant_roles("accord_ci", ROLES)  # the probe user may take every persona's role
+    config = tmp_path / "probe.yaml"
+    config.write_text("timeout_seconds: 10\n")
+
+    def probe() -> tuple[int, dict[str, object]]:
+        code, out, err = run_cli(
+            ["probe", "--live", str(d), "--platform", "snowflake", "--format", "json",
+             "--config", str(config)]
+        )  # fmt: skip
+        assert code in (0, 1), err
+        doc = json.loads(out)
+        (lead,) = [
+            o
+            for o in doc["outcomes"]
+            if o["probe"] == "lead_sees_immunology_subjects_through_the_hierarchy"
+        ]
+        return code, lead
+
+    _, lead = probe()  # (the reference probes whose canaries are not seeded here fail)
+    assert lead["ok"] is True and lead["actual"] == "clear" and lead["depth"] == "live", lead
+    assert "USE ROLE LEAD" in sf.executed
+    sf.execute("REVOKE ROLE BENCH_CHEMIST FROM ROLE CLINICAL_UNBLINDED")
+    code, lead = probe()
+    assert code == 1 and lead["ok"] is False and lead["actual"] == "empty", lead
+    assert lead["owner"] == "data-governance"

@@ -88,6 +88,7 @@ def _check_reader(project: Any, platform: str, fmt: str, options: Any) -> int:
     try:
         reader = reader_for(platform, executor, expected)
         reader.check_reader()
+        _check_hierarchy(project, platform, executor, expected, reader.coverage, options.jobs)
     finally:
         executor.close()
     coverage = reader.coverage
@@ -103,3 +104,17 @@ def _check_reader(project: Any, platform: str, fmt: str, options: Any) -> int:
         verdict = "sees everything drift needs" if coverage.complete else "cannot see everything"
         click.echo(f"{platform}: the reading role {verdict}")
     return 0 if coverage.complete else 1
+
+
+def _check_hierarchy(
+    project: Any, platform: str, executor: Any, expected: Any, coverage: Any, jobs: int
+) -> None:
+    """With ``inherits`` in the model: whether the reading role may see who inherits each
+    modelled principal (the read drift makes; what it cannot see joins the coverage)."""
+    from accord.compiler.live.hierarchy import read_hierarchy
+    from accord.compiler.live.introspect import LiveCatalog
+    from accord.targets.objects import Catalog
+
+    live = LiveCatalog(Catalog(platform, expected.governance_schema, expected.style))
+    live.coverage = coverage
+    read_hierarchy(project, platform, executor, expected, live, jobs)
