@@ -102,7 +102,10 @@ def test_snowflake_drift_reads_the_hierarchy_and_reports_each_edge_that_differs(
     sf = platforms.snowflake
     snowflake_hierarchy(sf)
     deploy(d, tmp_path, "snowflake")
+    # the planner does not change the hierarchy and does not read it
+    assert "SHOW GRANTS OF ROLE LEAD" not in sf.executed
     code, findings, coverage = drift(d, "snowflake")
+    assert "SHOW GRANTS OF ROLE LEAD" in sf.executed
     assert (code, findings) == (0, [])
     assert coverage["complete"] is True
     assert coverage["read"]["hierarchy roles"] == 5

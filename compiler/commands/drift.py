@@ -33,6 +33,7 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
     from accord.compiler.lint.report import render_json, render_sarif, render_text
     from accord.compiler.live.coverage import Coverage
     from accord.compiler.live.drift import drift
+    from accord.compiler.live.hierarchy import read_hierarchies
     from accord.compiler.live.session import session
 
     options = options_from(kwargs)
@@ -44,6 +45,7 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
             live = connections.enter_context(
                 session(project, platforms_of(platform), options, progress())
             )
+            read_hierarchies(project, live, options.jobs)  # with `inherits` in the model
         except (InputError, UsageError) as err:
             if fmt == "text":
                 raise

@@ -30,6 +30,7 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
     Reads only (SHOW / DESCRIBE / POLICY_REFERENCES / SELECT on Snowflake; Unity Catalog GETs
     and SELECT on Databricks); changes nothing. Salt function bodies are never read out.
     With --check-reader, says which privileges the reading role holds and which it lacks."""
+    from accord.compiler.live.hierarchy import read_hierarchies
     from accord.compiler.live.introspect import object_json, sort_objects
     from accord.compiler.live.session import session
 
@@ -38,7 +39,9 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
     refuse_several_dimensions(project, "accord introspect")
     if check_reader:
         return _check_reader(project, platform, fmt, options_from(kwargs))
-    with session(project, [platform], options_from(kwargs), progress()) as read:
+    options = options_from(kwargs)
+    with session(project, [platform], options, progress()) as read:
+        read_hierarchies(project, read, options.jobs)  # with `inherits` in the model
         live = read.catalogs[platform]
     if fmt == "json":
         # valid UTF-8 whatever a name holds (a byte that is not UTF-8 is written \xff)

@@ -68,6 +68,22 @@ def modelled(project: Project, platform: str) -> dict[str, str]:
     return out
 
 
+def read_hierarchies(project: Project, live: Any, jobs: int = 1) -> None:
+    """:func:`read_hierarchy` for each platform of an open session
+    (:class:`compiler.live.session.Live`), for the commands that compare or show it (drift,
+    introspect; a plan does not change the hierarchy and never reads it). An answer accord
+    cannot read is located where the model names the platform, as the session does."""
+    from accord.compiler.core.errors import Diagnostic, InputError
+    from accord.compiler.live.introspect import UnreadableAnswer
+
+    for p in sorted(live.catalogs):
+        try:
+            read_hierarchy(project, p, live.executors[p], live.expected[p], live.catalogs[p], jobs)
+        except UnreadableAnswer as err:
+            where = project.loc("platforms", p, "governance_schema")
+            raise InputError(Diagnostic(where, str(err))) from None
+
+
 def read_hierarchy(
     project: Project,
     platform: str,

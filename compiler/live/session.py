@@ -20,7 +20,6 @@ from accord.compiler.connect.config import LiveOptions
 from accord.compiler.connect.executor import open_executor
 from accord.compiler.core.errors import Diagnostic, InputError, UsageError
 from accord.compiler.core.visible import visible
-from accord.compiler.live.hierarchy import read_hierarchy
 from accord.compiler.live.introspect import LiveCatalog, UnreadableAnswer, introspect
 from accord.compiler.model.validate import Project
 
@@ -61,7 +60,6 @@ def session(
             executors[p] = open_executor(p, options)
             try:
                 catalogs[p] = introspect(p, executors[p], expected[p], progress, options.jobs)
-                read_hierarchy(project, p, executors[p], expected[p], catalogs[p], options.jobs)
             except UnreadableAnswer as err:  # located where the model names what was read
                 where = project.loc("platforms", p, "governance_schema")
                 raise InputError(Diagnostic(where, str(err))) from None
