@@ -36,6 +36,12 @@ Hostile servers (issue 22 item 17): ``drip_on`` (path prefixes whose answer is s
 at a time, slower than any deadline) and ``endless_on`` (path prefixes that answer an empty
 page with a fresh ``next_page_token`` forever).
 
+Groups (issue 26): account groups nested in account groups (:meth:`DatabricksEstate.nest`,
+as an administrator nests them), served by the workspace's SCIM Groups API
+(:meth:`DatabricksEstate.scim_groups`: a group's members to a workspace admin only; account
+groups not assigned to the workspace not listed), and ``is_account_group_member`` true for
+direct and indirect members.
+
 Personas: with ``tokens`` (bearer token -> persona, one SDK profile per persona, as
 ``probe_profiles`` configures) a POST without a known token is answered 401, and with
 ``answer`` a statement is answered by ``answer(persona, statement)`` (its rows, or a SqlError

@@ -13,6 +13,12 @@ Output columns are the documented ones, lower-case as SHOW and DESCRIBE return t
 (docs.snowflake.com/en/sql-reference/sql/show-masking-policies, show-row-access-policies,
 desc-masking-policy, show-user-functions, show-grants, show-tags; POLICY_REFERENCES:
 sql-reference/functions/policy_references).
+
+Roles (issue 26): ``CREATE ROLE``, ``GRANT ROLE a TO ROLE b`` / ``REVOKE ROLE a FROM ROLE b``
+(a cycle refused) build the role hierarchy an administrator keeps; ``SHOW GRANTS TO ROLE`` lists
+``USAGE`` on ``ROLE a`` for each role granted to b, ``SHOW GRANTS OF ROLE a`` the roles and users
+a is granted to, both for a reading role that may see the role (:meth:`SnowflakeEstate.sees_role`),
+and ``IS_ROLE_IN_SESSION`` sees every role under the session's primary and secondary roles.
 """
 
 from __future__ import annotations
