@@ -148,6 +148,9 @@ def test_snowflake_drift_reads_the_hierarchy_and_reports_each_edge_that_differs(
     assert "GRANT ROLE BENCH_CHEMIST TO ROLE CLINICAL_UNBLINDED" in str(lost["fix"])
     code, out, _ = run_cli(["drift", str(d), "--platform", "snowflake"])
     assert code == 1 and out.count(" ACC708 ") == 3
+    # the per-role reads run --jobs at a time; the output is the same for any value
+    one = run_cli(["drift", str(d), "--platform", "snowflake", "--jobs", "1"])
+    assert one == (code, out, one[2])
 
 
 def test_snowflake_a_reader_that_may_not_see_the_roles_is_incomplete_never_clean(

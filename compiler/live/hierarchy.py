@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from accord.compiler.connect.executor import ExecutionError
 from accord.compiler.lint.finding import Finding
@@ -51,6 +51,15 @@ class Edge:
 
     def to_json(self) -> dict[str, str]:
         return {"parent": self.parent, "child": self.child}
+
+
+class Answer(NamedTuple):
+    """One principal's read: who inherits it, or why that is unseen (what, why, what is
+    not proven), and answers about something else (ignored, in words)."""
+
+    children: list[str]
+    failed: tuple[str, str, str] | None
+    ignored: tuple[str, ...] = ()
 
 
 def _fold(platform: str) -> Callable[[str], str]:
@@ -128,7 +137,8 @@ def _read(
     answers = reader.each(lambda n: read(reader, n, live), names)
     edges: list[Edge] = []
     parents_read: list[str] = []
-    for name, (children, failed) in zip(names, answers, strict=True):
+    for name, (children, failed, ignored) in zip(names, answers, strict=True):
+        live.ignored.extend(ignored)
         if failed is not None:
             reader.cannot_see(*failed)
             continue
@@ -152,9 +162,7 @@ def _sees_every_object(live: LiveCatalog) -> bool:
     return "MANAGE GRANTS on ACCOUNT" in held
 
 
-def _snowflake(
-    reader: Any, role: str, live: LiveCatalog
-) -> tuple[list[str], tuple[str, str, str] | None]:
+def _snowflake(reader: Any, role: str, live: LiveCatalog) -> Answer:
     """The roles ``role`` is granted to (``SHOW GRANTS OF ROLE``), or why they are unseen."""
     from accord.compiler.live.introspect import _sf_name
 
@@ -163,21 +171,26 @@ def _snowflake(
         rows = reader.run.query(f"SHOW GRANTS OF ROLE {_sf_name(role)}")
     except ExecutionError as err:
         if "002003" in str(err) and _sees_every_object(live):
-            return [], None  # MANAGE GRANTS sees every role: it does not exist, nothing inherits it
-        return [], (f"the grantees of role {role} (SHOW GRANTS OF ROLE)", str(err), unproven)
-    children = []
+            return Answer([], None)  # MANAGE GRANTS sees every role: none such, none inherit it
+        what = f"the grantees of role {role} (SHOW GRANTS OF ROLE)"
+        return Answer([], (what, str(err), unproven))
+    children, ignored = [], []
     for r in rows:
+        answered = str(r.get("role") or role).strip('"')
+        if answered.upper() != role.upper():
+            # an answer about another role: ignored and said, never taken for this one's
+            ignored.append(
+                f"SHOW GRANTS OF ROLE {role}: the platform answered about role {answered}, "
+                f"not {role}; ignored"
+            )
+            continue
         if str(r.get("granted_to") or "").upper() != "ROLE":
             continue  # a user holds it: not a role-to-role edge
-        if str(r.get("role") or role).upper().strip('"') != role.upper():
-            continue  # an answer about another role
         children.append(str(r.get("grantee_name") or ""))
-    return sorted({c for c in children if c}), None
+    return Answer(sorted({c for c in children if c}), None, tuple(ignored))
 
 
-def _databricks(
-    reader: Any, group: str, live: LiveCatalog
-) -> tuple[list[str], tuple[str, str, str] | None]:
+def _databricks(reader: Any, group: str, live: LiveCatalog) -> Answer:
     """The groups nested in ``group`` (SCIM Groups: list by name, then get its members)."""
     client = reader.run.client
     unproven = f"drift of which groups are nested in {group}"
@@ -191,26 +204,29 @@ def _databricks(
         unproven,
     )
     if failed is not None:
-        return [], failed
+        return Answer([], failed)
     matches = [g for g in found or [] if (g.display_name or "") == group and g.id]
     if not matches:
-        return [], (
-            what,
-            "the workspace's SCIM Groups API does not list it (an account group not assigned "
-            "to the workspace is not listed)",
-            unproven,
+        return Answer(
+            [],
+            (
+                what,
+                "the workspace's SCIM Groups API does not list it (an account group not "
+                "assigned to the workspace is not listed)",
+                unproven,
+            ),
         )
     info, failed = reader.attempt(what, lambda: client.groups.get(matches[0].id), unproven)
     if failed is not None:
-        return [], failed
+        return Answer([], failed)
     if info is None:
-        return [], (what, "the group was not found by its id", unproven)
+        return Answer([], (what, "the group was not found by its id", unproven))
     children = [
         str(m.display or "")
         for m in info.members or []
         if str(m.ref or "").startswith("Groups/") or str(m.type or "").lower() == "group"
     ]
-    return sorted({c for c in children if c}), None
+    return Answer(sorted({c for c in children if c}), None)
 
 
 # --------------------------------------------------------------------------------------------
