@@ -187,6 +187,30 @@ def test_snowflake_a_reader_that_may_not_see_the_roles_is_incomplete_never_clean
     )
 
 
+def test_snowflake_an_answer_about_another_role_is_unseen_never_an_edge(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """Every answer is checked against what was asked (README "What each command reads"):
+    `SHOW GRANTS OF ROLE CLINICAL_UNBLINDED` answered with BENCH_CHEMIST's rows (column
+    `role`, sql-reference/sql/show-grants) is ignored and said; who inherits
+    CLINICAL_UNBLINDED is unseen (ACC707), neither a missing edge for LEAD nor a clean read."""
+    d = hierarchy_estate(tmp_path)
+    sf = platforms.snowflake
+    snowflake_hierarchy(sf)
+    deploy(d, tmp_path, "snowflake")
+    sf.grants_of_answered_as["CLINICAL_UNBLINDED"] = "BENCH_CHEMIST"
+    code, findings, _ = drift(d, "snowflake")
+    assert code == 1 and not of(findings, "ACC708")
+    (unseen,) = [str(f["message"]) for f in of(findings, "ACC707")]
+    assert "the grantees of role CLINICAL_UNBLINDED" in unseen
+    assert "answer was about another role" in unseen
+    code, out, _ = run_cli(["introspect", "--platform", "snowflake", str(d), "--format", "json"])
+    assert (
+        "SHOW GRANTS OF ROLE CLINICAL_UNBLINDED: the platform answered about role BENCH_CHEMIST, "
+        "not CLINICAL_UNBLINDED; ignored"
+    ) in json.loads(out)["ignored"]
+
+
 def test_snowflake_is_role_in_session_sees_inherited_roles(
     platforms: Platforms, tmp_path: Path
 ) -> None:

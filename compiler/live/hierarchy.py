@@ -187,7 +187,11 @@ def _snowflake(reader: Any, role: str, live: LiveCatalog) -> Answer:
         if str(r.get("granted_to") or "").upper() != "ROLE":
             continue  # a user holds it: not a role-to-role edge
         children.append(str(r.get("grantee_name") or ""))
-    return Answer(sorted({c for c in children if c}), None, tuple(ignored))
+    if ignored:  # whatever else it said, the answer is not the asked role's whole answer
+        what = f"the grantees of role {role} (SHOW GRANTS OF ROLE)"
+        why = "the platform's answer was about another role"
+        return Answer([], (what, why, unproven), tuple(ignored))
+    return Answer(sorted({c for c in children if c}), None)
 
 
 def _databricks(reader: Any, group: str, live: LiveCatalog) -> Answer:

@@ -119,6 +119,8 @@ class SnowflakeEstate(Estate):
         self.role_owners: dict[str, str] = {}
         #: roles made with CREATE ROLE (a role also exists once it holds or is granted a grant)
         self.created_roles: set[str] = set()
+        #: a hostile account: ``SHOW GRANTS OF ROLE r`` answered with another role's rows
+        self.grants_of_answered_as: dict[str, str] = {}
 
     def grant_roles(self, user: str, roles: list[str]) -> None:
         self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
@@ -624,6 +626,7 @@ class SnowflakeEstate(Estate):
         role = self.key(name)
         if role not in self._roles() or not self.sees_role(role):
             raise missing("snowflake", "Role", role)
+        role = self.grants_of_answered_as.get(role, role)
         rows = [
             (CREATED, role, "ROLE", holder, self.owner)
             for holder, held in sorted(self.role_grants.items())
