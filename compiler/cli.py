@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("diff", "What a change of the model changes in who sees what, per persona."),
     "probe": ("probe", "Run the governance team's probes (model or --live); init prints one."),
     "introspect": ("introspect", "Read the governance objects deployed on a live platform."),
-    "drift": ("drift", "Compare the model with the live platforms (ACC701-ACC707)."),
+    "drift": ("drift", "Compare the model with the live platforms (ACC701-ACC708)."),
     "manifest": ("manifest", "Write the mesh manifest: every A2A agent, its card, its probes."),
     "gate": ("gate", "Evaluate the promotion policy over a mesh manifest; test a policy."),
     "init": ("init", "Scaffold a policy directory and its CI wiring; never overwrites."),

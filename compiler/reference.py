@@ -33,7 +33,7 @@ EXIT_ONE: dict[str, str | None] = {
     "analyze": "surfaces diverge (ACC403) and the looser surface does not `ignore` it",
     "compile": "an error-level lint finding remains unsuppressed (nothing is written)",
     "diff": "with `--fail-on widening`, when anything widens",
-    "drift": "the live platforms differ from the model in anything (ACC701-ACC706)",
+    "drift": "the live platforms differ from the model in anything (ACC701-ACC706, ACC708)",
     "gate": "the promotion policy denies (`gate test`: the policy fails open for an omitted "
     "or falsified key)",
     "init": None,

@@ -2,9 +2,9 @@
 cycles); a persona's effective principals per platform through the hierarchy; `accord verify`
 executing the compiled policies with IS_ROLE_IN_SESSION seeing inherited roles and
 is_account_group_member indirect membership, and failing a hand-edited policy that checks
-CURRENT_ROLE() (the primary role's name only); `accord diff` on a new edge; the live commands
-that do not read the hierarchy yet refusing it; and estates without `inherits` dumping (and so
-fingerprinting) exactly as before."""
+CURRENT_ROLE() (the primary role's name only); `accord diff` on a new edge; and estates without
+`inherits` dumping (and so fingerprinting) exactly as before. The live side (introspection of
+the hierarchy, ACC708) is tests/test_live_hierarchy.py."""
 
 from __future__ import annotations
 
@@ -214,15 +214,6 @@ def test_diff_locates_a_new_edge(tmp_path: Path) -> None:
     assert rows and all(c["kind"] == "widening" and c["values"] == ["US"] for c in rows)
     assert {c["cause"]["object"] for c in rows} == {"principals.analyst.inherits[0]"}
     assert {c["cause"]["line"] for c in rows} == {line_of(text, "  analyst:")}
-
-
-@pytest.mark.parametrize("command", ["drift", "introspect"])
-def test_live_commands_refuse_a_hierarchy(tmp_path: Path, command: str) -> None:
-    d = write(tmp_path, estate())
-    code, out, err = run_cli([command, str(d), "--platform", "snowflake"])
-    assert code == 2, (out, err)
-    assert f"estate.yaml:{line_of(estate(), '  auditor:')}:" in err
-    assert f"role hierarchies (`inherits`) are not supported by accord {command} yet" in err
 
 
 def test_without_inherits_the_model_dumps_as_before() -> None:

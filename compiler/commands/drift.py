@@ -13,10 +13,7 @@ from accord.compiler.commands.options import (
 )
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.visible import visible
-from accord.compiler.model.validate import (
-    load_project,
-    refuse_hierarchy,
-)
+from accord.compiler.model.validate import load_project
 
 
 @click.command("drift")
@@ -25,23 +22,24 @@ from accord.compiler.model.validate import (
 @click.option("--format", "fmt", default="text", type=Choice(["text", "json", "sarif"]))
 @live_options
 def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
-    """Compare the model with what the platforms hold: findings ACC701-ACC707, located at the
+    """Compare the model with what the platforms hold: findings ACC701-ACC708, located at the
     model's file:line:column, after one coverage line a platform (what was read, as which
     role, what could not be). Exit 1 when anything differs or could not be seen. Reads only."""
     from accord.compiler.lint.engine import finalize
     from accord.compiler.lint.report import render_json, render_sarif, render_text
     from accord.compiler.live.coverage import Coverage
     from accord.compiler.live.drift import drift
+    from accord.compiler.live.hierarchy import read_hierarchies
     from accord.compiler.live.session import session
 
     options = options_from(kwargs)
     with contextlib.ExitStack() as connections:
         try:
             project = load_project(directory)
-            refuse_hierarchy(project, "accord drift")
             live = connections.enter_context(
                 session(project, platforms_of(platform), options, progress())
             )
+            read_hierarchies(project, live, options.jobs)  # with `inherits` in the model
         except (InputError, UsageError) as err:
             if fmt == "text":
                 raise

@@ -6,10 +6,7 @@ from typing import Any
 import click
 from accord.compiler.commands.options import Choice, live_options, options_from, progress, say
 from accord.compiler.core.visible import plain
-from accord.compiler.model.validate import (
-    load_project,
-    refuse_hierarchy,
-)
+from accord.compiler.model.validate import load_project
 
 
 @click.command("introspect")
@@ -29,14 +26,16 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
     Reads only (SHOW / DESCRIBE / POLICY_REFERENCES / SELECT on Snowflake; Unity Catalog GETs
     and SELECT on Databricks); changes nothing. Salt function bodies are never read out.
     With --check-reader, says which privileges the reading role holds and which it lacks."""
+    from accord.compiler.live.hierarchy import read_hierarchies
     from accord.compiler.live.introspect import object_json, sort_objects
     from accord.compiler.live.session import session
 
     project = load_project(directory)
-    refuse_hierarchy(project, "accord introspect")
     if check_reader:
         return _check_reader(project, platform, fmt, options_from(kwargs))
-    with session(project, [platform], options_from(kwargs), progress()) as read:
+    options = options_from(kwargs)
+    with session(project, [platform], options, progress()) as read:
+        read_hierarchies(project, read, options.jobs)  # with `inherits` in the model
         live = read.catalogs[platform]
     if fmt == "json":
         # valid UTF-8 whatever a name holds (a byte that is not UTF-8 is written \xff)
@@ -64,6 +63,8 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
         say(f"  not in effect: {what}")
     for what in sorted(live.inherited_tags):
         say(f"  inherited tag: {what}")
+    for edge in live.hierarchy or []:
+        say(f"  hierarchy: {edge.child} inherits {edge.parent}")
     for what in live.unreadable:
         say(f"  could not read: {what}", err=True)
     if live.coverage is not None:
@@ -84,6 +85,7 @@ def _check_reader(project: Any, platform: str, fmt: str, options: Any) -> int:
     try:
         reader = reader_for(platform, executor, expected)
         reader.check_reader()
+        _check_hierarchy(project, platform, executor, expected, reader.coverage, options.jobs)
     finally:
         executor.close()
     coverage = reader.coverage
@@ -99,3 +101,17 @@ def _check_reader(project: Any, platform: str, fmt: str, options: Any) -> int:
         verdict = "sees everything drift needs" if coverage.complete else "cannot see everything"
         click.echo(f"{platform}: the reading role {verdict}")
     return 0 if coverage.complete else 1
+
+
+def _check_hierarchy(
+    project: Any, platform: str, executor: Any, expected: Any, coverage: Any, jobs: int
+) -> None:
+    """With ``inherits`` in the model: whether the reading role may see who inherits each
+    modelled principal (the read drift makes; what it cannot see joins the coverage)."""
+    from accord.compiler.live.hierarchy import read_hierarchy
+    from accord.compiler.live.introspect import LiveCatalog
+    from accord.targets.objects import Catalog
+
+    live = LiveCatalog(Catalog(platform, expected.governance_schema, expected.style))
+    live.coverage = coverage
+    read_hierarchy(project, platform, executor, expected, live, jobs)

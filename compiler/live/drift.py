@@ -1,5 +1,6 @@
-"""Compare the model's lowered catalogs with what the platforms hold: findings ACC701-ACC707 (and
-ACC701 for a replica's `omits` the live table contradicts).
+"""Compare the model's lowered catalogs with what the platforms hold: findings ACC701-ACC708 (and
+ACC701 for a replica's `omits` the live table contradicts; ACC708, the role hierarchy, in
+:mod:`compiler.live.hierarchy`).
 
 Each difference is a lint-style :class:`~compiler.lint.finding.Finding` located at the place
 in the model's YAML that asks for the object (the dataset column that names a mask, the
@@ -17,6 +18,7 @@ from typing import Any
 
 from accord.compiler.core.errors import Location
 from accord.compiler.lint.finding import Finding
+from accord.compiler.live.hierarchy import hierarchy_findings
 from accord.compiler.live.introspect import LiveCatalog, same_body, sf_revoke, table_columns
 from accord.compiler.model.replicas import column_path
 from accord.compiler.model.validate import Project
@@ -692,6 +694,7 @@ def drift(
     for platform, live in lives.items():
         findings += drift_platform(project, expected[platform], live, locator)
     findings += drift_across(project, lives, locator)
+    findings += hierarchy_findings(project, lives)  # ACC708
     if executors:
         findings += canary_findings(project, lives, executors, locator)
         findings += omission_findings(project, {p: e for p, e in executors.items() if p in lives})

@@ -147,6 +147,11 @@ class LiveCatalog:
     #: answers about objects that were not asked about, in words: ignored, never planned
     #: against or taken for the object that was asked about
     ignored: list[str] = field(default_factory=list)
+    #: the live role hierarchy into the modelled principals (compiler.live.hierarchy); None
+    #: when it was not read (a model without ``inherits``)
+    hierarchy: list[Any] | None = None
+    #: the modelled roles or groups whose inheritors were read
+    hierarchy_read: list[str] = field(default_factory=list)
 
     @property
     def fingerprint(self) -> str:
@@ -173,7 +178,14 @@ class LiveCatalog:
             "not_in_effect": sorted(self.not_in_effect),
             "inherited_tags": sorted(self.inherited_tags),
             "coverage": (self.coverage or Coverage(self.catalog.platform)).to_json(),
+            **self._hierarchy_json(),
         }
+
+    def _hierarchy_json(self) -> dict[str, Any]:
+        """``hierarchy``: the edges read (only when the model has ``inherits``)."""
+        if self.hierarchy is None:
+            return {}
+        return {"hierarchy": [e.to_json() for e in self.hierarchy]}
 
 
 _ORDER = (MappingTable, SaltFunction, RowFilterPolicy, MaskPolicy, Tag, RowFilterAttachment)

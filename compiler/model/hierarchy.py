@@ -83,11 +83,3 @@ def cycles(model: PolicyModel) -> list[tuple[tuple[str | int, ...], str]]:
         if state.get(name) is None:
             walk(name, [])
     return out
-
-
-def first_inherits(model: PolicyModel) -> tuple[str | int, ...] | None:
-    """The path of the first ``inherits`` list, or None."""
-    for name, p in model.principals.items():
-        if p.inherits:
-            return ("principals", name, "inherits")
-    return None

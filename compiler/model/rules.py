@@ -51,6 +51,7 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     RuleInfo("ACC705", "salt-exposed", "error"),
     RuleInfo("ACC706", "salt-drift", "error"),
     RuleInfo("ACC707", "live-incomplete", "error"),
+    RuleInfo("ACC708", "hierarchy-drift", "error"),
 )
 
 RULES_BY_ID: dict[str, RuleInfo] = {r.id: r for r in RULE_TABLE}

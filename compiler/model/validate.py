@@ -19,7 +19,7 @@ from typing import Any
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location
 from accord.compiler.model.grants import principal_of
-from accord.compiler.model.hierarchy import cycles, first_inherits
+from accord.compiler.model.hierarchy import cycles
 from accord.compiler.model.loader import RawProject, load_directory
 from accord.compiler.model.probe_places import probe_columns, reaching, where_problem
 from accord.compiler.model.replicas import inherit_masks, replica_problems
@@ -63,20 +63,6 @@ def dimension_path(project: Project, dataset: str, i: int) -> tuple[Any, ...]:
     if project.source.values.get(listed) is not None:
         return listed
     return ("datasets", dataset, "row_filter", "dimensions", i)
-
-
-def refuse_hierarchy(project: Project, command: str) -> None:
-    """Refuse, located at the first ``inherits``, a command that does not read or compare the
-    live role hierarchy yet: a live edge the model lacks grants everything its parent holds,
-    and passing it unread would be a false all-clear."""
-    path = first_inherits(project.model)
-    if path is not None:
-        raise InputError(
-            Diagnostic(
-                project.loc(*path),
-                f"role hierarchies (`inherits`) are not supported by {command} yet",
-            )
-        )
 
 
 def load_project(directory: str | os.PathLike[str]) -> Project:

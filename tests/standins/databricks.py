@@ -36,6 +36,12 @@ Hostile servers (issue 22 item 17): ``drip_on`` (path prefixes whose answer is s
 at a time, slower than any deadline) and ``endless_on`` (path prefixes that answer an empty
 page with a fresh ``next_page_token`` forever).
 
+Groups (issue 26): account groups nested in account groups (:meth:`DatabricksEstate.nest`,
+as an administrator nests them), served by the workspace's SCIM Groups API
+(:meth:`DatabricksEstate.scim_groups`: a group's members to a workspace admin only; account
+groups not assigned to the workspace not listed), and ``is_account_group_member`` true for
+direct and indirect members.
+
 Personas: with ``tokens`` (bearer token -> persona, one SDK profile per persona, as
 ``probe_profiles`` configures) a POST without a known token is answered 401, and with
 ``answer`` a statement is answered by ``answer(persona, statement)`` (its rows, or a SqlError
@@ -52,7 +58,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
 
 from sqlglot import exp
 
@@ -120,18 +126,115 @@ class DatabricksEstate(Estate):
         #: seconds every request waits before it is answered (a real workspace's round trip,
         #: for the benchmarks)
         self.latency = 0.0
+        #: group display name -> the groups nested in it (its members that are groups)
+        self.group_members: dict[str, set[str]] = {}
+        #: group display name -> ``meta.resourceType``: ``Group`` (an account group assigned
+        #: to the workspace, the default) or ``WorkspaceGroup`` (a legacy workspace-local one)
+        self.group_kinds: dict[str, str] = {}
+        #: groups the workspace's SCIM API does not list (account groups not assigned to it)
+        self.unassigned_groups: set[str] = set()
+        #: workspace admins (not the metastore's: SCIM is the workspace's), who may read the
+        #: members of a group
+        self.workspace_admins: set[str] = {self.reader}
 
     def requests_seen(self) -> list[tuple[str, str]]:
         return list(self.requests)
 
+    # ------------------------------------------------------------------ groups
+    # An admin nests groups in groups (account console or SCIM PATCH); accord never does.
+
+    def nest(self, child: str, parent: str) -> None:
+        """Make group ``child`` a member of group ``parent``."""
+        self.group_members.setdefault(parent, set()).add(child)
+        self.group_members.setdefault(child, set())
+
+    def unnest(self, child: str, parent: str) -> None:
+        self.group_members.get(parent, set()).discard(child)
+
+    def account_groups_of(self, groups: set[str]) -> set[str]:
+        """``groups`` and every account group they are nested in, directly or indirectly:
+        ``is_account_group_member`` is true for "a direct or indirect member of the specified
+        group at the account level" (sql/language-manual/functions/is_account_group_member).
+        A workspace-local group nests nothing at the account level."""
+        out, todo = set(groups), list(groups)
+        while todo:
+            child = todo.pop()
+            for parent, members in self.group_members.items():
+                account = self.group_kinds.get(parent, "Group") == "Group"
+                if child in members and parent not in out and account:
+                    out.add(parent)
+                    todo.append(parent)
+        return out
+
+    def scim_groups(self, path: str, query: str) -> dict[str, Any] | None:
+        """The workspace's SCIM Groups API as ``w.groups.list`` / ``w.groups.get`` call it
+        (GET /api/2.0/preview/scim/v2/Groups[/{id}]; databricks-sdk service/iam.py
+        GroupsAPI): ``Resources`` of ``{id, displayName, meta: {resourceType}, members:
+        [{display, value, $ref: "Groups/<id>"}]}``, paged by ``startIndex``, filtered by
+        ``displayName eq "..."``. It lists the account groups assigned to the workspace and its
+        workspace-local groups, not the other account groups (admin/users-groups/groups).
+        The legacy SCIM reference says a non-admin caller gets each group's name and id only:
+        here the list answers a non-admin without ``members`` and a group's details are
+        refused it (403), so a reader that is not an admin cannot see any nesting."""
+        base = "/api/2.0/preview/scim/v2/Groups"
+        if path != base and not path.startswith(base + "/"):
+            return None
+        params = {k: v[0] for k, v in parse_qs(query).items()}
+        names = sorted(n for n in self.group_members if n not in self.unassigned_groups)
+        ids = {n: f"g{i}" for i, n in enumerate(names, start=1)}
+        admin = self.caller in self.workspace_admins
+
+        def resource(name: str, members: bool) -> dict[str, Any]:
+            out: dict[str, Any] = {
+                "id": ids[name],
+                "displayName": name,
+                "meta": {"resourceType": self.group_kinds.get(name, "Group")},
+            }
+            if members:
+                out["members"] = [
+                    {"display": m, "value": ids.get(m, m), "$ref": f"Groups/{ids.get(m, m)}"}
+                    for m in sorted(self.group_members.get(name, ()))
+                ]
+            return out
+
+        if path != base:
+            gid = path.rsplit("/", 1)[1]
+            name = next((n for n, i in ids.items() if i == gid), None)
+            if name is None:
+                raise SqlError("NOT_FOUND", "42704", f"Group with id {gid} not found.")
+            if not admin:
+                raise self.refuse("permission to read the members of group " + name)
+            return resource(name, True)
+        wanted = params.get("filter", "")
+        if wanted:
+            match = re.fullmatch(r'\s*displayName\s+eq\s+"(.*)"\s*', wanted)
+            if match is None:
+                raise SqlError("INVALID_PARAMETER_VALUE", "22023", f"unsupported filter {wanted}")
+            names = [n for n in names if n == match.group(1)]
+        start = int(params.get("startIndex") or 1)
+        page = names[start - 1 :]
+        return {
+            "Resources": [resource(n, admin) for n in page],
+            "totalResults": len(names),
+            "startIndex": start,
+            "itemsPerPage": len(page),
+        }
+
     def rewrite(self, tree: exp.Expression) -> exp.Expression:
         """A query reads a governed table through its row filter and column masks, the
         functions being what the deployed statements left here, ``is_account_group_member``
-        seeing :attr:`Estate.session` (docs.databricks.com/aws/en/tables/row-and-column-filters)."""
+        seeing :attr:`Estate.session` and every account group it is nested in, directly or
+        indirectly (docs.databricks.com/aws/en/tables/row-and-column-filters;
+        :meth:`account_groups_of`)."""
         if isinstance(tree, exp.Query):
             self._refuse_multiple_masks(tree)
             tree = self._govern(tree)
-        return super().rewrite(tree)
+        saved = self.session
+        self.session = self.account_groups_of(set(saved))
+        try:
+            return super().rewrite(tree)
+        finally:
+            self.session = saved
 
     def abac_masks_on(self, t: Any) -> dict[str, list[tuple[str, str]]]:
         """UPPER column -> (policy, function) of each ABAC column-mask policy that masks it
@@ -784,6 +887,8 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                         raise estate.refuse(f"any privilege on {securable.lower()} {name}")
                     info = {"name": name.split(".")[-1], "full_name": name.lower()}
                     return 200, {**info, "owner": estate.owner_of(securable, name)}
+            if (groups := estate.scim_groups(path, query)) is not None:
+                return 200, groups  # SCIM Groups, with the groups nested in each
             if (scim := history_of(estate).scim_page(path, query)) is not None:
                 return 200, scim  # SCIM Users / ServicePrincipals, with their groups
             if path.startswith("/api/2.1/tag-policies/"):

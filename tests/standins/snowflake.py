@@ -13,6 +13,12 @@ Output columns are the documented ones, lower-case as SHOW and DESCRIBE return t
 (docs.snowflake.com/en/sql-reference/sql/show-masking-policies, show-row-access-policies,
 desc-masking-policy, show-user-functions, show-grants, show-tags; POLICY_REFERENCES:
 sql-reference/functions/policy_references).
+
+Roles (issue 26): ``CREATE ROLE``, ``GRANT ROLE a TO ROLE b`` / ``REVOKE ROLE a FROM ROLE b``
+(a cycle refused) build the role hierarchy an administrator keeps; ``SHOW GRANTS TO ROLE`` lists
+``USAGE`` on ``ROLE a`` for each role granted to b, ``SHOW GRANTS OF ROLE a`` the roles and users
+a is granted to, both for a reading role that may see the role (:meth:`SnowflakeEstate.sees_role`),
+and ``IS_ROLE_IN_SESSION`` sees every role under the session's primary and secondary roles.
 """
 
 from __future__ import annotations
@@ -112,6 +118,13 @@ class SnowflakeEstate(Estate):
         self.chunks_downloaded = 0
         #: UPPER user -> the ALLOWED_SECONDARY_ROLES of the session policy set on it (fact 6)
         self.session_policies: dict[str, tuple[str, ...]] = {}
+        #: UPPER role -> the role that owns it (its creator); a role not listed is the
+        #: account administrator's
+        self.role_owners: dict[str, str] = {}
+        #: roles made with CREATE ROLE (a role also exists once it holds or is granted a grant)
+        self.created_roles: set[str] = set()
+        #: a hostile account: ``SHOW GRANTS OF ROLE r`` answered with another role's rows
+        self.grants_of_answered_as: dict[str, str] = {}
 
     def grant_roles(self, user: str, roles: list[str]) -> None:
         self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
@@ -227,9 +240,16 @@ class SnowflakeEstate(Estate):
                 self.current = None
 
     def _roles_in_session(self) -> set[str]:
+        """The roles IS_ROLE_IN_SESSION sees: the session's primary and secondary roles and
+        "any role lower in the role hierarchy" of each (sql-reference/functions/
+        is_role_in_session), PUBLIC included (it is granted to every role)."""
         if self.current is None or self.current.primary is None:
-            return set(self.session)
-        return self.current.in_session()
+            roles = set(self.session)
+        else:
+            roles = self.current.in_session()
+        if not roles:
+            return roles
+        return set().union(*(self.closure(r) for r in roles))
 
     def _other(self, stmt: Stmt, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         if isinstance(stmt.expression, exp.Use):
@@ -254,7 +274,7 @@ class SnowflakeEstate(Estate):
 
     def _roles(self) -> set[str]:
         """The account roles that exist: granted, holding grants, or the built-in ones."""
-        roles = {"PUBLIC", *self.all_seeing, *self.role_grants}
+        roles = {"PUBLIC", *self.all_seeing, *self.role_grants, *self.created_roles}
         roles |= {n for g in self.role_grants.values() for p, o, n in g if o == "ROLE"}
         roles |= {r for rs in self.user_roles.values() for r in rs}
         roles |= {
@@ -460,6 +480,11 @@ class SnowflakeEstate(Estate):
             )
         if words[:1] in (["GRANT"], ["REVOKE"]) and "FUNCTION" in words:
             return self._function_grant(tokens)
+        if words[:2] in (["GRANT", "ROLE"], ["REVOKE", "ROLE"]):
+            return self._role_grant(words)
+        if words[:2] == ["CREATE", "ROLE"]:
+            self.create_role(words[-1])
+            return self._ok(f"Role {self.key(words[-1])} successfully created.")
         if text.startswith("SHOW USER FUNCTIONS IN SCHEMA"):
             return self._show_functions(name_after(5))
         if text.startswith("SHOW GRANTS ON FUNCTION"):
@@ -519,7 +544,7 @@ class SnowflakeEstate(Estate):
         roles under it; the owner's are the global APPLY privileges, MANAGE GRANTS and the
         ownership of every database, schema and table (it created them)."""
         role = self.key(name)
-        if role not in self.closure() and not self.sees_all():
+        if not self.sees_role(role):
             raise missing("snowflake", "Role", role)
         granted = set(self.role_grants.get(role, ()))
         if role in self.all_seeing:
@@ -571,11 +596,71 @@ class SnowflakeEstate(Estate):
             out.add(("OWNERSHIP", "TABLE", self.key(n)))
         return out
 
+    def sees_role(self, role: str) -> bool:
+        """Whether the reading role may list what a role is granted and to whom: the role is
+        in its own hierarchy (the reading role or a role under it), or the reading role owns
+        it, or holds MANAGE GRANTS, which "implicitly allows its holder to see every object in
+        the account" (sql-reference/sql/show-privileges, usage notes). The show-grants page
+        does not list the privileges each variant needs; this is the model a limited reader is
+        tested against: a role outside its hierarchy "does not exist or not authorized"
+        (002003), as every object it may not see."""
+        role = self.key(role)
+        if self.sees_all() or role in self.closure() or self.holds("MANAGE GRANTS", "ACCOUNT"):
+            return True
+        return self.owns_role(role)
+
+    def create_role(self, role: str, owner: str | None = None) -> None:
+        """``CREATE ROLE r``: a role that exists, granted to nothing yet, owned by its
+        creator (sql-reference/sql/create-role)."""
+        role = self.key(role)
+        self.created_roles.add(role)
+        self.role_owners.setdefault(role, (owner or self.reading_role()).upper())
+
+    def owns_role(self, role: str) -> bool:
+        owners = self.role_owners.get(role)
+        return owners is not None and owners in self.closure()
+
+    def _role_grant(self, words: list[str]) -> Any:
+        """``GRANT ROLE a TO ROLE b`` / ``REVOKE ROLE a FROM ROLE b`` (and ``TO | FROM USER
+        u``): b inherits every privilege granted to a, and a is under b in the role hierarchy
+        (sql-reference/sql/grant-role, revoke-role; user-guide/security-access-control-overview,
+        role hierarchy and privilege inheritance). Granting needs MANAGE GRANTS (or the
+        owner's rights); a cycle is refused, as Snowflake refuses it."""
+        verb, role = words[0], self.key(words[2])
+        rest = words[3:]
+        if len(rest) != 3 or rest[0] not in ("TO", "FROM") or rest[1] not in ("ROLE", "USER"):
+            raise self._syntax(f"{' '.join(words)}")
+        kind, grantee = rest[1], self.key(rest[2])
+        if not self.holds("MANAGE GRANTS", "ACCOUNT") and not self.owns_role(role):
+            raise SqlError(
+                "003001",
+                "42501",
+                f"SQL access control error:\nInsufficient privileges to operate on role '{role}'",
+            )
+        if kind == "USER":
+            roles = self.user_roles.setdefault(grantee, set())
+            (roles.add if verb == "GRANT" else roles.discard)(role)
+            return self._ok("Statement executed successfully.")
+        if verb == "GRANT":
+            if grantee in self.closure(role):
+                raise SqlError(
+                    "003013",
+                    "42601",
+                    f"SQL compilation error:\nGranting role '{role}' to role '{grantee}' "
+                    "would create a cycle.",
+                )
+            self.grant_to_role(grantee, "USAGE", "ROLE", role)
+        else:
+            self.role_grants.get(grantee, set()).discard(("USAGE", "ROLE", role))
+        return self._ok("Statement executed successfully.")
+
     def _show_grants_of(self, name: str) -> Any:
-        """``SHOW GRANTS OF ROLE r``: the roles (and users) r is granted to."""
+        """``SHOW GRANTS OF ROLE r``: the roles (and users) r is granted to, for a reading
+        role that may see r (:meth:`sees_role`)."""
         role = self.key(name)
-        if role not in self._roles():
+        if role not in self._roles() or not self.sees_role(role):
             raise missing("snowflake", "Role", role)
+        role = self.grants_of_answered_as.get(role, role)
         rows = [
             (CREATED, role, "ROLE", holder, self.owner)
             for holder, held in sorted(self.role_grants.items())

@@ -35,5 +35,5 @@ FAMILIES = (
     principals,  # ACC502-ACC503
     abac,  # ACC504-ACC506
     migrations,  # ACC601
-    drift,  # ACC701-ACC707 (documentation entries: `accord drift` raises them)
+    drift,  # ACC701-ACC708 (documentation entries: `accord drift` raises them)
 )

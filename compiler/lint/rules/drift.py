@@ -1,4 +1,4 @@
-"""ACC701-ACC707: differences between the model and the live platforms (``accord drift``).
+"""ACC701-ACC708: differences between the model and the live platforms (``accord drift``).
 
 These are the rules' documentation entries, for ``accord rules`` and docs/rules.md: the
 comparison itself lives in :mod:`compiler.live.drift` (it needs a connection), and ``accord
@@ -16,7 +16,9 @@ from accord.compiler.lint.finding import Finding
 
 #: raised only by ``accord drift`` (it reads the platforms): ``accord lint`` cannot tell whether
 #: a suppression of one is used, so ACC002 does not judge them
-LIVE_RULES = frozenset({"ACC701", "ACC702", "ACC703", "ACC704", "ACC705", "ACC706", "ACC707"})
+LIVE_RULES = frozenset(
+    {"ACC701", "ACC702", "ACC703", "ACC704", "ACC705", "ACC706", "ACC707", "ACC708"}
+)
 
 
 @rule("ACC701")
@@ -233,5 +235,39 @@ def live_incomplete(ctx: Context) -> Iterator[Finding]:
     Grant the reading role the reader grants the README lists for the platform (run
     `accord introspect --check-reader --platform P` to see what is missing), then run drift
     again. Never suppress it: a suppressed ACC707 is a clean verdict nobody proved.
+    """
+    yield from ()  # raised by `accord drift` only
+
+
+@rule("ACC708")
+def hierarchy_drift(ctx: Context) -> Iterator[Finding]:
+    """A live role-to-role grant or group nesting differs from the model's `inherits`.
+
+    ## What it does
+    When the model declares `inherits`, `accord drift` reads who inherits each principal the
+    model names: Snowflake `SHOW GRANTS OF ROLE` (the roles each modelled role is granted
+    to), Databricks the workspace's SCIM Groups API (the groups nested in each modelled
+    group). An edge the platform holds and `inherits` does not say is reported at the
+    inheriting principal (or, when the inheriting role or group is not in the model, at the
+    inherited one); an edge `inherits` says and the platform lacks is reported at the
+    `inherits` item. An edge that could not be read is ACC707, never passed.
+
+    ## Why is this bad?
+    A role granted to a role gives it everything the granted role holds, and a group nested
+    in a group is a member of it for `is_account_group_member`: one console grant gives a
+    persona every row and clear value of another. A missing edge takes away what the model
+    says the persona holds, so verify and analyze describe an estate that is not deployed.
+
+    ## Example
+    ```sql
+    GRANT ROLE AUDITOR TO ROLE ANALYST;
+    ```
+    `policies/principals.yaml:4:3: ACC708 snowflake: role AUDITOR is granted to role ANALYST (which principals.analyst.inherits does not say): ANALYST inherits everything granted to AUDITOR`
+
+    ## How to fix
+    Revoke the grant (`REVOKE ROLE AUDITOR FROM ROLE ANALYST`; on Databricks remove the group
+    from the parent group's members), or, when the edge is intended, add it to the model's
+    `inherits` and review what `accord diff` says it widens. accord never creates roles,
+    groups or their edges.
     """
     yield from ()  # raised by `accord drift` only

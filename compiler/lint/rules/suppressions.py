@@ -32,7 +32,7 @@ def unused_ignore_entries(
     Reports an `ignore:` entry of a mask, dataset, index or surface, or a
     `-- accord: ignore ACCnnn` comment above a SQL statement, for a rule that raises no
     finding there. Rules left out of the run (`--select`, `--ignore`, the configuration) are
-    not judged, nor are the drift rules ACC701–ACC707, which only `accord drift` raises. In SQL files a suppression of ACC203 is not judged either: whether it fires
+    not judged, nor are the drift rules ACC701–ACC708, which only `accord drift` raises. In SQL files a suppression of ACC203 is not judged either: whether it fires
     depends on which files are linted together.
 
     ## Why is this bad?
