@@ -354,3 +354,94 @@ def test_expiry_cells_compare_as_days() -> None:
         ("EU", "analysts", None),
         ("US", "auditors", "2027-03-31"),
     )
+
+
+# ---- the whole bank estate: both dimensions, the expiring grant and the role hierarchy -------
+
+BANK_ROLES = ["EU_READER", "RETAIL_READER", "BANKER", "BRANCH_LEAD", "ANALYST", "AUDITOR"]
+
+
+def bank_hierarchy(platforms: Platforms) -> None:
+    """The hierarchy as an administrator holds it (accord describes it, it does not create
+    it): Snowflake roles granted to roles (sql-reference/sql/grant-role), Databricks groups
+    nested in groups (a member of a group that is a group)."""
+    sf, dbx = platforms.snowflake, platforms.databricks
+    for role in BANK_ROLES:
+        sf.execute(f"CREATE ROLE IF NOT EXISTS {role}")
+    for child, parent in [
+        ("BANKER", "EU_READER"),
+        ("BANKER", "RETAIL_READER"),
+        ("BRANCH_LEAD", "BANKER"),
+    ]:
+        sf.execute(f"GRANT ROLE {parent} TO ROLE {child}")
+    for group in [
+        "eu-readers",
+        "retail-readers",
+        "bankers",
+        "branch-leads",
+        "analysts",
+        "auditors",
+    ]:
+        dbx.group_members.setdefault(group, set())
+    dbx.nest("bankers", "eu-readers")
+    dbx.nest("bankers", "retail-readers")
+    dbx.nest("branch-leads", "bankers")
+
+
+@pytest.mark.parametrize("style", ["table", "abac"])
+def test_the_whole_bank_estate_round_trips_through_introspection_and_drift(
+    platforms: Platforms, tmp_path: Path, style: str
+) -> None:
+    """Issue 26's estate as written, its two-level hierarchy included: deployed with
+    ``plan --base live:all`` and ``migrate apply``, it drifts clean on both platforms with the
+    hierarchy read (coverage says so); an edge an administrator adds by hand on each platform
+    (ANALYST inherits everything granted to AUDITOR; analysts nested in auditors) is ACC708,
+    located at the inheriting principal, and drift exits 1."""
+    d = tmp_path / "bank"
+    d.mkdir()
+    (d / "estate.yaml").write_text(bank(style), encoding="utf-8")
+    model = load_project(d).model
+    seed_model(platforms.snowflake, model)
+    seed_model(platforms.databricks, model)
+    bank_hierarchy(platforms)
+    plans = tmp_path / "migrations"
+    code, out, err = run_cli(["plan", str(d), "--base", "live:all", "--out", str(plans)])
+    assert code == 0, out + err
+    for platform in ("snowflake", "databricks"):
+        code, out, err = run_cli(
+            [
+                "migrate",
+                "apply",
+                "--platform",
+                platform,
+                "--plans",
+                str(plans),
+                "--policies",
+                str(d),
+            ]
+        )
+        assert code == 0, out + err
+    code, out, err = run_cli(["drift", str(d), "--platform", "all", "--format", "json"])
+    assert code == 0, out + err
+    data = json.loads(out)
+    assert data["findings"] == []
+    for coverage in data["coverage"]:
+        assert "hierarchy" in json.dumps(coverage), coverage
+    for platform in ("snowflake", "databricks"):
+        code, out, err = run_cli(["introspect", "--platform", platform, str(d), "--format", "json"])
+        assert code == 0, err
+        edges = json.dumps(json.loads(out)["hierarchy"])
+        assert ("BANKER" if platform == "snowflake" else "bankers") in edges
+    platforms.snowflake.execute("GRANT ROLE AUDITOR TO ROLE ANALYST")
+    platforms.databricks.nest("analysts", "auditors")
+    code, out, err = run_cli(["drift", str(d), "--platform", "all", "--format", "json"])
+    assert code == 1, out + err
+    text = bank(style).splitlines()
+    analyst = next(i for i, ln in enumerate(text, 1) if ln.startswith("  analyst:"))
+    found = [f for f in json.loads(out)["findings"] if f["rule"] == "ACC708"]
+    assert sorted((f["line"], f["message"].split(":")[0]) for f in found) == [
+        (analyst, "databricks"),
+        (analyst, "snowflake"),
+    ]
+    assert any("ANALYST" in f["message"] and "AUDITOR" in f["message"] for f in found)
+    assert all(f["rule"] == "ACC708" for f in json.loads(out)["findings"])
