@@ -38,7 +38,7 @@ from accord.compiler.plan.model import (
     TAG_UNSET,
     Unit,
 )
-from accord.compiler.plan.state import Column, State
+from accord.compiler.plan.state import Column, State, condition_holds, covers
 from accord.compiler.plan.steps import Statements, Step
 from accord.targets.identity import (
     Definition,
@@ -104,6 +104,57 @@ class UnitMaker:
         out = [replace(unit, domains=frozenset(self._domains_touched(unit))) for unit in out]
         return self._mark_handover(out)
 
+    def _retags_after_policies(self, units: list[Unit]) -> list[Unit]:
+        """A column retagged to a value only an ABAC policy this plan creates matches (a row
+        key tagged for its table alone when the table gains a second dimension) waits for a
+        later stage: a new policy is not certainly in effect within the stage that creates it,
+        and the retag ends the match of the old value's policy at once. So does removing the
+        ABAC policies that cover the retagged tables, which protect them until the retag. The
+        new policy, created first, matches nothing meanwhile: its key values are on no
+        column yet."""
+        created = [
+            (policy, condition)
+            for u in units
+            if u.phase == ABAC_SET
+            for step in u.steps
+            if isinstance(policy := step.obj, AbacPolicy) and step.replaces is None
+            for condition, _ in policy.match_columns
+        ]
+
+        def a_new_policy_matches(tag: TagAssignment) -> bool:
+            return any(
+                covers(policy, tag.table.upper()) and condition_holds(c, {tag.tag: tag.value})
+                for policy, c in created
+            )
+
+        retagged: set[str] = set()
+        out = []
+        for u in units:
+            step = u.steps[0] if u.steps else None
+            if (
+                u.phase == TAG_SET
+                and step is not None
+                and isinstance(step.obj, TagAssignment)
+                and isinstance(step.replaces, TagAssignment)
+                and step.replaces.value != step.obj.value
+                and a_new_policy_matches(step.obj)
+            ):
+                retagged.add(step.obj.table.upper())
+                u = replace(u, handover=True)
+            out.append(u)
+        if not retagged:
+            return units
+        return [
+            replace(u, handover=True)
+            if u.phase == ABAC_UNSET
+            and any(
+                isinstance(s.obj, AbacPolicy) and any(covers(s.obj, t) for t in retagged)
+                for s in u.steps
+            )
+            else u
+            for u in out
+        ]
+
     def _mark_handover(self, units: list[Unit]) -> list[Unit]:
         """Table level to ABAC on Databricks: the table-level detaches of tables whose columns
         this plan tags wait for a later stage (the tags are not in effect within the stage that
@@ -112,6 +163,7 @@ class UnitMaker:
         table-level, the ``unmasked_for`` principals would see masked values)."""
         if self.platform != "databricks":
             return units
+        units = self._retags_after_policies(units)
         tagged = {
             s.obj.table.upper()
             for u in units

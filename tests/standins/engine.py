@@ -488,6 +488,15 @@ class Estate:
     def _do_set_tags(self, stmt: Stmt) -> Any:
         return self._tag_on(stmt, stmt.column_name)
 
+    def _do_unset_tags(self, stmt: Stmt) -> Any:
+        """Databricks ``UNSET TAGS ('k', ...)``: each key's assignment removed (a key the
+        object does not carry: whether Databricks refuses it is not documented; accepted)."""
+        table = self.table(stmt.table)
+        col = self._column(table, stmt.column_name) if stmt.column_name else ""
+        for tag, _ in stmt.tags:
+            table.tags.pop((col, tag), None)
+        return self._ok("Statement executed successfully.")
+
     # ------------------------------------------------------------------ ABAC (Databricks)
 
     def _do_abac_policy(self, stmt: Stmt) -> Any:

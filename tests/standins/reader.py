@@ -17,7 +17,7 @@ It reads the fixed shapes of the platforms' governance DDL, as documented:
   TO ... [EXCEPT ...] FOR TABLES [WHEN ...] [MATCH COLUMNS cond [AS] alias, ...] [ON COLUMN a]
   [USING COLUMNS (...)]``, ``DROP POLICY p ON ...``, ``{CREATE|ALTER|DROP} GOVERNED TAG``, and
   on ``ALTER TABLE``: ``{SET|DROP} ROW FILTER``, ``SET TAGS (...)`` and ``ALTER [COLUMN] c
-  {SET MASK f [USING COLUMNS (...)] | DROP MASK | SET TAGS (...)}``.
+  {SET MASK f [USING COLUMNS (...)] | DROP MASK | SET TAGS (...) | UNSET TAGS (...)}``.
 
 Anything else is kind ``other``, with the statement parsed by sqlglot as ``expression`` (None
 when sqlglot reads it only as a command). A statement of one of the shapes above that does not
@@ -661,6 +661,8 @@ class _Reader:
             return [{"kind": "drop_row_filter"}]
         if c.take("SET", "TAGS"):
             return [{"kind": "set_tags", "tags": self.databricks_tags(c)}]
+        if c.take("UNSET", "TAGS"):
+            return [{"kind": "unset_tags", "tags": self.databricks_tags(c)}]
         if c.take("SET", "TAG"):
             return [{"kind": "set_table_tag", "tags": self.snowflake_tags(c)}]
         if _word(c.at()) in ("MODIFY", "ALTER", "CHANGE"):
@@ -678,6 +680,7 @@ class _Reader:
         ("SET", "MASK"),
         ("DROP", "MASK"),
         ("SET", "TAGS"),
+        ("UNSET", "TAGS"),
         ("SET", "TAG"),
     )
 
@@ -719,6 +722,8 @@ class _Reader:
                 item["kind"] = "drop_mask"
             elif c.take("SET", "TAGS"):
                 item.update(kind="set_tags", tags=self.databricks_tags(c))
+            elif c.take("UNSET", "TAGS"):  # sql-ref-syntax-ddl-alter-table: UNSET TAGS (k, ...)
+                item.update(kind="unset_tags", tags=self.databricks_tags(c))
             else:
                 c.need("SET", "TAG")
                 item.update(kind="set_column_tag", tags=self.snowflake_tags(c))
