@@ -36,10 +36,13 @@ if TYPE_CHECKING:
     from accord.compiler.sqlscan import ScanResult
 
 
-def load_rules() -> None:
-    """Import the rule modules (:mod:`accord.compiler.lint.rules`): importing one registers its
-    checks. Lazy, so that a lint answered from the cache loads none of them."""
-    import accord.compiler.lint.rules  # noqa: F401
+def load_rules(families: Iterable[str] | None = None) -> None:
+    """Import the rule modules (:mod:`accord.compiler.lint.rules`; ``families``: only those):
+    importing one registers its checks. Lazy, so that a lint answered from the cache loads
+    none of them."""
+    from accord.compiler.lint import rules
+
+    rules.load(rules.NAMES if families is None else families)
 
 
 def registered_rules() -> list[RuleInfo]:
@@ -104,6 +107,7 @@ def lint_project(
     *,
     reuse: Mapping[str, list[Finding]] | None = None,
     computed: dict[str, list[Finding]] | None = None,
+    families: Iterable[str] | None = None,
 ) -> list[Finding]:
     """Every finding of every registered policy check, suppressions applied, sorted.
     ``history`` is the migration history ACC601 reads (none by default).
@@ -111,8 +115,9 @@ def lint_project(
     Incremental lint (:mod:`compiler.lint.deps`): the checks of a rule in ``reuse`` are not
     run, its raw findings (before suppression and selection) are those given; ``computed``,
     when given, receives the raw findings of every rule (run or reused) by rule id. The post
-    checks (ACC002) and the suppressions always run on the whole result."""
-    load_rules()
+    checks (ACC002) and the suppressions always run on the whole result. ``families``: the
+    rule modules to load (default: all); a rule of another module must be in ``reuse``."""
+    load_rules(families)
     ctx = Context(project, history or History())
     reuse = reuse or {}
     found: list[Finding] = []
@@ -131,10 +136,9 @@ def lint_project(
                 computed.setdefault(rule_id, []).extend(out)
             found.extend(out)
     for rule_id, out in sorted(reuse.items()):
-        if rule_id in REGISTRY:
-            found.extend(out)
-            if computed is not None:
-                computed[rule_id] = list(out)
+        found.extend(out)
+        if computed is not None:
+            computed[rule_id] = list(out)
     findings = finalize(project, found)  # every rule: the post checks read the suppressions
     for registered in post:
         findings.extend(registered.check(project, findings, selected))

@@ -478,6 +478,7 @@ def _lint_project(
 
     raw = loader.load_documents(documents, root, unreadable)
     reuse: dict[str, list[Finding]] = {}
+    families = None
     index_key = None
     if key is not None and digests is not None:
         # incremental lint (compiler/lint/deps.py): the rules whose inputs this edit did not
@@ -485,10 +486,14 @@ def _lint_project(
         index_key = deps.index_key(digests, options)
         owners = getattr(raw.source, "owners", {})
         inputs = deps.input_digests(raw.data, raw.source.texts, owners)
-        reuse = deps.reusable(deps.read_index(index_key), digests, inputs)
+        index = deps.read_index(index_key)
+        reuse = deps.reusable(index, digests, inputs)
+        families = deps.families(index, reuse)
     project = validate_raw(raw)
     computed: dict[str, list[Finding]] = {}
-    findings = lint_project(project, history, config.selected, reuse=reuse, computed=computed)
+    findings = lint_project(
+        project, history, config.selected, reuse=reuse, computed=computed, families=families
+    )
     if key is not None and index_key is not None and digests is not None:
         store.later("lint", key, lint_cache.findings_to_json(findings, len(project.files)))
         deps.write_index(index_key, digests, inputs, computed)
