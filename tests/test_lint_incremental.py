@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from lint_bench import estate as bench_estate
 
 FUZZ = bool(os.environ.get("ACCORD_FUZZ"))
-EXAMPLES = 500 if FUZZ else 12
+EXAMPLES = 500 if FUZZ else 10
 
 Files = dict[str, dict[str, Any]]
 
@@ -284,8 +284,8 @@ def test_incremental_lint_equals_a_full_lint(base: str, edits: list[tuple[str, i
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_kind_of_edit(kind: str) -> None:
     """Every kind of edit at least once on each estate, whatever hypothesis draws."""
-    for base in BASES.values():
-        check_sequence(base, [(kind, 3), (kind, 10)])
+    for i, base in enumerate(BASES.values()):
+        check_sequence(base, [(kind, 3 + 7 * i)])
 
 
 def test_every_policy_rule_is_classified() -> None:

@@ -15,9 +15,10 @@ node's position, the text of every non-string scalar, and the file's lines with 
 that hold nothing (blank, or a comment outside any scalar) blanked, so the line a finding
 points into is compared too (ACC101 finds a column inside a scalar's line). Lines that look
 like comments inside a block scalar are content, and the parsed document catches them. Any
-other edit changes the digest, and the project is linted afresh: the rules are cross-file
-(ACC202, ACC403 compare entries of different files), and a reused finding the engine cannot
-prove still true is never given.
+other edit changes the digest: the project is validated afresh and only the rules whose inputs
+changed are re-run, from the dependency index of :mod:`compiler.lint.deps` (the rules are
+cross-file: ACC202, ACC403 compare entries of different files, so what a rule reads is
+declared per rule, and a reused finding the engine cannot prove still true is never given).
 
 Every key also hashes :data:`FORMAT`, the shape of an entry's payload: entries of an older
 shape are never read.

@@ -161,13 +161,19 @@ def families(index: Index | None, reuse: Mapping[str, Any]) -> set[str] | None:
 
 
 #: a name :func:`governance` can look up among the words of the model's text
-_WORD = re.compile(r"[^\W]+")
+_WORD = re.compile(r"\w+")
+#: an escape of ``repr`` (a character that is not printable, a quote, a backslash)
+_ESCAPE = re.compile(r"\\(?:x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8}|.)")
 
 
 def _words(value: Any) -> set[str]:
-    """Every word (a run of letters, digits and ``_``) of ``repr(value)``, case-folded: a
-    superset of the simple names written anywhere in ``value``."""
-    return set(_WORD.findall(repr(value).casefold()))
+    """Every word (a run of ``\\w`` characters) of every string, key and number of
+    ``value``, case-folded. Read off ``repr(value)`` with its escapes blanked: an escaped
+    character is never a word character, so ``'A = 1\\nAND b'`` gives ``a``, ``1``, ``and``,
+    ``b`` as the string itself does (plus the words of the repr's own syntax, ``True``,
+    ``None``: more words only keep more columns)."""
+    text = _ESCAPE.sub(" ", repr(value))
+    return set(_WORD.findall(text.casefold()))
 
 
 def _roots(datasets: Mapping[Any, Any]) -> dict[Any, Any]:
@@ -190,57 +196,63 @@ def _roots(datasets: Mapping[Any, Any]) -> dict[Any, Any]:
 def governance(data: Mapping[str, Any]) -> Any:
     """The datasets as :data:`GOVERNANCE` sees them: a column whose spec names nothing but
     its ``type`` is left out, unless its name (case-folded) is written anywhere in the model
-    outside the datasets' ``columns`` (a row filter's column or arguments, an index's columns,
-    a probe), or is the name of a column of another dataset of its replica group (replicas
-    inherit masks by column name, and show every column their group governs). Anything that
-    is not a mapping of mappings is kept whole."""
+    outside the datasets' ``columns`` (a row filter's column, arguments or expression, an
+    index's columns, a probe), or is the name of a column of another dataset of its replica
+    group (replicas inherit masks by column name, and show every column their group governs),
+    or is not a single word. Anything that is not a mapping of mappings is kept whole."""
     datasets = data.get("datasets")
-    if not isinstance(datasets, dict) or not all(isinstance(d, dict) for d in datasets.values()):
+    if not isinstance(datasets, dict) or not all(type(d) is dict for d in datasets.values()):
         return datasets
-    # the names written outside the datasets' columns (a column whose name is not a simple
-    # word is always kept)
     mentioned = _words([v for k, v in data.items() if k != "datasets"])
     mentioned |= _words([[v for k, v in e.items() if k != "columns"] for e in datasets.values()])
     roots = _roots(datasets)
-    # replica group -> how many of its datasets have a column of each (case-folded) name
+    size: dict[Any, int] = {}
+    for root in roots.values():
+        size[root] = size.get(root, 0) + 1
+    # replica group of two datasets or more -> how many of them have a column of each name
     names: dict[Any, dict[str, int]] = {}
     for name, entry in datasets.items():
         columns = entry.get("columns")
-        if isinstance(columns, dict):
+        if size[roots[name]] > 1 and type(columns) is dict:
             count = names.setdefault(roots[name], {})
-            for col in {c.casefold() for c in columns if isinstance(c, str)}:
+            for col in {c.casefold() for c in columns if type(c) is str}:
                 count[col] = count.get(col, 0) + 1
     out: dict[Any, Any] = {}
     for name, entry in datasets.items():
         columns = entry.get("columns")
-        if not isinstance(columns, dict):
+        if type(columns) is not dict:
             out[name] = entry
             continue
         group = names.get(roots[name], {})
-        kept = {}
+        drop = set()
         for col, spec in columns.items():
-            if (
-                isinstance(col, str)
-                and isinstance(spec, dict)
-                and len(spec) == 1
-                and "type" in spec
-                and _WORD.fullmatch(folded := col.casefold()) is not None
-                and folded not in mentioned
-                and group.get(folded, 0) < 2
-            ):
-                continue
-            kept[col] = spec
-        out[name] = {**entry, "columns": kept}
+            if type(spec) is dict and len(spec) == 1 and "type" in spec and type(col) is str:
+                folded = col.casefold()
+                if (
+                    folded not in mentioned
+                    and group.get(folded, 0) < 2
+                    and _WORD.fullmatch(folded) is not None
+                ):
+                    drop.add(col)
+        if drop:
+            entry = {**entry, "columns": {c: v for c, v in columns.items() if c not in drop}}
+        out[name] = entry
     return out
 
 
 def input_digests(
-    data: Mapping[str, Any], texts: Mapping[Any, str], owners: Mapping[Any, str]
+    data: Mapping[str, Any],
+    texts: Mapping[Any, str],
+    owners: Mapping[Any, str],
+    files: Mapping[str, str],
 ) -> dict[str, str]:
-    """The digest of every input (:data:`SECTIONS`, :data:`VIEWS`, :data:`EVERYTHING`) of
+    """The digest of every input a declared rule reads (:data:`SECTIONS`, :data:`VIEWS`) of
     the merged model ``data`` with the written texts of its non-string scalars ``texts``
     (``1.0`` and ``1.00`` are one value, two texts) and the file that gives each section its
-    place ``owners`` (where a finding about a section, or an entry it lacks, points)."""
+    place ``owners`` (where a finding about a section, or an entry it lacks, points); and of
+    :data:`EVERYTHING`: the files' content digests ``files``, so a rule that reads everything
+    is re-run on every edit lint reads."""
+    needed = {i for inputs in RULE_INPUTS.values() for i in inputs.reads}
     by_section: dict[Any, list[tuple[Any, str]]] = {}
     for path, text in texts.items():
         if path:
@@ -253,12 +265,12 @@ def input_digests(
     def written(section: str) -> tuple[Any, ...]:
         return sorted(by_section.get(section, []), key=repr), owners.get(section)
 
-    out = {}
+    out = {"*": digest(sorted(files.items()))}
     for section in SECTIONS:
-        out[section] = digest((data.get(section), written(section)))
-    out[GOVERNANCE] = digest((governance(data), written("datasets")))
-    extra = sorted(k for k in data if k not in SECTIONS)
-    out["*"] = digest((sorted(out.items()), extra, [data[k] for k in extra]))
+        if section in needed:
+            out[section] = digest((data.get(section), written(section)))
+    if GOVERNANCE in needed:
+        out[GOVERNANCE] = digest((governance(data), written("datasets")))
     return out
 
 

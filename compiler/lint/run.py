@@ -485,7 +485,7 @@ def _lint_project(
         # change keep their findings; the others are re-run on the validated project
         index_key = deps.index_key(digests, options)
         owners = getattr(raw.source, "owners", {})
-        inputs = deps.input_digests(raw.data, raw.source.texts, owners)
+        inputs = deps.input_digests(raw.data, raw.source.texts, owners, digests)
         index = deps.read_index(index_key)
         reuse = deps.reusable(index, digests, inputs)
         families = deps.families(index, reuse)
