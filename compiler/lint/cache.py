@@ -15,9 +15,10 @@ node's position, the text of every non-string scalar, and the file's lines with 
 that hold nothing (blank, or a comment outside any scalar) blanked, so the line a finding
 points into is compared too (ACC101 finds a column inside a scalar's line). Lines that look
 like comments inside a block scalar are content, and the parsed document catches them. Any
-other edit changes the digest, and the project is linted afresh: the rules are cross-file
-(ACC202, ACC403 compare entries of different files), and a reused finding the engine cannot
-prove still true is never given.
+other edit changes the digest: the project is validated afresh and only the rules whose inputs
+changed are re-run, from the dependency index of :mod:`compiler.lint.deps` (the rules are
+cross-file: ACC202, ACC403 compare entries of different files, so what a rule reads is
+declared per rule, and a reused finding the engine cannot prove still true is never given).
 
 Every key also hashes :data:`FORMAT`, the shape of an entry's payload: entries of an older
 shape are never read.
@@ -40,6 +41,20 @@ from accord.compiler.model import parsecache
 FORMAT = b"lint-2"
 
 
+def file_digests(
+    documents: list[tuple[bytes, str]], compute: Callable[[bytes, str], tuple[Any, Any]]
+) -> dict[str, str] | None:
+    """Each file's name and :func:`~compiler.model.parsecache.file_digest`, in order; None
+    when a file does not parse (nothing is reused)."""
+    out = {}
+    for raw, name in documents:
+        digest = parsecache.file_digest(raw, name, compute)
+        if digest is None:
+            return None
+        out[name] = digest
+    return out
+
+
 def project_key(
     documents: list[tuple[bytes, str]],
     options: str,
@@ -47,15 +62,18 @@ def project_key(
 ) -> str | None:
     """The key of a project's lint result: accord, the options, and each file's name and
     :func:`file_digest` in order. None when a file does not parse (nothing is reused)."""
+    digests = file_digests(documents, compute)
+    return None if digests is None else key_of(digests, options)
+
+
+def key_of(digests: dict[str, str], options: str) -> str:
+    """:func:`project_key` of the files' :func:`file_digests`."""
     h = hashlib.sha256(store.code_fingerprint().encode() + b"\0" + FORMAT)
     h.update(b"\0lint\0" + options.encode() + b"\0")
     # grants until a date are judged at today (ACC507, and what semantics gives the personas
     # in ACC403 / ACC404): a result is reused on the day it was computed for only
     h.update(b"today\0" + today().isoformat().encode() + b"\0")
-    for raw, name in documents:
-        digest = parsecache.file_digest(raw, name, compute)
-        if digest is None:
-            return None
+    for name, digest in digests.items():
         h.update(os.fsencode(name) + b"\0" + digest.encode() + b"\0")
     return h.hexdigest()
 

@@ -14,7 +14,7 @@ is loaded, so a lint answered from the cache imports neither sqlglot nor the mod
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -36,10 +36,13 @@ if TYPE_CHECKING:
     from accord.compiler.sqlscan import ScanResult
 
 
-def load_rules() -> None:
-    """Import the rule modules (:mod:`accord.compiler.lint.rules`): importing one registers its
-    checks. Lazy, so that a lint answered from the cache loads none of them."""
-    import accord.compiler.lint.rules  # noqa: F401
+def load_rules(families: Iterable[str] | None = None) -> None:
+    """Import the rule modules (:mod:`accord.compiler.lint.rules`; ``families``: only those):
+    importing one registers its checks. Lazy, so that a lint answered from the cache loads
+    none of them."""
+    from accord.compiler.lint import rules
+
+    rules.load(rules.NAMES if families is None else families)
 
 
 def registered_rules() -> list[RuleInfo]:
@@ -98,12 +101,25 @@ def finalize(
 
 
 def lint_project(
-    project: Project, history: History | None = None, selected: Selected = _all
+    project: Project,
+    history: History | None = None,
+    selected: Selected = _all,
+    *,
+    reuse: Mapping[str, list[Finding]] | None = None,
+    computed: dict[str, list[Finding]] | None = None,
+    families: Iterable[str] | None = None,
 ) -> list[Finding]:
     """Every finding of every registered policy check, suppressions applied, sorted.
-    ``history`` is the migration history ACC601 reads (none by default)."""
-    load_rules()
+    ``history`` is the migration history ACC601 reads (none by default).
+
+    Incremental lint (:mod:`compiler.lint.deps`): the checks of a rule in ``reuse`` are not
+    run, its raw findings (before suppression and selection) are those given; ``computed``,
+    when given, receives the raw findings of every rule (run or reused) by rule id. The post
+    checks (ACC002) and the suppressions always run on the whole result. ``families``: the
+    rule modules to load (default: all); a rule of another module must be in ``reuse``."""
+    load_rules(families)
     ctx = Context(project, history or History())
+    reuse = reuse or {}
     found: list[Finding] = []
     post = []
     for rule_id in sorted(REGISTRY):
@@ -113,7 +129,16 @@ def lint_project(
             if registered.post:
                 post.append(registered)
                 continue
-            found.extend(registered.check(ctx))
+            if rule_id in reuse:
+                continue
+            out = list(registered.check(ctx))
+            if computed is not None:
+                computed.setdefault(rule_id, []).extend(out)
+            found.extend(out)
+    for rule_id, out in sorted(reuse.items()):
+        found.extend(out)
+        if computed is not None:
+            computed[rule_id] = list(out)
     findings = finalize(project, found)  # every rule: the post checks read the suppressions
     for registered in post:
         findings.extend(registered.check(project, findings, selected))

@@ -23,6 +23,7 @@ from accord.compiler.core import store
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from accord.compiler.lint import cache as lint_cache
+from accord.compiler.lint import deps
 from accord.compiler.lint.checks import History
 from accord.compiler.lint.config import ALWAYS, LintConfig, load_config, parse_codes
 from accord.compiler.lint.engine import lint_project, lint_sql_batch
@@ -464,20 +465,38 @@ def _lint_project(
         root = Path(root_dir) if root_dir is not None else Path(yaml_files[0]).parent
     documents, unreadable = read_files(files)
     key = None
+    digests = None
+    options = "lint\0" + _selected_ids(config)
     if store.enabled() and not unreadable and history == History():
-        key = lint_cache.project_key(
-            documents, "lint\0" + _selected_ids(config), loader.parse_document
-        )
+        digests = lint_cache.file_digests(documents, loader.parse_document)
+        key = lint_cache.key_of(digests, options) if digests is not None else None
         payload = store.read("lint", key) if key is not None else None
         hit = lint_cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
             return hit
     from accord.compiler.model.validate import validate_raw  # pydantic: not on a cache hit
 
-    project = validate_raw(loader.load_documents(documents, root, unreadable))
-    findings = lint_project(project, history, config.selected)
-    if key is not None:
+    raw = loader.load_documents(documents, root, unreadable)
+    reuse: dict[str, list[Finding]] = {}
+    families = None
+    index_key = None
+    if key is not None and digests is not None:
+        # incremental lint (compiler/lint/deps.py): the rules whose inputs this edit did not
+        # change keep their findings; the others are re-run on the validated project
+        index_key = deps.index_key(digests, options)
+        owners = getattr(raw.source, "owners", {})
+        inputs = deps.input_digests(raw.data, raw.source.texts, owners, digests)
+        index = deps.read_index(index_key)
+        reuse = deps.reusable(index, digests, inputs)
+        families = deps.families(index, reuse)
+    project = validate_raw(raw)
+    computed: dict[str, list[Finding]] = {}
+    findings = lint_project(
+        project, history, config.selected, reuse=reuse, computed=computed, families=families
+    )
+    if key is not None and index_key is not None and digests is not None:
         store.later("lint", key, lint_cache.findings_to_json(findings, len(project.files)))
+        deps.write_index(index_key, digests, inputs, computed)
     return findings, len(project.files)
 
 

@@ -154,6 +154,8 @@ class MergedSource(Positions):
         #: section -> the first file that declares it as a mapping (the section's own place)
         self._heads: dict[Any, Positions] = {}
         self.texts: dict[Path_, str] = {}
+        #: section -> the name of the file that gives the section its place (see ``owner``)
+        self.owners: dict[Any, str] = {}
         self.values = _Table(self, "values")
         self.keys = _Table(self, "keys")
 
@@ -645,6 +647,7 @@ def _merge(
                 merged[section] = value
                 accepted.add((section,))
                 source._whole[section] = doc_source
+                source.owners[section] = name
             continue
         target = merged.setdefault(section, {})
         if not isinstance(target, dict):
@@ -653,6 +656,7 @@ def _merge(
             )
             continue
         source._heads.setdefault(section, doc_source)
+        source.owners.setdefault(section, name)
         for entry, entry_value in value.items():
             if entry in target:
                 first = source.key((section, entry))
