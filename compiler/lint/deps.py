@@ -116,8 +116,8 @@ RULE_INPUTS: dict[str, Inputs] = {
     # ACC601 reads the migration history only (`--plans` / `--ledger`); the cache, and so
     # this index, is used only without them, when it reads nothing
     "ACC601": Inputs("entry", ()),
-    # ACC701-ACC707 are raised by `accord drift`; the lint checks read nothing of the files
-    **{f"ACC70{i}": Inputs("entry", ()) for i in range(1, 8)},
+    # ACC701-ACC708 are raised by `accord drift`; the lint checks read nothing of the files
+    **{f"ACC70{i}": Inputs("entry", ()) for i in range(1, 9)},
 }
 
 
@@ -133,7 +133,7 @@ FAMILY: dict[str, str] = {
     **{r: "principals" for r in ("ACC502", "ACC503", "ACC507")},
     **{r: "abac" for r in ("ACC504", "ACC505", "ACC506")},
     "ACC601": "migrations",
-    **{f"ACC70{i}": "drift" for i in range(1, 8)},
+    **{f"ACC70{i}": "drift" for i in range(1, 9)},
 }
 
 
