@@ -69,6 +69,11 @@ def clean(text: str) -> str:
 
 
 def tokenize(text: str, dialect: str) -> Tokens:
+    from accord.compiler.sqlscan.shapes import plain_tokens
+
+    plain = plain_tokens(text, tokenizer_class(dialect), dialect)
+    if plain is not None:
+        return Tokens(plain, None)
     tokenizer = tokenizer_class(dialect)(dialect=dialect)
     try:
         return Tokens(tokenizer.tokenize(text), None)
@@ -144,6 +149,9 @@ class Cursor:
         self.toks = tokens
         self.text = text
         self.i = 0
+        #: each token's text in upper case when it is a word (:func:`is_word`), else None:
+        #: what :meth:`is_kw` compares, computed once per token rather than once per question
+        self.words = [tok.text.upper() if is_word(tok) else None for tok in tokens]
 
     def peek(self, k: int = 0) -> Token | None:
         j = self.i + k
@@ -153,7 +161,10 @@ class Cursor:
         return self.i >= len(self.toks)
 
     def is_kw(self, *words: str, k: int = 0) -> bool:
-        return all(is_kw(self.peek(k + n), w) for n, w in enumerate(words))
+        j = self.i + k
+        if j < 0:
+            return all(is_kw(self.peek(k + n), w) for n, w in enumerate(words))
+        return self.words[j : j + len(words)] == list(words)
 
     def accept(self, *words: str) -> bool:
         if self.is_kw(*words):
