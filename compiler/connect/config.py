@@ -24,11 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from accord.compiler.connect.defaults import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
 from accord.compiler.core import secrets
 from accord.compiler.core.errors import UsageError, one_line
-
-DEFAULT_CONNECT_TIMEOUT = 30
-DEFAULT_STATEMENT_TIMEOUT = 300
 
 #: connector parameter -> environment variable (the variables accord read before connections)
 SNOWFLAKE_ENV = {
