@@ -104,6 +104,21 @@ def is_word(tok: Token) -> bool:
     return first.isalpha() or first == "_"
 
 
+#: token types that are never a word (:func:`is_word`)
+_NOT_WORDS = STRING_TYPES | {TokenType.IDENTIFIER}
+_WORD_START = frozenset("_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _upper_word(tok: Token) -> str | None:
+    """``tok.text.upper()`` when :func:`is_word` holds, else None."""
+    if tok.token_type in _NOT_WORDS:
+        return None
+    text = tok.text
+    if text[:1] in _WORD_START or (text[:1].isalpha() and is_word(tok)):
+        return text.upper()
+    return None
+
+
 def is_kw(tok: Token | None, word: str) -> bool:
     return tok is not None and is_word(tok) and tok.text.upper() == word
 
@@ -151,7 +166,7 @@ class Cursor:
         self.i = 0
         #: each token's text in upper case when it is a word (:func:`is_word`), else None:
         #: what :meth:`is_kw` compares, computed once per token rather than once per question
-        self.words = [tok.text.upper() if is_word(tok) else None for tok in tokens]
+        self.words = [_upper_word(tok) for tok in tokens]
 
     def peek(self, k: int = 0) -> Token | None:
         j = self.i + k
