@@ -135,19 +135,32 @@ PREMERGE = ("lint", "diff --base", "verify")
 
 
 def measure_premerge(dirs: dict[str, Path], runs: int, scratch: Path) -> dict[str, Sample]:
-    """The whole pre-merge check of a pull request making the one-line change (``line``):
-    ``accord lint``, ``accord diff --base``, ``accord verify`` of the head, one after the
-    other, each a fresh process, with the cache a previous run on the base left (what a CI
-    job restores); each run starts again from that cache. The total is the sum of the three,
+    """The whole pre-merge check of a pull request making the one-line change (``line``), as a
+    CI job runs it: the checkout (one directory, ``premerge-head``) holds the base, the job's
+    cache is what a run on the base left there (``accord lint`` of the checkout and of the
+    base directory ``diff --base`` reads), then the change lands in the checkout and
+    ``accord lint``, ``accord diff --base``, ``accord verify`` run one after the other, each a
+    fresh process; each run starts again from that cache. The total is the sum of the three,
     run by run (its median is the median of the sums)."""
-    base, head = str(dirs["base"]), str(dirs["line"])
+    base, line = dirs["base"], dirs["line"]
+    head = scratch / "premerge-head"
+    shutil.rmtree(head, ignore_errors=True)
+    shutil.copytree(base, head)
     filled = scratch / "premerge-cache-base"
     shutil.rmtree(filled, ignore_errors=True)
-    run(accord("lint", base), ROOT, cache=filled)
+    run(accord("lint", str(head)), ROOT, cache=filled)
+    run(accord("lint", str(base)), ROOT, cache=filled)
+    changed = 0
+    for path in sorted(line.rglob("*.yaml")):
+        target = head / path.relative_to(line)
+        if target.read_bytes() != path.read_bytes():
+            shutil.copyfile(path, target)
+            changed += 1
+    assert changed == 1, changed  # the one-line change: one file
     steps = {
-        "lint": accord("lint", head),
-        "diff --base": accord("diff", head, "--base", base, "--format", "json"),
-        "verify": accord("verify", head),
+        "lint": accord("lint", str(head)),
+        "diff --base": accord("diff", str(head), "--base", str(base), "--format", "json"),
+        "verify": accord("verify", str(head)),
     }
     samples: dict[str, list[Sample]] = {name: [] for name in (*PREMERGE, "total")}
     for _ in range(runs):
