@@ -12,6 +12,7 @@ measured in the same run, and how each grows with N. Asserts nothing.
     BENCH_RUNS=5 make bench             # runs per measurement (default 3; the median is kept)
     BENCH_ONLY=lint,plan-salt make bench  # some rows only (floors always run)
     BENCH_VERIFY_MAX=4000 make bench    # verify runs up to this N (default 1,000: it is slow)
+    BENCH_ONLY=premerge make bench      # the pre-merge check (lint, diff --base, verify), total
     python bench/run.py --keep /tmp/estates   # keep the generated estates
 
 Floors: ``floor: yaml load`` parses every file of the estate with PyYAML's C loader
@@ -130,6 +131,55 @@ def measure_warm(base: Path, runs: int, scratch: Path) -> dict[str, Sample]:
     }
 
 
+PREMERGE = ("lint", "diff --base", "verify")
+
+
+def measure_premerge(dirs: dict[str, Path], runs: int, scratch: Path) -> dict[str, Sample]:
+    """The whole pre-merge check of a pull request making the one-line change (``line``), as a
+    CI job runs it: the checkout (one directory, ``premerge-head``) holds the base, the job's
+    cache is what a run on the base left there (``accord lint`` of the checkout and of the
+    base directory ``diff --base`` reads), then the change lands in the checkout and
+    ``accord lint``, ``accord diff --base``, ``accord verify`` run one after the other, each a
+    fresh process; each run starts again from that cache. The total is the sum of the three,
+    run by run (its median is the median of the sums)."""
+    base, line = dirs["base"], dirs["line"]
+    head = scratch / "premerge-head"
+    shutil.rmtree(head, ignore_errors=True)
+    shutil.copytree(base, head)
+    filled = scratch / "premerge-cache-base"
+    shutil.rmtree(filled, ignore_errors=True)
+    run(accord("lint", str(head)), ROOT, cache=filled)
+    run(accord("lint", str(base)), ROOT, cache=filled)
+    changed = 0
+    for path in sorted(line.rglob("*.yaml")):
+        target = head / path.relative_to(line)
+        if target.read_bytes() != path.read_bytes():
+            shutil.copyfile(path, target)
+            changed += 1
+    assert changed == 1, changed  # the one-line change: one file
+    steps = {
+        "lint": accord("lint", str(head)),
+        "diff --base": accord("diff", str(head), "--base", str(base), "--format", "json"),
+        "verify": accord("verify", str(head)),
+    }
+    samples: dict[str, list[Sample]] = {name: [] for name in (*PREMERGE, "total")}
+    for _ in range(runs):
+        cache = scratch / "premerge-cache"
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.copytree(filled, cache)
+        taken = [run(steps[name], ROOT, cache=cache) for name in PREMERGE]
+        for name, sample in zip(PREMERGE, taken, strict=True):
+            samples[name].append(sample)
+        samples["total"].append(
+            Sample(
+                sum(s.seconds for s in taken),
+                max(s.rss_mb for s in taken),
+                sum(s.cpu for s in taken),
+            )
+        )
+    return {f"pre-merge: {name}": _median(found) for name, found in samples.items()}
+
+
 def _median(samples: list[Sample]) -> Sample:
     return Sample(
         statistics.median(s.seconds for s in samples),
@@ -241,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
                 _show(n, label, sample)
             if not only or "warm" in only:
                 for label, sample in measure_warm(dirs["base"], runs, scratch).items():
+                    table.setdefault(label, {})[n] = sample
+                    _show(n, label, sample)
+            if "premerge" in only:  # only when asked: it runs verify at every size
+                for label, sample in measure_premerge(dirs, runs, scratch).items():
                     table.setdefault(label, {})[n] = sample
                     _show(n, label, sample)
         finally:

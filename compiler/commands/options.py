@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
-from accord.compiler.connect.config import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
+from accord.compiler.connect.defaults import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
 from accord.compiler.core.visible import visible
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]

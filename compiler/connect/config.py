@@ -24,12 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from accord.compiler.connect.defaults import DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT
 from accord.compiler.connect.reach import Target, preflight, proxy_of, url_target
 from accord.compiler.core import secrets
 from accord.compiler.core.errors import UsageError, one_line
-
-DEFAULT_CONNECT_TIMEOUT = 30
-DEFAULT_STATEMENT_TIMEOUT = 300
 
 #: connector parameter -> environment variable (the variables accord read before connections)
 SNOWFLAKE_ENV = {

@@ -18,7 +18,6 @@ are not redacted (they would erase ordinary words); no real credential is that s
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
@@ -102,6 +101,8 @@ def _percent(form: str) -> str:
 
 def forms(value: str) -> set[str]:
     """The patterns of ``value`` as sent and as it may come back quoted or encoded."""
+    import html  # here: html.entities is a cost of every command's start otherwise
+
     plain = {
         value,
         json.dumps(value)[1:-1],

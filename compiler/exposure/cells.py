@@ -33,6 +33,8 @@ class Cells:
         self._extras: dict[str, list[str]] = {}
         self.grants = json.dumps(dumped(model), sort_keys=True)
         self._column_cells: dict[tuple[str, str | None, str], Cell] = {}
+        self._views: dict[tuple[object, ...], dict[str | None, Cell]] = {}
+        self._alike: dict[tuple[str, str | None], tuple[object, ...]] = {}
         shared: dict[tuple[str, ...], object] = {}
         self.perspectives = {
             p: semantics.Perspective(model, p, shared) for p in sorted(model.personas)
@@ -46,11 +48,30 @@ class Cells:
         ds = self.model.datasets.get(dataset)
         if persp is None or ds is None or (place is not None and place not in self._reads[dataset]):
             return None
-        view = persp.view(dataset, place, self._extra(dataset, ds))
-        out: dict[str | None, Cell] = {None: self._row_cell(view, ds)}
-        for cv in view.columns:
-            out[cv.column.lower()] = self._column_cell(cv, ds)
-        return out
+        # the cells are a function of the persona and of what the view depends on
+        # (semantics.shape_key: the platform, the row filter's entitlement, each column's
+        # mask; the surface's mode), the column names, and a hand-written predicate's text:
+        # datasets governed alike share one answer per persona (the returned dict is shared:
+        # callers only read it). That part of the key is the same for every persona.
+        alike = self._alike.get((dataset, place))
+        if alike is None:
+            shape = persp.shape(dataset, self._extra(dataset, ds))
+            rf = ds.row_filter
+            text = (rf.expression or {}).get(ds.platform) if rf is not None else None
+            alike = self._alike[(dataset, place)] = (
+                persp.place_key(shape, place),
+                shape.columns,
+                text,
+            )
+        key = (persona, alike)
+        found = self._views.get(key)
+        if found is None:
+            view = persp.view(dataset, place, self._extra(dataset, ds))
+            found = {None: self._row_cell(view, ds)}
+            for cv in view.columns:
+                found[cv.column.lower()] = self._column_cell(cv, ds)
+            self._views[key] = found
+        return found
 
     def _extra(self, dataset: str, ds: Any) -> list[str]:
         """The columns of ``also`` the dataset does not govern itself (most have none)."""

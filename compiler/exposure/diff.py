@@ -52,12 +52,18 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
 
     changes: list[Change] = []
     changed: set[str] = set()
+    # Cells.at shares one dict among the views governed alike: each pair compared once
+    equal: dict[tuple[int, int], bool] = {}
     for persona in sorted(b.personas.keys() | h.personas.keys()):
         for d in datasets:
             places = dict.fromkeys([None, *cells_b.places.get(d, []), *cells_h.places.get(d, [])])
             for place in places:
                 vb, va = cells_b.at(persona, d, place), cells_h.at(persona, d, place)
-                if vb == va:
+                pair = (id(vb), id(va))
+                same = equal.get(pair)
+                if same is None:
+                    same = equal[pair] = vb == va
+                if same:
                     continue
                 changed.add(persona)
                 for col in dict.fromkeys([*(va or {}), *(vb or {})]):

@@ -11,6 +11,8 @@ docstring is its page, each field's ``description`` its line in the key table.
 from __future__ import annotations
 
 import re
+import sys
+import types
 from datetime import date
 from datetime import datetime as datetime_type
 from typing import Annotated, Any, Literal
@@ -19,7 +21,27 @@ from accord.compiler.core.platforms import PLATFORMS, CatalogPlatform
 from accord.compiler.core.today import parse_day
 from accord.compiler.model.rules import is_known_rule
 from accord.compiler.model.salts import salt_ref_problem
-from pydantic import (
+
+
+def _without_pydantic_plugins() -> None:
+    """Build the model's classes with no pydantic plugin. pydantic looks its plugins up (the
+    ``pydantic`` entry points of every installed distribution, through ``importlib.metadata``,
+    which imports ``email`` and ``socket``) when the first class is built: a tenth of a cold
+    ``accord lint``. accord's validation is never extended by whatever else is installed, so
+    the lookup is answered before it is made: ``pydantic.plugin._schema_validator`` imports
+    ``get_plugins`` from this module when it builds a validator, and no plugin is the answer
+    pydantic gives with ``PYDANTIC_DISABLE_PLUGINS=__all__`` (``tests/test_model_plugins.py``
+    checks that pydantic still asks only that, and that a class built here has no plugin)."""
+    name = "pydantic.plugin._loader"
+    if name not in sys.modules:
+        loader = types.ModuleType(name, "accord: no pydantic plugins (compiler/model/schema.py)")
+        loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
+        sys.modules[name] = loader
+
+
+_without_pydantic_plugins()
+
+from pydantic import (  # noqa: E402
     AfterValidator,
     BaseModel,
     BeforeValidator,

@@ -69,6 +69,11 @@ def clean(text: str) -> str:
 
 
 def tokenize(text: str, dialect: str) -> Tokens:
+    from accord.compiler.sqlscan.shapes import plain_tokens
+
+    plain = plain_tokens(text, tokenizer_class(dialect), dialect)
+    if plain is not None:
+        return Tokens(plain, None)
     tokenizer = tokenizer_class(dialect)(dialect=dialect)
     try:
         return Tokens(tokenizer.tokenize(text), None)
@@ -97,6 +102,21 @@ def is_word(tok: Token) -> bool:
         return False
     first = tok.text[:1]
     return first.isalpha() or first == "_"
+
+
+#: token types that are never a word (:func:`is_word`)
+_NOT_WORDS = STRING_TYPES | {TokenType.IDENTIFIER}
+_WORD_START = frozenset("_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _upper_word(tok: Token) -> str | None:
+    """``tok.text.upper()`` when :func:`is_word` holds, else None."""
+    if tok.token_type in _NOT_WORDS:
+        return None
+    text = tok.text
+    if text[:1] in _WORD_START or (text[:1].isalpha() and is_word(tok)):
+        return text.upper()
+    return None
 
 
 def is_kw(tok: Token | None, word: str) -> bool:
@@ -144,6 +164,9 @@ class Cursor:
         self.toks = tokens
         self.text = text
         self.i = 0
+        #: each token's text in upper case when it is a word (:func:`is_word`), else None:
+        #: what :meth:`is_kw` compares, computed once per token rather than once per question
+        self.words = [_upper_word(tok) for tok in tokens]
 
     def peek(self, k: int = 0) -> Token | None:
         j = self.i + k
@@ -153,7 +176,10 @@ class Cursor:
         return self.i >= len(self.toks)
 
     def is_kw(self, *words: str, k: int = 0) -> bool:
-        return all(is_kw(self.peek(k + n), w) for n, w in enumerate(words))
+        j = self.i + k
+        if j < 0:
+            return all(is_kw(self.peek(k + n), w) for n, w in enumerate(words))
+        return self.words[j : j + len(words)] == list(words)
 
     def accept(self, *words: str) -> bool:
         if self.is_kw(*words):

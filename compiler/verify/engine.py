@@ -313,6 +313,10 @@ class Verifier:
         of a hand-written predicate is the same SQL, so nothing would differ. It is a
         mismatch: the body does not compare the argument the policy is attached with."""
         known = {p: self._known_columns(p) for p in self.report.platforms}
+        # a routine's answer depends only on its body, its parameters and the platform's known
+        # tables: asked once per routine, not once per dataset that uses it (thousands of
+        # datasets share a dozen policies)
+        answers: dict[int, list[Shadowed]] = {}
         for dataset in datasets:
             ds = self.model.datasets[dataset]
             row, columns = self.parts_of[dataset]
@@ -321,10 +325,12 @@ class Verifier:
                     routine = self.sql_for(ds.platform).routine(stmt.name or "")
                     if routine is None or not routine.params:
                         continue
-                    names = [p.name for p in routine.params]
-                    hits = shadowed_parameters(
-                        routine.body, names, ds.platform, known.get(ds.platform)
-                    )
+                    hits = answers.get(id(routine))
+                    if hits is None:
+                        names = [p.name for p in routine.params]
+                        hits = answers[id(routine)] = shadowed_parameters(
+                            routine.body, names, ds.platform, known.get(ds.platform)
+                        )
                     for hit in hits:
                         self.report.mismatches.append(
                             self._shadowed(dataset, column, part, routine.stmt, routine.name, hit)
