@@ -606,27 +606,15 @@ def bounded(seconds: float, fn: Callable[[], Any], what: str, timeout: str) -> A
     """``fn()``, or :class:`DeadlineError` when it has not returned after ``seconds`` (a daemon
     thread: a call stuck on a server that drips or pages forever never holds the command;
     ``timeout`` names the setting, as the message says it)."""
-    import threading
+    from accord.compiler.core.deadline import StillRunning, call_within
 
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as err:  # handed to the caller's thread
-            box["error"] = err
-
-    worker = threading.Thread(target=work, daemon=True, name="accord-databricks-call")
-    worker.start()
-    worker.join(seconds)
-    if worker.is_alive():
+    try:
+        return call_within(seconds, fn, "accord-databricks-call")
+    except StillRunning:
         raise DeadlineError(
             f"{what}: no complete answer within the statement timeout of {timeout} "
             "(--statement-timeout): the server is slow, drips its answer or pages without end"
-        )
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+        ) from None
 
 
 def within(
@@ -635,27 +623,15 @@ def within(
     """``fn()``, or UnreachableError when it has not returned after ``seconds`` (the worker is
     a daemon thread: a client stuck in its own retries never holds the command); ``tried()``
     names what it was reaching, when it got that far."""
-    import threading
+    from accord.compiler.core.deadline import StillRunning, call_within
 
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as err:  # handed to the caller's thread
-            box["error"] = err
-
-    worker = threading.Thread(target=work, daemon=True, name=f"accord-connect-{platform}")
-    worker.start()
-    worker.join(seconds)
-    if worker.is_alive():
+    try:
+        return call_within(seconds, fn, f"accord-connect-{platform}")
+    except StillRunning:
         raise UnreachableError(
             f"cannot reach {tried() or platform} within the connect timeout of {seconds:g}s "
             "(--connect-timeout): is the host right and reachable from here?"
-        )
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+        ) from None
 
 
 def open_executor(

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from typing import Any
 
+from accord.compiler.core.deadline import StillRunning, call_within
 from accord.compiler.core.errors import UsageError
 from accord.compiler.core.secrets import redact
 
@@ -119,25 +118,20 @@ def preflight(target: Target, seconds: float) -> None:
     via = _proxy(target)
     host, port = (via[0], via[1]) if via else (target.host, target.port)
     through = f" (through the proxy {host}:{port}, {via[2]})" if via else ""
-    box: dict[str, Any] = {}
-
-    def attempt() -> None:
-        try:
-            socket.create_connection((host, port), timeout=seconds).close()
-        except BaseException as err:  # handed to the caller's thread
-            box["error"] = err
-
-    worker = threading.Thread(target=attempt, daemon=True, name="accord-preflight")
-    worker.start()
-    worker.join(seconds)
-    if worker.is_alive():
+    try:
+        call_within(
+            seconds,
+            lambda: socket.create_connection((host, port), timeout=seconds).close(),
+            "accord-preflight",
+        )
+        return
+    except StillRunning:
         raise UnreachableError(
             f"cannot reach {target}{through}: no answer from {host} port {port} within the "
             f"connect timeout of {seconds:g}s (--connect-timeout)"
-        )
-    err = box.get("error")
-    if err is None:
-        return
+        ) from None
+    except BaseException as caught:
+        err = caught
     if isinstance(err, socket.gaierror):
         why = f"{host} does not resolve ({err.strerror or err})"
     elif isinstance(err, ConnectionRefusedError):
