@@ -36,23 +36,7 @@ def test_bank_deploys_introspects_and_drifts_clean(
     platforms: Platforms, tmp_path: Path, style: str
 ) -> None:
     d = estate_dir(platforms, tmp_path, style)
-    plans = tmp_path / "migrations"
-    code, out, err = run_cli(["plan", str(d), "--base", "live:all", "--out", str(plans)])
-    assert code == 0, out + err
-    for platform in ("snowflake", "databricks"):
-        code, out, err = run_cli(
-            [
-                "migrate",
-                "apply",
-                "--platform",
-                platform,
-                "--plans",
-                str(plans),
-                "--policies",
-                str(d),
-            ]
-        )
-        assert code == 0, out + err
+    deploy(d, tmp_path / "migrations")
     code, out, err = run_cli(["drift", str(d), "--platform", "all", "--format", "json"])
     assert code == 0, out + err
     # introspection reads back exactly the lowered catalog: the two-column attachments (or the
@@ -149,6 +133,14 @@ def one_dimension(style: str = "table") -> str:
     text = bank(style, sf=SF_ONE, dbx=DBX_ONE).replace(", inherits: [eu_reader, retail_reader]", "")
     text = text.replace(", inherits: [banker]", "")
     return text.replace("{principal: auditor, until: 2027-03-31}", "auditor")
+
+
+def deploy(d: Path, plans: Path) -> None:
+    """``plan --base live:all`` and ``migrate apply`` on both platforms."""
+    code, out, err = run_cli(["plan", str(d), "--base", "live:all", "--out", str(plans)])
+    assert code == 0, out + err
+    for platform in ("snowflake", "databricks"):
+        apply(d, plans, platform)
 
 
 def apply(d: Path, plans: Path, platform: str) -> None:
@@ -413,23 +405,7 @@ def test_the_whole_bank_estate_round_trips_through_introspection_and_drift(
     seed_model(platforms.snowflake, model)
     seed_model(platforms.databricks, model)
     bank_hierarchy(platforms)
-    plans = tmp_path / "migrations"
-    code, out, err = run_cli(["plan", str(d), "--base", "live:all", "--out", str(plans)])
-    assert code == 0, out + err
-    for platform in ("snowflake", "databricks"):
-        code, out, err = run_cli(
-            [
-                "migrate",
-                "apply",
-                "--platform",
-                platform,
-                "--plans",
-                str(plans),
-                "--policies",
-                str(d),
-            ]
-        )
-        assert code == 0, out + err
+    deploy(d, tmp_path / "migrations")
     code, out, err = run_cli(["drift", str(d), "--platform", "all", "--format", "json"])
     assert code == 0, out + err
     data = json.loads(out)
