@@ -334,6 +334,80 @@ def test_probe_live_on_a_table_filtered_by_two_dimensions(
     )
 
 
+TWO_KEY_PROBES = """\
+  eu_retail: [eu_reader, retail_reader]
+probes:
+  eu_retail_sees_eu_retail:
+    owner: governance
+    persona: eu_retail
+    dataset: customers
+    where: {region: EU, business_line: RETAIL}
+    expect: {warehouse_agent: clear}
+  eu_retail_sees_no_eu_corporate:
+    owner: governance
+    persona: eu_retail
+    dataset: customers
+    where: {region: EU, business_line: CORPORATE}
+    expect: {warehouse_agent: denied}
+  analyst_sees_us_corporate:
+    owner: governance
+    persona: analyst
+    dataset: customers
+    where: {business_line: CORPORATE, region: US}
+    expect: {warehouse_agent: clear}
+"""
+
+
+def test_probe_live_with_a_where_on_both_dimensions(platforms: Platforms, tmp_path: Path) -> None:
+    """``accord probe --live`` through the real connector against the Snowflake stand-in,
+    which evaluates the deployed row access policy with one argument per attached column
+    (``ON (REGION, BUSINESS_LINE)``, sql-reference/sql/alter-table) for the persona's roles. A
+    ``where`` naming both dimensions is one predicate per dimension joined by AND (the rows
+    holding both values): clear when they come back, denied when none does while the positive
+    control (per dimension a granted value) sees rows. The live answers are the offline
+    probes'."""
+    d = estate_dir(platforms, tmp_path)
+    text = live_bank()
+    assert text.endswith("  auditor: [auditor]\n")  # personas: last
+    (d / "estate.yaml").write_text(text + TWO_KEY_PROBES, encoding="utf-8")
+    plans = tmp_path / "migrations"
+    assert run_cli(["plan", str(d), "--base", "live:snowflake", "--out", str(plans)])[0] == 0
+    apply(d, plans, "snowflake")
+    sf = platforms.snowflake
+    sf.seed_rows("BANK.CRM.CUSTOMERS", ROWS)
+    model = load_project(d).model
+    sf.grant_roles(
+        "accord_ci", sorted({p.snowflake for p in model.principals.values() if p.snowflake})
+    )
+    config = tmp_path / "probe.yaml"
+    config.write_text("timeout_seconds: 10\n")
+    code, out, err = run_cli(["probe", str(d), "--format", "json"])
+    offline = {o["probe"]: o["actual"] for o in json.loads(out)["outcomes"]}
+    code, out, err = run_cli(
+        ["probe", "--live", str(d), "--platform", "snowflake", "--format", "json",
+         "--config", str(config)]
+    )  # fmt: skip
+    doc = json.loads(out)
+    got = {o["probe"]: (o["actual"], o["depth"]) for o in doc["outcomes"]}
+    assert got == {
+        "eu_retail_sees_eu_retail": ("clear", "live"),
+        "eu_retail_sees_no_eu_corporate": ("denied", "live"),
+        "analyst_sees_us_corporate": ("clear", "live"),
+    }, json.dumps(doc["outcomes"], indent=1)
+    assert offline == {name: actual for name, (actual, _) in got.items()}
+    assert code == 0, out + err
+    assert any(
+        "SELECT 1 FROM BANK.CRM.CUSTOMERS WHERE REGION = 'EU' AND BUSINESS_LINE = 'CORPORATE'" in s
+        for s in sf.executed
+    ), sf.executed
+    # the denial's positive control: a granted value of each named dimension
+    assert any("WHERE REGION = 'EU' AND BUSINESS_LINE = 'RETAIL'" in s for s in sf.executed), (
+        sf.executed
+    )
+    denied = next(o for o in doc["outcomes"] if o["probe"] == "eu_retail_sees_no_eu_corporate")
+    assert "region EU, business_line RETAIL" in denied["detail"], denied["detail"]
+
+
 def test_expiry_cells_compare_as_days() -> None:
     """The Snowflake connector answers a DATE column as ``datetime.date``; the Databricks
     statement API (JSON_ARRAY) as an ISO string: both read as the same day, so drift compares

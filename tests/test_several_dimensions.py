@@ -5,8 +5,8 @@ parameter per dimension, `ON (col1, col2)`; ABAC one ON TABLE policy matching ea
 parsed back with sqlglot; verifies on DuckDB for every persona over every combination of
 values, and fails SQL that combines the dimensions wrongly; analyzes and diffs per dimension;
 plans from the one-dimension version with the one-statement DROP/ADD swap (proved on the
-simulator); and answers probes with a `where` on one dimension (introspection, drift, plans
-from a live base and live probes: tests/test_live_dimensions.py)."""
+simulator); and answers probes with a `where` on one dimension or on both (introspection,
+drift, plans from a live base and live probes: tests/test_live_dimensions.py)."""
 
 from __future__ import annotations
 
@@ -297,6 +297,110 @@ def test_a_probe_where_on_one_dimension() -> None:
         assert got == {want}, (name, got)
     report = verify(project, None, date(2026, 12, 1))
     assert [o for o in report.probes if not o.ok] == []
+
+
+#: probes whose ``where`` names one value of each of the two dimensions: (name, persona,
+#: where, the offline answer on both surfaces)
+TWO_KEY_PROBES = [
+    ("banker_eu_retail", "banker", "{region: EU, business_line: RETAIL}", "clear"),
+    ("banker_eu_corporate", "banker", "{region: EU, business_line: CORPORATE}", "denied"),
+    ("banker_retail_eu", "banker", "{business_line: RETAIL, region: EU}", "clear"),
+    ("banker_us_retail", "banker", "{region: US, business_line: RETAIL}", "denied"),
+    ("analyst_us_corporate", "analyst", "{region: US, business_line: CORPORATE}", "clear"),
+]
+
+
+def two_key_probes() -> str:
+    return "probes:\n" + "".join(
+        f"  {name}:\n"
+        "    owner: governance\n"
+        f"    persona: {persona}\n"
+        "    dataset: customers\n"
+        f"    where: {where}\n"
+        f"    expect: {{warehouse_agent: {want}, lake_agent: {want}}}\n"
+        for name, persona, where, want in TWO_KEY_PROBES
+    )
+
+
+def test_a_probe_where_on_two_dimensions() -> None:
+    """README "Several dimensions per table": a row is visible when every dimension admits
+    it, so a ``where`` naming a value of each dimension names the rows that hold both:
+    clear when the persona is granted every named value (no dimension is left unnamed),
+    denied when one named value is not granted. Verify, executing the compiled policies of
+    both platforms on DuckDB, agrees."""
+    project = project_of(bank() + two_key_probes())
+    model = project.model
+    for name, _, _, want in TWO_KEY_PROBES:
+        probe = model.probes[name]
+        got = {
+            answer(model, probe, surface, place).disposition
+            for surface, found in reaching(model, probe).items()
+            for _, place in found
+        }
+        assert got == {want}, (name, got)
+    detail = answer(
+        model,
+        model.probes["banker_eu_corporate"],
+        "warehouse_agent",
+        reaching(model, model.probes["banker_eu_corporate"])["warehouse_agent"][0][1],
+    ).detail
+    assert detail == "banker sees none of the region EU, business_line CORPORATE rows of customers"
+    report = verify(project, None, date(2026, 12, 1))
+    assert len(report.probes) == 2 * len(TWO_KEY_PROBES)
+    assert [o for o in report.probes if not o.ok] == []
+    executed = next(
+        o for o in report.probes if o.probe == "banker_eu_retail" and o.surface == "warehouse_agent"
+    )
+    assert "rows with REGION = 'EU' and BUSINESS_LINE = 'RETAIL'" in executed.detail
+
+
+def test_verify_fails_a_two_key_probe_when_the_dimensions_are_ored(tmp_path: Path) -> None:
+    """A Snowflake policy joining the dimensions with OR shows the banker the EU CORPORATE
+    rows (EU is granted): the probe expecting none of them fails verify, executed on DuckDB."""
+    project = project_of(bank() + two_key_probes())
+    out = tmp_path / "out"
+    write_tree(out, render_files(project, "all"))
+    path = out / "snowflake/030_row_access_policies.sql"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("\n  AND EXISTS(", "\n  OR EXISTS(", 1), encoding="utf-8")
+    report = verify(project, str(out), date(2026, 12, 1))
+    failed = {(o.probe, o.surface, o.actual) for o in report.probes if not o.ok}
+    assert ("banker_eu_corporate", "warehouse_agent", "clear") in failed, failed
+    assert all(s == "warehouse_agent" for _, s, _ in failed), failed
+    assert any(m.kind == "probe" and "banker_eu_corporate" in m.message for m in report.mismatches)
+
+
+def test_a_two_key_where_on_a_replica_filtered_by_one_of_them() -> None:
+    """The replica filtered by region only shows the banker every EU row: of the EU
+    CORPORATE rows the lake agent answers clear, the warehouse (both dimensions) denied."""
+    model = project_of(bank(dbx=DBX_ONE) + two_key_probes()).model
+    probe = model.probes["banker_eu_corporate"]
+    got = {
+        surface: answer(model, probe, surface, place).disposition
+        for surface, found in reaching(model, probe).items()
+        for _, place in found
+    }
+    assert got == {"warehouse_agent": "denied", "lake_agent": "clear"}
+
+
+def test_an_unknown_key_in_a_two_key_where_is_located(tmp_path: Path) -> None:
+    text = bank() + (
+        "probes:\n"
+        "  banker_eu_retail:\n"
+        "    owner: governance\n"
+        "    persona: banker\n"
+        "    dataset: customers\n"
+        "    where: {region: EU, busines_line: RETAIL}\n"
+        "    expect: {warehouse_agent: clear, lake_agent: clear}\n"
+    )
+    line = text.splitlines().index("    where: {region: EU, busines_line: RETAIL}") + 1
+    code, out, err = run_cli(["validate", str(write(tmp_path, text))])
+    assert code == 2, out + err
+    assert (
+        f"estate.yaml:{line}:25: unknown entitlement dimension 'busines_line' "
+        "(did you mean 'business_line'?)"
+    ) in err, err
+    assert "Traceback" not in err
 
 
 # ---- plan and the live commands ------------------------------------------------------------

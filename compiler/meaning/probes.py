@@ -2,8 +2,8 @@
 
 A probe (``probes:`` in the policy format) names a persona, a fact (a dataset and its
 replicas; with ``column``, that column, and when the column carries an identifier domain,
-every column of the domain; with ``where``, the rows of one entitlement value) and the
-disposition every surface reaching the fact should answer. This module computes what the
+every column of the domain; with ``where``, the rows of one entitlement value, or of one
+value of each of several) and the disposition every surface reaching the fact should answer. This module computes what the
 model gives (depth 1, rule ACC404), with :mod:`compiler.meaning.semantics` — the same views
 ``accord analyze`` and ACC403 read — and is what the exposure diff and ``accord probe``
 call:
@@ -160,11 +160,15 @@ def answer(
         deciders.append(("datasets", d, "row_filter"))
         if view.rows.all:
             deciders.append(("datasets", d, "row_filter", "unfiltered_for"))
-        dim, value = next(iter(probe.where.items())) if probe.where else (None, None)
+        # a dataset filtered by one dimension (a replica of one filtered by several): the
+        # named value of that dimension decides
+        dim = rf.entitlement if probe.where and rf.entitlement in probe.where else None
+        dim = dim or (next(iter(probe.where)) if probe.where else None)
+        value = probe.where[dim] if probe.where and dim is not None else None
         keyed = [d for d, _, _ in ds.filter_dimensions]
-        if dim is not None and rf.dimensions is not None and dim in keyed:
-            deciders.append(("entitlements", dim, value))
-            rows, why = _several_where(view.rows, dim, value, probe.persona, d)
+        if probe.where and rf.dimensions is not None and all(k in keyed for k in probe.where):
+            deciders += [("entitlements", k, v) for k, v in probe.where.items()]
+            rows, why = _several_where(view.rows, probe.where, probe.persona, d)
         elif dim is not None and rf.entitlement == dim:
             deciders.append(("entitlements", dim, value))
             seen = view.rows.sees(value)
@@ -204,19 +208,21 @@ def answer(
 
 
 def _several_where(
-    rows: sem.RowSet, dim: str, value: str | None, persona: str, dataset: str
+    rows: sem.RowSet, where: dict[str, str], persona: str, dataset: str
 ) -> tuple[str, str]:
-    """The rows of one value of one dimension of a filter over several: every one of them
-    (the other dimensions admit every row), some (they admit some), or none."""
+    """The rows of one value of each named dimension of a filter over several (those that
+    hold every named value): every one of them (the unnamed dimensions admit every row),
+    some (they admit some), or none (a named value is not granted)."""
     if rows.all:
         return "clear", f"{persona} sees every row of {dataset}"
-    if not rows.sees_row({dim: value}):
-        return "denied", f"{persona} sees none of the {dim} {value} rows of {dataset}"
-    others = [(d, v) for d, v in rows.dims if d != dim]
+    named = ", ".join(f"{d} {v}" for d, v in where.items())
+    if not rows.sees_row(dict(where)):
+        return "denied", f"{persona} sees none of the {named} rows of {dataset}"
+    others = [(d, v) for d, v in rows.dims if d not in where]
     if all(v is None for _, v in others):
-        return "clear", f"{persona} sees every {dim} {value} row of {dataset}"
+        return "clear", f"{persona} sees every {named} row of {dataset}"
     told = ", ".join(f"{d} {', '.join(sorted(v)) if v is not None else 'any'}" for d, v in others)
-    return "filtered", f"{persona} sees the {dim} {value} rows of {dataset} with {told}"
+    return "filtered", f"{persona} sees the {named} rows of {dataset} with {told}"
 
 
 def _rows_text(rows: sem.RowSet) -> str:
@@ -382,8 +388,8 @@ def probe_init(
         f"    dataset: {dataset}",
     ]
     if where:
-        ((dim, value),) = where.items()
-        lines.append(f"    where: {{{dim}: {q(value)}}}")
+        named = ", ".join(f"{dim}: {q(value)}" for dim, value in where.items())
+        lines.append(f"    where: {{{named}}}")
     if column:
         lines.append(f"    column: {column}")
     if not expect:

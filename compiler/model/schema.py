@@ -870,16 +870,22 @@ class Probe(Strict):
     or one of its replicas, or, for a column with an identifier domain, a dataset whose column
     carries the same domain. A surface that reaches the fact without an `expect` entry is
     ACC404; an entry for a surface that does not reach it, or a `where` naming a dimension
-    the dataset is not filtered by, is a validation error. For rows, `denied` means the
-    persona sees none of the rows the probe names, `filtered` that it sees some."""
+    the dataset is not filtered by, is a validation error. On a dataset filtered by several
+    dimensions, `where` may name one value of each of several of them
+    (`where: {region: EU, business_line: RETAIL}`: the rows that hold both). For rows,
+    `denied` means the persona sees none of the rows the probe names, `filtered` that it sees
+    some."""
 
     owner: Annotated[Text, Field(min_length=1)] = Field(
         description="who is told when the probe fails: a team or a person"
     )
     persona: Name = Field(description="a persona from `personas`")
     dataset: Name = Field(description="the fact: this dataset and its replicas")
-    where: Annotated[dict[Name, EntitlementValue], Field(min_length=1, max_length=1)] | None = (
-        Field(None, description="the rows of one entitlement value: {dimension: value}")
+    where: Annotated[dict[Name, EntitlementValue], Field(min_length=1)] | None = Field(
+        None,
+        description="the rows of one entitlement value: {dimension: value}; on a dataset "
+        "filtered by several dimensions, one value of each of several of them (the rows that "
+        "hold every named value)",
     )
     column: ColumnName | None = Field(
         None, description="one column (with an identifier domain: every column of the domain)"

@@ -128,7 +128,22 @@ def key_column(model: PolicyModel, probe: Probe, dataset: str) -> str | None:
     if not probe.where:
         rf = model.datasets[dataset].row_filter
         return rf.column if rf is not None and rf.entitlement else None
-    ((dim, _),) = probe.where.items()
+    return _dimension_column(model, next(iter(probe.where)), dataset)
+
+
+def where_columns(model: PolicyModel, probe: Probe, dataset: str) -> list[tuple[str, str]]:
+    """(column, value) per dimension the ``where`` names, in its order: the rows that hold
+    every named value (one predicate each, joined by AND). A dimension no column of
+    ``dataset`` holds adds no predicate (as :func:`key_column` of one dimension)."""
+    out = []
+    for dim, value in (probe.where or {}).items():
+        column = _dimension_column(model, dim, dataset)
+        if column is not None:
+            out.append((column, value))
+    return out
+
+
+def _dimension_column(model: PolicyModel, dim: str, dataset: str) -> str | None:
     if several(model, dataset):
         return next((c for d, c, _ in model.datasets[dataset].filter_dimensions if d == dim), None)
     for d in [dataset, *model.replica_group(dataset)]:
@@ -290,8 +305,7 @@ class Control:
     def describe(self) -> str:
         text = self.dataset
         if self.where:
-            ((dim, value),) = self.where.items()
-            text += f" where {dim} = {value}"
+            text += " where " + " and ".join(f"{d} = {v}" for d, v in self.where.items())
         return f"{text} ({self.how})"
 
 
@@ -320,6 +334,8 @@ def control_for(model: PolicyModel, probe: Probe, place: Place) -> Control | str
             "the probe has no where value to vary and declares no control: declare "
             "probes.*.control (a query the persona is expected to see)"
         )
+    if len(probe.where) > 1:
+        return _several_control(model, probe, place)
     ((dim, value),) = probe.where.items()
     perspective = sem.Perspective(model, probe.persona)
     rows = perspective.rows(place.dataset)
@@ -338,6 +354,40 @@ def control_for(model: PolicyModel, probe: Probe, place: Place) -> Control | str
             "declare probes.*.control"
         )
     return Control(place.dataset, {dim: granted[0]}, f"the probe's fact with {dim} {granted[0]}")
+
+
+def _several_control(model: PolicyModel, probe: Probe, place: Place) -> Control | str:
+    """The default control of a ``where`` naming several dimensions: per named dimension a
+    value the model grants the persona (another than the probe's when there is one), and
+    not the probe's rows themselves."""
+    assert probe.where
+    perspective = sem.Perspective(model, probe.persona)
+    rows = perspective.rows(place.dataset)
+    if not rows.dims and not rows.all:
+        rows = perspective.rows(probe.dataset)
+    if rows.expression:
+        return "a hand-written predicate decides the rows: declare probes.*.control"
+    admitted = dict(rows.dims)
+    where: dict[str, str] = {}
+    for dim, value in probe.where.items():
+        granted = sorted(
+            v
+            for v in model.entitlements.get(dim, {})
+            if rows.all or admitted.get(dim) is None or v in (admitted.get(dim) or ())
+        )
+        if not granted:
+            return (
+                f"the model grants {probe.persona} no {dim} value to run as a control: "
+                "declare probes.*.control"
+            )
+        where[dim] = next((v for v in granted if v != value), granted[0])
+    if where == dict(probe.where):
+        return (
+            f"the model grants {probe.persona} no other rows of the named dimensions to run as "
+            "a control: declare probes.*.control"
+        )
+    told = ", ".join(f"{d} {v}" for d, v in where.items())
+    return Control(place.dataset, where, f"the probe's fact with {told}")
 
 
 def _missing(platform: str, codes: dict[str, Any], table: dict[str, Any] = _MISSING) -> bool:
@@ -372,9 +422,10 @@ def probe_query(model: PolicyModel, probe: Probe, place: Place) -> str:
     else:
         select = exp.select(sql.column(key, dialect)).distinct()
     select = select.from_(sql.table(ds.table, dialect))
-    if probe.where and key is not None:
-        ((_, value),) = probe.where.items()
-        select = select.where(exp.EQ(this=sql.column(key, dialect), expression=sql.literal(value)))
+    for column, value in where_columns(model, probe, ds_name):
+        select = select.where(
+            exp.EQ(this=sql.column(column, dialect), expression=sql.literal(value))
+        )
     return sql.render(select.limit(ROW_LIMIT), dialect)
 
 
@@ -400,7 +451,7 @@ def classify_rows(
     if several(model, place.dataset):
         return _classify_several(model, probe, place, rows)
     if probe.where:
-        return "clear", f"the query returned the {next(iter(probe.where.values()))} rows"
+        return "clear", f"the query returned the {' '.join(probe.where.values())} rows"
     key = key_column(model, probe, place.dataset)
     rf = model.datasets[place.dataset].row_filter
     if key is None or rf is None or rf.entitlement is None:
@@ -419,7 +470,7 @@ def _classify_several(
     of the dimensions the ``where`` does not name): clear when rows of every value of each of
     them came back, filtered when some value of one did not (README "Several dimensions per
     table": the other dimensions admit only some)."""
-    where = next(iter(probe.where.values())) if probe.where else None
+    where = " ".join(probe.where.values()) if probe.where else None
     of = f"the {where} rows" if where is not None else "the rows"
     narrowed = []
     for i, (dim, _) in enumerate(other_dimensions(model, probe, place.dataset)):

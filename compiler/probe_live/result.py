@@ -303,8 +303,7 @@ def digest(doc: dict[str, Any]) -> str:
 def describe(probe: Any) -> str:
     fact = probe.dataset
     if probe.where:
-        ((dim, value),) = probe.where.items()
-        fact += f" where {dim} = {value}"
+        fact += " where " + " and ".join(f"{d} = {v}" for d, v in probe.where.items())
     if probe.column:
         fact += f", column {probe.column}"
     return f"{probe.persona} asks {fact}"

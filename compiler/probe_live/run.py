@@ -505,6 +505,5 @@ def _question(probe: Any) -> str:
     what = f"the {probe.column} values" if probe.column else "the rows"
     text = f"List {what} of {probe.dataset}"
     if probe.where:
-        ((dim, value),) = probe.where.items()
-        text += f" for {dim} {value}"
+        text += " for " + " and ".join(f"{d} {v}" for d, v in probe.where.items())
     return text + "."

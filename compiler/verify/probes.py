@@ -32,8 +32,8 @@ def executed_answer(verifier: Verifier, probe: Probe, place: Place) -> Answer:
         return Answer("ungoverned", place, f"{place.dataset} has no row filter and no mask")
     rows = list(range(table.length))
     what = f"{place.dataset} on {ds.platform}"
-    if probe.where:
-        ((dim, value),) = probe.where.items()
+    named: list[str] = []
+    for dim, value in (probe.where or {}).items():  # the rows that hold every named value
         key = next((c.name for c in table.columns if c.role == f"entitlement:{dim}"), None)
         if key is None:
             if ds.row_filter is not None:
@@ -45,7 +45,9 @@ def executed_answer(verifier: Verifier, probe: Probe, place: Place) -> Answer:
                 )
         else:
             rows = [r for r in rows if table.value(r, key) == value]
-            what += f", rows with {key} = {value!r}"
+            named.append(f"{key} = {value!r}")
+    if named:
+        what += f", rows with {' and '.join(named)}"
     visible = [r for r in rows if got[r][0]]
     if not visible:
         return Answer("denied", place, f"the compiled row filter shows no rows ({what})")
