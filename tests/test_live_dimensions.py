@@ -289,20 +289,14 @@ ROWS = [
 ]
 
 
-def test_probe_live_on_a_table_filtered_by_two_dimensions(
-    platforms: Platforms, tmp_path: Path
-) -> None:
-    """``accord probe --live`` through the real connector against the Snowflake stand-in,
-    which evaluates the deployed row access policy with one argument per attached column
-    (``ON (REGION, BUSINESS_LINE)``, sql-reference/sql/alter-table: the policy's parameters
-    take the columns in order) for the persona's roles. A ``where`` names one dimension: the
-    rows that come back are clear when they hold every value of the other dimension, filtered
-    when some; none, with the positive control seeing rows, is a denial. The expectations
-    are the offline probes' (verify agrees with them), and the live answers match."""
+def probed_bank(platforms: Platforms, tmp_path: Path, probes: str) -> tuple[Path, Path]:
+    """The bank estate with ``probes``, deployed to the Snowflake stand-in, its customers'
+    rows seeded, the probe session's user granted every principal's role; the estate's
+    directory and a probe configuration with a timeout."""
     d = estate_dir(platforms, tmp_path)
     text = live_bank()
     assert text.endswith("  auditor: [auditor]\n")  # personas: last
-    (d / "estate.yaml").write_text(text + PROBES, encoding="utf-8")
+    (d / "estate.yaml").write_text(text + probes, encoding="utf-8")
     plans = tmp_path / "migrations"
     assert run_cli(["plan", str(d), "--base", "live:snowflake", "--out", str(plans)])[0] == 0
     apply(d, plans, "snowflake")
@@ -314,6 +308,21 @@ def test_probe_live_on_a_table_filtered_by_two_dimensions(
     )
     config = tmp_path / "probe.yaml"
     config.write_text("timeout_seconds: 10\n")
+    return d, config
+
+
+def test_probe_live_on_a_table_filtered_by_two_dimensions(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """``accord probe --live`` through the real connector against the Snowflake stand-in,
+    which evaluates the deployed row access policy with one argument per attached column
+    (``ON (REGION, BUSINESS_LINE)``, sql-reference/sql/alter-table: the policy's parameters
+    take the columns in order) for the persona's roles. A ``where`` names one dimension: the
+    rows that come back are clear when they hold every value of the other dimension, filtered
+    when some; none, with the positive control seeing rows, is a denial. The expectations
+    are the offline probes' (verify agrees with them), and the live answers match."""
+    d, config = probed_bank(platforms, tmp_path, PROBES)
+    sf = platforms.snowflake
     code, out, err = run_cli(
         ["probe", "--live", str(d), "--platform", "snowflake", "--format", "json",
          "--config", str(config)]
@@ -366,21 +375,8 @@ def test_probe_live_with_a_where_on_both_dimensions(platforms: Platforms, tmp_pa
     holding both values): clear when they come back, denied when none does while the positive
     control (per dimension a granted value) sees rows. The live answers are the offline
     probes'."""
-    d = estate_dir(platforms, tmp_path)
-    text = live_bank()
-    assert text.endswith("  auditor: [auditor]\n")  # personas: last
-    (d / "estate.yaml").write_text(text + TWO_KEY_PROBES, encoding="utf-8")
-    plans = tmp_path / "migrations"
-    assert run_cli(["plan", str(d), "--base", "live:snowflake", "--out", str(plans)])[0] == 0
-    apply(d, plans, "snowflake")
+    d, config = probed_bank(platforms, tmp_path, TWO_KEY_PROBES)
     sf = platforms.snowflake
-    sf.seed_rows("BANK.CRM.CUSTOMERS", ROWS)
-    model = load_project(d).model
-    sf.grant_roles(
-        "accord_ci", sorted({p.snowflake for p in model.principals.values() if p.snowflake})
-    )
-    config = tmp_path / "probe.yaml"
-    config.write_text("timeout_seconds: 10\n")
     code, out, err = run_cli(["probe", str(d), "--format", "json"])
     offline = {o["probe"]: o["actual"] for o in json.loads(out)["outcomes"]}
     code, out, err = run_cli(
