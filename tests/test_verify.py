@@ -315,6 +315,22 @@ def test_current_role_mismatch_names_expected_and_actual(compiled: Path) -> None
     assert "persona bench_chemist" not in out
 
 
+def test_a_salted_mask_mismatch_is_reported_alike_on_every_run(compiled: Path) -> None:
+    """The test salts are derived from the salt references, so a wrong hash mask gives the
+    same digests, and the same report byte for byte, on every run (same input, same output).
+    Each run makes its own salts, as two CI runs would."""
+    edit(
+        compiled / "snowflake/040_masking_policies.sql",
+        "SHA2(VAL || GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT(), 256)",
+        "SHA2(VAL || VAL || GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT(), 256)",
+    )
+    first = run_cli(["verify", str(POLICIES), "--compiled", str(compiled)], cwd=ROOT)
+    second = run_cli(["verify", str(POLICIES), "--compiled", str(compiled)], cwd=ROOT)
+    assert first.returncode == second.returncode == 1
+    assert "expected: hash mask subject_pseudonym: '" in first.stdout
+    assert first.stdout == second.stdout
+
+
 # --------------------------------------------------------------------------------------------
 # hand-written predicates and the as-found estate
 

@@ -13,7 +13,7 @@ module.
 
 from __future__ import annotations
 
-import secrets
+import hashlib
 from collections.abc import Iterable
 from datetime import date
 from typing import Any
@@ -44,7 +44,9 @@ from accord.compiler.verify.sources import CompiledSQL, PlatformSQL, fold
 
 
 class TestSalts:
-    """One random salt per salt reference, generated for this run and never written."""
+    """One test salt per salt reference, never written. Derived from the reference's name
+    (a public value, never the secret the reference names), so the same input gives the same
+    report: a mismatch of a salted mask shows the same digests on every run."""
 
     __test__ = False  # not a pytest class
 
@@ -53,7 +55,8 @@ class TestSalts:
 
     def __call__(self, ref: str) -> str:
         if ref not in self._salts:
-            self._salts[ref] = secrets.token_hex(16)
+            seed = f"accord verify test salt\0{ref}".encode()
+            self._salts[ref] = hashlib.sha256(seed).hexdigest()[:32]
         return self._salts[ref]
 
     def for_mask(self, model: PolicyModel, mask: str, platform: str) -> str | None:
