@@ -135,3 +135,24 @@ def test_a_refusal_reads_the_same_when_shared(
     assert shared == run_cli(args)
     assert shared.returncode == 2 and "Traceback" not in shared.stderr
     assert f"{base.as_posix()}/zz_bad.yaml:2:1: duplicate key" in shared.stderr
+
+
+def test_plan_is_the_same_with_and_without_sharing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``accord plan`` writes the same files, and says the same, with and without sharing."""
+    args = ["plan", "policies", "--base", "examples/as-found", "--out"]
+    shared = run_cli([*args, str(tmp_path / "shared")])
+    monkeypatch.setattr(loader, "sharing", contextlib.nullcontext)
+    alone = run_cli([*args, str(tmp_path / "alone")])
+    assert shared.returncode == alone.returncode == 0
+    assert shared.stdout.replace("shared", "alone") == alone.stdout
+    files = sorted(p.relative_to(tmp_path / "shared") for p in (tmp_path / "shared").rglob("*"))
+    assert files and files == sorted(
+        p.relative_to(tmp_path / "alone") for p in (tmp_path / "alone").rglob("*")
+    )
+    for rel in files:
+        if (tmp_path / "shared" / rel).is_file():
+            assert (tmp_path / "shared" / rel).read_bytes() == (
+                tmp_path / "alone" / rel
+            ).read_bytes()
