@@ -33,6 +33,7 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     line of DIRECTORY that causes it. Exit 0, or 1 with --fail-on widening when anything
     widens; 2 on invalid input."""
     from accord.compiler import exposure
+    from accord.compiler.model.loader import sharing
     from accord.compiler.model.validate import load_project
     from accord.compiler.plan.source import load_base
 
@@ -42,8 +43,9 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
                 f"--base {base}: accord diff compares two models (personas, surfaces, grants); "
                 "what is deployed holds catalog objects only: compare it with `accord drift`"
             )
-        head = load_project(directory)
-        old = load_base(base, directory)
+        with sharing():  # the files both trees hold alike are parsed once
+            head = load_project(directory)
+            old = load_base(base, directory)
         result = exposure.exposure_diff(old, head)
     except (InputError, UsageError) as err:
         if fmt not in ("json", "github"):

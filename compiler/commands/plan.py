@@ -47,21 +47,24 @@ def command(
     Writes OUT/NNNN_<slug>/plan.json and, per stage, its statements, checks and rollback.
     Exit 1 (nothing written) when no order of the statements keeps every governed table and
     column protected; exit 0 with nothing written when the catalogs do not differ."""
+    from accord.compiler.model.loader import sharing
     from accord.compiler.plan.source import load_base, plan_projects
     from accord.compiler.plan.state import PlanError
     from accord.compiler.plan.write import write_plan
 
-    head = load_project(directory)
+    with sharing():  # the files both trees hold alike are parsed once
+        head = load_project(directory)
+        old = None if base.startswith("live:") else load_base(base, directory)
     notes: list[str] = []
     try:
-        if base.startswith("live:"):
+        if old is None:  # live:
             from accord.compiler.live.plan import plan_from_live
 
             plan, notes = plan_from_live(
                 head, base, options_from(kwargs), progress(), adopt, keep_unmanaged
             )
         else:
-            plan = plan_projects(load_base(base, directory), head)
+            plan = plan_projects(old, head)
     except PlanError as err:
         say(f"accord plan: refused, nothing written: {err}", err=True)
         return 1

@@ -17,6 +17,8 @@ today's message: the two paths never disagree (tests/test_loader_fast.py).
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -302,7 +304,7 @@ def load_documents(
                 # the cache of parsed files holds positions (compiler/model/parsecache.py)
                 doc, doc_source = parsecache.parse(raw, name, parse_document)
             else:
-                doc, doc_source = parse_fast(raw, name)
+                doc, doc_source = parse_shared(raw, name)
         except InputError as err:
             diagnostics.extend(err.diagnostics)
             continue
@@ -341,6 +343,48 @@ def parse_fast(raw: bytes, name: str) -> tuple[dict[str, Any], Positions]:
     except _Fallback:
         return _convert_full(node, name)
     return value, FileSource(text, name, texts)
+
+
+#: while :func:`sharing` is on: file content -> its decoded text and the marshal form of what
+#: :func:`parse_fast` made of it (value, scalar texts), for contents the fast path read whole
+_shared: dict[bytes, tuple[str, bytes]] | None = None
+
+
+@contextlib.contextmanager
+def sharing() -> Iterator[None]:
+    """Within the block, a file content parsed once is not parsed again (``accord diff``
+    loads two trees whose files are mostly byte-identical): a repeat gets a fresh copy of the
+    first parse (``marshal.loads``), so nothing one tree's validation does to its values can
+    reach the other tree's."""
+    global _shared
+    before = _shared
+    if before is None:
+        _shared = {}
+    try:
+        yield
+    finally:
+        _shared = before
+
+
+def parse_shared(raw: bytes, name: str) -> tuple[dict[str, Any], Positions]:
+    """:func:`parse_fast`, through the contents already parsed in a :func:`sharing` block.
+    The fast path's value and scalar texts depend on the bytes only (the name goes into
+    messages and positions, which the copy computes afresh under its own name); anything the
+    fast path did not read whole (a refusal, a fallback to the position-keeping converter, a
+    value marshal cannot hold such as a float that remembers its text) is parsed as before."""
+    shared = _shared
+    if shared is None:
+        return parse_fast(raw, name)
+    found = shared.get(raw)
+    if found is not None:
+        text, payload = found
+        value, texts = marshal.loads(payload)
+        return value, FileSource(text, name, texts)
+    value, source = parse_fast(raw, name)
+    if isinstance(source, FileSource):
+        with contextlib.suppress(ValueError):  # a value marshal cannot hold: not shared
+            shared[raw] = (source.text, marshal.dumps((value, source.texts)))
+    return value, source
 
 
 def _compose(text: str, name: str) -> yaml.Node | None:
