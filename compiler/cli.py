@@ -15,7 +15,10 @@ import sys
 import click
 from accord.compiler.core.errors import InputError, UsageError
 from accord.compiler.core.secrets import redact
+from accord.compiler.core.sqlglot_plugins import install as _defer_plugin_lookup
 from accord.compiler.core.visible import guarded, visible
+
+_defer_plugin_lookup()  # sqlglot's import does not import importlib.metadata (never used by lint)
 
 #: command name -> (module under compiler.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {

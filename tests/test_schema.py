@@ -37,3 +37,33 @@ def test_schema_rejects_what_the_loader_rejects(schema) -> None:
         jsonschema.validate(
             {"datasets": {"d": {"platform": "snowflake", "table": "x", "colums": {}}}}, schema
         )
+
+
+def _section_classes() -> list[type]:
+    from accord.compiler.model import schema as model
+
+    return sorted(
+        (
+            c
+            for c in vars(model).values()
+            if isinstance(c, type)
+            and issubclass(c, model.Strict)
+            and c not in (model.Strict, model.PolicyModel)
+            and c.__module__ == model.__name__
+        ),
+        key=lambda c: c.__name__,
+    )
+
+
+@pytest.mark.parametrize("cls", _section_classes(), ids=lambda c: c.__name__)
+def test_a_section_built_on_its_own_has_the_schema_inlined_in_the_policy_model(cls) -> None:
+    # the classes defer building their validators (``defer_build``): a section's own build,
+    # when it is used alone, must agree with the one inlined in PolicyModel's schema
+    from accord.compiler.model.schema import PolicyModel
+
+    whole = PolicyModel.model_json_schema(mode="validation")
+    alone = cls.model_json_schema(mode="validation", ref_template="#/$defs/{model}")
+    defs = alone.pop("$defs", {})
+    for name, definition in defs.items():
+        assert whole["$defs"][name] == definition, name
+    assert whole["$defs"][cls.__name__] == alone

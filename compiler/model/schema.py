@@ -193,7 +193,11 @@ _IGNORE = "suppressed findings: rule id -> the reason (required, non-empty)"
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # ``defer_build``: a class's validator is built when it is first used, not at import.
+    # ``PolicyModel``'s validator inlines every section's schema, so a lint builds only that
+    # one; a section class used on its own (``Probe(...)``) builds its own validator then.
+    # ``tests/test_schema.py`` checks that the two builds give each class the same schema.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 def _day(value: Any) -> Any:
