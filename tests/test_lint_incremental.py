@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ import yaml
 from accord.compiler.lint import deps
 from accord.compiler.lint.checks import REGISTRY
 from accord.compiler.lint.engine import load_rules
+from accord.compiler.meaning.probes import DISPOSITIONS, probe_init
+from accord.compiler.model.validate import load_project
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -67,7 +70,42 @@ def _generated() -> Files:
     return files
 
 
-BASES = {"as-found": _as_found(), "generated": _generated()}
+def _probed() -> Files:
+    """The generated estate with probes over two files, each written by ``accord probe init``
+    (today's dispositions, so they pass): no column, a masked column, and a plain column (one
+    no other entry names); and one surface left unanswered (an ACC404 finding that cites the
+    plain column's name, and no file of the datasets)."""
+    files = _generated()
+    with tempfile.TemporaryDirectory() as tmp:
+        _write(Path(tmp), files)
+        model = load_project(tmp).model
+    entries = {n: files[f]["datasets"][n] for f, n in _entries(files, "datasets")}
+    alone = [
+        n
+        for n, ds in sorted(entries.items())
+        if "replica_of" not in ds
+        and not any(o.get("replica_of") == n for o in entries.values())
+        and "expression" not in (ds.get("row_filter") or {})
+    ]
+    personas = sorted(model.personas)
+    plain = next(c for c, spec in entries[alone[1]]["columns"].items() if list(spec) == ["type"])
+    masked = next(
+        c
+        for c, spec in entries[alone[2]]["columns"].items()
+        if spec.get("mask") and not spec.get("identifier")
+    )
+    asked = [
+        ("probes/a.yaml", personas[0], alone[0], None),
+        ("probes/a.yaml", personas[1], alone[1], plain),
+        ("probes/b.yaml", personas[2], alone[2], masked),
+    ]
+    for path, persona, dataset, column in asked:
+        doc = yaml.safe_load(probe_init(model, persona, dataset, column=column))
+        files.setdefault(path, {"probes": {}})["probes"].update(doc["probes"])
+    probe = files["probes/a.yaml"]["probes"][f"{personas[1]}_{alone[1]}"]
+    assert probe["expect"], "the plain column's probe reaches a surface"
+    del probe["expect"][sorted(probe["expect"])[0]]
+    return files
 
 
 def _write(root: Path, files: Files) -> None:
@@ -97,6 +135,9 @@ def _entries(files: Files, section: str) -> list[tuple[str, str]]:
 
 def _pick(items: list[Any], seed: int) -> Any:
     return items[seed % len(items)] if items else None
+
+
+BASES = {"as-found": _as_found(), "generated": _generated(), "probed": _probed()}
 
 
 def _dataset(files: Files, seed: int) -> tuple[str, str, dict[str, Any]] | None:
@@ -221,6 +262,79 @@ def edit(files: Files, kind: str, seed: int) -> None:
         f, name, ds = found
         entries = files[f]["datasets"]
         entries[name] = entries.pop(name)
+    elif kind.startswith("probe_") or kind == "case_column":
+        probe_edit(files, kind, seed)
+
+
+def _find_dataset(files: Files, name: str) -> dict[str, Any] | None:
+    return next(
+        (files[f]["datasets"][n] for f, n in _entries(files, "datasets") if n == name), None
+    )
+
+
+def _flip_case(ds: dict[str, Any], column: str) -> None:
+    """Rename ``column`` of ``ds`` to the other case (``NOTES`` -> ``notes``), in place."""
+    cols = ds.get("columns")
+    if isinstance(cols, dict) and column in cols:
+        ds["columns"] = {(c.swapcase() if c == column else c): v for c, v in cols.items()}
+
+
+def probe_edit(files: Files, kind: str, seed: int) -> None:
+    """The edits of probes: change what one expects of a surface (or answer a surface it does
+    not name), leave a surface unanswered, change its persona or column, add (a copy) or
+    remove one; and change the case of a column's name (the probe's own, or any)."""
+    probes = _entries(files, "probes")
+    if not probes:
+        if kind == "case_column" and (found := _dataset(files, seed)):
+            col = _pick(list(found[2].get("columns") or {}), seed // 7)
+            if col is not None:
+                _flip_case(found[2], col)
+        return
+    f, name = _pick(probes, seed)
+    p = files[f]["probes"][name]
+    expect = p.setdefault("expect", {})
+    if kind == "probe_expect":
+        reading = sorted(
+            s
+            for sf, s in _entries(files, "surfaces")
+            if p["dataset"] in (files[sf]["surfaces"][s].get("reads") or [])
+        )
+        missing = [s for s in reading if s not in expect]
+        surface = _pick(missing, seed // 3) if missing and seed % 4 == 0 else None
+        surface = surface or _pick(sorted(expect), seed // 3)
+        if surface is not None:
+            expect[surface] = _pick(list(DISPOSITIONS), seed // 5)
+    elif kind == "probe_unanswer" and expect:
+        del expect[_pick(sorted(expect), seed // 3)]
+    elif kind == "probe_persona":
+        personas = sorted(n for _, n in _entries(files, "personas"))
+        if personas:
+            p["persona"] = _pick(personas, seed // 3)
+    elif kind == "probe_column":
+        ds = _find_dataset(files, p["dataset"])
+        columns = list((ds or {}).get("columns") or {})
+        column = _pick([None, *columns], seed // 3)
+        if column is None:
+            p.pop("column", None)
+        else:
+            p["column"] = column
+    elif kind == "probe_add_remove":
+        if seed % 2:
+            del files[f]["probes"][name]
+        else:
+            target = _pick(sorted(n for n, _ in probes), seed // 7)
+            files[target]["probes"][f"{name}_copy{seed % 5}"] = copy.deepcopy(p)
+    elif kind == "case_column":
+        ds = _find_dataset(files, p["dataset"]) if seed % 2 and p.get("column") else None
+        if ds is not None:
+            wanted = str(p["column"]).lower()
+            col = next((c for c in ds.get("columns") or {} if c.lower() == wanted), None)
+        else:
+            found = _dataset(files, seed)
+            ds = found[2] if found else None
+            col = _pick(list((ds or {}).get("columns") or {}), seed // 7)
+        if ds is not None and col is not None:
+            _flip_case(ds, col)
 
 
 KINDS = [
@@ -239,6 +353,12 @@ KINDS = [
     "move_entry",
     "comment",
     "reorder",
+    "probe_expect",
+    "probe_unanswer",
+    "probe_persona",
+    "probe_column",
+    "probe_add_remove",
+    "case_column",
 ]
 
 
@@ -252,19 +372,26 @@ def _lint(root: Path, cache: Path, fmt: str, cached: bool) -> tuple[int, str, st
 def check_sequence(base: Files, edits: list[tuple[str, int]]) -> None:
     """The property: after each edit, the cached (incremental) lint prints what a lint
     without the cache prints, in JSON and in text."""
+    check_edits(
+        base, [(lambda f, k=kind, n=seed: edit(f, k, n), (kind, seed)) for kind, seed in edits]
+    )
+
+
+def check_edits(base: Files, edits: list[tuple[Callable[[Files], None], Any]]) -> None:
+    """:func:`check_sequence` with each edit a function of the files (and what to call it)."""
     files = copy.deepcopy(base)
     with tempfile.TemporaryDirectory() as tmp:
         root, cache = Path(tmp) / "policies", Path(tmp) / "cache"
         _write(root, files)
         assert _lint(root, cache, "json", True) == _lint(root, cache, "json", False)
-        for kind, seed in edits:
-            edit(files, kind, seed)
+        for change, what in edits:
+            change(files)
             _write(root, files)
             # JSON first: the incremental run; then text, which reads the result it stored
             for fmt in ("json", "text"):
                 incremental = _lint(root, cache, fmt, True)
                 full = _lint(root, cache, fmt, False)
-                assert incremental == full, (kind, seed, fmt)
+                assert incremental == full, (what, fmt)
 
 
 @settings(
@@ -340,7 +467,90 @@ def test_an_ungoverned_column_reuses_the_cross_entry_rules(
     assert incremental == _lint(root, cache, "json", False)
     assert json.loads(incremental[1])["findings"], "the estate has findings to keep"
     assert {"ACC101", "ACC201", "ACC202", "ACC203", "ACC403", "ACC503"} <= reused[-1]
-    assert "ACC404" not in reused[-1]  # reads the whole model: re-run
+    assert "ACC404" in reused[-1]  # probes read the governance, not the plain columns
+
+
+def _probe(files: Files, persona_index: int) -> dict[str, Any]:
+    """The probed estate's probe first written for ``persona_0N`` (see :func:`_probed`)."""
+    return next(
+        files[f]["probes"][n]
+        for f, n in _entries(files, "probes")
+        if n.startswith(f"persona_0{persona_index}_")
+    )
+
+
+def test_the_bench_edit_reuses_the_probes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With probes (one of them naming a plain column), a dataset gaining a column nothing
+    names reuses ACC404; a probe then naming it re-runs it. The output is a full lint's."""
+    files = _probed()
+    root, cache = tmp_path / "policies", tmp_path / "cache"
+    _write(root, files)
+    _lint(root, cache, "json", True)
+    reused: list[set[str]] = []
+    real = deps.reusable
+    monkeypatch.setattr(deps, "reusable", lambda *a: reused.append(set(real(*a))) or real(*a))
+    _column_edit(root, 1)
+    incremental = _lint(root, cache, "json", True)
+    assert incremental == _lint(root, cache, "json", False)
+    assert any(f["rule"] == "ACC404" for f in json.loads(incremental[1])["findings"])
+    assert "ACC404" in reused[-1]
+
+
+def _set(files: Files, persona: int, key: str, value: Any) -> None:
+    _probe(files, persona)[key] = value
+
+
+def test_probe_edits_relint_the_probes() -> None:
+    """Editing a passing probe (its file had no finding) re-runs ACC404: a different
+    expectation, persona or column, a plain column added and then named, a copy, a removal.
+    Fails when ``probes`` is dropped from ACC404's declaration."""
+
+    def expect(files: Files) -> None:
+        _probe(files, 2)["expect"]["lakehouse_agent_0000"] = "clear"
+
+    def add_and_name(files: Files) -> None:
+        ds = _find_dataset(files, _probe(files, 2)["dataset"])
+        assert ds is not None
+        ds["columns"]["named_later"] = {"type": "STRING"}
+
+    check_edits(
+        _probed(),
+        [
+            (expect, "expect"),
+            (lambda f: _set(f, 2, "persona", "persona_04"), "persona"),
+            (add_and_name, "plain column"),
+            (lambda f: _set(f, 2, "column", "named_later"), "probe names it"),
+            (lambda f: f["probes/b.yaml"]["probes"].clear(), "removed"),
+        ],
+    )
+
+
+def test_a_persona_or_surface_edit_relints_the_probes() -> None:
+    """A probe's persona holds other principals, or a surface it reaches answers otherwise
+    (its identity): ACC404 re-runs although its findings name neither file. Fails when
+    ``personas`` or ``surfaces`` is dropped from ACC404's declaration."""
+
+    def principals(files: Files) -> None:
+        files["principals.yaml"]["personas"]["persona_01"] = ["team_005"]
+
+    def service(files: Files) -> None:
+        files["surfaces/agents.yaml"]["surfaces"]["lakehouse_agent_0000"]["identity"] = "service"
+
+    check_edits(_probed(), [(principals, "persona"), (service, "identity")])
+
+
+def test_the_case_of_a_plain_column_a_probe_names() -> None:
+    """A plain column a probe names (and nothing else does) is kept by the governance view:
+    the case of its name is in ACC404's message. Fails when :func:`deps.governance` does not
+    read the words of the probes."""
+
+    def upper(files: Files) -> None:
+        probe = _probe(files, 1)
+        ds = _find_dataset(files, probe["dataset"])
+        assert ds is not None and probe["column"] in ds["columns"]
+        _flip_case(ds, probe["column"])
+
+    check_edits(_probed(), [(upper, "case")])
 
 
 def test_an_undeclared_rule_is_re_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -103,8 +103,27 @@ RULE_INPUTS: dict[str, Inputs] = {
         "cross",
         (*_LOWERED, "personas", "surfaces", "indexes", "mesh"),
     ),
-    # probes compare what a persona would see with what they expect: read everything
-    "ACC404": Inputs("entry", EVERYTHING),
+    # probes compare what a persona would see with what they expect
+    # (compiler/meaning/probes.py, compiler/model/probe_places.py). What was checked:
+    # * a probe's column is looked up among a dataset's columns, its filter columns and its
+    #   row filter's arguments, and in the view's columns, without case (`str.lower`:
+    #   probe_places.declared, semantics.DatasetView.column, replicas.column_origin /
+    #   column_path). Two names equal under `lower` are equal under `casefold`, which
+    #   GOVERNANCE folds by (checked over every code point), and the probe's column is a word
+    #   of the probes section, so a plain column a probe names (on its dataset or a replica) is
+    #   kept; a name that is not one word (a `$`) is always kept;
+    # * with an identifier domain, the places are the columns carrying it: never plain;
+    # * a probe without a column answers the rows only (the view's columns are the governed
+    #   ones, masked or with an identifier, plus the probe's column); nothing counts, orders or
+    #   lists a dataset's columns ("every column" is never asked). `governed` reads masks and
+    #   the row filter, `omits` and `replica_of` are kept by GOVERNANCE;
+    # * the deciders it cites are mask, row filter, entitlement, persona and surface paths, and
+    #   the declared column of a probe's column (kept, above);
+    # * the rest: personas and principals (with the hierarchy), entitlements (with `until`,
+    #   judged at today, which the index key holds), masks, platforms (Databricks style), the
+    #   surfaces' reads, identity, platform and runtime, the probes. Nothing reads `indexes`
+    #   or `mesh` (`accord manifest` alone reads the mesh).
+    "ACC404": Inputs("entry", (*_LOWERED, "personas", "surfaces", "probes")),
     # principals: identities, usage (masks, dimensions and principals referred to), expiry
     "ACC502": Inputs("cross", (*_LOWERED, "personas")),
     "ACC503": Inputs("cross", (*_LOWERED, "personas", "surfaces")),
