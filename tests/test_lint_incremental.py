@@ -3,10 +3,12 @@ rules whose inputs changed and reuses the others' findings from the dependency i
 prints must be what a lint without the cache prints, byte for byte, in text and JSON.
 
 The property test applies random edit sequences (add, remove, rename an entry, move one
-between files, change a column, a mask, a salt, a surface's reads or identity, introduce a
-defect and fix it, shift lines with a comment) to two estates (the ``examples/as-found`` model,
-which has findings of most rules, split over more files; and a small generated estate of
-``bench/lint_bench.py``), and after each edit compares the cached run with ``--no-cache``.
+between files, change a column, a mask, a salt, a surface's reads or identity, a probe's
+expectation, persona or column, the case of a column's name, introduce a defect and fix it,
+shift lines with a comment) to three estates (the ``examples/as-found`` model, which has
+findings of most rules, split over more files; a small generated estate of
+``bench/lint_bench.py``; and that estate with passing probes over two files), and after each
+edit compares the cached run with ``--no-cache``.
 ``ACCORD_FUZZ=1`` runs 500 examples; the normal run a few, derandomized.
 """
 
