@@ -19,7 +19,8 @@ Floors: ``floor: yaml load`` parses every file of the estate with PyYAML's C loa
 (``yaml.load(..., CSafeLoader)``), ``floor: compose`` only composes the node graph (which is
 what accord does, since it keeps the position of every node); both include interpreter start.
 Cold start compares ``accord lint policies`` (the small reference estate) with
-``python -c "import yaml, pydantic"``.
+``python -c "import yaml, pydantic"``; accord's own modules are byte-compiled first (as an
+install does), and one more row runs the cold lint with them compiled from source.
 """
 
 from __future__ import annotations
