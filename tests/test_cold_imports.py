@@ -112,3 +112,28 @@ def test_the_final_collections_skip_what_the_command_leaves_behind():
     assert proc.stdout == plain.stdout
     frozen = int(proc.stderr.strip().splitlines()[-1].removeprefix("frozen="))
     assert frozen > 10_000
+
+
+TOKENIZE_PROBE = """
+import sys
+sys.argv = ["accord", "lint", "policies"]
+from accord.compiler.cli import _main
+try:
+    _main(None)
+except SystemExit as exit:
+    code = exit.code
+tokenize = sys.modules.get("tokenize")
+compiled = tokenize._compile.cache_info().currsize if tokenize else 0
+print(f"code={code} tokenize_regexes={compiled}", file=sys.stderr)
+"""
+
+
+def test_building_the_model_reads_no_builtin_signature():
+    """pydantic reads each default factory's signature while it builds the model's classes; a
+    builtin's (``list``) goes through ``tokenize``, whose first use compiles its regular
+    expressions. A cold lint compiles none of them."""
+    env = dict(os.environ, ACCORD_NO_CACHE="1")
+    proc = subprocess.run(
+        [sys.executable, "-c", TOKENIZE_PROBE], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert proc.stderr.strip().splitlines()[-1] == "code=0 tokenize_regexes=0"
