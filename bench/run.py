@@ -19,12 +19,14 @@ Floors: ``floor: yaml load`` parses every file of the estate with PyYAML's C loa
 (``yaml.load(..., CSafeLoader)``), ``floor: compose`` only composes the node graph (which is
 what accord does, since it keeps the position of every node); both include interpreter start.
 Cold start compares ``accord lint policies`` (the small reference estate) with
-``python -c "import yaml, pydantic"``.
+``python -c "import yaml, pydantic"``; accord's own modules are byte-compiled first (as an
+install does), and one more row runs the cold lint with them compiled from source.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import itertools
 import os
 import platform
@@ -69,12 +71,20 @@ class Sample:
 
 
 def run(
-    argv: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1), cache: Path | None = None
+    argv: list[str],
+    cwd: Path,
+    ok: tuple[int, ...] = (0, 1),
+    cache: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Sample:
     """Run one process; wall time and its own peak RSS (``wait4``: this child only)."""
     start = time.perf_counter()
     proc = subprocess.Popen(
-        argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(cache)
+        argv,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**_env(cache), **(env or {})},
     )
     assert proc.stderr is not None
     err = proc.stderr.read()
@@ -249,13 +259,64 @@ def commands(dirs: dict[str, Path], scratch: Path) -> dict[str, list[str]]:
     }
 
 
-def measure(argv: list[str], runs: int, scratch: Path) -> Sample:
+def measure(argv: list[str], runs: int, scratch: Path, env: dict[str, str] | None = None) -> Sample:
     samples = []
     for _ in range(runs):
         shutil.rmtree(scratch / "plans", ignore_errors=True)
         shutil.rmtree(scratch / "compiled", ignore_errors=True)
-        samples.append(run(argv, ROOT))
+        samples.append(run(argv, ROOT, env=env))
     return _median(samples)
+
+
+#: accord's own packages (an editable install maps ``accord`` to these directories)
+OWN = ("accord", "compiler", "targets")
+
+
+def compile_own() -> None:
+    """Byte-compile accord's own modules into their ``__pycache__``, as pip does when it
+    installs a package and as an editable install does on its first import. Python reads that
+    bytecode even under PYTHONDONTWRITEBYTECODE=1, which would otherwise leave every run
+    compiling accord from source (the dependencies and the standard library have theirs)."""
+    for d in OWN:
+        compileall.compile_dir(ROOT / d, quiet=1)
+
+
+#: run with PYTHONPYCACHEPREFIX set to an empty directory: lints policies/ twice in process
+#: (filling a cache, then reading it), then compiles under the prefix every imported module
+#: but accord's own (``py_compile`` writes, PYTHONDONTWRITEBYTECODE or not)
+_COMPILE_DEPS = """
+import os, py_compile, runpy, sys, tempfile
+own = tuple(sys.argv[1:])
+with tempfile.TemporaryDirectory() as cache:
+    os.environ.pop("ACCORD_NO_CACHE", None)
+    os.environ["ACCORD_CACHE_DIR"] = cache
+    for _ in range(2):
+        sys.argv = ["accord", "lint", "policies"]
+        try:
+            runpy.run_module("accord.compiler.cli", run_name="__main__", alter_sys=True)
+        except SystemExit:
+            pass
+for module in list(sys.modules.values()):
+    path = getattr(module, "__file__", None) or ""
+    if path.endswith(".py") and not path.startswith(own):
+        py_compile.compile(path, doraise=True)
+"""
+
+
+def without_own_bytecode(prefix: Path) -> dict[str, str]:
+    """The environment of a run that compiles accord's own modules from source (a user with
+    PYTHONDONTWRITEBYTECODE=1 and an editable install that never wrote ``__pycache__``) and
+    reads everything else's bytecode: Python looks for bytecode under ``prefix`` only, where
+    every other module a lint of policies/ imports was compiled first."""
+    env = {"PYTHONPYCACHEPREFIX": str(prefix), "PYTHONDONTWRITEBYTECODE": "1"}
+    subprocess.run(
+        [sys.executable, "-c", _COMPILE_DEPS, *(f"{ROOT / d}{os.sep}" for d in OWN)],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        check=True,
+    )
+    return env
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -266,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get("BENCH_LARGE") and "BENCH_SIZES" not in os.environ:
         sizes.append(16_000)
     runs = int(os.environ.get("BENCH_RUNS", "3"))
+    compile_own()
     only = {s for s in os.environ.get("BENCH_ONLY", "").split(",") if s}
     print(
         f"accord bench: python {sys.version.split()[0]}, {platform.machine()}, "
@@ -300,13 +362,19 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if not keep:
                 shutil.rmtree(root, ignore_errors=True)
-    cold = {
-        "cold: accord lint policies": measure(accord("lint", "policies"), max(runs, 5), ROOT),
-        "cold: accord lint policies, warm cache": _warm_policies(max(runs, 5)),
-        "cold: import yaml, pydantic": measure(
-            [sys.executable, "-c", "import yaml, pydantic"], max(runs, 5), ROOT
-        ),
-    }
+    with tempfile.TemporaryDirectory(prefix="accord-bench-pyc-") as pyc:
+        source = without_own_bytecode(Path(pyc))
+        lint, cold_runs = accord("lint", "policies"), max(runs, 5)
+        cold = {
+            "cold: accord lint policies": measure(lint, cold_runs, ROOT),
+            "cold: accord lint policies, warm cache": _warm_policies(cold_runs),
+            "cold: accord lint policies, accord without bytecode": measure(
+                lint, cold_runs, ROOT, source
+            ),
+            "cold: import yaml, pydantic": measure(
+                [sys.executable, "-c", "import yaml, pydantic"], cold_runs, ROOT
+            ),
+        }
     print()
     print(render(table, sizes, cold))
     return 0

@@ -7,6 +7,7 @@ Each command lives in ``compiler/commands/<name>.py`` and is imported only when 
 
 from __future__ import annotations
 
+import atexit
 import gc
 import importlib
 import os
@@ -75,8 +76,25 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the command, map errors to exit codes, never print a traceback. Every
     byte written to stdout and stderr goes through :func:`compiler.core.visible.guarded`: no
     value a pull request controls can drive the terminal or start a CI runner's command."""
+    _freeze_at_exit()
     with guarded():
         _main(argv)
+
+
+_freezing: list[bool] = []
+
+
+def _freeze_at_exit() -> None:
+    """At exit, before the interpreter's final collections, move every object into the cyclic
+    collector's permanent generation (``gc.freeze``), so those collections do not traverse
+    the objects the command leaves behind (pydantic's and sqlglot's classes, the loaded
+    model). They were a fifth of a cold ``accord lint policies`` (~90 ms of CPU). Objects are
+    still freed by reference counting as the modules are torn down; only garbage already in
+    reference cycles is left to the operating system, which takes the whole process back
+    anyway. Registered once; the process's own exit handlers still run."""
+    if not _freezing:
+        _freezing.append(True)
+        atexit.register(gc.freeze)
 
 
 def _main(argv: list[str] | None) -> None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -25,7 +24,7 @@ class Choice(click.Choice):  # type: ignore[type-arg]
             return super().convert(value, param, ctx)
         except click.BadParameter as err:
             names = [str(c) for c in self.choices]
-            close = difflib.get_close_matches(str(value).lower(), names, n=1, cutoff=0.5)
+            close = _close_matches(str(value).lower(), names, n=1, cutoff=0.5)
             if not close:
                 raise
             raise click.BadParameter(
@@ -132,3 +131,10 @@ def platforms_of(platform: str) -> list[str]:
 def terminal() -> bool:
     """Whether standard error is a terminal a person watches (not a CI log: ``CI`` unset)."""
     return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def _close_matches(word: str, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """``difflib.get_close_matches``, importing difflib only when a message needs a suggestion."""
+    import difflib
+
+    return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)

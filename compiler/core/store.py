@@ -45,7 +45,6 @@ import hashlib
 import hmac
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Callable
 from functools import lru_cache
@@ -304,6 +303,8 @@ def write(kind: str, key: str, payload: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not _real_dirs(path):  # a link put in place since
             return
+        import tempfile  # here: a run that writes nothing (ACCORD_NO_CACHE=1) never needs it
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as out:

@@ -24,7 +24,6 @@ import contextlib
 import fnmatch
 import os
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -151,6 +150,8 @@ def load_config(start: Path | None = None) -> LintConfig:
     path = find_config(start or Path.cwd())
     if path is None:
         return LintConfig()
+    import tomllib  # here: a project without a configuration file never reads TOML
+
     shown = os.path.relpath(path)
     try:
         text = _read(path, shown)
@@ -182,6 +183,8 @@ _GLOB_LINE = re.compile(r"""^\s*(?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=
 def _key_lines(text: str) -> tuple[tuple[str, int], ...]:
     """The first line of each configuration key (as written at the start of a line), and of
     each glob of the ``per-file-ignores`` table (``per-file-ignores:GLOB``)."""
+    import tomllib
+
     seen: dict[str, int] = {}
     in_ignores = False
     for number, line in enumerate(text.splitlines(), start=1):

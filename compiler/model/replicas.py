@@ -18,7 +18,6 @@ finding or an ``accord diff`` cause about it points at the line that declares th
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
@@ -78,7 +77,7 @@ def replica_problems(model: PolicyModel) -> list[tuple[Path, str]]:
             seen.add(col.lower())
             if _find(masked, col) is None:
                 lowered = {c.lower(): c for c in masked}
-                close = difflib.get_close_matches(col.lower(), list(lowered), n=1)
+                close = _close_matches(col.lower(), list(lowered), n=1)
                 hint = f" (did you mean {lowered[close[0]]!r}?)" if close else ""
                 known = ", ".join(sorted(masked)) or "none"
                 out.append(
@@ -169,3 +168,10 @@ def column_path(model: PolicyModel, dataset: str, column: str) -> Path:
     """The YAML path of the ``columns`` entry that declares ``dataset.column``."""
     d, c = column_origin(model, dataset, column)
     return ("datasets", d, "columns", c)
+
+
+def _close_matches(word: str, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """``difflib.get_close_matches``, importing difflib only when a message needs a suggestion."""
+    import difflib
+
+    return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)

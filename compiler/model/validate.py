@@ -9,7 +9,6 @@ all of them are raised together as :class:`~compiler.core.errors.InputError`.
 
 from __future__ import annotations
 
-import difflib
 import os
 import types
 import typing
@@ -151,7 +150,7 @@ def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
     for e in errors:
         if e["type"] == "extra_forbidden":
             path = _data_path(tuple(e["loc"]), raw.data)
-            close = difflib.get_close_matches(str(path[-1]), _fields_at(path[:-1]), n=1)
+            close = _close_matches(str(path[-1]), _fields_at(path[:-1]), n=1)
             if close:
                 meant.add((*path[:-1], close[0]))
     for e in errors:
@@ -171,7 +170,7 @@ def _translate(err: ValidationError, raw: RawProject) -> list[Diagnostic]:
             allowed = _fields_at(path[:-1])
             hint = ""
             if allowed:
-                close = difflib.get_close_matches(str(path[-1]), allowed, n=1)
+                close = _close_matches(str(path[-1]), allowed, n=1)
                 hint = (
                     f" (did you mean {close[0]!r}?)"
                     if close
@@ -382,7 +381,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
     def need(kind: str, table: dict[str, Any], name: str, path: tuple[Any, ...]) -> bool:
         if name in table:
             return True
-        close = difflib.get_close_matches(name, list(table), n=1)
+        close = _close_matches(name, list(table), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         bad(path, f"unknown {kind} {name!r}{hint}")
         return False
@@ -544,7 +543,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
             # CREATE, and one the model does not know cannot be checked for governance
             key = col.upper() if src.platform == "snowflake" else col.lower()
             if key not in folded:
-                close = difflib.get_close_matches(col, known, n=1)
+                close = _close_matches(col, known, n=1)
                 hint = (
                     f" (did you mean {close[0]!r}?)"
                     if close
@@ -600,7 +599,7 @@ def _check_where(
     for dim, value in (where or {}).items():
         wpath = (*base, "where", dim)
         if dim not in m.entitlements:
-            close = difflib.get_close_matches(dim, list(m.entitlements), n=1)
+            close = _close_matches(dim, list(m.entitlements), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             out.append(
                 Diagnostic(project.key_loc(*wpath), f"unknown entitlement dimension {dim!r}{hint}")
@@ -637,7 +636,7 @@ def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
         if probe.dataset in m.datasets and probe.column is not None:
             known = probe_columns(m, probe.dataset)
             if probe.column.lower() not in {c.lower() for c in known}:
-                close = difflib.get_close_matches(probe.column, known, n=1)
+                close = _close_matches(probe.column, known, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 out.append(
                     Diagnostic(
@@ -649,7 +648,7 @@ def _check_probes(project: Project, need: Any, reach: bool) -> list[Diagnostic]:
                 ok = False
         for surface in probe.expect:
             if surface not in m.surfaces:
-                close = difflib.get_close_matches(surface, list(m.surfaces), n=1)
+                close = _close_matches(surface, list(m.surfaces), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 out.append(
                     Diagnostic(
@@ -744,3 +743,10 @@ def _check_expression(
             Diagnostic(project.loc(*path), f"expression does not parse as {platform} SQL: {err}")
         ]
     return []
+
+
+def _close_matches(word: str, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """``difflib.get_close_matches``, importing difflib only when a message needs a suggestion."""
+    import difflib
+
+    return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from accord.compiler.history.ledger import default_ledger, half_applied_groups
 from accord.compiler.lint.checks import Context, rule
 from accord.compiler.lint.finding import Finding
 
@@ -17,6 +16,10 @@ def _paths(ctx: Context) -> tuple[Path, Path] | None:
     if plans is None and ledger is None:
         return None
     plans_dir = Path(plans) if plans is not None else Path(str(ledger)).parent
+    # imported here: the ledger's module (its file lock imports socket) is needed only when
+    # lint is given --plans or --ledger
+    from accord.compiler.history.ledger import default_ledger
+
     return plans_dir, Path(ledger) if ledger is not None else default_ledger(plans_dir)
 
 
@@ -56,6 +59,8 @@ def half_applied_migration(ctx: Context) -> Iterator[Finding]:
     if paths is None:
         return
     plans_dir, ledger = paths
+    from accord.compiler.history.ledger import half_applied_groups
+
     for h in half_applied_groups(plans_dir, ledger):
         yield Finding(
             location=h.location,
