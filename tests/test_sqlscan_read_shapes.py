@@ -136,17 +136,17 @@ def _kw(rng: random.Random, words: str) -> str:
 
 def _action(rng: random.Random, n: int) -> list[str]:
     """An action as a list of pieces, names as ``{k}`` holes (k counts up from ``n``)."""
-    c = "{%d}" % n
-    p = "{%d}.{%d}" % (n + 1, n + 2)
+    c, d = f"{{{n}}}", f"{{{n + 3}}}"
+    p = f"{{{n + 1}}}.{{{n + 2}}}"
     choices = [
         ["ADD ROW ACCESS POLICY", p, "ON (", c, ")"],
-        ["ADD ROW ACCESS POLICY", p, "ON (", c, ",", "{%d}" % (n + 3), ")"],
+        ["ADD ROW ACCESS POLICY", p, "ON (", c, ",", d, ")"],
         ["DROP ROW ACCESS POLICY", p],
         ["DROP ALL ROW ACCESS POLICIES"],
         ["SET ROW FILTER", p, "ON (", c, ")"],
         ["DROP ROW FILTER"],
         ["MODIFY COLUMN", c, "SET MASKING POLICY", p],
-        ["MODIFY", c, "SET MASKING POLICY", p, "USING (", c, ",", "{%d}" % (n + 3), ")"],
+        ["MODIFY", c, "SET MASKING POLICY", p, "USING (", c, ",", d, ")"],
         ["ALTER COLUMN", c, "SET MASKING POLICY", p, "FORCE"],
         ["MODIFY COLUMN", c, "UNSET MASKING POLICY"],
         ["ALTER COLUMN", c, "SET MASK", p],
