@@ -72,8 +72,10 @@ class _Tracing(Cursor):
 
 #: a recipe of one field's value: ("c", constant), ("t", position), ("j", parts), ("u", items)
 _Recipe = tuple[str, Any]
-#: a shape: the positions asked, their words, the recipes of the fields (None: not usable)
-_Shape = tuple[tuple[int, ...], tuple[str, ...], list[list[tuple[str, _Recipe]]] | None]
+#: the recipes of a shape's fields, per action (None: the shape is not used)
+_Recipes = list[list[tuple[str, _Recipe]]] | None
+#: the shapes of one structure: per set of positions asked, the recipes by the texts there
+_Shapes = list[tuple[tuple[int, ...], dict[tuple[str, ...], _Recipes]]]
 
 
 class ShapeReader:
@@ -81,7 +83,7 @@ class ShapeReader:
 
     def __init__(self, reader: Any) -> None:
         self.reader = reader
-        self.shapes: dict[tuple[Any, ...], list[_Shape]] = {}
+        self.shapes: dict[tuple[Any, ...], _Shapes] = {}
         self.blank: str | None = None
 
     def read(self, ctx: Context, c: Cursor, or_replace: bool) -> list[Fields]:
@@ -92,10 +94,11 @@ class ShapeReader:
         if known is None and not self._plain(toks, words):
             return self.reader(ctx, c, or_replace)
         texts = [t.text for t in toks]
-        for asked, keys, recipes in known or ():
-            if tuple(texts[i] for i in asked) == keys:
-                if recipes is None:
-                    return self.reader(ctx, c, or_replace)
+        for asked, by_keys in known or ():
+            recipes = by_keys.get(tuple(texts[i] for i in asked), False)
+            if recipes is None:
+                return self.reader(ctx, c, or_replace)
+            if recipes is not False:
                 return [{name: _fill(r, texts) for name, r in fields} for fields in recipes]
         return self._learn(ctx, c, or_replace, structure)
 
@@ -116,10 +119,15 @@ class ShapeReader:
         fields = self.reader(ctx, first, or_replace)  # a Fail goes to the caller, unlearned
         asked = tuple(sorted(first.asked))
         keys = tuple(toks[i].text for i in asked)
-        shape: _Shape = (asked, keys, None)
+        recipes = None
         if not first.behind:
-            shape = (asked, keys, self._recipes(ctx, toks, start, or_replace, asked, fields))
-        self.shapes.setdefault(structure, []).append(shape)
+            recipes = self._recipes(ctx, toks, start, or_replace, asked, fields)
+        known = self.shapes.setdefault(structure, [])
+        by_keys = next((k for a, k in known if a == asked), None)
+        if by_keys is None:
+            by_keys = {}
+            known.append((asked, by_keys))
+        by_keys[keys] = recipes
         return fields
 
     def _recipes(
@@ -130,7 +138,7 @@ class ShapeReader:
         or_replace: bool,
         asked: tuple[int, ...],
         fields: list[Fields],
-    ) -> list[list[tuple[str, _Recipe]]] | None:
+    ) -> _Recipes:
         if any(f.get("kind") == "other" for f in fields):
             return None
         keep = set(asked)
