@@ -199,3 +199,18 @@ def test_random_statements(seed: int, dialect: str, monkeypatch: pytest.MonkeyPa
     plain = "\n".join(line for line in lines if "--" not in line and "/*" not in line) + "\n"
     assert_same(plain, f"{dialect}/050_attachments.sql", dialect)
     assert used[0] > 100
+
+
+def test_cursor_words_are_upper_word_of_each_token() -> None:
+    """The cursor's words, asked once per text, are :func:`_upper_word` of every token: every
+    token type with texts that start with an ASCII or other letter, ``_``, a digit, ``$``, or
+    are empty, and the tokens of the compiled attachments."""
+    from accord.compiler.sqlscan.tokens import Cursor, _upper_word, tokenize
+    from sqlglot.tokens import Token, TokenType
+
+    texts = ["", "_", "_x", "é", "ébc", "1a", "$x", "Ab", "ß", "\u0660", "a b", "Ab"]
+    toks = [Token(tt, text) for text in texts for tt in TokenType]
+    toks += tokenize(
+        "ALTER TABLE a.b MODIFY COLUMN \"c\" SET MASKING POLICY 'p';", "snowflake"
+    ).tokens
+    assert Cursor(toks, "").words == [_upper_word(t) for t in toks]
