@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from accord.compiler.sqlscan.statements import Fields, LineIndex
 from accord.compiler.sqlscan.tokens import Fail, describe, string_content, tokenize
@@ -87,6 +88,8 @@ class Context:
         self.dialect = dialect
         self.lines = lines
         self.parser = _SqlglotDialect.get_or_raise(dialect).parser()
+        #: the file's shapes of ALTER TABLE statements (:mod:`.readers.shapes`), made when needed
+        self.alter_table_shapes: Any = None
 
     def parse_tokens(
         self, tokens: Sequence[Token], what: str, sql: str, base: int

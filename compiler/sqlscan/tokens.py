@@ -119,6 +119,23 @@ def _upper_word(tok: Token) -> str | None:
     return None
 
 
+class _Words(dict[str, str | None]):
+    """Text -> :func:`_upper_word` of a token with that text whose type is not in
+    ``_NOT_WORDS`` (then the answer depends on the text alone), asked once per text: a
+    compiled file repeats the same keywords and names in thousands of statements."""
+
+    def __missing__(self, text: str) -> str | None:
+        first = text[:1]
+        word = text.upper() if first.isalpha() or first == "_" else None
+        if len(self) >= 100_000:
+            self.clear()
+        self[text] = word
+        return word
+
+
+_WORDS = _Words()
+
+
 def is_kw(tok: Token | None, word: str) -> bool:
     return tok is not None and is_word(tok) and tok.text.upper() == word
 
@@ -166,7 +183,8 @@ class Cursor:
         self.i = 0
         #: each token's text in upper case when it is a word (:func:`is_word`), else None:
         #: what :meth:`is_kw` compares, computed once per token rather than once per question
-        self.words = [_upper_word(tok) for tok in tokens]
+        words = _WORDS
+        self.words = [None if t.token_type in _NOT_WORDS else words[t.text] for t in tokens]
 
     def peek(self, k: int = 0) -> Token | None:
         j = self.i + k

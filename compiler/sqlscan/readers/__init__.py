@@ -13,7 +13,14 @@ from collections.abc import Sequence
 
 from accord.compiler.sqlscan.bodies import Context
 from accord.compiler.sqlscan.readers import databricks, shared, snowflake
-from accord.compiler.sqlscan.readers.shared import Entry, Reader, other, read_create_function
+from accord.compiler.sqlscan.readers.shapes import ShapeReader
+from accord.compiler.sqlscan.readers.shared import (
+    Entry,
+    Reader,
+    other,
+    read_alter_table,
+    read_create_function,
+)
 from accord.compiler.sqlscan.statements import Fields
 from accord.compiler.sqlscan.tokens import Cursor, is_word
 from sqlglot.tokens import Token
@@ -39,6 +46,19 @@ STATEMENT_READERS = _table(snowflake.READERS, databricks.READERS, shared.READERS
 _FALLBACK: dict[str, Reader] = {"CREATE": read_create_function}
 
 
+#: whether ``ALTER TABLE`` statements are read once per shape (:mod:`.shapes`); the tests
+#: turn it off to compare with reading each statement
+SHAPES = True
+
+
+def _shapes(ctx: Context) -> ShapeReader:
+    """The file's shapes of ``ALTER TABLE`` statements, kept on its context."""
+    shapes = ctx.alter_table_shapes
+    if shapes is None:
+        shapes = ctx.alter_table_shapes = ShapeReader(read_alter_table)
+    return shapes
+
+
 def read_statement(ctx: Context, toks: Sequence[Token]) -> list[Fields]:
     """The fields of the statement(s) these tokens make; ``[{"kind": "other"}]`` if not ours."""
     c = Cursor(toks, ctx.text)
@@ -55,6 +75,8 @@ def read_statement(ctx: Context, toks: Sequence[Token]) -> list[Fields]:
     if word is not None and is_word(word):
         for words, reader in firsts.get(word.text.upper(), ()):
             if c.accept(*words):
+                if reader is read_alter_table and SHAPES:
+                    return _shapes(ctx).read(ctx, c, or_replace)
                 return reader(ctx, c, or_replace)
     fallback = _FALLBACK.get(key)
     return fallback(ctx, c, or_replace) if fallback is not None else other()
