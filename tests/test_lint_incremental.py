@@ -13,6 +13,7 @@ which has findings of most rules, split over more files; and a small generated e
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import sys
@@ -221,6 +222,50 @@ def edit(files: Files, kind: str, seed: int) -> None:
         f, name, ds = found
         entries = files[f]["datasets"]
         entries[name] = entries.pop(name)
+    elif kind in PLAIN and found:
+        _plain_column(files, kind, seed, found[2])
+
+
+def _plain_column(files: Files, kind: str, seed: int, ds: dict[str, Any]) -> None:
+    """Add (or, when there, remove) a column whose spec is only a type, valid or not: the
+    columns an incremental run checks without validating the whole model."""
+    every = {n: d for doc in files.values() for n, d in (doc.get("datasets") or {}).items()}
+    sources = {d.get("replica_of") for d in every.values()}
+    if kind == "plain_replica":  # a dataset of a replica group: a replica or a source
+        group = [d for n, d in every.items() if d.get("replica_of") or n in sources]
+        ds = _pick(group, seed) or ds
+    elif kind == "plain_case_twin":  # alone: a twin of a column of its group is governance
+        alone = [d for n, d in every.items() if not d.get("replica_of") and n not in sources]
+        ds = _pick(alone, seed) or ds
+    cols = ds.get("columns")
+    if not isinstance(cols, dict):
+        return
+    existing = [c for c in cols if isinstance(c, str)]
+    if kind == "plain_bad_type":
+        wrong = "NUMBER(10,2)" if ds.get("platform") == "databricks" else "STRUCT<a: INT>"
+        name, spec = "plain_typed", {"type": _pick([wrong, "NOT_A_TYPE", "VARCHAR(", "DATE"], seed)}
+    elif kind == "plain_bad_name":
+        name, spec = _pick(["two words", "bad-name", "1st", "naïve", "ok_name"], seed), None
+        spec = {"type": _text_type(ds)}
+    elif kind == "plain_case_twin":
+        twin = _pick(existing, seed // 3)
+        if twin is None:
+            return
+        name, spec = twin.swapcase(), {"type": _text_type(ds)}
+    elif kind == "plain_mentioned":
+        # a word written elsewhere in the model: a mask's, a persona's or a dataset's name
+        words = [n for _, n in _entries(files, "masks")] + ["steward", "group_code", "NOTES"]
+        name, spec = _pick(words, seed), {"type": _text_type(ds)}
+    elif kind == "plain_not_mapping":
+        name, spec = "plain_shape", _pick([_text_type(ds), [_text_type(ds)], None, 3], seed)
+    elif kind == "plain_yaml_scalar":
+        name, spec = "plain_scalar", {"type": _pick([True, 1.5, 7], seed)}
+    else:  # plain_replica, plain_valid
+        name, spec = f"plain_{seed % 5}", {"type": _pick(["DATE", _text_type(ds)], seed)}
+    if name in cols and cols[name] == spec:
+        del cols[name]
+    else:
+        ds["columns"] = {**cols, name: spec} if seed % 2 else {name: spec, **cols}
 
 
 KINDS = [
@@ -241,6 +286,19 @@ KINDS = [
     "reorder",
 ]
 
+#: edits of columns whose spec is only a type (compiler/lint/verdict.py), valid and not
+PLAIN = [
+    "plain_valid",
+    "plain_bad_type",
+    "plain_bad_name",
+    "plain_case_twin",
+    "plain_mentioned",
+    "plain_not_mapping",
+    "plain_yaml_scalar",
+    "plain_replica",
+]
+KINDS += PLAIN
+
 
 def _lint(root: Path, cache: Path, fmt: str, cached: bool) -> tuple[int, str, str]:
     argv = ["lint", "--format", fmt, str(root), *([] if cached else ["--no-cache"])]
@@ -249,9 +307,22 @@ def _lint(root: Path, cache: Path, fmt: str, cached: bool) -> tuple[int, str, st
     return code, out, err
 
 
-def check_sequence(base: Files, edits: list[tuple[str, int]]) -> None:
+def _narrowed() -> deps.Inputs:
+    """ACC404 declared as reading what ACC403 reads and the probes: then a plain column's
+    edit reuses every rule, and lint skips validation (compiler/lint/verdict.py)."""
+    return deps.Inputs("entry", (*deps.RULE_INPUTS["ACC403"].reads, "probes"))
+
+
+def check_sequence(base: Files, edits: list[tuple[str, int]], narrow: bool = False) -> None:
     """The property: after each edit, the cached (incremental) lint prints what a lint
-    without the cache prints, in JSON and in text."""
+    without the cache prints, in JSON and in text. ``narrow``: with ACC404 narrowed."""
+    with pytest.MonkeyPatch.context() as mp:
+        if narrow:
+            mp.setitem(deps.RULE_INPUTS, "ACC404", _narrowed())
+        _check_sequence(base, edits)
+
+
+def _check_sequence(base: Files, edits: list[tuple[str, int]]) -> None:
     files = copy.deepcopy(base)
     with tempfile.TemporaryDirectory() as tmp:
         root, cache = Path(tmp) / "policies", Path(tmp) / "cache"
@@ -276,16 +347,132 @@ def check_sequence(base: Files, edits: list[tuple[str, int]]) -> None:
 @given(
     st.sampled_from(sorted(BASES)),
     st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 2**16)), min_size=1, max_size=4),
+    st.booleans(),
 )
-def test_incremental_lint_equals_a_full_lint(base: str, edits: list[tuple[str, int]]) -> None:
-    check_sequence(BASES[base], edits)
+def test_incremental_lint_equals_a_full_lint(
+    base: str, edits: list[tuple[str, int]], narrow: bool
+) -> None:
+    check_sequence(BASES[base], edits, narrow)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_kind_of_edit(kind: str) -> None:
     """Every kind of edit at least once on each estate, whatever hypothesis draws."""
     for i, base in enumerate(BASES.values()):
-        check_sequence(base, [(kind, 3 + 7 * i)])
+        check_sequence(base, [(kind, 3 + 7 * i)], narrow=kind in PLAIN)
+
+
+@pytest.mark.parametrize("kind", PLAIN)
+def test_plain_column_edits_without_validation(kind: str) -> None:
+    """A column whose spec is only a type, added and edited several ways (valid, a type of
+    the other platform or none, a name that is no identifier, a case twin, a word written
+    elsewhere, a spec that is no mapping, a YAML scalar, in a replica group) and then
+    removed, on a run where every rule is reused: the output and exit code of ``--no-cache``."""
+    for base in [*BASES.values(), CLEAN]:
+        # each edit and its undoing: an invalid model writes no index, so a defect left in
+        # place would make every later edit a change of the skeleton
+        check_sequence(base, [(kind, s) for s in (0, 1, 2, 3, 4, 5) for _ in (0, 1)], narrow=True)
+
+
+def _clean() -> Files:
+    """The generated estate without its defects: no finding names a datasets file, so an
+    edit of one reuses every rule."""
+    files = bench_estate(24, principals=6, programmes=4, defects=False)
+    datasets: dict[str, Any] = {}
+    for name in [n for n in files if n.startswith("datasets/")]:
+        datasets.update(files.pop(name)["datasets"])
+    names = list(datasets)
+    for i in range(0, len(names), 4):
+        files[f"datasets/part_{i // 4}.yaml"] = {
+            "datasets": {n: datasets[n] for n in names[i : i + 4]}
+        }
+    return files
+
+
+CLEAN = _clean()
+
+
+def _validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the calls of validate_raw (the whole model validated)."""
+    from accord.compiler.model import validate
+
+    calls: list[int] = []
+    real = validate.validate_raw
+
+    def spy(raw: Any) -> Any:
+        calls.append(1)
+        return real(raw)
+
+    monkeypatch.setattr(validate, "validate_raw", spy)
+    return calls
+
+
+def test_the_bench_edit_skips_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench's edit (a dataset gains a column nothing refers to), every rule reused:
+    neither validation nor any check but the suppressions runs, and the output is a full
+    lint's; twice in a row (the verdict follows the edits)."""
+    monkeypatch.setitem(deps.RULE_INPUTS, "ACC404", _narrowed())
+    root, cache = tmp_path / "policies", tmp_path / "cache"
+    files = copy.deepcopy(CLEAN)
+    files["masks.yaml"]["masks"]["birth_date"]["ignore"] = {"ACC201": "reviewed"}
+    _write(root, files)
+    _lint(root, cache, "json", True)
+    calls = _validations(monkeypatch)
+    ran: list[str] = []
+    load_rules()
+    for rule_id, checks in list(REGISTRY.items()):
+        spied = [
+            dataclasses.replace(
+                c, check=lambda ctx, real=c.check, r=rule_id: ran.append(r) or real(ctx)
+            )
+            if c.source == "policy" and not c.post
+            else c
+            for c in checks
+        ]
+        monkeypatch.setitem(REGISTRY, rule_id, spied)
+    for i in (1, 2):
+        _column_edit(root, i)
+        incremental = _lint(root, cache, "json", True)
+        assert not calls and not ran, (calls, ran)
+        assert incremental == _lint(root, cache, "json", False)
+        assert "ACC002" in incremental[1]  # the unused ignore: is reported
+        calls.clear()
+        ran.clear()
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["mask", "identifier", "bad_type", "case_twin", "new_mask"],
+)
+def test_a_skeleton_change_validates_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """An edit the verdict cannot judge alone (a column gains a mask or an identifier, a
+    plain column with no type of its platform or named like another column of its dataset,
+    a new mask) validates the whole model, with a full lint's output."""
+    monkeypatch.setitem(deps.RULE_INPUTS, "ACC404", _narrowed())
+    root, cache = tmp_path / "policies", tmp_path / "cache"
+    files = copy.deepcopy(CLEAN)
+    _write(root, files)
+    _lint(root, cache, "json", True)
+    calls = _validations(monkeypatch)
+    f = sorted(n for n in files if n.startswith("datasets/"))[-1]
+    ds = next(iter(files[f]["datasets"].values()))
+    col = next(c for c, spec in ds["columns"].items() if set(spec) == {"type"})
+    if change == "mask":
+        ds["columns"][col]["mask"] = "birth_date"
+    elif change == "identifier":
+        ds["columns"][col]["identifier"] = "subject"
+    elif change == "bad_type":
+        ds["columns"]["extra"] = {"type": "NOT_A_TYPE"}
+    elif change == "case_twin":
+        ds["columns"][col.swapcase()] = {"type": ds["columns"][col]["type"]}
+    else:
+        files["masks.yaml"]["masks"]["spare"] = {"strategy": "nullify"}
+    _write(root, files)
+    incremental = _lint(root, cache, "json", True)
+    assert calls, "the whole model is validated"
+    assert incremental == _lint(root, cache, "json", False)
 
 
 def test_every_policy_rule_is_classified() -> None:
