@@ -546,3 +546,33 @@ def test_an_undeclared_rule_is_re_run(tmp_path: Path, monkeypatch: pytest.Monkey
     assert _lint(root, cache, "json", True) == _lint(root, cache, "json", False)
     assert reused and "ACC403" not in reused[-1]
     assert "ACC402" in reused[-1]  # reads surfaces and the datasets' governance only
+
+
+def test_the_plain_column_checks_are_the_schemas() -> None:
+    """What compiler/lint/verdict.py checks of a plain column is what the schema checks: a
+    column spec has only ``type`` (a ``Text``) besides ``mask`` and ``identifier``, and the
+    name and text checks it calls are the schema's own validators, so a name or type it
+    accepts the schema accepts, and one it refuses the schema refuses."""
+    from accord.compiler.lint import verdict
+    from accord.compiler.model.schema import ColumnName, ColumnSpec
+    from pydantic import TypeAdapter, ValidationError
+
+    assert set(ColumnSpec.model_fields) == {"type", "mask", "identifier"}
+    assert ColumnSpec.model_fields["mask"].default is None
+    assert ColumnSpec.model_fields["identifier"].default is None
+    columns = TypeAdapter(dict[ColumnName, ColumnSpec])
+    data: dict[str, Any] = {"datasets": {"d": {"platform": "snowflake", "columns": {}}}}
+    judged = set()
+    for name in ["ok", "OK_2", "a$b", "two words", "bad-name", "1st", "naïve", " x", "x" * 300]:
+        for text in ["VARCHAR", "VAR\x00CHAR"]:
+            try:
+                columns.validate_python({name: {"type": text}})
+                schema_ok = True
+            except ValidationError:
+                schema_ok = False
+            data["datasets"]["d"]["columns"] = {name: {"type": text}}
+            if name in deps.governance(data)["d"]["columns"]:
+                continue  # not a plain column (not one word): part of the skeleton
+            assert verdict.plain_columns_valid(data, {}, ["d"]) == schema_ok, (name, text)
+            judged.add(name)
+    assert judged == {"ok", "OK_2", "1st", "naïve", "x" * 300}
