@@ -564,7 +564,7 @@ def test_the_plain_column_checks_are_the_schemas() -> None:
     data: dict[str, Any] = {"datasets": {"d": {"platform": "snowflake", "columns": {}}}}
     judged = set()
     for name in ["ok", "OK_2", "a$b", "two words", "bad-name", "1st", "naïve", " x", "x" * 300]:
-        for text in ["VARCHAR", "VAR\x00CHAR"]:
+        for text in ["VARCHAR", "VAR\x00CHAR", "VARCHAR\t", "NUMBER(10,\n2)"]:
             try:
                 columns.validate_python({name: {"type": text}})
                 schema_ok = True
