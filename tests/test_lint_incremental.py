@@ -562,7 +562,6 @@ def test_the_plain_column_checks_are_the_schemas() -> None:
     assert ColumnSpec.model_fields["identifier"].default is None
     columns = TypeAdapter(dict[ColumnName, ColumnSpec])
     data: dict[str, Any] = {"datasets": {"d": {"platform": "snowflake", "columns": {}}}}
-    judged = set()
     for name in ["ok", "OK_2", "a$b", "two words", "bad-name", "1st", "naïve", " x", "x" * 300]:
         for text in ["VARCHAR", "VAR\x00CHAR", "VARCHAR\t", "NUMBER(10,\n2)"]:
             try:
@@ -571,8 +570,4 @@ def test_the_plain_column_checks_are_the_schemas() -> None:
             except ValidationError:
                 schema_ok = False
             data["datasets"]["d"]["columns"] = {name: {"type": text}}
-            if name in deps.governance(data)["d"]["columns"]:
-                continue  # not a plain column (not one word): part of the skeleton
             assert verdict.plain_columns_valid(data, {}, ["d"]) == schema_ok, (name, text)
-            judged.add(name)
-    assert judged == {"ok", "OK_2", "1st", "naïve", "x" * 300}

@@ -155,21 +155,18 @@ def ignores_of(model: Any) -> dict[str, dict[str, dict[str, str]]]:
 def plain_columns_valid(
     data: Mapping[str, Any], texts: Mapping[Any, str], changed: list[str]
 ) -> bool:
-    """Whether every column of the datasets ``changed`` that the governance view leaves out
-    passes validation's checks of a column, judged alone (see the module docstring); False
-    whenever the column or its dataset is one this cannot judge alone."""
+    """Whether every column of the datasets ``changed`` whose spec is only a type (those the
+    governance view leaves out among them) passes validation's checks of a column, judged
+    alone (see the module docstring); False whenever the column or its dataset is one this
+    cannot judge alone. Columns with more than a type are in the skeleton."""
     from accord.compiler.model.names import COLUMN_NAME, no_control
     from accord.compiler.model.types import foreign_type, is_type
 
     datasets = data["datasets"]
-    view = deps.governance(data)
-    if type(view) is not dict:
-        return False
     column_texts = {path[:4] for path in texts if len(path) >= 4 and path[0] == "datasets"}
     for name in changed:
         entry = datasets.get(name)
-        kept = view.get(name)
-        if type(entry) is not dict or type(kept) is not dict:
+        if type(entry) is not dict:
             return False
         platform = entry.get("platform")
         columns = entry.get("columns", {})
@@ -179,13 +176,14 @@ def plain_columns_valid(
             return False
         if len({c.casefold() for c in columns}) != len(columns):
             return False  # names that fold to one: validation says which
-        kept_columns = kept.get("columns", {})
         for col, spec in columns.items():
-            if type(kept_columns) is dict and col in kept_columns:
-                continue  # part of the skeleton
-            if type(spec) is not dict or set(spec) != {"type"} or type(spec["type"]) is not str:
+            if type(spec) is not dict:
                 return False
-            if ("datasets", name, "columns", col) in column_texts:
+            if set(spec) != {"type"}:
+                continue  # more than a type: the governance view keeps it (the skeleton)
+            # a type-only column, plain or kept by the governance view: checked alone
+            # either way (a kept one is in the skeleton, so valid, and passes)
+            if type(spec["type"]) is not str or ("datasets", name, "columns", col) in column_texts:
                 return False
             try:
                 COLUMN_NAME(col)
