@@ -571,3 +571,22 @@ def test_the_plain_column_checks_are_the_schemas() -> None:
                 schema_ok = False
             data["datasets"]["d"]["columns"] = {name: {"type": text}}
             assert verdict.plain_columns_valid(data, {}, ["d"]) == schema_ok, (name, text)
+
+
+def test_an_unused_ignore_is_judged_with_its_rule_loaded(tmp_path: Path) -> None:
+    """In a fresh process an incremental run loads only the rule modules it re-runs; ACC002
+    says whether the rule of an unused ``ignore:`` is a policy rule from the checks
+    registered, so that rule's module is loaded too: the message is a full lint's."""
+    from tests.cli import run_process
+
+    files = copy.deepcopy(CLEAN)
+    files["masks.yaml"]["masks"]["notes_0"]["ignore"] = {"ACC201": "reviewed"}
+    root, cache = tmp_path / "policies", tmp_path / "cache"
+    _write(root, files)
+    env = {"ACCORD_CACHE_DIR": str(cache)}
+    run_process(["lint", str(root)], cwd=tmp_path, env=env)
+    _column_edit(root, 1)
+    incremental = run_process(["lint", str(root)], cwd=tmp_path, env=env)
+    full = run_process(["lint", "--no-cache", str(root)], cwd=tmp_path, env=env)
+    assert "no finding of it is raised on this entry" in full.stdout
+    assert incremental == full

@@ -505,6 +505,7 @@ def _lint_project(
     from accord.compiler.model.validate import validate_raw  # pydantic: not on a cache hit
 
     project = validate_raw(raw)
+    families = _with_ignored(families, verdict.ignores_of(project.model))
     computed: dict[str, list[Finding]] = {}
     findings = lint_project(
         project, history, config.selected, reuse=reuse, computed=computed, families=families
@@ -517,6 +518,24 @@ def _lint_project(
             found = verdict.Verdict(skeleton, entries, ignores, len(project.files))
             verdict.write(index_key, found)
     return findings, len(project.files)
+
+
+def _with_ignored(
+    families: set[str] | None, ignores: dict[str, dict[str, dict[str, str]]]
+) -> set[str] | None:
+    """``families`` and the rule modules of every rule an ``ignore:`` entry names: ACC002 says
+    whether the rule of an unused one is a policy rule by the checks registered, so its module
+    must be loaded (None: every module)."""
+    if families is None:
+        return None
+    out = set(families)
+    for by_name in ignores.values():
+        for rules in by_name.values():
+            for rule_id in rules:
+                if rule_id not in deps.FAMILY:
+                    return None
+                out.add(deps.FAMILY[rule_id])
+    return out
 
 
 def _without_validation(
@@ -540,14 +559,7 @@ def _without_validation(
     changed = [name for name, digest in entries.items() if past.entries[name] != digest]
     if not verdict.plain_columns_valid(raw.data, raw.source.texts, changed):
         return None
-    # ACC002 says whether a rule an unused ignore: names is a policy rule: its module is loaded
-    ignored = {r for by_name in past.ignores.values() for rules in by_name.values() for r in rules}
-    needed: set[str] | None = {"suppressions"}
-    for rule_id in ignored:
-        if rule_id not in deps.FAMILY:
-            needed = None  # every module
-            break
-        needed.add(deps.FAMILY[rule_id])
+    needed = _with_ignored({"suppressions"}, past.ignores)
     load_rules(needed)
     for rule_id, checks in REGISTRY.items():
         if rule_id not in reuse and any(c.source == "policy" and not c.post for c in checks):
