@@ -108,6 +108,11 @@ def _dataset(files: Files, seed: int) -> tuple[str, str, dict[str, Any]] | None:
     return f, name, files[f]["datasets"][name]
 
 
+def _mappings(ds: dict[str, Any]) -> list[str]:
+    """The columns of ``ds`` whose spec is a mapping (``plain_not_mapping`` writes others)."""
+    return [c for c, spec in (ds.get("columns") or {}).items() if isinstance(spec, dict)]
+
+
 def _text_type(ds: dict[str, Any]) -> str:
     return "VARCHAR" if ds.get("platform") == "snowflake" else "STRING"
 
@@ -122,7 +127,7 @@ def edit(files: Files, kind: str, seed: int) -> None:
         ds["columns"] = {f"added_{seed % 97}": {"type": _text_type(ds)}, **cols}
     elif kind == "retype_column" and found:
         _, _, ds = found
-        col = _pick(list(ds.get("columns") or {}), seed // 7)
+        col = _pick(_mappings(ds), seed // 7)
         if col is not None:
             ds["columns"][col]["type"] = _pick(["DATE", "NUMBER", "INT", _text_type(ds)], seed)
     elif kind == "rename_column" and found:
@@ -134,7 +139,7 @@ def edit(files: Files, kind: str, seed: int) -> None:
             ds["columns"] = dict(cols)
     elif kind == "mask_column" and found and masks:
         _, _, ds = found
-        col = _pick(list(ds.get("columns") or {}), seed // 7)
+        col = _pick(_mappings(ds), seed // 7)
         if col is not None:
             spec = ds["columns"][col]
             if spec.get("mask") and seed % 2:
@@ -143,7 +148,7 @@ def edit(files: Files, kind: str, seed: int) -> None:
                 spec["mask"] = _pick(masks, seed // 3)[1]
     elif kind == "identifier" and found:
         _, _, ds = found
-        col = _pick(list(ds.get("columns") or {}), seed // 7)
+        col = _pick(_mappings(ds), seed // 7)
         if col is not None:
             spec = ds["columns"][col]
             if spec.get("identifier"):
