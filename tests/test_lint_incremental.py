@@ -15,6 +15,7 @@ edit compares the cached run with ``--no-cache``.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import sys
@@ -150,6 +151,11 @@ def _dataset(files: Files, seed: int) -> tuple[str, str, dict[str, Any]] | None:
     return f, name, files[f]["datasets"][name]
 
 
+def _mappings(ds: dict[str, Any]) -> list[str]:
+    """The columns of ``ds`` whose spec is a mapping (``plain_not_mapping`` writes others)."""
+    return [c for c, spec in (ds.get("columns") or {}).items() if isinstance(spec, dict)]
+
+
 def _text_type(ds: dict[str, Any]) -> str:
     return "VARCHAR" if ds.get("platform") == "snowflake" else "STRING"
 
@@ -164,7 +170,7 @@ def edit(files: Files, kind: str, seed: int) -> None:
         ds["columns"] = {f"added_{seed % 97}": {"type": _text_type(ds)}, **cols}
     elif kind == "retype_column" and found:
         _, _, ds = found
-        col = _pick(list(ds.get("columns") or {}), seed // 7)
+        col = _pick(_mappings(ds), seed // 7)
         if col is not None:
             ds["columns"][col]["type"] = _pick(["DATE", "NUMBER", "INT", _text_type(ds)], seed)
     elif kind == "rename_column" and found:
@@ -176,7 +182,7 @@ def edit(files: Files, kind: str, seed: int) -> None:
             ds["columns"] = dict(cols)
     elif kind == "mask_column" and found and masks:
         _, _, ds = found
-        col = _pick(list(ds.get("columns") or {}), seed // 7)
+        col = _pick(_mappings(ds), seed // 7)
         if col is not None:
             spec = ds["columns"][col]
             if spec.get("mask") and seed % 2:
@@ -185,7 +191,7 @@ def edit(files: Files, kind: str, seed: int) -> None:
                 spec["mask"] = _pick(masks, seed // 3)[1]
     elif kind == "identifier" and found:
         _, _, ds = found
-        col = _pick(list(ds.get("columns") or {}), seed // 7)
+        col = _pick(_mappings(ds), seed // 7)
         if col is not None:
             spec = ds["columns"][col]
             if spec.get("identifier"):
@@ -266,6 +272,8 @@ def edit(files: Files, kind: str, seed: int) -> None:
         entries[name] = entries.pop(name)
     elif kind.startswith("probe_") or kind == "case_column":
         probe_edit(files, kind, seed)
+    elif kind in PLAIN and found:
+        _plain_column(files, kind, seed, found[2])
 
 
 def _find_dataset(files: Files, name: str) -> dict[str, Any] | None:
@@ -339,6 +347,48 @@ def probe_edit(files: Files, kind: str, seed: int) -> None:
             _flip_case(ds, col)
 
 
+def _plain_column(files: Files, kind: str, seed: int, ds: dict[str, Any]) -> None:
+    """Add (or, when there, remove) a column whose spec is only a type, valid or not: the
+    columns an incremental run checks without validating the whole model."""
+    every = {n: d for doc in files.values() for n, d in (doc.get("datasets") or {}).items()}
+    sources = {d.get("replica_of") for d in every.values()}
+    if kind == "plain_replica":  # a dataset of a replica group: a replica or a source
+        group = [d for n, d in every.items() if d.get("replica_of") or n in sources]
+        ds = _pick(group, seed) or ds
+    elif kind == "plain_case_twin":  # alone: a twin of a column of its group is governance
+        alone = [d for n, d in every.items() if not d.get("replica_of") and n not in sources]
+        ds = _pick(alone, seed) or ds
+    cols = ds.get("columns")
+    if not isinstance(cols, dict):
+        return
+    existing = [c for c in cols if isinstance(c, str)]
+    if kind == "plain_bad_type":
+        wrong = "NUMBER(10,2)" if ds.get("platform") == "databricks" else "STRUCT<a: INT>"
+        name, spec = "plain_typed", {"type": _pick([wrong, "NOT_A_TYPE", "VARCHAR(", "DATE"], seed)}
+    elif kind == "plain_bad_name":
+        name, spec = _pick(["two words", "bad-name", "1st", "naïve", "ok_name"], seed), None
+        spec = {"type": _text_type(ds)}
+    elif kind == "plain_case_twin":
+        twin = _pick(existing, seed // 3)
+        if twin is None:
+            return
+        name, spec = twin.swapcase(), {"type": _text_type(ds)}
+    elif kind == "plain_mentioned":
+        # a word written elsewhere in the model: a mask's, a persona's or a dataset's name
+        words = [n for _, n in _entries(files, "masks")] + ["steward", "group_code", "NOTES"]
+        name, spec = _pick(words, seed), {"type": _text_type(ds)}
+    elif kind == "plain_not_mapping":
+        name, spec = "plain_shape", _pick([_text_type(ds), [_text_type(ds)], None, 3], seed)
+    elif kind == "plain_yaml_scalar":
+        name, spec = "plain_scalar", {"type": _pick([True, 1.5, 7], seed)}
+    else:  # plain_replica, plain_valid
+        name, spec = f"plain_{seed % 5}", {"type": _pick(["DATE", _text_type(ds)], seed)}
+    if name in cols and cols[name] == spec:
+        del cols[name]
+    else:
+        ds["columns"] = {**cols, name: spec} if seed % 2 else {name: spec, **cols}
+
+
 KINDS = [
     "add_column",
     "retype_column",
@@ -362,6 +412,19 @@ KINDS = [
     "probe_add_remove",
     "case_column",
 ]
+
+#: edits of columns whose spec is only a type (compiler/lint/verdict.py), valid and not
+PLAIN = [
+    "plain_valid",
+    "plain_bad_type",
+    "plain_bad_name",
+    "plain_case_twin",
+    "plain_mentioned",
+    "plain_not_mapping",
+    "plain_yaml_scalar",
+    "plain_replica",
+]
+KINDS += PLAIN
 
 
 def _lint(root: Path, cache: Path, fmt: str, cached: bool) -> tuple[int, str, str]:
@@ -415,6 +478,117 @@ def test_each_kind_of_edit(kind: str) -> None:
     """Every kind of edit at least once on each estate, whatever hypothesis draws."""
     for i, base in enumerate(BASES.values()):
         check_sequence(base, [(kind, 3 + 7 * i)])
+
+
+@pytest.mark.parametrize("kind", PLAIN)
+def test_plain_column_edits_without_validation(kind: str) -> None:
+    """A column whose spec is only a type, added and edited several ways (valid, a type of
+    the other platform or none, a name that is no identifier, a case twin, a word written
+    elsewhere, a spec that is no mapping, a YAML scalar, in a replica group) and then
+    removed, on a run where every rule is reused: the output and exit code of ``--no-cache``."""
+    for base in [*BASES.values(), CLEAN]:
+        # each edit and its undoing: an invalid model writes no index, so a defect left in
+        # place would make every later edit a change of the skeleton
+        check_sequence(base, [(kind, s) for s in (0, 1, 2, 3, 4, 5) for _ in (0, 1)])
+
+
+def _clean() -> Files:
+    """The generated estate without its defects: no finding names a datasets file, so an
+    edit of one reuses every rule."""
+    files = bench_estate(24, principals=6, programmes=4, defects=False)
+    datasets: dict[str, Any] = {}
+    for name in [n for n in files if n.startswith("datasets/")]:
+        datasets.update(files.pop(name)["datasets"])
+    names = list(datasets)
+    for i in range(0, len(names), 4):
+        files[f"datasets/part_{i // 4}.yaml"] = {
+            "datasets": {n: datasets[n] for n in names[i : i + 4]}
+        }
+    return files
+
+
+CLEAN = _clean()
+
+
+def _validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the calls of validate_raw (the whole model validated)."""
+    from accord.compiler.model import validate
+
+    calls: list[int] = []
+    real = validate.validate_raw
+
+    def spy(raw: Any) -> Any:
+        calls.append(1)
+        return real(raw)
+
+    monkeypatch.setattr(validate, "validate_raw", spy)
+    return calls
+
+
+def test_the_bench_edit_skips_validation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench's edit (a dataset gains a column nothing refers to), every rule reused:
+    neither validation nor any check but the suppressions runs, and the output is a full
+    lint's; twice in a row (the verdict follows the edits)."""
+    root, cache = tmp_path / "policies", tmp_path / "cache"
+    files = copy.deepcopy(CLEAN)
+    files["masks.yaml"]["masks"]["birth_date"]["ignore"] = {"ACC201": "reviewed"}
+    _write(root, files)
+    _lint(root, cache, "json", True)
+    calls = _validations(monkeypatch)
+    ran: list[str] = []
+    load_rules()
+    for rule_id, checks in list(REGISTRY.items()):
+        spied = [
+            dataclasses.replace(
+                c, check=lambda ctx, real=c.check, r=rule_id: ran.append(r) or real(ctx)
+            )
+            if c.source == "policy" and not c.post
+            else c
+            for c in checks
+        ]
+        monkeypatch.setitem(REGISTRY, rule_id, spied)
+    for i in (1, 2):
+        _column_edit(root, i)
+        incremental = _lint(root, cache, "json", True)
+        assert not calls and not ran, (calls, ran)
+        assert incremental == _lint(root, cache, "json", False)
+        assert "ACC002" in incremental[1]  # the unused ignore: is reported
+        calls.clear()
+        ran.clear()
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["mask", "identifier", "bad_type", "case_twin", "new_mask"],
+)
+def test_a_skeleton_change_validates_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """An edit the verdict cannot judge alone (a column gains a mask or an identifier, a
+    plain column with no type of its platform or named like another column of its dataset,
+    a new mask) validates the whole model, with a full lint's output."""
+    root, cache = tmp_path / "policies", tmp_path / "cache"
+    files = copy.deepcopy(CLEAN)
+    _write(root, files)
+    _lint(root, cache, "json", True)
+    calls = _validations(monkeypatch)
+    f = sorted(n for n in files if n.startswith("datasets/"))[-1]
+    ds = next(iter(files[f]["datasets"].values()))
+    col = next(c for c, spec in ds["columns"].items() if set(spec) == {"type"})
+    if change == "mask":
+        ds["columns"][col]["mask"] = "birth_date"
+    elif change == "identifier":
+        ds["columns"][col]["identifier"] = "subject"
+    elif change == "bad_type":
+        ds["columns"]["extra"] = {"type": "NOT_A_TYPE"}
+    elif change == "case_twin":
+        ds["columns"][col.swapcase()] = {"type": ds["columns"][col]["type"]}
+    else:
+        files["masks.yaml"]["masks"]["spare"] = {"strategy": "nullify"}
+    _write(root, files)
+    incremental = _lint(root, cache, "json", True)
+    assert calls, "the whole model is validated"
+    assert incremental == _lint(root, cache, "json", False)
 
 
 def test_every_policy_rule_is_classified() -> None:
@@ -571,3 +745,47 @@ def test_an_undeclared_rule_is_re_run(tmp_path: Path, monkeypatch: pytest.Monkey
     assert _lint(root, cache, "json", True) == _lint(root, cache, "json", False)
     assert reused and "ACC403" not in reused[-1]
     assert "ACC402" in reused[-1]  # reads surfaces and the datasets' governance only
+
+
+def test_the_plain_column_checks_are_the_schemas() -> None:
+    """What compiler/lint/verdict.py checks of a plain column is what the schema checks: a
+    column spec has only ``type`` (a ``Text``) besides ``mask`` and ``identifier``, and the
+    name and text checks it calls are the schema's own validators, so a name or type it
+    accepts the schema accepts, and one it refuses the schema refuses."""
+    from accord.compiler.lint import verdict
+    from accord.compiler.model.schema import ColumnName, ColumnSpec
+    from pydantic import TypeAdapter, ValidationError
+
+    assert set(ColumnSpec.model_fields) == {"type", "mask", "identifier"}
+    assert ColumnSpec.model_fields["mask"].default is None
+    assert ColumnSpec.model_fields["identifier"].default is None
+    columns = TypeAdapter(dict[ColumnName, ColumnSpec])
+    data: dict[str, Any] = {"datasets": {"d": {"platform": "snowflake", "columns": {}}}}
+    for name in ["ok", "OK_2", "a$b", "two words", "bad-name", "1st", "naïve", " x", "x" * 300]:
+        for text in ["VARCHAR", "VAR\x00CHAR", "VARCHAR\t", "NUMBER(10,\n2)"]:
+            try:
+                columns.validate_python({name: {"type": text}})
+                schema_ok = True
+            except ValidationError:
+                schema_ok = False
+            data["datasets"]["d"]["columns"] = {name: {"type": text}}
+            assert verdict.plain_columns_valid(data, {}, ["d"]) == schema_ok, (name, text)
+
+
+def test_an_unused_ignore_is_judged_with_its_rule_loaded(tmp_path: Path) -> None:
+    """In a fresh process an incremental run loads only the rule modules it re-runs; ACC002
+    says whether the rule of an unused ``ignore:`` is a policy rule from the checks
+    registered, so that rule's module is loaded too: the message is a full lint's."""
+    from tests.cli import run_process
+
+    files = copy.deepcopy(CLEAN)
+    files["masks.yaml"]["masks"]["notes_0"]["ignore"] = {"ACC201": "reviewed"}
+    root, cache = tmp_path / "policies", tmp_path / "cache"
+    _write(root, files)
+    env = {"ACCORD_CACHE_DIR": str(cache)}
+    run_process(["lint", str(root)], cwd=tmp_path, env=env)
+    _column_edit(root, 1)
+    incremental = run_process(["lint", str(root)], cwd=tmp_path, env=env)
+    full = run_process(["lint", "--no-cache", str(root)], cwd=tmp_path, env=env)
+    assert "no finding of it is raised on this entry" in full.stdout
+    assert incremental == full

@@ -4,7 +4,8 @@ Every entry is keyed by the SHA-256 of what it was computed from, so a hit gives
 computing afresh would; the cache is an optimisation only. Payloads are written by the modules
 that define them: :mod:`compiler.model.parsecache` (``parse/``, ``pos/``, ``sem/``: parsed
 policy files), :mod:`compiler.lint.cache` (``lint/``: lint results) and
-:mod:`compiler.lint.deps` (``lintdeps/``: the dependency index of incremental lint).
+:mod:`compiler.lint.deps` (``lintdeps/``: the dependency index of incremental lint) and
+:mod:`compiler.lint.verdict` (``lintvalid/``: the last successful validation's skeleton).
 
 The *code fingerprint* hashes accord's version and the source of every module of the
 ``compiler`` and ``targets`` packages: the model's schema, the loader and every rule are

@@ -21,8 +21,10 @@ and selection). A later run reuses a rule's findings only when
   moved, so the rule is re-run.
 
 Otherwise the rule is re-run on the validated project, with every other rule's findings
-reused. Validation always runs on the whole model (references between entries are checked
-there), so an edit that makes the model invalid is reported exactly as without the cache.
+reused. Validation runs on the whole model (references between entries are checked there),
+so an edit that makes the model invalid is reported exactly as without the cache; only when
+every rule is reused and the edit changed nothing but plain columns that check alone is it
+skipped (:mod:`compiler.lint.verdict`).
 """
 
 from __future__ import annotations

@@ -18,15 +18,16 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from accord.compiler.core import store
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from accord.compiler.lint import cache as lint_cache
-from accord.compiler.lint import deps
-from accord.compiler.lint.checks import History
+from accord.compiler.lint import deps, verdict
+from accord.compiler.lint.checks import REGISTRY, History
 from accord.compiler.lint.config import ALWAYS, LintConfig, load_config, parse_codes
-from accord.compiler.lint.engine import lint_project, lint_sql_batch
+from accord.compiler.lint.engine import lint_project, lint_sql_batch, load_rules
 from accord.compiler.lint.finding import Finding
 from accord.compiler.lint.inputs.notebooks import (
     is_python_notebook,  # light: no scanner, no sqlglot
@@ -474,12 +475,12 @@ def _lint_project(
         hit = lint_cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
             return hit
-    from accord.compiler.model.validate import validate_raw  # pydantic: not on a cache hit
-
     raw = loader.load_documents(documents, root, unreadable)
     reuse: dict[str, list[Finding]] = {}
     families = None
     index_key = None
+    entries: dict[str, str] | None = None
+    skeleton = ""
     if key is not None and digests is not None:
         # incremental lint (compiler/lint/deps.py): the rules whose inputs this edit did not
         # change keep their findings; the others are re-run on the validated project
@@ -489,7 +490,22 @@ def _lint_project(
         index = deps.read_index(index_key)
         reuse = deps.reusable(index, digests, inputs)
         families = deps.families(index, reuse)
+        # every rule reused and the model valid but for plain columns it checks alone: no
+        # validation, no rule run (compiler/lint/verdict.py)
+        entries = verdict.entries(raw.data)
+        skeleton = verdict.skeleton(raw.data, raw.source.texts, owners, list(digests), inputs)
+        fast = _without_validation(raw, history, config, index, reuse, skeleton, entries, index_key)
+        if fast is not None:
+            findings, computed, past = fast
+            store.later("lint", key, lint_cache.findings_to_json(findings, len(raw.files)))
+            deps.write_index(index_key, digests, inputs, computed)
+            if entries != past.entries:
+                verdict.write(index_key, replace(past, entries=entries or {}))
+            return findings, len(raw.files)
+    from accord.compiler.model.validate import validate_raw  # pydantic: not on a cache hit
+
     project = validate_raw(raw)
+    families = _with_ignored(families, verdict.ignores_of(project.model))
     computed: dict[str, list[Finding]] = {}
     findings = lint_project(
         project, history, config.selected, reuse=reuse, computed=computed, families=families
@@ -497,7 +513,63 @@ def _lint_project(
     if key is not None and index_key is not None and digests is not None:
         store.later("lint", key, lint_cache.findings_to_json(findings, len(project.files)))
         deps.write_index(index_key, digests, inputs, computed)
+        if entries is not None:
+            ignores = verdict.ignores_of(project.model)
+            found = verdict.Verdict(skeleton, entries, ignores, len(project.files))
+            verdict.write(index_key, found)
     return findings, len(project.files)
+
+
+def _with_ignored(
+    families: set[str] | None, ignores: dict[str, dict[str, dict[str, str]]]
+) -> set[str] | None:
+    """``families`` and the rule modules of every rule an ``ignore:`` entry names: ACC002 says
+    whether the rule of an unused one is a policy rule by the checks registered, so its module
+    must be loaded (None: every module)."""
+    if families is None:
+        return None
+    out = set(families)
+    for by_name in ignores.values():
+        for rules in by_name.values():
+            for rule_id in rules:
+                if rule_id not in deps.FAMILY:
+                    return None
+                out.add(deps.FAMILY[rule_id])
+    return out
+
+
+def _without_validation(
+    raw: loader.RawProject,
+    history: History,
+    config: LintConfig,
+    index: deps.Index | None,
+    reuse: dict[str, list[Finding]],
+    skeleton: str,
+    entries: dict[str, str] | None,
+    index_key: str,
+) -> tuple[list[Finding], dict[str, list[Finding]], verdict.Verdict] | None:
+    """The findings of a project every rule of which is reused, when the last full validation
+    of this skeleton succeeded and the plain columns of every dataset changed since pass
+    validation's checks (:mod:`compiler.lint.verdict`); None: validate the whole model."""
+    if index is None or not index.rules or set(reuse) != set(index.rules) or entries is None:
+        return None
+    past = verdict.read(index_key)
+    if past is None or past.skeleton != skeleton or set(past.entries) != set(entries):
+        return None
+    changed = [name for name, digest in entries.items() if past.entries[name] != digest]
+    if not verdict.plain_columns_valid(raw.data, raw.source.texts, changed):
+        return None
+    needed = _with_ignored({"suppressions"}, past.ignores)
+    load_rules(needed)
+    for rule_id, checks in REGISTRY.items():
+        if rule_id not in reuse and any(c.source == "policy" and not c.post for c in checks):
+            return None
+    computed: dict[str, list[Finding]] = {}
+    project: Any = verdict.project_of(raw, past)
+    findings = lint_project(
+        project, history, config.selected, reuse=reuse, computed=computed, families=needed
+    )
+    return findings, computed, past
 
 
 def _lint_sql(

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 
 from accord.compiler.core.platforms import PLATFORMS, CatalogPlatform
 from accord.compiler.core.today import parse_day
+from accord.compiler.model.names import COLUMN_NAME, checker, no_control
 from accord.compiler.model.rules import is_known_rule
 from accord.compiler.model.salts import salt_ref_problem
 
@@ -63,59 +64,19 @@ _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _SF_IDENT = r"[A-Za-z_][A-Za-z0-9_$]*"
 _TABLE = re.compile(rf"^{_SF_IDENT}\.{_SF_IDENT}\.{_SF_IDENT}$")
 _SCHEMA = re.compile(rf"^{_SF_IDENT}\.{_SF_IDENT}$")
-_COLUMN = re.compile(rf"^{_SF_IDENT}$")
 _SF_ROLE = re.compile(rf"^{_SF_IDENT}$")
 _DBX_GROUP = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9 _.@+-]*$")
 _RULE = re.compile(r"^ACC\d{3}$")
 _RUNTIME = re.compile(r"^(\d+)\.(\d+)(\.[0-9x]+)?([.-][A-Za-z0-9.-]+)?$")
 
 
-#: the platforms' limit on one identifier (targets/reserved.py has the sources)
-MAX_IDENTIFIER = 255
-
-
 def _checker(pattern: re.Pattern[str], what: str) -> Any:
-    #: values already accepted: an estate repeats its names (columns, masks, domains) thousands
-    #: of times, and a check depends on the value alone
-    accepted: set[str] = set()
-
-    def check(value: str) -> str:
-        if value in accepted:
-            return value
-        # no part is longer than the whole: the parts are measured only when it is long
-        longest = (
-            max((len(part) for part in value.split(".")), default=0)
-            if len(value) > MAX_IDENTIFIER
-            else 0
-        )
-        if longest > MAX_IDENTIFIER:
-            raise ValueError(
-                f"{value[:40]!r}... has a name of {longest} characters; Snowflake and "
-                f"Databricks accept at most {MAX_IDENTIFIER}"
-            )
-        if not pattern.match(value) or value != value.strip():
-            raise ValueError(f"{value!r} is not a valid {what}")
-        accepted.add(value)
-        return value
-
-    return AfterValidator(check)
+    # the check itself is pydantic-free (compiler/model/names.py): an incremental lint checks
+    # a plain column's name with it without importing this module
+    return AfterValidator(checker(pattern, what))
 
 
-#: the control characters: below 32, and DEL
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
-
-
-#: texts already accepted (column types repeat thousands of times)
-_CLEAN: set[str] = set()
-
-
-def _no_control(value: str) -> str:
-    if value in _CLEAN:
-        return value
-    if _CONTROL.search(value):
-        raise ValueError("control characters are not allowed")
-    _CLEAN.add(value)
-    return value
+Text = Annotated[str, AfterValidator(no_control)]
 
 
 Name = Annotated[str, _checker(_NAME, "name (lower_snake_case: a-z, 0-9, _)")]
@@ -123,7 +84,7 @@ TableName = Annotated[
     str, _checker(_TABLE, "table name (three parts, database.schema.table, no quotes)")
 ]
 SchemaName = Annotated[str, _checker(_SCHEMA, "schema name (two parts, database.schema)")]
-ColumnName = Annotated[str, _checker(_COLUMN, "column name (letters, digits, _; no quotes)")]
+ColumnName = Annotated[str, AfterValidator(COLUMN_NAME)]
 
 
 def _stored_role_case(value: str) -> str:
@@ -159,7 +120,6 @@ def _salt_ref(value: str) -> str:
 
 
 SaltRef = Annotated[str, AfterValidator(_salt_ref)]
-Text = Annotated[str, AfterValidator(_no_control)]
 
 
 def _reason(value: str) -> str:

@@ -104,3 +104,29 @@ def translate_type(text: str, source: str, target: str) -> str | None:
         return None
     spelled = dtype.sql(DIALECTS[target])
     return spelled if is_type(spelled, target) else None
+
+
+#: type names one platform has and the other does not (docs.snowflake.com/en/sql-reference/
+#: intro-summary-data-types; docs.databricks.com/sql/language-manual/sql-ref-datatypes),
+#: with the type to write instead. sqlglot reads them in either dialect, the platform does not.
+_FOREIGN_TYPES = {
+    "databricks": {
+        "NUMBER": "DECIMAL(p, s)",
+        "OBJECT": "STRUCT<...> or MAP<...>",
+        "TIMESTAMP_LTZ": "TIMESTAMP",
+        "TIMESTAMP_TZ": "TIMESTAMP",
+        "VARBINARY": "BINARY",
+    },
+    "snowflake": {"STRUCT": "OBJECT", "VOID": "a concrete type"},
+}
+
+
+@lru_cache(maxsize=4096)
+def foreign_type(text: str, platform: str) -> str:
+    """A message when ``text`` names a type of the other platform, else ""."""
+    head = text.split("(", 1)[0].split("<", 1)[0].strip().upper()
+    other = "Snowflake" if platform == "databricks" else "Databricks"
+    instead = _FOREIGN_TYPES.get(platform, {}).get(head)
+    if instead is None:
+        return ""
+    return f"{text!r} is a {other} type, not a {platform} one: write {instead}"

@@ -13,7 +13,7 @@ import os
 import types
 import typing
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location
@@ -25,7 +25,7 @@ from accord.compiler.model.replicas import inherit_masks, replica_problems
 from accord.compiler.model.scalars import quote_hint, scalar_problems
 from accord.compiler.model.schema import PLATFORMS, Grant, PolicyModel
 from accord.compiler.model.source import Positions
-from accord.compiler.model.types import is_string, is_type, parse_type
+from accord.compiler.model.types import foreign_type, is_string, is_type, parse_type
 from pydantic import BaseModel, ValidationError
 
 
@@ -289,32 +289,6 @@ def _flow_comma(data: Any, path: tuple[Any, ...]) -> str:
                 f'({{...}}): quote it, {{{name}: "{whole}"}}'
             )
     return ""
-
-
-#: type names one platform has and the other does not (docs.snowflake.com/en/sql-reference/
-#: intro-summary-data-types; docs.databricks.com/sql/language-manual/sql-ref-datatypes),
-#: with the type to write instead. sqlglot reads them in either dialect, the platform does not.
-_FOREIGN_TYPES = {
-    "databricks": {
-        "NUMBER": "DECIMAL(p, s)",
-        "OBJECT": "STRUCT<...> or MAP<...>",
-        "TIMESTAMP_LTZ": "TIMESTAMP",
-        "TIMESTAMP_TZ": "TIMESTAMP",
-        "VARBINARY": "BINARY",
-    },
-    "snowflake": {"STRUCT": "OBJECT", "VOID": "a concrete type"},
-}
-
-
-@lru_cache(maxsize=4096)
-def foreign_type(text: str, platform: str) -> str:
-    """A message when ``text`` names a type of the other platform, else ""."""
-    head = text.split("(", 1)[0].split("<", 1)[0].strip().upper()
-    other = "Snowflake" if platform == "databricks" else "Databricks"
-    instead = _FOREIGN_TYPES.get(platform, {}).get(head)
-    if instead is None:
-        return ""
-    return f"{text!r} is a {other} type, not a {platform} one: write {instead}"
 
 
 def _message(e: Any) -> str:
