@@ -59,18 +59,24 @@ def _as_found() -> Files:
     return files
 
 
-def _generated() -> Files:
-    """A generated estate (bench/lint_bench.py) of 24 datasets, 6 per datasets file."""
-    files = bench_estate(24, principals=6, programmes=4, defects=True)
+def _bench(defects: bool, per_file: int) -> Files:
+    """A generated estate (bench/lint_bench.py) of 24 datasets, ``per_file`` per datasets
+    file."""
+    files = bench_estate(24, principals=6, programmes=4, defects=defects)
     datasets: dict[str, Any] = {}
     for name in [n for n in files if n.startswith("datasets/")]:
         datasets.update(files.pop(name)["datasets"])
     names = list(datasets)
-    for i in range(0, len(names), 6):
-        files[f"datasets/part_{i // 6}.yaml"] = {
-            "datasets": {n: datasets[n] for n in names[i : i + 6]}
+    for i in range(0, len(names), per_file):
+        files[f"datasets/part_{i // per_file}.yaml"] = {
+            "datasets": {n: datasets[n] for n in names[i : i + per_file]}
         }
     return files
+
+
+def _generated() -> Files:
+    """A generated estate of 24 datasets, 6 per datasets file."""
+    return _bench(defects=True, per_file=6)
 
 
 def _probed() -> Files:
@@ -494,17 +500,8 @@ def test_plain_column_edits_without_validation(kind: str) -> None:
 
 def _clean() -> Files:
     """The generated estate without its defects: no finding names a datasets file, so an
-    edit of one reuses every rule."""
-    files = bench_estate(24, principals=6, programmes=4, defects=False)
-    datasets: dict[str, Any] = {}
-    for name in [n for n in files if n.startswith("datasets/")]:
-        datasets.update(files.pop(name)["datasets"])
-    names = list(datasets)
-    for i in range(0, len(names), 4):
-        files[f"datasets/part_{i // 4}.yaml"] = {
-            "datasets": {n: datasets[n] for n in names[i : i + 4]}
-        }
-    return files
+    edit of one reuses every rule (4 datasets per file)."""
+    return _bench(defects=False, per_file=4)
 
 
 CLEAN = _clean()
