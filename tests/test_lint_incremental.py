@@ -616,16 +616,8 @@ def _column_edit(root: Path, i: int) -> None:
     path.write_text(text.replace("    columns:\n", added, 1), encoding="utf-8")
 
 
-def test_an_ungoverned_column_reuses_the_cross_entry_rules(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The bench's edit (a dataset gains a column nothing refers to) re-runs the rules that
-    read the whole model and reuses those that read the governance (ACC101, ACC201-ACC203,
-    ACC403, ACC503), with the same output as a full lint."""
-    files = _generated()
-    root, cache = tmp_path / "policies", tmp_path / "cache"
-    _write(root, files)
-    _lint(root, cache, "json", True)
+def _spy_reusable(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
+    """The rules :func:`deps.reusable` answers, one set per call, as lint runs."""
     reused: list[set[str]] = []
     real = deps.reusable
 
@@ -635,6 +627,20 @@ def test_an_ungoverned_column_reuses_the_cross_entry_rules(
         return out
 
     monkeypatch.setattr(deps, "reusable", spy)
+    return reused
+
+
+def test_an_ungoverned_column_reuses_the_cross_entry_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bench's edit (a dataset gains a column nothing refers to) reuses the rules that
+    read the governance (ACC101, ACC201-ACC203, ACC403, ACC404, ACC503), with the same output
+    as a full lint."""
+    files = _generated()
+    root, cache = tmp_path / "policies", tmp_path / "cache"
+    _write(root, files)
+    _lint(root, cache, "json", True)
+    reused = _spy_reusable(monkeypatch)
     _column_edit(root, 1)
     incremental = _lint(root, cache, "json", True)
     assert incremental == _lint(root, cache, "json", False)
@@ -659,9 +665,7 @@ def test_the_bench_edit_reuses_the_probes(tmp_path: Path, monkeypatch: pytest.Mo
     root, cache = tmp_path / "policies", tmp_path / "cache"
     _write(root, files)
     _lint(root, cache, "json", True)
-    reused: list[set[str]] = []
-    real = deps.reusable
-    monkeypatch.setattr(deps, "reusable", lambda *a: reused.append(set(real(*a))) or real(*a))
+    reused = _spy_reusable(monkeypatch)
     _column_edit(root, 1)
     incremental = _lint(root, cache, "json", True)
     assert incremental == _lint(root, cache, "json", False)
