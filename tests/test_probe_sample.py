@@ -125,6 +125,8 @@ def _snowflake_session(user: str, application: str, tag: str | None, roles: list
         "application": application,
         "login_timeout": 10,
     }
+    if hasattr(snowflake.connector, "ConnectionConfig"):  # the 4.x/5.x core, as accord's own
+        params["enable_server_session_keep_alive_auto_detection"] = False
     if tag:
         params["session_parameters"] = {"QUERY_TAG": tag}
     conn = snowflake.connector.connect(**params)
