@@ -12,6 +12,7 @@ computed once (``targets/sqlwords_build.py``), answer exactly what asking sqlglo
 
 from __future__ import annotations
 
+import os
 import random
 import string
 
@@ -27,6 +28,8 @@ from tests.conftest import ROOT
 from tests.test_render_perf import vocabulary as render_vocabulary
 
 PLATFORMS = ["snowflake", "databricks"]
+FUZZ = bool(os.environ.get("ACCORD_FUZZ"))
+EXAMPLES = 2000 if FUZZ else 200
 
 
 def answers(names: list[str], platform: str, table: bool) -> dict[str, bool]:
@@ -73,10 +76,16 @@ def test_the_table_answers_as_the_parser_on_random_words(platform: str) -> None:
     assert answers(words, platform, table=True) == answers(words, platform, table=False)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=not FUZZ)
 @given(
     st.sampled_from(PLATFORMS),
-    st.text(alphabet=string.ascii_letters + string.digits + "_$", min_size=1, max_size=20),
+    st.one_of(
+        st.text(alphabet=string.ascii_letters + string.digits + "_$", min_size=1, max_size=20),
+        st.from_regex(r"\A[A-Za-z_][A-Za-z0-9_]{0,15}\Z"),
+        st.sampled_from(sorted(w for p in PLATFORMS for w in sqlwords.SPECIAL[p])).map(
+            lambda w: "".join(c.upper() if i % 2 else c.lower() for i, c in enumerate(w))
+        ),
+    ),
 )
 def test_the_table_answers_as_the_parser(platform: str, name: str) -> None:
     assert answers([name], platform, table=True) == answers([name], platform, table=False)
