@@ -1,7 +1,7 @@
 """sqlglot's answers to the quoting question, per platform (generated: do not edit).
 
 Written by ``python -m accord.targets.sqlwords_build`` (``make sqlwords``) from sqlglot
-30.30.0, checked on 36678 words; ``targets.sql`` reads it
+30.30.0, checked on 36796 words; ``targets.sql`` reads it
 only while that sqlglot version is installed, and ``tests/test_sqlwords.py`` fails while
 it differs from what the installed sqlglot answers. See ``targets/sqlwords_build.py``.
 """

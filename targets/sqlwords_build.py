@@ -54,8 +54,8 @@ def _source_words() -> set[str]:
 
 
 def _table_words() -> set[str]:
-    """The words sqlglot's tables hold: tokenizer keywords, parser tables, token types,
-    expression classes and their SQL names."""
+    """The words sqlglot's tables hold: tokenizer keywords, the parsers', tokenizers' and
+    dialects' tables, token types, expression classes and their SQL names."""
     from sqlglot import exp
     from sqlglot.dialects.dialect import Dialect
     from sqlglot.tokens import TokenType
@@ -64,11 +64,11 @@ def _table_words() -> set[str]:
     for name in ("snowflake", "databricks", "spark", "spark2", "hive"):
         dialect = Dialect.get_or_raise(name)
         words |= {w for k in dialect.tokenizer_class.KEYWORDS for w in k.split()}
-        parser = dialect.parser_class
-        for attr in dir(parser):
-            table = getattr(parser, attr, None)
-            if isinstance(table, dict | set | frozenset):
-                words |= {w for k in table if isinstance(k, str) for w in _WORD.findall(k)}
+        for owner in (dialect.parser_class, dialect.tokenizer_class, type(dialect)):
+            for attr in dir(owner):
+                table = getattr(owner, attr, None)
+                if isinstance(table, dict | set | frozenset | list | tuple):
+                    words |= {w for k in table if isinstance(k, str) for w in _WORD.findall(k)}
     words |= {t.name for t in TokenType}
     for value in vars(exp).values():
         if isinstance(value, type) and issubclass(value, exp.Expression):
