@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -13,10 +14,50 @@ from sqlglot.dialects.dialect import Dialect
 
 
 @lru_cache(maxsize=4)
-def _keywords(platform: str) -> frozenset[str]:
+def _sqlglot_keywords(platform: str) -> frozenset[str]:
     """Every word of the dialect tokenizer's keywords ("ORDER BY" gives ORDER and BY)."""
     tokenizer = Dialect.get_or_raise(DIALECTS[platform]).tokenizer_class
     return frozenset(w.upper() for k in tokenizer.KEYWORDS for w in k.split() if w.isalpha())
+
+
+def _keywords(platform: str) -> frozenset[str]:
+    """:func:`_sqlglot_keywords`, from ``targets/sqlwords.py`` while the sqlglot it was
+    computed from is installed (loading a dialect to read them was most of what sqlglot's
+    dialects cost a lint of policy files)."""
+    words = _words()
+    return _sqlglot_keywords(platform) if words is None else words.KEYWORDS[platform]
+
+
+_TABLE: list[bool] = [True]
+
+
+@lru_cache(maxsize=1)
+def _table() -> Any:
+    from accord.targets import sqlwords
+
+    return sqlwords if sqlglot.__version__ == sqlwords.SQLGLOT_VERSION else None
+
+
+@lru_cache(maxsize=4)
+def _special_upper(platform: str) -> frozenset[str]:
+    return frozenset(w.upper() for w in _table().SPECIAL[platform])
+
+
+def _words() -> Any:
+    """``targets/sqlwords.py`` (sqlglot's answers computed once, ``targets/sqlwords_build.py``),
+    or None: it was computed from another sqlglot version, or :func:`parser_only` is on."""
+    return _table() if _TABLE[0] else None
+
+
+@contextmanager
+def parser_only() -> Iterator[None]:
+    """Ask sqlglot's tokenizer and parser every question, as without ``targets/sqlwords.py``
+    (what builds that file, and the tests comparing both)."""
+    _TABLE[0] = False
+    try:
+        yield
+    finally:
+        _TABLE[0] = True
 
 
 #: (name, platform) -> whether the name must be quoted: one entry per distinct name, filled
@@ -44,8 +85,10 @@ def _remember(name: str, platform: str, quoted: bool) -> bool:
 
 
 def _settled(name: str, platform: str) -> bool | None:
-    """The answer for ``name`` without the parser, when its characters or a keyword decide it;
-    None when only the parser can tell."""
+    """The answer for ``name`` without the parser, when its characters, a keyword or
+    ``targets/sqlwords.py`` decide it; None when only the parser can tell (a name with ``$`` or
+    other than ASCII, a spelling of a special word the table was not checked on, or any name
+    while the table is off: another sqlglot version, :func:`parser_only`)."""
     from accord.targets.reserved import RESERVED
 
     if (
@@ -54,7 +97,15 @@ def _settled(name: str, platform: str) -> bool | None:
         or name.upper() in RESERVED[platform]
     ):
         return True
-    return None
+    words = _words()
+    if words is None or "$" in name or not name.isascii():
+        return None
+    if name in words.SPECIAL[platform]:
+        return True
+    if name.upper() in _special_upper(platform):
+        return None  # a spelling of a special word the table was not checked on: the parser
+    # a word sqlglot's source never spells: the parser reads it as a plain column
+    return False
 
 
 def _decide(name: str, platform: str) -> bool:

@@ -57,6 +57,28 @@ def test_cold_lint_imports_nothing_it_does_not_use():
     assert sorted(m for m in LINT_DEFERRED if m in modules) == []
 
 
+def test_cold_lint_of_policy_files_loads_no_sqlglot_dialect():
+    """Quoting while lowering is decided from ``targets/sqlwords.py`` (sqlglot's keywords and
+    parser answers, computed once): no dialect module is loaded to lint policy files."""
+    code, modules, _ = _fresh(["lint", "policies"])
+    assert code == 0
+    assert "accord.targets.sql" in modules  # the model was lowered
+    loaded = sorted(
+        m
+        for m in modules
+        if m.startswith(("sqlglot.dialects.", "sqlglot.parsers.", "sqlglot.generators."))
+    )
+    assert loaded == ["sqlglot.dialects.dialect", "sqlglot.parsers.base"]  # sqlglot's own import
+
+
+def test_the_dialects_still_load_to_render_sql(tmp_path):
+    """Rendering SQL (``accord compile``) still loads both dialects: only the quoting decisions
+    come from the table."""
+    code, modules, _ = _fresh(["compile", "policies", "--out", str(tmp_path / "out")])
+    assert code == 0
+    assert {"sqlglot.dialects.snowflake", "sqlglot.dialects.databricks"} <= modules
+
+
 def test_validate_imports_no_difflib_until_a_suggestion_is_made(tmp_path):
     code, modules, _ = _fresh(["validate", "policies"])
     assert code == 0

@@ -2,7 +2,9 @@
 
 * ``targets.sql.prime_names`` decides the quoting of many names with one parse per batch: its
   answers are compared with the one-name-at-a-time question on every word sqlglot's
-  tokenizers, parsers and expression classes know, in batches of several sizes and orders;
+  tokenizers, parsers and expression classes know, in batches of several sizes and orders
+  (with every question asked of the parser: ``targets/sqlwords.py``, which answers most
+  words without it, is compared with the parser in ``tests/test_sqlwords.py``);
 * the plan simulator's bulk questions (``State.exempt_all``, ``unprotected``, ``doubled``,
   ``blocked``) are compared with the per-entry questions, on estates with and without ABAC,
   and with Databricks tag changes pending;
@@ -72,6 +74,16 @@ def vocabulary() -> list[str]:
     return sorted(w for w in words if "." not in w)
 
 
+@pytest.fixture
+def parser_only():
+    """Every quoting question asked of sqlglot's parser, as without ``targets/sqlwords.py``
+    (which answers most words without it: ``tests/test_sqlwords.py``)."""
+    sql._QUOTED.clear()
+    with sql.parser_only():
+        yield
+    sql._QUOTED.clear()
+
+
 def one_by_one(names: list[str], platform: str) -> dict[str, bool]:
     sql._QUOTED.clear()
     out = {n: sql._needs_quotes(n, platform) for n in names}
@@ -82,7 +94,7 @@ def one_by_one(names: list[str], platform: str) -> dict[str, bool]:
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("batch", [1, 7, 256])
 def test_prime_names_answers_as_one_name_at_a_time(
-    platform: str, batch: int, monkeypatch: pytest.MonkeyPatch
+    platform: str, batch: int, monkeypatch: pytest.MonkeyPatch, parser_only: None
 ) -> None:
     names = vocabulary()
     expected = one_by_one(names, platform)
@@ -103,7 +115,9 @@ def test_prime_names_answers_as_one_name_at_a_time(
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
-def test_one_special_word_sends_its_batch_to_the_slow_path(platform: str) -> None:
+def test_one_special_word_sends_its_batch_to_the_slow_path(
+    platform: str, parser_only: None
+) -> None:
     """A batch holding one word the parser reads as something else (a function without
     parentheses) must not vouch for that word."""
     plain = [f"T_{i:05d}" for i in range(20)]
