@@ -29,7 +29,7 @@ seen, a shape that failed that check) is read from its tokens as usual.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 from accord.compiler.sqlscan import readers
@@ -67,6 +67,26 @@ class Fused:
         self.checked: set[tuple[str, ...]] = set()
         #: shapes whose answer differed: always read from tokens
         self.refused: set[tuple[str, ...]] = set()
+        #: every field of a Statement, in field order: the defaults (None for the fields
+        #: without one: each answer sets them), and what every statement of the file shares
+        if any(f.default_factory is not MISSING for f in fields(Statement)):
+            raise AssertionError("a Statement field with a default factory")
+        self._base: dict[str, Any] = {
+            f.name: None if f.default is MISSING else f.default for f in fields(Statement)
+        }
+        self._base.update(dialect=ctx.dialect, file=ctx.file, suppressions=(), _lines=ctx.lines)
+        #: the fields without a default other than those: the recipes must give them
+        self._required = {f.name for f in fields(Statement) if f.default is MISSING} - {
+            "dialect",
+            "file",
+            "line",
+            "column",
+            "text",
+        }
+
+        #: id of a shape's recipes (they live as long as the file's shapes) -> whether each
+        #: of its rows gives every required field
+        self._complete: dict[int, bool] = {}
 
     def _learn(self, chunk: Chunk, texts: list[str]) -> _Info | None:
         _, offs, _, template = chunk
@@ -118,23 +138,32 @@ class Fused:
                 break
         else:
             return None
-        fill = reader_shapes._fill
-        ctx = self.ctx
-        line, column = ctx.lines.position(starts[0])
-        whole = text[starts[0] : ends[info.count - 1]]
-        return [
-            Statement(
-                dialect=ctx.dialect,  # type: ignore[arg-type]
-                file=ctx.file,
-                line=line,
-                column=column,
-                text=whole,
-                suppressions=(),
-                _lines=ctx.lines,
-                **{name: fill(r, texts) for name, r in row},
+        complete = self._complete.get(id(recipes))
+        if complete is None:
+            # a reading without a required field fails in ``Statement(...)``: read it so
+            complete = self._complete[id(recipes)] = all(
+                self._required.issubset(n for n, _ in row) for row in recipes
             )
-            for row in recipes
-        ]
+        if not complete:
+            return None
+        fill = reader_shapes._fill
+        line, column = self.ctx.lines.position(starts[0])
+        whole = text[starts[0] : ends[info.count - 1]]
+        out = []
+        for row in recipes:
+            # what ``Statement(...)`` with these fields makes (a frozen dataclass with plain
+            # defaults and no ``__post_init__``): every field, in field order, in its
+            # ``__dict__``; the check compares both ways field by field
+            values = self._base.copy()
+            values["line"] = line
+            values["column"] = column
+            values["text"] = whole
+            for name, r in row:
+                values[name] = fill(r, texts)
+            stmt = object.__new__(Statement)
+            stmt.__dict__.update(values)
+            out.append(stmt)
+        return out
 
     def check(self, chunk: Chunk, read: list[Statement]) -> None:
         """Compare the answer for ``chunk`` with ``read``, its statements as read from its
