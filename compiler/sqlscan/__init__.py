@@ -18,8 +18,9 @@ The package, bottom up: :mod:`.statements` (the result types), :mod:`.tokens` (t
 the token cursor, statement splitting), :mod:`.bodies` (body parsing with offsets, error
 wording), :mod:`.notebooks` (notebook cells, ``EXECUTE IMMEDIATE`` strings),
 :mod:`.suppressions` (``-- accord: ignore`` comments), :mod:`.dialect` (dialect detection),
-:mod:`.readers` (the statement readers: a keyword table per dialect) and this module, which
-scans a file with them. :mod:`.template` reads Jinja/dbt templates into SQL this module scans.
+:mod:`.readers` (the statement readers: a keyword table per dialect), :mod:`.fused` (a plain
+file's ``ALTER TABLE`` statements of a known shape answered without their tokens) and this
+module, which scans a file with them. :mod:`.template` reads Jinja/dbt templates into SQL this module scans.
 
 Statement kinds and the fields they fill (besides kind/dialect/file/line/column/text and
 suppressions; names are dotted and unquoted, ``text`` keeps the quotes):

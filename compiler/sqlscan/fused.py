@@ -114,7 +114,7 @@ class Fused:
     def answer(self, chunk: Chunk) -> list[Statement] | None:
         """The statement(s) of ``chunk``, or None: read it from its tokens."""
         shape = chunk[2]
-        if shape in self.refused:
+        if shape in self.refused or self._info.get(shape, False) is None:
             return None
         _, offs, _, template = chunk
         text = self.ctx.text
