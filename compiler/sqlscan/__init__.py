@@ -18,8 +18,9 @@ The package, bottom up: :mod:`.statements` (the result types), :mod:`.tokens` (t
 the token cursor, statement splitting), :mod:`.bodies` (body parsing with offsets, error
 wording), :mod:`.notebooks` (notebook cells, ``EXECUTE IMMEDIATE`` strings),
 :mod:`.suppressions` (``-- accord: ignore`` comments), :mod:`.dialect` (dialect detection),
-:mod:`.readers` (the statement readers: a keyword table per dialect) and this module, which
-scans a file with them. :mod:`.template` reads Jinja/dbt templates into SQL this module scans.
+:mod:`.readers` (the statement readers: a keyword table per dialect), :mod:`.fused` (a plain
+file's ``ALTER TABLE`` statements of a known shape answered without their tokens) and this
+module, which scans a file with them. :mod:`.template` reads Jinja/dbt templates into SQL this module scans.
 
 Statement kinds and the fields they fill (besides kind/dialect/file/line/column/text and
 suppressions; names are dotted and unquoted, ``text`` keeps the quotes):
@@ -76,6 +77,7 @@ import logging
 import sys
 from collections.abc import Iterator, Sequence
 
+from accord.compiler.sqlscan import readers
 from accord.compiler.sqlscan.bodies import Context
 from accord.compiler.sqlscan.dialect import (
     detect_dialect,
@@ -85,6 +87,7 @@ from accord.compiler.sqlscan.dialect import (
 )
 from accord.compiler.sqlscan.notebooks import immediate_string, notebook_breaks
 from accord.compiler.sqlscan.readers import read_statement
+from accord.compiler.sqlscan.shapes import Chunk, chunk_tokens, plain_chunks
 from accord.compiler.sqlscan.statements import (
     DIALECTS,
     KINDS,
@@ -99,7 +102,15 @@ from accord.compiler.sqlscan.statements import (
     Suppression,
 )
 from accord.compiler.sqlscan.suppressions import read_suppressions
-from accord.compiler.sqlscan.tokens import Fail, Tokens, clean, is_kw, split_with_prev, tokenize
+from accord.compiler.sqlscan.tokens import (
+    Fail,
+    Tokens,
+    clean,
+    is_kw,
+    split_with_prev,
+    tokenize,
+    tokenizer_class,
+)
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
@@ -169,6 +180,17 @@ def scan(
         dialect, read, _ = detect_from_tokens(text)
         if dialect is None:
             return ScanResult((), None, unknown_dialect(text, file, lines, breaks))
+    if read is None and not breaks and readers.SHAPES and FUSED:
+        plain = plain_chunks(text, tokenizer_class(dialect), dialect)
+        if plain is None:
+            read = tokenize(text, dialect, plain=False)
+        elif _splits_per_chunk(plain[1]):
+            return _scan_plain(text, file, dialect, lines, *plain)
+        else:
+            tokens = plain[0]
+            for chunk in plain[1]:
+                tokens.extend(chunk_tokens(text, chunk))
+            read = Tokens(tokens, None)
     if read is None:
         read = tokenize(text, dialect)
     ctx = Context(text, file, dialect, lines)
@@ -197,6 +219,71 @@ def scan(
             else:
                 message = f"{message} (at {at_line}:{at_column})"
         errors.append(ScanError(file, line, column, message, "tokenize", (unread, len(text))))
+    errors.sort(key=lambda e: (e.line, e.column))
+    return ScanResult(tuple(statements), dialect, tuple(errors))
+
+
+#: whether the ``ALTER TABLE`` statements of a plain file are answered without making their
+#: tokens (:mod:`.fused`); the tests turn it off to compare with reading them from tokens
+FUSED = True
+
+
+def _splits_per_chunk(chunks: Sequence[Chunk]) -> bool:
+    """Whether each chunk's tokens end with its ``;`` and hold no other: then splitting the
+    file's tokens at ``;`` splits them chunk by chunk."""
+    seen: set[int] = set()
+    for _, _, _, template in chunks:
+        if id(template) in seen:
+            continue
+        seen.add(id(template))
+        types = template[0]
+        if types[-1] is not TokenType.SEMICOLON or TokenType.SEMICOLON in types[:-1]:
+            return False
+    return True
+
+
+def _scan_plain(
+    text: str,
+    file: str,
+    dialect: str,
+    lines: LineIndex,
+    head: list[Token],
+    chunks: Sequence[Chunk],
+) -> ScanResult:
+    """:func:`scan` of a file of plain statements (:func:`.shapes.plain_chunks`, no breaks):
+    the head's statements from its tokens, then statement by statement, each ``ALTER TABLE``
+    of a known shape answered without its tokens (:class:`.fused.Fused`), every other one
+    read from its tokens as :func:`scan` reads it."""
+    from accord.compiler.sqlscan.fused import USABLE, Fused
+
+    ctx = Context(text, file, dialect, lines)
+    errors: list[ScanError] = []
+    statements: list[Statement] = []
+    fused = Fused(ctx) if USABLE else None
+    with _quiet():
+        for stmt_tokens, before in split_with_prev(head):
+            statements.extend(_scan_statement(ctx, stmt_tokens, before, errors))
+        semicolon: Token | None = head[-1]
+        previous: Chunk | None = None
+        for chunk in chunks:
+            if fused is not None and chunk[2] in fused.checked:
+                found = fused.answer(chunk)
+                if found is not None:
+                    statements.extend(found)
+                    semicolon, previous = None, chunk
+                    continue
+            if semicolon is None:
+                assert previous is not None
+                semicolon = chunk_tokens(text, previous)[-1]
+            toks = chunk_tokens(text, chunk)
+            known = len(errors)
+            read: list[Statement] = []
+            for stmt_tokens, before in split_with_prev([semicolon, *toks]):
+                read.extend(_scan_statement(ctx, stmt_tokens, before, errors))
+            statements.extend(read)
+            semicolon = toks[-1]
+            if fused is not None and read and len(errors) == known:
+                fused.check(chunk, read)
     errors.sort(key=lambda e: (e.line, e.column))
     return ScanResult(tuple(statements), dialect, tuple(errors))
 

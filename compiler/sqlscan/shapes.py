@@ -126,6 +126,27 @@ def _usable(tokenizer: type[Tokenizer]) -> bool:
 def plain_tokens(text: str, tokenizer: type[Tokenizer], dialect: str) -> list[Token] | None:
     """sqlglot's tokens of ``text``, or None when ``text`` is not a file of plain statements
     (then the caller tokenizes it as usual)."""
+    plain = plain_chunks(text, tokenizer, dialect)
+    if plain is None:
+        return None
+    tokens, chunks = plain
+    for chunk in chunks:
+        tokens.extend(chunk_tokens(text, chunk))
+    return tokens
+
+
+#: one statement of a plain file (with the whitespace before it and its ``;``): the line
+#: the file is at before it (1-based), the offsets list of its lexemes
+#: ``[offset, lexeme starts..., end]``, its shape and the shape's template
+Chunk = tuple[int, list[int], tuple[str, ...], _Template]
+
+
+def plain_chunks(
+    text: str, tokenizer: type[Tokenizer], dialect: str
+) -> tuple[list[Token], list[Chunk]] | None:
+    """The tokens of ``text`` up to its first ``;`` (sqlglot's) and every later statement as a
+    :data:`Chunk` whose tokens :func:`chunk_tokens` makes, or None when ``text`` is not a file
+    of plain statements (then the caller tokenizes it as usual)."""
     if len(text) < 4096:
         return None  # small files: nothing to gain
     # the head: up to the first ``;`` after the line of the last character a plain statement
@@ -152,7 +173,8 @@ def plain_tokens(text: str, tokenizer: type[Tokenizer], dialect: str) -> list[To
     templates = shapes.templates
     keys = shapes.keys
     findall = _LEXEME.findall
-    append = tokens.append
+    chunks: list[Chunk] = []
+    append = chunks.append
     while offset < len(text):
         end = text.find(";", offset)
         if end < 0:
@@ -167,8 +189,28 @@ def plain_tokens(text: str, tokenizer: type[Tokenizer], dialect: str) -> list[To
             template = templates[shape] = _template(chunk, lexemes, shape, tokenizer, dialect)
         if template is None:
             return None
-        offs = [offset, *accumulate(map(len, lexemes), initial=offset)]
-        types, first_of, last_of, words, dlines, newline_of, bases = template
+        append((line, [offset, *accumulate(map(len, lexemes), initial=offset)], shape, template))
+        line += chunk.count("\n")
+        offset = end + 1
+    return tokens, chunks
+
+
+def chunk_tokens(text: str, chunk: Chunk) -> list[Token]:
+    """sqlglot's tokens of one :data:`Chunk` of ``text``: its template's, with its own words,
+    offsets, lines and columns."""
+    line, offs, _, template = chunk
+    types, first_of, last_of, words, dlines, newline_of, bases = template
+    # the column: the template's, moved by the difference of the line's lengths read
+    return [
+        Token(
+            token_type,
+            text[a:b] if word is None else word,
+            line + dline,
+            base + b - line_start,
+            a,
+            b - 1,
+            [],
+        )
         for token_type, a, b, word, dline, line_start, base in zip(
             types,
             first_of(offs),
@@ -178,22 +220,8 @@ def plain_tokens(text: str, tokenizer: type[Tokenizer], dialect: str) -> list[To
             newline_of(offs),
             bases,
             strict=True,
-        ):
-            # the column: the template's, moved by the difference of the line's lengths read
-            append(
-                Token(
-                    token_type,
-                    text[a:b] if word is None else word,
-                    line + dline,
-                    base + b - line_start,
-                    a,
-                    b - 1,
-                    [],
-                )
-            )
-        line += chunk.count("\n")
-        offset = end + 1
-    return tokens
+        )
+    ]
 
 
 def _template(

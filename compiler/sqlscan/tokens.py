@@ -68,12 +68,15 @@ def clean(text: str) -> str:
     return " " + text[1:] if text.startswith("\ufeff") else text
 
 
-def tokenize(text: str, dialect: str) -> Tokens:
-    from accord.compiler.sqlscan.shapes import plain_tokens
+def tokenize(text: str, dialect: str, plain: bool = True) -> Tokens:
+    """The tokens of ``text`` (``plain``: through :func:`.shapes.plain_tokens` when it can
+    take the file; False when it was already asked and could not)."""
+    if plain:
+        from accord.compiler.sqlscan.shapes import plain_tokens
 
-    plain = plain_tokens(text, tokenizer_class(dialect), dialect)
-    if plain is not None:
-        return Tokens(plain, None)
+        found = plain_tokens(text, tokenizer_class(dialect), dialect)
+        if found is not None:
+            return Tokens(found, None)
     tokenizer = tokenizer_class(dialect)(dialect=dialect)
     try:
         return Tokens(tokenizer.tokenize(text), None)

@@ -74,13 +74,65 @@ class PartBuilder:
         self._bound: dict[tuple[Any, ...], str] = {}
         self._arguments: dict[tuple[str, str], exp.Expression] = {}
         self._objects_of: dict[tuple[str, str], list[SqlObject]] = {}
+        #: alike key (:meth:`parts`) -> the parts its datasets share (None: compute in full)
+        self._alike_parts: dict[tuple[Any, ...], _Shared | None] = {}
 
     def sql_for(self, platform: str) -> PlatformSQL:
         return self.compiled.platforms.get(platform) or PlatformSQL(platform)
 
     def parts(self, dataset: str, real: bool = False) -> tuple[Part, dict[str, Part]]:
         """The row predicate and every column's value of ``dataset``, as DuckDB SQL over the
-        part's inputs (see :class:`_Slots`; ``real``: over the dataset's own columns)."""
+        part's inputs (see :class:`_Slots`; ``real``: over the dataset's own columns).
+
+        Datasets governed alike share the work: when no ABAC policy covers the table, what
+        the parts are depends only on the platform, the row filter attached (its policy and
+        columns), and per generated column its name, type and the mask that applies (its
+        policy and columns); the statements that attach them only name the SQL objects a
+        part comes from and locate its failures. So the parts are computed in full once per
+        such *alike* key (:meth:`_computed`) and, for every other dataset of the key, made
+        from the first one's with the dataset's own attaching statements (:meth:`_alike`).
+        A key is used only when the first dataset's parts made that way are exactly the ones
+        computed in full; ``tests/test_verify_alike.py`` compares both for every dataset."""
+        ds = self.model.datasets[dataset]
+        if real or not ALIKE:
+            return self._computed(dataset, real)
+        platform = ds.platform
+        sql = self.sql_for(platform)
+        key = fold(ds.table, platform)
+        placed = sql.placed
+        if placed.abac and any(_covers(a, key, platform) for a in placed.abac.values()):
+            return self._computed(dataset, real)
+        table = self.tables[dataset]
+        att = _row_filter(sql, key)
+        masks: list[_Attached | None] = []
+        for col in table.columns:
+            ckey = fold(col.name, platform)
+            mask = _mask(sql, key, ckey)
+            if mask is None and platform == "snowflake":
+                mask = _tag_mask(sql, key, ckey, col.duck_type)
+            masks.append(mask)
+        alike = (
+            platform,
+            None if att is None else (att.policy, att.columns),
+            tuple(
+                (c.name, c.duck_type, None if m is None else (m.policy, m.columns))
+                for c, m in zip(table.columns, masks, strict=True)
+            ),
+        )
+        shared = self._alike_parts.get(alike, False)
+        if shared is False:
+            computed = self._computed(dataset, real)
+            shared = _Shared.of(computed, att, masks)
+            if shared is not None and not same_parts(shared.make(att, masks), computed):
+                shared = None
+            self._alike_parts[alike] = shared
+            return computed
+        if shared is None:
+            return self._computed(dataset, real)
+        return shared.make(att, masks)
+
+    def _computed(self, dataset: str, real: bool = False) -> tuple[Part, dict[str, Part]]:
+        """:meth:`parts`, computed in full."""
         ds = self.model.datasets[dataset]
         platform = ds.platform
         sql = self.sql_for(platform)
@@ -230,6 +282,100 @@ class PartBuilder:
         if found is None:
             found = self._objects_of[key] = _routine_object(routine, platform, sql)
         return found
+
+
+def same_parts(a: tuple[Part, dict[str, Part]], b: tuple[Part, dict[str, Part]]) -> bool:
+    """Whether two datasets' parts are the same: every field equal, the columns in the same
+    order, and the statements the very same objects (equal statements are not enough: a
+    part's statements locate its failures)."""
+
+    def same(x: Part, y: Part) -> bool:
+        return (
+            x.sql == y.sql
+            and x.objects == y.objects
+            and x.conflict == y.conflict
+            and x.inputs == y.inputs
+            and len(x.statements) == len(y.statements)
+            and all(s is t for s, t in zip(x.statements, y.statements, strict=True))
+        )
+
+    return (
+        same(a[0], b[0]) and list(a[1]) == list(b[1]) and all(same(a[1][k], b[1][k]) for k in a[1])
+    )
+
+
+#: whether datasets governed alike share their parts (:meth:`PartBuilder.parts`); the tests
+#: turn it off to compare with computing every dataset's in full
+ALIKE = True
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A part as the datasets of one alike key share it: everything but the statement that
+    attaches its policy (None: no policy)."""
+
+    sql: str
+    #: the objects of its policy (the routine and the mapping tables it reads)
+    objects: tuple[SqlObject, ...]
+    routine: Statement | None
+    inputs: tuple[str, ...]
+
+    @staticmethod
+    def of(part: Part, att: _Attached | None) -> _Piece | None:
+        if part.conflict is not None:
+            return None
+        if att is None:
+            if part.objects or part.statements:
+                return None
+            return _Piece(part.sql, (), None, part.inputs)
+        if len(part.statements) != 2 or not part.objects:
+            return None
+        return _Piece(part.sql, tuple(part.objects[:-1]), part.statements[0], part.inputs)
+
+    def make(self, att: _Attached | None) -> Part:
+        if att is None or self.routine is None:
+            return Part(self.sql, inputs=self.inputs)
+        return Part(
+            self.sql,
+            [*self.objects, _attachment_object(att, "attached by")],
+            None,
+            [self.routine, att.stmt],
+            self.inputs,
+        )
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """The parts of the datasets of one alike key: the row part, and per column its name and
+    part, in the order of the generated columns."""
+
+    row: _Piece
+    columns: tuple[tuple[str, _Piece], ...]
+
+    @staticmethod
+    def of(
+        computed: tuple[Part, dict[str, Part]],
+        att: _Attached | None,
+        masks: list[_Attached | None],
+    ) -> _Shared | None:
+        row, columns = computed
+        if len(columns) != len(masks):
+            return None
+        shared_row = _Piece.of(row, att)
+        pieces = [
+            (name, _Piece.of(part, m))
+            for (name, part), m in zip(columns.items(), masks, strict=True)
+        ]
+        if shared_row is None or any(piece is None for _, piece in pieces):
+            return None
+        return _Shared(shared_row, tuple(pieces))  # type: ignore[arg-type]
+
+    def make(
+        self, att: _Attached | None, masks: list[_Attached | None]
+    ) -> tuple[Part, dict[str, Part]]:
+        return self.row.make(att), {
+            name: piece.make(m) for (name, piece), m in zip(self.columns, masks, strict=True)
+        }
 
 
 @dataclass(frozen=True)
