@@ -5,7 +5,9 @@ computing afresh would; the cache is an optimisation only. Payloads are written 
 that define them: :mod:`compiler.model.parsecache` (``parse/``, ``pos/``, ``sem/``: parsed
 policy files), :mod:`compiler.lint.cache` (``lint/``: lint results) and
 :mod:`compiler.lint.deps` (``lintdeps/``: the dependency index of incremental lint) and
-:mod:`compiler.lint.verdict` (``lintvalid/``: the last successful validation's skeleton).
+:mod:`compiler.lint.verdict` (``lintvalid/``: the last successful validation's skeleton) and
+:mod:`compiler.lint.pieces` (``lintpieces/``: what each file gives incremental lint's input
+digests).
 
 The *code fingerprint* hashes accord's version and the source of every module of the
 ``compiler`` and ``targets`` packages: the model's schema, the loader and every rule are

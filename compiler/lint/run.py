@@ -24,7 +24,7 @@ from accord.compiler.core import store
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from accord.compiler.lint import cache as lint_cache
-from accord.compiler.lint import deps, verdict
+from accord.compiler.lint import deps, pieces, verdict
 from accord.compiler.lint.checks import REGISTRY, History
 from accord.compiler.lint.config import ALWAYS, LintConfig, load_config, parse_codes
 from accord.compiler.lint.engine import lint_project, lint_sql_batch, load_rules
@@ -486,13 +486,14 @@ def _lint_project(
         # change keep their findings; the others are re-run on the validated project
         index_key = deps.index_key(digests, options)
         owners = getattr(raw.source, "owners", {})
-        inputs = deps.input_digests(raw.data, raw.source.texts, owners, digests)
+        parts = getattr(raw.source, "parts", {})
+        # the same digests as deps.input_digests, from per-file pieces (compiler/lint/pieces.py)
+        inputs, entries = pieces.input_digests(raw.data, raw.source.texts, owners, digests, parts)
         index = deps.read_index(index_key)
         reuse = deps.reusable(index, digests, inputs)
         families = deps.families(index, reuse)
         # every rule reused and the model valid but for plain columns it checks alone: no
         # validation, no rule run (compiler/lint/verdict.py)
-        entries = verdict.entries(raw.data)
         skeleton = verdict.skeleton(raw.data, raw.source.texts, owners, list(digests), inputs)
         fast = _without_validation(raw, history, config, index, reuse, skeleton, entries, index_key)
         if fast is not None:
