@@ -18,7 +18,7 @@ from accord.compiler.core import store
 from accord.compiler.core.errors import InputError
 from accord.compiler.lint import cache as lint_cache
 from accord.compiler.lint import deps, pieces, verdict
-from accord.compiler.model import loader
+from accord.compiler.model import loader, parsecache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +26,10 @@ from tests.test_lint_incremental import BASES, EXAMPLES, FUZZ, KINDS, Files, _wr
 
 
 def _digests(root: Path, cache: Path) -> tuple[Any, Any] | None:
-    """(from the pieces, from scratch) of the project ``root``, the cache in ``cache`` (None
-    when the project does not load)."""
+    """(from the pieces, from scratch) of the project ``root``, the cache in ``cache``: the
+    input digests, the datasets' entry digests, the sections' owners and the merged model's
+    sections in order. None when the project does not load; then the pieces must not say
+    anything either."""
     old = {k: os.environ.get(k) for k in ("ACCORD_CACHE_DIR", "ACCORD_NO_CACHE")}
     os.environ["ACCORD_CACHE_DIR"] = str(cache)
     os.environ.pop("ACCORD_NO_CACHE", None)
@@ -38,15 +40,22 @@ def _digests(root: Path, cache: Path) -> tuple[Any, Any] | None:
         digests = lint_cache.file_digests(documents, loader.parse_document)
         if digests is None:
             return None
+        blobs = {name: blob for blob, name in documents}
+        told = pieces.digests(
+            digests, lambda n: parsecache.parsed(blobs[n], n, loader.parse_document)
+        )
         try:
             raw = loader.load_documents(documents, base)
         except InputError:
+            assert told is None, "the pieces say nothing of a project that does not load"
+            return None
+        store.flush()
+        if told is None:
             return None
         src: Any = raw.source
-        merged = pieces.input_digests(raw.data, src.texts, src.owners, digests, src.parts)
         scratch = deps.input_digests(raw.data, src.texts, src.owners, digests)
-        store.flush()
-        return merged, (scratch, verdict.entries(raw.data))
+        merged = (told.inputs, told.entries, told.owners, told.sections)
+        return merged, (scratch, verdict.entries(raw.data), src.owners, list(raw.data))
     finally:
         store.enable(False)
         for k, v in old.items():
@@ -210,24 +219,25 @@ def test_case_twins_and_odd_columns() -> None:
 
 def test_sections_in_several_files() -> None:
     def spread(f: Files) -> None:
-        f["datasets/b.yaml"]["version"] = 1
         f["datasets/b.yaml"]["masks"] = {"m2": {"strategy": "nullify", "note": 1.50}}
         f["datasets/a.yaml"]["masks"] = {}
         f["more.yaml"] = {"datasets": {}, "surfaces": {"t": {"platform": "none", "x": True}}}
 
     def extra_section(f: Files) -> None:
-        f["more.yaml"]["custom"] = ["Other", {"NOTE": None}]
-        f["datasets/b.yaml"]["custom"] = ["Other", {"NOTE": None}]
+        f["more.yaml"]["custom"] = {"c1": ["Other", {"NOTE": None}]}
+        f["datasets/b.yaml"]["custom"] = {"c2": 2.50}
+        f["masks.yaml"]["listed"] = ["Extra2", 1]
 
-    def version_differs(f: Files) -> None:  # an input error: nothing to digest
-        f["datasets/b.yaml"]["version"] = 2
+    def version_elsewhere(f: Files) -> None:
+        f["more.yaml"]["version"] = f["masks.yaml"].pop("version")
 
-    versions = _versions(spread, extra_section, version_differs)
-    assert check_versions(versions) == len(versions) - 1
+    versions = _versions(spread, extra_section, version_elsewhere)
+    assert check_versions(versions) == len(versions)
 
 
 def test_datasets_the_pieces_cannot_describe() -> None:
-    """A datasets section that is no mapping of mappings is digested from scratch."""
+    """A datasets section that is no mapping of mappings (or none) is not for the pieces: the
+    model is loaded and digested from scratch."""
 
     def not_a_mapping(f: Files) -> None:
         _b(f)["rep"] = "nothing"
@@ -240,4 +250,28 @@ def test_datasets_the_pieces_cannot_describe() -> None:
         del f["datasets/b.yaml"]
 
     versions = _versions(not_a_mapping, empty, none_at_all)
-    assert check_versions(versions) == len(versions)
+    assert check_versions(versions) == 2  # the first, and the empty section
+
+
+def test_what_the_loader_refuses() -> None:
+    """A project the loader refuses to merge gets no digests from the pieces (checked in
+    ``_digests``): the same dataset or mask in two files, a section that is a mapping in one
+    file and not in another; a section that is not a mapping in two files is left to the
+    loader too, even when they agree."""
+
+    def dataset_twice(f: Files) -> None:
+        _b(f)["src"] = _ds("snowflake", {"X": PLAIN})
+
+    def mask_twice(f: Files) -> None:
+        del _b(f)["src"]
+        f["datasets/b.yaml"]["masks"] = {"m": {"strategy": "nullify"}}
+
+    def not_a_mapping_here(f: Files) -> None:
+        f["datasets/b.yaml"]["masks"] = ["m"]
+
+    def version_twice(f: Files) -> None:
+        del f["datasets/b.yaml"]["masks"]
+        f["datasets/b.yaml"]["version"] = 1
+
+    versions = _versions(dataset_twice, mask_twice, not_a_mapping_here, version_twice)
+    assert check_versions(versions) == 1  # the first only

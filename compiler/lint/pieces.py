@@ -33,14 +33,14 @@ import contextlib
 import hashlib
 import marshal
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from accord.compiler.core import store
 from accord.compiler.lint import deps, verdict
 
 #: the shape of a ``lintpieces/`` payload: entries of another shape are never read
-FORMAT = b"lintpieces-1"
+FORMAT = b"lintpieces-2"
 
 _NEEDED = frozenset(i for inputs in deps.RULE_INPUTS.values() for i in inputs.reads)
 
@@ -63,6 +63,8 @@ _FIELDS = (
     "plain",
     "every_plain",
     "entries",
+    "columns",
+    "keys",
     "decided",
     "governance",
 )
@@ -95,6 +97,10 @@ class Piece:
             self.every_plain,
             #: per dataset, its entry digest (:func:`compiler.lint.verdict.entries`)
             self.entries,
+            #: per dataset, the case-folded names of its columns (None: not a mapping)
+            self.columns,
+            #: mapping section -> the names of the file's entries
+            self.keys,
             #: the decisions ``governance`` was computed for (see :func:`_decisions`)
             self.decided,
             #: the inner repr of the file's datasets as the governance view sees them
@@ -124,6 +130,7 @@ def compute(doc: dict[Any, Any], texts: Mapping[Any, str]) -> Piece | None:
     """The piece of a parsed file (None for a document the loader refuses: a section name
     that is not a string)."""
     sections = []
+    keys: dict[str, tuple[Any, ...]] = {}
     words: set[str] = set()
     whole_words: dict[str, frozenset[str]] = {}
     for section, value in doc.items():
@@ -134,6 +141,8 @@ def compute(doc: dict[Any, Any], texts: Mapping[Any, str]) -> Piece | None:
         if section in _NEEDED:
             shown = repr(value)[1:-1] if mapping else repr(value)
         sections.append((section, mapping, shown))
+        if mapping:
+            keys[section] = tuple(value)
         if section == "datasets":
             continue
         if mapping:
@@ -149,7 +158,7 @@ def compute(doc: dict[Any, Any], texts: Mapping[Any, str]) -> Piece | None:
         type(datasets) is dict
         and all(type(n) is str and type(e) is dict for n, e in datasets.items())
     )
-    names, plain, entries = [], [], []
+    names, plain, entries, folded = [], [], [], []
     links = {}
     every_plain: set[str] = set()
     if regular and type(datasets) is dict:
@@ -165,6 +174,11 @@ def compute(doc: dict[Any, Any], texts: Mapping[Any, str]) -> Piece | None:
             plain.append(found)
             every_plain |= found
             entries.append(verdict._digest(entry))
+            columns = entry.get("columns")
+            if type(columns) is dict:
+                folded.append(tuple(sorted({c.casefold() for c in columns if type(c) is str})))
+            else:
+                folded.append(None)
     return Piece(
         (
             sections,
@@ -177,6 +191,8 @@ def compute(doc: dict[Any, Any], texts: Mapping[Any, str]) -> Piece | None:
             plain,
             frozenset(every_plain),
             entries,
+            folded,
+            keys,
             None,
             "",
         )
@@ -204,21 +220,19 @@ def _write(key: str, piece: Piece) -> None:
 def pieces_of(
     files: list[str],
     digests: Mapping[str, str],
-    parts: Mapping[str, tuple[Any, Any]],
+    part: Callable[[str], tuple[Any, Any]],
     fresh: set[str],
 ) -> list[tuple[str, Piece]] | None:
     """Each file's (key, piece): from the cache, or computed from its parsed document and
-    source (``parts``: display name -> (document, source)), its key added to ``fresh``. None
+    source (``part``: display name -> (document, source)), its key added to ``fresh``. None
     when one cannot be had."""
     out = []
     for name in files:
         key = key_of(name, digests[name])
         piece = _read(key)
         if piece is None:
-            part = parts.get(name)
-            if part is None:
-                return None
-            piece = compute(part[0], part[1].texts)
+            doc, source = part(name)
+            piece = compute(doc, source.texts)
             if piece is None:
                 return None
             fresh.add(key)
@@ -233,36 +247,95 @@ def _sha(parts: list[str]) -> str:
     return h.hexdigest()
 
 
-def input_digests(
-    data: Mapping[str, Any],
-    texts: Mapping[Any, str],
-    owners: Mapping[Any, str],
-    files: Mapping[str, str],
-    parts: Mapping[str, tuple[Any, Any]],
-) -> tuple[dict[str, str], dict[str, str] | None]:
-    """:func:`compiler.lint.deps.input_digests` of the merged model ``data`` (the same
-    arguments), and :func:`compiler.lint.verdict.entries` of it, from the files' pieces
-    (``files``: each file's name and content digest in order; ``parts``: what the loader
-    parsed of each file, for the pieces not in the cache)."""
+class Digests:
+    """What the pieces say of a project, without loading it: the input digests
+    (:func:`compiler.lint.deps.input_digests`), each dataset's entry digest
+    (:func:`compiler.lint.verdict.entries`), the owner of each section and the merged model's
+    sections in order (as the loader would make them), the file of each dataset."""
+
+    def __init__(
+        self,
+        inputs: dict[str, str],
+        entries: dict[str, str],
+        owners: dict[str, str],
+        sections: list[str],
+        holders: dict[str, str],
+        part: Callable[[str], tuple[Any, Any]],
+    ) -> None:
+        self.inputs, self.entries, self.owners = inputs, entries, owners
+        self.sections, self.holders, self.part = sections, holders, part
+
+
+def digests(files: Mapping[str, str], part: Callable[[str], tuple[Any, Any]]) -> Digests | None:
+    """The :class:`Digests` of the project of ``files`` (each file's name and content digest,
+    in order; every file parsed) from the files' pieces; ``part(name)`` parses a file (its
+    document and source), asked only for files whose piece is not in the cache or whose
+    governance must be recomputed. None when the pieces cannot say: a file the loader would
+    refuse to merge (an entry defined in two files, a section that is a mapping in one file
+    and not in another, a section that is not a mapping in two files: the loader compares
+    them), a ``datasets`` that is not a mapping of mappings by string names, or none."""
     fresh: set[str] = set()
-    found = pieces_of(list(files), files, parts, fresh)
-    if found is None or not all(p.regular for _, p in found) or "datasets" not in data:
+    found = pieces_of(list(files), files, part, fresh)
+    try:
+        if found is None or not _merges(found):
+            return None
+        return _digests(found, files, part, fresh)
+    finally:
         for key, piece in found or ():
             if key in fresh:
                 _write(key, piece)
-        return deps.input_digests(data, texts, owners, files), verdict.entries(data)
+
+
+def _merges(found: list[tuple[str, Piece]]) -> bool:
+    """Whether the loader merges the files of these pieces without a complaint (see
+    :func:`digests`), and they describe a ``datasets`` section."""
+    kinds: dict[str, bool] = {}
+    entries: dict[str, set[Any]] = {}
+    for _, piece in found:
+        if not piece.regular:
+            return False
+        for section, mapping, _ in piece.sections:
+            if kinds.setdefault(section, mapping) != mapping:
+                return False
+            if not mapping:
+                if section in entries:
+                    return False  # a second value: the loader compares them
+                entries[section] = set()
+                continue
+            names = entries.setdefault(section, set())
+            size = len(names)
+            keys = piece.keys[section]
+            names.update(keys)
+            if len(names) != size + len(keys):
+                return False  # an entry defined twice (or twice in a file: never parsed)
+    return kinds.get("datasets") is True
+
+
+def _digests(
+    found: list[tuple[str, Piece]],
+    files: Mapping[str, str],
+    part: Callable[[str], tuple[Any, Any]],
+    fresh: set[str],
+) -> Digests:
+    names = list(files)
     out = {"*": deps.input_digests({}, {}, {}, files)["*"]}
     # the first file of each section (its owner, and the value of a section not a mapping)
     first: dict[str, Piece] = {}
-    for _, piece in found:
+    owners: dict[str, str] = {}
+    for name, (_, piece) in zip(names, found, strict=True):
         for section, _mapping, _shown in piece.sections:
-            first.setdefault(section, piece)
+            if section not in first:
+                first[section] = piece
+                owners[section] = name
+    holders: dict[str, str] = {}
+    for name, (_, piece) in zip(names, found, strict=True):
+        holders.update(dict.fromkeys(piece.names, name))
     for section in (*deps.SECTIONS, deps.GOVERNANCE):
         if section not in _NEEDED:
             continue
         name = "datasets" if section == deps.GOVERNANCE else section
         if section == deps.GOVERNANCE:
-            value = _governance(found, data, fresh)
+            value = _governance(found, names, holders, part, fresh)
         elif name not in first:
             value = ["None"]
         else:
@@ -275,11 +348,9 @@ def input_digests(
         owner = repr(owners.get(name))
         out[section] = _sha(["(", *value, ", ([", ", ".join(written), "], ", owner, "))"])
     entries: dict[str, str] = {}
-    for key, piece in found:
+    for _, piece in found:
         entries.update(zip(piece.names, piece.entries, strict=True))
-        if key in fresh:
-            _write(key, piece)
-    return out, entries
+    return Digests(out, entries, owners, list(first), holders, part)
 
 
 def _is_mapping(first: Mapping[str, Piece], section: str) -> bool:
@@ -301,10 +372,13 @@ def _value(found: list[tuple[str, Piece]], first: Mapping[str, Piece], section: 
 
 
 def _governance(
-    found: list[tuple[str, Piece]], data: Mapping[str, Any], fresh: set[str]
+    found: list[tuple[str, Piece]],
+    files: list[str],
+    holders: Mapping[str, str],
+    part: Callable[[str], tuple[Any, Any]],
+    fresh: set[str],
 ) -> list[str]:
     """The repr of :func:`deps.governance` of the merged model, as pieces to join."""
-    datasets = data["datasets"]
     mentioned: set[str] = set()
     seen: set[str] = set()
     links: dict[str, str] = {}
@@ -323,7 +397,7 @@ def _governance(
         here = name
         while True:
             parent = links.get(here)
-            if parent is None or parent not in datasets or parent in chain:
+            if parent is None or parent not in holders or parent in chain:
                 break
             chain.append(parent)
             here = parent
@@ -336,19 +410,26 @@ def _governance(
             size[root] += 1  # the root itself, which has no link
     grouped = {n: r for n, r in roots.items() if size[r] > 1}
     grouped.update({r: r for r in size if r not in roots and size[r] > 1})
+    by_piece = {name: piece for name, (_, piece) in zip(files, found, strict=True)}
+    at: dict[str, dict[str, int]] = {}
     names: dict[str, dict[str, int]] = {}
     for name, root in grouped.items():
-        columns = datasets[name].get("columns")
-        if type(columns) is dict:
+        file = holders[name]
+        piece = by_piece[file]
+        if file not in at:
+            at[file] = {n: i for i, n in enumerate(piece.names)}
+        columns = piece.columns[at[file][name]]
+        if columns is not None:
             count = names.setdefault(root, {})
-            for col in {c.casefold() for c in columns if type(c) is str}:
+            for col in columns:
                 count[col] = count.get(col, 0) + 1
     inner = []
-    for key, piece in found:
+    for file, (key, piece) in zip(files, found, strict=True):
         if not piece.names:
             continue
         decided = _decisions(piece, mentioned, grouped, names)
         if decided != piece.decided:
+            datasets = part(file)[0]["datasets"]
             piece.governance = _file_governance(piece, datasets, mentioned, grouped, names)
             piece.decided = decided
             fresh.add(key)  # stored again with this run's decisions
