@@ -275,3 +275,38 @@ def test_what_the_loader_refuses() -> None:
 
     versions = _versions(dataset_twice, mask_twice, not_a_mapping_here, version_twice)
     assert check_versions(versions) == 1  # the first only
+
+
+def test_the_bench_edit_loads_only_the_edited_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bench's edit (a dataset gains a column nothing refers to) on a clean estate: the
+    pieces give every digest, so the project is never merged and only the edited file is
+    parsed (its new content); the output is a full lint's, run after run."""
+    from tests.test_lint_incremental import CLEAN, _column_edit, _lint
+
+    root, cache = tmp_path / "policies", tmp_path / "cache"
+    _write(root, copy.deepcopy(CLEAN))
+    _lint(root, cache, "json", True)
+    merged: list[int] = []
+    parsed: list[str] = []
+    real_load, real_parse = loader.load_documents, parsecache._parse
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        merged.append(1)
+        return real_load(*args, **kwargs)
+
+    def parse(raw: bytes, name: str, *args: Any) -> Any:
+        parsed.append(name)
+        return real_parse(raw, name, *args)
+
+    monkeypatch.setattr(loader, "load_documents", load)
+    monkeypatch.setattr(parsecache, "_parse", parse)
+    edited = sorted((root / "datasets").rglob("*.yaml"))[-1]
+    for i in (1, 2):
+        _column_edit(root, i)
+        merged.clear()
+        parsed.clear()
+        incremental = _lint(root, cache, "json", True)
+        assert (merged, parsed) == ([], [str(edited)]), (merged, parsed)
+        assert incremental == _lint(root, cache, "json", False)
