@@ -42,6 +42,8 @@ from accord.compiler.lint import deps, verdict
 #: the shape of a ``lintpieces/`` payload: entries of another shape are never read
 FORMAT = b"lintpieces-2"
 
+_NONE: frozenset[str] = frozenset()
+
 _NEEDED = frozenset(i for inputs in deps.RULE_INPUTS.values() for i in inputs.reads)
 
 
@@ -423,14 +425,17 @@ def _governance(
             count = names.setdefault(root, {})
             for col in columns:
                 count[col] = count.get(col, 0) + 1
+    shared = {
+        root: frozenset(c for c, n in count.items() if n > 1) for root, count in names.items()
+    }
     inner = []
     for file, (key, piece) in zip(files, found, strict=True):
         if not piece.names:
             continue
-        decided = _decisions(piece, mentioned, grouped, names)
+        decided = _decisions(piece, mentioned, grouped, shared)
         if decided != piece.decided:
             datasets = part(file)[0]["datasets"]
-            piece.governance = _file_governance(piece, datasets, mentioned, grouped, names)
+            piece.governance = _file_governance(piece, datasets, mentioned, grouped, shared)
             piece.decided = decided
             fresh.add(key)  # stored again with this run's decisions
         inner.append(piece.governance)
@@ -442,25 +447,28 @@ def _dropped(
     name: str,
     mentioned: set[str],
     grouped: Mapping[str, str],
-    names: Mapping[str, Mapping[str, int]],
+    shared: Mapping[str, frozenset[str]],
 ) -> frozenset[str]:
-    """The folded names of the plain columns the governance view leaves out of ``name``."""
-    group = names.get(grouped[name], {}) if name in grouped else {}
-    return frozenset(c for c in plain if c not in mentioned and group.get(c, 0) < 2)
+    """The folded names of the plain columns the governance view leaves out of ``name``: not
+    mentioned, nor a column of two datasets or more of its replica group (``shared``)."""
+    left = plain - mentioned
+    if name in grouped:
+        left -= shared.get(grouped[name], _NONE)
+    return left
 
 
 def _decisions(
     piece: Piece,
     mentioned: set[str],
     grouped: Mapping[str, str],
-    names: Mapping[str, Mapping[str, int]],
+    shared: Mapping[str, frozenset[str]],
 ) -> tuple[Any, ...]:
     """What the governance view of the file's datasets depends on beyond the file: which of
     its plain columns' names the model mentions, and what is left out of each of its datasets
     in a replica group (a dataset in none leaves out its plain columns not mentioned)."""
     hit = piece.every_plain & mentioned
     in_groups = tuple(
-        (name, _dropped(plain, name, mentioned, grouped, names))
+        (name, _dropped(plain, name, mentioned, grouped, shared))
         for name, plain in zip(piece.names, piece.plain, strict=True)
         if name in grouped
     )
@@ -472,12 +480,12 @@ def _file_governance(
     datasets: Mapping[str, Any],
     mentioned: set[str],
     grouped: Mapping[str, str],
-    names: Mapping[str, Mapping[str, int]],
+    shared: Mapping[str, frozenset[str]],
 ) -> str:
     out = {}
     for name, plain in zip(piece.names, piece.plain, strict=True):
         entry = datasets[name]
-        drop = _dropped(plain, name, mentioned, grouped, names)
+        drop = _dropped(plain, name, mentioned, grouped, shared)
         if drop:
             columns = entry["columns"]
             kept = {
