@@ -37,3 +37,24 @@ def test_the_first_metadata_folder_on_the_path_counts(
     if expected is not None:
         assert want == expected
     assert store.installed_version() == want
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/c/accord/lint/ab/abcdef",
+        "/c/accord/x",
+        "/c/accord",
+        "/c",
+        "/c/accord2/lint/ab/key",
+        "/d/accord/lint/ab/key",
+        "/c/accord/a/b/c/d/e",
+        "relative/accord/lint/key",
+    ],
+)
+@pytest.mark.parametrize("root", ["/c/accord", "/", "relative/accord", "/c/accord/lint"])
+def test_the_folders_checked_for_links(root: str, path: str) -> None:
+    """The folders the store checks are no links before reading or writing an entry: the
+    cache directory and every folder between it and the entry."""
+    r, p = Path(root), Path(path)
+    assert store._folders(r, p) == [r, *(q for q in p.parents if r in q.parents)]

@@ -263,12 +263,20 @@ def _digest(secret: bytes, kind: str, key: str, payload: bytes) -> bytes:
     return mac.hexdigest().encode()
 
 
+def _folders(root: Path, path: Path) -> list[Path]:
+    """``root`` and the folders above ``path`` that lie below it (``[root, *(p for p in
+    path.parents if root in p.parents)]``, from the paths' parts)."""
+    parts, depth = path.parts, len(root.parts)
+    out = [root]
+    if len(parts) > depth + 1 and type(path)(*parts[:depth]) == root:
+        out += [type(path)(*parts[:i]) for i in range(len(parts) - 1, depth, -1)]
+    return out
+
+
 def _real_dirs(path: Path) -> bool:
     """Whether the cache directory and the folders between it and ``path`` are real
     directories (none is a link), as far as they exist."""
-    root = directory()
-    folders = [root, *(p for p in path.parents if root in p.parents)]
-    for folder in folders:
+    for folder in _folders(directory(), path):
         try:
             info = os.lstat(folder)
         except FileNotFoundError:
