@@ -5,7 +5,9 @@ computing afresh would; the cache is an optimisation only. Payloads are written 
 that define them: :mod:`compiler.model.parsecache` (``parse/``, ``pos/``, ``sem/``: parsed
 policy files), :mod:`compiler.lint.cache` (``lint/``: lint results) and
 :mod:`compiler.lint.deps` (``lintdeps/``: the dependency index of incremental lint) and
-:mod:`compiler.lint.verdict` (``lintvalid/``: the last successful validation's skeleton).
+:mod:`compiler.lint.verdict` (``lintvalid/``: the last successful validation's skeleton) and
+:mod:`compiler.lint.pieces` (``lintpieces/``: what each file gives incremental lint's input
+digests).
 
 The *code fingerprint* hashes accord's version and the source of every module of the
 ``compiler`` and ``targets`` packages: the model's schema, the loader and every rule are
@@ -135,14 +137,51 @@ def flush() -> None:
         prune()
 
 
+def installed_version() -> str:
+    """``importlib.metadata.version("accord")`` without importing ``importlib.metadata``
+    (which imports ``email``, ``zipfile``, ``csv``: a third of a warm lint's start): the
+    ``Version`` of the first ``accord`` metadata folder on ``sys.path`` (``*.dist-info`` with
+    its ``METADATA``, ``*.egg-info`` with its ``PKG-INFO``), where ``importlib.metadata``
+    looks first. Anything else (a zip on the path, two candidates in one folder, no such
+    header) asks ``importlib.metadata``."""
+    import sys
+
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        found = []
+        for name in names:
+            low = name.lower()
+            for suffix, meta in ((".dist-info", "METADATA"), (".egg-info", "PKG-INFO")):
+                if low.endswith(suffix) and low[: -len(suffix)].partition("-")[0] == "accord":
+                    found.append(os.path.join(folder, name, meta))
+        if len(found) > 1:
+            break
+        if found:
+            try:
+                with open(found[0], encoding="utf-8") as meta_file:
+                    for line in meta_file:
+                        if not line.strip():
+                            break
+                        if line.startswith("Version:"):
+                            return line[len("Version:") :].strip()
+            except OSError:
+                pass
+            break
+    from importlib.metadata import version
+
+    return version("accord")
+
+
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """accord's version and the SHA-256 of every module of accord's packages."""
     h = hashlib.sha256(FORMAT)
     try:
-        from importlib.metadata import version
-
-        h.update(version("accord").encode())
+        h.update(installed_version().encode())
     except Exception:  # pragma: no cover - not installed: the sources below still count
         h.update(b"unversioned")
     here = Path(__file__).resolve().parent.parent  # compiler/
@@ -224,12 +263,20 @@ def _digest(secret: bytes, kind: str, key: str, payload: bytes) -> bytes:
     return mac.hexdigest().encode()
 
 
+def _folders(root: Path, path: Path) -> list[Path]:
+    """``root`` and the folders above ``path`` that lie below it (``[root, *(p for p in
+    path.parents if root in p.parents)]``, from the paths' parts)."""
+    parts, depth = path.parts, len(root.parts)
+    out = [root]
+    if len(parts) > depth + 1 and type(path)(*parts[:depth]) == root:
+        out += [type(path)(*parts[:i]) for i in range(len(parts) - 1, depth, -1)]
+    return out
+
+
 def _real_dirs(path: Path) -> bool:
     """Whether the cache directory and the folders between it and ``path`` are real
     directories (none is a link), as far as they exist."""
-    root = directory()
-    folders = [root, *(p for p in path.parents if root in p.parents)]
-    for folder in folders:
+    for folder in _folders(directory(), path):
         try:
             info = os.lstat(folder)
         except FileNotFoundError:

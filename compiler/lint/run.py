@@ -24,7 +24,7 @@ from accord.compiler.core import store
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from accord.compiler.lint import cache as lint_cache
-from accord.compiler.lint import deps, verdict
+from accord.compiler.lint import deps, pieces, verdict
 from accord.compiler.lint.checks import REGISTRY, History
 from accord.compiler.lint.config import ALWAYS, LintConfig, load_config, parse_codes
 from accord.compiler.lint.engine import lint_project, lint_sql_batch, load_rules
@@ -32,7 +32,7 @@ from accord.compiler.lint.finding import Finding
 from accord.compiler.lint.inputs.notebooks import (
     is_python_notebook,  # light: no scanner, no sqlglot
 )
-from accord.compiler.model import loader
+from accord.compiler.model import loader, parsecache
 from accord.compiler.model.loader import (
     directory_files,
     discover,
@@ -475,7 +475,7 @@ def _lint_project(
         hit = lint_cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
             return hit
-    raw = loader.load_documents(documents, root, unreadable)
+    raw: loader.RawProject | None = None
     reuse: dict[str, list[Finding]] = {}
     families = None
     index_key = None
@@ -485,23 +485,43 @@ def _lint_project(
         # incremental lint (compiler/lint/deps.py): the rules whose inputs this edit did not
         # change keep their findings; the others are re-run on the validated project
         index_key = deps.index_key(digests, options)
-        owners = getattr(raw.source, "owners", {})
-        inputs = deps.input_digests(raw.data, raw.source.texts, owners, digests)
+        # the input digests from per-file pieces, without loading the project when the
+        # pieces can say (compiler/lint/pieces.py); else from the loaded model
+        blobs = {name: blob for blob, name in documents}
+        told = pieces.digests(
+            digests, lambda n: parsecache.parsed(blobs[n], n, loader.parse_document)
+        )
+        if told is not None:
+            inputs, entries, owners = told.inputs, told.entries, told.owners
+        else:
+            raw = loader.load_documents(documents, root, unreadable)
+            owners = getattr(raw.source, "owners", {})
+            inputs = deps.input_digests(raw.data, raw.source.texts, owners, digests)
+            entries = verdict.entries(raw.data)
         index = deps.read_index(index_key)
         reuse = deps.reusable(index, digests, inputs)
         families = deps.families(index, reuse)
         # every rule reused and the model valid but for plain columns it checks alone: no
         # validation, no rule run (compiler/lint/verdict.py)
-        entries = verdict.entries(raw.data)
-        skeleton = verdict.skeleton(raw.data, raw.source.texts, owners, list(digests), inputs)
-        fast = _without_validation(raw, history, config, index, reuse, skeleton, entries, index_key)
+        if raw is None and told is not None and _skeleton_needs_keys_only(told, inputs):
+            keys_only = dict.fromkeys(told.sections)  # skeleton reads the sections' names
+            skeleton = verdict.skeleton(keys_only, {}, owners, list(digests), inputs)
+        else:
+            raw = raw or loader.load_documents(documents, root, unreadable)
+            skeleton = verdict.skeleton(raw.data, raw.source.texts, owners, list(digests), inputs)
+        view: Any = raw or _Unloaded(documents, root, told)
+        fast = _without_validation(
+            view, history, config, index, reuse, skeleton, entries, index_key
+        )
         if fast is not None:
             findings, computed, past = fast
-            store.later("lint", key, lint_cache.findings_to_json(findings, len(raw.files)))
+            store.later("lint", key, lint_cache.findings_to_json(findings, len(digests)))
             deps.write_index(index_key, digests, inputs, computed)
             if entries != past.entries:
                 verdict.write(index_key, replace(past, entries=entries or {}))
-            return findings, len(raw.files)
+            return findings, len(digests)
+    if raw is None:
+        raw = loader.load_documents(documents, root, unreadable)
     from accord.compiler.model.validate import validate_raw  # pydantic: not on a cache hit
 
     project = validate_raw(raw)
@@ -538,8 +558,56 @@ def _with_ignored(
     return out
 
 
+def _skeleton_needs_keys_only(found: pieces.Digests, inputs: dict[str, str]) -> bool:
+    """Whether :func:`verdict.skeleton` reads nothing of the model but its sections' names:
+    every section and the governance have a digest, and no section is outside the format."""
+    return (
+        deps.GOVERNANCE in inputs
+        and all(s in inputs for s in deps.SECTIONS if s != "datasets")
+        and all(s in deps.SECTIONS for s in found.sections)
+    )
+
+
+class _Unloaded:
+    """A project whose pieces gave its digests (:func:`pieces.digests`), not loaded: what the
+    run without validation reads of it. The merged project is loaded only when a position is
+    asked for (an unused suppression, ACC002)."""
+
+    def __init__(
+        self, documents: list[tuple[bytes, str]], root: Path, found: pieces.Digests
+    ) -> None:
+        self.files = [name for _, name in documents]
+        self.origin = Location(documents[0][1], 1, 1)
+        self.source = _LoadOnAsk(documents, root)
+        self._found = found
+
+    def datasets_of(self, names: list[str]) -> tuple[dict[str, Any], list[Any]]:
+        """The entries of the datasets ``names`` (as ``{"datasets": ...}``) and the written
+        texts of the files that hold them: all :func:`verdict.plain_columns_valid` reads."""
+        datasets: dict[str, Any] = {}
+        texts: list[Any] = []
+        for file in dict.fromkeys(self._found.holders[n] for n in names):
+            doc, source = self._found.part(file)
+            datasets.update(doc["datasets"])
+            texts += source.texts
+        return {"datasets": {n: datasets[n] for n in names}}, texts
+
+
+class _LoadOnAsk:
+    """The merged source map of a project, loaded on the first position asked for."""
+
+    def __init__(self, documents: list[tuple[bytes, str]], root: Path) -> None:
+        self._documents, self._root = documents, root
+        self._source: Any = None
+
+    def at(self, path: Any, fallback: Location) -> Location:
+        if self._source is None:
+            self._source = loader.load_documents(self._documents, self._root).source
+        return self._source.at(path, fallback)
+
+
 def _without_validation(
-    raw: loader.RawProject,
+    raw: loader.RawProject | _Unloaded,
     history: History,
     config: LintConfig,
     index: deps.Index | None,
@@ -557,7 +625,10 @@ def _without_validation(
     if past is None or past.skeleton != skeleton or set(past.entries) != set(entries):
         return None
     changed = [name for name, digest in entries.items() if past.entries[name] != digest]
-    if not verdict.plain_columns_valid(raw.data, raw.source.texts, changed):
+    data, texts = (
+        raw.datasets_of(changed) if isinstance(raw, _Unloaded) else (raw.data, raw.source.texts)
+    )
+    if not verdict.plain_columns_valid(data, texts, changed):
         return None
     needed = _with_ignored({"suppressions"}, past.ignores)
     load_rules(needed)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,9 +152,7 @@ def ignores_of(model: Any) -> dict[str, dict[str, dict[str, str]]]:
     return out
 
 
-def plain_columns_valid(
-    data: Mapping[str, Any], texts: Mapping[Any, str], changed: list[str]
-) -> bool:
+def plain_columns_valid(data: Mapping[str, Any], texts: Iterable[Any], changed: list[str]) -> bool:
     """Whether every column of the datasets ``changed`` whose spec is only a type (those the
     governance view leaves out among them) passes validation's checks of a column, judged
     alone (see the module docstring); False whenever the column or its dataset is one this

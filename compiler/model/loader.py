@@ -158,6 +158,8 @@ class MergedSource(Positions):
         self.texts: dict[Path_, str] = {}
         #: section -> the name of the file that gives the section its place (see ``owner``)
         self.owners: dict[Any, str] = {}
+        #: display name -> (document, source map) of every file merged, in order
+        self.parts: dict[str, tuple[dict[str, Any], Positions]] = {}
         self.values = _Table(self, "values")
         self.keys = _Table(self, "keys")
 
@@ -309,6 +311,7 @@ def load_documents(
             diagnostics.extend(err.diagnostics)
             continue
         _merge(merged, source, doc, doc_source, name, diagnostics)
+        source.parts[name] = (doc, doc_source)
     if diagnostics:
         raise InputError(diagnostics)
     if not documents:

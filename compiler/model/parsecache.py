@@ -50,6 +50,18 @@ def parse(raw: bytes, name: str, compute: Callable[[bytes, str], tuple[Any, Any]
     return _parse(raw, name, compute, key)
 
 
+def parsed(raw: bytes, name: str, compute: Callable[[bytes, str], tuple[Any, Any]]) -> Any:
+    """:func:`parse`, the result kept for this run: the loader's parse of the same file gets
+    it again instead of parsing the file a second time."""
+    if not store.enabled():
+        return compute(raw, name)
+    key = file_key(name, raw)
+    found = _parsed.get(key)
+    if found is None:
+        found = _parsed[key] = _parse(raw, name, compute, key)
+    return found
+
+
 def _parse(
     raw: bytes, name: str, compute: Callable[[bytes, str], tuple[Any, Any]], key: str
 ) -> tuple[Any, Any]:
