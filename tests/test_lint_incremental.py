@@ -371,6 +371,14 @@ def _plain_column(files: Files, kind: str, seed: int, ds: dict[str, Any]) -> Non
     if kind == "plain_bad_type":
         wrong = "NUMBER(10,2)" if ds.get("platform") == "databricks" else "STRUCT<a: INT>"
         name, spec = "plain_typed", {"type": _pick([wrong, "NOT_A_TYPE", "VARCHAR(", "DATE"], seed)}
+    elif kind == "plain_out_of_range":  # parameters the platform refuses, and its limits
+        snowflake = ds.get("platform") == "snowflake"
+        refused = ["NUMBER(50,2)", "NUMBER(10,12)", "VARCHAR(134217729)", "TIMESTAMP_NTZ(10)"]
+        limits = ["NUMBER(38,37)", "VARCHAR(134217728)", "TIME(9)"]  # the limits themselves
+        if not snowflake:
+            refused, limits = ["DECIMAL(50,2)", "DECIMAL(10,12)", "DECIMAL(0)"], ["DECIMAL(38,38)"]
+        types = [*refused, *limits]
+        name, spec = "plain_ranged", {"type": _pick(types, seed)}
     elif kind == "plain_bad_name":
         name, spec = _pick(["two words", "bad-name", "1st", "naïve", "ok_name"], seed), None
         spec = {"type": _text_type(ds)}
@@ -423,6 +431,7 @@ KINDS = [
 PLAIN = [
     "plain_valid",
     "plain_bad_type",
+    "plain_out_of_range",
     "plain_bad_name",
     "plain_case_twin",
     "plain_mentioned",
@@ -489,7 +498,8 @@ def test_each_kind_of_edit(kind: str) -> None:
 @pytest.mark.parametrize("kind", PLAIN)
 def test_plain_column_edits_without_validation(kind: str) -> None:
     """A column whose spec is only a type, added and edited several ways (valid, a type of
-    the other platform or none, a name that is no identifier, a case twin, a word written
+    the other platform or none, parameters out of the platform's range, a name that is no
+    identifier, a case twin, a word written
     elsewhere, a spec that is no mapping, a YAML scalar, in a replica group) and then
     removed, on a run where every rule is reused: the output and exit code of ``--no-cache``."""
     for base in [*BASES.values(), CLEAN]:

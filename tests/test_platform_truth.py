@@ -565,6 +565,27 @@ def _policies_with(tmp_path, edit) -> tuple[int, str]:  # type: ignore[no-untype
             "is a Snowflake type, not a databricks one: write DECIMAL(p, s)",
         ),
         (
+            "a Snowflake NUMBER of more than 38 digits",
+            "datasets.yaml",
+            "NOTES: {type: VARCHAR, mask: free_text}",
+            'NOTES: {type: "NUMBER(50,2)", mask: free_text}',
+            "'NUMBER(50,2)': the precision must be 1 to 38 on snowflake, not 50",
+        ),
+        (
+            "a Snowflake VARCHAR longer than Snowflake stores",
+            "datasets.yaml",
+            "NOTES: {type: VARCHAR, mask: free_text}",
+            "NOTES: {type: VARCHAR(99999999999), mask: free_text}",
+            "the length must be 1 to 134,217,728 on snowflake, not 99999999999",
+        ),
+        (
+            "a Databricks DECIMAL whose scale passes its precision",
+            "datasets.yaml",
+            "gene_symbol: {type: STRING}",
+            'gene_symbol: {type: "DECIMAL(10,12)"}',
+            "the scale must be 0 to 10 on databricks (precision 10), not 12",
+        ),
+        (
             "Databricks STRUCT on a Snowflake dataset",
             "datasets.yaml",
             "NOTES: {type: VARCHAR, mask: free_text}",

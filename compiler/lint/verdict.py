@@ -16,7 +16,8 @@ per project as :func:`compiler.lint.deps.index_key` names it):
 A later run whose skeleton digest is the recorded one checks only the plain columns of the
 datasets whose entry changed (:func:`plain_columns_valid`), with the very checks validation
 applies to such a column: its name (the schema's ``ColumnName``), its type text (``Text``), a
-type of the dataset's platform (``is_type``) and not of the other (``foreign_type``). What
+type of the dataset's platform (``is_type``), not of the other (``foreign_type``), with its
+parameters in the platform's range (``type_limit``). What
 the check cannot judge alone sends the run to full validation: a column spec of another shape,
 a key or type that is not a plain string, two columns of the dataset whose names fold to one,
 any text YAML wrote for the column. Only "valid" is cached: an invalid model always goes
@@ -158,7 +159,7 @@ def plain_columns_valid(data: Mapping[str, Any], texts: Iterable[Any], changed: 
     alone (see the module docstring); False whenever the column or its dataset is one this
     cannot judge alone. Columns with more than a type are in the skeleton."""
     from accord.compiler.model.names import COLUMN_NAME, no_control
-    from accord.compiler.model.types import foreign_type, is_type
+    from accord.compiler.model.types import foreign_type, is_type, type_limit
 
     datasets = data["datasets"]
     column_texts = {path[:4] for path in texts if len(path) >= 4 and path[0] == "datasets"}
@@ -188,7 +189,12 @@ def plain_columns_valid(data: Mapping[str, Any], texts: Iterable[Any], changed: 
                 no_control(spec["type"])
             except ValueError:
                 return False
-            if not is_type(spec["type"], platform) or foreign_type(spec["type"], platform):
+            text = spec["type"]
+            if (
+                not is_type(text, platform)
+                or foreign_type(text, platform)
+                or type_limit(text, platform)
+            ):
                 return False
     return True
 

@@ -372,7 +372,12 @@ class ColumnSpec(Strict):
     kind of identifier, which is what makes a deterministic mask a join key across
     platforms."""
 
-    type: Text = Field(description="the column's SQL type on its platform, e.g. VARCHAR, STRING")
+    type: Text = Field(
+        description="the column's SQL type on its platform, e.g. VARCHAR, STRING; its "
+        "parameters within the platform's limits (a precision of 1 to 38 and a scale of at most "
+        "the precision, and on Snowflake at most 37; a Snowflake VARCHAR or CHAR of at most "
+        "134,217,728; 0 to 9 fractional-second digits)"
+    )
     mask: Name | None = Field(None, description="a mask from `masks`")
     identifier: Name | None = Field(
         None, description="identifier domain: columns of one domain hold the same identifiers"

@@ -7,6 +7,7 @@ sqlglot itself; anything else is parsed.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -130,3 +131,63 @@ def foreign_type(text: str, platform: str) -> str:
     if instead is None:
         return ""
     return f"{text!r} is a {other} type, not a {platform} one: write {instead}"
+
+
+#: a type as :func:`render_type` spells it, with one or two parameters
+_RENDERED = re.compile(r"([A-Z][A-Z0-9_]*)\(([0-9]+)(?:, ([0-9]+))?\)")
+
+_DECIMAL = ("precision", 1, 38)
+#: where a parameter must lie, per platform and the type's name as :func:`render_type` spells
+#: it: (what the first parameter is, its least and greatest value). Snowflake: NUMBER's
+#: precision is at most 38 and its scale at most 37 and the precision (docs.snowflake.com/en/
+#: sql-reference/data-types-numeric), a VARCHAR holds at most 134,217,728 bytes (.../intro-
+#: summary-data-types), TIME and the timestamps take 0 to 9 fractional digits (.../data-types-
+#: datetime). Databricks: DECIMAL's precision is 1 to 38 and its scale 0 to the precision
+#: (docs.databricks.com/sql/language-manual/data-types/decimal-type).
+_LIMITS: dict[str, dict[str, tuple[str, int, int]]] = {
+    "snowflake": {
+        "DECIMAL": _DECIMAL,
+        "VARCHAR": ("length", 1, 134_217_728),
+        "CHAR": ("length", 1, 134_217_728),
+        **{
+            t: ("fractional-second precision", 0, 9)
+            for t in (
+                "TIME",
+                "TIMESTAMP",
+                "TIMESTAMPNTZ",
+                "TIMESTAMPLTZ",
+                "TIMESTAMPTZ",
+                "DATETIME",
+            )
+        },
+    },
+    "databricks": {"DECIMAL": _DECIMAL},
+}
+
+#: the greatest scale, per platform (it is also never more than the precision)
+_MAX_SCALE = {"snowflake": 37, "databricks": 38}
+
+
+@lru_cache(maxsize=4096)
+def type_limit(text: str, platform: str) -> str:
+    """A message when a parameter of the type ``text`` lies outside what ``platform`` accepts
+    (``NUMBER(50, 2)``, a longer VARCHAR than Snowflake stores), else "": the platform would
+    refuse the compiled SQL only when it runs. For a type :func:`is_type` accepts."""
+    limits = _LIMITS.get(platform, {})
+    try:
+        rendered = render_type(text, platform)
+    except ValueError:
+        return ""
+    written = _RENDERED.fullmatch(rendered)
+    if written is None or written.group(1) not in limits:
+        return ""
+    name, first, second = written.groups()
+    what, least, greatest = limits[name]
+    value = int(first)
+    if not least <= value <= greatest:
+        return f"{text!r}: the {what} must be {least} to {greatest:,} on {platform}, not {value}"
+    if second is not None:
+        scale, most = int(second), min(value, _MAX_SCALE[platform])
+        if scale > most:
+            return f"{text!r}: the scale must be 0 to {most} on {platform} (precision {value}), not {scale}"
+    return ""

@@ -25,7 +25,13 @@ from accord.compiler.model.replicas import inherit_masks, replica_problems
 from accord.compiler.model.scalars import quote_hint, scalar_problems
 from accord.compiler.model.schema import PLATFORMS, Grant, PolicyModel
 from accord.compiler.model.source import Positions
-from accord.compiler.model.types import foreign_type, is_string, is_type, parse_type
+from accord.compiler.model.types import (
+    foreign_type,
+    is_string,
+    is_type,
+    parse_type,
+    type_limit,
+)
 from pydantic import BaseModel, ValidationError
 
 
@@ -422,6 +428,8 @@ def _resolve(project: Project) -> list[Diagnostic]:
                 bad((*cpath, "type"), f"{spec.type!r} is not a {ds.platform} data type")
             elif foreign:
                 bad((*cpath, "type"), foreign)
+            elif limit := type_limit(spec.type, ds.platform):
+                bad((*cpath, "type"), limit)
             if spec.mask is not None and need("mask", m.masks, spec.mask, (*cpath, "mask")):
                 strategy = m.masks[spec.mask].strategy
                 if strategy != "nullify" and typed and not is_string(spec.type, ds.platform):
