@@ -499,9 +499,9 @@ def test_each_kind_of_edit(kind: str) -> None:
 def test_plain_column_edits_without_validation(kind: str) -> None:
     """A column whose spec is only a type, added and edited several ways (valid, a type of
     the other platform or none, parameters out of the platform's range, a name that is no
-    identifier, a case twin, a word written
-    elsewhere, a spec that is no mapping, a YAML scalar, in a replica group) and then
-    removed, on a run where every rule is reused: the output and exit code of ``--no-cache``."""
+    identifier, a case twin, a word written elsewhere, a spec that is no mapping, a YAML
+    scalar, in a replica group) and then removed, on a run where every rule is reused: the
+    output and exit code of ``--no-cache``."""
     for base in [*BASES.values(), CLEAN]:
         # each edit and its undoing: an invalid model writes no index, so a defect left in
         # place would make every later edit a change of the skeleton
