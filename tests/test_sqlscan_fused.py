@@ -22,7 +22,7 @@ import pytest
 from accord.compiler.sqlscan import fused, scan
 
 from tests.conftest import ROOT
-from tests.test_sqlscan_read_shapes import KEYWORDS, _dialect_of, _kw, _rendered
+from tests.test_sqlscan_read_shapes import KEYWORDS, _actions, _dialect_of, _pieces, _rendered
 
 
 def _scan(text: str, path: str, dialect: str | None, mode: str) -> tuple:
@@ -116,45 +116,12 @@ def _plain_name(rng: random.Random) -> str:
 
 
 def _plain_action(rng: random.Random, n: int) -> list[str]:
-    c, d = f"{{{n}}}", f"{{{n + 3}}}"
-    p = f"{{{n + 1}}}.{{{n + 2}}}"
-    return rng.choice(
-        [
-            ["ADD ROW ACCESS POLICY", p, "ON (", c, ")"],
-            ["ADD ROW ACCESS POLICY", p, "ON (", c, ",", d, ")"],
-            ["DROP ROW ACCESS POLICY", p],
-            ["DROP ALL ROW ACCESS POLICIES"],
-            ["SET ROW FILTER", p, "ON (", c, ")"],
-            ["DROP ROW FILTER"],
-            ["MODIFY COLUMN", c, "SET MASKING POLICY", p],
-            ["MODIFY", c, "SET MASKING POLICY", p, "USING (", c, ",", d, ")"],
-            ["ALTER COLUMN", c, "SET MASKING POLICY", p, "FORCE"],
-            ["MODIFY COLUMN", c, "UNSET MASKING POLICY"],
-            ["ALTER COLUMN", c, "SET MASK", p],
-            ["ALTER COLUMN", c, "SET MASK", p, "USING COLUMNS (", c, ")"],
-            ["ALTER", c, "DROP MASK"],
-            ["CHANGE COLUMN", c, "SET MASKING POLICY", p],
-            ["MODIFY (", c, "SET MASKING POLICY", p, ")"],
-            ["MODIFY COLUMN", c, "SET MASKING POLICY"],  # fails: no policy
-            ["MODIFY COLUMN", c, "SET MASKING POLICY", p, "USING"],  # fails
-            ["ADD COLUMN", c, "INT"],  # not a policy action: kind other
-            ["SET MASKING POLICY", p],  # not an action the reader knows
-        ]
-    )
+    """An action of a plain file: every action of the reader's shapes test but tags."""
+    return rng.choice([a for a in _actions(n) if "SET TAG" not in a])
 
 
 def _plain_template(rng: random.Random) -> tuple[str, int]:
-    pieces = [_kw(rng, "ALTER TABLE")]
-    if rng.random() < 0.15:
-        pieces.append(_kw(rng, "IF EXISTS"))
-    pieces.append("{0}.{1}.{2}")
-    holes = 3
-    for k in range(rng.choice([1, 1, 1, 2, 3])):
-        if k:
-            pieces.append(",")
-        action = _plain_action(rng, holes)
-        holes += 4
-        pieces.extend(p if p.startswith("{") else _kw(rng, p) for p in action)
+    pieces, holes = _pieces(rng, _plain_action)
     out = [rng.choice(["\n", "\n\n", "\n  "])]
     for piece in pieces:
         out.append(piece + rng.choice([" ", " ", " ", "  ", "\n  "]))

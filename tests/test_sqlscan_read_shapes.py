@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import accord.compiler.sqlscan.readers as readers
@@ -134,8 +135,9 @@ def _kw(rng: random.Random, words: str) -> str:
     return " ".join(w.lower() if rng.random() < 0.2 else w for w in words.split())
 
 
-def _action(rng: random.Random, n: int) -> list[str]:
-    """An action as a list of pieces, names as ``{k}`` holes (k counts up from ``n``)."""
+def _actions(n: int) -> list[list[str]]:
+    """The actions a random statement draws from, each a list of pieces, names as ``{k}``
+    holes (k counts up from ``n``)."""
     c, d = f"{{{n}}}", f"{{{n + 3}}}"
     p = f"{{{n + 1}}}.{{{n + 2}}}"
     choices = [
@@ -160,10 +162,18 @@ def _action(rng: random.Random, n: int) -> list[str]:
         ["ADD COLUMN", c, "INT"],  # not a policy action: kind other
         ["SET MASKING POLICY", p],  # not an action the reader knows
     ]
-    return rng.choice(choices)
+    return choices
 
 
-def _statement_template(rng: random.Random) -> tuple[str, int]:
+def _action(rng: random.Random, n: int) -> list[str]:
+    return rng.choice(_actions(n))
+
+
+def _pieces(
+    rng: random.Random, action: Callable[[random.Random, int], list[str]]
+) -> tuple[list[str], int]:
+    """An ``ALTER TABLE`` statement of one to three actions drawn by ``action``, as pieces,
+    keywords in random case; and its number of holes."""
     pieces = [_kw(rng, "ALTER TABLE")]
     if rng.random() < 0.15:
         pieces.append(_kw(rng, "IF EXISTS"))
@@ -172,9 +182,14 @@ def _statement_template(rng: random.Random) -> tuple[str, int]:
     for k in range(rng.choice([1, 1, 1, 2, 3])):
         if k:
             pieces.append(",")
-        action = _action(rng, holes)
+        drawn = action(rng, holes)
         holes += 4
-        pieces.extend(p if p.startswith("{") or "'" in p else _kw(rng, p) for p in action)
+        pieces.extend(p if p.startswith("{") or "'" in p else _kw(rng, p) for p in drawn)
+    return pieces, holes
+
+
+def _statement_template(rng: random.Random) -> tuple[str, int]:
+    pieces, holes = _pieces(rng, _action)
     out = []
     for piece in pieces:
         gap = rng.choice([" ", " ", " ", "  ", "\n  ", " /* c */ ", "\n-- note\n"])
