@@ -42,6 +42,13 @@ from lint_bench import estate as bench_estate
 
 FUZZ = bool(os.environ.get("ACCORD_FUZZ"))
 EXAMPLES = 500 if FUZZ else 10
+#: the property tests' settings: EXAMPLES examples, drawn anew each run under ACCORD_FUZZ
+PROPERTY = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not FUZZ,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 Files = dict[str, dict[str, Any]]
 
@@ -474,12 +481,7 @@ def check_edits(base: Files, edits: list[tuple[Callable[[Files], None], Any]]) -
                 assert incremental == full, (what, fmt)
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=not FUZZ,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+@PROPERTY
 @given(
     st.sampled_from(sorted(BASES)),
     st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 2**16)), min_size=1, max_size=4),

@@ -19,10 +19,10 @@ from accord.compiler.core.errors import InputError
 from accord.compiler.lint import cache as lint_cache
 from accord.compiler.lint import deps, pieces, verdict
 from accord.compiler.model import loader, parsecache
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.test_lint_incremental import BASES, EXAMPLES, FUZZ, KINDS, Files, _write, edit
+from tests.test_lint_incremental import BASES, KINDS, PROPERTY, Files, _write, edit
 
 
 def _digests(root: Path, cache: Path) -> tuple[Any, Any] | None:
@@ -80,12 +80,7 @@ def check_versions(versions: list[Files]) -> int:
     return loaded
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=not FUZZ,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+@PROPERTY
 @given(
     st.sampled_from(sorted(BASES)),
     st.lists(st.tuples(st.sampled_from(KINDS), st.integers(0, 2**16)), min_size=1, max_size=6),
