@@ -292,6 +292,46 @@ def test_pruning_bounds_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert lint(str(estate), cache_dir=cache_dir) == expected
 
 
+def _walk_with_pathlib(root: Path) -> list[tuple[str, str, int]]:
+    """The cache's files as the store listed them before it used ``os.scandir``: pathlib's
+    ``is_dir``/``is_file`` with links left out, then ``lstat``."""
+    out = []
+    for kind in [k for k in root.iterdir() if k.is_dir() and not k.is_symlink()]:
+        for shard in [d for d in kind.iterdir() if d.is_dir() and not d.is_symlink()]:
+            for f in [f for f in shard.iterdir() if f.is_file() and not f.is_symlink()]:
+                out.append((f.name, str(f), f.lstat().st_size))
+    return out
+
+
+def test_the_cache_listing_leaves_links_out(tmp_path: Path) -> None:
+    """What prune walks (``store._entries``) is every regular file at ``kind/xx/key``: a link
+    to a directory or a file, a FIFO, a file at the wrong depth are never listed (so never
+    deleted), as with the pathlib walk it replaced."""
+    root = tmp_path / "cache"
+    outside = tmp_path / "outside"
+    (outside / "xx").mkdir(parents=True)
+    (outside / "xx" / "victim").write_bytes(b"v" * 7)
+    (outside / "file").write_bytes(b"f")
+    for kind in ("lint", "parse"):
+        for shard in ("ab", "cd"):
+            (root / kind / shard).mkdir(parents=True)
+            for i in range(3):
+                (root / kind / shard / f"{shard}{i}").write_bytes(b"x" * (i + 1))
+    (root / "lint" / "ab" / ".tmp-partial").write_bytes(b"p")
+    (root / "linked-kind").symlink_to(outside)  # a kind that is a link
+    (root / "lint" / "ee").symlink_to(outside / "xx")  # a shard that is a link
+    (root / "lint" / "ab" / "link").symlink_to(outside / "file")  # an entry that is a link
+    os.mkfifo(root / "lint" / "cd" / "fifo")
+    (root / "stray").write_bytes(b"s")  # a file where a kind should be
+    (root / "lint" / "stray").write_bytes(b"s")  # a file where a shard should be
+
+    listed = [(name, path, info.st_size) for name, path, info in store._entries(str(root))]
+    assert sorted(listed) == sorted(_walk_with_pathlib(root))
+    assert len(listed) == 13  # 12 entries and the temporary file
+    assert not any("victim" in path or path.endswith("link") for _, path, _ in listed)
+    assert list(store._entries(str(tmp_path / "no-such-cache"))) == []
+
+
 def test_prune_removes_least_recently_used_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

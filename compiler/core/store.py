@@ -49,7 +49,7 @@ import hmac
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -388,45 +388,46 @@ def prune(limit: int | None = None) -> None:
     if root.is_symlink() or not _real_dirs(root / "x"):
         return  # never list, let alone delete, through a link
     now = time.time()
-    found: list[tuple[float, int, Path]] = []
+    used = {str(p) for p in _used}
+    found: list[tuple[float, int, str]] = []
     total = 0
-    try:
-        kinds = [k for k in root.iterdir() if k.is_dir() and not k.is_symlink()]
-    except OSError:
-        return
-    for kind in kinds:
-        for entry in _files(kind):
-            try:
-                info = entry.lstat()
-            except OSError:
-                continue
-            if entry.name.startswith(".tmp-"):
-                if now - info.st_mtime > _STALE_TMP_SECONDS:
-                    with contextlib.suppress(OSError):
-                        entry.unlink()
-                continue
-            total += info.st_size
-            if entry not in _used:
-                found.append((info.st_mtime, info.st_size, entry))
+    for name, path, info in _entries(str(root)):
+        if name.startswith(".tmp-"):
+            if now - info.st_mtime > _STALE_TMP_SECONDS:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            continue
+        total += info.st_size
+        if path not in used:
+            found.append((info.st_mtime, info.st_size, path))
     if total <= limit:
         return
     keep = int(limit * _KEEP)
-    for _, size, entry in sorted(found, key=lambda f: (f[0], str(f[2]))):
+    for _, size, path in sorted(found, key=lambda f: (f[0], f[2])):
         if total <= keep:
             break
         with contextlib.suppress(OSError):
-            entry.unlink()
+            os.unlink(path)
             total -= size
 
 
-def _files(kind: Path) -> list[Path]:
-    """The files of one kind's directory (``kind/xx/key``); links are never followed."""
-    out = []
+def _entries(root: str) -> Iterator[tuple[str, str, os.stat_result]]:
+    """(name, path, ``lstat``) of every file of the cache (``kind/xx/key``), in directory
+    order; links are never followed (a link is neither a directory nor a file here), and a
+    directory or file that cannot be read is passed over."""
+    for kind in _scan(root, dirs=True):
+        for shard in _scan(kind.path, dirs=True):
+            for entry in _scan(shard.path, dirs=False):
+                with contextlib.suppress(OSError):
+                    yield entry.name, entry.path, entry.stat(follow_symlinks=False)
+
+
+def _scan(path: str, dirs: bool) -> list[os.DirEntry[str]]:
+    """The directories (``dirs``) or regular files of ``path``, links left out."""
     try:
-        shards = [d for d in kind.iterdir() if d.is_dir() and not d.is_symlink()]
+        with os.scandir(path) as entries:
+            if dirs:
+                return [e for e in entries if e.is_dir(follow_symlinks=False)]
+            return [e for e in entries if e.is_file(follow_symlinks=False)]
     except OSError:
-        return out
-    for shard in shards:
-        with contextlib.suppress(OSError):
-            out += [f for f in shard.iterdir() if f.is_file() and not f.is_symlink()]
-    return out
+        return []
