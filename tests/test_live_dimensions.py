@@ -210,6 +210,12 @@ def test_plan_from_the_live_one_dimension_version(
             handover
         )
         assert "DROP POLICY accord_region_row_filter ON SCHEMA bank.crm;" in handover
+        # its header says it retags from one ABAC policy to another, not table level
+        said = " ".join(
+            ln.removeprefix("-- ") for ln in handover.splitlines() if ln.startswith("--")
+        )
+        assert "Why this stage: it retags columns to the values that only the ABAC" in said
+        assert "table-level" not in said
     sql = {p.name: p.read_text() for p in sorted(plans2.rglob("*.sql"))}
     prepare = "\n".join(t for n, t in sql.items() if "prepare" in n and "rollback" not in n)
     assert "ALTER TABLE GOV.POL.REGION_GRANTS ADD COLUMN IF NOT EXISTS VALID_UNTIL DATE;" in prepare

@@ -259,6 +259,30 @@ def test_snowflake_mask_checks_tell_direct_from_tag_based_masks() -> None:
     )
 
 
+def test_a_handover_says_what_it_hands_over() -> None:
+    """A handover stage's "why" follows its steps: table-level policies handed to ABAC ones
+    (the kind's text), columns retagged from one ABAC policy to another, or both."""
+    from accord.compiler.plan.model import WHY, Stage, why
+    from accord.compiler.plan.steps import Step
+    from accord.targets.objects import RowFilterAttachment, TagAssignment
+
+    detach = Step("detach", RowFilterAttachment("c.s.t", "p", ("k",), "t"), None, "", "")
+    old = TagAssignment("c.s.t", "k", "accord_row_key", "schema_key", "t")
+    retag = Step("attach", replace(old, value="t_key"), old, "", "")
+
+    def stage(*steps: Step) -> Stage:
+        return Stage("databricks", "handover", None, steps, ())
+
+    assert why(stage(detach)) == WHY["handover"]
+    retagging = why(stage(retag))
+    assert retagging.startswith("retags columns to the values that only the ABAC policies")
+    assert "table-level" not in retagging
+    both = why(stage(detach, retag))
+    assert both.startswith("removes the table-level filters and masks")
+    assert "It also retags columns" in both and "governed tags and ABAC policies" in both
+    assert why(replace(stage(retag), kind="apply")) == WHY["apply"]
+
+
 def test_build_plan_is_deterministic_for_handover() -> None:
     base = lower_all(project(edited(PLAN_BASE)))
     head = lower_all(project(edited(edited(PLAN_BASE), _abac)))
@@ -886,6 +910,10 @@ def test_a_window_the_plan_cannot_avoid_is_in_the_stage_header() -> None:
     assert "programme_row_filter_except_steward" in header
     handover = next(t for n, t in files.items() if n.endswith("databricks_handover.sql"))
     assert "DROP ROW FILTER" in handover
+    # its header says what it hands over: table-level policies, no retag
+    said = " ".join(ln.removeprefix("-- ") for ln in handover.splitlines() if ln.startswith("--"))
+    assert "Why this stage: it removes the table-level filters and masks" in said
+    assert "retags" not in said
 
 
 def test_an_unavoidable_loss_of_access_is_said_in_the_stage_header() -> None:

@@ -54,6 +54,27 @@ FLOW_IN, FLOW_OUT = 30, 31
 RETIRE = 40
 DROP_TAG, DROP_POLICY, DROP_REST = 40, 41, 42
 
+#: what a handover stage hands over (:func:`why`): table-level policies to ABAC ones, or a
+#: column retagged from one ABAC policy to another (a table's row key tagged for its table
+#: alone when the table gains a dimension), or both
+_TABLE_LEVEL = (
+    "removes the table-level filters and masks that the ABAC policies of an earlier stage "
+    "replace, then drops the identity checks the functions no longer need."
+)
+_RETAG = (
+    "retags columns to the values that only the ABAC policies of an earlier stage match, then "
+    "drops the ABAC policies those replace: the new policies match nothing until the retag, and "
+    "the old ones stop matching at it."
+)
+_SETTLE = (
+    "`accord migrate apply` starts it only --abac-settle minutes (default 15) after the stage "
+    "before it was applied."
+)
+_POLICIES_IN_EFFECT = (
+    "are in effect: the documentation says a tag assignment can take a few minutes to take "
+    "effect (unity-catalog/abac/requirements), and no API says when a policy is."
+)
+
 WHY = {
     "prepare": "creates objects that nothing uses yet: no query answers differently afterwards.",
     "apply": "changes what queries return, on this platform only. Bodies change in place and "
@@ -64,16 +85,36 @@ WHY = {
     "every platform has applied its stage, digests on one side no longer match the plan for the "
     "other (or still join with it). `accord migrate status` and lint rule ACC601 report the "
     "group until it is done everywhere.",
-    "handover": "removes the table-level filters and masks that the ABAC policies of an earlier "
-    "stage replace, then drops the identity checks the functions no longer need. Apply it only "
-    "after the earlier stage's checks passed and the governed tags are in effect: the "
-    "documentation says a tag assignment can take a few minutes to take effect "
-    "(unity-catalog/abac/requirements), and until then the ABAC policies match nothing. "
-    "`accord migrate apply` starts it only --abac-settle minutes (default 15) after the stage "
-    "before it was applied.",
+    "handover": f"{_TABLE_LEVEL} Apply it only after the earlier stage's checks passed and the "
+    "governed tags are in effect: the documentation says a tag assignment can take a few "
+    "minutes to take effect (unity-catalog/abac/requirements), and until then the ABAC "
+    f"policies match nothing. {_SETTLE}",
     "retire": "removes what the head model no longer uses. Everything was detached from it in "
     "the earlier stages: an attached policy is never dropped.",
 }
+
+
+def why(stage: Stage) -> str:
+    """Why ``stage`` is a stage of its own, as its SQL file says: its kind's :data:`WHY`; a
+    handover says what it hands over (its steps: tag assignments and ABAC policies for a retag,
+    anything else for table-level policies handed to ABAC ones)."""
+    if stage.kind != "handover":
+        return WHY[stage.kind]
+    from accord.targets.objects import AbacPolicy, TagAssignment
+
+    retag = any(isinstance(s.obj, AbacPolicy | TagAssignment) for s in stage.steps)
+    table_level = any(not isinstance(s.obj, AbacPolicy | TagAssignment) for s in stage.steps)
+    if not retag:
+        return WHY["handover"]
+    if not table_level:
+        return (
+            f"{_RETAG} Apply it only after the earlier stage's checks passed and its ABAC "
+            f"policies {_POLICIES_IN_EFFECT} {_SETTLE}"
+        )
+    return (
+        f"{_TABLE_LEVEL} It also {_RETAG} Apply it only after the earlier stage's checks passed "
+        f"and its governed tags and ABAC policies {_POLICIES_IN_EFFECT} {_SETTLE}"
+    )
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from accord.compiler.history.ledger import (
     read_ledger,
 )
 from accord.compiler.model.salts import PLACEHOLDER
-from accord.compiler.plan.model import WHY, Group, Plan, Stage
+from accord.compiler.plan.model import Group, Plan, Stage, why
 from accord.compiler.plan.steps import Step
 from accord.targets.objects import (
     AbacPolicy,
@@ -286,7 +286,7 @@ def _stage_sql(plan_id: str, stage: Stage, groups: dict[str, Group]) -> str:
             "applied."
         )
     lines += ["--", "-- What this stage does:", *_bullets(stage.changes), "--"]
-    lines += _comment(f"Why this stage: it {WHY[stage.kind]}")
+    lines += _comment(f"Why this stage: it {why(stage)}")
     for note in stage.notes:
         lines += _paragraph(f"Before you run it: {note}")
     body = [_statement(s) for s in stage.steps]
