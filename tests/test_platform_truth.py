@@ -600,7 +600,7 @@ def _policies_with(tmp_path, edit) -> tuple[int, str]:  # type: ignore[no-untype
             "datasets.yaml",
             "NOTES: {type: VARCHAR, mask: free_text}",
             "NOTES: {type: VARCHAR(99999999999), mask: free_text}",
-            "the length must be 1 to 134,217,728 on snowflake, not 99999999999",
+            "the length must be at most 134,217,728 on snowflake, not 99999999999",
         ),
         (
             "a Databricks DECIMAL whose scale passes its precision",

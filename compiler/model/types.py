@@ -138,17 +138,18 @@ _RENDERED = re.compile(r"([A-Z][A-Z0-9_]*)\(([0-9]+)(?:, ([0-9]+))?\)")
 
 _DECIMAL = ("precision", 1, 38)
 #: where a parameter must lie, per platform and the type's name as :func:`render_type` spells
-#: it: (what the first parameter is, its least and greatest value). Snowflake: NUMBER's
+#: it: (what the first parameter is, its least value or None where no source says one, its
+#: greatest value). Snowflake: NUMBER's
 #: precision is at most 38 and its scale at most 37 and the precision (docs.snowflake.com/en/
 #: sql-reference/data-types-numeric), a VARCHAR holds at most 134,217,728 bytes (.../intro-
 #: summary-data-types), TIME and the timestamps take 0 to 9 fractional digits (.../data-types-
 #: datetime). Databricks: DECIMAL's precision is 1 to 38 and its scale 0 to the precision
 #: (docs.databricks.com/sql/language-manual/data-types/decimal-type).
-_LIMITS: dict[str, dict[str, tuple[str, int, int]]] = {
+_LIMITS: dict[str, dict[str, tuple[str, int | None, int]]] = {
     "snowflake": {
         "DECIMAL": _DECIMAL,
-        "VARCHAR": ("length", 1, 134_217_728),
-        "CHAR": ("length", 1, 134_217_728),
+        "VARCHAR": ("length", None, 134_217_728),
+        "CHAR": ("length", None, 134_217_728),
         **{
             t: ("fractional-second precision", 0, 9)
             for t in (
@@ -184,7 +185,9 @@ def type_limit(text: str, platform: str) -> str:
     name, first, second = written.groups()
     what, least, greatest = limits[name]
     value = int(first)
-    if not least <= value <= greatest:
+    if least is None and value > greatest:
+        return f"{text!r}: the {what} must be at most {greatest:,} on {platform}, not {value}"
+    if least is not None and not least <= value <= greatest:
         return f"{text!r}: the {what} must be {least} to {greatest:,} on {platform}, not {value}"
     if second is not None:
         scale, most = int(second), min(value, _MAX_SCALE[platform])
