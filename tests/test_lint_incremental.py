@@ -642,13 +642,12 @@ def _spy_reusable(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
     return reused
 
 
-def test_an_ungoverned_column_reuses_the_cross_entry_rules(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The bench's edit (a dataset gains a column nothing refers to) reuses the rules that
-    read the governance (ACC101, ACC201-ACC203, ACC403, ACC404, ACC503), with the same output
-    as a full lint."""
-    files = _generated()
+def _after_the_bench_edit(
+    files: Files, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Any, list[set[str]]]:
+    """``files`` linted, then the bench's edit (a dataset gains a column nothing names) linted
+    incrementally: that run's JSON output, checked equal to a full lint's, and the rules each
+    incremental run reused."""
     root, cache = tmp_path / "policies", tmp_path / "cache"
     _write(root, files)
     _lint(root, cache, "json", True)
@@ -656,6 +655,16 @@ def test_an_ungoverned_column_reuses_the_cross_entry_rules(
     _column_edit(root, 1)
     incremental = _lint(root, cache, "json", True)
     assert incremental == _lint(root, cache, "json", False)
+    return incremental, reused
+
+
+def test_an_ungoverned_column_reuses_the_cross_entry_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bench's edit (a dataset gains a column nothing refers to) reuses the rules that
+    read the governance (ACC101, ACC201-ACC203, ACC403, ACC404, ACC503), with the same output
+    as a full lint."""
+    incremental, reused = _after_the_bench_edit(_generated(), tmp_path, monkeypatch)
     assert json.loads(incremental[1])["findings"], "the estate has findings to keep"
     assert {"ACC101", "ACC201", "ACC202", "ACC203", "ACC403", "ACC503"} <= reused[-1]
     assert "ACC404" in reused[-1]  # probes read the governance, not the plain columns
@@ -673,14 +682,7 @@ def _probe(files: Files, persona_index: int) -> dict[str, Any]:
 def test_the_bench_edit_reuses_the_probes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With probes (one of them naming a plain column), a dataset gaining a column nothing
     names reuses ACC404; a probe then naming it re-runs it. The output is a full lint's."""
-    files = _probed()
-    root, cache = tmp_path / "policies", tmp_path / "cache"
-    _write(root, files)
-    _lint(root, cache, "json", True)
-    reused = _spy_reusable(monkeypatch)
-    _column_edit(root, 1)
-    incremental = _lint(root, cache, "json", True)
-    assert incremental == _lint(root, cache, "json", False)
+    incremental, reused = _after_the_bench_edit(_probed(), tmp_path, monkeypatch)
     assert any(f["rule"] == "ACC404" for f in json.loads(incremental[1])["findings"])
     assert "ACC404" in reused[-1]
 

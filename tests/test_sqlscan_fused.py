@@ -13,7 +13,6 @@ action), each shape repeated with other names so that the fused path answers mos
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
 import accord.compiler.sqlscan as sqlscan
@@ -22,7 +21,14 @@ import pytest
 from accord.compiler.sqlscan import fused, scan
 
 from tests.conftest import ROOT
-from tests.test_sqlscan_read_shapes import KEYWORDS, _actions, _dialect_of, _pieces, _rendered
+from tests.test_sqlscan_read_shapes import (
+    KEYWORDS,
+    _actions,
+    _dialect_of,
+    _estate_sql,
+    _pieces,
+    _rendered,
+)
 
 
 def _scan(text: str, path: str, dialect: str | None, mode: str) -> tuple:
@@ -76,14 +82,8 @@ def test_the_dispatch_it_relies_on_holds() -> None:
 
 
 def test_generated_estate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        from lint_bench import estate, write_estate
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    write_estate(tmp_path / "estate", estate(300, principals=30, programmes=20, defects=False))
     answered = _answered(monkeypatch)
-    files = _rendered(tmp_path / "estate")
+    files = _estate_sql(tmp_path / "estate")
     for path, text in sorted(files.items()):
         assert_same(text, path, _dialect_of(path))
     assert answered[0] > 1000  # the attachments were answered without their tokens

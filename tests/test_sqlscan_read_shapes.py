@@ -73,15 +73,20 @@ def _rendered(root: Path) -> dict[str, str]:
     return {p: t for p, t in files.items() if p.endswith(".sql")}
 
 
-def test_generated_estate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _estate_sql(root: Path) -> dict[str, str]:
+    """The compiled SQL of a generated estate of 300 datasets written at ``root``."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         from lint_bench import estate, write_estate
     finally:
         sys.path.remove(str(ROOT / "bench"))
-    write_estate(tmp_path / "estate", estate(300, principals=30, programmes=20, defects=False))
+    write_estate(root, estate(300, principals=30, programmes=20, defects=False))
+    return _rendered(root)
+
+
+def test_generated_estate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     used = _used(monkeypatch)
-    files = _rendered(tmp_path / "estate")
+    files = _estate_sql(tmp_path / "estate")
     for path, text in sorted(files.items()):
         assert_same(text, path, _dialect_of(path))
     assert used[0] > 1000  # the attachments were read by shape
