@@ -23,6 +23,7 @@ from accord.compiler.sqlscan import fused, scan
 from tests.conftest import ROOT
 from tests.test_sqlscan_read_shapes import (
     KEYWORDS,
+    PROJECTS,
     _actions,
     _dialect_of,
     _estate_sql,
@@ -89,14 +90,7 @@ def test_generated_estate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert answered[0] > 1000  # the attachments were answered without their tokens
 
 
-#: the policy projects of the repository (``examples/sql`` holds hand-written SQL, no model)
-PROJECTS = [
-    "policies",
-    *sorted(f"examples/{p.parent.name}" for p in ROOT.glob("examples/*/*.yaml")),
-]
-
-
-@pytest.mark.parametrize("project", sorted(set(PROJECTS)))
+@pytest.mark.parametrize("project", PROJECTS)
 def test_projects(project: str) -> None:
     files = _rendered(ROOT / project)
     for path, text in sorted(files.items()):
