@@ -274,3 +274,19 @@ def test_a_part_reading_a_column_the_table_lacks_is_located(compiled: Path) -> N
         'Error: Table "accord_t" does not have a column named "q"' in stderr
     )
     assert "Traceback" not in stderr
+
+
+def test_a_column_is_found_by_any_spelling_as_by_its_folded_name() -> None:
+    """``GenTable.column_index`` looks a name up as written before folding it: the answer is
+    the folded lookup's for every spelling, including two columns whose names fold alike."""
+    from accord.compiler.verify.data import GenColumn, GenTable
+
+    names = ["Id", "ID", "name", "Straße", "ǅemal"]
+    table = GenTable("d", tuple(GenColumn(n, "VARCHAR", ("x",), "other") for n in names), 1)
+    first: dict[str, int] = {}
+    for i, n in enumerate(names):
+        first.setdefault(n.lower(), i)
+    asked = {v for n in names for v in (n, n.lower(), n.upper(), n.title(), n.swapcase())}
+    for name in sorted(asked | {"missing", "MISSING"}):
+        assert table.column_index(name) == first.get(name.lower()), name
+    assert table.column_index("Id") == table.column_index("ID") == 0

@@ -51,16 +51,22 @@ class GenTable:
         )
 
     @cached_property
-    def _positions(self) -> dict[str, int]:
-        # folded name -> first column of that name (looked up per row and persona: a dict,
-        # not a scan of the columns)
+    def positions(self) -> dict[str, int]:
+        """Folded name -> the first column of that name (looked up per part, row and persona:
+        a dict, not a scan of the columns). Each column's own spelling is a key too when it
+        names the same column as its folded form does, so a name as written is found without
+        folding it."""
         out: dict[str, int] = {}
         for i, c in enumerate(self.columns):
             out.setdefault(c.name.lower(), i)
+        for c in self.columns:
+            out.setdefault(c.name, out[c.name.lower()])
         return out
 
     def column_index(self, name: str) -> int | None:
-        return self._positions.get(name.lower())
+        positions = self.positions
+        found = positions.get(name)
+        return positions.get(name.lower()) if found is None else found
 
     def value(self, row: int, column: str) -> Value:
         i = self.column_index(column)
@@ -195,18 +201,23 @@ def _group_columns(
     for name in members:
         ds = model.datasets[name]
         rf = ds.row_filter
+        arguments = (rf.arguments or {}) if rf else {}
+        default_type = "VARCHAR" if ds.platform == "snowflake" else "STRING"
+        # folded column -> the first dimension it keys (as the dimensions are listed)
+        keys_of: dict[str, str] = {}
+        for d, c, _ in ds.filter_dimensions:
+            keys_of.setdefault(c.lower(), d)
+        # folded columns a hand-written predicate takes as arguments
+        predicate_args = {a.lower() for a in arguments} if rf is not None and rf.expression else ()
         for col in columns_of[name]:
             key = col.lower()
             spec = ds.columns.get(col)
-            type_text = spec.type if spec else (rf.arguments or {}).get(col, "") if rf else ""
-            type_text = type_text or ("VARCHAR" if ds.platform == "snowflake" else "STRING")
+            type_text = (spec.type if spec else arguments.get(col, "")) or default_type
             kind = _kind(type_text, ds.platform)
-            keyed = next((d for d, c, _ in ds.filter_dimensions if c.lower() == key), None)
+            keyed = keys_of.get(key)
             if keyed is not None:
                 decided: tuple[str, ...] = ("entitlement", keyed, kind)
-            elif (
-                rf is not None and rf.expression and key in {a.lower() for a in rf.arguments or {}}
-            ):
+            elif key in predicate_args:
                 decided = ()
             elif spec is not None and spec.identifier:
                 decided = ("identifier", spec.identifier, kind)

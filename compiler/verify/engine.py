@@ -229,18 +229,24 @@ class Verifier:
             self._fail({d for g in failed for d in g.datasets} | set(self._unreadable), failed)
 
     def _use(self, table: GenTable, part: Part) -> Use | None:
-        cols = []
+        # once per part of every dataset (a dozen per dataset): plain loops, no generators
+        index = table.column_index
+        columns = table.columns
+        types = []
+        values = []
         for name in part.inputs:
-            i = table.column_index(name)
+            i = index(name)
             if i is None:
                 return None
-            cols.append(table.columns[i])
-        key = (part.sql, part.conflict, tuple(c.duck_type for c in cols))
+            col = columns[i]
+            types.append(col.duck_type)
+            values.append(col.values)
+        key = (part.sql, part.conflict, tuple(types))
         group = self._groups.get(key)
         if group is None:
             group = self._groups[key] = Group(len(self._groups), part, key[2])
         group.datasets.append(table.dataset)
-        return Use(group, group.codes(tuple(c.values for c in cols), table.length))
+        return Use(group, group.codes(tuple(values), table.length))
 
     def _fail(self, datasets: set[str], failed: list[Group]) -> None:
         """A part that could not be executed: the first dataset (in order) whose query fails
