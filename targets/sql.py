@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -282,7 +283,31 @@ def name_sql(name: str, platform: str) -> str:
 def _part_sql(part: str, platform: str) -> str:
     """One part of a dotted name, quoted as needed (cached per part: a schema or a database is
     a part of thousands of names)."""
-    return render(ident(part, platform), platform)
+    return _name_generator(platform).generate(ident(part, platform), copy=False)
+
+
+class _NameGenerators(threading.local):
+    """Per thread and platform, one sqlglot generator with :func:`render`'s settings, reused
+    for every lone identifier: :func:`render` builds a generator and copies the tree on each
+    call, six times the work of writing one identifier (a cold compile writes thousands). The
+    identifier is the caller's own fresh node, so the generator may work on it uncopied; a
+    generator holds per-call state, so threads do not share one."""
+
+    def __init__(self) -> None:
+        self.by_platform: dict[str, Any] = {}
+
+
+_NAME_GENERATORS = _NameGenerators()
+
+
+def _name_generator(platform: str) -> Any:
+    found = _NAME_GENERATORS.by_platform.get(platform)
+    if found is None:
+        lower = platform == "databricks"
+        found = _NAME_GENERATORS.by_platform[platform] = _dialect(platform).generator(
+            pretty=False, normalize_functions="lower" if lower else "upper"
+        )
+    return found
 
 
 @lru_cache(maxsize=1 << 16)

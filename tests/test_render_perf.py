@@ -455,3 +455,40 @@ def test_stepped_answers_are_fresh_answers(estate: str) -> None:
             previous = fresh
     if estate == "policies":  # table-level styles on both platforms: the derived path runs
         assert all(seen.values()), seen
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_name_part_is_written_as_render_writes_it(platform: str) -> None:
+    """``targets.sql._part_sql`` writes a lone identifier with one reused generator per thread
+    and platform: the same text as :func:`targets.sql.render` (a fresh generator, a copied
+    tree) for every word sqlglot knows and names that must be quoted, in two threads at once."""
+    import threading
+
+    names = [
+        *sorted(vocabulary())[:400],
+        "customer_id",
+        "Customer Id",
+        'we"ird',
+        "naïve",
+        "$dollar",
+        "_x1",
+        "1st",
+        "select",
+        "ORDER",
+    ]
+
+    def written() -> list[str]:
+        sql._part_sql.cache_clear()
+        return [sql._part_sql(n, platform) for n in names]
+
+    expected = [sql.render(sql.ident(n, platform), platform) for n in names]
+    answers: list[list[str]] = []
+    threads = [threading.Thread(target=lambda: answers.append(written())) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert written() == expected
+    assert answers == [expected, expected]
+    assert any(text[:1] in {'"', "`"} for text in expected)  # quoting was exercised
+    clear_name_caches()
