@@ -44,17 +44,29 @@ def assert_same(text: str, path: str, dialect: str | None) -> None:
 
 
 def _used(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the statements answered from a shape's recipes."""
+    """Count the fields answered from a shape's recipes: filled by the reader
+    (``shapes._fill``) or by the functions the fused reading makes of them (``shapes.filler``)."""
     from accord.compiler.sqlscan.readers import shapes
 
     filled = [0]
-    real = shapes._fill
+    real_fill = shapes._fill
+    real_filler = shapes.filler
 
     def fill(recipe, texts):  # type: ignore[no-untyped-def]
         filled[0] += 1
-        return real(recipe, texts)
+        return real_fill(recipe, texts)
+
+    def filler(recipe):  # type: ignore[no-untyped-def]
+        made = real_filler(recipe)
+
+        def counted(texts):  # type: ignore[no-untyped-def]
+            filled[0] += 1
+            return made(texts)
+
+        return counted
 
     monkeypatch.setattr(shapes, "_fill", fill)
+    monkeypatch.setattr(shapes, "filler", filler)
     return filled
 
 
@@ -234,3 +246,24 @@ def test_cursor_words_are_upper_word_of_each_token() -> None:
         "ALTER TABLE a.b MODIFY COLUMN \"c\" SET MASKING POLICY 'p';", "snowflake"
     ).tokens
     assert Cursor(toks, "").words == [_upper_word(t) for t in toks]
+
+
+def test_a_recipe_made_a_function_fills_as_the_recipe_does() -> None:
+    """``shapes.filler(r)(texts) == shapes._fill(r, texts)`` for every kind of recipe: a token's
+    text, a constant, a joined text and a tuple of them, nested."""
+    from accord.compiler.sqlscan.readers import shapes
+
+    texts = ["ALTER", "TABLE", "db.s.t", "col", "p"]
+    recipes = [
+        ("t", 2),
+        ("c", "SET MASKING POLICY"),
+        ("c", None),
+        ("c", True),
+        ("j", ((False, "x."), (True, 3), (False, "."), (True, 4))),
+        ("j", ((True, 0), (True, 1))),
+        ("u", (("t", 3), ("c", 7), ("j", ((True, 4), (False, "!"))))),
+        ("u", (("u", (("t", 0),)), ("u", ()))),
+    ]
+    for recipe in recipes:
+        assert shapes.filler(recipe)(texts) == shapes._fill(recipe, texts), recipe
+        assert type(shapes.filler(recipe)(texts)) is type(shapes._fill(recipe, texts))

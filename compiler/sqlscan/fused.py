@@ -84,9 +84,9 @@ class Fused:
             "text",
         }
 
-        #: id of a shape's recipes (they live as long as the file's shapes) -> whether each
-        #: of its rows gives every required field
-        self._complete: dict[int, bool] = {}
+        #: id of a shape's recipes (they live as long as the file's shapes) -> its rows made
+        #: functions of the texts, or None when a row does not give every required field
+        self._rows: dict[int, list[tuple[tuple[str, Any], ...]] | None] = {}
 
     def _learn(self, chunk: Chunk, texts: list[str]) -> _Info | None:
         _, offs, _, template = chunk
@@ -138,19 +138,15 @@ class Fused:
                 break
         else:
             return None
-        complete = self._complete.get(id(recipes))
-        if complete is None:
-            # a reading without a required field fails in ``Statement(...)``: read it so
-            complete = self._complete[id(recipes)] = all(
-                self._required.issubset(n for n, _ in row) for row in recipes
-            )
-        if not complete:
+        rows = self._rows.get(id(recipes), False)
+        if rows is False:
+            rows = self._rows[id(recipes)] = self._compile(recipes)
+        if rows is None:
             return None
-        fill = reader_shapes._fill
         line, column = self.ctx.lines.position(starts[0])
         whole = text[starts[0] : ends[info.count - 1]]
         out = []
-        for row in recipes:
+        for fillers in rows:
             # what ``Statement(...)`` with these fields makes (a frozen dataclass with plain
             # defaults and no ``__post_init__``): every field, in field order, in its
             # ``__dict__``; the check compares both ways field by field
@@ -158,12 +154,22 @@ class Fused:
             values["line"] = line
             values["column"] = column
             values["text"] = whole
-            for name, r in row:
-                values[name] = fill(r, texts)
+            for name, fill in fillers:
+                values[name] = fill(texts)
             stmt = object.__new__(Statement)
             stmt.__dict__.update(values)
             out.append(stmt)
         return out
+
+    def _compile(
+        self, recipes: list[tuple[tuple[str, Any], ...]]
+    ) -> list[tuple[tuple[str, Any], ...]] | None:
+        """Per row of a shape's recipes, each field's recipe made a function of the texts
+        (:func:`.readers.shapes.filler`), or None when a row lacks a required field (reading
+        it fails in ``Statement(...)``: read it from its tokens so)."""
+        if not all(self._required.issubset(n for n, _ in row) for row in recipes):
+            return None
+        return [tuple((name, reader_shapes.filler(r)) for name, r in row) for row in recipes]
 
     def check(self, chunk: Chunk, read: list[Statement]) -> None:
         """Compare the answer for ``chunk`` with ``read``, its statements as read from its

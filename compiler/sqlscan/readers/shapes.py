@@ -29,7 +29,8 @@ statements of odd shapes.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from accord.compiler.sqlscan.bodies import Context
@@ -203,6 +204,21 @@ def _recipe(value: Any) -> _Recipe | None:
             items.append(recipe)
         return ("u", tuple(items))
     return None
+
+
+def filler(recipe: _Recipe) -> Callable[[list[str]], Any]:
+    """``recipe`` made a function of the texts once: ``filler(r)(texts) == _fill(r, texts)``
+    (for the statements of a shape read many times over: an estate's attachments)."""
+    how, what = recipe
+    if how == "t":
+        return itemgetter(what)
+    if how == "c":
+        return lambda texts: what
+    if how == "j":
+        pieces = tuple((itemgetter(p), None) if at else (None, p) for at, p in what)
+        return lambda texts: "".join(p if get is None else get(texts) for get, p in pieces)
+    parts = tuple(filler(r) for r in what)
+    return lambda texts: tuple([f(texts) for f in parts])
 
 
 def _fill(recipe: _Recipe, texts: list[str]) -> Any:
