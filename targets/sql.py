@@ -256,12 +256,15 @@ def _tokenizer(platform: str) -> Any:
 
 
 def render(node: exp.Expression, platform: str, pretty: bool = False) -> str:
-    lower = platform == "databricks"
-    return node.sql(
-        _dialect(platform),
-        pretty=pretty,
-        normalize_functions="lower" if lower else "upper",
-    )
+    return node.sql(_dialect(platform), **_generator_options(platform, pretty))
+
+
+def _generator_options(platform: str, pretty: bool) -> dict[str, Any]:
+    """How accord writes SQL for ``platform``: function names in the platform's own case."""
+    return {
+        "pretty": pretty,
+        "normalize_functions": "lower" if platform == "databricks" else "upper",
+    }
 
 
 @lru_cache(maxsize=4)
@@ -303,9 +306,8 @@ _NAME_GENERATORS = _NameGenerators()
 def _name_generator(platform: str) -> Any:
     found = _NAME_GENERATORS.by_platform.get(platform)
     if found is None:
-        lower = platform == "databricks"
         found = _NAME_GENERATORS.by_platform[platform] = _dialect(platform).generator(
-            pretty=False, normalize_functions="lower" if lower else "upper"
+            **_generator_options(platform, pretty=False)
         )
     return found
 
