@@ -14,6 +14,7 @@ import os
 import sys
 
 import click
+
 from accord.compiler.core.errors import InputError, UsageError
 from accord.compiler.core.secrets import redact
 from accord.compiler.core.sqlglot_plugins import install as _defer_plugin_lookup

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+
 from accord.compiler.cli import COMMANDS, cli
 from accord.compiler.commands.schema import policy_schema
 

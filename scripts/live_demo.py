@@ -40,7 +40,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from accord.compiler.model.validate import load_project  # noqa: E402
-
 from tests.live_helpers import SALTS, seed_model  # noqa: E402
 from tests.probe_catalog_standin import StandinRunner  # noqa: E402
 from tests.standins.databricks import DatabricksEstate, workspace  # noqa: E402

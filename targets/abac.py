@@ -32,12 +32,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Literal
 
+from sqlglot import exp
+
 from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from accord.compiler.model.types import policy_type
 from accord.targets import sql
 from accord.targets.base import type_suffix
 from accord.targets.objects import AbacPolicy, CatalogObject, Tag, TagAssignment
-from sqlglot import exp
 
 if TYPE_CHECKING:
     from accord.targets.base import Target

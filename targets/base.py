@@ -18,6 +18,8 @@ from datetime import date
 from functools import lru_cache
 from typing import Literal
 
+from sqlglot import exp
+
 from accord.compiler.core.errors import UsageError
 from accord.compiler.model.expressions import parse_predicate
 from accord.compiler.model.grants import has_expiry, principal_of, until_of
@@ -37,7 +39,6 @@ from accord.targets.objects import (
     SaltFunction,
     Tag,
 )
-from sqlglot import exp
 
 #: the mapping tables' expiry column (in the platform's case): the last day a grant holds
 EXPIRY_COLUMN = "valid_until"

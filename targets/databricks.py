@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from sqlglot import exp
+
 from accord.compiler.model.salts import placeholder
 from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from accord.targets import abac, sql
@@ -29,7 +31,6 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
-from sqlglot import exp
 
 ABAC_ROW_FILTER_NOTE = (
     "ABAC evaluates this function as the session user; who sees every row is named in the\n"

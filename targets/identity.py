@@ -20,6 +20,8 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sqlglot import exp
+
 from accord.compiler.core.memo import IdentityMemo
 from accord.targets.objects import (
     AbacPolicy,
@@ -33,7 +35,6 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
-from sqlglot import exp
 
 Definition = MappingTable | SaltFunction | RowFilterPolicy | MaskPolicy | Tag
 Placement = RowFilterAttachment | MaskAttachment | TagAssignment | AbacPolicy

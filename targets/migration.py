@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from sqlglot import exp
+
 from accord.targets.identity import Definition, Placement
 from accord.targets.objects import CatalogObject, TagAssignment
-from sqlglot import exp
 
 
 class Spelling(Protocol):

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
+from sqlglot import exp
+
 from accord.compiler.model.salts import placeholder
 from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from accord.targets import sql
@@ -33,7 +35,6 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
-from sqlglot import exp
 
 
 class SnowflakeTarget(Target):

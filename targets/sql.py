@@ -9,9 +9,10 @@ from functools import lru_cache
 from typing import Any
 
 import sqlglot
-from accord.compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+
+from accord.compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
 
 
 @lru_cache(maxsize=4)

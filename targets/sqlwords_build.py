@@ -91,6 +91,7 @@ def vocabulary() -> list[str]:
 def compute() -> dict[str, object]:
     """The table's contents with the installed sqlglot."""
     import sqlglot
+
     from accord.targets import sql
 
     words = vocabulary()

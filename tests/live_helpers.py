@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.validate import load_project
-
 from tests.standins.databricks import DatabricksEstate, workspace
 from tests.standins.snowflake import SnowflakeEstate, account
 

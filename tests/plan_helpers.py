@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+
 from accord.compiler.model.loader import load_documents
 from accord.compiler.model.validate import Project, validate_raw
 from accord.compiler.plan.model import Plan
 from accord.compiler.plan.source import plan_projects
-
 from tests.conftest import ROOT
 from tests.estates import Estate
 

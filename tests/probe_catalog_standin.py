@@ -21,7 +21,6 @@ from typing import Any
 from accord.compiler.model.validate import Project
 from accord.compiler.probe_live.catalog import QueryError
 from accord.targets.render import render_files
-
 from tests.standins.databricks import DatabricksEstate
 from tests.standins.engine import SqlError
 from tests.standins.snowflake import Session, SnowflakeEstate

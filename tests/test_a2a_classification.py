@@ -12,9 +12,9 @@ import time
 from typing import Any
 
 import pytest
+
 from accord.compiler.probe_live.a2a import A2AError, classify_task, send_message
 from accord.compiler.probe_live.canary import Canary
-
 from tests.standins.http import Handler, serve
 
 CANARY = Canary("SUBJ-0042", masked=("2f1c" * 16,))
@@ -107,7 +107,6 @@ def test_a_hex_string_is_the_canarys_digest_only_when_accord_can_recompute_it(
     from accord.compiler.meaning.semantics import apply_mask
     from accord.compiler.model.validate import load_project
     from accord.compiler.probe_live.canary import canary_for
-
     from tests.a2a_standin import a2a_standin, url
     from tests.conftest import ROOT
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
 from accord.compiler.lint.engine import lint_project
 from accord.compiler.model.salts import materialize
 from accord.compiler.model.validate import Project, load_project
 from accord.targets.render import render_files
-from sqlglot import exp
-from sqlglot.tokens import TokenType
-
 from tests.estates import databricks_estate, teams, write_estate
 from tests.golden_cases import CASES, abac, render_case
 from tests.sql_statements import Statement, function_body, parse_policy, split

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
+from sqlglot import exp
+
 from accord.compiler.plan.state import PlanError, State, condition_holds
 from accord.compiler.sqlscan import scan
 from accord.compiler.verify.bind import BindError
@@ -21,8 +23,6 @@ from accord.compiler.verify.engine import TestSalts, Verifier
 from accord.compiler.verify.sources import load_sql
 from accord.targets import abac_conditions, get_target
 from accord.targets.objects import AbacPolicy, Catalog, TagAssignment
-from sqlglot import exp
-
 from tests.golden_cases import abac
 
 TABLE = "omics.variants.calls"

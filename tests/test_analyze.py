@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 import pytest
+
 from accord.compiler.commands.analyze import print_rich
 from accord.compiler.meaning.analyze import analyze, to_text
 from accord.compiler.model.validate import load_project
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from accord.compiler.core import markdown
 from accord.compiler.meaning import analyze as an
 from accord.compiler.meaning.analyze import ROWS, Analysis, summary
 from accord.compiler.meaning.mermaid import markdown_section
 from accord.compiler.model.validate import load_project
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.commands import lint as lint_command
 from accord.compiler.core import store
 from accord.compiler.lint import run as lint_run
 from accord.compiler.model import parsecache
 from accord.compiler.model.loader import parse_document
 from accord.compiler.sqlscan import DIALECTS
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 

@@ -17,8 +17,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from accord.compiler.core import store
 
+from accord.compiler.core import store
 from tests.cli import run_process
 from tests.conftest import ROOT
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from sqlglot import exp
+
 from accord.compiler.core.errors import UsageError
 from accord.compiler.core.outdir import write_tree
 from accord.compiler.model.salts import SaltError, materialize, references
@@ -15,8 +17,6 @@ from accord.compiler.model.validate import load_project
 from accord.targets import get_target, lower_all
 from accord.targets.objects import MaskPolicy, RowFilterPolicy
 from accord.targets.render import render_files
-from sqlglot import exp
-
 from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 from tests.estates import MINIMAL

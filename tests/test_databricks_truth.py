@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
 from accord.targets.objects import Tag
-
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 from tests.standins.databricks import DatabricksEstate
@@ -422,8 +422,9 @@ def test_an_sdk_without_an_api_accord_calls_is_a_one_line_error(
     never a traceback; pyproject's floor is the release with every API accord reads."""
     import tomllib
 
-    from accord.compiler.connect.executor import DATABRICKS_SDK_FLOOR
     from databricks.sdk import WorkspaceClient
+
+    from accord.compiler.connect.executor import DATABRICKS_SDK_FLOOR
 
     monkeypatch.delattr(WorkspaceClient, "policies")
     code, _, err = run_cli(["drift", POLICIES, *DBX])

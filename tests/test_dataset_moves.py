@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.exposure import exposure_diff, verdict
 from accord.compiler.model.validate import load_project
-
 from tests.cli import run_cli
 from tests.estates import DIFF_BASE, edited, write_files
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
+
 from accord.compiler.exposure import ExposureDiff, exposure_diff, places_of, to_markdown, verdict
 from accord.compiler.model.validate import Project, load_project
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.estates import DIFF_BASE, Estate, edited, write_files

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from accord.compiler.lint.engine import lint_project
 from accord.compiler.meaning import divergence
 from accord.compiler.meaning.analyze import analyze
 from accord.compiler.model.validate import load_project
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.estates import DELETE, edited, write_estate

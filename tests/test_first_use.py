@@ -11,8 +11,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from accord.compiler.model.validate import load_project
 
+from accord.compiler.model.validate import load_project
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan

@@ -26,10 +26,10 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+
 from accord.compiler.gate.cards import CardError, declared_a2a_version, fetch_card
 from accord.compiler.gate.manifest import manifest_schema
 from accord.compiler.model.validate import load_project
-
 from tests.a2a_standin import a2a_standin, base_url, url
 from tests.cli import run_cli
 from tests.conftest import ROOT

@@ -16,8 +16,8 @@ regorus 0.9.1 passes every case.
 from __future__ import annotations
 
 import pytest
-from accord.compiler.gate.engine import EngineError, evaluate, package_of
 
+from accord.compiler.gate.engine import EngineError, evaluate, package_of
 from tests.cli import run_cli
 
 POLICY = """

@@ -19,10 +19,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from accord.compiler.gate.check import default_policy
 from accord.compiler.gate.manifest import manifest_schema
 from accord.compiler.gate.prove import key_paths, label, prove
-
 from tests.cli import run_cli
 
 D = "0123456789abcdef" * 4

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from sqlglot import exp
+
 from accord.compiler.core.outdir import write_tree
 from accord.compiler.meaning import semantics
 from accord.compiler.model.loader import load_documents
@@ -25,8 +27,6 @@ from accord.compiler.verify import evaluation_dates, verify
 from accord.compiler.verify.engine import TestSalts
 from accord.compiler.verify.sources import load_sql
 from accord.targets.render import render_files
-from sqlglot import exp
-
 from tests.cli import run_cli
 
 ESTATE = """\

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from accord.compiler.core.filelock import LedgerLocked, ledger_lock, lock_path
 from accord.compiler.history.ledger import append_record, read_ledger, read_plans
 from accord.compiler.plan.apply import apply, rollback
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan

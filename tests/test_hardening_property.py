@@ -22,6 +22,10 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlglot import exp
+
 from accord.compiler.model.salts import materialize
 from accord.compiler.sqlscan import scan
 from accord.targets import lower_all, sql
@@ -35,10 +39,6 @@ from accord.targets.objects import (
 )
 from accord.targets.render import render_files
 from accord.targets.reserved import DATABRICKS, SNOWFLAKE
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from sqlglot import exp
-
 from tests.plan_helpers import project
 
 FUZZ = bool(os.environ.get("ACCORD_FUZZ"))
@@ -285,7 +285,6 @@ TAMPER = [
 def test_the_property_catches_a_tampered_file(path: str, change: Any) -> None:
     """The property is not vacuous: the reference estate passes it, a tampered file fails it."""
     from accord.compiler.model.validate import load_project
-
     from tests.conftest import ROOT
 
     estate = load_project(ROOT / "policies")

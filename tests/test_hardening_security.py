@@ -10,6 +10,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from snowflake.connector.errors import ProgrammingError
+
 from accord.compiler.core import secrets
 from accord.compiler.model.salts import (
     SaltBox,
@@ -23,8 +25,6 @@ from accord.compiler.plan.apply import SnowflakeExecutor, apply, split_statement
 from accord.targets import get_target, sql
 from accord.targets.base import UnsafeOutput
 from accord.targets.objects import SaltFunction
-from snowflake.connector.errors import ProgrammingError
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan
@@ -230,6 +230,7 @@ def test_a_mapping_table_statement_that_reads_a_file_is_refused(
 
 def test_the_verify_connection_is_locked() -> None:
     import duckdb
+
     from accord.compiler.verify.execute import locked_connection
 
     con = locked_connection()

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from sqlglot import exp
+
 from accord.compiler.model.validate import load_project
 from accord.targets import sql
 from accord.targets.render import render_files
 from accord.targets.reserved import DATABRICKS, SNOWFLAKE
-from sqlglot import exp
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 

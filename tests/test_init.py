@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from accord.compiler.commands import init as init_command
 from accord.compiler.model.scaffold import EXAMPLE_MARK
 from accord.compiler.model.schema import PolicyModel
-
 from tests.cli import run_cli
 
 BOTH = ["--snowflake-schema", "GOV.POLICIES", "--databricks-schema", "governance.policies"]

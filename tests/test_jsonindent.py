@@ -11,9 +11,10 @@ from enum import IntEnum
 from typing import Any
 
 import pytest
-from accord.compiler.core.jsonindent import Encoder, Raw, dumps, scalar
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from accord.compiler.core.jsonindent import Encoder, Raw, dumps, scalar
 
 KEYS = st.one_of(
     st.text(max_size=6),

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
 from accord.compiler.lint import engine
 from accord.compiler.lint.checks import REGISTRY, Context, History, RegisteredRule
 from accord.compiler.lint.engine import registered_rules
 from accord.compiler.lint.finding import Finding
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.estates import LINT_BASE, edited, write_estate

@@ -18,9 +18,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+
 from accord.compiler.lint.finding import Finding
 from accord.compiler.lint.sources import source_line
-
 from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 from tests.estates import write_files

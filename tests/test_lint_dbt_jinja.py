@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.lint.inputs.sqlfiles import read_sql_files
 from accord.compiler.sqlscan.template import read_template
-
 from tests.cli import run_cli
 from tests.estates import write_files
 from tests.sql_lint import lint_sql_files

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.lint.checks import REGISTRY
 from accord.compiler.lint.docs import SECTIONS, doc_sections, main, render_docs, with_rule_table
 from accord.compiler.lint.engine import registered_rules, rule_doc
 from accord.compiler.model.rules import RULE_TABLE
-
 from tests.conftest import ROOT
 
 #: every rule of the format's table, and ACC205 added by accord

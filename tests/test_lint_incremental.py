@@ -26,14 +26,14 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from accord.compiler.lint import deps
 from accord.compiler.lint.checks import REGISTRY
 from accord.compiler.lint.engine import load_rules
 from accord.compiler.meaning.probes import DISPOSITIONS, probe_init
 from accord.compiler.model.validate import load_project
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 
@@ -767,9 +767,10 @@ def test_the_plain_column_checks_are_the_schemas() -> None:
     column spec has only ``type`` (a ``Text``) besides ``mask`` and ``identifier``, and the
     name and text checks it calls are the schema's own validators, so a name or type it
     accepts the schema accepts, and one it refuses the schema refuses."""
+    from pydantic import TypeAdapter, ValidationError
+
     from accord.compiler.lint import verdict
     from accord.compiler.model.schema import ColumnName, ColumnSpec
-    from pydantic import TypeAdapter, ValidationError
 
     assert set(ColumnSpec.model_fields) == {"type", "mask", "identifier"}
     assert ColumnSpec.model_fields["mask"].default is None

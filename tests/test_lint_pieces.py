@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from accord.compiler.core import store
 from accord.compiler.core.errors import InputError
 from accord.compiler.lint import cache as lint_cache
 from accord.compiler.lint import deps, pieces, verdict
 from accord.compiler.model import loader, parsecache
-from hypothesis import given
-from hypothesis import strategies as st
-
 from tests.test_lint_incremental import BASES, KINDS, PROPERTY, Files, _write, edit
 
 

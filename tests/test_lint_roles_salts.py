@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.lint.finding import Finding
 from accord.compiler.lint.sources import source_line
 from accord.compiler.sqlscan.template import read_template
-
 from tests.estates import write_files
 from tests.sql_lint import lint_sql_files
 from tests.test_lint_rules import SF_EXPR, dataset_patch, expr, lint_estate

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from accord.compiler.lint.engine import lint_project
 from accord.compiler.lint.finding import Finding
 from accord.compiler.lint.sources import source_line
 from accord.compiler.model.validate import Project, load_project
-
 from tests.conftest import ROOT
 from tests.estates import DELETE, LINT_BASE, edited, write_estate
 

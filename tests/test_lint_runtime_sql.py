@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.lint.engine import lint_sql_batch
 from accord.compiler.lint.finding import Finding
 from accord.compiler.lint.inputs.sqlfiles import read_sql_files
 from accord.compiler.lint.sources import source_line
-
 from tests.cli import run_cli
 from tests.estates import write_files
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.core.errors import InputError
 from accord.compiler.lint.engine import lint_sql
 from accord.compiler.lint.finding import Finding
 from accord.compiler.lint.sources import source_line
 from accord.compiler.sqlscan import scan
-
 from tests.conftest import ROOT
 
 SF_MASK = """\

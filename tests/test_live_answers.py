@@ -15,7 +15,6 @@ from accord.compiler.live.introspect import introspect
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
 from accord.targets.objects import MaskAttachment, RowFilterAttachment, RowFilterPolicy
-
 from tests.conftest import ROOT
 
 BODY = "EXISTS (SELECT 1 FROM PROD.CRITICAL.GRANTS g WHERE IS_ROLE_IN_SESSION(g.ROLE_NAME))"

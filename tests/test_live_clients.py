@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.connect.config import LiveOptions, Timeouts
 from accord.compiler.connect.executor import DatabricksExecutor, DeniedError, ExecutionError
-
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 from tests.standins.http import closed_port, silent_host

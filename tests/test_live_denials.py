@@ -7,10 +7,11 @@ the codes the executor captures from that error found as a denial (``accord prob
 from __future__ import annotations
 
 import pytest
-from accord.compiler.connect.denials import ROWS, classify, denial_table, find_denial
-from accord.compiler.connect.executor import databricks_codes, failed_codes, snowflake_codes
 from databricks.sdk.errors import PermissionDenied
 from snowflake.connector.errors import ProgrammingError
+
+from accord.compiler.connect.denials import ROWS, classify, denial_table, find_denial
+from accord.compiler.connect.executor import databricks_codes, failed_codes, snowflake_codes
 
 SET_MASK = (
     "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN SUBJECT_ID SET MASKING POLICY "

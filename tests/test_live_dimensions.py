@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from accord.compiler.model.validate import load_project
 
+from accord.compiler.model.validate import load_project
 from tests.cli import run_cli
 from tests.live_helpers import Platforms, seed_model
 from tests.test_several_dimensions import bank

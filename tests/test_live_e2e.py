@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
 from accord.targets.identity import identity
-
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from accord.compiler.core.progress import Bar, Lines, counted, counting, finished
 
+from accord.compiler.core.progress import Bar, Lines, counted, counting, finished
 from tests.cli import ENTRY, run_cli
 from tests.live_helpers import ROOT, Platforms
 

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.connect.config import LiveOptions, Timeouts, databricks_profile_clients
 from accord.compiler.connect.executor import DatabricksExecutor, SessionError, SnowflakeExecutor
-
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 from tests.standins.http import closed_port, silent_host

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
 from accord.targets.objects import MaskAttachment, MaskPolicy, RowFilterPolicy
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.live_helpers import Platforms, deploy_compiled, seed_model

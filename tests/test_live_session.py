@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.live import session as live_session
 from accord.compiler.live.introspect import LiveCatalog
 from accord.compiler.model.validate import load_project
 from accord.targets.objects import Catalog
-
 from tests.conftest import ROOT
 
 

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.core.errors import InputError
 from accord.compiler.model.validate import load_project
-
 from tests.cli import run_cli, run_process
 from tests.estates import MINIMAL
 

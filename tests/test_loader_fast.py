@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from accord.compiler.core.errors import InputError
 from accord.compiler.lint.engine import lint_project
 from accord.compiler.model import loader
 from accord.compiler.model.validate import validate_raw
-
 from tests.conftest import ROOT
 from tests.estates import MINIMAL
 from tests.test_loader_errors import CASES

@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from accord.compiler.model import loader
 
+from accord.compiler.model import loader
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.test_loader_errors import CASES

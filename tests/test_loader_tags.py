@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from accord.compiler.model import loader
 from hypothesis import given
 from hypothesis import strategies as st
 
+from accord.compiler.model import loader
 from tests.conftest import ROOT
 from tests.test_lint_incremental import PROPERTY, bench_estate
 

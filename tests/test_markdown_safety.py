@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from accord.compiler.core import markdown
 
+from accord.compiler.core import markdown
 from tests.cli import run_cli
 from tests.estates import DIFF_BASE, edited, write_estate
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.meaning import semantics
 from accord.compiler.meaning.analyze import divergence_groups
 from accord.compiler.meaning.mermaid import Edge, Graph, label
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.validate import load_project
-
 from tests.cli import run_cli, run_process
 from tests.conftest import ROOT
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import click
 import pytest
+
 from accord.compiler.cli import COMMANDS, cli
 from accord.compiler.commands.options import Choice
 from accord.compiler.sqlscan import scan
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.estates import write_files

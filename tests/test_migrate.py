@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from snowflake.connector.errors import ProgrammingError
+
 from accord.compiler.core import secrets
 from accord.compiler.history.ledger import append_record, half_applied_groups, read_ledger
 from accord.compiler.lint.checks import History
@@ -22,8 +24,6 @@ from accord.compiler.plan.apply import (
     rollback,
     split_statements,
 )
-from snowflake.connector.errors import ProgrammingError
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from accord.compiler.history.ledger import read_ledger, read_plans
 from accord.compiler.plan.write import existing_plans
-
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan
 

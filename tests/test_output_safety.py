@@ -22,10 +22,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
 from accord.compiler.core.visible import Guard, plain, visible, xml_text
 from accord.compiler.meaning.probes import ProbeOutcome
 from accord.compiler.probe_live.result import ProbeRun
-
 from tests.cli import ENTRY
 from tests.conftest import ROOT
 from tests.estates import DIFF_BASE, edited, write_estate

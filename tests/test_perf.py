@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import pytest
+
 from accord.compiler.meaning import divergence, semantics
 from accord.compiler.meaning.analyze import governed_groups, persona_matrix
 from accord.compiler.model.validate import load_project
@@ -19,7 +20,6 @@ from accord.compiler.plan.index import Places
 from accord.compiler.plan.state import State
 from accord.targets import get_target, lower_all, sql
 from accord.targets.objects import AbacPolicy, TagAssignment
-
 from tests.conftest import ROOT
 
 ESTATES = ["policies", "examples/as-found"]

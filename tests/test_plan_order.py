@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+
 from accord.compiler.plan.apply import split_statements
 from accord.compiler.plan.model import Plan
 from accord.compiler.plan.order import build_plan
@@ -13,7 +14,6 @@ from accord.compiler.plan.source import domains_of, plan_projects
 from accord.compiler.plan.state import PlanError
 from accord.targets import lower_all
 from accord.targets.objects import MaskPolicy, Param, RowFilterPolicy, SaltFunction
-
 from tests.estates import PLAN_BASE, PLAN_SALTS, edited
 from tests.plan_helpers import (
     plan_between,

@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from accord.compiler.plan.model import Plan, Stage
 from accord.compiler.plan.source import plan_projects
 from accord.compiler.plan.steps import Step
 from accord.targets import lower_all
 from accord.targets.objects import Catalog, MaskAttachment, RowFilterAttachment
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.plan_helpers import project
 
 PRINCIPALS = ["analyst", "steward", "partner"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+
 from accord.compiler.plan.order import build_plan
 from accord.compiler.plan.state import PlanError
 from accord.targets import lower_all
@@ -18,7 +19,6 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
-
 from tests.estates import PLAN_BASE, edited
 from tests.plan_helpers import position, project
 

@@ -8,6 +8,7 @@ import json
 from dataclasses import replace
 
 import pytest
+
 from accord.compiler.plan.order import build_plan
 from accord.compiler.plan.state import PlanError, State
 from accord.compiler.plan.steps import statements_for
@@ -19,7 +20,6 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
-
 from tests.conftest import ROOT
 from tests.estates import PLAN_BASE, edited
 from tests.plan_helpers import (
@@ -420,8 +420,9 @@ def test_snowflake_checks_run_against_a_policy_references_double() -> None:
 
 
 def test_databricks_metadata_checks_read_the_documented_table_info() -> None:
-    from accord.compiler.plan import metadata
     from databricks.sdk.service.catalog import TableInfo
+
+    from accord.compiler.plan import metadata
 
     info = TableInfo.from_dict(
         {
@@ -537,7 +538,6 @@ def test_unconfirmed_abac_leaks_are_warned(
 ) -> None:  # type: ignore[no-untyped-def]
     from accord.compiler.lint.engine import lint_project
     from accord.compiler.model.validate import load_project
-
     from tests.estates import write_estate
 
     proj = load_project(write_estate(tmp_path, estate, name="policy.yaml"))
@@ -808,7 +808,6 @@ def test_accord_terraform_plan_refuses_and_saves_nothing(tmp_path, monkeypatch, 
     import json
 
     from accord.compiler.commands import terraform as tf
-
     from tests.cli import run_cli
 
     work = tmp_path / "out" / "terraform"
@@ -866,8 +865,9 @@ def test_terraform_alone_writes_the_sql_files_it_names(tmp_path) -> None:  # typ
 
 
 def test_abac_policy_checks_read_the_documented_policy_info() -> None:
-    from accord.compiler.plan import metadata
     from databricks.sdk.service.catalog import PolicyInfo
+
+    from accord.compiler.plan import metadata
 
     listed = [
         PolicyInfo.from_dict(
@@ -949,8 +949,9 @@ def test_an_unavoidable_loss_of_access_is_said_in_the_stage_header() -> None:
 
 
 def test_tag_checks_read_the_documented_entity_tag_assignments() -> None:
-    from accord.compiler.plan import metadata
     from databricks.sdk.service.catalog import EntityTagAssignment
+
+    from accord.compiler.plan import metadata
 
     listed = [
         EntityTagAssignment.from_dict(
@@ -972,7 +973,6 @@ def test_tag_checks_read_the_documented_entity_tag_assignments() -> None:
 def _rows_resources(estate: dict) -> tuple[dict, str]:  # type: ignore[type-arg]
     """The Snowflake mapping table's DDL and its rows resource, as `accord compile` writes them."""
     from accord.targets.render import render_files
-
     from tests.plan_helpers import project
 
     doc = json.loads(render_files(project(estate), "terraform")["terraform/main.tf.json"])
@@ -1034,8 +1034,9 @@ def test_the_governed_tag_check_reads_tag_policies(account: tuple | None, ok: bo
     """The check's passing and failing cases, on the SDK's ``TagPolicy`` shape
     (databricks-sdk service.tags: tag_key, values[Value(name)]). Keys and values are
     case-sensitive (admin/governed-tags/manage-governed-tags)."""
-    from accord.compiler.plan.metadata import MetadataCheck, evaluate_governed_tag
     from databricks.sdk.service.tags import TagPolicy, Value
+
+    from accord.compiler.plan.metadata import MetadataCheck, evaluate_governed_tag
 
     check = MetadataCheck(
         "governed_tag", "", None, None, tag="accord_mask", values=("notes", "subject")

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from accord.compiler.core.errors import InputError
 from accord.compiler.probe_live.run import load_config, origin_of
-
 from tests.a2a_standin import a2a_standin, base_url, url
 from tests.cli import run_process
 from tests.conftest import ROOT

@@ -43,6 +43,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from accord.compiler.meaning.probes import Place
 from accord.compiler.model.validate import Project, load_project
 from accord.compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
@@ -50,7 +51,6 @@ from accord.compiler.probe_live.canary import Canary
 from accord.compiler.probe_live.catalog import FAULTS, QueryError, ask_catalog
 from accord.compiler.probe_live.result import digest
 from accord.compiler.probe_live.run import LiveOptions, run_live
-
 from tests.a2a_standin import a2a_standin, url
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, SALTS, Platforms

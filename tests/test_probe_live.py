@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import sqlglot
 import yaml
+
 from accord.compiler.connect.denials import TABLE_FILE, denial_table, find_denial
 from accord.compiler.meaning.probes import Place
 from accord.compiler.meaning.semantics import apply_mask
@@ -44,7 +45,6 @@ from accord.compiler.probe_live.catalog import (
 )
 from accord.compiler.probe_live.result import digest
 from accord.compiler.probe_live.run import LiveOptions, run_live
-
 from tests.a2a_standin import a2a_standin, base_url, url
 from tests.cli import run_cli
 from tests.conftest import ROOT
@@ -685,7 +685,6 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
     the real databricks-sdk client, one profile per persona, against the workspace stand-in."""
     from accord.compiler.meaning.probes import evaluate
     from accord.compiler.verify import verify
-
     from tests.live_helpers import SALTS
     from tests.probe_catalog_standin import StandinRunner, deployed
 

@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 
 import pytest
-from accord.compiler.model.validate import load_project
 
+from accord.compiler.model.validate import load_project
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 
@@ -72,6 +72,7 @@ def outcomes(doc: dict) -> dict[str, dict]:
 def rows_as(statements: list[str]) -> list[tuple]:
     """Statements in one session of the probe user, through the real connector."""
     import snowflake.connector
+
     from accord.compiler.probe_live.catalog import SnowflakeRunner, snowflake_connect_kwargs
 
     runner = SnowflakeRunner(

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 import yaml
+
 from accord.compiler.model.validate import load_project
 from accord.compiler.probe_sample.history import Read, secondary_roles
 from accord.compiler.probe_sample.mapping import Fact, Mapper, Unmappable, filtered_values
-
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 from tests.standins.history import history_of

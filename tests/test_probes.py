@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from accord.compiler.core.errors import InputError
 from accord.compiler.lint.engine import lint_project
 from accord.compiler.meaning.probes import evaluate, probe_init
 from accord.compiler.model.validate import load_project
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 
@@ -379,6 +379,7 @@ def test_probe_init_refuses_unknown_names() -> None:
 
 def test_schema_knows_probes_and_a2a() -> None:
     import jsonschema
+
     from accord.compiler.commands.schema import policy_schema
 
     schema = policy_schema()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.meaning.probes import evaluate
 from accord.compiler.model.validate import load_project
 from accord.compiler.verify import verify
-
 from tests import test_verify
 from tests.conftest import ROOT
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import click
 import pytest
+from pydantic import BaseModel
+
 from accord.compiler import reference
 from accord.compiler.cli import COMMANDS
 from accord.compiler.model.schema import PolicyModel
-from pydantic import BaseModel
-
 from tests.conftest import ROOT
 
 

@@ -23,6 +23,11 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from hypothesis import HealthCheck, given, settings
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
+
 from accord.compiler.core.memo import IdentityMemo
 from accord.compiler.model.validate import Project, load_project
 from accord.compiler.plan import diff as plan_diff
@@ -34,11 +39,6 @@ from accord.targets import lower_all, sql
 from accord.targets.identity import fingerprint, is_definition, place_key
 from accord.targets.objects import AbacPolicy, TagAssignment
 from accord.targets.reserved import RESERVED
-from hypothesis import HealthCheck, given, settings
-from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
-from sqlglot.tokens import TokenType
-
 from tests.conftest import ROOT
 from tests.plan_helpers import project
 from tests.test_plan_property import estates as random_estates
@@ -372,6 +372,7 @@ def test_plans_moving_every_table_answer_as_asking_afresh(
 ) -> None:
     """Many placement steps in a row (the path where answers are derived step by step)."""
     import yaml
+
     from accord.compiler.model.loader import directory_files
 
     files, _ = directory_files(ROOT / base)

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 import sqlglot
+from sqlglot import exp
+
 from accord.compiler.core.errors import InputError
 from accord.compiler.exposure.diff import exposure_diff
 from accord.compiler.live.drift import omission_findings
@@ -26,8 +28,6 @@ from accord.compiler.model.types import translate_type
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
 from accord.targets.objects import MaskAttachment
-from sqlglot import exp
-
 from tests.cli import run_cli
 from tests.conftest import ROOT
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.model.loader import load_documents
 from accord.compiler.model.validate import validate_raw
 from accord.targets.render import render_files
-
 from tests.cli import run_cli
 
 ESTATE = """\

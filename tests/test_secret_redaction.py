@@ -25,11 +25,11 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 import yaml
+
 from accord.compiler.connect.executor import ExecutionError, UnreachableError
 from accord.compiler.core import secrets
 from accord.compiler.core.errors import one_line
 from accord.compiler.probe_live.a2a import A2AError
-
 from tests.cli import run_process
 from tests.conftest import ROOT
 from tests.standins.http import Handler, base_url, running, serve

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+
 from accord.compiler.meaning import divergence
 from accord.compiler.meaning import semantics as sem
 from accord.compiler.model.validate import load_project
-
 from tests.conftest import ROOT
 
 REF = load_project(ROOT / "policies").model

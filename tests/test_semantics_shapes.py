@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.meaning import divergence, semantics
 from accord.compiler.meaning.divergence import Divergence
 from accord.compiler.meaning.semantics import Seen, Shape
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.validate import load_project
-
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from sqlglot import exp
+
 from accord.compiler.core.outdir import write_tree
 from accord.compiler.meaning import semantics
 from accord.compiler.meaning.probes import answer
@@ -27,8 +29,6 @@ from accord.compiler.verify import verify
 from accord.compiler.verify.engine import TestSalts
 from accord.compiler.verify.sources import load_sql
 from accord.targets.render import render_files
-from sqlglot import exp
-
 from tests.cli import run_cli
 from tests.plan_helpers import statements
 

@@ -18,10 +18,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
 from accord.targets.objects import MappingTable, MaskAttachment, RowFilterAttachment, TagAssignment
-
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 from tests.standins.engine import SqlError

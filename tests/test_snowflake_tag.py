@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
 from accord.compiler.model.validate import Project, load_project
 from accord.targets import lower_all
 from accord.targets.objects import MaskAttachment, MaskPolicy, Tag, TagAssignment
 from accord.targets.render import render_files
-from sqlglot import exp
-from sqlglot.tokens import TokenType
-
 from tests.estates import teams, write_estate
 from tests.golden_cases import reference, snowflake_tag
 from tests.sql_statements import Statement, function_body, split

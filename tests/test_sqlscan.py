@@ -9,6 +9,10 @@ from typing import Any
 
 import pytest
 import sqlglot
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlglot import exp
+
 from accord.compiler.sqlscan import (
     KINDS,
     Param,
@@ -19,9 +23,6 @@ from accord.compiler.sqlscan import (
     node_position,
     scan,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from sqlglot import exp
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sqlscan"
 

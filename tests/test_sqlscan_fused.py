@@ -15,11 +15,11 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 import accord.compiler.sqlscan as sqlscan
 import accord.compiler.sqlscan.readers as readers
-import pytest
 from accord.compiler.sqlscan import fused, scan
-
 from tests.conftest import ROOT
 from tests.test_sqlscan_read_shapes import (
     KEYWORDS,

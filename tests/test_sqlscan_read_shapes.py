@@ -16,10 +16,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import accord.compiler.sqlscan.readers as readers
 import pytest
-from accord.compiler.sqlscan import scan
 
+import accord.compiler.sqlscan.readers as readers
+from accord.compiler.sqlscan import scan
 from tests.conftest import ROOT
 
 
@@ -237,8 +237,9 @@ def test_cursor_words_are_upper_word_of_each_token() -> None:
     """The cursor's words, asked once per text, are :func:`_upper_word` of every token: every
     token type with texts that start with an ASCII or other letter, ``_``, a digit, ``$``, or
     are empty, and the tokens of the compiled attachments."""
-    from accord.compiler.sqlscan.tokens import Cursor, _upper_word, tokenize
     from sqlglot.tokens import Token, TokenType
+
+    from accord.compiler.sqlscan.tokens import Cursor, _upper_word, tokenize
 
     texts = ["", "_", "_x", "é", "ébc", "1a", "$x", "Ab", "ß", "\u0660", "a b", "Ab"]
     toks = [Token(tt, text) for text in texts for tt in TokenType]

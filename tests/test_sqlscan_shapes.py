@@ -13,9 +13,9 @@ import random
 import sys
 
 import pytest
+
 from accord.compiler.sqlscan.shapes import plain_tokens
 from accord.compiler.sqlscan.tokens import tokenize, tokenizer_class
-
 from tests.conftest import ROOT
 
 HEADER = (

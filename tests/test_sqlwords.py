@@ -18,12 +18,12 @@ import string
 
 import pytest
 import sqlglot
-from accord.compiler.model.validate import load_project
-from accord.targets import lower_all, sql, sqlwords, sqlwords_build
-from accord.targets.render import render_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accord.compiler.model.validate import load_project
+from accord.targets import lower_all, sql, sqlwords, sqlwords_build
+from accord.targets.render import render_files
 from tests.conftest import ROOT
 from tests.test_render_perf import vocabulary as render_vocabulary
 

@@ -4,9 +4,9 @@ through the real clients: what accord's SQL does to them, and what they refuse."
 from __future__ import annotations
 
 import pytest
+
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.connect.executor import DatabricksExecutor, ExecutionError, SnowflakeExecutor
-
 from tests.live_helpers import Platforms
 
 RAP = (

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+
 from accord.compiler.model.salts import materialize
 from accord.compiler.sqlscan import scan
 from accord.targets import abac_conditions, get_target, lower_all
@@ -18,7 +19,6 @@ from accord.targets.objects import (
     TagAssignment,
 )
 from accord.targets.read import PLACEMENT_KINDS, Placements, fold
-
 from tests.golden_cases import abac, reference, snowflake_tag
 
 PROJECTS = {"table": reference, "abac": abac, "tag": snowflake_tag}

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlglot import exp
+
 from accord.compiler.commands import terraform as tf_command
 from accord.compiler.core.outdir import write_tree
 from accord.compiler.model.validate import Project
 from accord.targets.render import render_files
-from sqlglot import exp
-
 from tests.cli import run_cli
 from tests.golden_cases import CASES, abac, reference, render_case, snowflake_tag
 

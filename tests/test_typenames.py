@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 import pytest
-from accord.compiler.model import types as sqltypes
-from accord.compiler.model.typenames import KNOWN, lookup
 from sqlglot import exp
 
+from accord.compiler.model import types as sqltypes
+from accord.compiler.model.typenames import KNOWN, lookup
 from tests.conftest import ROOT
 
 #: parameters each arity is tried with (lengths, precisions and scales at their edges)

@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import accord.compiler.verify.parts as parts_module
 import pytest
+
+import accord.compiler.verify.parts as parts_module
 from accord.compiler.core.errors import InputError
 from accord.compiler.core.outdir import write_tree
 from accord.compiler.model.validate import Project, load_project
@@ -27,7 +28,6 @@ from accord.compiler.verify.engine import TestSalts, Verifier
 from accord.compiler.verify.parts import Part
 from accord.compiler.verify.sources import load_sql, read_compiled_dir
 from accord.targets.render import render_files
-
 from bench.lint_bench import estate, write_estate
 from tests.test_verify import AS_FOUND, POLICIES, SETUPS
 

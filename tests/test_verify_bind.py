@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from accord.compiler.sqlscan import scan
 from accord.compiler.verify.bind import Binder, BindError, row_column
 from accord.compiler.verify.sources import PlatformSQL, Routine

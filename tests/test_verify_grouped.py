@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from accord.compiler.model.validate import Project, load_project
 from accord.compiler.verify.engine import TestSalts, Verifier
 from accord.compiler.verify.sources import load_sql, platform_of, read_compiled_dir, render_sql
 from accord.targets.render import render_files
-
 from bench.lint_bench import estate, write_estate
 from tests import test_verify
 from tests.cli import run_cli

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from accord.compiler.core.outdir import write_tree
 from accord.compiler.verify import verify
 from accord.targets.render import render_files
-
 from tests.golden_cases import reference, with_styles
 
 STYLES = {

@@ -3,6 +3,7 @@ from __future__ import annotations
 import sys
 
 import click
+
 from accord.compiler.commands.options import directory_argument, format_option
 from accord.compiler.core.visible import own_styles, visible
 from accord.compiler.meaning.analyze import (

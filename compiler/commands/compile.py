@@ -5,6 +5,7 @@ import os
 import sys
 
 import click
+
 from accord.compiler.commands.options import Choice, directory_argument
 from accord.compiler.core.outdir import check_out, write_tree
 from accord.compiler.core.visible import own_styles

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+
 from accord.compiler.commands.options import (
     base_option,
     directory_argument,

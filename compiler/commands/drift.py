@@ -4,6 +4,7 @@ import contextlib
 from typing import Any
 
 import click
+
 from accord.compiler.commands.options import (
     Choice,
     live_options,

@@ -10,6 +10,7 @@ Exit 0 allow, 1 deny (or, for ``test``, the policy fails open), 2 cannot evaluat
 from __future__ import annotations
 
 import click
+
 from accord.compiler.commands.options import format_option
 from accord.compiler.core.errors import UsageError
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import click
+
 from accord.compiler.commands.options import Choice
 from accord.compiler.commands.schema import policy_schema
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError

@@ -4,6 +4,7 @@ import json
 from typing import Any
 
 import click
+
 from accord.compiler.commands.options import Choice, live_options, options_from, progress, say
 from accord.compiler.core.visible import plain
 from accord.compiler.model.validate import load_project

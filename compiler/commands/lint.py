@@ -12,6 +12,7 @@ import os
 import sys
 
 import click
+
 from accord.compiler.commands.options import Choice, fail_on_option, format_option
 from accord.compiler.core.platforms import DIALECTS
 from accord.compiler.core.visible import own_commands, own_styles, visible

@@ -7,6 +7,7 @@ accord manifest [DIR] --out FILE [--registry FILE | --expected-count N]
 from __future__ import annotations
 
 import click
+
 from accord.compiler.commands.options import directory_argument
 from accord.compiler.core.visible import visible
 

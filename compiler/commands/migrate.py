@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+
 from accord.compiler.commands.options import Choice, live_options, options_from, say
 
 if TYPE_CHECKING:

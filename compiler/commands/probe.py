@@ -13,6 +13,7 @@ Exit 1 when an answer differs from ``expect`` (or, live, when two surfaces disag
 from __future__ import annotations
 
 import click
+
 from accord.compiler.commands.options import Choice, compiled_option, format_option, progress
 from accord.compiler.connect.config import (
     DEFAULT_CONNECT_TIMEOUT,

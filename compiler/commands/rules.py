@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+
 from accord.compiler.core.errors import UsageError
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import click
+
 from accord.compiler.model.schema import PolicyModel
 
 

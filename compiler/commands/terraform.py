@@ -25,6 +25,7 @@ import shutil
 from pathlib import Path
 
 import click
+
 from accord.compiler.core.errors import UsageError
 from accord.compiler.core.visible import visible
 

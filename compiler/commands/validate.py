@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import click
+
 from accord.compiler.commands.options import directory_argument
 from accord.compiler.model.validate import load_project
 

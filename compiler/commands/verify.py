@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import click
+
 from accord.compiler.commands.options import compiled_option, directory_argument, format_option
 from accord.compiler.core.errors import UsageError
 from accord.compiler.core.today import parse_day

@@ -34,6 +34,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
+
 from accord.compiler.connect.config import (
     LiveOptions,
     Timeouts,
@@ -50,8 +53,6 @@ from accord.compiler.connect.denials import Denial, classify
 from accord.compiler.connect.reach import Target, UnreachableError, preflight
 from accord.compiler.core.errors import UsageError, one_line
 from accord.compiler.core.secrets import redact, redact_tree
-from sqlglot.dialects.dialect import Dialect
-from sqlglot.tokens import TokenType
 
 Row = dict[str, Any]
 

@@ -14,9 +14,10 @@ import hashlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
 from accord.compiler.core.errors import Diagnostic, InputError, Location
 from accord.compiler.core.jsonfile import locate_key, read_json
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 #: a stage id, a group id, a plan id: plain names, never a path

@@ -15,13 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sqlglot import exp
+
 from accord.compiler.core.errors import Location
 from accord.compiler.lint.checks import Context, SqlContext
 from accord.compiler.lint.sources import source_line
 from accord.compiler.lint.trees import HashCall, hash_calls, role_calls, start_offset
 from accord.compiler.lint.usage import platforms_in
 from accord.compiler.model.expressions import ExpressionError, parse_predicate
-from sqlglot import exp
 
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
     from accord.compiler.sqlscan import Statement

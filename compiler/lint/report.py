@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from urllib.parse import quote
 
 import click
+
 from accord.compiler.core.annotations import annotation
 from accord.compiler.core.errors import Diagnostic, Location
 from accord.compiler.core.visible import has_unsafe, plain, visible

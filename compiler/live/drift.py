@@ -537,8 +537,9 @@ def drift_across(
 
 def canary_query(function: str, platform: str) -> str:
     """SELECT SHA2(<canary> || salt(), 256): the digest that shows which salt is live."""
-    from accord.targets import sql as tsql
     from sqlglot import exp
+
+    from accord.targets import sql as tsql
 
     call = tsql.call(function, platform)
     canary = tsql.literal(CANARY)

@@ -38,6 +38,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
 from accord.compiler.connect.executor import ExecutionError
 from accord.compiler.core.errors import UsageError, one_line
 from accord.compiler.core.progress import counted
@@ -57,8 +60,6 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
-from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
 
 #: fields of catalog objects that are accord's bookkeeping, never deployed: a live object takes
 #: them from the model's object of the same identity (they cannot be read back)
@@ -1041,9 +1042,10 @@ class DatabricksReader(Reader):
     ) -> tuple[Any, tuple[str, str, str] | None]:
         """``(answer, None)``, or ``(None, (what, why, unproven))`` when it could not be read:
         what :meth:`Reader.each` may run concurrently (nothing recorded here)."""
+        from databricks.sdk.errors import DatabricksError, NotFound
+
         from accord.compiler.connect.denials import classify
         from accord.compiler.connect.executor import DeadlineError
-        from databricks.sdk.errors import DatabricksError, NotFound
 
         try:
             return self.call(what, call), None

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sqlglot import exp
+
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.core.errors import UsageError
 from accord.compiler.core.jsonfile import read_json
@@ -39,7 +41,6 @@ from accord.targets.objects import (
     RowFilterPolicy,
     SaltFunction,
 )
-from sqlglot import exp
 
 PREFIX = "live:"
 

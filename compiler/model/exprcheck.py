@@ -6,11 +6,12 @@ arguments as the one table in scope, finds what the predicate returns."""
 
 from __future__ import annotations
 
-from accord.compiler.model.types import DIALECTS
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.scope import build_scope
+
+from accord.compiler.model.types import DIALECTS
 
 _ARGS = "accord_arguments"
 

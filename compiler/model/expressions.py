@@ -5,12 +5,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 import sqlglot
-from accord.compiler.core.errors import one_line
-from accord.compiler.model.types import DIALECTS
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
+
+from accord.compiler.core.errors import one_line
+from accord.compiler.model.types import DIALECTS
 
 
 class ExpressionError(ValueError):

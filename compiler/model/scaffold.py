@@ -20,6 +20,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from accord.compiler.model.schema import (
     ColumnSpec,
     DatabricksPlatform,
@@ -33,7 +35,6 @@ from accord.compiler.model.schema import (
     SnowflakePlatform,
     Surface,
 )
-from pydantic import BaseModel, ValidationError
 
 #: the line after which a skeleton's example starts (each line commented with ``# ``)
 EXAMPLE_MARK = "# Example (uncomment and edit):"

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from accord.compiler.core.errors import Diagnostic, InputError, Location
 from accord.compiler.model.grants import principal_of
 from accord.compiler.model.hierarchy import cycles
@@ -32,7 +34,6 @@ from accord.compiler.model.types import (
     parse_type,
     type_limit,
 )
-from pydantic import BaseModel, ValidationError
 
 
 @dataclass

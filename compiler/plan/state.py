@@ -39,6 +39,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
 from accord.compiler.core.memo import IdentityMemo
 from accord.compiler.plan.index import PlaceIndex, Places, index_of
 from accord.targets import abac_conditions
@@ -60,8 +63,6 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
-from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
 
 Column = tuple[str, str]
 #: everyone, in an ABAC policy's TO list

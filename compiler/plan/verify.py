@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlglot import exp
+
 from accord.compiler.plan.metadata import MetadataCheck
 from accord.compiler.plan.state import State
 from accord.compiler.plan.steps import Statements, Step
@@ -30,7 +32,6 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
-from sqlglot import exp
 
 #: the identifier whose digest shows a salt at work (never a real identifier)
 CANARY = "accord-canary"

@@ -50,6 +50,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sqlglot import exp
+
 from accord.compiler.connect.config import LiveOptions, Timeouts, snowflake_params
 from accord.compiler.connect.denials import DenialCode, find_denial
 from accord.compiler.connect.executor import (
@@ -63,7 +65,6 @@ from accord.compiler.meaning.probes import Place
 from accord.compiler.model.schema import PolicyModel, Probe
 from accord.compiler.probe_live.canary import Canary
 from accord.targets import sql
-from sqlglot import exp
 
 #: rows read per probe query
 ROW_LIMIT = 100

@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
+
 from accord.compiler.connect.config import databricks_profile_clients
 from accord.compiler.connect.executor import SnowflakeExecutor
 from accord.compiler.core import secrets

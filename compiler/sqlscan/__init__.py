@@ -77,6 +77,9 @@ import logging
 import sys
 from collections.abc import Iterator, Sequence
 
+from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
+
 from accord.compiler.sqlscan import readers
 from accord.compiler.sqlscan.bodies import Context
 from accord.compiler.sqlscan.dialect import (
@@ -111,8 +114,6 @@ from accord.compiler.sqlscan.tokens import (
     tokenize,
     tokenizer_class,
 )
-from sqlglot import exp
-from sqlglot.tokens import Token, TokenType
 
 __all__ = [
     "DIALECTS",

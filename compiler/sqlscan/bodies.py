@@ -15,12 +15,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from accord.compiler.sqlscan.statements import Fields, LineIndex
-from accord.compiler.sqlscan.tokens import Fail, describe, string_content, tokenize
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect as _SqlglotDialect
 from sqlglot.errors import ParseError, SqlglotError
 from sqlglot.tokens import Token
+
+from accord.compiler.sqlscan.statements import Fields, LineIndex
+from accord.compiler.sqlscan.tokens import Fail, describe, string_content, tokenize
 
 _REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '(?:[\w.]+\.)?(\w+)'>")
 _CLASS = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sqlglot.tokens import Token
+
 from accord.compiler.sqlscan.notebooks import immediate_string
 from accord.compiler.sqlscan.statements import DIALECTS, LineIndex, ScanError
 from accord.compiler.sqlscan.tokens import (
@@ -24,7 +26,6 @@ from accord.compiler.sqlscan.tokens import (
     split_with_prev,
     tokenize,
 )
-from sqlglot.tokens import Token
 
 
 def dialect_from_suffix(filename: str) -> str | None:

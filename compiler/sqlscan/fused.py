@@ -32,6 +32,8 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
+from sqlglot.tokens import TokenType
+
 from accord.compiler.sqlscan import readers
 from accord.compiler.sqlscan.bodies import Context
 from accord.compiler.sqlscan.readers import shapes as reader_shapes
@@ -39,7 +41,6 @@ from accord.compiler.sqlscan.readers.shared import read_alter_table
 from accord.compiler.sqlscan.shapes import Chunk
 from accord.compiler.sqlscan.statements import Statement
 from accord.compiler.sqlscan.tokens import _NOT_WORDS, _WORDS
-from sqlglot.tokens import TokenType
 
 #: the dispatch the argument above relies on
 USABLE = readers.STATEMENT_READERS.get("ALTER", {}).get("TABLE") == (

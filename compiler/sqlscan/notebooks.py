@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from accord.compiler.sqlscan.tokens import BODY_STRING_TYPES, is_kw, string_content, tokenize
 from sqlglot.tokens import Token, TokenType
+
+from accord.compiler.sqlscan.tokens import BODY_STRING_TYPES, is_kw, string_content, tokenize
 
 #: a Databricks notebook exported as SQL source (File > Export > Source file)
 _NOTEBOOK_HEADER = "-- Databricks notebook source"

@@ -11,8 +11,9 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from accord.compiler.core.platforms import DIALECTS as DIALECTS  # the dialect names, re-exported
 from sqlglot import exp
+
+from accord.compiler.core.platforms import DIALECTS as DIALECTS  # the dialect names, re-exported
 
 Dialect = Literal["snowflake", "databricks"]
 

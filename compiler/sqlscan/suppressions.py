@@ -12,10 +12,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from sqlglot.tokens import Token
+
 from accord.compiler.sqlscan.bodies import Context
 from accord.compiler.sqlscan.statements import ScanError, Suppression
 from accord.compiler.sqlscan.tokens import tokenizer_class
-from sqlglot.tokens import Token
 
 _SUPPRESSION = re.compile(r"accord\s*:\s*ignore\b(.*)", re.IGNORECASE)
 _FIRST_RULE = re.compile(r"\s*([A-Za-z]+[0-9]+)\b")

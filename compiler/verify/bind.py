@@ -29,11 +29,12 @@ from collections.abc import Callable, Mapping
 from datetime import date
 
 import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, SqlglotError
+
 from accord.compiler.core.today import today
 from accord.compiler.sqlscan import Statement
 from accord.compiler.verify.sources import PlatformSQL, Routine, fold
-from sqlglot import exp
-from sqlglot.errors import ErrorLevel, SqlglotError
 
 ROWS = "accord_t"
 PERSONA = "accord_p"

@@ -19,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+from sqlglot import exp
+
 from accord.compiler.model.expressions import parse_predicate
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.types import is_string_type, parse_type
-from sqlglot import exp
 
 IDENTIFIERS_PER_DOMAIN = 3
 Value = str | int | bool | None

@@ -20,14 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, SqlglotError
+
 from accord.compiler.core.errors import Diagnostic, InputError, Location
 from accord.compiler.sqlscan import Statement
 from accord.compiler.verify.bind import PERSONA, ROWS, duck_table, unknown_function
 from accord.compiler.verify.data import GenTable
 from accord.compiler.verify.parts import Part
 from accord.compiler.verify.sources import PlatformSQL
-from sqlglot import exp
-from sqlglot.errors import ErrorLevel, SqlglotError
 
 #: Reviewed or hand-edited SQL is untrusted input: DuckDB runs it with no file, network or
 #: extension access and with its configuration locked, so that nothing it computes can come

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from sqlglot import exp
+
 from accord.compiler.core.errors import Diagnostic, InputError, Location
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.sqlscan import Statement
@@ -27,7 +29,6 @@ from accord.compiler.verify.report import SqlObject
 from accord.compiler.verify.sources import CompiledSQL, PlatformSQL, Routine, fold
 from accord.targets import abac_conditions
 from accord.targets.objects import AbacPolicy
-from sqlglot import exp
 
 ACCOUNT_USERS = "account users"
 

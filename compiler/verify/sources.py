@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.platforms import PLATFORMS
 from accord.compiler.model.salts import SaltError, materialize
 from accord.compiler.sqlscan import Param, Statement, scan
 from accord.targets.read import PLACEMENT_KINDS, Placements, fold
-from sqlglot import exp
 
 if TYPE_CHECKING:
     from accord.compiler.model.validate import Project

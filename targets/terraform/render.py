@@ -44,6 +44,8 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from sqlglot import exp
+
 from accord.targets import get_target, sql
 from accord.targets.base import catalog_names, row_values
 from accord.targets.objects import (
@@ -59,7 +61,6 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
-from sqlglot import exp
 
 MAIN = "terraform/main.tf.json"
 REQUIRED_VERSION = ">= 1.5.0"  # strcontains() in the salt variables' validation

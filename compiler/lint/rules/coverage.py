@@ -7,10 +7,11 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from accord.compiler.core.errors import Location
 from accord.compiler.lint.checks import SqlContext, sql_rule
 from accord.compiler.lint.finding import Finding, SqlHit
-from sqlglot import exp
 
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
     from accord.compiler.sqlscan import ScanError, ScanResult, Statement

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from accord.compiler.core.errors import Location
 from accord.compiler.lint.bodies import (
     MaskHash,
@@ -39,7 +41,6 @@ from accord.compiler.lint.trees import (
 from accord.compiler.lint.usage import has_key, platforms_in, usage
 from accord.targets.objects import MaskPolicy
 from accord.targets.sql import render
-from sqlglot import exp
 
 if TYPE_CHECKING:  # linting policy files imports neither sqlscan nor its sqlglot dialects
     from accord.compiler.sqlscan import Statement

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sqlglot.tokens import Token
+
 from accord.compiler.sqlscan.bodies import Context
 from accord.compiler.sqlscan.readers import databricks, shared, snowflake
 from accord.compiler.sqlscan.readers.shapes import ShapeReader
@@ -23,7 +25,6 @@ from accord.compiler.sqlscan.readers.shared import (
 )
 from accord.compiler.sqlscan.statements import Fields
 from accord.compiler.sqlscan.tokens import Cursor, is_word
-from sqlglot.tokens import Token
 
 _Candidates = tuple[tuple[tuple[str, ...], Reader], ...]
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from functools import partial
 
+from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
+
 from accord.compiler.sqlscan.bodies import Context
 from accord.compiler.sqlscan.readers.shared import Entry, other
 from accord.compiler.sqlscan.statements import AbacPolicy, Fields
 from accord.compiler.sqlscan.tokens import STRING_TYPES, Cursor, Fail, is_ident, is_kw, is_word
-from sqlglot import exp
-from sqlglot.tokens import Token, TokenType
 
 
 def _governed_tag(ctx: Context, c: Cursor, or_replace: bool, *, kind: str) -> list[Fields]:

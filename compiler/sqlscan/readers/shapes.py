@@ -33,10 +33,11 @@ from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
+from sqlglot.tokens import Token, TokenType
+
 from accord.compiler.sqlscan.bodies import Context
 from accord.compiler.sqlscan.statements import Fields
 from accord.compiler.sqlscan.tokens import Cursor, Fail
-from sqlglot.tokens import Token, TokenType
 
 #: the token types a shape may hold besides words
 _PUNCT = frozenset(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from sqlglot.tokens import Token, TokenType
+
 from accord.compiler.sqlscan.bodies import Context, body_fields, string_body_fields
 from accord.compiler.sqlscan.statements import Fields, Param
 from accord.compiler.sqlscan.tokens import (
@@ -24,7 +26,6 @@ from accord.compiler.sqlscan.tokens import (
     is_kw,
     type_text,
 )
-from sqlglot.tokens import Token, TokenType
 
 #: a statement reader: the cursor stands just after the statement's keywords; the flag says
 #: whether ``OR REPLACE`` (or ``OR ALTER``) followed ``CREATE``. It returns the fields of

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from functools import partial
 
+from sqlglot.tokens import Token, TokenType
+
 from accord.compiler.sqlscan.bodies import Context, body_fields
 from accord.compiler.sqlscan.readers.shared import Entry, other, read_params
 from accord.compiler.sqlscan.statements import Fields
 from accord.compiler.sqlscan.tokens import Cursor, is_kw, type_text
-from sqlglot.tokens import Token, TokenType
 
 _POLICY_PROPERTIES = ("COMMENT", "EXEMPT_OTHER_POLICIES")
 
