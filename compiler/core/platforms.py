@@ -1,13 +1,18 @@
-"""The catalog platforms accord governs, and the dialect names of their SQL: named once.
+"""The catalog platforms accord governs and their facts: named once.
 
-Every module that lists the platforms (the policy format, output directories, the SQL
-scanner, ``accord lint --dialect``, verify's reader of compiled SQL, the targets) imports
-them from here. The standard library only, so that linting policy files imports neither the
-scanner nor sqlglot to know them.
+Every module that needs to know something about a platform (how it folds an identifier, the
+SQL string type, what kind of identity its policies check, which function checks membership,
+which identities stand for every user) reads it here, from :func:`facts`, rather than
+comparing the platform's name with a string. The standard library only, so that every layer
+may read it (the policy format, the SQL scanner, the connections, the meaning of the model)
+and linting policy files imports neither the scanner nor sqlglot to know them. The platform's
+*parts* (its target, migration SQL, live reader, Terraform resources, stage checks) are bound
+one layer up, in :mod:`accord.targets.platform`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 #: a catalog platform, as the policy format spells it
@@ -20,5 +25,78 @@ PLATFORMS: tuple[CatalogPlatform, ...] = ("snowflake", "databricks")
 #: platform, named by it
 DIALECTS: tuple[str, ...] = PLATFORMS
 
+
+@dataclass(frozen=True)
+class PlatformFacts:
+    """What accord knows of one platform without reading any of its SQL."""
+
+    #: the name the policy format uses (``platform: snowflake``)
+    name: CatalogPlatform
+    #: the platform's own name, for messages
+    title: str
+    #: the sqlglot dialect its SQL is parsed and written in
+    dialect: str
+    #: the type of a string column or parameter
+    string_type: str
+    #: what a principal's identity is on the platform: a role, or an account group
+    principal_kind: Literal["role", "group"]
+    #: the function a compiled policy checks membership of an identity with
+    member_function: str
+    #: unquoted identifiers are stored upper-case (Snowflake) or lower-case (Databricks)
+    folds_upper: bool
+    #: identities every user of the platform holds (folded as :meth:`fold_identity` folds):
+    #: Snowflake ``PUBLIC`` (granted to every role); Databricks ``account users`` (every
+    #: account user) and the workspace ``users`` group
+    everyone: tuple[str, ...]
+
+    def fold(self, name: str) -> str:
+        """An unquoted identifier as the platform stores it (a table, column or role name)."""
+        return name.upper() if self.folds_upper else name.lower()
+
+    def fold_identity(self, name: str) -> str:
+        """An identity's name as the platform compares it: Snowflake role names are
+        identifiers (upper-case); Databricks group names are compared without regard to case
+        (hierarchy reads and ``is_account_group_member``)."""
+        return name.upper() if self.folds_upper else name.casefold()
+
+    def is_everyone(self, identity: str) -> bool:
+        """Whether ``identity`` is held by every user of the platform."""
+        return self.fold_identity(identity) in self.everyone
+
+    @property
+    def other(self) -> PlatformFacts:
+        """The other platform of the mesh (cross-platform messages)."""
+        return FACTS[DATABRICKS.name if self.name == SNOWFLAKE.name else SNOWFLAKE.name]
+
+
+SNOWFLAKE = PlatformFacts(
+    name="snowflake",
+    title="Snowflake",
+    dialect="snowflake",
+    string_type="VARCHAR",
+    principal_kind="role",
+    member_function="IS_ROLE_IN_SESSION",
+    folds_upper=True,
+    everyone=("PUBLIC",),
+)
+DATABRICKS = PlatformFacts(
+    name="databricks",
+    title="Databricks",
+    dialect="databricks",
+    string_type="STRING",
+    principal_kind="group",
+    member_function="is_account_group_member",
+    folds_upper=False,
+    everyone=("account users", "users"),
+)
+
+#: platform name -> its facts, in accord's order
+FACTS: dict[str, PlatformFacts] = {f.name: f for f in (SNOWFLAKE, DATABRICKS)}
+
 #: platform -> the name of the sqlglot dialect its SQL is parsed and written in
-SQLGLOT_DIALECTS: dict[str, str] = {"snowflake": "snowflake", "databricks": "databricks"}
+SQLGLOT_DIALECTS: dict[str, str] = {name: f.dialect for name, f in FACTS.items()}
+
+
+def facts(platform: str) -> PlatformFacts:
+    """The facts of ``platform`` (a name the policy format allows); KeyError otherwise."""
+    return FACTS[platform]
