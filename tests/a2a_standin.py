@@ -86,6 +86,8 @@ def scenario(path: str, canary_text: str = "") -> Any:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    #: TCP_NODELAY: an answer's headers and body are two sends (see tests/standins/http.py)
+    disable_nagle_algorithm = True
 
     def log_message(self, *args: Any) -> None:  # quiet
         return
