@@ -1,16 +1,59 @@
 """Fixtures shared by the suite: a writer of small trees, a private lint cache, the live
-stand-ins; and ROOT, the repository."""
+stand-ins; ROOT, the repository; and the two markers (pyproject.toml):
+
+* ``slow``: left out of the fast tier, ``make check`` (``pytest -m "not slow"``); ``make test``
+  and CI run every test. :func:`fast_sample` marks all but a few cases of an exhaustive list;
+* ``standin``: the test starts a stand-in (an HTTP server on 127.0.0.1, tests/standins/). A test
+  that asks for the ``platforms`` fixture gets it here; one that starts a stand-in itself is
+  marked in its file, and a test that started one unmarked fails (:func:`pytest_runtest_call`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.estates import write_files
+from tests.standins import http
 
 ROOT = Path(__file__).resolve().parent.parent
+
+#: the fixtures that start the stand-ins: a test asking for one is marked ``standin``
+STANDIN_FIXTURES = {"platforms"}
+
+
+def fast_sample(cases: Iterable[Any], keep: Container[Any]) -> list[Any]:
+    """``cases`` for ``pytest.mark.parametrize``, each one not in ``keep`` marked ``slow``: the
+    fast tier runs ``keep``, ``make test`` every case."""
+    return [c if c in keep else pytest.param(c, marks=pytest.mark.slow) for c in cases]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if STANDIN_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.standin)
+
+
+_SERVERS = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_SERVERS] = http.STARTED
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """A test that started a stand-in (in its call or its fixtures' set-up) is marked
+    ``standin``: ``-m "not standin"`` must leave out every test that serves on loopback."""
+    result = yield
+    started = http.STARTED - item.stash.get(_SERVERS, http.STARTED)
+    if started and not item.get_closest_marker("standin"):
+        pytest.fail(f"{item.nodeid} starts a stand-in: mark it @pytest.mark.standin", False)
+    return result
 
 
 @pytest.fixture

@@ -526,6 +526,8 @@ def test_check_reader_states_what_the_least_privilege_reader_holds(
 # ------------------------------------------------------------------ issue 22 item 17: deadlines
 
 
+# slow: each waits out the 2 s statement timeout (several times: every read it holds)
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "path"),
     [
@@ -584,6 +586,8 @@ def test_concurrent_reads_answer_as_a_sequential_read(platforms: Platforms, tmp_
     assert messages(json.loads(outs[0]), "ACC707").count("cannot see ABAC policies on") == 3
 
 
+# slow: waits out the 2 s statement timeout
+@pytest.mark.slow
 def test_a_stage_check_on_a_dripping_server_fails_the_stage_in_time(
     platforms: Platforms, tmp_path: Path
 ) -> None:

@@ -23,6 +23,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: pip builds wheels and installs them into a fresh virtual environment
+pytestmark = pytest.mark.slow
+
 
 def _run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -38,7 +41,13 @@ def _wheel(source: Path, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def accord_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """accord's wheel, built once from this checkout for both tests."""
+    return _wheel(ROOT, tmp_path_factory.mktemp("wheels-accord"))
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory, accord_wheel: Path) -> Path:
     """A fresh venv holding accord's wheel and another distribution's ``compiler``."""
     tmp = tmp_path_factory.mktemp("install")
     other = tmp / "other-src"
@@ -50,7 +59,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         '[tool.setuptools]\npackages = ["compiler"]\n'
     )
     venv = tmp / "venv"
-    done = _run(sys.executable, "-m", "venv", venv)
+    # no pip of its own: this environment's pip installs into it (pip --python)
+    done = _run(sys.executable, "-m", "venv", "--without-pip", venv)
     assert done.returncode == 0, done.stderr
     python = venv / "bin" / "python"
     purelib = _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
@@ -59,15 +69,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Path(purelib.stdout.strip(), "borrowed-deps.pth").write_text(
         sysconfig.get_paths()["purelib"] + "\n"
     )
-    for source in (ROOT, other):
-        wheel = _wheel(source, tmp / f"wheels-{source.name}")
-        done = _run(python, "-m", "pip", "install", "-q", "--no-deps", wheel)
+    for wheel in (accord_wheel, _wheel(other, tmp / "wheels-other")):
+        done = _run(
+            sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", wheel
+        )
         assert done.returncode == 0, done.stderr
     return venv
 
 
-def test_the_wheel_holds_only_the_accord_import_name(tmp_path: Path) -> None:
-    wheel = _wheel(ROOT, tmp_path)
+def test_the_wheel_holds_only_the_accord_import_name(accord_wheel: Path) -> None:
+    wheel = accord_wheel
     tops = {
         name.split("/")[0]
         for name in zipfile.ZipFile(wheel).namelist()

@@ -481,6 +481,9 @@ def check_edits(base: Files, edits: list[tuple[Callable[[Files], None], Any]]) -
                 assert incremental == full, (what, fmt)
 
 
+# slow: sequences of up to four edits, each linted four times; the fast tier keeps every kind of
+# edit on every estate once (test_each_kind_of_edit)
+@pytest.mark.slow
 @PROPERTY
 @given(
     st.sampled_from(sorted(BASES)),
@@ -497,6 +500,8 @@ def test_each_kind_of_edit(kind: str) -> None:
         check_sequence(base, [(kind, 3 + 7 * i)])
 
 
+# slow: twelve edits on four estates per kind; test_each_kind_of_edit runs each kind once
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", PLAIN)
 def test_plain_column_edits_without_validation(kind: str) -> None:
     """A column whose spec is only a type, added and edited several ways (valid, a type of

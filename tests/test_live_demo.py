@@ -20,6 +20,9 @@ SCRIPT = ROOT / "scripts" / "live_demo.py"
 #: generous: the demo takes well under a minute; this only keeps a hang from stalling the suite
 LIMIT = 300
 
+#: the demo in a process of its own, its stand-ins included (about half a minute)
+pytestmark = [pytest.mark.slow, pytest.mark.standin]
+
 
 def start() -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SNOWFLAKE_", "DATABRICKS_"))}

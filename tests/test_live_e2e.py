@@ -19,6 +19,10 @@ from tests.live_helpers import ROOT, Platforms
 
 POLICIES = str(ROOT / "policies")
 
+#: end to end, seconds a test: each deploys policies/ on both stand-ins and plans and applies
+#: again (the fast tier keeps the stand-in tests of single commands)
+pytestmark = pytest.mark.slow
+
 
 def deploy(plans: Path) -> None:
     code, out, err = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(plans)])

@@ -99,19 +99,35 @@ def _check(raw: bytes, name: str) -> Any:
     return fast
 
 
-@pytest.mark.parametrize(("case", "text"), SNIPPETS, ids=[c for c, _ in SNIPPETS])
+#: the snippets of MAX_NODES_PER_FILE nodes: seconds each to read (slow)
+BIG = {"nodes-at-bound", "nodes-beyond"}
+
+
+def snippet_cases(cases: list[tuple[str, Any]], slow: set[str] = BIG) -> list[Any]:
+    """``(name, content)`` pairs as parametrize cases, named by ``name``, those in ``slow``
+    marked slow."""
+    return [pytest.param(*c, id=c[0], marks=[pytest.mark.slow] * (c[0] in slow)) for c in cases]
+
+
+@pytest.mark.parametrize(("case", "text"), snippet_cases(SNIPPETS))
 def test_fast_equals_full(case: str, text: str) -> None:
     _check(text.encode(), f"{case}.yaml")
 
 
-def test_bounds_are_exercised() -> None:
+@pytest.mark.parametrize(
+    ("ok", "bad"),
+    [
+        ("depth-at-bound", "depth-beyond"),
+        pytest.param("nodes-at-bound", "nodes-beyond", marks=pytest.mark.slow),
+    ],
+)
+def test_bounds_are_exercised(ok: str, bad: str) -> None:
     """The edge snippets sit on both sides of each bound (so the comparison above means
     something): the bound itself is read, one more is refused."""
-    for ok, bad in (("depth-at-bound", "depth-beyond"), ("nodes-at-bound", "nodes-beyond")):
-        texts = dict(SNIPPETS)
-        assert _check(texts[ok].encode(), "x.yaml")[0] == "read"
-        refused = _check(texts[bad].encode(), "x.yaml")
-        assert refused[0] == "refused" and "beyond a sane size" in refused[1][0]
+    texts = dict(SNIPPETS)
+    assert _check(texts[ok].encode(), "x.yaml")[0] == "read"
+    refused = _check(texts[bad].encode(), "x.yaml")
+    assert refused[0] == "refused" and "beyond a sane size" in refused[1][0]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])

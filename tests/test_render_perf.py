@@ -2,7 +2,8 @@
 
 * ``targets.sql.prime_names`` decides the quoting of many names with one parse per batch: its
   answers are compared with the one-name-at-a-time question on every word sqlglot's
-  tokenizers, parsers and expression classes know, in batches of several sizes and orders
+  tokenizers, parsers and expression classes know (``make test``; the fast tier, a fixed
+  sample of them), in batches of several sizes and orders
   (with every question asked of the parser: ``targets/sqlwords.py``, which answers most
   words without it, is compared with the parser in ``tests/test_sqlwords.py``);
 * the plan simulator's bulk questions (``State.exempt_all``, ``unprotected``, ``doubled``,
@@ -17,6 +18,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from itertools import pairwise
 from pathlib import Path
@@ -35,7 +37,7 @@ from accord.compiler.plan.order import PlatformPlanner
 from accord.compiler.plan.prove import Prover
 from accord.compiler.plan.source import plan_projects
 from accord.compiler.plan.state import PlanError, State
-from accord.targets import lower_all, sql
+from accord.targets import lower_all, sql, sqlwords
 from accord.targets.identity import fingerprint, is_definition, place_key
 from accord.targets.objects import AbacPolicy, TagAssignment
 from accord.targets.reserved import RESERVED
@@ -74,6 +76,28 @@ def vocabulary() -> list[str]:
     return sorted(w for w in words if "." not in w)
 
 
+def sample() -> list[str]:
+    """The fast tier's words: a fixed draw of 200 from the vocabulary, with every word only the
+    parser quotes (``targets/sqlwords.py``'s SPECIAL) and every name that is no plain ASCII
+    identifier. ``make test`` asks every word (``every``, slow)."""
+    every = vocabulary()
+    special = {w for p in PLATFORMS for w in sqlwords.SPECIAL[p]}
+    odd = {w for w in every if not (w.isascii() and w.isidentifier())}
+    return sorted({*random.Random(0).sample(every, 200), *odd, *(special & set(every))})
+
+
+#: which words a test asks about: the fast tier's sample, or every word (slow)
+WORDS = pytest.mark.parametrize("words", ["sample", pytest.param("every", marks=pytest.mark.slow)])
+
+
+@functools.cache
+def parser_answers(words: str, platform: str) -> dict[str, bool]:
+    """:func:`one_by_one` on ``words`` (``sample`` or ``every``), asked once per run: call it
+    under the ``parser_only`` fixture."""
+    assert not sql._TABLE[0], "asked of the parser only"
+    return one_by_one(sample() if words == "sample" else vocabulary(), platform)
+
+
 @pytest.fixture
 def parser_only():
     """Every quoting question asked of sqlglot's parser, as without ``targets/sqlwords.py``
@@ -91,13 +115,14 @@ def one_by_one(names: list[str], platform: str) -> dict[str, bool]:
     return out
 
 
+@WORDS
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("batch", [1, 7, 256])
 def test_prime_names_answers_as_one_name_at_a_time(
-    platform: str, batch: int, monkeypatch: pytest.MonkeyPatch, parser_only: None
+    platform: str, batch: int, words: str, monkeypatch: pytest.MonkeyPatch, parser_only: None
 ) -> None:
-    names = vocabulary()
-    expected = one_by_one(names, platform)
+    expected = parser_answers(words, platform)
+    names = list(expected)
     assert any(expected.values()) and not all(expected.values())  # both answers occur
     assert any(  # the parser, not the keyword list, decides some of them
         quoted and sql._settled(n, platform) is None for n, quoted in expected.items()
@@ -114,16 +139,17 @@ def test_prime_names_answers_as_one_name_at_a_time(
     sql._QUOTED.clear()
 
 
+@WORDS
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_one_special_word_sends_its_batch_to_the_slow_path(
-    platform: str, parser_only: None
+    platform: str, words: str, parser_only: None
 ) -> None:
     """A batch holding one word the parser reads as something else (a function without
     parentheses) must not vouch for that word."""
     plain = [f"T_{i:05d}" for i in range(20)]
     special = [
         n
-        for n, quoted in one_by_one(vocabulary(), platform).items()
+        for n, quoted in parser_answers(words, platform).items()
         if quoted and sql._settled(n, platform) is None and "$" not in n
     ]
     assert special

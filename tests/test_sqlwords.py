@@ -43,6 +43,8 @@ def answers(names: list[str], platform: str, table: bool) -> dict[str, bool]:
         sql._QUOTED.clear()
 
 
+# slow: computes the table as `make sqlwords` does, asking the parser about every word
+@pytest.mark.slow
 def test_the_table_is_what_the_installed_sqlglot_answers() -> None:
     table = sqlwords_build.compute()
     assert table["version"] == sqlglot.__version__ == sqlwords.SQLGLOT_VERSION
@@ -53,6 +55,8 @@ def test_the_table_is_what_the_installed_sqlglot_answers() -> None:
         assert sqlwords.SPECIAL[platform]  # the parser does decide some words
 
 
+# slow: the parser asked about each of ~7,000 words; the fast tier keeps the random words below
+@pytest.mark.slow
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_the_table_answers_as_the_parser_on_every_word_sqlglot_spells(platform: str) -> None:
     words = sorted(set(sqlwords_build.vocabulary()) | set(render_vocabulary()))

@@ -23,6 +23,13 @@ _COUNT = threading.Lock()
 #: how often a serving thread looks for a stop request (seconds)
 POLL_INTERVAL = 0.01
 
+#: the servers and silent hosts this process started: a test that starts one is marked
+#: ``standin`` (tests/conftest.py checks it)
+STARTED = 0
+
+#: the sockets behind closed_port(), held bound (never listening) until the process ends
+_REFUSING: list[socket.socket] = []
+
 S = TypeVar("S", bound=ThreadingHTTPServer)
 
 
@@ -63,6 +70,8 @@ class Handler(BaseHTTPRequestHandler):
 @contextmanager
 def running(server: S) -> Iterator[S]:
     """Serve ``server`` (bound to 127.0.0.1) in a thread; stop and close it afterwards."""
+    global STARTED
+    STARTED += 1
     server.daemon_threads = True
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": POLL_INTERVAL}, daemon=True
@@ -93,6 +102,8 @@ def silent_host() -> Iterator[int]:
     """A port that accepts TCP connections and never answers: an unreachable service, as a
     firewall that drops packets looks to a client (the connect succeeds, the reply never
     comes)."""
+    global STARTED
+    STARTED += 1
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
@@ -103,9 +114,10 @@ def silent_host() -> Iterator[int]:
 
 
 def closed_port() -> int:
-    """A port nothing listens on (connection refused)."""
+    """A port nothing listens on (connection refused). Its socket stays bound, never listening,
+    until the process ends: a connection to it is refused, and no other process (the suite runs
+    on several) can take the port meanwhile."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
+    _REFUSING.append(sock)
+    return sock.getsockname()[1]
