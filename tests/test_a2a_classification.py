@@ -76,6 +76,7 @@ class Drip(Handler):
             time.sleep(0.2)
 
 
+@pytest.mark.standin
 def test_a_dripping_agent_is_cut_off_at_the_probe_timeout() -> None:
     with serve(Drip) as port:
         started = time.monotonic()
@@ -97,6 +98,7 @@ def test_a_dripping_agent_is_cut_off_at_the_probe_timeout() -> None:
         ("Subject: <digest>", True, "masked"),  # with the salt: the digest accord recomputes
     ],
 )
+@pytest.mark.standin
 def test_a_hex_string_is_the_canarys_digest_only_when_accord_can_recompute_it(
     monkeypatch, text: str, salted: bool, expected: str | None
 ) -> None:

@@ -35,6 +35,9 @@ from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.live_helpers import SALTS
 
+#: every test but one serves agent cards from A2A stand-ins (the ``mesh`` fixture)
+pytestmark = pytest.mark.standin
+
 CANARY = "SUBJ-CANARY-0204"
 #: the salt of each agent's platform (the fixture sets them): accord recomputes the digest
 SALT_OF = {

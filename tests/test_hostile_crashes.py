@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -28,6 +27,7 @@ from accord.compiler.model.validate import load_project
 from accord.compiler.probe_live.a2a import A2AError, send_message
 from accord.targets import lower_all
 from tests.cli import run_cli
+from tests.standins.http import running
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "as-found"
@@ -275,16 +275,11 @@ def deep_agent() -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = HTTPServer(("127.0.0.1", 0), Agent)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(HTTPServer(("127.0.0.1", 0), Agent)) as server:
         yield f"http://127.0.0.1:{server.server_port}/a2a"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
+@pytest.mark.standin
 def test_a_deeply_nested_agent_answer_is_an_a2a_error(deep_agent: str) -> None:
     with pytest.raises(A2AError, match="nested deeper than"):
         send_message(deep_agent, "who sees ONC-101?", timeout=10)

@@ -304,6 +304,7 @@ def test_the_pre_commit_hook_runs_as_written(repo: Path) -> None:
     assert failed.returncode == 1 and "ACC202" in failed.stdout
 
 
+@pytest.mark.standin
 def test_the_live_job_runs_against_the_stand_ins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

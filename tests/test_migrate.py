@@ -262,6 +262,7 @@ def run_cli_with(fake: FakeSnowflake, argv: list[str]) -> tuple[int, str, str]:
         snowflake.connector.connect = real
 
 
+@pytest.mark.standin
 def test_cli_apply_snowflake_through_the_connector(
     plans: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -462,6 +463,7 @@ def _databricks(poll: float = 0.0) -> DatabricksExecutor:
     return executor
 
 
+@pytest.mark.standin
 def test_apply_databricks_one_statement_at_a_time(plans: Path, warehouse: str) -> None:
     outcome = apply(str(plans), plans / "ledger.jsonl", "databricks", _databricks, _echo([]))
     assert not outcome.error
@@ -483,6 +485,7 @@ def test_apply_databricks_one_statement_at_a_time(plans: Path, warehouse: str) -
     assert half_applied_groups(plans, plans / "ledger.jsonl")[0].applied == ("databricks",)
 
 
+@pytest.mark.standin
 def test_a_failed_statement_with_http_200_fails_the_stage(plans: Path, warehouse: str) -> None:
     Warehouse.fail_on = "SET ROW FILTER"
     code, out, err = run_cli(
@@ -530,6 +533,7 @@ def test_a_platform_error_quoting_the_statement_never_prints_the_salt(plans: Pat
     assert secrets.MASK in outcome.error
 
 
+@pytest.mark.standin
 def test_databricks_checks_read_table_metadata_and_fail_on_the_wrong_function(
     plans: Path, warehouse: str
 ) -> None:
@@ -547,6 +551,7 @@ def test_databricks_checks_read_table_metadata_and_fail_on_the_wrong_function(
     assert not any("information_schema.row_filters" in s or "column_masks" in s for s in sent)
 
 
+@pytest.mark.standin
 def test_databricks_checks_fail_when_the_table_is_unreadable(plans: Path, warehouse: str) -> None:
     Warehouse.tables.pop("omics.variants.calls")
     outcome = apply(str(plans), plans / "ledger.jsonl", "databricks", _databricks, _echo([]))
@@ -554,6 +559,7 @@ def test_databricks_checks_fail_when_the_table_is_unreadable(plans: Path, wareho
     assert "its checks did not" in outcome.error
 
 
+@pytest.mark.standin
 def test_databricks_checks_fail_while_a_dropped_abac_policy_is_still_listed(
     plans: Path, warehouse: str
 ) -> None:

@@ -80,6 +80,7 @@ def _sent(agent) -> list[str]:  # type: ignore[no-untyped-def]
     return [r["headers"].get("Authorization", "") for r in agent.requests]
 
 
+@pytest.mark.standin
 def test_a_committed_probe_config_is_refused(tmp_path: Path) -> None:
     with a2a_standin() as attacker:
         repo = _repository(tmp_path, url(attacker, "/task/TASK_STATE_COMPLETED"))
@@ -102,6 +103,7 @@ def test_a_committed_probe_config_is_refused(tmp_path: Path) -> None:
         assert attacker.requests == []
 
 
+@pytest.mark.standin
 def test_a_token_goes_only_to_the_origins_the_local_config_allows(tmp_path: Path) -> None:
     with a2a_standin() as agent, a2a_standin() as attacker:
         local = tmp_path / "home" / "probe.yaml"  # outside the checkout: CI's own file

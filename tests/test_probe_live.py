@@ -116,6 +116,7 @@ def test_every_task_state_has_a_case() -> None:
 @pytest.mark.parametrize(
     ("state", "expected"), STATE_CASES.items(), ids=lambda s: str(s) or "empty"
 )
+@pytest.mark.standin
 def test_task_state_is_classified(agent, state: str, expected: tuple[str | None, str]) -> None:
     got = ask(agent, f"/task/{state}" if state else "/task/%20")
     if not state:
@@ -125,6 +126,7 @@ def test_task_state_is_classified(agent, state: str, expected: tuple[str | None,
     assert got.state == state
 
 
+@pytest.mark.standin
 def test_canceled_is_never_an_empty_success(agent) -> None:
     got = ask(agent, "/task/TASK_STATE_CANCELED/", canary=SUBJECT, column=False)
     assert got.disposition is None and "no answer" in got.detail
@@ -138,6 +140,7 @@ ROWS = sorted(denial_table().values(), key=lambda r: r.platform)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.platform)
+@pytest.mark.standin
 def test_denial_row(agent, row) -> None:
     """Every code of the row, under every key of the row, in every place a code may ride:
     a completed task's metadata (a polite sentence beside it), a data part, a failed task,
@@ -171,6 +174,7 @@ def test_the_table_file_has_one_row_per_catalog_platform() -> None:
         assert row["sources"]
 
 
+@pytest.mark.standin
 def test_a_polite_sentence_without_a_code_is_not_a_denial(agent) -> None:
     got = ask(agent, "/task/TASK_STATE_COMPLETED/I%20am%20sorry,%20I%20cannot%20share%20that.")
     assert got.disposition == "empty"  # neither the clear value nor a mask of it
@@ -181,6 +185,7 @@ def test_a_polite_sentence_without_a_code_is_not_a_denial(agent) -> None:
 # the exchange itself
 
 
+@pytest.mark.standin
 def test_send_message_sets_the_version_header_and_the_1_0_names(agent) -> None:
     agent.requests.clear()
     ask(agent, "/task/TASK_STATE_COMPLETED")
@@ -194,6 +199,7 @@ def test_send_message_sets_the_version_header_and_the_1_0_names(agent) -> None:
     assert body["params"]["configuration"]["returnImmediately"] is False
 
 
+@pytest.mark.standin
 def test_without_the_header_a_1_0_agent_assumes_0_3_and_refuses(agent) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}})
     req = urllib.request.Request(
@@ -220,11 +226,13 @@ EXCHANGES = {
 
 
 @pytest.mark.parametrize(("path", "expected"), EXCHANGES.items())
+@pytest.mark.standin
 def test_exchange_outcomes(agent, path: str, expected: tuple[str | None, str]) -> None:
     got = ask(agent, path)
     assert (got.disposition, got.kind) == expected, got.detail
 
 
+@pytest.mark.standin
 def test_a_slow_agent_times_out_as_a_fault(agent) -> None:
     with pytest.raises(A2AError) as err:
         send_message(url(agent, "/sleep/3"), "q", timeout=0.2)
@@ -400,6 +408,7 @@ def test_databricks_runner_reads_failed_statements() -> None:
     assert statements.calls[0]["wait_timeout"] == "30s"
 
 
+@pytest.mark.standin
 def test_databricks_denial_through_the_real_sdk(tmp_path: Path, monkeypatch) -> None:
     from databricks.sdk import WorkspaceClient
     from databricks.sdk.core import Config
@@ -548,6 +557,7 @@ def reference_runners() -> dict[str, TableRunner]:
     return {"snowflake": sf, "databricks": dbx}
 
 
+@pytest.mark.standin
 def test_reference_probes_pass_live_and_agree_with_the_model(tmp_path: Path, agent) -> None:
     project = load_project(live_estate(tmp_path, agent, {}))
     runners = reference_runners()
@@ -560,6 +570,7 @@ def test_reference_probes_pass_live_and_agree_with_the_model(tmp_path: Path, age
     assert sessions[0][:2] == ["USE ROLE BENCH_CHEMIST", "USE SECONDARY ROLES CLINICAL_UNBLINDED"]
 
 
+@pytest.mark.standin
 def test_a_live_leak_fails_with_the_owner_and_a_disagreement(tmp_path: Path, agent, tokens) -> None:
     root = live_estate(tmp_path, agent, {"warehouse_agent": "/task/TASK_STATE_COMPLETED"})
     project = load_project(root)
@@ -607,6 +618,7 @@ def test_a_live_leak_fails_with_the_owner_and_a_disagreement(tmp_path: Path, age
     assert owners == {"data-governance", "clinical-data-office"}
 
 
+@pytest.mark.standin
 def test_a_catalog_denial_code_is_denied_and_an_empty_answer_is_a_row_filter(
     tmp_path: Path, agent
 ) -> None:
@@ -629,6 +641,7 @@ def test_a_catalog_denial_code_is_denied_and_an_empty_answer_is_a_row_filter(
     assert run.passed, run.text()
 
 
+@pytest.mark.standin
 def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
     tmp_path: Path, agent, tokens
 ) -> None:
@@ -678,6 +691,7 @@ def test_cli_live_on_a2a_surfaces_writes_junit_and_exits_1_on_a_mismatch(
 # the three depths agree on the reference estate
 
 
+@pytest.mark.standin
 def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch) -> None:
     """Model (ACC404), compiled SQL on DuckDB (verify) and the live depth against the platform
     stand-ins, the compiled SQL deployed on them and evaluated by their own engine, give every
@@ -742,6 +756,7 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
     )
 
 
+@pytest.mark.standin
 def test_a_caller_agent_is_never_asked_without_the_personas_credentials(
     tmp_path: Path, agent, monkeypatch
 ) -> None:

@@ -565,6 +565,7 @@ def test_an_option_the_form_does_not_read_is_refused(argv: list[str], refused: s
     assert f"does not take {refused}" in err
 
 
+@pytest.mark.standin
 def test_sampling_an_unreachable_workspace_ends_at_its_connect_timeout(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

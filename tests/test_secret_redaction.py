@@ -156,6 +156,7 @@ def _introspect(cwd: Path, env: dict[str, str], *extra: str):  # type: ignore[no
     return run_process(argv, cwd=cwd, env=env, inherit_env=False, timeout=180)
 
 
+@pytest.mark.standin
 def test_a_login_error_quoting_the_password_is_redacted(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "policies", tmp_path / "policies")
     with echoing_snowflake() as port:
@@ -177,6 +178,7 @@ def test_a_login_error_quoting_the_password_is_redacted(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("mode", "warned"), [(0o644, True), (0o640, True), (0o600, False)])
+@pytest.mark.standin
 def test_a_connections_file_others_can_read_is_warned_about(
     tmp_path: Path, mode: int, warned: bool
 ) -> None:
@@ -225,6 +227,7 @@ class EchoingAgent(Handler):
         )
 
 
+@pytest.mark.standin
 def test_an_agent_error_quoting_the_token_is_redacted(tmp_path: Path) -> None:
     from http.server import ThreadingHTTPServer
 
