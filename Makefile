@@ -3,8 +3,14 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 OUT    ?= build/compiled
+# pytest's worker processes (pytest-xdist): one per core
+WORKERS ?= auto
+# pytest on WORKERS processes, each test file on one worker (a module's stand-ins and estates are
+# set up once); bytecode written and read, even where PYTHONDONTWRITEBYTECODE is set, so neither
+# the workers nor the commands the tests start compile accord anew
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile
 
-.PHONY: demo live-demo test lint format golden docs migrations sqlwords bench bench-live clean
+.PHONY: demo live-demo test check lint format golden docs migrations sqlwords bench bench-live clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,11 +36,21 @@ demo: $(BIN)/accord
 live-demo: $(BIN)/accord
 	$(BIN)/python scripts/live_demo.py
 
-# Lint (ruff) and the whole test suite.
+# Lint (ruff) and the whole test suite: what CI runs (.ci/run). `ACCORD_FUZZ=1 make test` draws
+# many more examples in the property tests.
 test: $(BIN)/accord
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest -q
+	$(BIN)/python -m compileall -q compiler targets tests scripts bench
+	$(PYTEST)
+
+# Lint and the fast tier, before every commit: every test but those marked slow (pyproject.toml:
+# the end-to-end live runs, the wheel install, exhaustive word and seed lists, waits on deadlines).
+check: $(BIN)/accord
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m compileall -q compiler targets tests scripts bench
+	$(PYTEST) -m "not slow"
 
 format: $(BIN)/accord
 	$(BIN)/ruff format .

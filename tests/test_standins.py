@@ -104,3 +104,28 @@ def test_a_persona_session_binds_the_context_functions(platforms: Platforms) -> 
         assert run.query(query) == [{"ok": False}]
     finally:
         run.close()
+
+
+@pytest.mark.standin
+def test_a_client_that_went_away_prints_nothing_into_a_later_test() -> None:
+    """A handler writing to a client that gave up (a timeout test) is no error of the stand-in:
+    socketserver would print its traceback from the handler's thread, seconds later, into
+    whatever test runs then (tests/standins/http.py). Any other exception is still printed."""
+    import contextlib
+    import io
+    from http.server import ThreadingHTTPServer
+
+    from tests.standins.http import Handler, running
+
+    with running(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as server:
+        for error in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(), ValueError("x")):
+            printed = io.StringIO()
+            with contextlib.redirect_stderr(printed):
+                try:
+                    raise error
+                except Exception:
+                    server.handle_error(None, ("127.0.0.1", 1))
+            if isinstance(error, ConnectionError):
+                assert printed.getvalue() == "", printed.getvalue()
+            else:
+                assert "ValueError: x" in printed.getvalue()

@@ -10,9 +10,10 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
@@ -73,6 +74,7 @@ def running(server: S) -> Iterator[S]:
     global STARTED
     STARTED += 1
     server.daemon_threads = True
+    server.handle_error = _handle_error(server.handle_error)  # type: ignore[method-assign]
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": POLL_INTERVAL}, daemon=True
     )
@@ -83,6 +85,19 @@ def running(server: S) -> Iterator[S]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def _handle_error(report: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """socketserver prints a handler's exception to stderr, from the handler's thread: a client
+    that went away (a test of a timeout gives up on a slow answer) is no error of the stand-in,
+    and its traceback, printed seconds later, would land in another test's captured output.
+    Any other exception is reported as before."""
+
+    def handle_error(request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            report(request, client_address)
+
+    return handle_error
 
 
 def base_url(server: ThreadingHTTPServer) -> str:
