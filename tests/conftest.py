@@ -6,6 +6,9 @@ stand-ins; ROOT, the repository; and the two markers (pyproject.toml):
 * ``standin``: the test starts a stand-in (an HTTP server on 127.0.0.1, tests/standins/). A test
   that asks for the ``platforms`` fixture gets it here; one that starts a stand-in itself is
   marked in its file, and a test that started one unmarked fails (:func:`pytest_runtest_call`).
+
+``shared_platforms`` serves the stand-ins to a whole test file, for files whose tests start from
+one deploy: the file's module fixture deploys once, each test takes the estates as it left them.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from tests.standins import http
 ROOT = Path(__file__).resolve().parent.parent
 
 #: the fixtures that start the stand-ins: a test asking for one is marked ``standin``
-STANDIN_FIXTURES = {"platforms"}
+STANDIN_FIXTURES = {"platforms", "shared_platforms"}
 
 
 def fast_sample(cases: Iterable[Any], keep: Container[Any]) -> list[Any]:
@@ -90,3 +93,14 @@ def platforms(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
 
     with running_platforms(monkeypatch) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def shared_platforms():  # type: ignore[no-untyped-def]
+    """Both live stand-ins for one test file: a module fixture deploys on them once
+    (``shared.deploying(tmp)``), each test takes them with ``shared.reset(monkeypatch)``, as
+    that deploy left them (tests/live_helpers.py)."""
+    from tests.live_helpers import serving_platforms
+
+    with serving_platforms() as shared:
+        yield shared

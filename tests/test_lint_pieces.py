@@ -22,7 +22,7 @@ from accord.compiler.core.errors import InputError
 from accord.compiler.lint import cache as lint_cache
 from accord.compiler.lint import deps, pieces, verdict
 from accord.compiler.model import loader, parsecache
-from tests.test_lint_incremental import BASES, KINDS, PROPERTY, Files, _write, edit
+from tests.test_lint_incremental import BASES, EACH_KIND, KINDS, PROPERTY, Files, _write, edit
 
 
 def _digests(root: Path, cache: Path) -> tuple[Any, Any] | None:
@@ -80,6 +80,8 @@ def check_versions(versions: list[Files]) -> int:
     return loaded
 
 
+# slow: sequences of up to six edits; the fast tier keeps every kind of edit once (below)
+@pytest.mark.slow
 @PROPERTY
 @given(
     st.sampled_from(sorted(BASES)),
@@ -94,15 +96,14 @@ def test_the_pieces_give_the_digests_from_scratch(base: str, edits: list[tuple[s
     check_versions(versions)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_each_kind_of_edit(kind: str) -> None:
-    for i, base in enumerate(BASES.values()):
-        files = copy.deepcopy(base)
-        versions = [copy.deepcopy(files)]
-        for seed in (3 + 7 * i, 11 + 5 * i):
-            edit(files, kind, seed)
-            versions.append(copy.deepcopy(files))
-        check_versions(versions)
+@pytest.mark.parametrize(("kind", "base"), EACH_KIND)
+def test_each_kind_of_edit(kind: str, base: int) -> None:
+    files = copy.deepcopy(list(BASES.values())[base])
+    versions = [copy.deepcopy(files)]
+    for seed in (3 + 7 * base, 11 + 5 * base):
+        edit(files, kind, seed)
+        versions.append(copy.deepcopy(files))
+    check_versions(versions)
 
 
 def _ds(platform: str, columns: dict[str, Any], **more: Any) -> dict[str, Any]:

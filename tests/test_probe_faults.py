@@ -53,7 +53,7 @@ from accord.compiler.probe_live.result import digest
 from accord.compiler.probe_live.run import LiveOptions, run_live
 from tests.a2a_standin import a2a_standin, url
 from tests.cli import run_cli
-from tests.live_helpers import ROOT, SALTS, Platforms
+from tests.live_helpers import ROOT, SALTS, SharedPlatforms
 from tests.probe_catalog_standin import StandinRunner, deployed
 from tests.standins.databricks import DatabricksEstate, workspace
 from tests.standins.engine import SqlError
@@ -71,13 +71,23 @@ pytestmark = pytest.mark.standin
 # Snowflake, through the connector
 
 
+@pytest.fixture(scope="module")
+def deployed_once(
+    shared_platforms: SharedPlatforms, tmp_path_factory: pytest.TempPathFactory
+) -> SharedPlatforms:
+    """policies/ deployed once for this file, the rows (and canaries) seeded."""
+    tmp = tmp_path_factory.mktemp("deployed")
+    with shared_platforms.deploying(tmp) as platforms:
+        deploy_snowflake(tmp / "migrations")
+        platforms.snowflake.seed_rows(RESULTS, ROWS)
+    return shared_platforms
+
+
 @pytest.fixture
-def snowflake(platforms: Platforms, tmp_path: Path) -> SnowflakeEstate:
-    """policies/ deployed, the rows (and canaries) seeded; no role granted to the probe user
-    yet (each test grants what it needs)."""
-    deploy_snowflake(tmp_path / "migrations")
-    platforms.snowflake.seed_rows(RESULTS, ROWS)
-    return platforms.snowflake
+def snowflake(deployed_once: SharedPlatforms, monkeypatch: pytest.MonkeyPatch) -> SnowflakeEstate:
+    """policies/ deployed, the rows (and canaries) seeded, as the deploy left them; no role
+    granted to the probe user yet (each test grants what it needs)."""
+    return deployed_once.reset(monkeypatch).snowflake
 
 
 def grant_roles(sf: SnowflakeEstate, *left_out: str) -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from accord.compiler.model.validate import load_project
 from tests.cli import run_cli
-from tests.live_helpers import ROOT, Platforms
+from tests.live_helpers import ROOT, Platforms, SharedPlatforms
 
 POLICIES = str(ROOT / "policies")
 RESULTS = "DISCOVERY.ASSAYS.RESULTS"
@@ -43,15 +43,27 @@ def deploy_snowflake(plans: Path) -> None:
     assert code == 0, out + err
 
 
+@pytest.fixture(scope="module")
+def deployed_once(
+    shared_platforms: SharedPlatforms, tmp_path_factory: pytest.TempPathFactory
+) -> SharedPlatforms:
+    """policies/ deployed once for this file, the rows seeded, the probe user granted every
+    persona's role."""
+    tmp = tmp_path_factory.mktemp("deployed")
+    with shared_platforms.deploying(tmp) as platforms:
+        deploy_snowflake(tmp / "migrations")
+        sf = platforms.snowflake
+        sf.seed_rows(RESULTS, ROWS)
+        model = load_project(POLICIES).model
+        roles = sorted({p.snowflake for p in model.principals.values() if p.snowflake})
+        sf.grant_roles("accord_ci", roles)  # the probe user: every persona's role
+    return shared_platforms
+
+
 @pytest.fixture
-def deployed(platforms: Platforms, tmp_path: Path) -> Platforms:
-    deploy_snowflake(tmp_path / "migrations")
-    sf = platforms.snowflake
-    sf.seed_rows(RESULTS, ROWS)
-    model = load_project(POLICIES).model
-    roles = sorted({p.snowflake for p in model.principals.values() if p.snowflake})
-    sf.grant_roles("accord_ci", roles)  # the probe user: every persona's role
-    return platforms
+def deployed(deployed_once: SharedPlatforms, monkeypatch: pytest.MonkeyPatch) -> Platforms:
+    """The estate as the deploy left it, whatever an earlier test changed."""
+    return deployed_once.reset(monkeypatch)
 
 
 def probe_live(tmp_path: Path) -> tuple[int, dict]:

@@ -129,3 +129,36 @@ def test_a_client_that_went_away_prints_nothing_into_a_later_test() -> None:
                 assert printed.getvalue() == "", printed.getvalue()
             else:
                 assert "ValueError: x" in printed.getvalue()
+
+
+def test_a_restored_estate_is_its_snapshot() -> None:
+    """What a test of a file sharing one deploy may change (tests/live_helpers.py: snapshot,
+    restore): rows, a dropped or created table, a new catalog, policies, grants, a session
+    policy, the statements seen; restored, the estate is the snapshot's."""
+    from tests.live_helpers import restore, seed, snapshot
+    from tests.standins.snowflake import SnowflakeEstate
+
+    sf = SnowflakeEstate()
+    seed(sf)
+    sf.seed_rows(T, [{"PROGRAMME_CODE": "CNS-204", "NOTES": "a"}])
+    sf.execute(RAP)
+    sf.grant_roles("ACCORD_CI", ["ANALYST"])
+    taken = snapshot(sf)
+
+    def state() -> tuple[object, ...]:
+        rows = sf.db.execute(f"SELECT * FROM {sf._quoted(T)} ORDER BY ALL").fetchall()
+        return rows, sorted(sf.policies), sf.user_roles, sf.session_policies, len(sf.executed)
+
+    before = state()
+    sf.db.execute(f"DELETE FROM {sf._quoted(T)}")
+    sf.execute("DROP ROW ACCESS POLICY GOVERNANCE.POLICIES.P")
+    sf.grant_roles("ACCORD_CI", ["CRO_EXTERNAL"])
+    sf.set_session_policy("ACCORD_CI", [])
+    sf.seed_table("NEWCAT.S.T", {"A": "VARCHAR"})
+    assert state() != before
+    restore(sf, taken)
+    assert state() == before
+    sf.db.execute(f"DROP TABLE {sf._quoted(T)}")
+    restore(sf, taken)
+    assert state() == before
+    sf.seed_table("NEWCAT.S.T", {"A": "VARCHAR"})  # the new catalog was let go: attached again
