@@ -5,6 +5,7 @@ execution REST API to the real Databricks SDK. No network."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -34,11 +35,19 @@ CUTOVER_SF = "05_snowflake_cutover_subject"
 CUTOVER_DBX = "06_databricks_cutover_subject"
 
 
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reference roll-out, planned once for this file (planning is deterministic)."""
+    return reference_plan(tmp_path_factory.mktemp("planned") / "migrations").parent
+
+
 @pytest.fixture
-def plans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def plans(planned: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh copy of the reference roll-out (each test writes its own ledger)."""
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
-    return reference_plan(tmp_path / "migrations").parent
+    shutil.copytree(planned, tmp_path / "migrations")
+    return tmp_path / "migrations"
 
 
 def record(plans: Path, stage: str, platform: str, status: str = "applied") -> None:
