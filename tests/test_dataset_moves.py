@@ -186,6 +186,8 @@ def test_replaces_is_validated_with_a_located_error(
     assert first.startswith(f"{head / 'policy.yaml'}:{line}:") and message in first, err
 
 
+# slow: three repositories committed, cloned and diffed by `accord diff` in processes of its own
+@pytest.mark.slow
 def test_a_pull_request_moving_a_dataset_on_ci(tmp_path: Path) -> None:
     """The flow CI runs: the base committed, the pull request's move committed over it, a
     fresh clone, ``accord diff policies --base HEAD~1 --fail-on widening`` with ``CI=true``.

@@ -168,6 +168,8 @@ def _grant_rows(tree: exp.Expression) -> set[tuple[str, ...]]:
     return rows
 
 
+# slow: every example compiles a generated hostile model and reads each file back
+@pytest.mark.slow
 @settings(
     max_examples=EXAMPLES,
     deadline=None,

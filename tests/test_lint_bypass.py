@@ -7,6 +7,10 @@ linted as CI lints it (``CI=true``, a real process). The policy SQL is the shape
 dbt-snow-mask package's masking-policy macros (github.com/entechlog/dbt-snow-mask, README:
 ``create masking policy if not exists {{database}}.{{schema}}.<name> as (val string) returns
 string -> case when current_role() in (...) then val else '**********' end``).
+
+A case takes a second or two (a repository committed, cloned and linted in a process of its
+own): the fast tier runs the first case of each test, ``make test`` every case (the others are
+marked slow).
 """
 
 from __future__ import annotations
@@ -91,8 +95,8 @@ def _sub_folders_and_sql(repo: Path) -> None:
     "attack",
     [
         pytest.param(_dbt_marker, id="empty dbt_project.yml"),
-        pytest.param(_dbt_project_marker, id="dbt_project.yml with a name"),
-        pytest.param(_sub_folders_and_sql, id="model in a sub-folder"),
+        pytest.param(_dbt_project_marker, id="dbt_project.yml with a name", marks=pytest.mark.slow),
+        pytest.param(_sub_folders_and_sql, id="model in a sub-folder", marks=pytest.mark.slow),
     ],
 )
 def test_a_marker_file_never_switches_the_policy_model_off(tmp_path: Path, attack) -> None:  # type: ignore[no-untyped-def]
@@ -179,6 +183,7 @@ def test_only_documented_folders_are_skipped_and_each_is_reported(tmp_path: Path
             0,
             "accord.toml:2:1: warning: select and ignore disable every error rule",
             id="ignore ACC",
+            marks=pytest.mark.slow,
         ),
         pytest.param(
             'exclude = ["**"]',
@@ -186,6 +191,7 @@ def test_only_documented_folders_are_skipped_and_each_is_reported(tmp_path: Path
             2,
             "accord.toml:2:1: warning: exclude excludes every file of the repository (1)",
             id="exclude everything",
+            marks=pytest.mark.slow,
         ),
         pytest.param(
             'policies = "../elsewhere"',
@@ -193,6 +199,7 @@ def test_only_documented_folders_are_skipped_and_each_is_reported(tmp_path: Path
             0,
             "accord.toml:2:1: warning: policies = '../elsewhere' is outside the repository",
             id="policies outside",
+            marks=pytest.mark.slow,
         ),
         pytest.param(
             'fail-on = "never"',
@@ -200,6 +207,7 @@ def test_only_documented_folders_are_skipped_and_each_is_reported(tmp_path: Path
             0,
             'accord.toml:2:1: warning: fail-on = "never": lint never fails',
             id="fail-on never",
+            marks=pytest.mark.slow,
         ),
         pytest.param(
             'select = ["ACC8"]',
@@ -207,6 +215,7 @@ def test_only_documented_folders_are_skipped_and_each_is_reported(tmp_path: Path
             2,
             "accord.toml:1:1: no rule matches 'ACC8'",
             id="prefix matching nothing",
+            marks=pytest.mark.slow,
         ),
     ],
 )
@@ -253,9 +262,16 @@ SECRET = "CREATE MASKING POLICY top_secret_line_of_the_runner"
     ("link", "args"),
     [
         pytest.param("sql/mp_email.sql", ["."], id="SQL file in a repository walk"),
-        pytest.param("sql/mp_email.sql", ["sql/mp_email.sql"], id="SQL file named"),
-        pytest.param("policies/extra.yaml", ["policies"], id="policy file"),
-        pytest.param("policies/extra.yaml", ["policies/extra.yaml"], id="policy file named"),
+        pytest.param(
+            "sql/mp_email.sql", ["sql/mp_email.sql"], id="SQL file named", marks=pytest.mark.slow
+        ),
+        pytest.param("policies/extra.yaml", ["policies"], id="policy file", marks=pytest.mark.slow),
+        pytest.param(
+            "policies/extra.yaml",
+            ["policies/extra.yaml"],
+            id="policy file named",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_a_symlink_out_of_the_checkout_is_refused(
@@ -287,8 +303,15 @@ def test_a_symlink_out_of_the_checkout_is_refused(
             3,
             "the files it matches",
             id="every rule, one folder",
+            marks=pytest.mark.slow,
         ),
-        pytest.param('per-file-ignores = { "*" = ["ACC"] }\n', 2, "every file", id="inline table"),
+        pytest.param(
+            'per-file-ignores = { "*" = ["ACC"] }\n',
+            2,
+            "every file",
+            id="inline table",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_per_file_ignores_that_disable_every_error_rule_are_reported(

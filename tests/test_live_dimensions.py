@@ -14,6 +14,9 @@ from tests.cli import run_cli
 from tests.live_helpers import Platforms, seed_model
 from tests.test_several_dimensions import bank
 
+#: end to end, seconds a test: the bank estate planned, deployed and drifted on the stand-ins
+pytestmark = pytest.mark.slow
+
 
 def live_bank(style: str = "table") -> str:
     """The bank estate without its role hierarchy (read on the live side separately)."""

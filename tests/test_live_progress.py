@@ -67,6 +67,8 @@ def environment(platforms: Platforms) -> dict[str, str]:
     return {**env, "NO_COLOR": "1", "TERM": "xterm-256color", "COLUMNS": "160"}
 
 
+# slow: `accord drift` run twice in a process of its own on a pseudo-terminal
+@pytest.mark.slow
 def test_a_terminal_shows_a_bar_and_stdout_is_the_same(environment: dict[str, str]) -> None:
     code, out, err = _with_terminal(INTROSPECT, environment)
     assert code == 0, err
@@ -85,6 +87,8 @@ def test_a_terminal_shows_a_bar_and_stdout_is_the_same(environment: dict[str, st
     assert any(re.fullmatch(r"accord: databricks: .+ \([1-9][0-9]*\)", line) for line in lines)
 
 
+# slow: `accord drift` in a process of its own on a pseudo-terminal
+@pytest.mark.slow
 def test_ci_on_a_terminal_gets_plain_lines(environment: dict[str, str]) -> None:
     """``CI`` set: one line a stage even when standard error is a terminal."""
     code, _, err = _with_terminal(INTROSPECT, {**environment, "CI": "true"})

@@ -25,6 +25,9 @@ from tests.live_helpers import Platforms, deploy_compiled, seed_model
 sys.path.insert(0, str(ROOT / "bench"))
 from lint_bench import estate, write_estate
 
+#: seconds a test: estates of 30 and 90 governed tables deployed and read through the stand-ins
+pytestmark = pytest.mark.slow
+
 
 def deployed(platforms: Platforms, tmp_path: Path, n: int, monkeypatch: pytest.MonkeyPatch) -> Path:
     base = write_estate(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -200,6 +201,8 @@ def replay(plan: Plan, base: dict[str, Catalog], head: dict[str, Catalog]) -> No
         }
 
 
+# slow: 80 random roll-outs planned and simulated
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(estates(), estates())
 def test_random_plans_keep_everything_protected(base: dict[str, Any], head: dict[str, Any]) -> None:
