@@ -40,10 +40,21 @@ def _wheel(source: Path, out: Path) -> Path:
     return wheel
 
 
+#: what a checkout holds besides its sources (environments, caches, build output)
+NOT_SOURCES = shutil.ignore_patterns(
+    ".venv", ".git", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", ".benchmarks"
+)
+
+
 @pytest.fixture(scope="module")
 def accord_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """accord's wheel, built once from this checkout for both tests."""
-    return _wheel(ROOT, tmp_path_factory.mktemp("wheels-accord"))
+    """accord's wheel, built once for both tests from a copy of this checkout: a build writes
+    build/ and accord.egg-info/ beside its sources, never into the repository (which the
+    suite's other processes read meanwhile)."""
+    tmp = tmp_path_factory.mktemp("wheels-accord")
+    source = tmp / "checkout"
+    shutil.copytree(ROOT, source, ignore=NOT_SOURCES)
+    return _wheel(source, tmp / "out")
 
 
 @pytest.fixture(scope="module")
