@@ -2,7 +2,7 @@
 
 In the manner of sqlglot's dialects, :class:`Target` holds everything the two platforms share
 (what objects the model needs, how a mask strategy is expressed, the order of files) and
-``targets/snowflake.py`` / ``targets/databricks.py`` override the few hooks that differ: the
+``targets/snowflake/target.py`` / ``targets/databricks/target.py`` override the few hooks that differ: the
 membership check, concatenation, identifier case, the principal column and the DDL spelling.
 The platform ``style`` is expressed through hooks too: :meth:`Target.identity_in_body` (ABAC
 names principals in the policy, not in the function body), :meth:`Target.lower_tags`,
@@ -21,6 +21,7 @@ from typing import Literal
 from sqlglot import exp
 
 from accord.compiler.core.errors import UsageError
+from accord.compiler.core.platforms import PlatformFacts
 from accord.compiler.model.expressions import parse_predicate
 from accord.compiler.model.grants import has_expiry, principal_of, until_of
 from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
@@ -57,18 +58,29 @@ _RENDERED_MAX = 100_000
 
 
 class Target:
+    #: the platform's facts (:mod:`compiler.core.platforms`); each platform's target sets it,
+    #: and the three names below are read from it
+    facts: PlatformFacts
     platform: str = ""
-    #: name of the mapping table's principal column
-    principal_column: str = ""
     #: name of the function that asks "is the caller this principal?"
     member_function: str = ""
     string_type: str = ""
+    #: name of the mapping table's principal column
+    principal_column: str = ""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        facts = cls.__dict__.get("facts")
+        if facts is not None:
+            cls.platform = facts.name
+            cls.member_function = facts.member_function
+            cls.string_type = facts.string_type
 
     # ---- hooks --------------------------------------------------------------------------------
 
     def case(self, name: str) -> str:
-        """The platform's conventional case for generated names."""
-        raise NotImplementedError
+        """The platform's conventional case for generated names: as it stores unquoted ones."""
+        return self.facts.fold(name)
 
     def member(self, principal: exp.Expression) -> exp.Expression:
         return exp.Anonymous(this=self.member_function, expressions=[principal])
