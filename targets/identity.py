@@ -10,7 +10,9 @@ policy on a securable).
 *placements* are what binds them to data (attachments, tag assignments, ABAC policies).
 
 The questions that depend on an object's kind are answered by one table, :data:`_KINDS`, with
-one row per kind of catalog object.
+one row per kind of catalog object. Whether two bodies or conditions are the same is answered
+here too (:func:`same_body`, :func:`same_condition`): equality is a fact about objects, read
+by drift and by the live readers alike.
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
 
 from accord.compiler.core.memo import IdentityMemo
+from accord.compiler.core.platforms import facts
 from accord.targets.objects import (
     AbacPolicy,
     CatalogObject,
@@ -179,3 +184,45 @@ _KINDS: dict[type, _Kind] = {
         lambda o, p: f"ABAC policy {o.name} on {o.securable_type.lower()} {o.securable}",
     ),
 }
+
+
+def parse_body(text: str, platform: str) -> exp.Expression | None:
+    try:
+        return sqlglot.parse_one(text, read=facts(platform).dialect)
+    except (ParseError, TokenError, RecursionError):  # sqlglot recurses once per level
+        return None
+
+
+def unparsed(text: str) -> str:
+    """Why a live body :func:`parse_body` could not read is not read: too deep, or not SQL."""
+    depth = deepest = 0
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        deepest = max(deepest, depth)
+    if deepest > _DEEP_BODY:
+        return (
+            f"its body nests {deepest} parentheses deep, deeper than accord's SQL parser "
+            "follows; it is not compared"
+        )
+    return "its body does not parse"
+
+
+#: parentheses deeper than this make a body that does not parse one too deep to parse
+_DEEP_BODY = 200
+
+
+def same_body(a: exp.Expression, b: exp.Expression, platform: str) -> bool:
+    """Equal as trees: both rendered and parsed back in the platform's dialect."""
+
+    def norm(e: exp.Expression) -> str:
+        again = parse_body(e.sql(dialect=platform), platform)
+        return (again or e).sql(dialect=platform, normalize=True)
+
+    return norm(a) == norm(b)
+
+
+def same_condition(a: str, b: str, platform: str) -> bool:
+    left, right = parse_body(a, platform), parse_body(b, platform)
+    if left is None or right is None:
+        return a == b
+    return same_body(left, right, platform)

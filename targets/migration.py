@@ -77,6 +77,26 @@ class MigrationSQL:
     def detach(self, obj: Placement) -> str:
         raise NotImplementedError
 
+    # ---- grants on salt functions (ACC705) --------------------------------------------------
+
+    def revoke(
+        self, function: str, privilege: str, grantee: str, via: str = "", kind: str = "ROLE"
+    ) -> str:
+        """The statement (no ``;``) that takes ``privilege`` on salt function ``function`` from
+        ``grantee``: where the grant is made (``via``: on the function itself when empty), for
+        the grantee's kind as the platform named it (``kind``)."""
+        raise NotImplementedError
+
+    def revoke_hint(
+        self, function: str, privilege: str, grantee: str, via: str = "", kind: str = "ROLE"
+    ) -> str:
+        """What removes the grant, in words a person runs (drift's fix line)."""
+        return self.revoke(function, privilege, grantee, via, kind)
+
+    def grantee(self, name: str, kind: str = "ROLE") -> str:
+        """A grantee in a message, with its kind where the platform has several."""
+        return name
+
     # ---- stage checks (``compiler/plan/verify.py``): each query returns ``ok`` ----------------
 
     #: the platform's tags are account-level governed tags, checked after a stage defines one

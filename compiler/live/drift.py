@@ -19,10 +19,10 @@ from typing import Any
 from accord.compiler.core.errors import Location
 from accord.compiler.lint.finding import Finding
 from accord.compiler.live.hierarchy import hierarchy_findings
-from accord.compiler.live.introspect import LiveCatalog, same_body, sf_revoke, table_columns
 from accord.compiler.model.replicas import column_path
 from accord.compiler.model.validate import Project
-from accord.targets.identity import describe_object, fingerprint, identity, is_definition
+from accord.targets.identity import describe_object, fingerprint, identity, is_definition, same_body
+from accord.targets.inspect import LiveCatalog, table_columns
 from accord.targets.objects import (
     AbacPolicy,
     Catalog,
@@ -36,6 +36,7 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
+from accord.targets.platform import platform as platform_named
 
 CANARY = "accord-canary"
 
@@ -303,17 +304,16 @@ def drift_platform(
         salt = live.catalog.get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
         owner = live.salt_owners.get(g.function, "its owner")
         through = f" through {g.via}" if g.via else ""
-        kind = g.kind.replace("_", " ").lower() + " " if platform == "snowflake" else ""
+        spelling = platform_named(platform).migrations()
         reach = f" ({g.reach})" if g.reach else ""
         add(
             "ACC705",
             model_objs.get(identity(salt), salt),
-            f"salt function {g.function} grants {g.privilege} to {kind}{g.grantee}{through}"
+            f"salt function {g.function} grants {g.privilege} to "
+            f"{spelling.grantee(g.grantee, g.kind)}{through}"
             f"{reach}: whoever holds it can select the salt (only {owner}, the owner of the "
             "policies that call it, may)",
-            sf_revoke(g.function, g.privilege, g.grantee, g.kind)
-            if platform == "snowflake"
-            else _revoke_hint(platform, g.function, g.privilege, g.grantee, g.via),
+            spelling.revoke_hint(g.function, g.privilege, g.grantee, g.via, g.kind),
         )
     for what in live.not_in_effect:
         findings.append(
@@ -469,22 +469,6 @@ def grant_path(
         return ("entitlements", dimension, value, standing[0])
     i, _ = max(found, key=lambda f: f[1])
     return ("entitlements", dimension, value, i, "until")
-
-
-def _revoke_hint(platform: str, function: str, privilege: str, grantee: str, via: str) -> str:
-    """What removes a Databricks salt grant, in words a person runs (Snowflake's is
-    :func:`~compiler.live.introspect.sf_revoke`, spelled for the grantee's kind): Databricks SQL spells ``ALL
-    PRIVILEGES`` in two words, revokes an inherited grant where it is made, and drops an ABAC
-    GRANT policy (``accord plan --base live:`` writes the same, quoted)."""
-    spelled = privilege.replace("_", " ")
-    if via.startswith("policy "):
-        policy, _, on = via.removeprefix("policy ").partition(" on ")
-        kind, _, securable = on.partition(" ")
-        return f"DROP POLICY {policy} ON {kind.upper()} {securable}, or narrow it"
-    if via:
-        kind, _, securable = via.partition(" ")
-        return f"REVOKE {spelled} ON {kind.upper()} {securable} FROM {grantee}"
-    return f"REVOKE {spelled} ON FUNCTION {function} FROM {grantee}"
 
 
 def _principals(project: Project, platform: str) -> dict[str, str]:

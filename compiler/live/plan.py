@@ -23,7 +23,6 @@ from accord.compiler.history.ledger import latest
 from accord.compiler.live.drift import canaries, unmanaged
 from accord.compiler.live.session import session
 from accord.compiler.model.validate import Project, load_project
-from accord.compiler.plan.metadata import MetadataCheck
 from accord.compiler.plan.model import Appendix, Plan
 from accord.compiler.plan.order import build_plan
 from accord.compiler.plan.source import domains_of
@@ -31,7 +30,7 @@ from accord.compiler.plan.state import PlanError
 from accord.compiler.plan.steps import Step
 from accord.compiler.plan.verify import Check
 from accord.targets import lower_all
-from accord.targets import sql as tsql
+from accord.targets.checks import MetadataCheck
 from accord.targets.identity import describe_object, identity
 from accord.targets.objects import (
     MaskAttachment,
@@ -41,6 +40,7 @@ from accord.targets.objects import (
     RowFilterPolicy,
     SaltFunction,
 )
+from accord.targets.platform import platform as platform_named
 
 PREFIX = "live:"
 
@@ -227,33 +227,9 @@ def revoke_sql(
     via: str = "",
     kind: str = "ROLE",
 ) -> str:
-    """REVOKE of a grant on a salt function, every name spelled through sqlglot. On Snowflake
-    the grantee is spelled for its kind (``FROM ROLE r``, ``FROM DATABASE ROLE db.r``, ``FROM
-    SHARE s``, ``FROM APPLICATION ROLE app.r``: a role's revoke does not reach a database
-    role's grant). On Databricks the privilege is spelled as SQL spells it (``ALL
-    PRIVILEGES``, two words: ``ALL_PRIVILEGES`` is the REST enum), a grant inherited from the
-    schema or catalog is revoked there (``via``: ``schema c.s`` / ``catalog c``), and an ABAC
-    GRANT policy that gives it (``via``: ``policy P on schema c.s``) is dropped."""
-    from accord.compiler.live.introspect import sf_revoke
-
-    if platform == "snowflake":
-        return sf_revoke(function, privilege, grantee, kind)
-    name = tsql.name_sql(function, platform)
-    who = tsql.render(exp_identifier(grantee), platform)
-    spelled = privilege.replace("_", " ")
-    if via.startswith("policy "):
-        policy, _, on = via.removeprefix("policy ").partition(" on ")
-        kind, _, securable = on.partition(" ")
-        target = tsql.render(exp_identifier(policy), platform)
-        return f"DROP POLICY {target} ON {kind.upper()} {tsql.name_sql(securable, platform)}"
-    if via:
-        kind, _, securable = via.partition(" ")
-        return f"REVOKE {spelled} ON {kind.upper()} {tsql.name_sql(securable, platform)} FROM {who}"
-    return f"REVOKE {spelled} ON FUNCTION {name} FROM {who}"
-
-
-def exp_identifier(name: str) -> Any:
-    return exp.Identifier(this=name, quoted=True)
+    """REVOKE of a grant on a salt function, as the platform spells it
+    (:meth:`targets.migration.MigrationSQL.revoke`), every name spelled through sqlglot."""
+    return platform_named(platform).migrations().revoke(function, privilege, grantee, via, kind)
 
 
 def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:

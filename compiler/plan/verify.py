@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from accord.compiler.plan.metadata import MetadataCheck
 from accord.compiler.plan.state import State
 from accord.compiler.plan.steps import Statements, Step
 from accord.targets import sql
+from accord.targets.checks import MetadataCheck
 from accord.targets.identity import place_key, references
 from accord.targets.objects import (
     AbacPolicy,
@@ -155,7 +155,7 @@ def _governed_tag(tag: Tag, st: Statements) -> Check:
 def _tag(obj: TagAssignment, now: TagAssignment | None, st: Statements) -> Check:
     """A column tag in place (or removed). Snowflake: the tag-based masking policy is active
     on the column (``targets/snowflake.py``). Databricks: the SDK's ``entity_tag_assignments``
-    (compiler/plan/metadata.py; ``information_schema.column_tags`` would do as well, but one
+    (targets/checks.py; ``information_schema.column_tags`` would do as well, but one
     typed reader for every Databricks check keeps them alike)."""
     column = obj.column or ""
     spelled = st.sql.tag_check(obj, now)
@@ -188,7 +188,7 @@ def _placement(
     if query is not None:
         return Check(expected, query)
     # Databricks: table metadata through the SDK (tables.get), not information_schema, whose
-    # column names differ between the reference page and live workspaces (compiler/plan/metadata)
+    # column names differ between the reference page and live workspaces (targets/databricks/checks.py)
     check = MetadataCheck(
         "mask" if column else "row_filter", obj.table, column, now.policy if now else None
     )

@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+from sqlglot import exp
+
+from accord.targets import sql
 from accord.targets.identity import Definition, Placement
 from accord.targets.migration import MigrationSQL, split_name
 from accord.targets.objects import (
@@ -26,7 +29,7 @@ class DatabricksMigrationSQL(MigrationSQL):
     governed-tag, -alter-governed-tag, -drop-governed-tag; Runtime 18.1+): CREATE fails with
     ALREADY_EXISTS when the key exists, ALTER ... SET VALUES replaces the allowed values
     (declarative), DROP leaves the assignments in place, ungoverned. A plan from a live base
-    read the account's governed tags (compiler/live/introspect.py), so a tag absent from that
+    read the account's governed tags (targets/databricks/inspect.py), so a tag absent from that
     base is absent from the account and CREATE is right; from a model base the account may
     hold the tag already (other teams' estates), so the statement is named for the account
     admin, and the stage's check (``governed_tag``) fails until the tag exists."""
@@ -111,3 +114,42 @@ class DatabricksMigrationSQL(MigrationSQL):
             f"SELECT COUNT(*) = 1 AS ok FROM {self.q(catalog)}.information_schema.routines "
             f"WHERE {where};"
         )
+
+    # ---- grants on salt functions ---------------------------------------------------------------
+
+    def revoke(
+        self, function: str, privilege: str, grantee: str, via: str = "", kind: str = "ROLE"
+    ) -> str:
+        """On Databricks the privilege is spelled as SQL spells it (``ALL PRIVILEGES``, two
+        words: ``ALL_PRIVILEGES`` is the REST enum), a grant inherited from the schema or
+        catalog is revoked there (``via``: ``schema c.s`` / ``catalog c``), and an ABAC GRANT
+        policy that gives it (``via``: ``policy P on schema c.s``) is dropped. Every name is
+        spelled through sqlglot (principals quoted)."""
+        platform = self.target.platform
+        who = sql.render(exp.Identifier(this=grantee, quoted=True), platform)
+        spelled = privilege.replace("_", " ")
+        if via.startswith("policy "):
+            policy, _, on = via.removeprefix("policy ").partition(" on ")
+            on_kind, _, securable = on.partition(" ")
+            target = sql.render(exp.Identifier(this=policy, quoted=True), platform)
+            return f"DROP POLICY {target} ON {on_kind.upper()} {self.q(securable)}"
+        if via:
+            on_kind, _, securable = via.partition(" ")
+            return f"REVOKE {spelled} ON {on_kind.upper()} {self.q(securable)} FROM {who}"
+        return f"REVOKE {spelled} ON FUNCTION {self.q(function)} FROM {who}"
+
+    def revoke_hint(
+        self, function: str, privilege: str, grantee: str, via: str = "", kind: str = "ROLE"
+    ) -> str:
+        """In words a person runs: Databricks SQL spells ``ALL PRIVILEGES`` in two words,
+        revokes an inherited grant where it is made, and drops an ABAC GRANT policy (``accord
+        plan --base live:`` writes the same, quoted)."""
+        spelled = privilege.replace("_", " ")
+        if via.startswith("policy "):
+            policy, _, on = via.removeprefix("policy ").partition(" on ")
+            on_kind, _, securable = on.partition(" ")
+            return f"DROP POLICY {policy} ON {on_kind.upper()} {securable}, or narrow it"
+        if via:
+            on_kind, _, securable = via.partition(" ")
+            return f"REVOKE {spelled} ON {on_kind.upper()} {securable} FROM {grantee}"
+        return f"REVOKE {spelled} ON FUNCTION {function} FROM {grantee}"

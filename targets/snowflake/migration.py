@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from accord.targets import sql
 from accord.targets.identity import Definition, Placement
 from accord.targets.migration import MigrationSQL, NoStatement, split_name
 from accord.targets.objects import (
@@ -20,6 +21,15 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
+
+#: a grantee kind of SHOW GRANTS (``granted_to``) -> how GRANT and REVOKE spell it
+#: (sql-reference/sql/revoke-privilege, revoke-database-role, revoke-privilege-share)
+GRANTEE_KINDS = {
+    "ROLE": "ROLE",
+    "DATABASE_ROLE": "DATABASE ROLE",
+    "SHARE": "SHARE",
+    "APPLICATION_ROLE": "APPLICATION ROLE",
+}
 
 
 class SnowflakeMigrationSQL(MigrationSQL):
@@ -189,3 +199,23 @@ class SnowflakeMigrationSQL(MigrationSQL):
             f"  REF_ENTITY_NAME => {lit(obj.table)}, REF_ENTITY_DOMAIN => 'table'))\n"
             f"WHERE {' AND '.join(conditions)};"
         )
+
+    # ---- grants on salt functions ---------------------------------------------------------------
+
+    def revoke(
+        self, function: str, privilege: str, grantee: str, via: str = "", kind: str = "ROLE"
+    ) -> str:
+        """REVOKE of a grant on a Snowflake salt function, the grantee spelled for its kind
+        (``FROM ROLE r``, ``FROM DATABASE ROLE db.r``, ``FROM SHARE s``, ``FROM APPLICATION ROLE
+        app.r``: a role's revoke does not reach a database role's grant), names through
+        sqlglot. Snowflake grants on a function are made on the function (``via`` is unused)."""
+        platform = self.target.platform
+        spelled = GRANTEE_KINDS.get(kind.upper(), "ROLE")
+        if spelled in ("DATABASE ROLE", "APPLICATION ROLE") and "." in grantee:
+            who = sql.name_sql(grantee, platform)
+        else:
+            who = sql.render(sql.ident(grantee, platform), platform)
+        return f"REVOKE {privilege} ON FUNCTION {self.q(function)}() FROM {spelled} {who}"
+
+    def grantee(self, name: str, kind: str = "ROLE") -> str:
+        return f"{kind.replace('_', ' ').lower()} {name}"
