@@ -27,6 +27,7 @@ from accord.compiler.model.grants import has_expiry, principal_of, until_of
 from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from accord.compiler.model.types import policy_type
 from accord.targets import sql
+from accord.targets.kinds import with_sources
 from accord.targets.migration import MigrationSQL
 from accord.targets.objects import (
     Catalog,
@@ -172,7 +173,7 @@ class Target:
             platform=self.platform,  # type: ignore[arg-type]
             governance_schema=cfg.governance_schema,
             style=cfg.style,
-            objects=tuple(objects),
+            objects=tuple(with_sources(objects, model)),
         )
 
     def lower_mapping_tables(self, model: PolicyModel) -> list[MappingTable]:

@@ -30,34 +30,18 @@ from accord.compiler.core.progress import counted
 from accord.targets import sql as tsql
 from accord.targets.coverage import Coverage
 from accord.targets.identity import fingerprint, identity, same_body, same_condition
+from accord.targets.kinds import KINDS, ORDER
 from accord.targets.objects import (
     AbacPolicy,
     Catalog,
     CatalogObject,
     MappingTable,
     MaskAttachment,
-    MaskPolicy,
     RowFilterAttachment,
-    RowFilterPolicy,
-    SaltFunction,
     Tag,
     TagAssignment,
 )
 from accord.targets.platform import platform as platform_named
-
-#: fields of catalog objects that are accord's bookkeeping, never deployed: a live object takes
-#: them from the model's object of the same identity (they cannot be read back)
-MODEL_ONLY: dict[type, tuple[str, ...]] = {
-    MappingTable: ("dimension",),
-    SaltFunction: ("mask", "salt_ref"),
-    RowFilterPolicy: ("dimension", "note", "dimensions"),
-    MaskPolicy: ("mask", "strategy", "note"),
-    RowFilterAttachment: ("dataset",),
-    MaskAttachment: ("dataset",),
-    TagAssignment: ("dataset",),
-    AbacPolicy: ("mask", "dimension", "datasets"),
-    Tag: (),
-}
 
 
 @dataclass(frozen=True)
@@ -173,39 +157,23 @@ class LiveCatalog:
         return {"hierarchy": [e.to_json() for e in self.hierarchy]}
 
 
-_ORDER = (MappingTable, SaltFunction, RowFilterPolicy, MaskPolicy, Tag, RowFilterAttachment)
-_ORDER += (MaskAttachment, TagAssignment, AbacPolicy)
-
-
-#: the coverage's name of each kind of object read
-_KIND_NAMES = {
-    MappingTable: "mapping tables",
-    SaltFunction: "salt functions",
-    RowFilterPolicy: "row filter policies",
-    MaskPolicy: "masking policies",
-    Tag: "tags",
-    RowFilterAttachment: "row filter attachments",
-    MaskAttachment: "mask attachments",
-    TagAssignment: "tag assignments",
-    AbacPolicy: "abac policies",
-}
-
-
 def _kinds(objects: Any) -> dict[str, int]:
     counts: dict[str, int] = {}
     for o in objects:
-        kind = _KIND_NAMES.get(type(o), type(o).__name__)
-        counts[kind] = counts.get(kind, 0) + 1
+        name = KINDS[type(o)].plural if type(o) in KINDS else type(o).__name__
+        counts[name] = counts.get(name, 0) + 1
     return counts
 
 
 def sort_objects(objects: Any) -> list[CatalogObject]:
-    return sorted(objects, key=lambda o: (_ORDER.index(type(o)), identity(o)))
+    return sorted(objects, key=lambda o: (ORDER[type(o)], identity(o)))
 
 
 def object_json(obj: CatalogObject, platform: str) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": type(obj).__name__}
     for f in dataclasses.fields(obj):
+        if not f.compare:  # provenance: the model's, never the platform's
+            continue
         value = getattr(obj, f.name)
         if isinstance(value, exp.Expression):
             value = value.sql(dialect=platform)
@@ -216,11 +184,12 @@ def object_json(obj: CatalogObject, platform: str) -> dict[str, Any]:
 
 
 def annotate(live: CatalogObject, model: CatalogObject | None, platform: str) -> CatalogObject:
-    """``live`` with the model's bookkeeping fields, and the model's body expression when the
-    two bodies are equal as trees (so equal objects compare equal downstream)."""
+    """``live`` with the model's bookkeeping fields and provenance (``source``: what the model
+    made it from), and the model's body expression when the two bodies are equal as trees (so
+    equal objects compare equal downstream)."""
     if model is None or type(model) is not type(live):
         return live
-    changes = {name: getattr(model, name) for name in MODEL_ONLY[type(live)]}
+    changes = {name: getattr(model, name) for name in (*KINDS[type(live)].model_only, "source")}
     if isinstance(live, AbacPolicy) and isinstance(model, AbacPolicy):
         # conditions are SQL: equal as trees, whatever the spelling the platform returns
         if len(live.match_columns) == len(model.match_columns) and all(

@@ -33,7 +33,6 @@ from accord.targets.objects import (
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
-    Tag,
     TagAssignment,
 )
 from accord.targets.platform import platform as platform_named
@@ -48,11 +47,8 @@ class Locator:
         self.project = project
         self.model = project.model
         self.policy_uses: dict[str, CatalogObject] = {}
-        self.policies: dict[str, CatalogObject] = {}
         for catalog in expected.values():
             for o in catalog:
-                if isinstance(o, MaskPolicy | RowFilterPolicy):
-                    self.policies[o.name.upper()] = o
                 if isinstance(o, MaskAttachment | RowFilterAttachment):
                     self.policy_uses.setdefault(o.policy.upper(), o)
 
@@ -69,7 +65,13 @@ class Locator:
         return next((c for c in ds.columns if c.upper() == column.upper()), None)
 
     def at(self, obj: CatalogObject, platform: str) -> tuple[Location, str]:
+        """The model entry that made ``obj`` (its provenance, recorded by the lowering and
+        kept on the live object of the same identity); for what the model did not make, the
+        entry of the dataset whose table it is on, or of the policy's first user, else the
+        platform."""
         p = self.project
+        if obj.source:
+            return p.loc(*obj.source), f"{obj.source[0]}.{obj.source[1]}"
         if isinstance(obj, MaskAttachment | RowFilterAttachment | TagAssignment):
             ds = self.dataset_of(obj.table, platform)
             if ds is not None:
@@ -84,26 +86,6 @@ class Locator:
                     path = column_path(self.model, ds, key)
                     return p.loc(*path), f"datasets.{path[1]}"
                 return p.loc("datasets", ds), f"datasets.{ds}"
-        if (
-            isinstance(obj, MaskPolicy | SaltFunction)
-            and getattr(obj, "mask", "") in self.model.masks
-        ):
-            return p.loc("masks", obj.mask), f"masks.{obj.mask}"
-        if (
-            isinstance(obj, MappingTable | RowFilterPolicy)
-            and obj.dimension in self.model.entitlements
-        ):
-            return p.loc("entitlements", obj.dimension), f"entitlements.{obj.dimension}"
-        if isinstance(obj, Tag) and obj.masking_policies:
-            policy = self.policies.get(obj.masking_policies[0].upper())
-            if policy is not None:
-                return self.at(policy, platform)
-        if isinstance(obj, AbacPolicy) and obj.datasets:
-            ds = obj.datasets[0]
-            spec = self.model.datasets.get(ds)
-            if obj.kind == "ROW FILTER" and spec is not None and spec.row_filter is not None:
-                return p.loc("datasets", ds, "row_filter"), f"datasets.{ds}"
-            return p.loc("datasets", ds), f"datasets.{ds}"
         use = self.policy_uses.get(getattr(obj, "name", "").upper())
         if use is not None:
             return self.at(use, platform)
