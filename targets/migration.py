@@ -101,6 +101,11 @@ class MigrationSQL:
 
     #: the platform's tags are account-level governed tags, checked after a stage defines one
     governed_tags = False
+    #: what a stage's ``.verify.sql`` says of its checks written as data, when the platform
+    #: has them in every stage (``targets/checks.py``)
+    data_checks_note = ""
+    #: how the stage checks read who may call a function
+    grants_read_with = ""
 
     def policy_check(self, name: str, salts: list[str]) -> tuple[str, str]:
         """(what, query): policy ``name`` exists and reads the salt functions ``salts``."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from accord.compiler.core.platforms import facts
 from accord.compiler.sqlscan import Statement
 from accord.targets.objects import (
     AbacPolicy,
@@ -58,7 +59,7 @@ PLACEMENT_KINDS = frozenset(
 def fold(name: str, platform: str) -> str:
     """A catalog name as the platform resolves it: Snowflake upper-cases unquoted names,
     Databricks is case-insensitive (lower case here)."""
-    return name.upper() if platform == "snowflake" else name.lower()
+    return facts(platform).fold(name)
 
 
 @dataclass

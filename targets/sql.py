@@ -13,6 +13,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from accord.compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
+from accord.compiler.core.platforms import facts
 
 
 @lru_cache(maxsize=4)
@@ -176,7 +177,7 @@ def ident(name: str, platform: str) -> exp.Identifier:
             f"accepts at most {MAX_IDENTIFIER} (shorten the names it is made of)"
         )
     needs_quote = _needs_quotes(name, platform)
-    if needs_quote and platform == "snowflake" and _plain(name):
+    if needs_quote and facts(platform).folds_upper and _plain(name):
         name = name.upper()
     return exp.to_identifier(name, quoted=needs_quote)
 
@@ -264,7 +265,7 @@ def _generator_options(platform: str, pretty: bool) -> dict[str, Any]:
     """How accord writes SQL for ``platform``: function names in the platform's own case."""
     return {
         "pretty": pretty,
-        "normalize_functions": "lower" if platform == "databricks" else "upper",
+        "normalize_functions": facts(platform).function_case,
     }
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accord.compiler.core.errors import Location
+from accord.compiler.core.platforms import facts
 from accord.compiler.lint.finding import Finding
 from accord.compiler.live.hierarchy import hierarchy_findings
 from accord.compiler.model.replicas import column_path
@@ -198,9 +199,10 @@ def drift_platform(
         over = live.overrides.get(f"{obj.table}.{obj.column}".upper())
         if not over:
             return ""
-        if platform == "databricks":
-            # Unity Catalog lets neither mask win: at most one may apply to a column
-            # (error-messages/column-masks-feature-not-supported-error-class)
+        if not facts(platform).tag_masking:
+            # Snowflake's tag-based masking lets a direct mask win over the tag's
+            # (user-guide/tag-based-masking-policies); Unity Catalog lets neither mask win: at
+            # most one may apply to a column (column-masks-feature-not-supported-error-class)
             if over.endswith("with the same function"):
                 return (
                     f"; {over}: whether Unity Catalog then refuses the table's queries as it "
@@ -508,11 +510,7 @@ def canary_query(function: str, platform: str) -> str:
     from accord.targets import sql as tsql
 
     call = tsql.call(function, platform)
-    canary = tsql.literal(CANARY)
-    if platform == "snowflake":
-        joined: exp.Expression = exp.DPipe(this=canary, expression=call)
-    else:
-        joined = exp.Anonymous(this="concat", expressions=[canary, call])
+    joined = platform_named(platform).target().concat(tsql.literal(CANARY), call)
     digest = exp.Anonymous(this="SHA2", expressions=[joined, exp.Literal.number(256)])
     return tsql.render(exp.select(digest.as_("canary_digest")), platform)
 

@@ -19,6 +19,7 @@ from sqlglot import exp
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.core.errors import UsageError
 from accord.compiler.core.jsonfile import read_json
+from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.history.ledger import latest
 from accord.compiler.live.drift import canaries, unmanaged
 from accord.compiler.live.session import session
@@ -48,8 +49,8 @@ PREFIX = "live:"
 def platforms_of_base(base: str) -> list[str]:
     which = base[len(PREFIX) :]
     if which == "all":
-        return ["snowflake", "databricks"]
-    if which in ("snowflake", "databricks"):
+        return list(PLATFORMS)
+    if which in PLATFORMS:
         return [which]
     raise UsageError(f"--base {base}: write live:snowflake, live:databricks or live:all")
 
@@ -173,7 +174,7 @@ def _foreign_policies(objects: tuple[Any, ...], platform: str) -> tuple[Any, ...
     for o in objects:
         if isinstance(o, MaskAttachment | RowFilterAttachment) and o.policy.upper() not in defined:
             if isinstance(o, MaskAttachment):
-                string = "VARCHAR" if platform == "snowflake" else "STRING"
+                string = facts(platform).string_type
                 out[o.policy.upper()] = MaskPolicy(
                     o.policy, (Param("val", string),), string, exp.null(), "", "", ""
                 )
@@ -245,7 +246,7 @@ def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:
             salt = head[platform].get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
             sql = revoke_sql(platform, g.function, g.privilege, g.grantee, g.via, g.kind)
             through = f" through {g.via}" if g.via else ""
-            what = "SHOW GRANTS ON FUNCTION" if platform == "snowflake" else "grants.get_effective"
+            what = platform_named(platform).migrations().grants_read_with
             if g.via.startswith("policy "):
                 policy, _, on = g.via.removeprefix("policy ").partition(" on ")
                 kind, _, securable = on.partition(" ")

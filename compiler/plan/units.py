@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from accord.compiler.core.platforms import facts
 from accord.compiler.plan.diff import Change, PlatformDiff
 from accord.compiler.plan.model import Unit
 from accord.compiler.plan.state import Column, State, condition_holds, covers
@@ -152,7 +153,7 @@ class UnitMaker:
         makes them), and so do body changes of functions that are attached table-level before
         and only used through ABAC after (without their identity check while still attached
         table-level, the ``unmasked_for`` principals would see masked values)."""
-        if self.platform != "databricks":
+        if not facts(self.platform).tags_take_effect_later:
             return units
         units = self._retags_after_policies(units)
         tagged = {
@@ -214,7 +215,7 @@ class UnitMaker:
             return self._unit(phases.added, obj, [step], change)
         if change.kind == "removed":
             steps = [self.st.drop(obj, f"unused: {what}")]
-            if isinstance(obj, Tag) and obj.masking_policies and self.platform == "snowflake":
+            if isinstance(obj, Tag) and obj.masking_policies and facts(self.platform).tag_masking:
                 # a tag carrying masking policies cannot be dropped (and they cannot be dropped
                 # while on it): unset them first, once no column carries the tag
                 # (docs.snowflake.com/en/user-guide/tag-based-masking-policies)

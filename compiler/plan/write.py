@@ -40,6 +40,7 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
+from accord.targets.platform import platform as platform_named
 from accord.targets.sql import comment_text
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
@@ -310,13 +311,9 @@ def _verify_sql(plan_id: str, stage: Stage) -> str:
         "Every query returns a first column `ok` that must be true on every row; `accord "
         "migrate apply` runs them after the stage and records it as failed otherwise."
     )
-    if stage.platform == "databricks":
-        lines += _comment(
-            "Lines starting `-- accord-check:` are checks written as data: `accord migrate "
-            "apply` reads each table's row filter and column masks with the SDK's "
-            "tables.get (information_schema column names differ between the reference "
-            "pages and live workspaces)."
-        )
+    note = platform_named(stage.platform).migrations().data_checks_note
+    if note:
+        lines += _comment(note)
     if not stage.checks:
         lines += _paragraph(
             "Nothing this stage does is visible to a query (it only removes unused objects): "

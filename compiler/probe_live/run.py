@@ -49,6 +49,7 @@ from accord.compiler.connect.executor import SnowflakeExecutor
 from accord.compiler.core import secrets
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import decode, deepest_bracket, read_bytes
+from accord.compiler.core.platforms import DATABRICKS, PLATFORMS, SNOWFLAKE
 from accord.compiler.core.progress import counting, finished
 from accord.compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
 from accord.compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
@@ -289,7 +290,7 @@ def load_config(path: str | None) -> ProbeConfig:
             f"{', '.join(sorted(_CONFIG_KEYS))})",
             key=True,
         )
-    for key in ("snowflake", "databricks"):
+    for key in PLATFORMS:
         if data.get(key) is not None and not isinstance(data[key], dict):
             raise at.error(
                 (key,), f"probe config: {key} must be a mapping, not {type(data[key]).__name__}"
@@ -395,7 +396,7 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
 
     def runner(platform: str) -> Runner:
         if platform not in runners:
-            make = _snowflake_runner if platform == "snowflake" else _databricks_runner
+            make = _RUNNERS[platform]
             runners[platform] = make(config, options)
         return runners[platform]
 
@@ -508,3 +509,8 @@ def _question(probe: Any) -> str:
     if probe.where:
         text += " for " + " and ".join(f"{d} {v}" for d, v in probe.where.items())
     return text + "."
+
+
+#: each platform's probe runner: Snowflake switches the session's roles, Databricks asks with
+#: one SDK profile per persona
+_RUNNERS = {SNOWFLAKE.name: _snowflake_runner, DATABRICKS.name: _databricks_runner}

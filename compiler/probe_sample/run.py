@@ -19,6 +19,7 @@ from typing import Any
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.connect.executor import ExecutionError, as_reader, open_executor
 from accord.compiler.core.errors import InputError, UsageError
+from accord.compiler.core.platforms import facts
 from accord.compiler.core.progress import finished
 from accord.compiler.probe_sample.history import (
     LATENCY,
@@ -95,9 +96,9 @@ def _executor(platform: str, options: SampleOptions) -> Any:
 
 
 def _read(platform: str, executor: Any, days: int, source: Source) -> list[Read]:
-    if platform == "snowflake":
+    if facts(platform).principal_kind == "role":  # the session's roles are in the history
         return snowflake_reads(executor.query, days, source)
-    groups_of = _directory(executor, source)
+    groups_of = _directory(executor, source)  # a user's groups are in the directory
     return databricks_reads(executor.query, days, source, groups_of)
 
 

@@ -101,6 +101,13 @@ class DatabricksMigrationSQL(MigrationSQL):
     # ---- stage checks: information_schema.routines; the rest is read with the SDK -------------
 
     governed_tags = True
+    data_checks_note = (
+        "Lines starting `-- accord-check:` are checks written as data: `accord migrate "
+        "apply` reads each table's row filter and column masks with the SDK's "
+        "tables.get (information_schema column names differ between the reference "
+        "pages and live workspaces)."
+    )
+    grants_read_with = "grants.get_effective"
 
     def policy_check(self, name: str, salts: list[str]) -> tuple[str, str]:
         lit = self.lit

@@ -36,6 +36,8 @@ class SnowflakeMigrationSQL(MigrationSQL):
     """Snowflake's migration statements: ``SET BODY`` in place, ``FORCE`` and one-statement
     ``DROP``/``ADD`` swaps, ``ALTER TAG`` for tag-based masking."""
 
+    grants_read_with = "SHOW GRANTS ON FUNCTION"
+
     @staticmethod
     def _kind(obj: CatalogObject) -> str:
         return "ROW ACCESS POLICY" if isinstance(obj, RowFilterPolicy) else "MASKING POLICY"
