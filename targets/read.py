@@ -82,6 +82,15 @@ class Placements:
     #: the statement that placed each row filter, mask and ABAC policy, by the key above
     sources: dict[tuple[str, ...], Statement] = field(default_factory=dict)
 
+    def objects(self) -> list[TagAssignment | RowFilterAttachment | MaskAttachment | AbacPolicy]:
+        """Every placement in place, as catalog objects."""
+        return [
+            *self.row_filters.values(),
+            *self.masks.values(),
+            *self.assignments.values(),
+            *self.abac.values(),
+        ]
+
     def read(self, stmt: Statement) -> bool:
         """Replay ``stmt``; False when it places nothing (not a placement statement, or one
         missing what it names)."""
