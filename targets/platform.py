@@ -33,10 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from accord.compiler.core.platforms import FACTS, PLATFORMS, PlatformFacts
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (the reader and the stage checks import this module: typed Any here)
     from accord.targets.base import Target
-    from accord.targets.checks import MetadataCheck
-    from accord.targets.inspect import Reader
     from accord.targets.migration import MigrationSQL
 
 
@@ -57,15 +55,16 @@ class Platform:
         the data type it masks; ``live``: the plan's base was read from the platform)."""
         return self.target().migrations(types, live)
 
-    def reader(self) -> type[Reader]:
+    def reader(self) -> type[Any]:
+        """The platform's :class:`~targets.inspect.Reader`."""
         raise NotImplementedError(f"{self.name}: the live reader")
 
     def terraform(self) -> type[Any]:
         """The class that adds the platform's catalog objects to a Terraform document."""
         raise NotImplementedError(f"{self.name}: the Terraform resources")
 
-    def run_checks(self, executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]]]:
-        """One row ``(ok,)`` per stage check written as data."""
+    def run_checks(self, executor: Any, checks: list[Any]) -> list[list[tuple[Any, ...]]]:
+        """One row ``(ok,)`` per stage check written as data (:class:`targets.checks.MetadataCheck`)."""
         raise NotImplementedError(f"{self.name}: the stage checks")
 
     def __repr__(self) -> str:
