@@ -345,7 +345,7 @@ def test_verify_resolves_role_names_in_the_stored_case(tmp_path) -> None:  # typ
     fails for the entitled persona."""
     from accord.compiler.core.outdir import write_tree
     from accord.compiler.model.validate import load_project
-    from accord.compiler.verify import verify
+    from accord.compiler.verify.run import verify
     from accord.targets.render import render_files
 
     policies = ROOT / "policies"
