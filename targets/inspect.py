@@ -16,8 +16,10 @@ signature, secure flag (Snowflake) and callers are."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -284,7 +286,6 @@ class Reader:
         fn = counted(self.progress, fn, items)  # a count for the progress bar
         if self.jobs == 1 or len(items) < 2:
             return [fn(i) for i in items]
-        from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=min(self.jobs, len(items))) as pool:
             return list(pool.map(fn, items))
@@ -422,7 +423,6 @@ def live_day(value: Any) -> str | None:
     """A DATE cell as YYYY-MM-DD (None stays None: a standing grant). The Snowflake connector
     answers ``datetime.date``, the Databricks statement API an ISO string; a timestamp keeps
     its day. Anything else is not a date: ValueError (an answer accord cannot read)."""
-    import datetime as dt
 
     if value is None:
         return None

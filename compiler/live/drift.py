@@ -16,12 +16,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlglot import exp
+
+from accord.compiler.connect.executor import ExecutionError, as_reader
 from accord.compiler.core.errors import Location
 from accord.compiler.core.platforms import facts
 from accord.compiler.lint.finding import Finding
 from accord.compiler.live.hierarchy import hierarchy_findings
+from accord.compiler.model.grants import principal_of, until_of
 from accord.compiler.model.replicas import column_path
-from accord.compiler.model.validate import Project
+from accord.compiler.model.salts import SaltBox, SaltError
+from accord.compiler.model.schema import Grant
+from accord.compiler.model.validate import Project, dimension_path
+from accord.targets import sql as tsql
 from accord.targets.identity import describe_object, fingerprint, identity, is_definition, same_body
 from accord.targets.inspect import LiveCatalog, table_columns
 from accord.targets.objects import (
@@ -142,7 +149,6 @@ def dimension_at(
     """Where a several-dimension row filter's attachment differs: the entry of the first
     dimension whose column is gone, else of the first whose column is not in its place
     (None: the finding stays at the dataset's ``row_filter``)."""
-    from accord.compiler.model.validate import dimension_path
 
     if not (isinstance(want, RowFilterAttachment) and isinstance(have, RowFilterAttachment)):
         return None
@@ -418,7 +424,6 @@ def _held(day: str | None, dated: bool) -> str:
 
 def first_dated(project: Project, dimension: str) -> tuple[str | int, ...] | None:
     """The path of the first grant of ``dimension`` with ``until``."""
-    from accord.compiler.model.schema import Grant
 
     for value, entries in project.model.entitlements.get(dimension, {}).items():
         for i, e in enumerate(entries):
@@ -433,7 +438,6 @@ def grant_path(
     """Where the model grants ``value`` of ``dimension`` to the platform identity ``who``:
     the ``until`` of the grant that decides the row's expiry (the latest; a standing grant
     outlasts every date, and is the entry itself)."""
-    from accord.compiler.model.grants import principal_of, until_of
 
     entries = project.model.entitlements.get(dimension, {}).get(value, [])
     found: list[tuple[int, Any]] = []
@@ -505,9 +509,6 @@ def drift_across(
 
 def canary_query(function: str, platform: str) -> str:
     """SELECT SHA2(<canary> || salt(), 256): the digest that shows which salt is live."""
-    from sqlglot import exp
-
-    from accord.targets import sql as tsql
 
     call = tsql.call(function, platform)
     joined = platform_named(platform).target().concat(tsql.literal(CANARY), call)
@@ -529,8 +530,6 @@ class Canary:
 
 def canaries(lives: dict[str, LiveCatalog], executors: dict[str, Any]) -> list[Canary]:
     """Every salt function whose salt is in the environment, with its canary digests."""
-    from accord.compiler.connect.executor import ExecutionError, as_reader
-    from accord.compiler.model.salts import SaltBox, SaltError
 
     box = SaltBox()
     out = []

@@ -22,12 +22,11 @@ from accord.compiler.core.errors import Diagnostic, InputError, UsageError
 from accord.compiler.core.progress import finished
 from accord.compiler.core.visible import visible
 from accord.compiler.model.validate import Project
+from accord.targets import lower_all
 from accord.targets.inspect import LiveCatalog, UnreadableAnswer, introspect
 
 
 def expected_catalogs(project: Project, platforms: list[str]) -> dict[str, Any]:
-    from accord.targets import lower_all
-
     lowered = lower_all(project)
     for p in platforms:
         if p not in lowered:

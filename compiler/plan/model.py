@@ -38,6 +38,7 @@ from accord.compiler.model.schema import PLATFORMS
 from accord.compiler.plan.diff import PlatformDiff
 from accord.compiler.plan.steps import Step
 from accord.compiler.plan.verify import Check
+from accord.targets.objects import AbacPolicy, TagAssignment
 
 StageKind = Literal["prepare", "apply", "cutover", "handover", "retire"]
 #: (platform, TABLE, COLUMN) upper-cased -> identifier domain
@@ -90,7 +91,6 @@ def why(stage: Stage) -> str:
     anything else for table-level policies handed to ABAC ones)."""
     if stage.kind != "handover":
         return WHY[stage.kind]
-    from accord.targets.objects import AbacPolicy, TagAssignment
 
     retag = any(isinstance(s.obj, AbacPolicy | TagAssignment) for s in stage.steps)
     table_level = any(not isinstance(s.obj, AbacPolicy | TagAssignment) for s in stage.steps)

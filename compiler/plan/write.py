@@ -17,15 +17,19 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from accord.compiler.core.errors import UsageError
+from accord.compiler.core.errors import InputError, UsageError
+from accord.compiler.core.jsonfile import read_json
 from accord.compiler.core.outdir import recover_all, write_tree
 from accord.compiler.history.ledger import (
+    MAX_PLAN_BYTES,
     PLAN_DIR,
     PLAN_FILE,
     default_ledger,
     ledger_lock,
     read_ledger,
 )
+from accord.compiler.lint.engine import lint_sql
+from accord.compiler.lint.inputs.sqlfiles import scan_sql
 from accord.compiler.model.salts import PLACEHOLDER
 from accord.compiler.plan.model import Group, Plan, Stage, why
 from accord.compiler.plan.steps import Step
@@ -164,10 +168,6 @@ def _unchanged(directory: Path, files: dict[str, str]) -> bool:
 
 
 def _fingerprints(directory: Path) -> tuple[str, str] | None:
-    from accord.compiler.core.errors import InputError
-    from accord.compiler.core.jsonfile import read_json
-    from accord.compiler.history.ledger import MAX_PLAN_BYTES
-
     try:
         data, _ = read_json(directory / PLAN_FILE, "plan", MAX_PLAN_BYTES)
         return (data["base_fingerprint"], data["head_fingerprint"])
@@ -337,8 +337,6 @@ def _restored_findings(plan: Plan) -> dict[tuple[str, int], list[str]]:
     so with a suppression comment, so `accord lint migrations/*/*.sql` reports only what a
     change introduces. The rollback statements of every stage are linted together (ACC203
     compares platforms)."""
-    from accord.compiler.lint.engine import lint_sql
-    from accord.compiler.lint.inputs.sqlfiles import scan_sql
 
     results = []
     for stage in plan.stages:

@@ -62,6 +62,7 @@ from accord.compiler.probe_live.catalog import (
     probe_options,
 )
 from accord.compiler.probe_live.result import ProbeRun, describe
+from accord.targets.render import render_files
 
 DEFAULT_CONFIG = Path(".accord/probe.yaml")
 DEFAULT_TIMEOUT = 30.0
@@ -381,7 +382,6 @@ def compiled_fingerprint(project: Any, compiled: str | None) -> str:
             digest.update(os.fsencode(p.relative_to(root).as_posix()) + b"\0")
             digest.update(p.read_bytes() + b"\0")
         return digest.hexdigest()
-    from accord.targets.render import render_files
 
     for rel, text in sorted(render_files(project, "all").items()):
         digest.update(str(rel).encode() + b"\0" + text.encode("utf-8") + b"\0")

@@ -24,6 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sqlglot
+from sqlglot import exp
+
 from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.meaning import semantics as sem
 from accord.compiler.model.probe_places import declared
@@ -185,8 +188,6 @@ class Mapper:
 def filtered_values(text: str, dialect: str, column: str) -> set[str]:
     """The string literals ``text`` compares ``column`` with (``=`` or ``IN``), read with
     sqlglot; nothing when it cannot be parsed."""
-    import sqlglot
-    from sqlglot import exp
 
     try:
         trees = sqlglot.parse(text, read=dialect)

@@ -19,6 +19,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from accord.compiler.core.platforms import DATABRICKS
+from accord.compiler.sqlscan.shapes import plain_tokens
 
 # --------------------------------------------------------------------------- tokenizers
 
@@ -77,8 +78,6 @@ def tokenize(text: str, dialect: str, plain: bool = True) -> Tokens:
     """The tokens of ``text`` (``plain``: through :func:`.shapes.plain_tokens` when it can
     take the file; False when it was already asked and could not)."""
     if plain:
-        from accord.compiler.sqlscan.shapes import plain_tokens
-
         found = plain_tokens(text, tokenizer_class(dialect), dialect)
         if found is not None:
             return Tokens(found, None)

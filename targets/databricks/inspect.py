@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from sqlglot.errors import ParseError, TokenError
 
 from accord.compiler.connect.denials import classify
-from accord.compiler.connect.executor import DeadlineError, ExecutionError
+from accord.compiler.connect.executor import DeadlineError, ExecutionError, require_databricks_apis
 from accord.compiler.core.errors import UsageError, one_line
 from accord.targets import abac_conditions as cond
 from accord.targets import sql as tsql
@@ -149,7 +149,6 @@ class DatabricksReader(Reader):
         if self.checked:
             return
         self.checked = True
-        from accord.compiler.connect.executor import require_databricks_apis
 
         client = self.run.client
         require_databricks_apis()
