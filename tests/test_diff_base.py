@@ -189,9 +189,12 @@ def test_an_ambiguous_revision_is_refused(tmp_path: Path) -> None:
 # item 2: the base is read at the path named
 
 
-def test_a_symlinked_policy_directory_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inside", [True, False], ids=["to a folder of the checkout", "out of it"])
+def test_a_symlinked_policy_directory_is_refused(tmp_path: Path, inside: bool) -> None:
     """`widened/` was merged earlier; the pull request makes `policies` a link to it. Read at
-    the resolved path the base would be `widened/` at origin/main: itself."""
+    the resolved path the base would be `widened/` at origin/main: itself. A link out of the
+    checkout is refused the same way, before git is asked about where it leads."""
+    _write(tmp_path / "elsewhere", widened())
 
     def main(repo: Path) -> None:
         _write(repo / "policies", narrow())
@@ -199,30 +202,88 @@ def test_a_symlinked_policy_directory_is_refused(tmp_path: Path) -> None:
 
     def link(repo: Path) -> None:
         shutil.rmtree(repo / "policies")
-        os.symlink("widened", repo / "policies")
+        os.symlink("widened" if inside else tmp_path / "elsewhere", repo / "policies")
 
     clone = pull_request(tmp_path, main, link)
     assert (clone / "policies").is_symlink()
     for argv in (GATE, ["plan", "policies", "--base", "origin/main", "--out", "plans"]):
         code, out, err = ci(clone, argv)
         assert code == 2, out + err
-        assert "policies: a symbolic link" in err and "Traceback" not in err
+        assert "policies: a symbolic link: `--base origin/main` reads" in err
+        assert "Traceback" not in err
     assert not (clone / "plans").exists()
 
 
-def test_a_symlinked_folder_above_the_policy_directory_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", ["archive", "."])
+def test_a_symlinked_folder_above_the_policy_directory_is_refused(
+    tmp_path: Path, target: str
+) -> None:
+    """`config/policies` through `config` -> `archive` (or -> `.`: the repository's root
+    itself) would be `archive/policies` (or `policies`), widened at origin/main already."""
+
     def main(repo: Path) -> None:
         _write(repo / "config" / "policies", narrow())
         _write(repo / "archive" / "policies", widened())
+        _write(repo / "policies", widened())
 
     def link(repo: Path) -> None:
         shutil.rmtree(repo / "config")
-        os.symlink("archive", repo / "config")
+        os.symlink(target, repo / "config")
 
     clone = pull_request(tmp_path, main, link)
     code, out, err = ci(clone, ["diff", "config/policies", "--base", "origin/main"])
     assert code == 2, out + err
     assert "config: a symbolic link" in err
+
+
+def test_a_link_from_outside_into_the_repository_is_refused(tmp_path: Path) -> None:
+    """A path that enters the repository through a link outside it, below the root: no path in
+    the repository is named, so none is guessed."""
+    clone = pull_request(
+        tmp_path,
+        policies(narrow(), "config/policies"),
+        policies(widened(), "config/policies"),
+    )
+    os.symlink(clone / "config", tmp_path / "x")
+    code, out, err = ci(clone, ["diff", str(tmp_path / "x" / "policies"), "--base", "origin/main"])
+    assert code == 2, out + err
+    assert f"{tmp_path / 'x'}: a symbolic link" in err
+
+
+def test_a_path_through_a_link_and_back_is_refused(tmp_path: Path) -> None:
+    """`a/../policies` with `a` a link: the system reads `archive/policies`, the name says
+    `policies`."""
+
+    def main(repo: Path) -> None:
+        _write(repo / "policies", narrow())
+        _write(repo / "archive" / "policies", widened())
+        write_files(repo / "archive" / "x", {"README": "x\n"})
+
+    clone = pull_request(tmp_path, main, lambda repo: os.symlink("archive/x", repo / "a"))
+    code, out, err = ci(clone, ["diff", "a/../policies", "--base", "origin/main"])
+    assert code == 2, out + err
+    assert "a/../policies: a path through a symbolic link" in err
+
+
+def test_a_bare_repository_planted_in_the_policy_directory_is_not_used(tmp_path: Path) -> None:
+    """A folder holding `HEAD`, `objects/` and `refs/` is a bare repository to git's discovery,
+    with a config the pull request writes: git is told to use none it was not pointed at."""
+
+    def plant(repo: Path) -> None:
+        write_files(
+            repo / "policies",
+            {
+                "HEAD": "ref: refs/heads/main\n",
+                "objects/info/x": "",
+                "refs/heads/x": "",
+                "config": "",
+            },
+        )
+
+    clone = pull_request(tmp_path, policies(narrow()), plant)
+    code, out, err = ci(clone, GATE)
+    assert code == 2, out + err
+    assert "cannot use bare repository" in err
 
 
 def test_the_base_is_read_at_the_path_named(tmp_path: Path) -> None:
@@ -242,14 +303,24 @@ def test_the_base_is_read_at_the_path_named(tmp_path: Path) -> None:
 SECRET = "personas:\n  top_secret_persona_of_the_runner:\n    roles: [TOP_SECRET_ROLE]\n"
 
 
-def test_a_link_out_of_the_policy_directory_at_the_base_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("../outside.yaml", "a symbolic link that leads outside the policy directory: not read"),
+        ("missing.yaml", "a symbolic link to no file of the policy directory at that revision"),
+    ],
+    ids=["out of it", "to no file"],
+)
+def test_a_link_out_of_the_policy_directory_at_the_base_is_refused(
+    tmp_path: Path, target: str, said: str
+) -> None:
     """The base revision holds `policies/extra.yaml` -> `../outside.yaml`: refused at the link,
     as the loader refuses one in a directory, and nothing of its target is read."""
 
     def main(repo: Path) -> None:
         _write(repo / "policies", narrow())
         write_files(repo, {"outside.yaml": SECRET})
-        os.symlink("../outside.yaml", repo / "policies" / "extra.yaml")
+        os.symlink(target, repo / "policies" / "extra.yaml")
 
     def unlink(repo: Path) -> None:
         (repo / "policies" / "extra.yaml").unlink()
@@ -257,11 +328,23 @@ def test_a_link_out_of_the_policy_directory_at_the_base_is_refused(tmp_path: Pat
     clone = pull_request(tmp_path, main, unlink)
     code, out, err = ci(clone, GATE)
     assert code == 2, out + err
-    assert (
-        "origin/main:policies/extra.yaml:1:1: a symbolic link that leads outside the policy "
-        "directory: not read" in err
-    )
+    assert f"origin/main:policies/extra.yaml:1:1: {said}" in err
     assert "top_secret" not in (out + err).lower()
+
+
+def test_a_policy_directory_that_was_a_link_at_the_base_is_refused(tmp_path: Path) -> None:
+    def main(repo: Path) -> None:
+        _write(repo / "archive", widened())
+        os.symlink("archive", repo / "policies")
+
+    def unlink(repo: Path) -> None:
+        (repo / "policies").unlink()
+        _write(repo / "policies", widened())
+
+    clone = pull_request(tmp_path, main, unlink)
+    code, out, err = ci(clone, GATE)
+    assert code == 2, out + err
+    assert "--base origin/main: policies is a symbolic link at that revision" in err
 
 
 def test_a_link_out_of_the_policy_directory_at_the_head_is_refused(tmp_path: Path) -> None:

@@ -111,15 +111,16 @@ def _is_dir(path: str) -> bool:
 
 
 def _run_git(args: list[str], cwd: Path, failure: str) -> subprocess.CompletedProcess[bytes]:
-    """Run git in ``cwd`` with a timeout, its messages in English (they are matched), pathspecs
-    taken literally, and no bare repository a pull request could commit taken for one."""
+    """Run git in ``cwd`` with a timeout, its messages in English (they are matched), and no
+    bare repository a pull request could commit (``HEAD``, ``objects/``, ``refs/`` in a
+    folder) taken for one."""
     git = shutil.which("git")
     if git is None:
         raise UsageError(f"{failure} (git is not installed)")
     options = ["-c", "safe.bareRepository=explicit", "-c", "core.warnAmbiguousRefs=true"]
     try:
         return subprocess.run(
-            [git, *options, "--literal-pathspecs", *args],
+            [git, *options, *args],
             cwd=cwd,
             capture_output=True,
             stdin=subprocess.DEVNULL,
