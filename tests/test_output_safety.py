@@ -194,7 +194,7 @@ def hostile_diff(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json", "github"])
 def test_diff_of_hostile_values_and_names(hostile_diff: Path, fmt: str) -> None:
-    code, out, err = _run(["diff", "head", "--base", "base", "--format", fmt], hostile_diff)
+    code, out, err = _run(["diff", "head", "--base", "dir:base", "--format", fmt], hostile_diff)
     assert code == 0, err
     for stream in (out, err):
         _assert_inert(stream)
