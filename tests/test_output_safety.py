@@ -200,7 +200,8 @@ def test_diff_of_hostile_values_and_names(hostile_diff: Path, fmt: str) -> None:
         _assert_inert(stream)
     assert _commands(err) == []
     if fmt == "github":
-        lines = [x for x in _runner_lines(out) if x]
+        said, *lines = [x for x in _runner_lines(out) if x]
+        assert said == "::notice title=accord diff%3A base::base: directory base"
         assert lines and all(
             x.startswith("::warning file=head/est\\xff\\u001b[1m.yaml,") for x in lines
         )
