@@ -140,6 +140,11 @@ def test_dir_prefix_reads_a_directory(tmp_path: Path) -> None:
     code, out, err = run_cli(["diff", str(head), "--base", f"dir:{base}", "--fail-on", "widening"])
     assert code == 1, err
     assert out.splitlines()[0] == f"base: directory {base}"
+    code, out, err = run_cli(
+        ["plan", str(head), "--base", f"dir:{base}", "--out", str(tmp_path / "m")]
+    )
+    assert code == 0, err
+    assert out.splitlines()[0] == f"accord plan: base: directory {base}"
     code, out, err = run_cli(["diff", str(head), "--base", f"dir:{head}", "--format", "json"])
     assert code == 0, err
     assert json.loads(out)["base"] == {

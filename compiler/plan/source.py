@@ -74,13 +74,18 @@ def parse_base(value: str) -> Base:
         raise UsageError(f"--base is empty: give {FORMS}")
     if value.startswith("-"):
         raise UsageError(f"--base {value}: starts with '-', as an option does: give {FORMS}")
-    for prefix, kind in ((DIR, "directory"), (LIVE, "live")):
-        if value.startswith(prefix):
-            rest = value[len(prefix) :]
-            if not rest.strip():
-                raise UsageError(f"--base {value}: names nothing after {prefix!r}: give {FORMS}")
-            return Base(kind, rest)  # type: ignore[arg-type]
+    if value.startswith(DIR):
+        return Base("directory", _after(value, DIR))
+    if value.startswith(LIVE):
+        return Base("live", _after(value, LIVE))
     return Base("git", value)
+
+
+def _after(value: str, prefix: str) -> str:
+    rest = value[len(prefix) :]
+    if not rest.strip():
+        raise UsageError(f"--base {value}: names nothing after {prefix!r}: give {FORMS}")
+    return rest
 
 
 def load_base(base: Base, head_dir: str) -> tuple[Project, Base]:
