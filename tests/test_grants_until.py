@@ -363,7 +363,7 @@ def test_diff_reports_an_extended_expiry_as_a_widening(tmp_path: Path) -> None:
     head = write(tmp_path, longer, "head")
     env = {"ACCORD_TODAY": "2026-12-01"}
     code, out, err = run_cli(
-        ["diff", str(head), "--base", str(base), "--format", "json", "--fail-on", "widening"],
+        ["diff", str(head), "--base", f"dir:{base}", "--format", "json", "--fail-on", "widening"],
         env=env,
     )
     assert code == 1, err
@@ -379,7 +379,7 @@ def test_diff_reports_an_extended_expiry_as_a_widening(tmp_path: Path) -> None:
     assert {c["kind"] for c in changes} == {"widening"}
     # the other way round, the same changes are narrowings
     code, out, err = run_cli(
-        ["diff", str(base), "--base", str(head), "--format", "json", "--fail-on", "widening"],
+        ["diff", str(base), "--base", f"dir:{head}", "--format", "json", "--fail-on", "widening"],
         env=env,
     )
     assert code == 0, err

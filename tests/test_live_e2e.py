@@ -57,6 +57,7 @@ def test_deploy_from_empty_then_drift_is_clean(platforms: Platforms, tmp_path: P
     # planning again from the deployed estate finds nothing to do
     code, out, _ = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(tmp_path / "m2")])
     assert code == 0 and "do not differ" in out
+    assert "accord plan: base: what is deployed (live:all)" in out.splitlines()
 
 
 def test_introspect_equals_the_lowered_catalog(platforms: Platforms, tmp_path: Path) -> None:

@@ -1110,7 +1110,7 @@ def test_the_reference_estate_moves_from_table_level_to_abac(tmp_path) -> None: 
     p.write_text(p.read_text().replace("style: table", "style: abac"))
     out = tmp_path / "m"
     code, _printed, err = run_cli(
-        ["plan", str(head), "--base", str(ROOT / "policies"), "--out", str(out)]
+        ["plan", str(head), "--base", f"dir:{ROOT / 'policies'}", "--out", str(out)]
     )
     assert code == 0, err
     (plan,) = out.glob("0001_*")

@@ -206,7 +206,7 @@ def test_diff_locates_a_new_edge(tmp_path: Path) -> None:
     )
     head = write(tmp_path, text, "head")
     code, out, err = run_cli(
-        ["diff", str(head), "--base", str(base), "--format", "json", "--fail-on", "widening"]
+        ["diff", str(head), "--base", f"dir:{base}", "--format", "json", "--fail-on", "widening"]
     )
     assert code == 1, err
     changes = json.loads(out)["changes"]

@@ -479,6 +479,8 @@ def _workflow(c: Choices) -> str:
         "      - uses: actions/checkout@v4\n"
         "        with: {fetch-depth: 0}             # the base revision must be present\n"
         f"{setup}"
+        "      # --base: a git revision, never a directory of that name, so a pull request cannot\n"
+        "      # pick what it is compared with; the comment names the commit compared with\n"
         f"      - run: accord diff {d} --base {base} --format markdown > exposure.md\n"
         "      - name: comment on the pull request (one comment, edited in place)\n"
         '        run: gh pr comment "$PR" --edit-last --create-if-none --body-file exposure.md\n'
