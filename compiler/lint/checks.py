@@ -19,8 +19,8 @@ whose docstring is the page registers the page alone.
 Every check and page is registered from its rule's family module (the ``family`` of its row),
 so the table says where each rule lives; a registration from anywhere else is refused.
 
-The rule modules (:mod:`compiler.lint.rules`, the families of the rule table) import this module, and
-the engine imports them: nothing here imports a rule.
+The rule modules (:mod:`compiler.lint.rules`, the families of the rule table) import this
+module, and the engine imports them: nothing here imports a rule.
 """
 
 from __future__ import annotations

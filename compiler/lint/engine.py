@@ -7,9 +7,9 @@
   duplicates dropped, sorted. ``accord drift`` calls it on the findings it builds from the
   live platforms, without running any check.
 
-The rule modules (:mod:`accord.compiler.lint.rules`, the families of the rule table) are imported on first use:
-importing one registers its checks (:mod:`compiler.lint.checks`). Until then nothing of them
-is loaded, so a lint answered from the cache imports neither sqlglot nor the model's schema.
+The rule modules (:mod:`accord.compiler.lint.rules`, the families of the rule table) are
+imported on first use: importing one registers its checks (:mod:`compiler.lint.checks`). Until
+then nothing of them is loaded, so a lint answered from the cache imports neither sqlglot nor the model's schema.
 """
 
 from __future__ import annotations
