@@ -741,6 +741,90 @@ def test_the_case_of_a_plain_column_a_probe_names() -> None:
     check_edits(_probed(), [(upper, "case")])
 
 
+def test_mask_and_identity_edits_relint_acc206_acc508_acc509() -> None:
+    """A partial mask against a column's declared length (ACC206), an identity every user
+    holds given something (ACC508), two principals on one identity (ACC509). Each edit
+    changes one section, and the finding appears, changes or goes in a file the edit left
+    alone (or where the rule had none), so the rule is re-run only if it declares the
+    section. Fails when ``masks`` or the governance is dropped from ACC206's declaration, or
+    ``principals``, ``entitlements`` or ``masks`` from ACC508's or ACC509's."""
+    programme = ("entitlements.yaml", "entitlements", "programme")
+    Edit = Callable[[Files], None]
+
+    def column(typ: str) -> Edit:
+        def change(files: Files) -> None:
+            ds = _find_dataset(files, "assay_results")
+            assert ds is not None
+            ds["columns"]["ACCOUNT"] = {"type": typ, "mask": "tail"}
+
+        return change
+
+    def mask(keep: int) -> Edit:
+        def change(files: Files) -> None:
+            files["masks.yaml"]["masks"]["tail"] = {"strategy": "partial", "keep_last": keep}
+
+        return change
+
+    def principal(name: str, snowflake: str, databricks: str, *inherits: str) -> Edit:
+        def change(files: Files) -> None:
+            entry: dict[str, Any] = {"snowflake": snowflake, "databricks": databricks}
+            if inherits:
+                entry["inherits"] = list(inherits)
+            files["principals.yaml"]["principals"][name] = entry
+            files["principals.yaml"]["personas"][name] = [name]
+
+        return change
+
+    def grant(value: str, name: str, add: bool = True) -> Edit:
+        def change(files: Files) -> None:
+            grants = files[programme[0]][programme[1]][programme[2]][value]
+            grants.append(name) if add else grants.remove(name)
+
+        return change
+
+    def unmasked(name: str) -> Edit:
+        def change(files: Files) -> None:
+            files["masks.yaml"]["masks"]["free_text"]["unmasked_for"].append(name)
+
+        return change
+
+    check_edits(
+        _as_found(),
+        [
+            # ACC206
+            (lambda f: (mask(40)(f), column("VARCHAR(100)")(f)), "a partial mask, no ACC206"),
+            (column("VARCHAR(60)"), "retyped: an ACC206 warning"),
+            (column("VARCHAR(34)"), "retyped: an ACC206 error"),
+            (mask(10), "keeps less: no ACC206"),
+            # ACC508
+            # ACC508, at the inherits entry of an everyone identity (in principals.yaml)
+            (
+                lambda f: (
+                    principal("helper", "HELPER", "helpers")(f),
+                    principal("everyone", "EVERYONE", "staff", "helper")(f),
+                ),
+                "inherits a principal given nothing",
+            ),
+            (grant("IMM-310", "helper"), "granted, not to everyone: no ACC508"),
+            (principal("everyone", "EVERYONE", "account users", "helper"), "principals: ACC508"),
+            (unmasked("helper"), "masks: ACC508 says more"),
+            (grant("CNS-204", "helper"), "entitlements: ACC508 says more"),
+            # ACC509
+            (principal("cro_audit", "CRO_AUDIT", "cro-audit"), "its own identity"),
+            (grant("IMM-310", "cro_audit"), "granted: no ACC509"),
+            (principal("cro_audit", "CRO_EXTERNAL", "CRO-External"), "principals: ACC509"),
+            (
+                lambda f: (
+                    grant("IMM-310", "cro_audit", False)(f),
+                    grant("CNS-204", "cro_audit")(f),
+                ),
+                "entitlements: the same grants, no ACC509",
+            ),
+            (unmasked("cro_audit"), "masks: ACC509"),
+        ],
+    )
+
+
 def test_an_undeclared_rule_is_re_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A rule with no declaration is never reused, even when nothing it could read changed."""
     files = _as_found()

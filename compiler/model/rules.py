@@ -4,7 +4,8 @@ A row says all there is to say about a rule but its check and its page:
 
 * ``id``, ``name``, ``severity``: stable, named by the policy format (docs/policy-format.md).
   ``ignore:`` entries are validated against the ids, which is why the table lives in the
-  model;
+  model. A finding may be of a lower severity than its rule's where the rule's page says so
+  (ACC206);
 * ``family``: the module of :mod:`compiler.lint.rules` that holds the rule's checks (or, for
   a rule another command raises, its page). :mod:`compiler.lint.checks` refuses a check
   registered anywhere else, and an incremental lint imports only the families of the rules it
@@ -73,6 +74,8 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     # Added by accord beyond the format's table (SQL files): a salt written as a literal in a
     # policy body, readable by every role that may describe the policy.
     RuleInfo("ACC205", "literal-salt", "error", "hashing"),
+    # a partial mask against the declared length of each column it masks (a warning past half)
+    RuleInfo("ACC206", "mask-reveals", "error", "masks", "cross", ("masks", GOVERNANCE)),
     # surfaces and indexes
     RuleInfo(
         "ACC301",
@@ -143,6 +146,10 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     RuleInfo(
         "ACC507", "expired-grant", "warning", "principals", "entry", ("entitlements", "principals")
     ),
+    # identities: what the model grants an everyone identity, or two principals of one identity
+    # (on the platforms where grants, masks and filters take effect: compiler.lint.usage)
+    RuleInfo("ACC508", "everyone-identity", "error", "principals", "cross", LOWERED),
+    RuleInfo("ACC509", "identity-collision", "error", "principals", "cross", LOWERED),
     # ACC601 reads the migration history only (`--plans` / `--ledger`); the cache, and so the
     # dependency index, is used only without them, when it reads nothing
     RuleInfo("ACC601", "half-applied-migration", "error", "migrations", "entry", ()),

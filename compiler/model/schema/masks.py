@@ -56,7 +56,8 @@ class Mask(Strict):
     - `hash`: deterministic SHA-256 of the value concatenated with the platform's salt, as a
       lower-case hex string; NULL stays NULL.
     - `redact`: the replacement string. `nullify`: NULL. `partial`: every character but the
-      last `keep_last` replaced by `*`.
+      last `keep_last` replaced by `*`; a value no longer than `keep_last` is shown whole
+      (ACC206 compares it with the declared length of each column).
     - `hash`, `redact` and `partial` apply to string columns only; `nullify` to any type.
     - A salt reference is `env:NAME` (read from the environment when SQL is applied) or
       `file:PATH`. The salt value itself never appears in any file accord writes. Each

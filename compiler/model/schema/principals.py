@@ -48,9 +48,13 @@ class Principal(Strict):
     ```
 
     A principal may lack one platform; granting it something there is finding ACC502. A
-    Snowflake role is written in upper case, as Snowflake stores a role created unquoted
-    (`IS_ROLE_IN_SESSION` compares names in the stored case). `inherits` names the principals
-    it holds through the platforms' hierarchy (a cycle is a validation error)."""
+    principal whose identity every user of the platform holds (Snowflake `PUBLIC`;
+    Databricks `account users` or the workspace `users` group) stands for everyone: granting
+    it rows or clear values there is ACC508. Two principals with one identity on a platform
+    are one identity there: giving them different grants is ACC509. A Snowflake role is
+    written in upper case, as Snowflake stores a role created unquoted (`IS_ROLE_IN_SESSION`
+    compares names in the stored case). `inherits` names the principals it holds through the
+    platforms' hierarchy (a cycle is a validation error)."""
 
     snowflake: SnowflakeRole | None = Field(None, description="a Snowflake role")
     databricks: DatabricksGroup | None = Field(None, description="a Databricks account group")
