@@ -23,8 +23,8 @@ from accord.compiler.meaning import semantics
 from accord.compiler.model.loader import load_documents
 from accord.compiler.model.schema import Grant
 from accord.compiler.model.validate import Project, validate_raw
-from accord.compiler.verify import evaluation_dates, verify
 from accord.compiler.verify.engine import TestSalts
+from accord.compiler.verify.run import evaluation_dates, verify
 from accord.compiler.verify.sources import load_sql
 from accord.targets.render import render_files
 from tests.cli import run_cli

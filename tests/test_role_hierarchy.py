@@ -17,7 +17,7 @@ from accord.compiler.core.outdir import write_tree
 from accord.compiler.meaning import semantics
 from accord.compiler.model.loader import load_documents
 from accord.compiler.model.validate import Project, validate_raw
-from accord.compiler.verify import verify
+from accord.compiler.verify.run import verify
 from accord.targets.render import render_files
 from tests.cli import run_cli
 

@@ -25,8 +25,8 @@ from accord.compiler.model.loader import load_documents
 from accord.compiler.model.probe_places import reaching
 from accord.compiler.model.validate import Project, validate_raw
 from accord.compiler.plan.source import plan_projects
-from accord.compiler.verify import verify
 from accord.compiler.verify.engine import TestSalts
+from accord.compiler.verify.run import verify
 from accord.compiler.verify.sources import load_sql
 from accord.targets.render import render_files
 from tests.cli import run_cli

@@ -47,6 +47,7 @@ import hashlib
 import hmac
 import os
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -143,7 +144,6 @@ def installed_version() -> str:
     its ``METADATA``, ``*.egg-info`` with its ``PKG-INFO``), where ``importlib.metadata``
     looks first. Anything else (a zip on the path, two candidates in one folder, no such
     header) asks ``importlib.metadata``."""
-    import sys
 
     for entry in sys.path:
         folder = entry or "."

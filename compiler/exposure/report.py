@@ -16,6 +16,7 @@ from accord.compiler.exposure.cells import readers
 from accord.compiler.exposure.changes import Change, ExposureDiff, Kind, place_text
 from accord.compiler.exposure.endpoints import endpoint_text
 from accord.compiler.exposure.probes import probe_edit_text
+from accord.compiler.meaning.mermaid import changed_diagram
 from accord.compiler.model.schema import PolicyModel
 
 
@@ -178,7 +179,6 @@ def diagram(d: ExposureDiff, base: PolicyModel, head: PolicyModel) -> str | None
     """The changed part of the surface graph (:func:`compiler.meaning.mermaid.changed_diagram`):
     every (surface, dataset) read a change is on, and the loose side of each new ACC403
     divergence; None when no change is on a surface (only direct reads changed)."""
-    from accord.compiler.meaning.mermaid import changed_diagram
 
     reads = {(c.surface, c.dataset) for c in d.changes if c.surface is not None}
     loose = [(x.loose.surface, x.loose.dataset) for x in d.divergences if x.status == "new"]
