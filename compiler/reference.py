@@ -271,7 +271,7 @@ def render_policy_format() -> str:
     lines = [
         "# The accord policy format, version 1",
         "",
-        _GENERATED.format(what="the pydantic model (compiler/model/schema.py)"),
+        _GENERATED.format(what="the pydantic model (compiler/model/schema/)"),
         "",
         _doc(schema),
         "",

@@ -99,7 +99,7 @@ def imports(path: Path, module: str, known: set[str]) -> list[tuple[str, int]]:
             if base is None:
                 continue
             for alias in node.names:
-                # ``from accord.compiler.lint import cache`` imports the module compiler.lint.cache
+                # ``from accord.compiler.lint import engine`` imports the module compiler.lint.engine
                 sub = f"{base}.{alias.name}"
                 out.append((sub if sub in known else base, node.lineno))
     return sorted(set(out), key=lambda e: (e[1], e[0]))

@@ -3,11 +3,10 @@
 Every entry is keyed by the SHA-256 of what it was computed from, so a hit gives exactly what
 computing afresh would; the cache is an optimisation only. Payloads are written by the modules
 that define them: :mod:`compiler.model.parsecache` (``parse/``, ``pos/``, ``sem/``: parsed
-policy files), :mod:`compiler.lint.cache` (``lint/``: lint results) and
-:mod:`compiler.lint.deps` (``lintdeps/``: the dependency index of incremental lint) and
-:mod:`compiler.lint.verdict` (``lintvalid/``: the last successful validation's skeleton) and
-:mod:`compiler.lint.pieces` (``lintpieces/``: what each file gives incremental lint's input
-digests).
+policy files) and incremental lint (:mod:`compiler.lint.incremental`): ``cache`` (``lint/``:
+lint results), ``deps`` (``lintdeps/``: the dependency index), ``verdict`` (``lintvalid/``: the
+last successful validation's skeleton) and ``pieces`` (``lintpieces/``: what each file gives the
+input digests).
 
 The *code fingerprint* hashes accord's version and the source of every module of the
 ``compiler`` and ``targets`` packages: the model's schema, the loader and every rule are

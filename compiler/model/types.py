@@ -107,6 +107,24 @@ def translate_type(text: str, source: str, target: str) -> str | None:
     return spelled if is_type(spelled, target) else None
 
 
+@lru_cache(maxsize=1024)
+def declared_length(text: str, platform: str) -> int | None:
+    """The most characters a value of the string type ``text`` can hold, where the type is
+    written with its length (``VARCHAR(34)``, ``CHAR(2)``, Snowflake's ``STRING(10)``); None
+    for a type written without one (a Snowflake ``VARCHAR`` holds up to its platform maximum,
+    a Databricks ``STRING`` any length) and for a type that is not a string."""
+    if not is_string(text, platform):
+        return None
+    try:
+        rendered = render_type(text, platform)
+    except ValueError:
+        return None
+    written = _RENDERED.fullmatch(rendered)
+    if written is None or written.group(1) not in ("VARCHAR", "CHAR") or written.group(3):
+        return None
+    return int(written.group(2))
+
+
 #: type names one platform has and the other does not (docs.snowflake.com/en/sql-reference/
 #: intro-summary-data-types; docs.databricks.com/sql/language-manual/sql-ref-datatypes),
 #: with the type to write instead. sqlglot reads them in either dialect, the platform does not.

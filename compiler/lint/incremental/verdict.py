@@ -2,9 +2,9 @@
 
 A one-entry edit that only adds, removes or retypes *plain* columns (a spec of nothing but
 ``type``, a name nothing else in the model mentions, not shared within a replica group: the
-columns :func:`compiler.lint.deps.governance` leaves out) changes nothing validation reads but
+columns :func:`compiler.lint.incremental.deps.governance` leaves out) changes nothing validation reads but
 those columns. So when a full validation succeeds, lint records (``lintvalid/`` entries, one
-per project as :func:`compiler.lint.deps.index_key` names it):
+per project as :func:`compiler.lint.incremental.deps.index_key` names it):
 
 * the *skeleton digest* (:func:`skeleton`): every section of the model but ``datasets`` with
   its written texts, the datasets' governance view with theirs, any other top-level key, the
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accord.compiler.core import store
-from accord.compiler.lint import deps
+from accord.compiler.lint.incremental import deps
 
 #: the shape of a ``lintvalid/`` payload: entries of another shape are never read
 FORMAT = "lintvalid-1"
