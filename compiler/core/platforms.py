@@ -64,6 +64,16 @@ class PlatformFacts:
     versioned_runtimes: bool
     #: platform style -> what enforces rows and what masks columns, in words (analyze)
     enforcers: dict[str, tuple[str, str]]
+    #: a quoted identifier keeps its case (Snowflake); else names are case-insensitive quoted
+    #: or not (Databricks)
+    quoted_case_sensitive: bool
+    #: the kinds of retrieval index the platform has (``indexes.<name>.kind``)
+    index_kinds: tuple[str, ...]
+    #: a view that decides access per caller is a secure view (its definition is hidden from
+    #: who may query it); else a dynamic view
+    secure_views: bool
+    #: a function body may qualify a parameter with the function's name (``f.param``)
+    qualified_parameters: bool
 
     def fold(self, name: str) -> str:
         """An unquoted identifier as the platform stores it (a table, column or role name)."""
@@ -74,6 +84,11 @@ class PlatformFacts:
         identifiers (upper-case); Databricks group names are compared without regard to case
         (hierarchy reads and ``is_account_group_member``)."""
         return name.upper() if self.folds_upper else name.casefold()
+
+    def resolve(self, name: str, quoted: bool = False) -> str:
+        """A name as the platform resolves it: a quoted one as written where quoting keeps
+        case, else folded."""
+        return name if quoted and self.quoted_case_sensitive else self.fold(name)
 
     def stored_identity(self, name: str) -> str:
         """An identity's name as the platform stores it when it was created unquoted: a
@@ -110,6 +125,10 @@ SNOWFLAKE = PlatformFacts(
         "column": ("row access policy", "masking policies"),
         "tag": ("row access policy", "masking policies"),
     },
+    quoted_case_sensitive=True,
+    index_kinds=("cortex_search",),
+    secure_views=True,
+    qualified_parameters=False,
 )
 DATABRICKS = PlatformFacts(
     name="databricks",
@@ -129,6 +148,10 @@ DATABRICKS = PlatformFacts(
         "table": ("row filter", "column masks"),
         "abac": ("ABAC row filter", "ABAC column masks"),
     },
+    quoted_case_sensitive=False,
+    index_kinds=("vector_search",),
+    secure_views=False,
+    qualified_parameters=True,
 )
 
 #: platform name -> its facts, in accord's order

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from accord.compiler.core.platforms import PLATFORMS
 from accord.compiler.model.schema import (
     ColumnSpec,
     DatabricksPlatform,
@@ -62,7 +63,7 @@ class Choices:
 
     @property
     def platforms(self) -> list[str]:
-        return [p for p in ("snowflake", "databricks") if getattr(self, p)]
+        return [p for p in PLATFORMS if getattr(self, p)]
 
 
 def check_choices(choices: Choices) -> list[str]:

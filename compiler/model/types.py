@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from accord.compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
+from accord.compiler.core.platforms import facts
 from accord.compiler.model.typenames import lookup
 
 if TYPE_CHECKING:
@@ -82,12 +83,12 @@ def policy_type(text: str, platform: str) -> str:
     known = lookup(text, platform)
     if known is not None:
         rendering, string = known
-        return ("VARCHAR" if platform == "snowflake" else "STRING") if string else rendering
+        return facts(platform).string_type if string else rendering
     dtype = parse_type(text, platform)
     if dtype is None:
         raise ValueError(f"not a {platform} type: {text}")
     if is_string(text, platform):
-        return "VARCHAR" if platform == "snowflake" else "STRING"
+        return facts(platform).string_type
     return dtype.sql(DIALECTS[platform])
 
 
@@ -99,7 +100,7 @@ def translate_type(text: str, source: str, target: str) -> str | None:
     if source == target:
         return text
     if is_string(text, source):
-        return "VARCHAR" if target == "snowflake" else "STRING"
+        return facts(target).string_type
     dtype = parse_type(text, source)
     if dtype is None:
         return None
@@ -144,7 +145,7 @@ _FOREIGN_TYPES = {
 def foreign_type(text: str, platform: str) -> str:
     """A message when ``text`` names a type of the other platform, else ""."""
     head = text.split("(", 1)[0].split("<", 1)[0].strip().upper()
-    other = "Snowflake" if platform == "databricks" else "Databricks"
+    other = facts(platform).other.title
     instead = _FOREIGN_TYPES.get(platform, {}).get(head)
     if instead is None:
         return ""

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accord.compiler.core import store
+from accord.compiler.core.platforms import PLATFORMS
 from accord.compiler.lint.incremental import deps
 
 #: the shape of a ``lintvalid/`` payload: entries of another shape are never read
@@ -169,7 +170,7 @@ def plain_columns_valid(data: Mapping[str, Any], texts: Iterable[Any], changed: 
             return False
         platform = entry.get("platform")
         columns = entry.get("columns", {})
-        if platform not in ("snowflake", "databricks") or type(columns) is not dict:
+        if platform not in PLATFORMS or type(columns) is not dict:
             return False
         if not all(type(c) is str for c in columns):
             return False

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_serializer, model_validator
 
+from accord.compiler.core.platforms import catalog_facts
 from accord.compiler.model.schema.base import (
     IGNORE_DESCRIPTION,
     Ignore,
@@ -132,7 +133,7 @@ class Surface(Strict):
     @model_validator(mode="after")
     def _runtime_form(self) -> Surface:
         if self.runtime is not None:
-            if self.platform != "databricks":
+            if not _versioned(self.platform):
                 raise ValueError("'runtime' applies to Databricks surfaces only")
             if self.runtime not in ("serverless", "sql-warehouse") and not _RUNTIME.match(
                 self.runtime
@@ -141,7 +142,7 @@ class Surface(Strict):
                     f'runtime {self.runtime!r} is not a version like "15.4", serverless or '
                     "sql-warehouse"
                 )
-        if self.access_mode is not None and self.platform != "databricks":
+        if self.access_mode is not None and not _versioned(self.platform):
             raise ValueError("'access_mode' applies to Databricks surfaces only")
         return self
 
@@ -160,3 +161,10 @@ class Mesh(Strict):
     a2a_version: Literal["0.3", "1.0"] = Field(
         description="the A2A protocol version the mesh negotiates (MAJOR.MINOR, quoted)"
     )
+
+
+def _versioned(platform: str) -> bool:
+    """Whether surfaces of ``platform`` run on versioned runtimes (a runtime and an access
+    mode say something there)."""
+    found = catalog_facts(platform)
+    return found is not None and found.versioned_runtimes
