@@ -522,7 +522,7 @@ def _lint_project(
             return findings, len(digests)
     if raw is None:
         raw = loader.load_documents(documents, root, unreadable)
-    from accord.compiler.model.validate import validate_raw  # pydantic: not on a cache hit
+    from accord.compiler.model.validate import validate_raw  # noqa: PLC0415 - pydantic: not on a cache hit
 
     project = validate_raw(raw)
     families = _with_ignored(families, verdict.ignores_of(project.model))
@@ -668,7 +668,7 @@ def _lint_sql(
         if hit is not None:
             found, count = hit
             return found, [], count
-    from accord.compiler.lint.inputs.sqlfiles import (
+    from accord.compiler.lint.inputs.sqlfiles import (  # noqa: PLC0415 - SQL files only: policy files need no scanner
         scan_sql,  # the scanner and sqlglot: not on a hit
     )
 
