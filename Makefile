@@ -69,7 +69,7 @@ docs: $(BIN)/accord
 # Regenerate migrations/: the staged roll-out from examples/as-found/ to policies/. Planning the
 # same base and head again rewrites that plan in place; tests fail while it is stale.
 migrations: $(BIN)/accord
-	$(BIN)/accord plan policies --base examples/as-found --out migrations
+	$(BIN)/accord plan policies --base dir:examples/as-found --out migrations
 
 # Regenerate targets/sqlwords.py (sqlglot's keywords and its parser's answers to the quoting
 # question, read instead of loading the dialects) after sqlglot's pin changes; a test fails

@@ -173,7 +173,7 @@ def measure_premerge(dirs: dict[str, Path], runs: int, scratch: Path) -> dict[st
     assert changed == 1, changed  # the one-line change: one file
     steps = {
         "lint": accord("lint", str(head)),
-        "diff --base": accord("diff", str(head), "--base", str(base), "--format", "json"),
+        "diff --base": accord("diff", str(head), "--base", f"dir:{base}", "--format", "json"),
         "verify": accord("verify", str(head)),
     }
     samples: dict[str, list[Sample]] = {name: [] for name in (*PREMERGE, "total")}
@@ -253,13 +253,13 @@ def commands(dirs: dict[str, Path], scratch: Path) -> dict[str, list[str]]:
         "verify": accord("verify", base),
         "analyze": accord("analyze", base, "--format", "json"),
         "plan-salt": accord(
-            "plan", str(dirs["salt"]), "--base", base, "--out", str(scratch / "plans")
+            "plan", str(dirs["salt"]), "--base", f"dir:{base}", "--out", str(scratch / "plans")
         ),
         "plan-line": accord(
-            "plan", str(dirs["line"]), "--base", base, "--out", str(scratch / "plans")
+            "plan", str(dirs["line"]), "--base", f"dir:{base}", "--out", str(scratch / "plans")
         ),
-        "diff-salt": accord("diff", str(dirs["salt"]), "--base", base, "--format", "json"),
-        "diff-line": accord("diff", str(dirs["line"]), "--base", base, "--format", "json"),
+        "diff-salt": accord("diff", str(dirs["salt"]), "--base", f"dir:{base}", "--format", "json"),
+        "diff-line": accord("diff", str(dirs["line"]), "--base", f"dir:{base}", "--format", "json"),
     }
 
 

@@ -16,6 +16,7 @@ This module is on the entry layer: it reads the command table, and nothing impor
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -270,7 +271,7 @@ def render_policy_format() -> str:
     lines = [
         "# The accord policy format, version 1",
         "",
-        _GENERATED.format(what="the pydantic model (compiler/model/schema.py)"),
+        _GENERATED.format(what="the pydantic model (compiler/model/schema/)"),
         "",
         _doc(schema),
         "",
@@ -431,8 +432,6 @@ def pages() -> dict[Path, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="python -m accord.compiler.reference", description=__doc__
     )

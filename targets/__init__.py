@@ -1,10 +1,16 @@
-"""Platform targets: each lowers the policy model into catalog objects and renders them."""
+"""Platform targets: each lowers the policy model into catalog objects and renders them.
+
+One folder per platform (``snowflake/``, ``databricks/``), bound by its
+:class:`~targets.platform.Platform`; the catalog objects (:mod:`targets.objects`) and their
+kinds (:mod:`targets.kinds`) are shared by all of them.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from accord.compiler.core.platforms import PLATFORMS
+from accord.targets.platform import platform
 
 if TYPE_CHECKING:
     from accord.compiler.model.validate import Project
@@ -14,16 +20,9 @@ if TYPE_CHECKING:
 SQL_TARGETS = PLATFORMS
 
 
-def get_target(platform: str) -> Target:
-    if platform == "snowflake":
-        from accord.targets.snowflake import SnowflakeTarget
-
-        return SnowflakeTarget()
-    if platform == "databricks":
-        from accord.targets.databricks import DatabricksTarget
-
-        return DatabricksTarget()
-    raise KeyError(platform)
+def get_target(name: str) -> Target:
+    """The target of platform ``name``; KeyError for a name that is no platform."""
+    return platform(name).target()
 
 
 def lower_all(project: Project) -> dict[str, Catalog]:

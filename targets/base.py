@@ -2,7 +2,7 @@
 
 In the manner of sqlglot's dialects, :class:`Target` holds everything the two platforms share
 (what objects the model needs, how a mask strategy is expressed, the order of files) and
-``targets/snowflake.py`` / ``targets/databricks.py`` override the few hooks that differ: the
+``targets/snowflake/target.py`` / ``targets/databricks/target.py`` override the few hooks that differ: the
 membership check, concatenation, identifier case, the principal column and the DDL spelling.
 The platform ``style`` is expressed through hooks too: :meth:`Target.identity_in_body` (ABAC
 names principals in the policy, not in the function body), :meth:`Target.lower_tags`,
@@ -21,11 +21,13 @@ from typing import Literal
 from sqlglot import exp
 
 from accord.compiler.core.errors import UsageError
+from accord.compiler.core.platforms import PlatformFacts
 from accord.compiler.model.expressions import parse_predicate
 from accord.compiler.model.grants import has_expiry, principal_of, until_of
 from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from accord.compiler.model.types import policy_type
 from accord.targets import sql
+from accord.targets.kinds import with_sources
 from accord.targets.migration import MigrationSQL
 from accord.targets.objects import (
     Catalog,
@@ -57,18 +59,29 @@ _RENDERED_MAX = 100_000
 
 
 class Target:
+    #: the platform's facts (:mod:`compiler.core.platforms`); each platform's target sets it,
+    #: and the three names below are read from it
+    facts: PlatformFacts
     platform: str = ""
-    #: name of the mapping table's principal column
-    principal_column: str = ""
     #: name of the function that asks "is the caller this principal?"
     member_function: str = ""
     string_type: str = ""
+    #: name of the mapping table's principal column
+    principal_column: str = ""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        facts = cls.__dict__.get("facts")
+        if facts is not None:
+            cls.platform = facts.name
+            cls.member_function = facts.member_function
+            cls.string_type = facts.string_type
 
     # ---- hooks --------------------------------------------------------------------------------
 
     def case(self, name: str) -> str:
-        """The platform's conventional case for generated names."""
-        raise NotImplementedError
+        """The platform's conventional case for generated names: as it stores unquoted ones."""
+        return self.facts.fold(name)
 
     def member(self, principal: exp.Expression) -> exp.Expression:
         return exp.Anonymous(this=self.member_function, expressions=[principal])
@@ -160,7 +173,7 @@ class Target:
             platform=self.platform,  # type: ignore[arg-type]
             governance_schema=cfg.governance_schema,
             style=cfg.style,
-            objects=tuple(objects),
+            objects=tuple(with_sources(objects, model)),
         )
 
     def lower_mapping_tables(self, model: PolicyModel) -> list[MappingTable]:

@@ -9,20 +9,24 @@ policy on a securable).
 *Definitions* are the named objects (mapping tables, salt functions, policies, tags);
 *placements* are what binds them to data (attachments, tag assignments, ABAC policies).
 
-The questions that depend on an object's kind are answered by one table, :data:`_KINDS`, with
-one row per kind of catalog object.
+The questions that depend on an object's kind are answered by the kinds table
+(:mod:`targets.kinds`), one row per kind of catalog object. Whether two bodies or conditions are the same is answered
+here too (:func:`same_body`, :func:`same_condition`): equality is a fact about objects, read
+by drift and by the live readers alike.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable
-from dataclasses import dataclass
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
 
 from accord.compiler.core.memo import IdentityMemo
+from accord.compiler.core.platforms import facts
+from accord.targets.kinds import DEFINITIONS, KINDS
 from accord.targets.objects import (
     AbacPolicy,
     CatalogObject,
@@ -39,10 +43,6 @@ from accord.targets.objects import (
 Definition = MappingTable | SaltFunction | RowFilterPolicy | MaskPolicy | Tag
 Placement = RowFilterAttachment | MaskAttachment | TagAssignment | AbacPolicy
 
-#: the classes of :data:`Definition`, as a tuple (``isinstance`` on a tuple is twice as fast
-#: as on a union, and the planner asks it of every object of both catalogs)
-DEFINITIONS = (MappingTable, SaltFunction, RowFilterPolicy, MaskPolicy, Tag)
-
 
 def is_definition(obj: CatalogObject) -> bool:
     return isinstance(obj, DEFINITIONS)
@@ -51,7 +51,7 @@ def is_definition(obj: CatalogObject) -> bool:
 def place_key(obj: Placement) -> tuple[str, ...]:
     """What a placement occupies: a table's filter, a column's mask, a tag on a table or
     column, or a named ABAC policy on a securable."""
-    return _KINDS[type(obj)].place(obj)  # type: ignore[misc]
+    return KINDS[type(obj)].place(obj)  # type: ignore[misc]
 
 
 def identity(obj: CatalogObject) -> tuple[str, ...]:
@@ -71,7 +71,7 @@ def fingerprint(obj: CatalogObject) -> str:
 def _fingerprint_of(obj: CatalogObject) -> str:
     parts = []
     for f in dataclasses.fields(obj):
-        if f.name == "name":
+        if f.name == "name" or not f.compare:  # the name is its identity; provenance is none
             continue
         value = getattr(obj, f.name)
         if isinstance(value, exp.Expression):
@@ -83,99 +83,53 @@ def _fingerprint_of(obj: CatalogObject) -> str:
 _fingerprint: IdentityMemo[CatalogObject, str] = IdentityMemo(_fingerprint_of)
 
 
-def body_references(body: exp.Expression) -> frozenset[str]:
-    """Qualified names a policy body reads: tables (mapping tables) and called functions (salt
-    functions), upper-cased (walked once per body: bodies are never changed once lowered)."""
-    return _body_references(body)
-
-
-def _body_references_of(body: exp.Expression) -> frozenset[str]:
-    found = {".".join(p.name for p in t.parts).upper() for t in body.find_all(exp.Table) if t.db}
-    for dot in body.find_all(exp.Dot):
-        if isinstance(dot.expression, exp.Anonymous):
-            found.add(".".join(_dotted(dot)).upper())
-    return frozenset(found)
-
-
-_body_references: IdentityMemo[exp.Expression, frozenset[str]] = IdentityMemo(_body_references_of)
-
-
-def _dotted(node: exp.Expression) -> list[str]:
-    if isinstance(node, exp.Dot):
-        return _dotted(node.this) + _dotted(node.expression)
-    if isinstance(node, exp.Column):
-        return [p.name for p in node.parts]
-    return [node.name]
-
-
 def references(obj: Definition) -> frozenset[str]:
     """Names (upper-cased) of the definitions ``obj`` needs to exist."""
-    return _KINDS[type(obj)].references(obj)  # type: ignore[misc]
+    return KINDS[type(obj)].references(obj)  # type: ignore[misc]
 
 
 def describe_object(obj: CatalogObject, platform: str) -> str:
     """The object in words, as plan headers, plan.json and command output name it."""
-    return _KINDS[type(obj)].describe(obj, platform)  # type: ignore[misc]
+    return KINDS[type(obj)].describe(obj, platform)  # type: ignore[misc]
 
 
-# --------------------------------------------------------------------------------------------
-# one row per kind of catalog object
-
-_POLICY_NAMES = {
-    ("snowflake", RowFilterPolicy): "row access policy",
-    ("snowflake", MaskPolicy): "masking policy",
-    ("databricks", RowFilterPolicy): "row filter function",
-    ("databricks", MaskPolicy): "mask function",
-}
+def parse_body(text: str, platform: str) -> exp.Expression | None:
+    try:
+        return sqlglot.parse_one(text, read=facts(platform).dialect)
+    except (ParseError, TokenError, RecursionError):  # sqlglot recurses once per level
+        return None
 
 
-def _no_place(obj: CatalogObject) -> tuple[str, ...]:
-    raise TypeError(f"{type(obj).__name__} is a definition: it occupies no place")
+def unparsed(text: str) -> str:
+    """Why a live body :func:`parse_body` could not read is not read: too deep, or not SQL."""
+    depth = deepest = 0
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        deepest = max(deepest, depth)
+    if deepest > _DEEP_BODY:
+        return (
+            f"its body nests {deepest} parentheses deep, deeper than accord's SQL parser "
+            "follows; it is not compared"
+        )
+    return "its body does not parse"
 
 
-def _no_references(obj: CatalogObject) -> frozenset[str]:
-    return frozenset()
+#: parentheses deeper than this make a body that does not parse one too deep to parse
+_DEEP_BODY = 200
 
 
-@dataclass(frozen=True)
-class _Kind:
-    place: Callable[..., tuple[str, ...]]
-    describe: Callable[..., str]
-    references: Callable[..., frozenset[str]] = _no_references
+def same_body(a: exp.Expression, b: exp.Expression, platform: str) -> bool:
+    """Equal as trees: both rendered and parsed back in the platform's dialect."""
+
+    def norm(e: exp.Expression) -> str:
+        again = parse_body(e.sql(dialect=platform), platform)
+        return (again or e).sql(dialect=platform, normalize=True)
+
+    return norm(a) == norm(b)
 
 
-_KINDS: dict[type, _Kind] = {
-    MappingTable: _Kind(_no_place, lambda o, p: f"mapping table {o.name}"),
-    SaltFunction: _Kind(_no_place, lambda o, p: f"salt function {o.name}"),
-    RowFilterPolicy: _Kind(
-        _no_place,
-        lambda o, p: f"{_POLICY_NAMES[(p, RowFilterPolicy)]} {o.name}",
-        lambda o: body_references(o.body),
-    ),
-    MaskPolicy: _Kind(
-        _no_place,
-        lambda o, p: f"{_POLICY_NAMES[(p, MaskPolicy)]} {o.name}",
-        lambda o: body_references(o.body),
-    ),
-    Tag: _Kind(
-        _no_place,
-        lambda o, p: f"tag {o.name}",
-        lambda o: frozenset(m.upper() for m in o.masking_policies),
-    ),
-    RowFilterAttachment: _Kind(
-        lambda o: ("filter", o.table.upper()),
-        lambda o, p: f"row filter of {o.table}",
-    ),
-    MaskAttachment: _Kind(
-        lambda o: ("mask", o.table.upper(), o.column.upper()),
-        lambda o, p: f"mask of {o.table}.{o.column}",
-    ),
-    TagAssignment: _Kind(
-        lambda o: ("tag", o.table.upper(), (o.column or "").upper(), o.tag.upper()),
-        lambda o, p: f"tag {o.tag} on {o.table}" + (f".{o.column}" if o.column else ""),
-    ),
-    AbacPolicy: _Kind(
-        lambda o: ("abac", o.securable_type, o.securable.upper(), o.name.upper()),
-        lambda o, p: f"ABAC policy {o.name} on {o.securable_type.lower()} {o.securable}",
-    ),
-}
+def same_condition(a: str, b: str, platform: str) -> bool:
+    left, right = parse_body(a, platform), parse_body(b, platform)
+    if left is None or right is None:
+        return a == b
+    return same_body(left, right, platform)

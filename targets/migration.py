@@ -77,10 +77,35 @@ class MigrationSQL:
     def detach(self, obj: Placement) -> str:
         raise NotImplementedError
 
+    # ---- grants on salt functions (ACC705) --------------------------------------------------
+
+    def revoke(
+        self, function: str, privilege: str, grantee: str, via: str = "", kind: str = "ROLE"
+    ) -> str:
+        """The statement (no ``;``) that takes ``privilege`` on salt function ``function`` from
+        ``grantee``: where the grant is made (``via``: on the function itself when empty), for
+        the grantee's kind as the platform named it (``kind``)."""
+        raise NotImplementedError
+
+    def revoke_hint(
+        self, function: str, privilege: str, grantee: str, via: str = "", kind: str = "ROLE"
+    ) -> str:
+        """What removes the grant, in words a person runs (drift's fix line)."""
+        return self.revoke(function, privilege, grantee, via, kind)
+
+    def grantee(self, name: str, kind: str = "ROLE") -> str:
+        """A grantee in a message, with its kind where the platform has several."""
+        return name
+
     # ---- stage checks (``compiler/plan/verify.py``): each query returns ``ok`` ----------------
 
     #: the platform's tags are account-level governed tags, checked after a stage defines one
     governed_tags = False
+    #: what a stage's ``.verify.sql`` says of its checks written as data, when the platform
+    #: has them in every stage (``targets/checks.py``)
+    data_checks_note = ""
+    #: how the stage checks read who may call a function
+    grants_read_with = ""
 
     def policy_check(self, name: str, salts: list[str]) -> tuple[str, str]:
         """(what, query): policy ``name`` exists and reads the salt functions ``salts``."""

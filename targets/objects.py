@@ -3,7 +3,9 @@
 Lower once, then everything reads the same objects: SQL rendering, Terraform, migration
 diffs, drift detection and verification all start from a :class:`Catalog`. Policy bodies are
 sqlglot expressions in the platform's dialect; names are fully qualified, unquoted dotted
-strings (quoting happens when rendering, through sqlglot).
+strings (quoting happens when rendering, through sqlglot). Each object carries ``source``, the
+model path that made it (provenance: never compared, fingerprinted or rendered); what a kind
+is, apart from its fields, is its row in :mod:`targets.kinds`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class MappingTable:
     #: the DATE column a grant holds through (inclusive); None: the table has none, as
     #: before grants could carry ``until``
     expiry_column: str | None = None
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,8 @@ class SaltFunction:
     name: str
     mask: str
     salt_ref: str
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,8 @@ class RowFilterPolicy:
     note: str = ""
     #: the dimensions of a filter over several, in parameter order (empty otherwise)
     dimensions: tuple[str, ...] = ()
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,8 @@ class MaskPolicy:
     comment: str
     #: a reviewer's note rendered as comment lines above the statement
     note: str = ""
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,8 @@ class RowFilterAttachment:
     policy: str
     columns: tuple[str, ...]
     dataset: str
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,8 @@ class MaskAttachment:
     policy: str
     dataset: str
     using: tuple[str, ...] = ()
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -109,6 +123,8 @@ class Tag:
     #: Snowflake tag-based masking: masking policies attached to the tag, one per data type
     masking_policies: tuple[str, ...] = ()
     comment: str = ""
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -120,6 +136,8 @@ class TagAssignment:
     tag: str
     value: str
     dataset: str
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -146,6 +164,8 @@ class AbacPolicy:
     dimension: str | None = None
     #: the datasets whose tables the policy governs
     datasets: tuple[str, ...] = ()
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
 
 CatalogObject = (

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from accord.compiler.core.platforms import facts
 from accord.compiler.sqlscan import Statement
 from accord.targets.objects import (
     AbacPolicy,
@@ -58,7 +59,7 @@ PLACEMENT_KINDS = frozenset(
 def fold(name: str, platform: str) -> str:
     """A catalog name as the platform resolves it: Snowflake upper-cases unquoted names,
     Databricks is case-insensitive (lower case here)."""
-    return name.upper() if platform == "snowflake" else name.lower()
+    return facts(platform).fold(name)
 
 
 @dataclass
@@ -80,6 +81,15 @@ class Placements:
     abac: dict[tuple[str, str], AbacPolicy] = field(default_factory=dict)
     #: the statement that placed each row filter, mask and ABAC policy, by the key above
     sources: dict[tuple[str, ...], Statement] = field(default_factory=dict)
+
+    def objects(self) -> list[TagAssignment | RowFilterAttachment | MaskAttachment | AbacPolicy]:
+        """Every placement in place, as catalog objects."""
+        return [
+            *self.row_filters.values(),
+            *self.masks.values(),
+            *self.assignments.values(),
+            *self.abac.values(),
+        ]
 
     def read(self, stmt: Statement) -> bool:
         """Replay ``stmt``; False when it places nothing (not a placement statement, or one

@@ -11,8 +11,13 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
 
+from accord.compiler.core.errors import UsageError
 from accord.compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
+from accord.compiler.core.platforms import facts
+from accord.targets import sqlwords
+from accord.targets.reserved import MAX_IDENTIFIER, RESERVED
 
 
 @lru_cache(maxsize=4)
@@ -35,8 +40,6 @@ _TABLE: list[bool] = [True]
 
 @lru_cache(maxsize=1)
 def _table() -> Any:
-    from accord.targets import sqlwords
-
     return sqlwords if sqlglot.__version__ == sqlwords.SQLGLOT_VERSION else None
 
 
@@ -91,7 +94,6 @@ def _settled(name: str, platform: str) -> bool | None:
     ``targets/sqlwords.py`` decide it; None when only the parser can tell (a name with ``$`` or
     other than ASCII, a spelling of a special word the table was not checked on, or any name
     while the table is off: another sqlglot version, :func:`parser_only`)."""
-    from accord.targets.reserved import RESERVED
 
     if (
         not _plain(name)
@@ -166,17 +168,14 @@ def ident(name: str, platform: str) -> exp.Identifier:
 
     Snowflake resolves unquoted names in upper case, so a quoted Snowflake name is upper-cased
     to keep meaning the same object."""
-    from accord.targets.reserved import MAX_IDENTIFIER
 
     if len(name) > MAX_IDENTIFIER:
-        from accord.compiler.core.errors import UsageError
-
         raise UsageError(
             f"the {platform} name {name[:40]}... is {len(name)} characters long; {platform} "
             f"accepts at most {MAX_IDENTIFIER} (shorten the names it is made of)"
         )
     needs_quote = _needs_quotes(name, platform)
-    if needs_quote and platform == "snowflake" and _plain(name):
+    if needs_quote and facts(platform).folds_upper and _plain(name):
         name = name.upper()
     return exp.to_identifier(name, quoted=needs_quote)
 
@@ -231,7 +230,6 @@ def statement_count(text: str, platform: str) -> int:
 
 def _tokenized_count(text: str, platform: str) -> int:
     """:func:`statement_count` through the tokenizer, for any text."""
-    from sqlglot.tokens import TokenType
 
     tokens = _tokenizer(platform).tokenize(text)
     count, open_ = 0, False
@@ -264,7 +262,7 @@ def _generator_options(platform: str, pretty: bool) -> dict[str, Any]:
     """How accord writes SQL for ``platform``: function names in the platform's own case."""
     return {
         "pretty": pretty,
-        "normalize_functions": "lower" if platform == "databricks" else "upper",
+        "normalize_functions": facts(platform).function_case,
     }
 
 

@@ -1,4 +1,4 @@
-"""The cache of parsed files and lint results (compiler/core/store.py, compiler/model/parsecache.py, compiler/lint/cache.py): an optimisation only.
+"""The cache of parsed files and lint results (compiler/core/store.py, compiler/model/parsecache.py, compiler/lint/incremental/cache.py): an optimisation only.
 
 Every test compares what ``accord lint`` prints with and without the cache, on the same files:
 cold (the cache is filled), warm (read back), after an edit that changes a cross-file rule
@@ -656,8 +656,8 @@ def test_a_lint_entry_holds_the_findings_records(monkeypatch: pytest.MonkeyPatch
     """One JSON shape of a finding: the cache stores the record ``--format json`` lists from,
     reads it back equal, and an entry of the older shape (lists) is a miss, never a crash."""
     from accord.compiler.core.errors import Location
-    from accord.compiler.lint import cache as lint_cache
     from accord.compiler.lint.finding import Finding
+    from accord.compiler.lint.incremental import cache as lint_cache
 
     f = Finding(
         Location("a.sql", 3, 4),

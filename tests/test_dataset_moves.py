@@ -61,10 +61,10 @@ def test_a_moved_dataset_leaves_its_table_ungoverned(
 
 def test_cli_fails_on_the_move(tmp_path: Path) -> None:
     base, head = _pair(tmp_path, MOVES[0][1])
-    code, out, err = run_cli(["diff", str(head), "--base", str(base), "--fail-on", "widening"])
+    code, out, err = run_cli(["diff", str(head), "--base", f"dir:{base}", "--fail-on", "widening"])
     assert code == 1, out + err
     assert "no change in exposure" not in out and "DB.S.RESULTS" in out
-    code, out, _ = run_cli(["diff", str(head), "--base", str(base), "--format", "json"])
+    code, out, _ = run_cli(["diff", str(head), "--base", f"dir:{base}", "--format", "json"])
     doc = json.loads(out)
     assert doc["summary"]["widenings"] > 0
     assert all(c["after"] == "ungoverned" for c in doc["changes"] if c["kind"] == "widening")
@@ -99,11 +99,13 @@ def test_a_move_whose_old_table_the_model_says_is_dropped_is_a_note(tmp_path: Pa
     line = (head / "policy.yaml").read_text().splitlines().index("    replaces:") + 1
     assert f"policy.yaml:{line}:5" in note and "not checked against the platform" in note
     assert verdict(d) == "no change in exposure on any surface; 1 note to read"
-    code, out, err = run_cli(["diff", str(head), "--base", str(base), "--fail-on", "widening"])
+    code, out, err = run_cli(["diff", str(head), "--base", f"dir:{base}", "--fail-on", "widening"])
     assert code == 0, out + err
     assert f"note: {note}" in out
     # accord plan still strips the policies from the old table
-    code, out, err = run_cli(["plan", str(head), "--base", str(base), "--out", str(tmp_path / "m")])
+    code, out, err = run_cli(
+        ["plan", str(head), "--base", f"dir:{base}", "--out", str(tmp_path / "m")]
+    )
     assert code == 0, out + err
     (apply,) = (tmp_path / "m").glob("*/01_snowflake_apply.sql")
     sql = apply.read_text()

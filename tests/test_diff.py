@@ -352,7 +352,7 @@ def test_repair_widened_the_pharmacologist_the_current_role_policy_ignored(
 
 def test_repair_cli_text_and_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    code, out, err = run_cli(["diff", "policies", "--base", "examples/as-found"])
+    code, out, err = run_cli(["diff", "policies", "--base", "dir:examples/as-found"])
     assert code == 0, err
     assert (
         "clinical_pharmacologist gains programme CNS-204 on every surface reading "
@@ -363,9 +363,11 @@ def test_repair_cli_text_and_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     assert "caused by policies/surfaces.yaml:" in out
     code, md, _ = run_cli(
-        ["diff", "policies", "--base", "examples/as-found", "--format", "markdown"]
+        ["diff", "policies", "--base", "dir:examples/as-found", "--format", "markdown"]
     )
-    again = run_cli(["diff", "policies", "--base", "examples/as-found", "--format", "markdown"])[1]
+    again = run_cli(
+        ["diff", "policies", "--base", "dir:examples/as-found", "--format", "markdown"]
+    )[1]
     assert code == 0 and md == again
     assert md.index("#### Widenings") < md.index("#### Narrowings")
     assert "#### Resolved divergences (ACC403): 3" in md
@@ -388,7 +390,7 @@ def pair(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_json_matches_the_contract(pair: tuple[Path, Path]) -> None:
     base, head = pair
-    code, out, err = run_cli(["diff", str(head), "--base", str(base), "--format", "json"])
+    code, out, err = run_cli(["diff", str(head), "--base", f"dir:{base}", "--format", "json"])
     assert code == 0, err
     doc = json.loads(out)
     assert doc["summary"]["widenings"] == sum(c["kind"] == "widening" for c in doc["changes"])
@@ -406,20 +408,22 @@ def test_json_matches_the_contract(pair: tuple[Path, Path]) -> None:
 
 def test_fail_on_widening(pair: tuple[Path, Path], tmp_path: Path) -> None:
     base, head = pair
-    assert run_cli(["diff", str(head), "--base", str(base)])[0] == 0
-    assert run_cli(["diff", str(head), "--base", str(base), "--fail-on", "widening"])[0] == 1
-    assert run_cli(["diff", str(head), "--base", str(base), "--fail-on", "never"])[0] == 0
+    assert run_cli(["diff", str(head), "--base", f"dir:{base}"])[0] == 0
+    assert run_cli(["diff", str(head), "--base", f"dir:{base}", "--fail-on", "widening"])[0] == 1
+    assert run_cli(["diff", str(head), "--base", f"dir:{base}", "--fail-on", "never"])[0] == 0
     narrower = write_files(tmp_path / "narrow", {"policy.yaml": edited(DIFF_BASE)})
     data = edited(DIFF_BASE)
     data["entitlements"]["programme"]["P1"] = ["clinician"]
     (narrower / "policy.yaml").write_text(yaml.safe_dump(data))
-    code, out, _ = run_cli(["diff", str(narrower), "--base", str(base), "--fail-on", "widening"])
+    code, out, _ = run_cli(
+        ["diff", str(narrower), "--base", f"dir:{base}", "--fail-on", "widening"]
+    )
     assert code == 0 and "0 widenings" in out
 
 
 def test_github_annotations_on_the_causing_lines(pair: tuple[Path, Path]) -> None:
     base, head = pair
-    code, out, _ = run_cli(["diff", str(head), "--base", str(base), "--format", "github"])
+    code, out, _ = run_cli(["diff", str(head), "--base", f"dir:{base}", "--format", "github"])
     assert code == 0
     lines = out.splitlines()
     assert lines and all(line.startswith(("::warning ", "::notice ")) for line in lines)
@@ -431,7 +435,7 @@ def test_github_annotations_on_the_causing_lines(pair: tuple[Path, Path]) -> Non
 def test_invalid_head_exits_2_with_a_location(pair: tuple[Path, Path], fmt: str) -> None:
     base, head = pair
     (head / "broken.yaml").write_text("masks:\n  bad: {strategy: hashed}\n")
-    code, out, err = run_cli(["diff", str(head), "--base", str(base), "--format", fmt])
+    code, out, err = run_cli(["diff", str(head), "--base", f"dir:{base}", "--format", fmt])
     assert code == 2
     assert f"{head}/broken.yaml:2:" in err
     assert "Traceback" not in err
@@ -469,9 +473,13 @@ def test_base_from_a_git_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     from_git = run_cli(["diff", "policies", "--base", "HEAD", "--format", "json"])
     shutil.copytree(ROOT / "examples/as-found", tmp_path / "as-found")
     from_dir = run_cli(
-        ["diff", "policies", "--base", str(tmp_path / "as-found"), "--format", "json"]
+        ["diff", "policies", "--base", f"dir:{tmp_path / 'as-found'}", "--format", "json"]
     )
-    assert from_git[0] == 0 and from_git[1] == from_dir[1]
+    assert from_git[0] == 0 and from_dir[0] == 0
+    git_doc, dir_doc = json.loads(from_git[1]), json.loads(from_dir[1])
+    # the same changes; each document names the base it read
+    assert git_doc.pop("base")["kind"] == "git" and dir_doc.pop("base")["kind"] == "directory"
+    assert git_doc == dir_doc
 
 
 def test_diff_is_deterministic_and_symmetric(tmp_path: Path) -> None:
@@ -691,6 +699,6 @@ def test_a_widening_that_breaks_a_probe_introduces_it(tmp_path: Path) -> None:
     assert {p["status"] for p in d.probes} == {"introduced"}
     assert all(p["file"] == str(head / "probes.yaml") for p in d.probes)
     code, out, _ = run_cli(
-        ["diff", str(head), "--base", str(ROOT / "policies"), "--format", "github"]
+        ["diff", str(head), "--base", f"dir:{ROOT / 'policies'}", "--format", "github"]
     )
     assert code == 0 and "title=accord diff%3A ACC404 probe" in out

@@ -55,7 +55,7 @@ def _rows(markdown: str, title: str) -> list[list[str]]:
 
 
 def test_diff_counts_are_the_rows_printed_and_rows_name_their_surfaces() -> None:
-    args = ["diff", str(ROOT / "policies"), "--base", str(ROOT / "examples/as-found")]
+    args = ["diff", str(ROOT / "policies"), "--base", f"dir:{ROOT / 'examples/as-found'}"]
     markdown = run_cli([*args, "--format", "markdown"]).stdout
     text = run_cli(args).stdout
     changes = json.loads(run_cli([*args, "--format", "json"]).stdout)["changes"]
@@ -99,7 +99,7 @@ def test_a_plan_that_removes_a_mask_says_it_widens_and_for_whom(tmp_path: Path) 
         text.replace("NOTES: {type: VARCHAR, mask: free_text}", "NOTES: {type: VARCHAR}")
     )
     out = tmp_path / "migrations"
-    run = run_cli(["plan", str(head), "--base", str(base), "--out", str(out)])
+    run = run_cli(["plan", str(head), "--base", f"dir:{base}", "--out", str(out)])
     assert run.returncode == 0, run.stderr
     model = load_project(base).model
     unmasked = set(model.masks["free_text"].unmasked_for)

@@ -23,8 +23,8 @@ from accord.compiler.meaning import semantics
 from accord.compiler.model.loader import load_documents
 from accord.compiler.model.schema import Grant
 from accord.compiler.model.validate import Project, validate_raw
-from accord.compiler.verify import evaluation_dates, verify
 from accord.compiler.verify.engine import TestSalts
+from accord.compiler.verify.run import evaluation_dates, verify
 from accord.compiler.verify.sources import load_sql
 from accord.targets.render import render_files
 from tests.cli import run_cli
@@ -363,7 +363,7 @@ def test_diff_reports_an_extended_expiry_as_a_widening(tmp_path: Path) -> None:
     head = write(tmp_path, longer, "head")
     env = {"ACCORD_TODAY": "2026-12-01"}
     code, out, err = run_cli(
-        ["diff", str(head), "--base", str(base), "--format", "json", "--fail-on", "widening"],
+        ["diff", str(head), "--base", f"dir:{base}", "--format", "json", "--fail-on", "widening"],
         env=env,
     )
     assert code == 1, err
@@ -379,7 +379,7 @@ def test_diff_reports_an_extended_expiry_as_a_widening(tmp_path: Path) -> None:
     assert {c["kind"] for c in changes} == {"widening"}
     # the other way round, the same changes are narrowings
     code, out, err = run_cli(
-        ["diff", str(base), "--base", str(head), "--format", "json", "--fail-on", "widening"],
+        ["diff", str(base), "--base", f"dir:{head}", "--format", "json", "--fail-on", "widening"],
         env=env,
     )
     assert code == 0, err

@@ -433,7 +433,7 @@ def test_a_closed_or_full_stdout_exits_quietly(redirect: str, code: int, stderr:
 def test_plan_out_that_is_a_file_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "migrations"
     out.write_text("a file")
-    argv = ["plan", str(ROOT / "policies"), "--base", str(ROOT / "examples/as-found")]
+    argv = ["plan", str(ROOT / "policies"), "--base", f"dir:{ROOT / 'examples/as-found'}"]
     code, stdout, err = run_cli([*argv, "--out", str(out)])
     _refused(code, stdout, err, "accord: ", "exists and is not a directory")
     assert out.read_text() == "a file"
@@ -450,7 +450,7 @@ def test_a_long_identifier_domain_plans_with_bounded_file_names(
     )
     out = tmp_path / "migrations"
     done = run_process(
-        ["plan", str(policies), "--base", str(ROOT / "examples/as-found"), "--out", str(out)],
+        ["plan", str(policies), "--base", f"dir:{ROOT / 'examples/as-found'}", "--out", str(out)],
         timeout=120,  # the endless loop this guards against never returned
     )
     assert done.returncode == 0, done.stderr

@@ -226,7 +226,7 @@ def test_replanning_never_touches_an_applied_plan(
 ) -> None:
     _record_applied(plans)
     before = _snapshot(plans)
-    argv = ["plan", str(ROOT / "policies"), "--base", str(ROOT / "examples/as-found")]
+    argv = ["plan", str(ROOT / "policies"), "--base", f"dir:{ROOT / 'examples/as-found'}"]
     got, out, err = run_cli([*argv, "--out", str(plans), *extra])
     assert got == code, (out, err)
     assert message in out + err
@@ -251,7 +251,7 @@ def test_an_interrupted_plan_leaves_nothing(
         real(path, text)
 
     monkeypatch.setattr(compile_module, "_write_file", crash)
-    argv = ["plan", str(ROOT / "policies"), "--base", str(ROOT / "examples/as-found")]
+    argv = ["plan", str(ROOT / "policies"), "--base", f"dir:{ROOT / 'examples/as-found'}"]
     code, _, _ = run_cli([*argv, "--out", str(out)])
     assert code in (2, 130)  # click reports the interrupt as "aborted"
     assert not out.exists()
@@ -408,7 +408,7 @@ def test_an_oversized_plan_is_refused_before_reading(
 )
 def test_planning_beside_a_corrupt_plan_never_crashes(plans: Path, raw: bytes) -> None:
     (_plan_dir(plans) / "plan.json").write_bytes(raw)
-    argv = ["plan", str(ROOT / "policies"), "--base", str(ROOT / "examples/as-found")]
+    argv = ["plan", str(ROOT / "policies"), "--base", f"dir:{ROOT / 'examples/as-found'}"]
     code, out, err = run_cli([*argv, "--out", str(plans)])
     assert code == 0, err
     assert "Traceback" not in out + err and "internal error" not in err
@@ -423,7 +423,7 @@ def test_what_a_killed_plan_left_is_recovered_by_the_next(plans: Path) -> None:
     staged = plans / ".0002_other.accord-new-s1gk1l"
     shutil.copytree(moved, staged)
     assert read_plans(plans) == []  # neither is ever a plan
-    argv = ["plan", str(ROOT / "policies"), "--base", str(ROOT / "examples/as-found")]
+    argv = ["plan", str(ROOT / "policies"), "--base", f"dir:{ROOT / 'examples/as-found'}"]
     code, _, err = run_cli([*argv, "--out", str(plans)])
     assert code == 0, err
     assert sorted(p.name for p in plans.iterdir()) == [applied.name]

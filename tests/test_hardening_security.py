@@ -85,7 +85,7 @@ def test_a_hostile_salt_reference_is_refused_with_its_location(
         "validate": ["validate", str(policies)],
         "lint": ["lint", str(policies)],
         "compile": ["compile", str(policies), "--out", str(out), "--target", "all"],
-        "plan": ["plan", str(policies), "--base", str(ROOT / "policies"), "--out", str(out)],
+        "plan": ["plan", str(policies), "--base", f"dir:{ROOT / 'policies'}", "--out", str(out)],
     }[command]
     code, stdout, stderr = run_cli(argv)
     assert code == 2, stdout + stderr

@@ -250,7 +250,7 @@ def test_line_and_paragraph_separators_come_out_byte_for_byte(tmp_path: Path) ->
     # and the plan that introduces them holds them the same way
     plans = tmp_path / "migrations"
     code, _, err = run_cli(
-        ["plan", str(policies), "--base", str(ROOT / "policies"), "--out", str(plans)]
+        ["plan", str(policies), "--base", f"dir:{ROOT / 'policies'}", "--out", str(plans)]
     )
     assert code == 0, err
     stage_text = "".join(p.read_text(encoding="utf-8") for p in sorted(plans.rglob("*.sql")))

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from accord.compiler.core.errors import UsageError
-from accord.compiler.live.introspect import introspect
 from accord.compiler.model.validate import load_project
 from accord.compiler.probe_live.a2a import A2AError, send_message
 from accord.targets import lower_all
+from accord.targets.inspect import introspect
 from tests.cli import run_cli
 from tests.standins.http import running
 

@@ -1,20 +1,25 @@
 """The import structure: every arrow points down the layering, and no circle exists.
 
-The layers, bottom first (README, "Architecture"): ``core`` <- ``model`` <- {``sqlscan``,
-``targets``, ``meaning``, ``history``, ``connect``} <- {``lint``, ``verify``} <- ``plan`` <-
-{``live``, ``probe_live``, ``probe_sample``, ``exposure``, ``gate``} <- ``commands`` <- ``cli``
-<- ``reference`` (the reference pages generated from the command table and the model). A module
-may import its own package and any package of a lower layer; packages of one layer do not import
-each other, but for the few ties listed in :data:`SIDEWAYS`.
+The layers, bottom first (CONTRIBUTING.md, "Architecture"): ``core`` <- ``model`` <-
+``sqlscan`` <- {``connect``, ``meaning``, ``history``} <- ``targets`` (with its platform
+folders) <- {``lint``, ``verify``} <- ``plan`` <- {``live``, ``probe_live``, ``probe_sample``,
+``exposure``, ``gate``} <- ``commands`` <- ``cli`` <- ``reference`` (the reference pages generated
+from the command table and the model). A module may import its own package and any package of a
+lower layer; packages of one layer do not import each other, but for the ties listed in
+:data:`SIDEWAYS` (none today).
 
 Imports are read with :mod:`ast`, at every depth: an import inside a function (kept lazy for a
 heavy dependency or for the cost of ``accord lint``) must point down like any other, so a lazy
-import can never hide a circle. ``if TYPE_CHECKING:`` imports count too.
+import can never hide a circle. ``if TYPE_CHECKING:`` imports count too. Importing ``a.b.c``
+also runs ``a/__init__.py`` and ``a/b/__init__.py``: each import is an edge to every ancestor
+package of what it names that is not an ancestor of the importer itself, so a loop through a
+package's ``__init__.py`` is a circle too.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -26,7 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: list[set[str]] = [
     {"compiler", "compiler.core"},
     {"compiler.model"},
-    {"compiler.sqlscan", "targets", "compiler.meaning", "compiler.history", "compiler.connect"},
+    {"compiler.sqlscan"},
+    {"compiler.connect", "compiler.meaning", "compiler.history"},
+    {"targets"},
     {"compiler.lint", "compiler.verify"},
     {"compiler.plan"},
     {
@@ -41,10 +48,7 @@ LAYERS: list[set[str]] = [
     {"compiler.reference"},
 ]
 #: the only imports between packages of one layer: (importing module, imported package)
-SIDEWAYS = {
-    ("targets.read", "compiler.sqlscan"),
-    ("compiler.connect.denials", "compiler.sqlscan"),
-}
+SIDEWAYS: set[tuple[str, str]] = set()
 
 RANK = {package: i for i, layer in enumerate(LAYERS) for package in layer}
 
@@ -95,7 +99,7 @@ def imports(path: Path, module: str, known: set[str]) -> list[tuple[str, int]]:
             if base is None:
                 continue
             for alias in node.names:
-                # ``from accord.compiler.lint import cache`` imports the module compiler.lint.cache
+                # ``from accord.compiler.lint import engine`` imports the module compiler.lint.engine
                 sub = f"{base}.{alias.name}"
                 out.append((sub if sub in known else base, node.lineno))
     return sorted(set(out), key=lambda e: (e[1], e[0]))
@@ -123,10 +127,32 @@ def bare_imports(path: Path) -> list[str]:
     ]
 
 
+def ancestors(module: str) -> list[str]:
+    """``a.b.c`` -> ``["a", "a.b"]``: the packages whose ``__init__.py`` importing it runs."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
 def graph(root: Path = ROOT) -> dict[str, list[tuple[str, int]]]:
+    """Module -> (imported module, line), with the edges to the ancestor packages of each
+    imported module that are not the importer's own (their ``__init__.py`` runs on import)."""
+    return _graph(root.resolve())
+
+
+@functools.lru_cache(maxsize=8)
+def _graph(root: Path) -> dict[str, list[tuple[str, int]]]:
     found = modules(root)
     known = set(found)
-    return {m: [(t, ln) for t, ln in imports(p, m, known) if t != m] for m, p in found.items()}
+    out: dict[str, list[tuple[str, int]]] = {}
+    for m, p in found.items():
+        mine = {m, *ancestors(m)}
+        edges: dict[tuple[str, int], None] = {}
+        for target, line in imports(p, m, known):
+            for t in (*ancestors(target), target):
+                if t in known and t not in mine:
+                    edges[(t, line)] = None
+        out[m] = list(edges)
+    return out
 
 
 def upward(edges: dict[str, list[tuple[str, int]]]) -> list[str]:
@@ -261,6 +287,22 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
 def test_an_upward_import_is_found(tmp_path: Path, files: dict[str, str], expected: str) -> None:
     wrong = upward(graph(_tree(tmp_path, files)))
     assert any(w.startswith(expected) for w in wrong), wrong
+
+
+def test_a_circle_through_a_package_init_is_found(tmp_path: Path) -> None:
+    """``compiler/a/__init__.py`` imports ``b.helper``, which imports ``a.thing``: importing
+    ``a.thing`` runs ``a/__init__.py``, which needs ``b.helper`` first."""
+    root = _tree(
+        tmp_path,
+        {
+            "compiler/__init__.py": "",
+            "compiler/a/__init__.py": "from accord.compiler.b import helper\n",
+            "compiler/a/thing.py": "",
+            "compiler/b/__init__.py": "",
+            "compiler/b/helper.py": "from accord.compiler.a.thing import X\n",
+        },
+    )
+    assert circles(graph(root)) == [["compiler.a", "compiler.b.helper"]]
 
 
 def test_a_circle_hidden_by_a_lazy_import_is_found(tmp_path: Path) -> None:

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from accord.compiler.lint.checks import REGISTRY
+from accord.compiler.lint.checks import PAGES, REGISTRY, rule_page
+from accord.compiler.lint.checks import rule as policy_rule
 from accord.compiler.lint.docs import SECTIONS, doc_sections, main, render_docs, with_rule_table
-from accord.compiler.lint.engine import registered_rules, rule_doc
-from accord.compiler.model.rules import RULE_TABLE
+from accord.compiler.lint.engine import load_rules, registered_rules, rule_doc, rule_sources
+from accord.compiler.model.rules import FAMILIES, RULE_TABLE
 from tests.conftest import ROOT
 
 #: every rule of the format's table, and ACC205 added by accord
@@ -69,13 +70,61 @@ def test_docs_check_mode(tmp_path: Path) -> None:
     assert main(["--check", *args]) == 1
 
 
-def test_every_rule_module_is_listed() -> None:
-    """Rules are registered by the explicit list of compiler/lint/rules/__init__.py: a family
-    module left out of it would never run."""
+def test_every_rule_module_is_a_family_of_the_table() -> None:
+    """Rules are registered by importing the families the rule table names: a module of the
+    package no row names would never run."""
     import pkgutil
 
     import accord.compiler.lint.rules as rules
 
     modules = {info.name for info in pkgutil.iter_modules(rules.__path__)}
-    assert modules == {m.__name__.rsplit(".", 1)[-1] for m in rules.FAMILIES}
-    assert len(rules.FAMILIES) == len(set(rules.FAMILIES))
+    assert modules == set(FAMILIES) == {m.__name__.rsplit(".", 1)[-1] for m in rules.FAMILIES}
+
+
+def test_every_rule_lives_in_its_family() -> None:
+    """The family on each row is where its checks (or its page) are defined, so an incremental
+    lint that imports a rule's family has its checks; every row has a check or a page, never
+    both."""
+    load_rules()
+    for row in RULE_TABLE:
+        module = f"accord.compiler.lint.rules.{row.family}"
+        checks = REGISTRY.get(row.id, [])
+        assert checks or row.id in PAGES, row.id
+        assert not (checks and row.id in PAGES), row.id
+        for c in checks:
+            assert c.check.__module__ == module, row.id
+        if row.id in PAGES:
+            assert PAGES[row.id].source == "policy"
+
+
+def test_a_check_outside_its_family_is_refused() -> None:
+    """The guard behind the test above: registering ACC101 (family identity) from this module,
+    or a page for it, is refused and registers nothing."""
+    before = list(REGISTRY.get("ACC101", []))
+    with pytest.raises(ValueError, match="family 'identity'"):
+
+        @policy_rule("ACC101")
+        def stray(ctx: object) -> list[object]:
+            return []
+
+    with pytest.raises(ValueError, match="family 'identity'"):
+
+        @rule_page("ACC101")
+        class Stray:
+            """A page."""
+
+    assert REGISTRY.get("ACC101", []) == before and "ACC101" not in PAGES
+    with pytest.raises(KeyError):
+        rule_page("ACC999")
+
+
+def test_drift_rules_have_pages_and_no_check() -> None:
+    """ACC701-ACC708 are raised by `accord drift`: lint documents them (policy files) and runs
+    nothing for them."""
+    load_rules()
+    drift = [r.id for r in RULE_TABLE if r.family == "drift"]
+    assert drift == [f"ACC70{i}" for i in range(1, 9)]
+    for rule_id in drift:
+        assert rule_id not in REGISTRY
+        assert rule_sources(rule_id) == ["policy"]
+        assert rule_doc(rule_id) == PAGES[rule_id].doc

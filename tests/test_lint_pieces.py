@@ -1,4 +1,4 @@
-"""Incremental lint's input digests from per-file pieces (compiler/lint/pieces.py) equal the
+"""Incremental lint's input digests from per-file pieces (compiler/lint/incremental/pieces.py) equal the
 digests computed from scratch (``deps.input_digests``, ``verdict.entries``), run after run
 with the pieces of the unchanged files read from the cache: over random edit sequences of the
 incremental lint tests' estates, and over the merge's edge cases (a word moving between files,
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from accord.compiler.core import store
 from accord.compiler.core.errors import InputError
-from accord.compiler.lint import cache as lint_cache
-from accord.compiler.lint import deps, pieces, verdict
+from accord.compiler.lint.incremental import cache as lint_cache
+from accord.compiler.lint.incremental import deps, pieces, verdict
 from accord.compiler.model import loader, parsecache
 from tests.test_lint_incremental import BASES, EACH_KIND, KINDS, PROPERTY, Files, _write, edit
 

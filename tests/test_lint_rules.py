@@ -52,6 +52,7 @@ CORTEX = {"platform": "snowflake", "kind": "cortex_search", "source": "customers
 VECTOR = {"platform": "databricks", "kind": "vector_search", "source": "customers_lake"}
 ABAC = {"platforms": {"databricks": {"style": "abac"}}}
 NO_SUBJECT = {"masks": {"subject": DELETE}}
+TAIL_40 = {"strategy": "partial", "keep_last": 40}
 
 
 def dataset_patch(name: str, **fields: Any) -> dict[str, Any]:
@@ -235,6 +236,102 @@ CASES = [
             "masks": {"subject": {"salt": DELETE}},
             "datasets": {"customers_lake": {"columns": {"subject_id": {"identifier": DELETE}}}},
         },
+    ),
+    # ---- ACC206 mask-reveals ----------------------------------------------------------------------
+    Case(
+        "partial keeps more than the declared length: the clear value",
+        "ACC206",
+        {
+            "masks": {"tail": TAIL_40},
+            "datasets": {
+                "customers": {"columns": {"IBAN": {"type": "VARCHAR(34)", "mask": "tail"}}}
+            },
+        },
+        [("value", ("datasets", "customers", "columns", "IBAN", "mask"))],
+        "every value is shown whole",
+    ),
+    Case(
+        "partial keeps exactly the declared length (Databricks VARCHAR(n))",
+        "ACC206",
+        {
+            "masks": {"tail": {"strategy": "partial", "keep_last": 10}},
+            "datasets": {
+                "customers_lake": {"columns": {"acct": {"type": "VARCHAR(10)", "mask": "tail"}}}
+            },
+        },
+        [("value", ("datasets", "customers_lake", "columns", "acct", "mask"))],
+        "every value is shown whole",
+    ),
+    Case(
+        "past half of a CHAR(n): a warning",
+        "ACC206",
+        {
+            "masks": {"tail": {"strategy": "partial", "keep_last": 3}},
+            "datasets": {"customers": {"columns": {"CODE": {"type": "CHAR(5)", "mask": "tail"}}}},
+        },
+        [("value", ("datasets", "customers", "columns", "CODE", "mask"))],
+        "more than half of a full-length value is shown (3 of 5)",
+    ),
+    Case(
+        "a mask shared by columns of different lengths is judged per column",
+        "ACC206",
+        {
+            "masks": {"tail": TAIL_40},
+            "datasets": {
+                "customers": {
+                    "columns": {
+                        "IBAN": {"type": "VARCHAR(34)", "mask": "tail"},
+                        "ADDRESS": {"type": "VARCHAR(200)", "mask": "tail"},
+                    }
+                }
+            },
+        },
+        [("value", ("datasets", "customers", "columns", "IBAN", "mask"))],
+        "customers.IBAN is VARCHAR(34)",
+    ),
+    Case(
+        "a replica on the same platform inherits the column: judged once, at its source",
+        "ACC206",
+        {
+            "masks": {"tail": TAIL_40},
+            "datasets": {
+                "customers": {"columns": {"IBAN": {"type": "VARCHAR(34)", "mask": "tail"}}},
+                "customers_copy": {
+                    "platform": "snowflake",
+                    "table": "SALES.CRM.CUSTOMERS_COPY",
+                    "replica_of": "customers",
+                    "row_filter": {"entitlement": "region", "column": "REGION"},
+                },
+            },
+        },
+        [("value", ("datasets", "customers", "columns", "IBAN", "mask"))],
+        "customers.IBAN",
+    ),
+    Case(
+        "near-miss: no declared length (VARCHAR, STRING)",
+        "ACC206",
+        {
+            "masks": {"tail": TAIL_40},
+            "datasets": {
+                "customers": {"columns": {"IBAN": {"type": "VARCHAR", "mask": "tail"}}},
+                "customers_lake": {"columns": {"iban": {"type": "STRING", "mask": "tail"}}},
+            },
+        },
+    ),
+    Case(
+        "near-miss: exactly half of the declared length",
+        "ACC206",
+        {
+            "masks": {"tail": {"strategy": "partial", "keep_last": 17}},
+            "datasets": {
+                "customers": {"columns": {"IBAN": {"type": "VARCHAR(34)", "mask": "tail"}}}
+            },
+        },
+    ),
+    Case(
+        "near-miss: a redact mask on a short column",
+        "ACC206",
+        {"datasets": {"customers": {"columns": {"EMAIL": {"type": "CHAR(2)", "mask": "email"}}}}},
     ),
     # ---- ACC301 index-over-governed-data ----------------------------------------------------------
     Case(
@@ -441,6 +538,119 @@ CASES = [
                 }
             },
             "personas": {"admin": ["warehouse_admin", "analyst"]},
+        },
+    ),
+    # ---- ACC508 everyone-identity ----------------------------------------------------------------
+    Case(
+        "PUBLIC shown a mask's clear value (Snowflake only: its Databricks group is not everyone)",
+        "ACC508",
+        {
+            "principals": {"everyone": {"snowflake": "PUBLIC", "databricks": "staff"}},
+            "masks": {"email": {"unmasked_for": ["auditor", "everyone"]}},
+        },
+        [("value", ("masks", "email", "unmasked_for", 1))],
+        "principal everyone is 'PUBLIC' on snowflake, which every user holds",
+    ),
+    Case(
+        "account users (any case) granted an entitlement value",
+        "ACC508",
+        {
+            "principals": {"analyst": {"databricks": "Account Users"}},
+        },
+        [("value", ("entitlements", "region", "EU", 0))],
+        "principal analyst is 'Account Users' on databricks",
+    ),
+    Case(
+        "the workspace users group shown every row",
+        "ACC508",
+        {
+            "principals": {"everyone": {"databricks": "users"}},
+            "datasets": {"customers_lake": {"row_filter": {"unfiltered_for": ["everyone"]}}},
+            "personas": {"everyone": ["everyone"]},
+        },
+        [("value", ("datasets", "customers_lake", "row_filter", "unfiltered_for", 0))],
+        "customers_lake's row filter shows it every row",
+    ),
+    Case(
+        "PUBLIC inherits a principal that is granted rows: every user holds it",
+        "ACC508",
+        {
+            "principals": {"everyone": {"snowflake": "PUBLIC", "inherits": ["auditor"]}},
+            "personas": {"everyone": ["everyone"]},
+        },
+        [("value", ("principals", "everyone", "inherits", 0))],
+        "and inherits auditor, which is given",
+    ),
+    Case(
+        "near-miss: a principal that inherits PUBLIC is granted rows",
+        "ACC508",
+        {
+            "principals": {
+                "everyone": {"snowflake": "PUBLIC"},
+                "analyst": {"inherits": ["everyone"]},
+            },
+        },
+    ),
+    Case(
+        "near-miss: PUBLIC held by a persona only; a role named like it",
+        "ACC508",
+        {
+            "principals": {
+                "everyone": {"snowflake": "PUBLIC", "databricks": "account users"},
+                "readers": {"snowflake": "PUBLIC_READERS", "databricks": "users-eu"},
+            },
+            "masks": {"email": {"unmasked_for": ["auditor", "readers"]}},
+            "personas": {"everyone": ["everyone"]},
+        },
+    ),
+    Case(
+        "near-miss: PUBLIC on Snowflake, every row of a Databricks dataset",
+        "ACC508",
+        {
+            "principals": {"everyone": {"snowflake": "PUBLIC", "databricks": "stewards"}},
+            "datasets": {"customers_lake": {"row_filter": {"unfiltered_for": ["everyone"]}}},
+        },
+    ),
+    # ---- ACC509 identity-collision ---------------------------------------------------------------
+    Case(
+        "a new principal with another's role and group, granted a value it lacks",
+        "ACC509",
+        {
+            "principals": {"analyst_new": {"snowflake": "ANALYST", "databricks": "analysts"}},
+            "entitlements": {"region": {"US": ["auditor", "analyst_new"]}},
+        },
+        [
+            ("value", ("principals", "analyst_new", "snowflake")),
+            ("value", ("principals", "analyst_new", "databricks")),
+        ],
+        "principals analyst and analyst_new are both",
+    ),
+    Case(
+        "Databricks groups compared without case; the clear value of a mask",
+        "ACC509",
+        {
+            "principals": {"auditor_lake": {"databricks": "Auditors"}},
+            "entitlements": {"region": {"EU": ["analyst", "auditor", "auditor_lake"]}},
+        },
+        [("value", ("principals", "auditor_lake", "databricks"))],
+        "only auditor: the clear value of mask email",
+    ),
+    Case(
+        "near-miss: one identity, the same grants",
+        "ACC509",
+        {
+            "principals": {"analyst_new": {"snowflake": "ANALYST", "databricks": "analysts"}},
+            "entitlements": {"region": {"EU": ["analyst", "auditor", "analyst_new"]}},
+            "personas": {"analyst_new": ["analyst_new"]},
+        },
+    ),
+    Case(
+        "near-miss: one role on Snowflake, the extra grant on Databricks only (own group)",
+        "ACC509",
+        {
+            "principals": {"analyst_new": {"snowflake": "ANALYST", "databricks": "analysts-new"}},
+            "entitlements": {"region": {"EU": ["analyst", "auditor", "analyst_new"]}},
+            "datasets": {"customers_lake": {"row_filter": {"unfiltered_for": ["analyst_new"]}}},
         },
     ),
     # ---- ACC503 unused ----------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from accord.compiler.lint.engine import lint_project
 from accord.compiler.lint.finding import Finding
 from accord.compiler.lint.sources import source_line
 from accord.compiler.model.validate import load_project
-from accord.compiler.verify import verify
+from accord.compiler.verify.run import verify
 from tests.cli import run_cli
 from tests.estates import write_files
 from tests.sql_lint import lint_sql_files

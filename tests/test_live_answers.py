@@ -11,9 +11,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from accord.compiler.live.drift import unmanaged
-from accord.compiler.live.introspect import introspect
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
+from accord.targets.inspect import introspect
 from accord.targets.objects import MaskAttachment, RowFilterAttachment, RowFilterPolicy
 from tests.conftest import ROOT
 

@@ -44,8 +44,8 @@ def test_bank_deploys_introspects_and_drifts_clean(
     assert code == 0, out + err
     # introspection reads back exactly the lowered catalog: the two-column attachments (or the
     # ABAC policy matching both key columns) and the region mapping rows with their expiry
-    from accord.compiler.live.introspect import object_json
     from accord.targets import lower_all
+    from accord.targets.inspect import object_json
 
     lowered = lower_all(load_project(d))
     for platform in ("snowflake", "databricks"):
@@ -419,7 +419,7 @@ def test_expiry_cells_compare_as_days() -> None:
     dates, not spellings; a cell that is no date is an answer accord cannot read."""
     import datetime as dt
 
-    from accord.compiler.live.introspect import live_day, live_rows
+    from accord.targets.inspect import live_day, live_rows
 
     assert live_day(dt.date(2027, 3, 31)) == live_day("2027-03-31") == "2027-03-31"
     assert live_day(dt.datetime(2027, 3, 31, 0, 0)) == "2027-03-31"

@@ -61,6 +61,7 @@ def test_deploy_from_empty_then_drift_is_clean(platforms: Platforms, tmp_path: P
     # planning again from the deployed estate finds nothing to do
     code, out, _ = run_cli(["plan", POLICIES, "--base", "live:all", "--out", str(tmp_path / "m2")])
     assert code == 0 and "do not differ" in out
+    assert "accord plan: base: what is deployed (live:all)" in out.splitlines()
 
 
 def test_introspect_equals_the_lowered_catalog(platforms: Platforms, tmp_path: Path) -> None:
@@ -73,7 +74,7 @@ def test_introspect_equals_the_lowered_catalog(platforms: Platforms, tmp_path: P
         assert code == 0, err
         live = json.loads(out)
         assert live["unreadable"] == [] and live["salt_grants"] == []
-        from accord.compiler.live.introspect import object_json
+        from accord.targets.inspect import object_json
 
         want = sorted(
             (json.dumps(object_json(o, platform), sort_keys=True) for o in lowered[platform]),
@@ -369,7 +370,7 @@ def test_abac_estate_introspects_equal_drifts_and_repairs(
     assert code == 0, out + err
     code, out, err = run_cli(["introspect", *dbx, str(d), "--format", "json"])
     lowered = lower_all(load_project(d))["databricks"]
-    from accord.compiler.live.introspect import object_json
+    from accord.targets.inspect import object_json
 
     want = sorted(json.dumps(object_json(o, "databricks"), sort_keys=True) for o in lowered)
     assert sorted(json.dumps(o, sort_keys=True) for o in json.loads(out)["objects"]) == want
@@ -415,7 +416,7 @@ def test_snowflake_tag_estate_introspects_equal_drifts_and_repairs(
     code, out, err = run_cli(["migrate", "apply", *sf, "--plans", str(plans), "--policies", str(d)])
     assert code == 0, out + err
     code, out, err = run_cli(["introspect", *sf, str(d), "--format", "json"])
-    from accord.compiler.live.introspect import object_json
+    from accord.targets.inspect import object_json
 
     lowered = lower_all(load_project(d))["snowflake"]
     want = sorted(json.dumps(object_json(o, "snowflake"), sort_keys=True) for o in lowered)

@@ -9,8 +9,8 @@ import pytest
 
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.live import session as live_session
-from accord.compiler.live.introspect import LiveCatalog
 from accord.compiler.model.validate import load_project
+from accord.targets.inspect import LiveCatalog
 from accord.targets.objects import Catalog
 from tests.conftest import ROOT
 

@@ -115,9 +115,9 @@ def test_diff_is_the_same_with_and_without_sharing(
     first = sorted(head.rglob("*.yaml"))[0]
     first.write_text(first.read_text() + "# edited\n")
     pairs = [("policies", "examples/as-found"), (str(head), "policies")]
-    shared = [run_cli(["diff", h, "--base", b, "--format", fmt]) for h, b in pairs]
+    shared = [run_cli(["diff", h, "--base", f"dir:{b}", "--format", fmt]) for h, b in pairs]
     monkeypatch.setattr(loader, "sharing", contextlib.nullcontext)
-    alone = [run_cli(["diff", h, "--base", b, "--format", fmt]) for h, b in pairs]
+    alone = [run_cli(["diff", h, "--base", f"dir:{b}", "--format", fmt]) for h, b in pairs]
     assert shared == alone
     assert all(r.stdout or r.stderr for r in shared)
 
@@ -131,7 +131,7 @@ def test_a_refusal_reads_the_same_when_shared(
     head = _tree(tmp_path, "head", "policies")
     (base / "zz_bad.yaml").write_text("version: 1\nversion: 1\n")
     (head / "zz_bad_too.yaml").write_text("version: 1\nversion: 1\n")
-    args = ["diff", str(head), "--base", str(base)]
+    args = ["diff", str(head), "--base", f"dir:{base}"]
     (head / "zz_bad_too.yaml").unlink()
     (head / "zz_also.yaml").write_text("version: 1\n")  # shared, then repeated in the base
     (base / "zz_also.yaml").write_text("version: 1\n")
@@ -146,7 +146,7 @@ def test_plan_is_the_same_with_and_without_sharing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """``accord plan`` writes the same files, and says the same, with and without sharing."""
-    args = ["plan", "policies", "--base", "examples/as-found", "--out"]
+    args = ["plan", "policies", "--base", "dir:examples/as-found", "--out"]
     shared = run_cli([*args, str(tmp_path / "shared")])
     monkeypatch.setattr(loader, "sharing", contextlib.nullcontext)
     alone = run_cli([*args, str(tmp_path / "alone")])

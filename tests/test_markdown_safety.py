@@ -86,7 +86,7 @@ def test_a_hostile_entitlement_value_in_a_diff_comment(tmp_path) -> None:  # typ
     after = edited(before, lambda e: e["entitlements"]["programme"][value].append("chemist"))
     base = write_estate(tmp_path / "base", before)
     head = write_estate(tmp_path / "head", after)
-    code, out, err = run_cli(["diff", str(head), "--base", str(base), "--format", "markdown"])
+    code, out, err = run_cli(["diff", str(head), "--base", f"dir:{base}", "--format", "markdown"])
     assert code in (0, 1), err
     assert "gains programme P9" in out
     # code spans are literal text (GitHub renders nothing inside one): what stays outside them

@@ -187,7 +187,7 @@ def test_analyze_markdown_embeds_the_diagram(estate: Path) -> None:
 
 
 def test_diff_markdown_draws_only_the_changed_part() -> None:
-    args = ["diff", str(ROOT / "policies"), "--base", str(ROOT / "examples/as-found")]
+    args = ["diff", str(ROOT / "policies"), "--base", f"dir:{ROOT / 'examples/as-found'}"]
     markdown = run_cli([*args, "--format", "markdown"]).stdout
     changes = json.loads(run_cli([*args, "--format", "json"]).stdout)
     d = parse(_mermaid_block(markdown))
@@ -209,7 +209,14 @@ def test_diff_markdown_draws_only_the_changed_part() -> None:
         else:
             assert dotted and text.startswith("no longer read (was ")
     same = run_cli(
-        ["diff", str(ROOT / "policies"), "--base", str(ROOT / "policies"), "--format", "markdown"]
+        [
+            "diff",
+            str(ROOT / "policies"),
+            "--base",
+            f"dir:{ROOT / 'policies'}",
+            "--format",
+            "markdown",
+        ]
     )
     assert "```mermaid" not in same.stdout
 

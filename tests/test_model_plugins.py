@@ -1,4 +1,4 @@
-"""accord builds its pydantic model classes with no pydantic plugin (compiler/model/schema.py):
+"""accord builds its pydantic model classes with no pydantic plugin (compiler/model/schema/base.py):
 pydantic's plugin lookup (every installed distribution's entry points) is answered before it
 is made. These tests fail when a pydantic upgrade asks something else of its plugin loader,
 rather than letting the answer silently differ."""

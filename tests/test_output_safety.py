@@ -194,13 +194,14 @@ def hostile_diff(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json", "github"])
 def test_diff_of_hostile_values_and_names(hostile_diff: Path, fmt: str) -> None:
-    code, out, err = _run(["diff", "head", "--base", "base", "--format", fmt], hostile_diff)
+    code, out, err = _run(["diff", "head", "--base", "dir:base", "--format", fmt], hostile_diff)
     assert code == 0, err
     for stream in (out, err):
         _assert_inert(stream)
     assert _commands(err) == []
     if fmt == "github":
-        lines = [x for x in _runner_lines(out) if x]
+        said, *lines = [x for x in _runner_lines(out) if x]
+        assert said == "::notice title=accord diff%3A base::base: directory base"
         assert lines and all(
             x.startswith("::warning file=head/est\\xff\\u001b[1m.yaml,") for x in lines
         )

@@ -122,7 +122,7 @@ def test_plan_and_migrate_render_a_path_on_its_line(tmp_path: Path) -> None:
         {"policy.yaml": edited(DIFF_BASE, {"masks": {"notes": {"strategy": "nullify"}}})},
     )
     plans = tmp_path / "mig\n::add-mask::forged"
-    code, out, err = run_cli(["plan", str(head), "--base", str(base), "--out", str(plans)])
+    code, out, err = run_cli(["plan", str(head), "--base", f"dir:{base}", "--out", str(plans)])
     assert code == 0, err
     written = [line for line in out.splitlines() if line.startswith("  ") and "mig" in line]
     assert written and all("mig\\u000a::add-mask::forged/0001_" in line for line in written)

@@ -181,7 +181,8 @@ class _Counting:
 
 
 def _statements(project: object, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
-    from accord.compiler.verify import engine, verify
+    from accord.compiler.verify import engine
+    from accord.compiler.verify.run import verify
 
     made: list[_Counting] = []
     real = engine.locked_connection

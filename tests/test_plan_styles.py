@@ -10,7 +10,7 @@ import pytest
 from accord.compiler.plan.order import build_plan
 from accord.compiler.plan.state import PlanError
 from accord.targets import lower_all
-from accord.targets.databricks import DatabricksTarget
+from accord.targets.databricks.target import DatabricksTarget
 from accord.targets.objects import (
     AbacPolicy,
     Catalog,

@@ -345,7 +345,7 @@ def test_verify_resolves_role_names_in_the_stored_case(tmp_path) -> None:  # typ
     fails for the entitled persona."""
     from accord.compiler.core.outdir import write_tree
     from accord.compiler.model.validate import load_project
-    from accord.compiler.verify import verify
+    from accord.compiler.verify.run import verify
     from accord.targets.render import render_files
 
     policies = ROOT / "policies"
@@ -422,7 +422,8 @@ def test_snowflake_checks_run_against_a_policy_references_double() -> None:
 def test_databricks_metadata_checks_read_the_documented_table_info() -> None:
     from databricks.sdk.service.catalog import TableInfo
 
-    from accord.compiler.plan import metadata
+    from accord.targets import checks as stage_checks
+    from accord.targets.databricks import checks as metadata
 
     info = TableInfo.from_dict(
         {
@@ -434,7 +435,7 @@ def test_databricks_metadata_checks_read_the_documented_table_info() -> None:
             ],
         }
     )
-    check = metadata.MetadataCheck
+    check = stage_checks.MetadataCheck
     assert metadata.evaluate(check("row_filter", "cat.s.t", None, "gov.pol.f"), info)
     assert not metadata.evaluate(check("row_filter", "cat.s.t", None, "gov.pol.g"), info)
     assert not metadata.evaluate(check("row_filter", "cat.s.t", None, None), info)
@@ -443,7 +444,7 @@ def test_databricks_metadata_checks_read_the_documented_table_info() -> None:
     assert not metadata.evaluate(check("mask", "cat.s.t", "programme", "gov.pol.m"), info)
     assert not metadata.evaluate(check("mask", "cat.s.t", "missing", None), info)
     line = check("mask", "cat.s.t", "notes", "gov.pol.m").line()
-    assert metadata.parse(f"-- x\n{line}\nSELECT 1;") == [
+    assert stage_checks.parse(f"-- x\n{line}\nSELECT 1;") == [
         check("mask", "cat.s.t", "notes", "gov.pol.m")
     ]
 
@@ -484,7 +485,7 @@ def test_a_plan_from_a_model_base_names_create_governed_tag_and_checks_the_tag()
     stage's check reads the tag with ``tag_policies.get_tag_policy`` and fails until it exists
     with the model's values (ABAC matches governed tags only: unity-catalog/abac). A plan from
     a live base runs the statement: tests/test_live_e2e.py."""
-    from accord.compiler.plan.metadata import parse
+    from accord.targets.checks import parse
 
     plan = plan_between(edited(PLAN_BASE), edited(edited(PLAN_BASE), _abac))
     sqls = "\n".join(statements(plan, "databricks"))
@@ -676,7 +677,7 @@ def _rc(
 
 
 def _rows(actions: list[str], revert: str) -> dict:  # type: ignore[type-arg]
-    """A mapping table's rows resource (targets/terraform/render.py names it ``<table>__rows``)."""
+    """A mapping table's rows resource (targets/snowflake/terraform.py names it ``<table>__rows``)."""
     change = _rc(
         "snowflake_execute",
         actions,
@@ -867,7 +868,8 @@ def test_terraform_alone_writes_the_sql_files_it_names(tmp_path) -> None:  # typ
 def test_abac_policy_checks_read_the_documented_policy_info() -> None:
     from databricks.sdk.service.catalog import PolicyInfo
 
-    from accord.compiler.plan import metadata
+    from accord.targets import checks as stage_checks
+    from accord.targets.databricks import checks as metadata
 
     listed = [
         PolicyInfo.from_dict(
@@ -883,14 +885,14 @@ def test_abac_policy_checks_read_the_documented_policy_info() -> None:
         )
     ]
 
-    def check(function: str | None, name: str = "accord_notes_mask") -> metadata.MetadataCheck:
-        return metadata.MetadataCheck("abac_policy", "cat.s", None, function, name, "SCHEMA")
+    def check(function: str | None, name: str = "accord_notes_mask") -> stage_checks.MetadataCheck:
+        return stage_checks.MetadataCheck("abac_policy", "cat.s", None, function, name, "SCHEMA")
 
     assert metadata.evaluate_policies(check("gov.pol.notes_mask"), listed)
     assert not metadata.evaluate_policies(check("gov.pol.other"), listed)
     assert not metadata.evaluate_policies(check(None), listed)
     assert metadata.evaluate_policies(check(None, "accord_gone"), listed)
-    assert metadata.parse(check("gov.pol.notes_mask").line()) == [check("gov.pol.notes_mask")]
+    assert stage_checks.parse(check("gov.pol.notes_mask").line()) == [check("gov.pol.notes_mask")]
 
 
 def test_a_window_the_plan_cannot_avoid_is_in_the_stage_header() -> None:
@@ -951,7 +953,8 @@ def test_an_unavoidable_loss_of_access_is_said_in_the_stage_header() -> None:
 def test_tag_checks_read_the_documented_entity_tag_assignments() -> None:
     from databricks.sdk.service.catalog import EntityTagAssignment
 
-    from accord.compiler.plan import metadata
+    from accord.targets import checks as stage_checks
+    from accord.targets.databricks import checks as metadata
 
     listed = [
         EntityTagAssignment.from_dict(
@@ -960,14 +963,14 @@ def test_tag_checks_read_the_documented_entity_tag_assignments() -> None:
         )
     ]  # fmt: skip
 
-    def check(value: str | None, tag: str = "accord_mask") -> metadata.MetadataCheck:
-        return metadata.MetadataCheck("tag", "cat.s.t", "notes", None, tag=tag, value=value)
+    def check(value: str | None, tag: str = "accord_mask") -> stage_checks.MetadataCheck:
+        return stage_checks.MetadataCheck("tag", "cat.s.t", "notes", None, tag=tag, value=value)
 
     assert metadata.evaluate_tags(check("notes"), listed)
     assert not metadata.evaluate_tags(check("subject"), listed)
     assert not metadata.evaluate_tags(check(None), listed)
     assert metadata.evaluate_tags(check(None, "accord_row_key"), listed)
-    assert metadata.parse(check("notes").line()) == [check("notes")]
+    assert stage_checks.parse(check("notes").line()) == [check("notes")]
 
 
 def _rows_resources(estate: dict) -> tuple[dict, str]:  # type: ignore[type-arg]
@@ -1036,7 +1039,8 @@ def test_the_governed_tag_check_reads_tag_policies(account: tuple | None, ok: bo
     case-sensitive (admin/governed-tags/manage-governed-tags)."""
     from databricks.sdk.service.tags import TagPolicy, Value
 
-    from accord.compiler.plan.metadata import MetadataCheck, evaluate_governed_tag
+    from accord.targets.checks import MetadataCheck
+    from accord.targets.databricks.checks import evaluate_governed_tag
 
     check = MetadataCheck(
         "governed_tag", "", None, None, tag="accord_mask", values=("notes", "subject")
@@ -1106,7 +1110,7 @@ def test_the_reference_estate_moves_from_table_level_to_abac(tmp_path) -> None: 
     p.write_text(p.read_text().replace("style: table", "style: abac"))
     out = tmp_path / "m"
     code, _printed, err = run_cli(
-        ["plan", str(head), "--base", str(ROOT / "policies"), "--out", str(out)]
+        ["plan", str(head), "--base", f"dir:{ROOT / 'policies'}", "--out", str(out)]
     )
     assert code == 0, err
     (plan,) = out.glob("0001_*")

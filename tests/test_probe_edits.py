@@ -30,7 +30,7 @@ def estates(tmp_path: Path, edit) -> tuple[Path, Path]:
 
 def diff(base: Path, head: Path, fmt: str) -> tuple[int, str]:
     code, out, err = run_cli(
-        ["diff", str(head), "--base", str(base), "--fail-on", "widening", "--format", fmt]
+        ["diff", str(head), "--base", f"dir:{base}", "--fail-on", "widening", "--format", fmt]
     )
     return code, out + err
 

@@ -698,7 +698,7 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
     probe the same answer, and every answer is the expected one. Databricks is asked through
     the real databricks-sdk client, one profile per persona, against the workspace stand-in."""
     from accord.compiler.meaning.probes import evaluate
-    from accord.compiler.verify import verify
+    from accord.compiler.verify.run import verify
     from tests.live_helpers import SALTS
     from tests.probe_catalog_standin import StandinRunner, deployed
 

@@ -8,7 +8,7 @@ import pytest
 
 from accord.compiler.meaning.probes import evaluate
 from accord.compiler.model.validate import load_project
-from accord.compiler.verify import verify
+from accord.compiler.verify.run import verify
 from tests import test_verify
 from tests.conftest import ROOT
 

@@ -21,12 +21,12 @@ from sqlglot import exp
 from accord.compiler.core.errors import InputError
 from accord.compiler.exposure.diff import exposure_diff
 from accord.compiler.live.drift import omission_findings
-from accord.compiler.live.introspect import columns_query
 from accord.compiler.meaning.probes import evaluate
 from accord.compiler.model.replicas import column_origin
 from accord.compiler.model.types import translate_type
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
+from accord.targets.inspect import columns_query
 from accord.targets.objects import MaskAttachment
 from tests.cli import run_cli
 from tests.conftest import ROOT

@@ -17,7 +17,7 @@ from accord.compiler.core.outdir import write_tree
 from accord.compiler.meaning import semantics
 from accord.compiler.model.loader import load_documents
 from accord.compiler.model.validate import Project, validate_raw
-from accord.compiler.verify import verify
+from accord.compiler.verify.run import verify
 from accord.targets.render import render_files
 from tests.cli import run_cli
 
@@ -206,7 +206,7 @@ def test_diff_locates_a_new_edge(tmp_path: Path) -> None:
     )
     head = write(tmp_path, text, "head")
     code, out, err = run_cli(
-        ["diff", str(head), "--base", str(base), "--format", "json", "--fail-on", "widening"]
+        ["diff", str(head), "--base", f"dir:{base}", "--format", "json", "--fail-on", "widening"]
     )
     assert code == 1, err
     changes = json.loads(out)["changes"]

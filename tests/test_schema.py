@@ -49,10 +49,34 @@ def _section_classes() -> list[type]:
             if isinstance(c, type)
             and issubclass(c, model.Strict)
             and c not in (model.Strict, model.PolicyModel)
-            and c.__module__ == model.__name__
+            and c.__module__.startswith(model.__name__ + ".")
         ),
         key=lambda c: c.__name__,
     )
+
+
+def test_every_class_of_the_model_is_exported_from_its_face() -> None:
+    """The classes are written one section per module (compiler/model/schema/) and imported
+    from the package: every class of every module is there, and the sections are all tried
+    below."""
+    import importlib
+    import pkgutil
+
+    from accord.compiler.model import schema as model
+
+    written = set()
+    for info in pkgutil.iter_modules(model.__path__):
+        module = importlib.import_module(f"{model.__name__}.{info.name}")
+        written |= {
+            c
+            for c in vars(module).values()
+            if isinstance(c, type)
+            and issubclass(c, model.Strict)
+            and c.__module__ == module.__name__
+        }
+    assert written <= {c for c in vars(model).values() if isinstance(c, type)}
+    assert set(_section_classes()) == written - {model.Strict, model.PolicyModel}
+    assert len(written) == 20
 
 
 @pytest.mark.parametrize("cls", _section_classes(), ids=lambda c: c.__name__)

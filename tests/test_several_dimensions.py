@@ -25,8 +25,8 @@ from accord.compiler.model.loader import load_documents
 from accord.compiler.model.probe_places import reaching
 from accord.compiler.model.validate import Project, validate_raw
 from accord.compiler.plan.source import plan_projects
-from accord.compiler.verify import verify
 from accord.compiler.verify.engine import TestSalts
+from accord.compiler.verify.run import verify
 from accord.compiler.verify.sources import load_sql
 from accord.targets.render import render_files
 from tests.cli import run_cli
@@ -253,7 +253,9 @@ def test_analyze_and_diff_per_dimension(tmp_path: Path) -> None:
     env = {"ACCORD_TODAY": "2026-12-01"}
     code, out, err = run_cli(["analyze", str(head), "--format", "json"], env=env)
     assert code == 0, err
-    code, out, err = run_cli(["diff", str(head), "--base", str(base), "--format", "json"], env=env)
+    code, out, err = run_cli(
+        ["diff", str(head), "--base", f"dir:{base}", "--format", "json"], env=env
+    )
     assert code == 0, err
     changes = json.loads(out)["changes"]
     banker = [c for c in changes if c["persona"] == "banker" and c["column"] is None]
@@ -263,7 +265,7 @@ def test_analyze_and_diff_per_dimension(tmp_path: Path) -> None:
     assert {c["dimension"] for c in banker} == {"region+business_line"}
     # the other way, a widening of that dimension, failing --fail-on widening
     code, out, err = run_cli(
-        ["diff", str(base), "--base", str(head), "--format", "json", "--fail-on", "widening"],
+        ["diff", str(base), "--base", f"dir:{head}", "--format", "json", "--fail-on", "widening"],
         env=env,
     )
     assert code == 1, err

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import accord.compiler.sqlscan as sqlscan
 import accord.compiler.sqlscan.readers as readers
+import accord.compiler.sqlscan.scanner as scanner
 from accord.compiler.sqlscan import fused, scan
 from tests.conftest import ROOT, fast_sample
 from tests.test_sqlscan_read_shapes import (
@@ -33,12 +33,12 @@ from tests.test_sqlscan_read_shapes import (
 
 
 def _scan(text: str, path: str, dialect: str | None, mode: str) -> tuple:
-    sqlscan.FUSED = mode == "fused"
+    scanner.FUSED = mode == "fused"
     readers.SHAPES = mode != "tokens"
     try:
         result = scan(text, path, dialect)
     finally:
-        sqlscan.FUSED = True
+        scanner.FUSED = True
         readers.SHAPES = True
     errors = [(e, e.span) for e in result.errors]
     return result.statements, errors, result.dialect

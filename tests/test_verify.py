@@ -18,7 +18,7 @@ import pytest
 
 from accord.compiler.core.outdir import write_tree
 from accord.compiler.model.validate import load_project
-from accord.compiler.verify import verify
+from accord.compiler.verify.run import verify
 from accord.targets.render import render_files
 from tests.cli import run_cli
 from tests.conftest import ROOT

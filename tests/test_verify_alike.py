@@ -23,9 +23,9 @@ import accord.compiler.verify.parts as parts_module
 from accord.compiler.core.errors import InputError
 from accord.compiler.core.outdir import write_tree
 from accord.compiler.model.validate import Project, load_project
-from accord.compiler.verify import verify
 from accord.compiler.verify.engine import TestSalts, Verifier
 from accord.compiler.verify.parts import Part
+from accord.compiler.verify.run import verify
 from accord.compiler.verify.sources import load_sql, read_compiled_dir
 from accord.targets.render import render_files
 from bench.lint_bench import estate, write_estate

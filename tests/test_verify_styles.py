@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from accord.compiler.core.outdir import write_tree
-from accord.compiler.verify import verify
+from accord.compiler.verify.run import verify
 from accord.targets.render import render_files
 from tests.golden_cases import reference, with_styles
 

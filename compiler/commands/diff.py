@@ -9,6 +9,7 @@ from accord.compiler.commands.options import (
     directory_argument,
     fail_on_option,
     format_option,
+    say,
 )
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.visible import own_commands
@@ -19,8 +20,9 @@ FORMATS = ("text", "markdown", "json", "github")
 @click.command("diff")
 @directory_argument
 @base_option(
-    "The version to compare with: a policy directory, or a git revision (origin/main) "
-    "of DIRECTORY, read as `accord plan --base` reads it."
+    "The version to compare with: a git revision (origin/main) of DIRECTORY, read at the path "
+    "DIRECTORY names and never checked out, or dir:PATH for a policy directory. A bare value "
+    "is only ever a revision. The output says which base was read."
 )
 @format_option(
     FORMATS, "text for people; markdown for a pull-request comment; json or github annotations."
@@ -36,17 +38,19 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     from accord.compiler import exposure
     from accord.compiler.model.loader import sharing
     from accord.compiler.model.validate import load_project
-    from accord.compiler.plan.source import load_base
+    from accord.compiler.plan.source import Base, load_base, parse_base, shadowed
 
+    read: Base | None = None
     try:
-        if base.startswith("live:"):
+        wanted = parse_base(base)
+        if wanted.kind == "live":
             raise UsageError(
                 f"--base {base}: accord diff compares two models (personas, surfaces, grants); "
                 "what is deployed holds catalog objects only: compare it with `accord drift`"
             )
         with sharing():  # the files both trees hold alike are parsed once
             head = load_project(directory)
-            old = load_base(base, directory)
+            old, read = load_base(wanted, directory)
         result = exposure.exposure_diff(old, head)
     except (InputError, UsageError) as err:
         if fmt not in ("json", "github"):
@@ -57,7 +61,8 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
             else [Diagnostic(Location(directory, 1, 1), str(err))]
         )
         if fmt == "json":
-            click.echo(exposure.to_json(exposure.ExposureDiff([], [], None), problems))
+            empty = exposure.ExposureDiff([], [], None)
+            click.echo(exposure.to_json(empty, problems, read.to_json() if read else None))
         else:
             with own_commands():  # every value in them is escaped
                 for p in problems:
@@ -65,18 +70,20 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
         for p in problems:
             click.echo(str(p), err=True)
         return 2
+    note = shadowed(read)
+    if note:
+        say(note, err=True)
+    said = read.describe()
     places = exposure.places_of(old.model, head.model)
     if fmt == "json":
-        click.echo(exposure.to_json(result))
+        click.echo(exposure.to_json(result, base=read.to_json()))
     elif fmt == "markdown":
         drawn = exposure.diagram(result, old.model, head.model)
-        click.echo(exposure.to_markdown(result, places, drawn), nl=False)
+        click.echo(exposure.to_markdown(result, places, drawn, said), nl=False)
     elif fmt == "github":
-        text = exposure.to_github(result, places)
-        if text:
-            with own_commands():
-                click.echo(text)
+        with own_commands():
+            click.echo(exposure.to_github(result, places, said))
         click.echo(f"accord diff: {exposure.verdict(result, places)}", err=True)
     else:
-        click.echo(exposure.to_text(result, places))
+        click.echo(exposure.to_text(result, places, said))
     return 1 if fail_on == "widening" and result.fails else 0

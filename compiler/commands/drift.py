@@ -28,10 +28,10 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
     role, what could not be). Exit 1 when anything differs or could not be seen. Reads only."""
     from accord.compiler.lint.engine import finalize
     from accord.compiler.lint.report import render_json, render_sarif, render_text
-    from accord.compiler.live.coverage import Coverage
     from accord.compiler.live.drift import drift
     from accord.compiler.live.hierarchy import read_hierarchies
     from accord.compiler.live.session import session
+    from accord.targets.coverage import Coverage
 
     options = options_from(kwargs)
     with contextlib.ExitStack() as connections:

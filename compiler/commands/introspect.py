@@ -28,8 +28,9 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
     and SELECT on Databricks); changes nothing. Salt function bodies are never read out.
     With --check-reader, says which privileges the reading role holds and which it lacks."""
     from accord.compiler.live.hierarchy import read_hierarchies
-    from accord.compiler.live.introspect import object_json, sort_objects
     from accord.compiler.live.session import session
+    from accord.targets.inspect import object_json, sort_objects
+    from accord.targets.platform import platform as platform_named
 
     project = load_project(directory)
     if check_reader:
@@ -53,9 +54,9 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
             if k not in ("name", "body") and v not in ("", (), [], None)
         }
         say(f"  {kind:<20} {name}  {json.dumps(detail, sort_keys=True)}")
+    spelling = platform_named(platform).migrations()
     for g in live.salt_grants:
-        kind = f"{g.kind.replace('_', ' ').lower()} " if platform == "snowflake" else ""
-        say(f"  salt grant: {g.privilege} on {g.function} to {kind}{g.grantee}")
+        say(f"  salt grant: {g.privilege} on {g.function} to {spelling.grantee(g.grantee, g.kind)}")
     for name in live.insecure_salts:
         say(f"  not SECURE: {name}")
     for column, over in sorted(live.overrides.items()):
@@ -78,8 +79,8 @@ def _check_reader(project: Any, platform: str, fmt: str, options: Any) -> int:
     """What the reading role can see, before any read is trusted: exit 1 when it lacks a
     privilege drift needs (every missing one named, with what it leaves unproven)."""
     from accord.compiler.connect.executor import open_executor
-    from accord.compiler.live.introspect import reader_for
     from accord.compiler.live.session import expected_catalogs
+    from accord.targets.inspect import reader_for
 
     expected = expected_catalogs(project, [platform])[platform]
     executor = open_executor(platform, options)
@@ -109,10 +110,10 @@ def _check_hierarchy(
 ) -> None:
     """With ``inherits`` in the model: whether the reading role may see who inherits each
     modelled principal (the read drift makes; what it cannot see joins the coverage)."""
-    from accord.compiler.live.hierarchy import read_hierarchy
-    from accord.compiler.live.introspect import LiveCatalog
+    from accord.compiler.live.hierarchy import read_modelled
+    from accord.targets.inspect import LiveCatalog
     from accord.targets.objects import Catalog
 
     live = LiveCatalog(Catalog(platform, expected.governance_schema, expected.style))
     live.coverage = coverage
-    read_hierarchy(project, platform, executor, expected, live, jobs)
+    read_modelled(project, platform, executor, expected, live, jobs)

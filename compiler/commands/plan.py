@@ -18,8 +18,10 @@ from accord.compiler.model.validate import load_project
 @click.command("plan")
 @directory_argument
 @base_option(
-    "The version to migrate from: a policy directory, a git revision "
-    "(origin/main) of DIRECTORY, or what is deployed: live:snowflake|live:databricks|live:all."
+    "The version to migrate from: a git revision (origin/main) of DIRECTORY, read at the path "
+    "DIRECTORY names and never checked out; dir:PATH for a policy directory; or what is "
+    "deployed: live:snowflake|live:databricks|live:all. A bare value is only ever a revision. "
+    "The output says which base was read."
 )
 @click.option(
     "--out", default="migrations", show_default=True, type=click.Path(), help="Plans directory."
@@ -49,13 +51,16 @@ def command(
     Exit 1 (nothing written) when no order of the statements keeps every governed table and
     column protected; exit 0 with nothing written when the catalogs do not differ."""
     from accord.compiler.model.loader import sharing
-    from accord.compiler.plan.source import load_base, plan_projects
+    from accord.compiler.plan.source import load_base, parse_base, plan_projects, shadowed
     from accord.compiler.plan.state import PlanError
     from accord.compiler.plan.write import write_plan
 
+    read = parse_base(base)
     with sharing():  # the files both trees hold alike are parsed once
         head = load_project(directory)
-        old = None if base.startswith("live:") else load_base(base, directory)
+        old = None
+        if read.kind != "live":
+            old, read = load_base(read, directory)
     notes: list[str] = []
     try:
         if old is None:  # live:
@@ -69,6 +74,10 @@ def command(
     except PlanError as err:
         say(f"accord plan: refused, nothing written: {err}", err=True)
         return 1
+    note = shadowed(read)
+    if note:
+        say(note, err=True)
+    say(f"accord plan: base: {read.describe()}")
     for note in notes:
         say(note)
     if plan.empty:

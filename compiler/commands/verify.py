@@ -26,7 +26,7 @@ from accord.compiler.model.validate import load_project
 def command(directory: str, compiled: str | None, fmt: str, as_of: str | None) -> int:
     """Execute the compiled policies on embedded DuckDB for every persona and compare what
     each sees with the model. Exit 1 on any mismatch."""
-    from accord.compiler.verify import verify
+    from accord.compiler.verify.run import verify
 
     day = None
     if as_of is not None:

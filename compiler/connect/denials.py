@@ -170,7 +170,7 @@ def _sdk_error(name: str) -> Callable[[Any], bool]:
 def _row(platform: str, doc: dict[str, Any]) -> Row:
     """One row of the table: its matcher and payload codes from the fields it gives."""
     codes: list[str] = []
-    if platform == "snowflake":
+    if "errno" in doc:  # a connector error (Snowflake): its number and SQLSTATE
         errno, state = doc["errno"], doc["sqlstate"]
         matches, codes = _sf(errno, state), [f"{errno:06d}", str(errno), state]
     elif "sdk_error" in doc:

@@ -52,6 +52,7 @@ from accord.compiler.connect.config import (
 from accord.compiler.connect.denials import Denial, classify
 from accord.compiler.connect.reach import Target, UnreachableError, preflight
 from accord.compiler.core.errors import UsageError, one_line
+from accord.compiler.core.platforms import DATABRICKS, SNOWFLAKE
 from accord.compiler.core.secrets import redact, redact_tree
 
 Row = dict[str, Any]
@@ -638,10 +639,13 @@ def within(
 def open_executor(
     platform: str, options: LiveOptions, progress: Callable[[str], None] | None = None
 ) -> SnowflakeExecutor | DatabricksExecutor:
-    executor: SnowflakeExecutor | DatabricksExecutor
-    if platform == "snowflake":
-        executor = SnowflakeExecutor.connect(options)
-    else:
-        executor = DatabricksExecutor.connect(options)
+    executor = EXECUTORS[platform].connect(options)
     executor.progress = progress
     return executor
+
+
+#: the one executor of each platform
+EXECUTORS: dict[str, type[SnowflakeExecutor] | type[DatabricksExecutor]] = {
+    SNOWFLAKE.name: SnowflakeExecutor,
+    DATABRICKS.name: DatabricksExecutor,
+}

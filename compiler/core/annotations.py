@@ -25,14 +25,18 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(command: str, loc: Location, title: str, text: str) -> str:
-    """One workflow command (``error``, ``warning``, ``notice``) at ``loc``: one line."""
-    props = ",".join(
+def annotation(command: str, loc: Location | None, title: str, text: str) -> str:
+    """One workflow command (``error``, ``warning``, ``notice``) at ``loc`` (None: of the run,
+    on no file, as ``::notice title=Heads up::...`` in GitHub's workflow-commands reference):
+    one line."""
+    where = (
         [
             f"file={escape_property(visible(loc.file, _KEEP))}",
             f"line={loc.line}",
             f"col={loc.column}",
-            f"title={escape_property(visible(title, _KEEP))}",
         ]
+        if loc is not None
+        else []
     )
+    props = ",".join([*where, f"title={escape_property(visible(title, _KEEP))}"])
     return f"::{command} {props}::{escape_data(visible(text, _KEEP))}"

@@ -14,9 +14,11 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -201,7 +203,6 @@ def recover_all(parent: Path) -> None:
     """:func:`_recover` for every output directory of ``parent`` that a killed run left
     temporary siblings of (the plans directory, whose plans are written one by one). Call it
     only holding a lock that keeps every writer of ``parent`` out."""
-    import re
 
     leftover = re.compile(rf"^\.(?P<name>.+)\.(?:{_STAGING}|{_OLD})")
     try:
@@ -301,9 +302,8 @@ def _replace(target: Path, all_files: dict[str, str]) -> list[str]:
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two directories atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where
     the system or the filesystem cannot, and the caller falls back to two renames."""
-    import ctypes
-    import ctypes.util
-    import sys
+    import ctypes  # noqa: PLC0415 - fsync of a directory through libc, on one path only
+    import ctypes.util  # noqa: PLC0415 - as above
 
     if not sys.platform.startswith("linux"):
         return False

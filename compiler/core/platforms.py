@@ -48,6 +48,32 @@ class PlatformFacts:
     #: Snowflake ``PUBLIC`` (granted to every role); Databricks ``account users`` (every
     #: account user) and the workspace ``users`` group
     everyone: tuple[str, ...]
+    #: function names as the platform's SQL writes them (sqlglot's ``normalize_functions``)
+    function_case: Literal["upper", "lower"]
+    #: masking policies may be set on tags (Snowflake tag-based masking,
+    #: user-guide/tag-based-masking-policies): a tag then carries them, one per data type
+    tag_masking: bool
+    #: a tag assignment or an ABAC policy takes effect only after a while ("it can take a few
+    #: minutes for the change to take effect", unity-catalog/abac/requirements): a plan hands
+    #: table-level protection over only in a later stage
+    tags_take_effect_later: bool
+    #: CREATE OR REPLACE of a policy is refused while it is attached
+    #: (sql-reference/sql/alter-row-access-policy): an attached policy changes in place
+    replace_refused_while_attached: bool
+    #: compute runs on versioned runtimes, some too old to apply filters and masks (ACC401)
+    versioned_runtimes: bool
+    #: platform style -> what enforces rows and what masks columns, in words (analyze)
+    enforcers: dict[str, tuple[str, str]]
+    #: a quoted identifier keeps its case (Snowflake); else names are case-insensitive quoted
+    #: or not (Databricks)
+    quoted_case_sensitive: bool
+    #: the kinds of retrieval index the platform has (``indexes.<name>.kind``)
+    index_kinds: tuple[str, ...]
+    #: a view that decides access per caller is a secure view (its definition is hidden from
+    #: who may query it); else a dynamic view
+    secure_views: bool
+    #: a function body may qualify a parameter with the function's name (``f.param``)
+    qualified_parameters: bool
 
     def fold(self, name: str) -> str:
         """An unquoted identifier as the platform stores it (a table, column or role name)."""
@@ -58,6 +84,18 @@ class PlatformFacts:
         identifiers (upper-case); Databricks group names are compared without regard to case
         (hierarchy reads and ``is_account_group_member``)."""
         return name.upper() if self.folds_upper else name.casefold()
+
+    def resolve(self, name: str, quoted: bool = False) -> str:
+        """A name as the platform resolves it: a quoted one as written where quoting keeps
+        case, else folded."""
+        return name if quoted and self.quoted_case_sensitive else self.fold(name)
+
+    def stored_identity(self, name: str) -> str:
+        """An identity's name as the platform stores it when it was created unquoted: a
+        Snowflake role upper-case; a Databricks group as written (whether its membership check
+        compares names without regard to case is not documented: the case-sensitive reading is
+        the one that can deny)."""
+        return name.upper() if self.folds_upper else name
 
     def is_everyone(self, identity: str) -> bool:
         """Whether ``identity`` is held by every user of the platform."""
@@ -78,6 +116,19 @@ SNOWFLAKE = PlatformFacts(
     member_function="IS_ROLE_IN_SESSION",
     folds_upper=True,
     everyone=("PUBLIC",),
+    function_case="upper",
+    tag_masking=True,
+    tags_take_effect_later=False,
+    replace_refused_while_attached=True,
+    versioned_runtimes=False,
+    enforcers={
+        "column": ("row access policy", "masking policies"),
+        "tag": ("row access policy", "masking policies"),
+    },
+    quoted_case_sensitive=True,
+    index_kinds=("cortex_search",),
+    secure_views=True,
+    qualified_parameters=False,
 )
 DATABRICKS = PlatformFacts(
     name="databricks",
@@ -88,6 +139,19 @@ DATABRICKS = PlatformFacts(
     member_function="is_account_group_member",
     folds_upper=False,
     everyone=("account users", "users"),
+    function_case="lower",
+    tag_masking=False,
+    tags_take_effect_later=True,
+    replace_refused_while_attached=False,
+    versioned_runtimes=True,
+    enforcers={
+        "table": ("row filter", "column masks"),
+        "abac": ("ABAC row filter", "ABAC column masks"),
+    },
+    quoted_case_sensitive=False,
+    index_kinds=("vector_search",),
+    secure_views=False,
+    qualified_parameters=True,
 )
 
 #: platform name -> its facts, in accord's order
@@ -100,3 +164,8 @@ SQLGLOT_DIALECTS: dict[str, str] = {name: f.dialect for name, f in FACTS.items()
 def facts(platform: str) -> PlatformFacts:
     """The facts of ``platform`` (a name the policy format allows); KeyError otherwise."""
     return FACTS[platform]
+
+
+def catalog_facts(platform: str) -> PlatformFacts | None:
+    """The facts of ``platform``, or None for a surface with no catalog (``platform: none``)."""
+    return FACTS.get(platform)

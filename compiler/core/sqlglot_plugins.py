@@ -15,6 +15,7 @@ lookup is always sqlglot's own (``tests/test_sqlglot_plugins.py`` runs a fresh i
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
 from typing import Any
@@ -28,7 +29,6 @@ def _metadata() -> types.ModuleType:
     module = sys.modules.get(_METADATA)
     if module is None or module is _STAND_IN:
         sys.modules.pop(_METADATA, None)
-        import importlib
 
         module = importlib.import_module(_METADATA)
     return module

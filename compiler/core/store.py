@@ -3,11 +3,10 @@
 Every entry is keyed by the SHA-256 of what it was computed from, so a hit gives exactly what
 computing afresh would; the cache is an optimisation only. Payloads are written by the modules
 that define them: :mod:`compiler.model.parsecache` (``parse/``, ``pos/``, ``sem/``: parsed
-policy files), :mod:`compiler.lint.cache` (``lint/``: lint results) and
-:mod:`compiler.lint.deps` (``lintdeps/``: the dependency index of incremental lint) and
-:mod:`compiler.lint.verdict` (``lintvalid/``: the last successful validation's skeleton) and
-:mod:`compiler.lint.pieces` (``lintpieces/``: what each file gives incremental lint's input
-digests).
+policy files) and incremental lint (:mod:`compiler.lint.incremental`): ``cache`` (``lint/``:
+lint results), ``deps`` (``lintdeps/``: the dependency index), ``verdict`` (``lintvalid/``: the
+last successful validation's skeleton) and ``pieces`` (``lintpieces/``: what each file gives the
+input digests).
 
 The *code fingerprint* hashes accord's version and the source of every module of the
 ``compiler`` and ``targets`` packages: the model's schema, the loader and every rule are
@@ -48,6 +47,7 @@ import hashlib
 import hmac
 import os
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -144,7 +144,6 @@ def installed_version() -> str:
     its ``METADATA``, ``*.egg-info`` with its ``PKG-INFO``), where ``importlib.metadata``
     looks first. Anything else (a zip on the path, two candidates in one folder, no such
     header) asks ``importlib.metadata``."""
-    import sys
 
     for entry in sys.path:
         folder = entry or "."
@@ -171,7 +170,7 @@ def installed_version() -> str:
             except OSError:
                 pass
             break
-    from importlib.metadata import version
+    from importlib.metadata import version  # noqa: PLC0415 - the installed version, read once for a cache key
 
     return version("accord")
 
@@ -351,7 +350,7 @@ def write(kind: str, key: str, payload: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not _real_dirs(path):  # a link put in place since
             return
-        import tempfile  # here: a run that writes nothing (ACCORD_NO_CACHE=1) never needs it
+        import tempfile  # noqa: PLC0415 - a run that writes nothing (ACCORD_NO_CACHE=1) never needs it
 
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:

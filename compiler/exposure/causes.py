@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from accord.compiler.core.errors import Location
+from accord.compiler.core.platforms import catalog_facts
 from accord.compiler.exposure.changes import Cause, Change
 from accord.compiler.meaning import semantics
 from accord.compiler.model.grants import expiry, names, principal_of, until_of
@@ -131,8 +132,14 @@ class Causes:
                 for name in ("platform", "identity", "runtime", "access_mode"):
                     if getattr(sb, name) != getattr(sh, name):
                         yield ("surfaces", s, name)
-                if sh.platform == "databricks" and _style(b) != _style(h):
-                    yield ("platforms", "databricks", "style")
+                # the style decides which runtime a surface needs (ACC401: ABAC needs a newer one)
+                platform = catalog_facts(sh.platform)
+                if (
+                    platform is not None
+                    and platform.versioned_runtimes
+                    and _style(b, sh.platform) != _style(h, sh.platform)
+                ):
+                    yield ("platforms", sh.platform, "style")
         pb, ph = b.personas.get(c.persona), h.personas.get(c.persona)
         if pb != ph:
             if pb is None or ph is None:
@@ -235,5 +242,6 @@ class Causes:
                     yield found
 
 
-def _style(m: PolicyModel) -> str:
-    return m.platforms.databricks.style if m.platforms.databricks else "table"
+def _style(m: PolicyModel, platform: str) -> str:
+    cfg = m.platform_config(platform)
+    return cfg.style if cfg is not None else ""

@@ -16,6 +16,7 @@ from accord.compiler.exposure.cells import readers
 from accord.compiler.exposure.changes import Change, ExposureDiff, Kind, place_text
 from accord.compiler.exposure.endpoints import endpoint_text
 from accord.compiler.exposure.probes import probe_edit_text
+from accord.compiler.meaning.mermaid import changed_diagram
 from accord.compiler.model.schema import PolicyModel
 
 
@@ -113,8 +114,12 @@ def _cause_text(c: Change) -> str:
     return f"{loc}" + (f" ({c.cause.object})" if c.cause.object else "")
 
 
-def to_text(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
-    out = []
+def to_text(
+    d: ExposureDiff, places: dict[str, tuple[str | None, ...]], base: str | None = None
+) -> str:
+    """``base``: which base was read (:meth:`compiler.plan.source.Base.describe`), the first
+    line."""
+    out = [f"base: {base}"] if base else []
     for kind, title in (("widening", "Widenings"), ("narrowing", "Narrowings")):
         found = lines(d, kind, places)  # type: ignore[arg-type]
         if not found:
@@ -178,7 +183,6 @@ def diagram(d: ExposureDiff, base: PolicyModel, head: PolicyModel) -> str | None
     """The changed part of the surface graph (:func:`compiler.meaning.mermaid.changed_diagram`):
     every (surface, dataset) read a change is on, and the loose side of each new ACC403
     divergence; None when no change is on a surface (only direct reads changed)."""
-    from accord.compiler.meaning.mermaid import changed_diagram
 
     reads = {(c.surface, c.dataset) for c in d.changes if c.surface is not None}
     loose = [(x.loose.surface, x.loose.dataset) for x in d.divergences if x.status == "new"]
@@ -186,17 +190,17 @@ def diagram(d: ExposureDiff, base: PolicyModel, head: PolicyModel) -> str | None
 
 
 def to_markdown(
-    d: ExposureDiff, places: dict[str, tuple[str | None, ...]], drawn: str | None = None
+    d: ExposureDiff,
+    places: dict[str, tuple[str | None, ...]],
+    drawn: str | None = None,
+    base: str | None = None,
 ) -> str:
     """The pull-request comment; ``drawn`` (:func:`diagram`) is embedded as a mermaid block
-    after the tables of changes."""
-    out = [
-        "<!-- accord diff -->",
-        "### accord diff: who sees what",
-        "",
-        f"**{verdict(d, places)}**",
-        "",
-    ]
+    after the tables of changes; ``base`` (which base was read) is said under the title."""
+    out = ["<!-- accord diff -->", "### accord diff: who sees what", ""]
+    if base:
+        out += [f"Compared with the base: {_md(base)}", ""]
+    out += [f"**{verdict(d, places)}**", ""]
     header = "| persona | what | where | change | caused by |\n|---|---|---|---|---|"
     for kind, title in (("widening", "Widenings"), ("narrowing", "Narrowings")):
         found = lines(d, kind, places)  # type: ignore[arg-type]
@@ -272,8 +276,13 @@ def to_markdown(
     return "\n".join(out)
 
 
-def to_json(d: ExposureDiff, errors: list[Diagnostic] | None = None) -> str:
+def to_json(
+    d: ExposureDiff, errors: list[Diagnostic] | None = None, base: dict[str, Any] | None = None
+) -> str:
+    """``base``: which base was read (:meth:`compiler.plan.source.Base.to_json`), null when
+    none could be."""
     doc: dict[str, Any] = {
+        "base": base,
         "changes": [c.to_json() for c in d.changes],
         "divergences": [x.to_json() for x in d.divergences],
         "probes": d.probes,
@@ -301,8 +310,11 @@ def to_json(d: ExposureDiff, errors: list[Diagnostic] | None = None) -> str:
     return json.dumps(plain(doc), indent=2, sort_keys=True, ensure_ascii=False)
 
 
-def to_github(d: ExposureDiff, places: dict[str, tuple[str | None, ...]]) -> str:
-    out = []
+def to_github(
+    d: ExposureDiff, places: dict[str, tuple[str | None, ...]], base: str | None = None
+) -> str:
+    """``base``: which base was read, a ``::notice`` of the run (no file) before the rest."""
+    out = [annotation("notice", None, "accord diff: base", f"base: {base}")] if base else []
     for kind, command in (("widening", "warning"), ("narrowing", "notice")):
         for line in lines(d, kind, places):  # type: ignore[arg-type]
             text = line.text("→") + (f" ({line.first.note})" if line.first.note else "")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from accord.compiler.core.errors import Location
+from accord.compiler.core.platforms import catalog_facts
 from accord.compiler.lint.checks import Context, SqlContext
 from accord.compiler.lint.sources import source_line
 from accord.compiler.lint.trees import HashCall, hash_calls, role_calls, start_offset
@@ -146,7 +147,8 @@ def access_views(ctx: SqlContext) -> list[Body]:
             secure = props is not None and any(
                 isinstance(p, exp.SecureProperty) for p in props.expressions
             )
-            if stmt.dialect == "snowflake" and not secure:
+            platform = catalog_facts(stmt.dialect or "")
+            if platform is not None and platform.secure_views and not secure:
                 continue
             kind = "secure view" if secure else "dynamic view"
             out.append(Body(stmt, query, f"{kind} {create.this.sql(stmt.dialect)}", True))
@@ -172,9 +174,7 @@ def name_of(target: Body) -> str:
 
 
 def at(stmt: Statement, node: exp.Expression) -> Location:
-    from accord.compiler.sqlscan import (
-        node_position,  # SQL files only: policy files need no scanner
-    )
+    from accord.compiler.sqlscan import node_position  # noqa: PLC0415 - SQL files only
 
     line, column = node_position(stmt, node)
     return Location(stmt.file, line, column)

@@ -12,10 +12,15 @@ A rule is an id of the rule table (:mod:`compiler.model.rules`) with one or more
 
 The docstring of a rule's policy check (or, for a SQL-only rule, of its SQL check) is the
 rule's documentation page, in the manner of ruff: what it does, why it is bad, an example and
-the fix. ``docs/rules.md`` and ``accord rules`` are generated from it.
+the fix. ``docs/rules.md`` and ``accord rules`` are generated from it. A rule that another
+command raises (``accord drift``: ACC701-ACC708) has no check: ``@rule_page(id)`` on a class
+whose docstring is the page registers the page alone.
 
-The rule modules (:mod:`compiler.lint.rules`, listed there explicitly) import this module, and
-the engine imports them: nothing here imports a rule.
+Every check and page is registered from its rule's family module (the ``family`` of its row),
+so the table says where each rule lives; a registration from anywhere else is refused.
+
+The rule modules (:mod:`compiler.lint.rules`, the families of the rule table) import this
+module, and the engine imports them: nothing here imports a rule.
 """
 
 from __future__ import annotations
@@ -104,8 +109,32 @@ class RegisteredRule:
 
 
 REGISTRY: dict[str, list[RegisteredRule]] = {}
+#: the pages of rules that have no check here (raised by another command), by rule id
+PAGES: dict[str, RegisteredPage] = {}
 #: selects rules: the rule ids a run reports (``--select`` / ``--ignore``, the configuration)
 Selected = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class RegisteredPage:
+    id: str
+    doc: str
+    #: the files its findings point into (for ``accord rules`` and docs/rules.md)
+    source: Source
+
+
+#: the package of the rule modules
+_RULES = "accord.compiler.lint.rules"
+
+
+def _family_of(rule_id: str, defined_in: str) -> None:
+    """Refuse a check or page of ``rule_id`` defined outside its row's family module."""
+    family = RULES_BY_ID[rule_id].family
+    if defined_in != f"{_RULES}.{family}":
+        raise ValueError(
+            f"{rule_id} belongs to the family {family!r} (compiler/model/rules.py): its checks "
+            f"and page live in {_RULES}.{family}, not {defined_in}"
+        )
 
 
 def _register(
@@ -115,6 +144,7 @@ def _register(
         raise KeyError(f"{rule_id} is not in the rule table (compiler/model/rules.py)")
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        _family_of(rule_id, fn.__module__)
         doc = inspect.cleandoc(fn.__doc__ or "")
         REGISTRY.setdefault(rule_id, []).append(RegisteredRule(rule_id, fn, doc, source, post))
         return fn
@@ -122,10 +152,28 @@ def _register(
     return register
 
 
+def rule_page(rule_id: str, source: Source = "policy") -> Callable[[type], type]:
+    """Register the docstring of the decorated class as the page of ``rule_id``, a rule with
+    no check here: another command raises its findings (``accord drift``), in ``source``
+    files. The class holds nothing else."""
+    if rule_id not in RULES_BY_ID:
+        raise KeyError(f"{rule_id} is not in the rule table (compiler/model/rules.py)")
+
+    def register(holder: type) -> type:
+        _family_of(rule_id, holder.__module__)
+        PAGES[rule_id] = RegisteredPage(rule_id, inspect.cleandoc(holder.__doc__ or ""), source)
+        return holder
+
+    return register
+
+
 def sources_of(rule_id: str) -> list[Source]:
     """Where a registered rule applies: ``policy`` files, ``sql`` files, or both (the rules
     read are those imported so far: see :func:`compiler.lint.engine.rule_sources`)."""
-    return sorted({r.source for r in REGISTRY.get(rule_id, [])}, key=["policy", "sql"].index)
+    sources = {r.source for r in REGISTRY.get(rule_id, [])}
+    if rule_id in PAGES:
+        sources.add(PAGES[rule_id].source)
+    return sorted(sources, key=["policy", "sql"].index)
 
 
 def post_rule(rule_id: str, source: Source) -> Callable[[Callable[..., Any]], Any]:

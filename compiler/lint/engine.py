@@ -7,9 +7,9 @@
   duplicates dropped, sorted. ``accord drift`` calls it on the findings it builds from the
   live platforms, without running any check.
 
-The rule modules (:mod:`accord.compiler.lint.rules`, an explicit list) are imported on first use:
-importing one registers its checks (:mod:`compiler.lint.checks`). Until then nothing of them
-is loaded, so a lint answered from the cache imports neither sqlglot nor the model's schema.
+The rule modules (:mod:`accord.compiler.lint.rules`, the families of the rule table) are
+imported on first use: importing one registers its checks (:mod:`compiler.lint.checks`). Until
+then nothing of them is loaded, so a lint answered from the cache imports neither sqlglot nor the model's schema.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location
 from accord.compiler.lint.checks import (
+    PAGES,
     REGISTRY,
     Context,
     History,
@@ -40,15 +41,15 @@ def load_rules(families: Iterable[str] | None = None) -> None:
     """Import the rule modules (:mod:`accord.compiler.lint.rules`; ``families``: only those):
     importing one registers its checks. Lazy, so that a lint answered from the cache loads
     none of them."""
-    from accord.compiler.lint import rules
+    from accord.compiler.lint import rules  # noqa: PLC0415 - a lint answered from the cache loads no rule
 
     rules.load(rules.NAMES if families is None else families)
 
 
 def registered_rules() -> list[RuleInfo]:
-    """Every rule with at least one check, in id order."""
+    """Every rule with at least one check or a page, in id order."""
     load_rules()
-    return [RULES_BY_ID[r] for r in sorted(REGISTRY)]
+    return [RULES_BY_ID[r] for r in sorted({*REGISTRY, *PAGES})]
 
 
 def rule_sources(rule_id: str) -> list[Source]:
@@ -58,14 +59,16 @@ def rule_sources(rule_id: str) -> list[Source]:
 
 
 def rule_doc(rule_id: str) -> str:
-    """The documentation page of a rule: its policy check's docstring, else its SQL check's."""
+    """The documentation page of a rule: its policy check's docstring, else its SQL check's,
+    else its page (a rule another command raises)."""
     load_rules()
     checks = REGISTRY.get(rule_id, [])
     for source in ("policy", "sql"):
         for registered in checks:
             if registered.source == source and registered.doc:
                 return registered.doc
-    return ""
+    page = PAGES.get(rule_id)
+    return page.doc if page is not None else ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -112,7 +115,7 @@ def lint_project(
     """Every finding of every registered policy check, suppressions applied, sorted.
     ``history`` is the migration history ACC601 reads (none by default).
 
-    Incremental lint (:mod:`compiler.lint.deps`): the checks of a rule in ``reuse`` are not
+    Incremental lint (:mod:`compiler.lint.incremental.deps`): the checks of a rule in ``reuse`` are not
     run, its raw findings (before suppression and selection) are those given; ``computed``,
     when given, receives the raw findings of every rule (run or reused) by rule id. The post
     checks (ACC002) and the suppressions always run on the whole result. ``families``: the

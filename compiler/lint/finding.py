@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from accord.compiler.core.errors import Location
 from accord.compiler.model.rules import RULES_BY_ID, Severity
@@ -34,6 +34,9 @@ class Finding:
     reason: str = ""
     #: other places the finding names (the second file of an ACC203 across SQL files)
     related: tuple[Location, ...] = ()
+    #: the finding's own severity where its rule's page says it is lower than the rule's (an
+    #: ACC206 mask that reveals more than half of a column, not all of it); "": the rule's
+    level: Severity | Literal[""] = ""
 
     @property
     def name(self) -> str:
@@ -41,12 +44,12 @@ class Finding:
 
     @property
     def severity(self) -> Severity:
-        return RULES_BY_ID[self.rule].severity
+        return self.level or RULES_BY_ID[self.rule].severity
 
     def to_record(self) -> dict[str, Any]:
         """The finding as JSON values: the fields ``--format json`` lists, in its order
-        (``name`` and ``severity`` are the rule table's), then ``suppressed``, ``reason`` and
-        the ``related`` positions."""
+        (``name`` is the rule table's, ``severity`` the rule's unless the finding has its own),
+        then ``suppressed``, ``reason`` and the ``related`` positions."""
         return {
             "rule": self.rule,
             "name": self.name,
@@ -69,6 +72,9 @@ class Finding:
         rule = record["rule"]
         if rule not in RULES_BY_ID:
             raise KeyError(rule)
+        severity = record["severity"]
+        if severity not in ("error", "warning"):
+            raise ValueError(f"severity {severity!r}")
         return cls(
             _location(record),
             rule,
@@ -78,6 +84,7 @@ class Finding:
             bool(record["suppressed"]),
             str(record["reason"]),
             tuple(_location(r) for r in record["related"]),
+            "" if severity == RULES_BY_ID[rule].severity else severity,
         )
 
 

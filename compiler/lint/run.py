@@ -3,7 +3,7 @@
 :func:`lint_paths` reads the configuration (``[tool.accord]``, :mod:`compiler.lint.config`),
 sorts the paths given into policy directories, YAML files of one project and SQL files
 (walking a repository for its SQL files and its policy directory), and lints each project
-and the SQL files together, from the lint-result cache (:mod:`compiler.lint.cache`) when what
+and the SQL files together, from the lint-result cache (:mod:`compiler.lint.incremental.cache`) when what
 the findings were computed from is unchanged. It returns the findings, the input errors and
 the number of files read; the command renders them.
 
@@ -23,12 +23,12 @@ from typing import Any
 from accord.compiler.core import store
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
-from accord.compiler.lint import cache as lint_cache
-from accord.compiler.lint import deps, pieces, verdict
 from accord.compiler.lint.checks import REGISTRY, History
 from accord.compiler.lint.config import ALWAYS, LintConfig, load_config, parse_codes
 from accord.compiler.lint.engine import lint_project, lint_sql_batch, load_rules
 from accord.compiler.lint.finding import Finding
+from accord.compiler.lint.incremental import cache as lint_cache
+from accord.compiler.lint.incremental import deps, pieces, verdict
 from accord.compiler.lint.inputs.notebooks import (
     is_python_notebook,  # light: no scanner, no sqlglot
 )
@@ -456,7 +456,7 @@ def _lint_project(
 ) -> tuple[list[Finding], int]:
     """The findings of one project and its number of files; from the cache when the content
     of the files (what lint reads of them: ``parsecache.content_digest``), the selected rules
-    and accord are those the cached findings were computed from (compiler/lint/cache.py). The
+    and accord are those the cached findings were computed from (compiler/lint/incremental/cache.py). The
     same as loading the project and ``lint_project(project, history, config.selected)``."""
     if directory is not None:
         files, root = directory_files(directory, TREE)  # links out of it refused, unread
@@ -482,11 +482,11 @@ def _lint_project(
     entries: dict[str, str] | None = None
     skeleton = ""
     if key is not None and digests is not None:
-        # incremental lint (compiler/lint/deps.py): the rules whose inputs this edit did not
+        # incremental lint (compiler/lint/incremental/deps.py): the rules whose inputs this edit did not
         # change keep their findings; the others are re-run on the validated project
         index_key = deps.index_key(digests, options)
         # the input digests from per-file pieces, without loading the project when the
-        # pieces can say (compiler/lint/pieces.py); else from the loaded model
+        # pieces can say (compiler/lint/incremental/pieces.py); else from the loaded model
         blobs = {name: blob for blob, name in documents}
         told = pieces.digests(
             digests, lambda n: parsecache.parsed(blobs[n], n, loader.parse_document)
@@ -502,7 +502,7 @@ def _lint_project(
         reuse = deps.reusable(index, digests, inputs)
         families = deps.families(index, reuse)
         # every rule reused and the model valid but for plain columns it checks alone: no
-        # validation, no rule run (compiler/lint/verdict.py)
+        # validation, no rule run (compiler/lint/incremental/verdict.py)
         if raw is None and told is not None and _skeleton_needs_keys_only(told, inputs):
             keys_only = dict.fromkeys(told.sections)  # skeleton reads the sections' names
             skeleton = verdict.skeleton(keys_only, {}, owners, list(digests), inputs)
@@ -522,7 +522,7 @@ def _lint_project(
             return findings, len(digests)
     if raw is None:
         raw = loader.load_documents(documents, root, unreadable)
-    from accord.compiler.model.validate import validate_raw  # pydantic: not on a cache hit
+    from accord.compiler.model.validate import validate_raw  # noqa: PLC0415 - pydantic: not on a cache hit
 
     project = validate_raw(raw)
     families = _with_ignored(families, verdict.ignores_of(project.model))
@@ -552,9 +552,9 @@ def _with_ignored(
     for by_name in ignores.values():
         for rules in by_name.values():
             for rule_id in rules:
-                if rule_id not in deps.FAMILY:
+                if rule_id not in RULES_BY_ID:
                     return None
-                out.add(deps.FAMILY[rule_id])
+                out.add(RULES_BY_ID[rule_id].family)
     return out
 
 
@@ -618,7 +618,7 @@ def _without_validation(
 ) -> tuple[list[Finding], dict[str, list[Finding]], verdict.Verdict] | None:
     """The findings of a project every rule of which is reused, when the last full validation
     of this skeleton succeeded and the plain columns of every dataset changed since pass
-    validation's checks (:mod:`compiler.lint.verdict`); None: validate the whole model."""
+    validation's checks (:mod:`compiler.lint.incremental.verdict`); None: validate the whole model."""
     if index is None or not index.rules or set(reuse) != set(index.rules) or entries is None:
         return None
     past = verdict.read(index_key)
@@ -668,7 +668,7 @@ def _lint_sql(
         if hit is not None:
             found, count = hit
             return found, [], count
-    from accord.compiler.lint.inputs.sqlfiles import (
+    from accord.compiler.lint.inputs.sqlfiles import (  # noqa: PLC0415 - SQL files only: policy files need no scanner
         scan_sql,  # the scanner and sqlglot: not on a hit
     )
 

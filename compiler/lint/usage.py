@@ -8,9 +8,10 @@ from typing import Any
 
 from accord.compiler.lint.checks import Context
 from accord.compiler.model.expressions import ExpressionError, parse_predicate
-from accord.compiler.model.grants import names
+from accord.compiler.model.grants import names, principal_of, until_of
 from accord.compiler.model.schema import PLATFORMS
 from accord.compiler.model.shadowing import lookup, table_key, tables_read
+from accord.compiler.model.validate import dimension_path
 from accord.targets.objects import MappingTable
 
 
@@ -61,6 +62,109 @@ def usage(ctx: Context) -> Usage:
 
     result: Usage = ctx.memo("usage", compute)
     return result
+
+
+@dataclass(frozen=True)
+class GrantSite:
+    """A place the model gives a principal something on a platform where it takes effect:
+    the rows of an entitlement value (on the platforms of the datasets the dimension filters),
+    a mask's clear value (on the platforms of the columns it masks), every row of a dataset's
+    row filter (on the dataset's platform)."""
+
+    #: the YAML path of the principal's name there
+    path: tuple[Any, ...]
+    #: the entry it is written in (``entitlements.DIM``, ``masks.NAME``, ``datasets.NAME``)
+    obj: str
+    principal: str
+    platform: str
+    #: what the place gives, as a message says it ("mask email shows it the clear value")
+    what: str
+    #: what is given, the same wherever it is given: ``("rows", dimension, value, until)``,
+    #: ``("clear", mask)``, ``("every row", dataset, dimension)`` ("" for every dimension)
+    given: tuple[str, ...]
+
+
+def grant_sites(ctx: Context) -> list[GrantSite]:
+    """Every place the model gives a principal rows, a clear value or every row, per platform
+    where it takes effect, in the order of the model (computed once per lint run)."""
+
+    def compute() -> list[GrantSite]:
+        m = ctx.model
+        used = usage(ctx)
+        out: list[GrantSite] = []
+        for dim in sorted(m.entitlements):
+            on = used.dimension_datasets.get(dim, {})
+            for value, entries in m.entitlements[dim].items():
+                for i, entry in enumerate(entries):
+                    until = until_of(entry)
+                    given = ("rows", dim, str(value), until.isoformat() if until else "")
+                    for platform in platforms_in(on):
+                        out.append(
+                            GrantSite(
+                                ("entitlements", dim, value, i),
+                                f"entitlements.{dim}",
+                                principal_of(entry),
+                                platform,
+                                f"entitlement {dim} grants it {value} for "
+                                f"{', '.join(on[platform])}",
+                                given,
+                            )
+                        )
+        for name in sorted(m.masks):
+            for platform in platforms_in(used.mask_columns.get(name, {})):
+                for i, p in enumerate(m.masks[name].unmasked_for):
+                    out.append(
+                        GrantSite(
+                            ("masks", name, "unmasked_for", i),
+                            f"masks.{name}",
+                            p,
+                            platform,
+                            f"mask {name} shows it the clear value",
+                            ("clear", name),
+                        )
+                    )
+        for name in sorted(m.datasets):
+            ds = m.datasets[name]
+            if ds.row_filter is None:
+                continue
+            for i, p in enumerate(ds.row_filter.unfiltered_for):
+                out.append(
+                    GrantSite(
+                        ("datasets", name, "row_filter", "unfiltered_for", i),
+                        f"datasets.{name}",
+                        p,
+                        ds.platform,
+                        f"{name}'s row filter shows it every row",
+                        ("every row", name, ""),
+                    )
+                )
+            for k, d in enumerate(ds.row_filter.dimensions or []):
+                for i, p in enumerate(d.unfiltered_for):
+                    out.append(
+                        GrantSite(
+                            (*dimension_path(ctx.project, name, k), "unfiltered_for", i),
+                            f"datasets.{name}",
+                            p,
+                            ds.platform,
+                            f"{name}'s row filter shows it every row of {d.entitlement}",
+                            ("every row", name, d.entitlement),
+                        )
+                    )
+        return out
+
+    result: list[GrantSite] = ctx.memo("grant_sites", compute)
+    return result
+
+
+def describe(given: tuple[str, ...]) -> str:
+    """What :attr:`GrantSite.given` gives, for a message."""
+    if given[0] == "rows":
+        _, dim, value, until = given
+        return f"the rows of {dim} {value}" + (f" until {until}" if until else "")
+    if given[0] == "clear":
+        return f"the clear value of mask {given[1]}"
+    _, dataset, dim = given
+    return f"every row of {dataset}" + (f" for {dim}" if dim else "")
 
 
 def _mapping_tables_read(ctx: Context, dataset: str) -> list[str]:

@@ -16,13 +16,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlglot import exp
+
+from accord.compiler.connect.executor import ExecutionError, as_reader
 from accord.compiler.core.errors import Location
+from accord.compiler.core.platforms import facts
 from accord.compiler.lint.finding import Finding
 from accord.compiler.live.hierarchy import hierarchy_findings
-from accord.compiler.live.introspect import LiveCatalog, same_body, sf_revoke, table_columns
+from accord.compiler.model.grants import principal_of, until_of
 from accord.compiler.model.replicas import column_path
-from accord.compiler.model.validate import Project
-from accord.targets.identity import describe_object, fingerprint, identity, is_definition
+from accord.compiler.model.salts import SaltBox, SaltError
+from accord.compiler.model.schema import Grant
+from accord.compiler.model.validate import Project, dimension_path
+from accord.targets import sql as tsql
+from accord.targets.identity import describe_object, fingerprint, identity, is_definition, same_body
+from accord.targets.inspect import LiveCatalog, table_columns
 from accord.targets.objects import (
     AbacPolicy,
     Catalog,
@@ -33,9 +41,9 @@ from accord.targets.objects import (
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
-    Tag,
     TagAssignment,
 )
+from accord.targets.platform import platform as platform_named
 
 CANARY = "accord-canary"
 
@@ -47,11 +55,8 @@ class Locator:
         self.project = project
         self.model = project.model
         self.policy_uses: dict[str, CatalogObject] = {}
-        self.policies: dict[str, CatalogObject] = {}
         for catalog in expected.values():
             for o in catalog:
-                if isinstance(o, MaskPolicy | RowFilterPolicy):
-                    self.policies[o.name.upper()] = o
                 if isinstance(o, MaskAttachment | RowFilterAttachment):
                     self.policy_uses.setdefault(o.policy.upper(), o)
 
@@ -68,7 +73,13 @@ class Locator:
         return next((c for c in ds.columns if c.upper() == column.upper()), None)
 
     def at(self, obj: CatalogObject, platform: str) -> tuple[Location, str]:
+        """The model entry that made ``obj`` (its provenance, recorded by the lowering and
+        kept on the live object of the same identity); for what the model did not make, the
+        entry of the dataset whose table it is on, or of the policy's first user, else the
+        platform."""
         p = self.project
+        if obj.source:
+            return p.loc(*obj.source), f"{obj.source[0]}.{obj.source[1]}"
         if isinstance(obj, MaskAttachment | RowFilterAttachment | TagAssignment):
             ds = self.dataset_of(obj.table, platform)
             if ds is not None:
@@ -83,26 +94,6 @@ class Locator:
                     path = column_path(self.model, ds, key)
                     return p.loc(*path), f"datasets.{path[1]}"
                 return p.loc("datasets", ds), f"datasets.{ds}"
-        if (
-            isinstance(obj, MaskPolicy | SaltFunction)
-            and getattr(obj, "mask", "") in self.model.masks
-        ):
-            return p.loc("masks", obj.mask), f"masks.{obj.mask}"
-        if (
-            isinstance(obj, MappingTable | RowFilterPolicy)
-            and obj.dimension in self.model.entitlements
-        ):
-            return p.loc("entitlements", obj.dimension), f"entitlements.{obj.dimension}"
-        if isinstance(obj, Tag) and obj.masking_policies:
-            policy = self.policies.get(obj.masking_policies[0].upper())
-            if policy is not None:
-                return self.at(policy, platform)
-        if isinstance(obj, AbacPolicy) and obj.datasets:
-            ds = obj.datasets[0]
-            spec = self.model.datasets.get(ds)
-            if obj.kind == "ROW FILTER" and spec is not None and spec.row_filter is not None:
-                return p.loc("datasets", ds, "row_filter"), f"datasets.{ds}"
-            return p.loc("datasets", ds), f"datasets.{ds}"
         use = self.policy_uses.get(getattr(obj, "name", "").upper())
         if use is not None:
             return self.at(use, platform)
@@ -158,7 +149,6 @@ def dimension_at(
     """Where a several-dimension row filter's attachment differs: the entry of the first
     dimension whose column is gone, else of the first whose column is not in its place
     (None: the finding stays at the dataset's ``row_filter``)."""
-    from accord.compiler.model.validate import dimension_path
 
     if not (isinstance(want, RowFilterAttachment) and isinstance(have, RowFilterAttachment)):
         return None
@@ -215,9 +205,10 @@ def drift_platform(
         over = live.overrides.get(f"{obj.table}.{obj.column}".upper())
         if not over:
             return ""
-        if platform == "databricks":
-            # Unity Catalog lets neither mask win: at most one may apply to a column
-            # (error-messages/column-masks-feature-not-supported-error-class)
+        if not facts(platform).tag_masking:
+            # Snowflake's tag-based masking lets a direct mask win over the tag's
+            # (user-guide/tag-based-masking-policies); Unity Catalog lets neither mask win: at
+            # most one may apply to a column (column-masks-feature-not-supported-error-class)
             if over.endswith("with the same function"):
                 return (
                     f"; {over}: whether Unity Catalog then refuses the table's queries as it "
@@ -303,17 +294,16 @@ def drift_platform(
         salt = live.catalog.get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
         owner = live.salt_owners.get(g.function, "its owner")
         through = f" through {g.via}" if g.via else ""
-        kind = g.kind.replace("_", " ").lower() + " " if platform == "snowflake" else ""
+        spelling = platform_named(platform).migrations()
         reach = f" ({g.reach})" if g.reach else ""
         add(
             "ACC705",
             model_objs.get(identity(salt), salt),
-            f"salt function {g.function} grants {g.privilege} to {kind}{g.grantee}{through}"
+            f"salt function {g.function} grants {g.privilege} to "
+            f"{spelling.grantee(g.grantee, g.kind)}{through}"
             f"{reach}: whoever holds it can select the salt (only {owner}, the owner of the "
             "policies that call it, may)",
-            sf_revoke(g.function, g.privilege, g.grantee, g.kind)
-            if platform == "snowflake"
-            else _revoke_hint(platform, g.function, g.privilege, g.grantee, g.via),
+            spelling.revoke_hint(g.function, g.privilege, g.grantee, g.via, g.kind),
         )
     for what in live.not_in_effect:
         findings.append(
@@ -434,7 +424,6 @@ def _held(day: str | None, dated: bool) -> str:
 
 def first_dated(project: Project, dimension: str) -> tuple[str | int, ...] | None:
     """The path of the first grant of ``dimension`` with ``until``."""
-    from accord.compiler.model.schema import Grant
 
     for value, entries in project.model.entitlements.get(dimension, {}).items():
         for i, e in enumerate(entries):
@@ -449,7 +438,6 @@ def grant_path(
     """Where the model grants ``value`` of ``dimension`` to the platform identity ``who``:
     the ``until`` of the grant that decides the row's expiry (the latest; a standing grant
     outlasts every date, and is the entry itself)."""
-    from accord.compiler.model.grants import principal_of, until_of
 
     entries = project.model.entitlements.get(dimension, {}).get(value, [])
     found: list[tuple[int, Any]] = []
@@ -469,22 +457,6 @@ def grant_path(
         return ("entitlements", dimension, value, standing[0])
     i, _ = max(found, key=lambda f: f[1])
     return ("entitlements", dimension, value, i, "until")
-
-
-def _revoke_hint(platform: str, function: str, privilege: str, grantee: str, via: str) -> str:
-    """What removes a Databricks salt grant, in words a person runs (Snowflake's is
-    :func:`~compiler.live.introspect.sf_revoke`, spelled for the grantee's kind): Databricks SQL spells ``ALL
-    PRIVILEGES`` in two words, revokes an inherited grant where it is made, and drops an ABAC
-    GRANT policy (``accord plan --base live:`` writes the same, quoted)."""
-    spelled = privilege.replace("_", " ")
-    if via.startswith("policy "):
-        policy, _, on = via.removeprefix("policy ").partition(" on ")
-        kind, _, securable = on.partition(" ")
-        return f"DROP POLICY {policy} ON {kind.upper()} {securable}, or narrow it"
-    if via:
-        kind, _, securable = via.partition(" ")
-        return f"REVOKE {spelled} ON {kind.upper()} {securable} FROM {grantee}"
-    return f"REVOKE {spelled} ON FUNCTION {function} FROM {grantee}"
 
 
 def _principals(project: Project, platform: str) -> dict[str, str]:
@@ -537,16 +509,9 @@ def drift_across(
 
 def canary_query(function: str, platform: str) -> str:
     """SELECT SHA2(<canary> || salt(), 256): the digest that shows which salt is live."""
-    from sqlglot import exp
-
-    from accord.targets import sql as tsql
 
     call = tsql.call(function, platform)
-    canary = tsql.literal(CANARY)
-    if platform == "snowflake":
-        joined: exp.Expression = exp.DPipe(this=canary, expression=call)
-    else:
-        joined = exp.Anonymous(this="concat", expressions=[canary, call])
+    joined = platform_named(platform).target().concat(tsql.literal(CANARY), call)
     digest = exp.Anonymous(this="SHA2", expressions=[joined, exp.Literal.number(256)])
     return tsql.render(exp.select(digest.as_("canary_digest")), platform)
 
@@ -565,8 +530,6 @@ class Canary:
 
 def canaries(lives: dict[str, LiveCatalog], executors: dict[str, Any]) -> list[Canary]:
     """Every salt function whose salt is in the environment, with its canary digests."""
-    from accord.compiler.connect.executor import ExecutionError, as_reader
-    from accord.compiler.model.salts import SaltBox, SaltError
 
     box = SaltBox()
     out = []

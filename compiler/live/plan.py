@@ -19,11 +19,11 @@ from sqlglot import exp
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.core.errors import UsageError
 from accord.compiler.core.jsonfile import read_json
+from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.history.ledger import latest
 from accord.compiler.live.drift import canaries, unmanaged
 from accord.compiler.live.session import session
 from accord.compiler.model.validate import Project, load_project
-from accord.compiler.plan.metadata import MetadataCheck
 from accord.compiler.plan.model import Appendix, Plan
 from accord.compiler.plan.order import build_plan
 from accord.compiler.plan.source import domains_of
@@ -31,7 +31,7 @@ from accord.compiler.plan.state import PlanError
 from accord.compiler.plan.steps import Step
 from accord.compiler.plan.verify import Check
 from accord.targets import lower_all
-from accord.targets import sql as tsql
+from accord.targets.checks import MetadataCheck
 from accord.targets.identity import describe_object, identity
 from accord.targets.objects import (
     MaskAttachment,
@@ -41,6 +41,7 @@ from accord.targets.objects import (
     RowFilterPolicy,
     SaltFunction,
 )
+from accord.targets.platform import platform as platform_named
 
 PREFIX = "live:"
 
@@ -48,8 +49,8 @@ PREFIX = "live:"
 def platforms_of_base(base: str) -> list[str]:
     which = base[len(PREFIX) :]
     if which == "all":
-        return ["snowflake", "databricks"]
-    if which in ("snowflake", "databricks"):
+        return list(PLATFORMS)
+    if which in PLATFORMS:
         return [which]
     raise UsageError(f"--base {base}: write live:snowflake, live:databricks or live:all")
 
@@ -173,7 +174,7 @@ def _foreign_policies(objects: tuple[Any, ...], platform: str) -> tuple[Any, ...
     for o in objects:
         if isinstance(o, MaskAttachment | RowFilterAttachment) and o.policy.upper() not in defined:
             if isinstance(o, MaskAttachment):
-                string = "VARCHAR" if platform == "snowflake" else "STRING"
+                string = facts(platform).string_type
                 out[o.policy.upper()] = MaskPolicy(
                     o.policy, (Param("val", string),), string, exp.null(), "", "", ""
                 )
@@ -227,33 +228,9 @@ def revoke_sql(
     via: str = "",
     kind: str = "ROLE",
 ) -> str:
-    """REVOKE of a grant on a salt function, every name spelled through sqlglot. On Snowflake
-    the grantee is spelled for its kind (``FROM ROLE r``, ``FROM DATABASE ROLE db.r``, ``FROM
-    SHARE s``, ``FROM APPLICATION ROLE app.r``: a role's revoke does not reach a database
-    role's grant). On Databricks the privilege is spelled as SQL spells it (``ALL
-    PRIVILEGES``, two words: ``ALL_PRIVILEGES`` is the REST enum), a grant inherited from the
-    schema or catalog is revoked there (``via``: ``schema c.s`` / ``catalog c``), and an ABAC
-    GRANT policy that gives it (``via``: ``policy P on schema c.s``) is dropped."""
-    from accord.compiler.live.introspect import sf_revoke
-
-    if platform == "snowflake":
-        return sf_revoke(function, privilege, grantee, kind)
-    name = tsql.name_sql(function, platform)
-    who = tsql.render(exp_identifier(grantee), platform)
-    spelled = privilege.replace("_", " ")
-    if via.startswith("policy "):
-        policy, _, on = via.removeprefix("policy ").partition(" on ")
-        kind, _, securable = on.partition(" ")
-        target = tsql.render(exp_identifier(policy), platform)
-        return f"DROP POLICY {target} ON {kind.upper()} {tsql.name_sql(securable, platform)}"
-    if via:
-        kind, _, securable = via.partition(" ")
-        return f"REVOKE {spelled} ON {kind.upper()} {tsql.name_sql(securable, platform)} FROM {who}"
-    return f"REVOKE {spelled} ON FUNCTION {name} FROM {who}"
-
-
-def exp_identifier(name: str) -> Any:
-    return exp.Identifier(this=name, quoted=True)
+    """REVOKE of a grant on a salt function, as the platform spells it
+    (:meth:`targets.migration.MigrationSQL.revoke`), every name spelled through sqlglot."""
+    return platform_named(platform).migrations().revoke(function, privilege, grantee, via, kind)
 
 
 def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:
@@ -269,7 +246,7 @@ def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:
             salt = head[platform].get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
             sql = revoke_sql(platform, g.function, g.privilege, g.grantee, g.via, g.kind)
             through = f" through {g.via}" if g.via else ""
-            what = "SHOW GRANTS ON FUNCTION" if platform == "snowflake" else "grants.get_effective"
+            what = platform_named(platform).migrations().grants_read_with
             if g.via.startswith("policy "):
                 policy, _, on = g.via.removeprefix("policy ").partition(" on ")
                 kind, _, securable = on.partition(" ")

@@ -1,7 +1,7 @@
 """Connect, read and close: what introspect, drift and plan --base live share.
 
 ``with session(project, platforms, options) as live:`` connects to each platform, reads what
-it holds (:func:`compiler.live.introspect.introspect`), and closes every connection on leaving
+it holds (:func:`targets.inspect.introspect`), and closes every connection on leaving
 the block, whether it ends or fails (a connection opened before a later one failed included).
 Inside the block the connections are open for what needs them still (drift's canary digests).
 An answer the platform gave about an object that was not asked about is ignored by the reader
@@ -21,13 +21,12 @@ from accord.compiler.connect.executor import open_executor
 from accord.compiler.core.errors import Diagnostic, InputError, UsageError
 from accord.compiler.core.progress import finished
 from accord.compiler.core.visible import visible
-from accord.compiler.live.introspect import LiveCatalog, UnreadableAnswer, introspect
 from accord.compiler.model.validate import Project
+from accord.targets import lower_all
+from accord.targets.inspect import LiveCatalog, UnreadableAnswer, introspect
 
 
 def expected_catalogs(project: Project, platforms: list[str]) -> dict[str, Any]:
-    from accord.targets import lower_all
-
     lowered = lower_all(project)
     for p in platforms:
         if p not in lowered:

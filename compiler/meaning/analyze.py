@@ -24,6 +24,7 @@ from typing import Any
 
 from accord.compiler.core import markdown
 from accord.compiler.core.jsonindent import Encoder, Raw, scalar
+from accord.compiler.core.platforms import facts
 from accord.compiler.core.visible import plain, visible
 from accord.compiler.meaning import divergence, semantics
 from accord.compiler.model.schema import PolicyModel
@@ -169,20 +170,12 @@ class Analysis:
 
 
 def _enforcers(model: PolicyModel, platform: str, datasets: list[str]) -> list[str]:
-    style = model.platforms.databricks.style if model.platforms.databricks else "table"
+    cfg = model.platform_config(platform)
+    enforcers = facts(platform).enforcers
+    rows, columns = enforcers[cfg.style] if cfg is not None else next(iter(enforcers.values()))
     filtered = any(model.datasets[d].row_filter is not None for d in datasets)
     masked = any(model.datasets[d].masked_columns for d in datasets)
-    out = []
-    if platform == "snowflake":
-        out += ["row access policy"] if filtered else []
-        out += ["masking policies"] if masked else []
-    elif style == "abac":
-        out += ["ABAC row filter"] if filtered else []
-        out += ["ABAC column masks"] if masked else []
-    else:
-        out += ["row filter"] if filtered else []
-        out += ["column masks"] if masked else []
-    return out
+    return [rows] * filtered + [columns] * masked
 
 
 def _index_stops(model: PolicyModel, datasets: list[str]) -> list[str]:

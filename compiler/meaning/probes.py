@@ -22,6 +22,7 @@ verify`` executes the predicate.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -363,7 +364,6 @@ def probe_init(
 ) -> str:
     """A ``probes:`` section with one probe whose ``expect`` holds today's dispositions, for
     the governance team to review. Raises KeyError for an unknown persona or dataset."""
-    import json
 
     if persona not in model.personas:
         raise KeyError(f"unknown persona {persona!r}")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal, NamedTuple
 
+from accord.compiler.core.platforms import catalog_facts
 from accord.compiler.core.today import today
 from accord.compiler.model.grants import expiry, holders
 from accord.compiler.model.hierarchy import effective
@@ -239,7 +240,8 @@ def required_runtime(model: PolicyModel, surface: Surface) -> tuple[tuple[int, i
 
 def runtime_refusal(model: PolicyModel, surface: Surface) -> str | None:
     """Why a Databricks surface's runtime returns no rows for governed tables, or None."""
-    if surface.platform != "databricks":
+    platform = catalog_facts(surface.platform)
+    if platform is None or not platform.versioned_runtimes:
         return None
     version = surface.runtime_version
     if version is None:  # serverless, sql-warehouse, or not stated

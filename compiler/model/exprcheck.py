@@ -11,6 +11,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.scope import build_scope
 
+from accord.compiler.core.platforms import facts
 from accord.compiler.model.types import DIALECTS
 
 _ARGS = "accord_arguments"
@@ -100,9 +101,7 @@ def type_problem(dtype: exp.DataType, platform: str) -> str:
 def _fold(name: str, platform: str, quoted: bool) -> str:
     """Snowflake resolves an unquoted name in upper case and a quoted one as written;
     Databricks column names are case-insensitive, quoted or not."""
-    if platform != "snowflake":
-        return name.lower()
-    return name if quoted else name.upper()
+    return facts(platform).resolve(name, quoted)
 
 
 def predicate_problems(tree: exp.Expression, arguments: dict[str, str], platform: str) -> list[str]:

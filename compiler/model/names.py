@@ -1,6 +1,6 @@
 """The value checks of names and texts the schema applies (``compiler.model.schema``), free of
 pydantic: the schema wraps them as validators, and an incremental lint
-(``compiler.lint.verdict``) calls the same functions on the plain columns an edit added
+(``compiler.lint.incremental.verdict``) calls the same functions on the plain columns an edit added
 without importing the schema. Each check depends on the value alone."""
 
 from __future__ import annotations

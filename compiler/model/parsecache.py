@@ -6,7 +6,7 @@
 * ``pos/``: keyed as ``parse/``: the positions of every value and key of the file, read only
   when something asks for one (a message; a clean lint asks for none).
 * ``sem/``: one entry per YAML file, keyed as ``parse/``: its :func:`content_digest`, what
-  ``accord lint`` reads of the file (the lint-result cache, :mod:`compiler.lint.cache`, is
+  ``accord lint`` reads of the file (the lint-result cache, :mod:`compiler.lint.incremental.cache`, is
   keyed by it).
 
 A file whose digest is computed before its project is loaded is parsed once: the parse is kept

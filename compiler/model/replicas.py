@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from accord.compiler.core.platforms import facts
 from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from accord.compiler.model.types import translate_type
 
@@ -28,7 +29,7 @@ Path = tuple[Any, ...]
 
 def fold(column: str, platform: str) -> str:
     """How ``platform`` compares an unquoted column name."""
-    return column.upper() if platform == "snowflake" else column.lower()
+    return facts(platform).fold(column)
 
 
 def _find(columns: Any, column: str) -> str | None:
@@ -172,6 +173,6 @@ def column_path(model: PolicyModel, dataset: str, column: str) -> Path:
 
 def _close_matches(word: str, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> list[str]:
     """``difflib.get_close_matches``, importing difflib only when a message needs a suggestion."""
-    import difflib
+    import difflib  # noqa: PLC0415 - only when a message needs a suggestion
 
     return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from accord.compiler.core.platforms import PLATFORMS
 from accord.compiler.model.schema import (
     ColumnSpec,
     DatabricksPlatform,
@@ -62,7 +63,7 @@ class Choices:
 
     @property
     def platforms(self) -> list[str]:
-        return [p for p in ("snowflake", "databricks") if getattr(self, p)]
+        return [p for p in PLATFORMS if getattr(self, p)]
 
 
 def check_choices(choices: Choices) -> list[str]:
@@ -479,6 +480,8 @@ def _workflow(c: Choices) -> str:
         "      - uses: actions/checkout@v4\n"
         "        with: {fetch-depth: 0}             # the base revision must be present\n"
         f"{setup}"
+        "      # --base: a git revision, never a directory of that name, so a pull request cannot\n"
+        "      # pick what it is compared with; the comment names the commit compared with\n"
         f"      - run: accord diff {d} --base {base} --format markdown > exposure.md\n"
         "      - name: comment on the pull request (one comment, edited in place)\n"
         '        run: gh pr comment "$PR" --edit-last --create-if-none --body-file exposure.md\n'

@@ -28,15 +28,15 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, build_scope
 
+from accord.compiler.core.platforms import facts
+
 T = TypeVar("T")
 
 
 def fold(name: str, dialect: str, quoted: bool = False) -> str:
     """Snowflake resolves an unquoted name in upper case and a quoted one as written;
     Databricks names are case-insensitive."""
-    if dialect != "snowflake":
-        return name.lower()
-    return name if quoted else name.upper()
+    return facts(dialect).resolve(name, quoted)
 
 
 def table_key(parts: Iterable[str], dialect: str) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from accord.compiler.core.platforms import SQLGLOT_DIALECTS as DIALECTS
+from accord.compiler.core.platforms import facts
 from accord.compiler.model.typenames import lookup
 
 if TYPE_CHECKING:
@@ -25,8 +26,8 @@ _MAX_TYPE_CHARS = 10_000
 @lru_cache(maxsize=1024)
 def parse_type(text: str, platform: str) -> exp.DataType | None:
     """The sqlglot DataType for ``text`` on ``platform``, or None if it is not a type."""
-    from sqlglot import exp
-    from sqlglot.errors import ParseError, TokenError
+    from sqlglot import exp  # noqa: PLC0415 - sqlglot: never on accord lint's YAML path
+    from sqlglot.errors import ParseError, TokenError  # noqa: PLC0415 - as above
 
     # one type, nothing after it: `VARCHAR; DROP ...` parses as a block of statements, and a
     # comment or a second statement is no part of a type
@@ -42,7 +43,7 @@ def parse_type(text: str, platform: str) -> exp.DataType | None:
 
 
 def is_string_type(dtype: exp.DataType) -> bool:
-    from sqlglot import exp
+    from sqlglot import exp  # noqa: PLC0415 - sqlglot: never on accord lint's YAML path
 
     return dtype.is_type(*exp.DataType.TEXT_TYPES)
 
@@ -82,12 +83,12 @@ def policy_type(text: str, platform: str) -> str:
     known = lookup(text, platform)
     if known is not None:
         rendering, string = known
-        return ("VARCHAR" if platform == "snowflake" else "STRING") if string else rendering
+        return facts(platform).string_type if string else rendering
     dtype = parse_type(text, platform)
     if dtype is None:
         raise ValueError(f"not a {platform} type: {text}")
     if is_string(text, platform):
-        return "VARCHAR" if platform == "snowflake" else "STRING"
+        return facts(platform).string_type
     return dtype.sql(DIALECTS[platform])
 
 
@@ -99,12 +100,30 @@ def translate_type(text: str, source: str, target: str) -> str | None:
     if source == target:
         return text
     if is_string(text, source):
-        return "VARCHAR" if target == "snowflake" else "STRING"
+        return facts(target).string_type
     dtype = parse_type(text, source)
     if dtype is None:
         return None
     spelled = dtype.sql(DIALECTS[target])
     return spelled if is_type(spelled, target) else None
+
+
+@lru_cache(maxsize=1024)
+def declared_length(text: str, platform: str) -> int | None:
+    """The most characters a value of the string type ``text`` can hold, where the type is
+    written with its length (``VARCHAR(34)``, ``CHAR(2)``, Snowflake's ``STRING(10)``); None
+    for a type written without one (a Snowflake ``VARCHAR`` holds up to its platform maximum,
+    a Databricks ``STRING`` any length) and for a type that is not a string."""
+    if not is_string(text, platform):
+        return None
+    try:
+        rendered = render_type(text, platform)
+    except ValueError:
+        return None
+    written = _RENDERED.fullmatch(rendered)
+    if written is None or written.group(1) not in ("VARCHAR", "CHAR") or written.group(3):
+        return None
+    return int(written.group(2))
 
 
 #: type names one platform has and the other does not (docs.snowflake.com/en/sql-reference/
@@ -126,7 +145,7 @@ _FOREIGN_TYPES = {
 def foreign_type(text: str, platform: str) -> str:
     """A message when ``text`` names a type of the other platform, else ""."""
     head = text.split("(", 1)[0].split("<", 1)[0].strip().upper()
-    other = "Snowflake" if platform == "databricks" else "Databricks"
+    other = facts(platform).other.title
     instead = _FOREIGN_TYPES.get(platform, {}).get(head)
     if instead is None:
         return ""

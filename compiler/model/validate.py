@@ -9,6 +9,7 @@ all of them are raised together as :class:`~compiler.core.errors.InputError`.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import types
 import typing
@@ -19,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location
+from accord.compiler.core.platforms import FACTS, facts
 from accord.compiler.model.grants import principal_of
 from accord.compiler.model.hierarchy import cycles
 from accord.compiler.model.loader import RawProject, load_directory
@@ -57,8 +59,6 @@ class Project:
 
     @cached_property
     def fingerprint(self) -> str:
-        import hashlib
-
         return hashlib.sha256(self.model.model_dump_json().encode()).hexdigest()
 
 
@@ -410,7 +410,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
         base = ("datasets", name)
         if m.platform_config(ds.platform) is None:
             bad((*base, "platform"), f"platform {ds.platform!r} is not declared under platforms")
-        key = ds.table.upper() if ds.platform == "snowflake" else ds.table.lower()
+        key = facts(ds.platform).fold(ds.table)
         table_key = f"{ds.platform}:{key}"
         if table_key in tables:
             bad((*base, "table"), f"table {ds.table} is also dataset {tables[table_key]!r}")
@@ -441,7 +441,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
                     )
         seen_cols: dict[str, str] = {}
         for col in ds.columns:
-            folded = col.upper() if ds.platform == "snowflake" else col.lower()
+            folded = facts(ds.platform).fold(col)
             if folded in seen_cols:
                 bad((*base, "columns", col), f"column {col} is also listed as {seen_cols[folded]}")
             seen_cols[folded] = col
@@ -450,11 +450,8 @@ def _resolve(project: Project) -> list[Diagnostic]:
             continue
         fpath = (*base, "row_filter")
         if rf.dimensions is not None:
-            abac = (
-                ds.platform == "databricks"
-                and m.platforms.databricks is not None
-                and (m.platforms.databricks.style == "abac")
-            )
+            cfg = m.platform_config(ds.platform)
+            abac = cfg is not None and cfg.style == "abac"
             for i, d in enumerate(rf.dimensions):
                 dpath = dimension_path(project, name, i)
                 if abac and d.unfiltered_for:
@@ -520,11 +517,11 @@ def _resolve(project: Project) -> list[Diagnostic]:
         if src.row_filter is not None:
             known += [c for _, c, _ in src.filter_dimensions]
             known += list(src.row_filter.arguments or {})
-        folded = {(c.upper() if src.platform == "snowflake" else c.lower()) for c in known}
+        folded = {facts(src.platform).fold(c) for c in known}
         for i, col in enumerate(idx.columns):
             # the service is built over the source's columns: one it does not have fails the
             # CREATE, and one the model does not know cannot be checked for governance
-            key = col.upper() if src.platform == "snowflake" else col.lower()
+            key = facts(src.platform).fold(col)
             if key not in folded:
                 close = _close_matches(col, known, n=1)
                 hint = (
@@ -533,10 +530,9 @@ def _resolve(project: Project) -> list[Diagnostic]:
                     else f"; if the table has it, declare it under datasets.{idx.source}.columns"
                 )
                 bad((*base, "columns", i), f"{col} is not a column of dataset {idx.source}{hint}")
-        if idx.kind == "cortex_search" and idx.platform != "snowflake":
-            bad((*base, "kind"), "cortex_search indexes exist on snowflake only")
-        if idx.kind == "vector_search" and idx.platform != "databricks":
-            bad((*base, "kind"), "vector_search indexes exist on databricks only")
+        if idx.kind not in facts(idx.platform).index_kinds:
+            owner = next(f.name for f in FACTS.values() if idx.kind in f.index_kinds)
+            bad((*base, "kind"), f"{idx.kind} indexes exist on {owner} only")
 
     for name, surface in m.surfaces.items():
         base = ("surfaces", name)
@@ -683,8 +679,8 @@ def _check_predicate(
 ) -> list[Diagnostic]:
     """A hand-written predicate reads only its arguments, returns BOOLEAN, and declares types
     the platform has (``compiler.model.exprcheck``)."""
-    from accord.compiler.model.exprcheck import predicate_problems, type_problem
-    from accord.compiler.model.expressions import ExpressionError, parse_predicate
+    from accord.compiler.model.exprcheck import predicate_problems, type_problem  # noqa: PLC0415 - sqlglot: only for a hand-written predicate
+    from accord.compiler.model.expressions import ExpressionError, parse_predicate  # noqa: PLC0415 - as above
 
     out = []
     for arg, typ in arguments.items():
@@ -708,7 +704,7 @@ def _check_expression(
     project: Project, path: tuple[Any, ...], text: str, platform: str
 ) -> list[Diagnostic]:
     """A hand-written predicate must be one SQL expression in its platform's dialect."""
-    from accord.compiler.model.expressions import (
+    from accord.compiler.model.expressions import (  # noqa: PLC0415 - sqlglot: only for a hand-written predicate
         ExpressionError,
         ExpressionTooLarge,
         parse_predicate,
@@ -730,6 +726,6 @@ def _check_expression(
 
 def _close_matches(word: str, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> list[str]:
     """``difflib.get_close_matches``, importing difflib only when a message needs a suggestion."""
-    import difflib
+    import difflib  # noqa: PLC0415 - only when a message needs a suggestion
 
     return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)

@@ -40,8 +40,8 @@ from accord.compiler.history.ledger import (
     stage_status,
 )
 from accord.compiler.model.salts import SaltBox, SaltError, materialize
-from accord.compiler.plan import metadata
 from accord.compiler.plan.write import sha256
+from accord.targets import checks as stage_checks
 
 __all__ = [
     "EXECUTORS",
@@ -212,11 +212,11 @@ def _run_stage(
         results = run.results(checks)
     except ExecutionError as err:
         return f"{stage.plan}/{stage.id} failed: {err}"
-    structured = metadata.parse(checks)
+    structured = stage_checks.parse(checks)
     if structured:
-        # checks written as data (table metadata through the SDK): compiler/plan/metadata.py
+        # checks written as data (read through the platform's API): targets/checks.py
         try:
-            results += metadata.run(run, structured)
+            results += stage_checks.run(run, stage.platform, structured)
         except Exception as err:  # the SDK's errors, or an executor without a client
             return f"{stage.plan}/{stage.id}: its statements ran, but its checks did not: {err}"
     for i, rows in enumerate(results, start=1):

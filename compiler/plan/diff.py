@@ -19,8 +19,8 @@ from accord.targets.identity import (
     is_definition,
     references,
 )
+from accord.targets.kinds import KINDS
 from accord.targets.objects import (
-    AbacPolicy,
     Catalog,
     CatalogObject,
     MappingTable,
@@ -29,7 +29,6 @@ from accord.targets.objects import (
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
-    Tag,
     TagAssignment,
 )
 
@@ -112,40 +111,19 @@ def diff_catalogs(
     return PlatformDiff(platform, base, head, tuple(changes))
 
 
-#: the catalog objects made only of strings, tuples of strings and None
-_PLAIN = (
-    MappingTable,
-    SaltFunction,
-    Tag,
-    RowFilterAttachment,
-    MaskAttachment,
-    TagAssignment,
-    AbacPolicy,
-)
-
-
 def _differs(old: CatalogObject, new: CatalogObject) -> bool:
     """Whether two objects of one type and identity differ: by fingerprint, or by any field.
     Objects without a sqlglot body hold only strings and tuples of them, so equal fields mean
     equal fingerprints too: those (every placement, most of a catalog) are compared field by
     field without hashing. A body is compared by fingerprint as well, since sqlglot's equality
     does not see every difference its SQL shows."""
-    if isinstance(old, _PLAIN) and old == new:
+    if KINDS[type(old)].plain and old == new:
         return False
     return fingerprint(old) != fingerprint(new) or old != new
 
 
 def _what_changed(old: CatalogObject, new: CatalogObject) -> str:
-    if isinstance(old, RowFilterPolicy | MaskPolicy):
-        same_signature = old.params == new.params and getattr(old, "returns", None) == getattr(
-            new, "returns", None
-        )
-        return "body" if same_signature else "signature"
-    if isinstance(old, MappingTable):
-        return "rows"
-    if isinstance(old, SaltFunction):
-        return "salt"
-    return "placement" if not is_definition(old) else "definition"
+    return KINDS[type(old)].changed(old, new)
 
 
 def _note(old: CatalogObject, new: CatalogObject, detail: str, salts: dict[str, str]) -> str:

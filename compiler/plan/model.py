@@ -38,21 +38,12 @@ from accord.compiler.model.schema import PLATFORMS
 from accord.compiler.plan.diff import PlatformDiff
 from accord.compiler.plan.steps import Step
 from accord.compiler.plan.verify import Check
+from accord.targets.objects import AbacPolicy, TagAssignment
 
 StageKind = Literal["prepare", "apply", "cutover", "handover", "retire"]
 #: (platform, TABLE, COLUMN) upper-cased -> identifier domain
 Domains = dict[tuple[str, str, str], str]
 
-# phases: the order of units inside a stage; < APPLY_PHASES go to prepare, >= RETIRE to retire
-CREATE_TABLE, CREATE_SALT, CREATE_POLICY, CREATE_TAG = 0, 1, 2, 3
-APPLY_PHASES = 10
-ROWS, SALT, BODY, TAG_DEF, ATTACH, TAG_SET, ABAC_SET = 10, 11, 12, 13, 14, 15, 16
-DETACH, TAG_UNSET, ABAC_UNSET = 20, 21, 22
-#: a body change that must wait until the table-level attachments of the function are gone
-BODY_LATE = 23
-FLOW_IN, FLOW_OUT = 30, 31
-RETIRE = 40
-DROP_TAG, DROP_POLICY, DROP_REST = 40, 41, 42
 
 #: what a handover stage hands over (:func:`why`): table-level policies to ABAC ones, or a
 #: column retagged from one ABAC policy to another (a table's row key tagged for its table
@@ -100,7 +91,6 @@ def why(stage: Stage) -> str:
     anything else for table-level policies handed to ABAC ones)."""
     if stage.kind != "handover":
         return WHY[stage.kind]
-    from accord.targets.objects import AbacPolicy, TagAssignment
 
     retag = any(isinstance(s.obj, AbacPolicy | TagAssignment) for s in stage.steps)
     table_level = any(not isinstance(s.obj, AbacPolicy | TagAssignment) for s in stage.steps)

@@ -14,7 +14,10 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from accord.compiler.model.schema import PLATFORMS
-from accord.compiler.plan.model import (
+from accord.compiler.plan.model import Group, StageKind, Unit, unique
+from accord.compiler.plan.state import Column, State, covers, identity_literals
+from accord.targets.identity import references
+from accord.targets.kinds import (
     ABAC_SET,
     ABAC_UNSET,
     APPLY_PHASES,
@@ -25,13 +28,7 @@ from accord.compiler.plan.model import (
     FLOW_IN,
     FLOW_OUT,
     RETIRE,
-    Group,
-    StageKind,
-    Unit,
-    unique,
 )
-from accord.compiler.plan.state import Column, State, covers, identity_literals
-from accord.targets.identity import references
 from accord.targets.objects import (
     AbacPolicy,
     MaskAttachment,

@@ -43,6 +43,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from accord.compiler.core.memo import IdentityMemo
+from accord.compiler.core.platforms import facts
 from accord.compiler.plan.index import PlaceIndex, Places, index_of
 from accord.targets import abac_conditions
 from accord.targets.identity import (
@@ -168,7 +169,7 @@ class State:
         self.prior.clear()
 
     def _lags(self, key: tuple[str, ...]) -> bool:
-        return self.platform == "databricks" and key[0] in ("tag", "abac")
+        return facts(self.platform).tags_take_effect_later and key[0] in ("tag", "abac")
 
     def _view(self, possible: bool) -> list[Placement]:
         """The placements in effect. ``possible=False``: those certainly in effect (what
@@ -403,7 +404,7 @@ class State:
         if (
             replaces is None
             and current is not None
-            and self.platform == "snowflake"
+            and facts(self.platform).replace_refused_while_attached
             and isinstance(obj, RowFilterPolicy | MaskPolicy)
             and self.users_of(name)
         ):
@@ -425,7 +426,7 @@ class State:
         users = self.users_of(name)
         if users:
             problems.append(f"DROP of {obj.name} while used by {', '.join(sorted(users))}")
-        if self.platform == "snowflake" and isinstance(obj, Tag) and obj.masking_policies:
+        if facts(self.platform).tag_masking and isinstance(obj, Tag) and obj.masking_policies:
             # docs.snowflake.com/en/user-guide/tag-based-masking-policies: a tag cannot be
             # dropped while a masking policy is assigned to it
             problems.append(

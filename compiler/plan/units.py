@@ -12,32 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from accord.compiler.core.platforms import facts
 from accord.compiler.plan.diff import Change, PlatformDiff
-from accord.compiler.plan.model import (
-    ABAC_SET,
-    ABAC_UNSET,
-    APPLY_PHASES,
-    ATTACH,
-    BODY,
-    BODY_LATE,
-    CREATE_POLICY,
-    CREATE_SALT,
-    CREATE_TABLE,
-    CREATE_TAG,
-    DETACH,
-    DROP_POLICY,
-    DROP_REST,
-    DROP_TAG,
-    FLOW_IN,
-    FLOW_OUT,
-    RETIRE,
-    ROWS,
-    SALT,
-    TAG_DEF,
-    TAG_SET,
-    TAG_UNSET,
-    Unit,
-)
+from accord.compiler.plan.model import Unit
 from accord.compiler.plan.state import Column, State, condition_holds, covers
 from accord.compiler.plan.steps import Statements, Step
 from accord.targets.identity import (
@@ -47,6 +24,21 @@ from accord.targets.identity import (
     is_definition,
     place_key,
     references,
+)
+from accord.targets.kinds import (
+    ABAC_SET,
+    ABAC_UNSET,
+    APPLY_PHASES,
+    BODY,
+    BODY_LATE,
+    CREATE_TABLE,
+    DETACH,
+    FLOW_IN,
+    FLOW_OUT,
+    RETIRE,
+    ROWS,
+    TAG_SET,
+    kind,
 )
 from accord.targets.objects import (
     AbacPolicy,
@@ -161,7 +153,7 @@ class UnitMaker:
         makes them), and so do body changes of functions that are attached table-level before
         and only used through ABAC after (without their identity check while still attached
         table-level, the ``unmasked_for`` principals would see masked values)."""
-        if self.platform != "databricks":
+        if not facts(self.platform).tags_take_effect_later:
             return units
         units = self._retags_after_policies(units)
         tagged = {
@@ -217,50 +209,32 @@ class UnitMaker:
     def _definition_unit(self, change: Change) -> Unit:
         obj: Definition = change.obj  # type: ignore[assignment]
         what = change.describe(self.platform)
+        phases = kind(obj).phases
         if change.kind == "added":
-            phase = {
-                MappingTable: CREATE_TABLE,
-                SaltFunction: CREATE_SALT,
-                RowFilterPolicy: CREATE_POLICY,
-                MaskPolicy: CREATE_POLICY,
-                Tag: CREATE_TAG,
-            }[type(obj)]
-            return self._unit(phase, obj, [self.st.define(obj, None, f"new: {what}")], change)
+            step = self.st.define(obj, None, f"new: {what}")
+            return self._unit(phases.added, obj, [step], change)
         if change.kind == "removed":
-            phase = (
-                DROP_TAG
-                if isinstance(obj, Tag)
-                else DROP_POLICY
-                if isinstance(obj, RowFilterPolicy | MaskPolicy)
-                else DROP_REST
-            )
             steps = [self.st.drop(obj, f"unused: {what}")]
-            if isinstance(obj, Tag) and obj.masking_policies and self.platform == "snowflake":
+            if isinstance(obj, Tag) and obj.masking_policies and facts(self.platform).tag_masking:
                 # a tag carrying masking policies cannot be dropped (and they cannot be dropped
                 # while on it): unset them first, once no column carries the tag
                 # (docs.snowflake.com/en/user-guide/tag-based-masking-policies)
                 bare = replace(obj, masking_policies=())
                 note = f"unused: {what}: unset its masking policies first"
                 steps = [self.st.define(bare, obj, note), self.st.drop(bare, f"unused: {what}")]
-            return self._unit(phase, obj, steps, change)
-        phase = {MappingTable: ROWS, SaltFunction: SALT, Tag: TAG_DEF}.get(type(obj), BODY)
+            return self._unit(phases.removed, obj, steps, change)
         step = self.st.define(change.head, change.base, what)  # type: ignore[arg-type]
-        return self._unit(phase, obj, [step], change)
+        return self._unit(phases.changed, obj, [step], change)
 
     def _placement_unit(self, change: Change) -> Unit:
         what = change.describe(self.platform)
         obj = change.obj
-        add_phase, remove_phase = {
-            RowFilterAttachment: (ATTACH, DETACH),
-            MaskAttachment: (ATTACH, DETACH),
-            TagAssignment: (TAG_SET, TAG_UNSET),
-            AbacPolicy: (ABAC_SET, ABAC_UNSET),
-        }[type(obj)]
+        phases = kind(obj).phases
         if change.kind == "removed":
-            phase, steps = remove_phase, [self.st.detach(obj, what)]  # type: ignore[arg-type]
+            phase, steps = phases.removed, [self.st.detach(obj, what)]  # type: ignore[arg-type]
         else:
             step = self.st.attach(change.head, change.base, what)  # type: ignore[arg-type]
-            phase, steps = add_phase, [step]
+            phase, steps = phases.added, [step]
         releases: set[str] = set()
         uses: set[str] = set()
         if change.base is not None and policy_of(change.base) != policy_of(change.head):
@@ -407,24 +381,17 @@ class UnitMaker:
 
 def policy_of(obj: CatalogObject | None) -> str | None:
     """The function (upper-cased) a placement applies, or None."""
-    if isinstance(obj, RowFilterAttachment | MaskAttachment):
-        return obj.policy.upper()
-    if isinstance(obj, AbacPolicy):
-        return obj.function.upper()
-    return None
+    return None if obj is None else kind(obj).applies(obj)
 
 
 def table_of(obj: Placement) -> str:
     """The table a placement is on (for an ABAC policy: its securable)."""
-    return obj.securable if isinstance(obj, AbacPolicy) else obj.table
+    return kind(obj).table(obj)  # type: ignore[return-value]
 
 
 def _protected_table(obj: CatalogObject | None) -> str | None:
-    if obj is None or is_definition(obj):
-        return None
-    if isinstance(obj, AbacPolicy):
-        return obj.securable.upper()
-    return table_of(obj).upper()  # type: ignore[arg-type]
+    table = None if obj is None else kind(obj).table(obj)
+    return None if table is None else table.upper()
 
 
 def _gains_expiry(change: Change) -> bool:

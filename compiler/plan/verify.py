@@ -12,15 +12,18 @@ platforms' digests must differ.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot import exp
 
-from accord.compiler.plan.metadata import MetadataCheck
 from accord.compiler.plan.state import State
 from accord.compiler.plan.steps import Statements, Step
 from accord.targets import sql
+from accord.targets.checks import MetadataCheck
 from accord.targets.identity import place_key, references
+from accord.targets.kinds import kind
 from accord.targets.objects import (
     AbacPolicy,
     MappingTable,
@@ -55,46 +58,88 @@ def checks_for(
     group's domain columns: their canary and their policy references are checked in any case."""
     found: dict[tuple[str, ...], Check] = {}
     for step in steps:
-        obj = step.obj
-        if isinstance(obj, MappingTable) and obj.name.upper() in after.defs:
-            table = after.defs[obj.name.upper()]
-            assert isinstance(table, MappingTable)
-            found[("rows", obj.name)] = Check(
-                f"{obj.name} holds the {len(table.rows)} grants of the model",
-                f"SELECT COUNT(*) = {len(table.rows)} AS ok FROM {st.q(obj.name)};",
-            )
-        elif isinstance(obj, SaltFunction) and obj.name.upper() in after.defs:
-            found[("canary", obj.name)] = _canary(obj, st)
-        elif isinstance(obj, RowFilterPolicy | MaskPolicy) and obj.name.upper() in after.defs:
-            current = after.defs[obj.name.upper()]
-            read = sorted(
-                d.name
-                for r in references(current)
-                if isinstance(d := after.defs.get(r), SaltFunction)
-            )
-            found[("policy", obj.name)] = _policy(current.name, read, st)
-        elif isinstance(obj, RowFilterAttachment | MaskAttachment):
-            key = place_key(obj)
-            now = after.places.get(key)
-            assert now is None or isinstance(now, RowFilterAttachment | MaskAttachment)
-            found[("place", *key)] = _placement(obj, now, st)
-        elif isinstance(obj, AbacPolicy):
-            now_policy = after.places.get(place_key(obj))
-            assert now_policy is None or isinstance(now_policy, AbacPolicy)
-            found[("abac", *place_key(obj))] = _abac(obj, now_policy)
-        elif isinstance(obj, Tag) and st.sql.governed_tags:
-            current = after.defs.get(obj.name.upper())
-            if isinstance(current, Tag):
-                found[("governed_tag", obj.name)] = _governed_tag(current, st)
-        elif isinstance(obj, TagAssignment) and obj.column:
-            now_tag = after.places.get(place_key(obj))
-            assert now_tag is None or isinstance(now_tag, TagAssignment)
-            found[("tag", *place_key(obj))] = _tag(obj, now_tag, st)
+        check = kind(step.obj).check
+        made = _CHECKS[check](step.obj, after, st) if check is not None else None
+        if made is not None:
+            found[made[0]] = made[1]
     for place in attached:
         found.setdefault(("place", *place_key(place)), _placement(place, place, st))
     for salt in salts:
         found.setdefault(("canary", salt.name), _canary(salt, st))
     return list(found.values())
+
+
+# ---- one builder per stage check of the kinds table (targets/kinds.py: ``Kind.check``): the
+# check's key in the stage (one check per key) and the check, or None when nothing is checked
+
+
+def _rows_check(obj: MappingTable, after: State, st: Statements) -> Keyed | None:
+    if obj.name.upper() not in after.defs:
+        return None
+    table = after.defs[obj.name.upper()]
+    assert isinstance(table, MappingTable)
+    return ("rows", obj.name), Check(
+        f"{obj.name} holds the {len(table.rows)} grants of the model",
+        f"SELECT COUNT(*) = {len(table.rows)} AS ok FROM {st.q(obj.name)};",
+    )
+
+
+def _canary_check(obj: SaltFunction, after: State, st: Statements) -> Keyed | None:
+    if obj.name.upper() not in after.defs:
+        return None
+    return ("canary", obj.name), _canary(obj, st)
+
+
+def _policy_check(obj: RowFilterPolicy | MaskPolicy, after: State, st: Statements) -> Keyed | None:
+    if obj.name.upper() not in after.defs:
+        return None
+    current = after.defs[obj.name.upper()]
+    read = sorted(
+        d.name for r in references(current) if isinstance(d := after.defs.get(r), SaltFunction)
+    )
+    return ("policy", obj.name), _policy(current.name, read, st)
+
+
+def _place_check(
+    obj: RowFilterAttachment | MaskAttachment, after: State, st: Statements
+) -> Keyed | None:
+    key = place_key(obj)
+    now = after.places.get(key)
+    assert now is None or isinstance(now, RowFilterAttachment | MaskAttachment)
+    return ("place", *key), _placement(obj, now, st)
+
+
+def _abac_check(obj: AbacPolicy, after: State, st: Statements) -> Keyed | None:
+    now = after.places.get(place_key(obj))
+    assert now is None or isinstance(now, AbacPolicy)
+    return ("abac", *place_key(obj)), _abac(obj, now)
+
+
+def _governed_tag_check(obj: Tag, after: State, st: Statements) -> Keyed | None:
+    current = after.defs.get(obj.name.upper())
+    if not st.sql.governed_tags or not isinstance(current, Tag):
+        return None
+    return ("governed_tag", obj.name), _governed_tag(current, st)
+
+
+def _tag_check(obj: TagAssignment, after: State, st: Statements) -> Keyed | None:
+    if not obj.column:
+        return None
+    now = after.places.get(place_key(obj))
+    assert now is None or isinstance(now, TagAssignment)
+    return ("tag", *place_key(obj)), _tag(obj, now, st)
+
+
+Keyed = tuple[tuple[str, ...], Check]
+_CHECKS: dict[str, Callable[[Any, State, Statements], Keyed | None]] = {
+    "rows": _rows_check,
+    "canary": _canary_check,
+    "policy": _policy_check,
+    "place": _place_check,
+    "abac": _abac_check,
+    "governed_tag": _governed_tag_check,
+    "tag": _tag_check,
+}
 
 
 def _canary(salt: SaltFunction, st: Statements) -> Check:
@@ -155,7 +200,7 @@ def _governed_tag(tag: Tag, st: Statements) -> Check:
 def _tag(obj: TagAssignment, now: TagAssignment | None, st: Statements) -> Check:
     """A column tag in place (or removed). Snowflake: the tag-based masking policy is active
     on the column (``targets/snowflake.py``). Databricks: the SDK's ``entity_tag_assignments``
-    (compiler/plan/metadata.py; ``information_schema.column_tags`` would do as well, but one
+    (targets/checks.py; ``information_schema.column_tags`` would do as well, but one
     typed reader for every Databricks check keeps them alike)."""
     column = obj.column or ""
     spelled = st.sql.tag_check(obj, now)
@@ -188,7 +233,7 @@ def _placement(
     if query is not None:
         return Check(expected, query)
     # Databricks: table metadata through the SDK (tables.get), not information_schema, whose
-    # column names differ between the reference page and live workspaces (compiler/plan/metadata)
+    # column names differ between the reference page and live workspaces (targets/databricks/checks.py)
     check = MetadataCheck(
         "mask" if column else "row_filter", obj.table, column, now.policy if now else None
     )

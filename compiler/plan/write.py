@@ -17,15 +17,19 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from accord.compiler.core.errors import UsageError
+from accord.compiler.core.errors import InputError, UsageError
+from accord.compiler.core.jsonfile import read_json
 from accord.compiler.core.outdir import recover_all, write_tree
 from accord.compiler.history.ledger import (
+    MAX_PLAN_BYTES,
     PLAN_DIR,
     PLAN_FILE,
     default_ledger,
     ledger_lock,
     read_ledger,
 )
+from accord.compiler.lint.engine import lint_sql
+from accord.compiler.lint.inputs.sqlfiles import scan_sql
 from accord.compiler.model.salts import PLACEHOLDER
 from accord.compiler.plan.model import Group, Plan, Stage, why
 from accord.compiler.plan.steps import Step
@@ -40,6 +44,7 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
+from accord.targets.platform import platform as platform_named
 from accord.targets.sql import comment_text
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
@@ -163,10 +168,6 @@ def _unchanged(directory: Path, files: dict[str, str]) -> bool:
 
 
 def _fingerprints(directory: Path) -> tuple[str, str] | None:
-    from accord.compiler.core.errors import InputError
-    from accord.compiler.core.jsonfile import read_json
-    from accord.compiler.history.ledger import MAX_PLAN_BYTES
-
     try:
         data, _ = read_json(directory / PLAN_FILE, "plan", MAX_PLAN_BYTES)
         return (data["base_fingerprint"], data["head_fingerprint"])
@@ -310,13 +311,9 @@ def _verify_sql(plan_id: str, stage: Stage) -> str:
         "Every query returns a first column `ok` that must be true on every row; `accord "
         "migrate apply` runs them after the stage and records it as failed otherwise."
     )
-    if stage.platform == "databricks":
-        lines += _comment(
-            "Lines starting `-- accord-check:` are checks written as data: `accord migrate "
-            "apply` reads each table's row filter and column masks with the SDK's "
-            "tables.get (information_schema column names differ between the reference "
-            "pages and live workspaces)."
-        )
+    note = platform_named(stage.platform).migrations().data_checks_note
+    if note:
+        lines += _comment(note)
     if not stage.checks:
         lines += _paragraph(
             "Nothing this stage does is visible to a query (it only removes unused objects): "
@@ -340,8 +337,6 @@ def _restored_findings(plan: Plan) -> dict[tuple[str, int], list[str]]:
     so with a suppression comment, so `accord lint migrations/*/*.sql` reports only what a
     change introduces. The rollback statements of every stage are linted together (ACC203
     compares platforms)."""
-    from accord.compiler.lint.engine import lint_sql
-    from accord.compiler.lint.inputs.sqlfiles import scan_sql
 
     results = []
     for stage in plan.stages:

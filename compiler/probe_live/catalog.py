@@ -60,6 +60,7 @@ from accord.compiler.connect.executor import (
     SnowflakeExecutor,
     UnreachableError,
 )
+from accord.compiler.core.platforms import facts
 from accord.compiler.meaning import semantics as sem
 from accord.compiler.meaning.probes import Place
 from accord.compiler.model.schema import PolicyModel, Probe
@@ -187,8 +188,9 @@ def persona_roles(model: PolicyModel, persona: str) -> tuple[str, list[str]]:
 
 
 def session_statements(model: PolicyModel, persona: str, platform: str) -> list[str]:
-    """Snowflake: the persona's primary role, then its other roles as secondary roles."""
-    if platform != "snowflake":
+    """Where a session holds roles (Snowflake): the persona's primary role, then its other
+    roles as secondary roles; where identities are groups, nothing (the profile decides)."""
+    if facts(platform).principal_kind != "role":
         return []
     primary_name, rest = persona_roles(model, persona)
     secondary = ", ".join(_role(r) for r in rest) if rest else "NONE"
@@ -242,7 +244,7 @@ def _true(value: Any) -> bool:
 def check_session(model: PolicyModel, persona: str, platform: str, session: Session) -> str | None:
     """Whether the session holds exactly the persona's roles (Snowflake) or groups
     (Databricks): None when it does, else why not. QueryError when the check cannot run."""
-    if platform == "snowflake":
+    if facts(platform).principal_kind == "role":
         primary, rest = persona_roles(model, persona)
         rows = session.rows(SNOWFLAKE_ROLE_CHECK)
         if len(rows) != 1 or len(rows[0]) != 2:
@@ -523,7 +525,7 @@ def ask_catalog(
         try:
             wrong = check_session(model, probe.persona, platform, session)
         except QueryError as err:
-            if platform == "databricks":
+            if facts(platform).principal_kind == "group":  # asked through a SQL warehouse
                 return fault("warehouse", f"the warehouse refused the session: {err}")
             return fault("session", f"the session's roles cannot be read: {err}")
         if wrong is not None:

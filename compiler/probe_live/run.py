@@ -49,6 +49,7 @@ from accord.compiler.connect.executor import SnowflakeExecutor
 from accord.compiler.core import secrets
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import decode, deepest_bracket, read_bytes
+from accord.compiler.core.platforms import DATABRICKS, PLATFORMS, SNOWFLAKE
 from accord.compiler.core.progress import counting, finished
 from accord.compiler.meaning.probes import Answer, ProbeOutcome, loosest, questions
 from accord.compiler.probe_live.a2a import A2AError, classify_error, classify_task, send_message
@@ -61,6 +62,7 @@ from accord.compiler.probe_live.catalog import (
     probe_options,
 )
 from accord.compiler.probe_live.result import ProbeRun, describe
+from accord.targets.render import render_files
 
 DEFAULT_CONFIG = Path(".accord/probe.yaml")
 DEFAULT_TIMEOUT = 30.0
@@ -289,7 +291,7 @@ def load_config(path: str | None) -> ProbeConfig:
             f"{', '.join(sorted(_CONFIG_KEYS))})",
             key=True,
         )
-    for key in ("snowflake", "databricks"):
+    for key in PLATFORMS:
         if data.get(key) is not None and not isinstance(data[key], dict):
             raise at.error(
                 (key,), f"probe config: {key} must be a mapping, not {type(data[key]).__name__}"
@@ -380,7 +382,6 @@ def compiled_fingerprint(project: Any, compiled: str | None) -> str:
             digest.update(os.fsencode(p.relative_to(root).as_posix()) + b"\0")
             digest.update(p.read_bytes() + b"\0")
         return digest.hexdigest()
-    from accord.targets.render import render_files
 
     for rel, text in sorted(render_files(project, "all").items()):
         digest.update(str(rel).encode() + b"\0" + text.encode("utf-8") + b"\0")
@@ -395,7 +396,7 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
 
     def runner(platform: str) -> Runner:
         if platform not in runners:
-            make = _snowflake_runner if platform == "snowflake" else _databricks_runner
+            make = _RUNNERS[platform]
             runners[platform] = make(config, options)
         return runners[platform]
 
@@ -508,3 +509,8 @@ def _question(probe: Any) -> str:
     if probe.where:
         text += " for " + " and ".join(f"{d} {v}" for d, v in probe.where.items())
     return text + "."
+
+
+#: each platform's probe runner: Snowflake switches the session's roles, Databricks asks with
+#: one SDK profile per persona
+_RUNNERS = {SNOWFLAKE.name: _snowflake_runner, DATABRICKS.name: _databricks_runner}

@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from accord.compiler.connect.executor import ExecutionError, as_reader
+
 #: the documented latency of each source, said in every report
 LATENCY = {
     "snowflake": (
@@ -240,8 +242,6 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
     grants: dict[str, tuple[str, ...]] | None = None
     grants_why = ""
     if any(secondary_roles(r.get("secondary_role_stats")) == ALL for r in rows):
-        from accord.compiler.connect.executor import ExecutionError, as_reader
-
         try:
             grants = user_grants(query)
         except ExecutionError as err:

@@ -24,6 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sqlglot
+from sqlglot import exp
+
+from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.meaning import semantics as sem
 from accord.compiler.model.probe_places import declared
 from accord.compiler.model.schema import PolicyModel
@@ -72,12 +76,12 @@ class Mapper:
         self.tables = {
             (ds.platform, ds.table.upper()): name for name, ds in sorted(model.datasets.items())
         }
-        self.by_identity: dict[str, dict[str, str]] = {"snowflake": {}, "databricks": {}}
+        #: platform -> folded identity -> principal
+        self.by_identity: dict[str, dict[str, str]] = {p: {} for p in PLATFORMS}
         for name, p in sorted(model.principals.items()):
-            if p.snowflake:
-                self.by_identity["snowflake"][p.snowflake.upper()] = name
-            if p.databricks:
-                self.by_identity["databricks"][p.databricks.lower()] = name
+            for platform, table in self.by_identity.items():
+                if ident := p.identity(platform):
+                    table[facts(platform).fold_identity(str(ident))] = name
 
     def map(self, read: Read) -> list[Fact] | Unmappable:
         m = self.model
@@ -146,16 +150,17 @@ class Mapper:
         if read.why:
             return read.why
         table = self.by_identity[read.platform]
-        if read.platform == "snowflake":
+        platform = facts(read.platform)
+        if platform.principal_kind == "role":  # the session's roles
             held = list(read.roles)
-            found = {table[r.upper()] for r in held if r.upper() in table}
             what = f"roles {', '.join(held) or '(none)'}"
-        else:
+        else:  # the user's groups, from the directory
             if read.groups is None:
                 return f"the account groups of {read.user or 'the user'} are not known"
             held = list(read.groups)
-            found = {table[g.lower()] for g in held if g.lower() in table}
             what = f"{read.user or 'the user'} (groups {', '.join(held) or 'none'})"
+        folded = [platform.fold_identity(i) for i in held]
+        found = {table[i] for i in folded if i in table}
         if not found:
             return f"{what}: no principal of the model"
         out = [
@@ -183,8 +188,6 @@ class Mapper:
 def filtered_values(text: str, dialect: str, column: str) -> set[str]:
     """The string literals ``text`` compares ``column`` with (``=`` or ``IN``), read with
     sqlglot; nothing when it cannot be parsed."""
-    import sqlglot
-    from sqlglot import exp
 
     try:
         trees = sqlglot.parse(text, read=dialect)

@@ -20,6 +20,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
+from accord.compiler.core.visible import visible
 from accord.compiler.meaning.probes import OWNED_BY_GOVERNANCE, probe_init
 from accord.compiler.model.probe_places import reaching
 from accord.compiler.model.schema import PolicyModel, Probe
@@ -137,16 +140,12 @@ class Sample:
         if fmt == "json":
             return json.dumps(self.to_doc(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
         if fmt == "yaml":
-            import yaml
-
             return yaml.safe_dump(
                 self.to_doc(), sort_keys=False, allow_unicode=True, default_flow_style=False
             )
         return self.text()
 
     def text(self) -> str:
-        from accord.compiler.core.visible import visible
-
         c = self.coverage()
         out = [f"accord probe sample: {', '.join(self.platforms)}, the last {self.since_days} days"]
         for s in self.sources:

@@ -11,6 +11,8 @@ format: the sample then says what it could not see, never that all was covered.
 from __future__ import annotations
 
 import contextlib
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +20,11 @@ from typing import Any
 
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.connect.executor import ExecutionError, as_reader, open_executor
-from accord.compiler.core.errors import InputError, UsageError
+from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError, one_line
+from accord.compiler.core.platforms import facts
 from accord.compiler.core.progress import finished
+from accord.compiler.meaning.probes import evaluate
+from accord.compiler.model.validate import load_project
 from accord.compiler.probe_sample.history import (
     LATENCY,
     VIEWS,
@@ -95,9 +100,9 @@ def _executor(platform: str, options: SampleOptions) -> Any:
 
 
 def _read(platform: str, executor: Any, days: int, source: Source) -> list[Read]:
-    if platform == "snowflake":
+    if facts(platform).principal_kind == "role":  # the session's roles are in the history
         return snowflake_reads(executor.query, days, source)
-    groups_of = _directory(executor, source)
+    groups_of = _directory(executor, source)  # a user's groups are in the directory
     return databricks_reads(executor.query, days, source, groups_of)
 
 
@@ -107,8 +112,6 @@ def _directory(executor: Any, source: Source) -> Callable[[str], tuple[str, ...]
     try:
         directory = scim_directory(executor.client)
     except Exception as err:  # the SDK's errors: denied, unreachable, not found
-        from accord.compiler.core.errors import one_line
-
         source.cannot_see(
             "the workspace's users and service principals with their groups (SCIM)",
             one_line(err),
@@ -122,12 +125,6 @@ def write_proposals(directory: str, sample: Sample, out: str) -> None:
     """Write the proposed probes to ``out``, after checking that they validate with the
     model and pass (``accord probe``): loaded with the project's own files in a scratch
     directory. Nothing is written when they do not."""
-    import shutil
-    import tempfile
-
-    from accord.compiler.core.errors import Diagnostic, Location
-    from accord.compiler.meaning.probes import evaluate
-    from accord.compiler.model.validate import load_project
 
     text = sample.proposals_yaml()
     root = Path(directory)

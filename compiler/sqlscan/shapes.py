@@ -42,6 +42,7 @@ from itertools import accumulate
 from operator import itemgetter
 from typing import Any
 
+from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
 #: what a plain statement may hold
@@ -160,7 +161,6 @@ def plain_chunks(
     shapes = _dialect(tokenizer)
     if shapes is None:
         return None
-    from sqlglot.errors import TokenError
 
     try:
         tokens = tokenizer(dialect=dialect).tokenize(text[: first + 1])
@@ -235,7 +235,6 @@ def _template(
     template of its shape, or None when the shape cannot be one."""
     if not lexemes or "\n" not in shape[0] or "".join(lexemes) != chunk:
         return None  # the first token must be on a line below the previous ``;``
-    from sqlglot.errors import TokenError
 
     try:
         read = tokenizer(dialect=dialect).tokenize(chunk)

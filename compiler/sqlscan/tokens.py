@@ -18,6 +18,9 @@ from sqlglot.dialects.dialect import Dialect as _SqlglotDialect
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
+from accord.compiler.core.platforms import DATABRICKS
+from accord.compiler.sqlscan.shapes import plain_tokens
+
 # --------------------------------------------------------------------------- tokenizers
 
 
@@ -34,10 +37,13 @@ class _DatabricksTokenizer(Databricks.Tokenizer):  # type: ignore[misc,name-defi
     }
 
 
+#: dialects read with a tokenizer of accord's own (sqlglot's, with what it lacks added)
+_OWN_TOKENIZERS: dict[str, type[Tokenizer]] = {DATABRICKS.dialect: _DatabricksTokenizer}
+
+
 def tokenizer_class(dialect: str) -> type[Tokenizer]:
-    if dialect == "databricks":
-        return _DatabricksTokenizer
-    return _SqlglotDialect.get_or_raise(dialect).tokenizer_class
+    own = _OWN_TOKENIZERS.get(dialect)
+    return own if own is not None else _SqlglotDialect.get_or_raise(dialect).tokenizer_class
 
 
 STRING_TYPES = frozenset(
@@ -72,8 +78,6 @@ def tokenize(text: str, dialect: str, plain: bool = True) -> Tokens:
     """The tokens of ``text`` (``plain``: through :func:`.shapes.plain_tokens` when it can
     take the file; False when it was already asked and could not)."""
     if plain:
-        from accord.compiler.sqlscan.shapes import plain_tokens
-
         found = plain_tokens(text, tokenizer_class(dialect), dialect)
         if found is not None:
             return Tokens(found, None)

@@ -32,6 +32,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
+from accord.compiler.core.platforms import facts
 from accord.compiler.core.today import today
 from accord.compiler.sqlscan import Statement
 from accord.compiler.verify.sources import PlatformSQL, Routine, fold
@@ -109,7 +110,9 @@ class Binder:
             return exp.cast(exp.Literal.string(day), exp.DataType.build("DATE"))
 
         self._context: dict[type[exp.Expression] | str, Callable[[exp.Expression], exp.Expression]]
-        if self.platform == "snowflake":
+        # each platform's context functions, bound to the persona table's columns (the one
+        # place verify stands in for the platforms' session functions)
+        if facts(self.platform).principal_kind == "role":
             self._context = {
                 "IS_ROLE_IN_SESSION": lambda n: _call(
                     "list_contains", persona_column("sf_roles"), *n.expressions
@@ -244,8 +247,7 @@ class Binder:
     def _contextualize(self, body: exp.Expression) -> exp.Expression:
         def swap(node: exp.Expression) -> exp.Expression:
             if (
-                self.platform == "snowflake"
-                and isinstance(node, exp.ArrayContains)
+                isinstance(node, exp.ArrayContains)
                 and isinstance(node.this, exp.ParseJSON)
                 and node.this.this.meta.get("accord_available_roles")
             ):

@@ -21,6 +21,7 @@ from functools import cached_property, lru_cache
 
 from sqlglot import exp
 
+from accord.compiler.core.platforms import facts
 from accord.compiler.model.expressions import parse_predicate
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.types import is_string_type, parse_type
@@ -203,7 +204,7 @@ def _group_columns(
         ds = model.datasets[name]
         rf = ds.row_filter
         arguments = (rf.arguments or {}) if rf else {}
-        default_type = "VARCHAR" if ds.platform == "snowflake" else "STRING"
+        default_type = facts(ds.platform).string_type
         # folded column -> the first dimension it keys (as the dimensions are listed)
         keys_of: dict[str, str] = {}
         for d, c, _ in ds.filter_dimensions:

@@ -19,6 +19,7 @@ from datetime import date
 from typing import Any
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location
+from accord.compiler.core.platforms import SNOWFLAKE, facts
 from accord.compiler.core.today import today
 from accord.compiler.meaning import semantics
 from accord.compiler.model.schema import PolicyModel
@@ -151,7 +152,7 @@ class Verifier:
                 roles = self._identities(persona, "snowflake")
                 groups = self._identities(persona, "databricks")
                 first = self.model.principals[semantics.primary_principal(self.model, persona)]
-                primary = stored_role(first.snowflake) if first.snowflake else None
+                primary = SNOWFLAKE.stored_identity(first.snowflake) if first.snowflake else None
             # CURRENT_AVAILABLE_ROLES(): the roles granted to the user, read as the ones the
             # persona lists (whether it also lists inherited roles is not documented: this is
             # the reading that can deny); IS_ROLE_IN_SESSION sees the whole hierarchy
@@ -165,7 +166,7 @@ class Verifier:
     def _listed(self, persona: str) -> set[str]:
         """The Snowflake roles the persona lists itself (not inherited)."""
         return {
-            stored_role(self.model.principals[p].snowflake or "")
+            SNOWFLAKE.stored_identity(self.model.principals[p].snowflake or "")
             for p in semantics.listed_on(self.model, persona, "snowflake")
         }
 
@@ -180,7 +181,7 @@ class Verifier:
         for p in semantics.principals_on(self.model, persona, platform):
             identity = self.model.principals[p].identity(platform)
             if identity is not None:
-                out.append(stored_role(identity) if platform == "snowflake" else identity)
+                out.append(facts(platform).stored_identity(identity))
         return out
 
     # ---- per dataset ---------------------------------------------------------------------------
@@ -373,8 +374,3 @@ class Verifier:
             tuple(part.objects),
             hit.message(f"{name} ({where})"),
         )
-
-
-def stored_role(name: str) -> str:
-    """A Snowflake role name as Snowflake stores it when created unquoted: upper case."""
-    return name.upper()

@@ -21,6 +21,7 @@ from typing import Any
 from sqlglot import exp
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location
+from accord.compiler.core.platforms import facts
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.sqlscan import Statement
 from accord.compiler.verify.bind import PERSONA, ROWS, Binder, BindError, duck_table, row_column
@@ -109,7 +110,7 @@ class PartBuilder:
         for col in table.columns:
             ckey = fold(col.name, platform)
             mask = _mask(sql, key, ckey)
-            if mask is None and platform == "snowflake":
+            if mask is None and facts(platform).tag_masking:
                 mask = _tag_mask(sql, key, ckey, col.duck_type)
             masks.append(mask)
         alike = (
@@ -184,7 +185,7 @@ class PartBuilder:
             slots = _Slots(real)
             part = Part(slots.sql(col.name))
             mask = _mask(sql, key, ckey)
-            if mask is None and platform == "snowflake":
+            if mask is None and facts(platform).tag_masking:
                 mask = _tag_mask(sql, key, ckey, col.duck_type)
             if mask is not None:
                 routine = self._routine(sql, mask.policy, mask.stmt)

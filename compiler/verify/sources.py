@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from accord.compiler.core.platforms import PLATFORMS
 from accord.compiler.model.salts import SaltError, materialize
 from accord.compiler.sqlscan import Param, Statement, scan
 from accord.targets.read import PLACEMENT_KINDS, Placements, fold
+from accord.targets.render import render_files, selected_platforms
 
 if TYPE_CHECKING:
     from accord.compiler.model.validate import Project
@@ -114,7 +116,6 @@ def read_compiled_dir(out: str) -> dict[str, str]:
     for platform in PLATFORM_DIRS:
         for path in sorted((root / platform).rglob("*.sql")):
             rel = path.relative_to(root).as_posix()
-            from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 
             name = os.path.join(out, rel)
             files[name] = decode(read_bytes(path, "SQL file", MAX_FILE_BYTES, name), name, "file")
@@ -130,7 +131,6 @@ def render_sql(project: Project) -> dict[str, str]:
     """The SQL files ``accord compile --target all`` writes (``snowflake/``, ``databricks/``),
     rendered in memory. Not the Terraform files, which verification does not read (at a
     few thousand datasets rendering them took longer than every SQL file together)."""
-    from accord.targets.render import render_files, selected_platforms
 
     files: dict[str, str] = {}
     for platform in selected_platforms(project, "all"):

@@ -150,7 +150,8 @@ def abac_service_identity(ctx: Context) -> Iterator[Finding]:
         for d in p.datasets
     }
     for name, surface in sorted(ctx.model.surfaces.items()):
-        if surface.platform != "databricks" or surface.identity != "service":
+        cfg = ctx.model.platform_config(surface.platform) if surface.platform != "none" else None
+        if cfg is None or cfg.style != "abac" or surface.identity != "service":
             continue
         hit = sorted(set(surface.reads) & governed)
         if hit:

@@ -1,28 +1,23 @@
 """ACC701-ACC708: differences between the model and the live platforms (``accord drift``).
 
-These are the rules' documentation entries, for ``accord rules`` and docs/rules.md: the
-comparison itself lives in :mod:`compiler.live.drift` (it needs a connection), and ``accord
-drift`` finalises its findings with :func:`compiler.lint.engine.finalize` (suppressions,
-sorting) without running any check. ``accord lint`` never connects: these checks report
-nothing.
+These are the rules' pages, for ``accord rules`` and docs/rules.md: the comparison itself
+lives in :mod:`compiler.live.drift` (it needs a connection), and ``accord drift`` finalises its
+findings with :func:`compiler.lint.engine.finalize` (suppressions, sorting) without running any
+check. ``accord lint`` never connects: it has no check for these rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from accord.compiler.lint.checks import Context, rule
-from accord.compiler.lint.finding import Finding
+from accord.compiler.lint.checks import rule_page
+from accord.compiler.model.rules import RULE_TABLE
 
 #: raised only by ``accord drift`` (it reads the platforms): ``accord lint`` cannot tell whether
 #: a suppression of one is used, so ACC002 does not judge them
-LIVE_RULES = frozenset(
-    {"ACC701", "ACC702", "ACC703", "ACC704", "ACC705", "ACC706", "ACC707", "ACC708"}
-)
+LIVE_RULES = frozenset(r.id for r in RULE_TABLE if r.family == "drift")
 
 
-@rule("ACC701")
-def live_missing(ctx: Context) -> Iterator[Finding]:
+@rule_page("ACC701")
+class LiveMissing:
     """An object or attachment the model needs is not deployed on the platform.
 
     ## What it does
@@ -51,11 +46,10 @@ def live_missing(ctx: Context) -> Iterator[Finding]:
     `accord plan policies --base live:snowflake`, then `accord migrate apply --platform snowflake`.
     For a contradicted `omits` entry, remove it (the replica then inherits the mask) and plan.
     """
-    yield from ()  # raised by `accord drift` only
 
 
-@rule("ACC702")
-def live_unmanaged(ctx: Context) -> Iterator[Finding]:
+@rule_page("ACC702")
+class LiveUnmanaged:
     """A policy, filter or mask on a governed table or column that the model did not put there.
 
     ## What it does
@@ -79,11 +73,10 @@ def live_unmanaged(ctx: Context) -> Iterator[Finding]:
     and refuses to plan until you choose: `--adopt` (the plan takes them over and converges them
     to the model) or `--keep-unmanaged` (the plan leaves them where they are).
     """
-    yield from ()  # raised by `accord drift` only
 
 
-@rule("ACC703")
-def live_changed(ctx: Context) -> Iterator[Finding]:
+@rule_page("ACC703")
+class LiveChanged:
     """A deployed object's body, signature, comment or attachment differs from the model's.
 
     ## What it does
@@ -109,11 +102,10 @@ def live_changed(ctx: Context) -> Iterator[Finding]:
     Plan from the live estate (`accord plan --base live:P`): the plan changes the body in place,
     or swaps the attachment in one statement.
     """
-    yield from ()  # raised by `accord drift` only
 
 
-@rule("ACC704")
-def grants_diverge(ctx: Context) -> Iterator[Finding]:
+@rule_page("ACC704")
+class GrantsDiverge:
     """A platform's mapping rows differ from the model, or from the other platform's copy.
 
     ## What it does
@@ -143,11 +135,10 @@ def grants_diverge(ctx: Context) -> Iterator[Finding]:
     Re-apply the model's grants: `accord plan --base live:P` replaces the rows in one
     transaction (Snowflake) or one MERGE (Databricks).
     """
-    yield from ()  # raised by `accord drift` only
 
 
-@rule("ACC705")
-def salt_exposed(ctx: Context) -> Iterator[Finding]:
+@rule_page("ACC705")
+class SaltExposed:
     """A salt function can be called by someone other than the owner of its policies.
 
     ## What it does
@@ -173,11 +164,10 @@ def salt_exposed(ctx: Context) -> Iterator[Finding]:
     PRIVILEGES` in two words; drop or narrow a GRANT policy). `accord plan --base live:` writes
     these. The policy owner needs USAGE; the querying roles do not.
     """
-    yield from ()  # raised by `accord drift` only
 
 
-@rule("ACC706")
-def salt_drift(ctx: Context) -> Iterator[Finding]:
+@rule_page("ACC706")
+class SaltDrift:
     """A live salt's canary digest is not the referenced salt's, or equals the other platform's.
 
     ## What it does
@@ -201,11 +191,10 @@ def salt_drift(ctx: Context) -> Iterator[Finding]:
     Re-create the salt function from the model (`accord plan --base live:P`, then apply), and
     keep one salt per platform.
     """
-    yield from ()  # raised by `accord drift` only
 
 
-@rule("ACC707")
-def live_incomplete(ctx: Context) -> Iterator[Finding]:
+@rule_page("ACC707")
+class LiveIncomplete:
     """The reading role could not see everything drift needs: drift of what it missed is not proven.
 
     ## What it does
@@ -236,11 +225,10 @@ def live_incomplete(ctx: Context) -> Iterator[Finding]:
     `accord introspect --check-reader --platform P` to see what is missing), then run drift
     again. Never suppress it: a suppressed ACC707 is a clean verdict nobody proved.
     """
-    yield from ()  # raised by `accord drift` only
 
 
-@rule("ACC708")
-def hierarchy_drift(ctx: Context) -> Iterator[Finding]:
+@rule_page("ACC708")
+class HierarchyDrift:
     """A live role-to-role grant or group nesting differs from the model's `inherits`.
 
     ## What it does
@@ -270,4 +258,3 @@ def hierarchy_drift(ctx: Context) -> Iterator[Finding]:
     `inherits` and review what `accord diff` says it widens. accord never creates roles,
     groups or their edges.
     """
-    yield from ()  # raised by `accord drift` only

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accord.compiler.core.platforms import facts
 from accord.compiler.lint.bodies import (
     at,
     expressions,
@@ -67,7 +68,7 @@ def current_role(ctx: Context) -> Iterator[Finding]:
     `CURRENT_ROLE()` with `IS_ROLE_IN_SESSION(g.ROLE_NAME)`.
     """
     for e in expressions(ctx):
-        if e.platform != "snowflake":
+        if facts(e.platform).principal_kind != "role":  # roles in session: Snowflake
             continue
         for node, name in role_calls(e.tree):
             yield Finding(
@@ -161,7 +162,7 @@ def invoker_role(ctx: Context) -> Iterator[Finding]:
     entitlement row filter), which compiles to `IS_ROLE_IN_SESSION`.
     """
     for e in expressions(ctx):
-        if e.platform != "snowflake":
+        if facts(e.platform).principal_kind != "role":  # roles in session: Snowflake
             continue
         for node, name in invoker_role_calls(e.tree):
             yield Finding(
@@ -225,7 +226,7 @@ def workspace_group_check(ctx: Context) -> Iterator[Finding]:
     which accord compiles with `is_account_group_member()`.
     """
     for e in expressions(ctx):
-        if e.platform != "databricks":
+        if facts(e.platform).principal_kind != "group":  # account groups: Databricks
             continue
         for node in workspace_group_calls(e.tree):
             yield Finding(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from accord.compiler.core.platforms import facts
 from accord.compiler.lint.bodies import (
     Expression,
     at,
@@ -41,7 +42,7 @@ def fix_for(param: str, dialect: str, function: str | None = None) -> str:
         f"rename the parameter (for example to {renamed}) so that no column of the "
         "subquery's tables has its name, and use the new name in the body"
     )
-    if dialect == "databricks":
+    if facts(dialect).qualified_parameters:
         short = (function or "<function>").split(".")[-1]
         fix += f", or qualify the reference with the function's name ({short}.{param})"
     return fix

@@ -1,17 +1,23 @@
-"""ACC502-ACC503, ACC507: principals granted where they have no identity; declarations
-nothing uses; grants whose date has passed."""
+"""ACC502-ACC503, ACC507-ACC509: principals granted where they have no identity;
+declarations nothing uses; grants whose date has passed; grants to an identity every user
+holds; two principals of one identity given different grants."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
+from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.core.today import today, today_source
 from accord.compiler.lint.checks import Context, rule
 from accord.compiler.lint.finding import Finding
-from accord.compiler.lint.usage import platforms_in, usage
+from accord.compiler.lint.usage import describe, grant_sites, usage
 from accord.compiler.model.grants import principal_of, until_of
-from accord.compiler.model.validate import dimension_path
+from accord.compiler.model.hierarchy import effective
+
+if TYPE_CHECKING:
+    from accord.compiler.model.schema import PolicyModel
 
 _IDENTITY = {"snowflake": "role", "databricks": "account group"}
 
@@ -51,72 +57,18 @@ def missing_identity(ctx: Context) -> Iterator[Finding]:
     granting it there.
     """
     m = ctx.model
-    used = usage(ctx)
-
-    def missing(principal: str, platforms: list[str]) -> list[str]:
-        return [p for p in platforms if m.principals[principal].identity(p) is None]
-
-    def finding(
-        path: tuple[Any, ...], obj: str, principal: str, platform: str, what: str
-    ) -> Finding:
-        return Finding(
-            ctx.project.loc(*path),
-            "ACC502",
-            obj,
-            f"principal {principal} has no {platform} identity, but {what} on {platform}: "
-            f"the grant does not exist there",
-            f"add `{platform}: <{_IDENTITY[platform]}>` to principals.{principal}, or remove "
-            f"{principal} here",
-        )
-
-    for dim in sorted(m.entitlements):
-        on = used.dimension_datasets.get(dim, {})
-        platforms = platforms_in(on)
-        for value, principals in m.entitlements[dim].items():
-            for i, entry in enumerate(principals):
-                p = principal_of(entry)
-                for platform in missing(p, platforms):
-                    yield finding(
-                        ("entitlements", dim, value, i),
-                        f"entitlements.{dim}",
-                        p,
-                        platform,
-                        f"entitlement {dim} grants it {value} for {', '.join(on[platform])}",
-                    )
-    for name in sorted(m.masks):
-        platforms = platforms_in(used.mask_columns.get(name, {}))
-        for i, p in enumerate(m.masks[name].unmasked_for):
-            for platform in missing(p, platforms):
-                yield finding(
-                    ("masks", name, "unmasked_for", i),
-                    f"masks.{name}",
-                    p,
-                    platform,
-                    f"mask {name} shows it the clear value",
-                )
-    for name in sorted(m.datasets):
-        ds = m.datasets[name]
-        if ds.row_filter is None:
+    for site in grant_sites(ctx):
+        if m.principals[site.principal].identity(site.platform) is not None:
             continue
-        for i, p in enumerate(ds.row_filter.unfiltered_for):
-            for platform in missing(p, [ds.platform]):
-                yield finding(
-                    ("datasets", name, "row_filter", "unfiltered_for", i),
-                    f"datasets.{name}",
-                    p,
-                    platform,
-                    f"{name}'s row filter shows it every row",
-                )
-        for k, d in enumerate(ds.row_filter.dimensions or []):
-            for i, p in enumerate(d.unfiltered_for):
-                for platform in missing(p, [ds.platform]):
-                    yield finding(
-                        (*dimension_path(ctx.project, name, k), "unfiltered_for", i),
-                        f"datasets.{name}",
-                        p,
-                        platform,
-                        f"{name}'s row filter shows it every row of {d.entitlement}",
-                    )
+        p, platform = site.principal, site.platform
+        yield Finding(
+            ctx.project.loc(*site.path),
+            "ACC502",
+            site.obj,
+            f"principal {p} has no {platform} identity, but {site.what} on {platform}: "
+            f"the grant does not exist there",
+            f"add `{platform}: <{_IDENTITY[platform]}>` to principals.{p}, or remove {p} here",
+        )
 
 
 @rule("ACC503")
@@ -233,3 +185,184 @@ def expired_grant(ctx: Context) -> Iterator[Finding]:
                     "the model still lists it",
                     "delete the entry, or extend `until` in a reviewed change",
                 )
+
+
+def _everyone(ctx: Context, principal: str, platform: str) -> str | None:
+    """The principal's identity on ``platform`` when every user of the platform holds it."""
+    identity = ctx.model.principals[principal].identity(platform)
+    return identity if identity is not None and facts(platform).is_everyone(identity) else None
+
+
+@rule("ACC508")
+def everyone_identity(ctx: Context) -> Iterator[Finding]:
+    """A principal whose identity every user holds is granted rows, a clear value or every row.
+
+    ## What it does
+    Flags a principal whose identity on a platform is one every user of the platform holds
+    (Snowflake `PUBLIC`; Databricks `account users` and the workspace `users` group, compared
+    without case) wherever the model gives it something on that platform, the places ACC502
+    reads:
+    - an entitlement value, when a dataset on that platform is filtered by the dimension;
+    - a mask's `unmasked_for`, when a column on that platform uses the mask;
+    - a row filter's `unfiltered_for`, on the dataset's platform.
+
+    It also flags such a principal's `inherits` entry when the principal inherited is given
+    something on that platform: its role is then granted to `PUBLIC` (its group has every
+    user nested in it), so every user holds it too. A principal that merely inherits `PUBLIC`
+    is not flagged: every role holds `PUBLIC` anyway, and granting to it is what matters.
+
+    ## Why is this bad?
+    A policy that lets `PUBLIC` (or `account users`) see rows or clear values lets everyone
+    see them: the model then governs nobody, however carefully the other principals are
+    written. Every report of the model (`accord analyze`, probes) still names the principal as
+    if it were one group of people.
+
+    ## Example
+    ```yaml
+    principals:
+      everyone: {snowflake: PUBLIC, databricks: account users}
+    masks:
+      subject_pseudonym:
+        strategy: hash
+        unmasked_for: [clinical_unblinded, everyone]   # every user sees subject ids
+    ```
+
+    ## How to fix
+    Grant it to a role or group that only the intended users hold, or remove the principal
+    from the grant.
+    """
+    m = ctx.model
+    sites = grant_sites(ctx)
+    for site in sites:
+        identity = _everyone(ctx, site.principal, site.platform)
+        if identity is None:
+            continue
+        yield Finding(
+            ctx.project.loc(*site.path),
+            "ACC508",
+            site.obj,
+            f"principal {site.principal} is '{identity}' on {site.platform}, which every user "
+            f"holds, and {site.what} there: every user of {facts(site.platform).title} is "
+            "given it, so the model governs nobody",
+            f"grant it to a {facts(site.platform).principal_kind} only the intended users hold, "
+            f"or remove {site.principal} here",
+        )
+    for name in sorted(m.principals):
+        for platform in PLATFORMS:
+            identity = _everyone(ctx, name, platform)
+            if identity is None:
+                continue
+            for i, parent in enumerate(m.principals[name].inherits):
+                held = effective(m, [parent], platform)
+                given = [s for s in sites if s.platform == platform and s.principal in held]
+                if not given:
+                    continue
+                first = given[0]
+                through = "" if first.principal == parent else f" (through {first.principal})"
+                more = f" and {len(given) - 1} more" if len(given) > 1 else ""
+                yield Finding(
+                    ctx.project.loc("principals", name, "inherits", i),
+                    "ACC508",
+                    f"principals.{name}",
+                    f"principal {name} is '{identity}' on {platform}, which every user holds, "
+                    f"and inherits {parent}, which is given {describe(first.given)}{through}"
+                    f"{more} there: every user of {facts(platform).title} holds {parent}, so "
+                    "the model governs nobody",
+                    f"remove {parent} from principals.{name}.inherits",
+                )
+
+
+@rule("ACC509")
+def identity_collision(ctx: Context) -> Iterator[Finding]:
+    """Two principals of one identity on a platform are given different grants there.
+
+    ## What it does
+    Groups the principals by their identity on each platform (Snowflake role names as stored,
+    Databricks group names without case) and compares, within a group, what the model gives
+    each on that platform, with what it inherits: the entitlement values whose datasets are on
+    the platform (with their `until`), the masks whose `unmasked_for` shows it the clear value
+    of a column there, the row filters whose `unfiltered_for` shows it every row. A principal
+    given something the first principal of its identity (in file order) is not, or not given
+    something it is, is reported at its identity.
+
+    ## Why is this bad?
+    The platform checks the identity, not the principal's name: a session holding the role
+    holds both principals' grants at once. The model claims a distinction the platform cannot
+    make, and every judgment made per principal (`accord analyze`, probes, `accord diff`)
+    describes access nobody has: the smaller grant is in fact the larger.
+
+    ## Example
+    ```yaml
+    principals:
+      cro_external: {snowflake: CRO_EXTERNAL, databricks: cro-external}
+      cro_audit: {snowflake: CRO_EXTERNAL, databricks: cro-external}   # the CRO's own role
+    entitlements:
+      programme:
+        CNS-204: [cro_external]
+        ONC-101: [cro_audit]              # the CRO now sees ONC-101 as well
+    ```
+
+    ## How to fix
+    Give the new principal its own role or group, or give both principals the same grants (or
+    keep only one of them).
+    """
+    m = ctx.model
+    sites = grant_sites(ctx)
+    for platform in PLATFORMS:
+        fold = facts(platform).fold_identity
+        groups: dict[str, list[str]] = defaultdict(list)
+        for name, principal in m.principals.items():
+            identity = principal.identity(platform)
+            if identity is not None:
+                groups[fold(identity)].append(name)
+        direct: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+        for site in sites:
+            if site.platform == platform:
+                direct[site.principal].add(site.given)
+
+        for members in groups.values():
+            if len(members) < 2:
+                continue
+            first, *others = sorted(
+                members, key=lambda p: ctx.project.loc("principals", p, platform)
+            )
+            theirs = _given(m, first, platform, direct)
+            for name in others:
+                mine = _given(m, name, platform, direct)
+                if mine == theirs:
+                    continue
+                only = [
+                    f"only {who}: {_listed(extra)}"
+                    for who, extra in ((name, mine - theirs), (first, theirs - mine))
+                    if extra
+                ]
+                identity = m.principals[name].identity(platform)
+                yield Finding(
+                    ctx.project.loc("principals", name, platform),
+                    "ACC509",
+                    f"principals.{name}",
+                    f"principals {first} and {name} are both '{identity}' on {platform}, but the "
+                    f"model gives them different grants there ({'; '.join(only)}): "
+                    f"{facts(platform).title} cannot tell them apart, so each is given what "
+                    "either is",
+                    f"give {name} its own {facts(platform).principal_kind} on {platform}, or the "
+                    f"same grants as {first}",
+                )
+
+
+def _given(
+    model: PolicyModel, name: str, platform: str, direct: dict[str, set[tuple[str, ...]]]
+) -> set[tuple[str, ...]]:
+    """What ``name`` is given on ``platform``: its own grants and those of every principal it
+    inherits there (``direct``: each principal's own)."""
+    held: set[tuple[str, ...]] = set()
+    for p in effective(model, [name], platform):
+        held |= direct.get(p, set())
+    return held
+
+
+def _listed(given: set[tuple[str, ...]]) -> str:
+    """At most three of ``given``, described, in order, and how many more."""
+    said = sorted(describe(g) for g in given)
+    more = f" and {len(said) - 3} more" if len(said) > 3 else ""
+    return ", ".join(said[:3]) + more

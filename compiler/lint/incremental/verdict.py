@@ -2,9 +2,9 @@
 
 A one-entry edit that only adds, removes or retypes *plain* columns (a spec of nothing but
 ``type``, a name nothing else in the model mentions, not shared within a replica group: the
-columns :func:`compiler.lint.deps.governance` leaves out) changes nothing validation reads but
+columns :func:`compiler.lint.incremental.deps.governance` leaves out) changes nothing validation reads but
 those columns. So when a full validation succeeds, lint records (``lintvalid/`` entries, one
-per project as :func:`compiler.lint.deps.index_key` names it):
+per project as :func:`compiler.lint.incremental.deps.index_key` names it):
 
 * the *skeleton digest* (:func:`skeleton`): every section of the model but ``datasets`` with
   its written texts, the datasets' governance view with theirs, any other top-level key, the
@@ -42,7 +42,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accord.compiler.core import store
-from accord.compiler.lint import deps
+from accord.compiler.core.platforms import PLATFORMS
+from accord.compiler.lint.incremental import deps
+from accord.compiler.model.names import COLUMN_NAME, no_control
+from accord.compiler.model.types import foreign_type, is_type, type_limit
 
 #: the shape of a ``lintvalid/`` payload: entries of another shape are never read
 FORMAT = "lintvalid-1"
@@ -158,8 +161,6 @@ def plain_columns_valid(data: Mapping[str, Any], texts: Iterable[Any], changed: 
     governance view leaves out among them) passes validation's checks of a column, judged
     alone (see the module docstring); False whenever the column or its dataset is one this
     cannot judge alone. Columns with more than a type are in the skeleton."""
-    from accord.compiler.model.names import COLUMN_NAME, no_control
-    from accord.compiler.model.types import foreign_type, is_type, type_limit
 
     datasets = data["datasets"]
     column_texts = {path[:4] for path in texts if len(path) >= 4 and path[0] == "datasets"}
@@ -169,7 +170,7 @@ def plain_columns_valid(data: Mapping[str, Any], texts: Iterable[Any], changed: 
             return False
         platform = entry.get("platform")
         columns = entry.get("columns", {})
-        if platform not in ("snowflake", "databricks") or type(columns) is not dict:
+        if platform not in PLATFORMS or type(columns) is not dict:
             return False
         if not all(type(c) is str for c in columns):
             return False

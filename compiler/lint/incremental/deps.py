@@ -1,12 +1,13 @@
 """Incremental lint: what each policy rule reads, and the dependency index kept in the cache.
 
-After an edit, ``accord lint`` relints only what the edit can affect. Every policy check of
-the rule registry is classified here (:data:`RULE_INPUTS`): ``entry`` (its findings are per
-entry of a section) or ``cross`` (it compares entries), with the *inputs* it reads: sections of
-the merged policy model (``masks``, ``principals``...) or narrower views of one
-(:data:`VIEWS`). A rule with no declaration reads everything (:data:`EVERYTHING`), so a new rule
-is re-run on every edit until someone declares what it reads; ``post`` checks (ACC002, over the
-other checks' findings) and the suppressions are always recomputed.
+After an edit, ``accord lint`` relints only what the edit can affect. Every policy check's row
+of the rule table (:mod:`compiler.model.rules`, read here as :data:`RULE_INPUTS`) says whether
+it is ``entry`` (its findings are per entry of a section) or ``cross`` (it compares entries),
+and the *inputs* it reads: sections of the merged policy model (``masks``, ``principals``...)
+or narrower views of one (:data:`VIEWS`). A rule with no declaration reads everything
+(:data:`EVERYTHING`), so a new rule is re-run on every edit until its row declares what it
+reads; ``post`` checks (ACC002, over the other checks' findings) and the suppressions are
+always recomputed.
 
 The dependency index (``lintdeps/`` entries, :func:`index_key`) holds, for one project (its
 files' names in order, the selected rules, accord's code, today): each file's content digest,
@@ -24,7 +25,7 @@ Otherwise the rule is re-run on the validated project, with every other rule's f
 reused. Validation runs on the whole model (references between entries are checked there),
 so an edit that makes the model invalid is reported exactly as without the cache; only when
 every rule is reused and the edit changed nothing but plain columns that check alone is it
-skipped (:mod:`compiler.lint.verdict`).
+skipped (:mod:`compiler.lint.incremental.verdict`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Any
 from accord.compiler.core import store
 from accord.compiler.core.today import today
 from accord.compiler.lint.finding import Finding
+from accord.compiler.model.rules import GOVERNANCE, RULE_TABLE, RULES_BY_ID
 
 #: the shape of a ``lintdeps/`` payload: entries of another shape are never read
 FORMAT = b"lintdeps-1"
@@ -72,89 +74,14 @@ class Inputs:
 #: every input: a rule that declares it may read anything of the model
 EVERYTHING = ("*",)
 
-#: the governance of the datasets: every dataset's entry but for the columns nothing refers
-#: to (see :func:`governance`). Adding, removing or retyping such a column changes no mask,
-#: row filter, identifier domain, replica or lowered policy.
-GOVERNANCE = "datasets:governance"
-
 VIEWS = (GOVERNANCE,)
 
-#: what every policy check of the registry reads (tests/test_lint_incremental.py fails for a
-#: registered policy rule missing here). Rules that read the lowered catalogs declare
-#: everything lowering reads of the model.
-_LOWERED = ("version", "platforms", "principals", "entitlements", "masks", GOVERNANCE)
+#: what every declared rule reads, from its row of the rule table (compiler/model/rules.py;
+#: tests/test_lint_incremental.py fails for a policy check whose row declares nothing)
 RULE_INPUTS: dict[str, Inputs] = {
-    # role context functions in hand-written row-filter expressions and mask bodies
-    # (the predicates are in the row filters, which the governance view keeps whole)
-    "ACC101": Inputs("entry", ("platforms", GOVERNANCE)),
-    "ACC102": Inputs("entry", ("platforms", GOVERNANCE)),
-    "ACC103": Inputs("entry", ("platforms", GOVERNANCE)),
-    # parameters shadowed by the columns of the mapping tables a predicate reads
-    "ACC104": Inputs("entry", _LOWERED),
-    # hashing: lowered mask bodies, salts across masks and platforms, identifier domains
-    "ACC201": Inputs("entry", _LOWERED),
-    "ACC202": Inputs("cross", ("masks", "platforms")),
-    "ACC203": Inputs("cross", _LOWERED),
-    "ACC204": Inputs("entry", _LOWERED),
-    # surfaces and indexes
-    "ACC301": Inputs("entry", ("indexes", GOVERNANCE, "masks", "platforms")),
-    "ACC401": Inputs("entry", ("surfaces", "platforms")),
-    "ACC402": Inputs("entry", ("surfaces", GOVERNANCE, "platforms")),
-    # every persona's view through every surface: the whole governance of the mesh
-    "ACC403": Inputs(
-        "cross",
-        (*_LOWERED, "personas", "surfaces", "indexes", "mesh"),
-    ),
-    # probes compare what a persona would see with what they expect
-    # (compiler/meaning/probes.py, compiler/model/probe_places.py). What was checked:
-    # * a probe's column is looked up among a dataset's columns, its filter columns and its
-    #   row filter's arguments, and in the view's columns, without case (`str.lower`:
-    #   probe_places.declared, semantics.DatasetView.column, replicas.column_origin /
-    #   column_path). Two names equal under `lower` are equal under `casefold`, which
-    #   GOVERNANCE folds by (checked over every code point), and the probe's column is a word
-    #   of the probes section, so a plain column a probe names (on its dataset or a replica) is
-    #   kept; a name that is not one word (a `$`) is always kept;
-    # * with an identifier domain, the places are the columns carrying it: never plain;
-    # * a probe without a column answers the rows only (the view's columns are the governed
-    #   ones, masked or with an identifier, plus the probe's column); nothing counts, orders or
-    #   lists a dataset's columns ("every column" is never asked). `governed` reads masks and
-    #   the row filter, `omits` and `replica_of` are kept by GOVERNANCE;
-    # * the deciders it cites are mask, row filter, entitlement, persona and surface paths, and
-    #   the declared column of a probe's column (kept, above);
-    # * the rest: personas and principals (with the hierarchy), entitlements (with `until`,
-    #   judged at today, which the index key holds), masks, platforms (Databricks style), the
-    #   surfaces' reads, identity, platform and runtime, the probes. Nothing reads `indexes`
-    #   or `mesh` (`accord manifest` alone reads the mesh).
-    "ACC404": Inputs("entry", (*_LOWERED, "personas", "surfaces", "probes")),
-    # principals: identities, usage (masks, dimensions and principals referred to), expiry
-    "ACC502": Inputs("cross", (*_LOWERED, "personas")),
-    "ACC503": Inputs("cross", (*_LOWERED, "personas", "surfaces")),
-    "ACC507": Inputs("entry", ("entitlements", "principals")),
-    # Unity Catalog ABAC quotas and identities: the lowered Databricks catalog
-    "ACC504": Inputs("cross", _LOWERED),
-    "ACC505": Inputs("entry", (*_LOWERED, "surfaces")),
-    "ACC506": Inputs("entry", _LOWERED),
-    # ACC601 reads the migration history only (`--plans` / `--ledger`); the cache, and so
-    # this index, is used only without them, when it reads nothing
-    "ACC601": Inputs("entry", ()),
-    # ACC701-ACC708 are raised by `accord drift`; the lint checks read nothing of the files
-    **{f"ACC70{i}": Inputs("entry", ()) for i in range(1, 9)},
-}
-
-
-#: the rule module (:mod:`compiler.lint.rules`) of every declared rule's policy checks: an
-#: incremental run imports only the modules of the rules it re-runs (and ``suppressions``,
-#: whose ACC002 reads every finding)
-FAMILY: dict[str, str] = {
-    **{r: "identity" for r in ("ACC101", "ACC102", "ACC103")},
-    "ACC104": "parameters",
-    **{r: "hashing" for r in ("ACC201", "ACC202", "ACC203", "ACC204")},
-    **{r: "surfaces" for r in ("ACC301", "ACC401", "ACC402", "ACC403")},
-    "ACC404": "probes",
-    **{r: "principals" for r in ("ACC502", "ACC503", "ACC507")},
-    **{r: "abac" for r in ("ACC504", "ACC505", "ACC506")},
-    "ACC601": "migrations",
-    **{f"ACC70{i}": "drift" for i in range(1, 9)},
+    r.id: Inputs(r.scope, r.reads)
+    for r in RULE_TABLE
+    if r.scope is not None and r.reads is not None
 }
 
 
@@ -164,16 +91,16 @@ def declared(rule_id: str) -> Inputs | None:
 
 def families(index: Index | None, reuse: Mapping[str, Any]) -> set[str] | None:
     """The rule modules an incremental run needs: those of the rules the index knows that are
-    not reused, and ``suppressions``; None (every module) without an index, or when a rule
-    to run has no known module."""
+    not reused (their rows' ``family``), and ``suppressions``; None (every module) without an
+    index, or when a rule to run is not in the rule table."""
     if index is None:
         return None
     needed = {"suppressions"}
     for rule_id in index.rules:
         if rule_id not in reuse:
-            if rule_id not in FAMILY:
+            if rule_id not in RULES_BY_ID:
                 return None
-            needed.add(FAMILY[rule_id])
+            needed.add(RULES_BY_ID[rule_id].family)
     return needed
 
 

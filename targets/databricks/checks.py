@@ -1,96 +1,19 @@
-"""Structured stage checks that read table metadata instead of running SQL.
+"""Databricks' stage checks written as data, read through the SDK (:mod:`targets.checks`).
 
-Unity Catalog's ``information_schema.row_filters`` / ``column_masks`` column names differ
-between the reference page and what live workspaces answer, so a SQL check written against
-either may fail on a correct deployment. The SDK's ``w.tables.get(full_name)`` is typed:
-``TableInfo.row_filter`` (``function_name``, ``input_column_names``) and each
-``ColumnInfo.mask`` (``function_name``, ``using_column_names``)
-(docs.databricks.com/api/workspace/tables/get; databricks-sdk ``service.catalog``). ABAC
-policies appear in no information_schema view: ``w.policies.list_policies(on_securable_type,
-on_securable_fullname)`` lists them (``PolicyInfo.name``, ``row_filter`` / ``column_mask``
-with ``function_name``); governed-tag assignments of a column come from
-``w.entity_tag_assignments.list("columns", "<table>.<column>")`` (``tag_key``, ``tag_value``).
-
-A metadata check is written into the stage's ``.verify.sql`` as one comment line (so it is
-covered by the file's SHA-256 and never sent as SQL)::
-
-    -- accord-check: {"column": "notes", "function": "gov.pol.m", "kind": "mask", "table": "c.s.t"}
-
-``accord migrate apply`` runs it through the Databricks executor's SDK client. An executor
-that cannot read table metadata fails the stage: a check that was not run never passes.
+Table metadata with ``w.tables.get(full_name)`` (``TableInfo.row_filter``, ``ColumnInfo.mask``),
+ABAC policies with ``w.policies.list_policies``, column tags with
+``w.entity_tag_assignments.list``, governed tags with ``w.tag_policies.get_tag_policy``, and
+who may call a function with ``grants.get_effective`` (inherited grants included; the one pager
+of :func:`targets.databricks.inspect.effective_grants`). Every SDK call ends within the
+statement timeout (``DatabricksExecutor.call``).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any
 
-PREFIX = "-- accord-check: "
-
-
-@dataclass(frozen=True)
-class MetadataCheck:
-    #: "row_filter" or "mask" (read with tables.get), or "abac_policy" (policies.list_policies)
-    kind: str
-    #: the table; for "abac_policy", the securable the policy is on
-    table: str
-    column: str | None
-    #: the function expected in place, or None: nothing may be in place
-    function: str | None
-    #: for "abac_policy": the policy's name and the securable's type (CATALOG, SCHEMA, TABLE)
-    policy: str | None = None
-    securable_type: str | None = None
-    #: for "tag": the governed tag's key and the value expected (None: not assigned)
-    tag: str | None = None
-    value: str | None = None
-    #: for "governed_tag" (the tag's key in ``tag``): the allowed values the account's governed
-    #: tag must have, read with ``tag_policies.get_tag_policy``
-    values: tuple[str, ...] | None = None
-    #: for "no_grant" (the function in ``table``): the platform, and the privilege the grantee
-    #: must no longer hold (Snowflake ``SHOW GRANTS ON FUNCTION``; Databricks
-    #: ``grants.get_effective``, inherited grants included)
-    platform: str | None = None
-    privilege: str | None = None
-    grantee: str | None = None
-
-    def line(self) -> str:
-        body = {"kind": self.kind, "table": self.table, "column": self.column}
-        body["function"] = self.function
-        if self.policy is not None:
-            body.update(policy=self.policy, securable_type=self.securable_type)
-        if self.tag is not None:
-            body.update(tag=self.tag, value=self.value)
-        if self.values is not None:
-            body["values"] = list(self.values)
-        if self.grantee is not None:
-            body.update(platform=self.platform, privilege=self.privilege, grantee=self.grantee)
-        return PREFIX + json.dumps(body, sort_keys=True)
-
-
-def parse(text: str) -> list[MetadataCheck]:
-    """The metadata checks of a ``.verify.sql`` text, in order."""
-    out = []
-    for raw in text.splitlines():
-        if raw.startswith(PREFIX):
-            data = json.loads(raw[len(PREFIX) :])
-            out.append(
-                MetadataCheck(
-                    data["kind"],
-                    data["table"],
-                    data["column"],
-                    data["function"],
-                    data.get("policy"),
-                    data.get("securable_type"),
-                    data.get("tag"),
-                    data.get("value"),
-                    None if data.get("values") is None else tuple(data["values"]),
-                    data.get("platform"),
-                    data.get("privilege"),
-                    data.get("grantee"),
-                )
-            )
-    return out
+from accord.targets.checks import MetadataCheck, grant_gone
+from accord.targets.databricks.inspect import effective_grants
 
 
 def evaluate_tags(check: MetadataCheck, assignments: list[Any]) -> bool:
@@ -147,53 +70,25 @@ def evaluate(check: MetadataCheck, info: Any) -> bool:
     return _same(found, check.function) if check.function else found is None
 
 
-def grant_gone(check: MetadataCheck, grants: list[tuple[str, str]]) -> bool:
-    """Whether none of ``grants`` ((privilege, grantee) on the function) is the one ``check``
-    says was revoked. Snowflake role names compare upper-case (stored so when unquoted);
-    Databricks principals as written."""
-    fold = str.upper if check.platform == "snowflake" else str
-    want = (fold(check.privilege or ""), fold(check.grantee or ""))
-    return want not in {(fold(p), fold(g)) for p, g in grants}
-
-
 def function_grants(executor: Any, check: MetadataCheck) -> list[tuple[str, str]]:
-    """(privilege, grantee) of every grant on the function: ``SHOW GRANTS ON FUNCTION f()``
-    (privilege, grantee_name) on Snowflake; on Databricks ``grants.get_effective("function",
+    """(privilege, grantee) of every grant on the function: ``grants.get_effective("function",
     f)`` (privilege_assignments with principal and privileges, inherited ones included: a
     grant on the schema reaches every function in it, and ``grants.get`` "does not include
     inherited permissions"), every page read, within the statement timeout."""
-    if check.platform == "snowflake":
-        from accord.targets.sql import name_sql
-
-        rows = executor.query(f"SHOW GRANTS ON FUNCTION {name_sql(check.table, 'snowflake')}()")
-        return [(str(r["privilege"]), str(r["grantee_name"])) for r in rows]
     client = executor.client
 
     def pages() -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
-        token: str | None = None
-        seen: set[str] = set()
-        while True:
-            page = client.grants.get_effective(
-                "function", check.table, max_results=0, page_token=token
-            )
-            for pa in page.privilege_assignments or []:
-                for priv in pa.privileges or []:
-                    value = getattr(priv.privilege, "value", priv.privilege)
-                    out.append((str(value or ""), pa.principal or ""))
-            token = page.next_page_token
-            if not token:
-                return out
-            if token in seen:
-                raise RuntimeError(f"grants.get_effective named page {token!r} twice")
-            seen.add(token)
+        return [
+            (privilege, who)
+            for who, privilege, _ in effective_grants(client, "function", check.table)
+        ]
 
     call = getattr(executor, "call", None)
     what = f"the grants on {check.table}"
     return call(what, pages) if call is not None else pages()
 
 
-def run(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]]]:
+def run_checks(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]]]:
     """One row ``(ok,)`` per check, read with ``client.tables.get``. Raises ``RuntimeError``
     when the executor has no Databricks client (the checks cannot run)."""
     if all(c.kind == "no_grant" for c in checks):

@@ -16,7 +16,7 @@ that hold nothing (blank, or a comment outside any scalar) blanked, so the line 
 points into is compared too (ACC101 finds a column inside a scalar's line). Lines that look
 like comments inside a block scalar are content, and the parsed document catches them. Any
 other edit changes the digest: the project is validated afresh and only the rules whose inputs
-changed are re-run, from the dependency index of :mod:`compiler.lint.deps` (the rules are
+changed are re-run, from the dependency index of :mod:`compiler.lint.incremental.deps` (the rules are
 cross-file: ACC202, ACC403 compare entries of different files, so what a rule reads is
 declared per rule, and a reused finding the engine cannot prove still true is never given).
 

@@ -13,12 +13,13 @@ from typing import Literal
 
 from sqlglot import exp
 
+from accord.compiler.core.platforms import DATABRICKS
 from accord.compiler.model.salts import placeholder
 from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from accord.targets import abac, sql
 from accord.targets.base import Target
-from accord.targets.identity import Definition, Placement
-from accord.targets.migration import MigrationSQL, split_name
+from accord.targets.databricks.migration import DatabricksMigrationSQL
+from accord.targets.migration import MigrationSQL
 from accord.targets.objects import (
     AbacPolicy,
     CatalogObject,
@@ -48,14 +49,10 @@ ABAC_MASK_NOTE = (
 
 
 class DatabricksTarget(Target):
-    platform = "databricks"
+    # Account groups (is_account_group_member, the member function of DATABRICKS' facts);
+    # is_member() checks workspace-local groups (rule ACC102).
+    facts = DATABRICKS
     principal_column = "group_name"
-    # Account groups; is_member() checks workspace-local groups (rule ACC102).
-    member_function = "is_account_group_member"
-    string_type = "STRING"
-
-    def case(self, name: str) -> str:
-        return name.lower()
 
     def concat(self, left: exp.Expression, right: exp.Expression) -> exp.Expression:
         return exp.Anonymous(this="CONCAT", expressions=[left, right])
@@ -259,98 +256,3 @@ class DatabricksTarget(Target):
 
     def migrations(self, types: dict[str, str] | None = None, live: bool = False) -> MigrationSQL:
         return DatabricksMigrationSQL(self, types, live)
-
-
-class DatabricksMigrationSQL(MigrationSQL):
-    """Unity Catalog's migration statements: ``DROP ROW FILTER`` / ``DROP MASK``, ``UNSET
-    TAGS``, ``DROP POLICY``; functions change by ``CREATE OR REPLACE``.
-
-    Governed tags (docs.databricks.com/aws/en/sql/language-manual/sql-ref-syntax-ddl-create-
-    governed-tag, -alter-governed-tag, -drop-governed-tag; Runtime 18.1+): CREATE fails with
-    ALREADY_EXISTS when the key exists, ALTER ... SET VALUES replaces the allowed values
-    (declarative), DROP leaves the assignments in place, ungoverned. A plan from a live base
-    read the account's governed tags (compiler/live/introspect.py), so a tag absent from that
-    base is absent from the account and CREATE is right; from a model base the account may
-    hold the tag already (other teams' estates), so the statement is named for the account
-    admin, and the stage's check (``governed_tag``) fails until the tag exists."""
-
-    def create(self, obj: CatalogObject) -> str | None:
-        if isinstance(obj, Tag) and self.live:
-            return self._governed_tag("CREATE", obj)
-        return None
-
-    def replace(self, obj: Definition, old: Definition) -> str | None:
-        if isinstance(obj, Tag) and self.live:
-            return self._governed_tag("ALTER", obj)
-        if (
-            isinstance(obj, MappingTable)
-            and isinstance(old, MappingTable)
-            and obj.expiry_column is not None
-            and old.expiry_column != obj.expiry_column
-        ):
-            # the table gains its expiry column (sql-ref-syntax-ddl-alter-table-manage-column:
-            # ADD COLUMNS; existing rows read NULL, a standing grant), then the MERGE sets it
-            add = f"ALTER TABLE {self.q(obj.name)} ADD COLUMNS ({self.q(obj.expiry_column)} DATE);"
-            if obj.rows == tuple((*r, None) for r in old.rows):
-                return add  # the column alone (the planner replaces the rows in a later stage)
-            rendered = self.target.render_object(obj)
-            assert rendered is not None
-            return f"{add}\n{rendered[1].strip()}"
-        return None
-
-    def _governed_tag(self, verb: str, tag: Tag) -> str:
-        values = ", ".join(self.lit(v) for v in tag.allowed_values)
-        name = self.q(tag.name)
-        if verb == "ALTER":
-            return f"ALTER GOVERNED TAG {name} SET VALUES ({values});"
-        described = f" DESCRIPTION {self.lit(tag.comment)}" if tag.comment else ""
-        return f"CREATE GOVERNED TAG {name}{described} VALUES ({values});"
-
-    def undo_create(self, obj: Definition) -> tuple[Definition, str] | None:
-        if self.live and isinstance(obj, Tag):
-            # this plan created the governed tag (the live base had none): undo drops it
-            return obj, f"DROP GOVERNED TAG {self.q(obj.name)};"
-        return None
-
-    def drop(self, obj: Definition) -> str:
-        if isinstance(obj, MappingTable):
-            return f"DROP TABLE {self.q(obj.name)};"
-        if isinstance(obj, Tag):
-            # governed tags are account-level tag policies, possibly used by other teams'
-            # tables: accord does not remove one itself
-            return (
-                f"-- governed tag {obj.name} is no longer used by this model. It is an "
-                "account-level tag\n-- policy: remove it in the account console or with "
-                "Terraform once nothing else uses it."
-            )
-        return f"DROP FUNCTION {self.q(obj.name)};"
-
-    def detach(self, obj: Placement) -> str:
-        if isinstance(obj, RowFilterAttachment):
-            return f"ALTER TABLE {self.q(obj.table)} DROP ROW FILTER;"
-        if isinstance(obj, MaskAttachment):
-            return f"ALTER TABLE {self.q(obj.table)} ALTER COLUMN {self.q(obj.column)} DROP MASK;"
-        if isinstance(obj, TagAssignment):
-            where = f"ALTER TABLE {self.q(obj.table)}"
-            if obj.column:
-                where += f" ALTER COLUMN {self.q(obj.column)}"
-            return f"{where} UNSET TAGS ({self.lit(obj.tag)});"
-        assert isinstance(obj, AbacPolicy)
-        return f"DROP POLICY {self.q(obj.name)} ON {obj.securable_type} {self.q(obj.securable)};"
-
-    # ---- stage checks: information_schema.routines; the rest is read with the SDK -------------
-
-    governed_tags = True
-
-    def policy_check(self, name: str, salts: list[str]) -> tuple[str, str]:
-        lit = self.lit
-        catalog, schema, leaf = split_name(name)
-        where = f"routine_schema = {lit(schema)} AND routine_name = {lit(leaf)}"
-        what = f"{name} exists"
-        for s in salts:
-            where += f" AND instr(routine_definition, {lit(s.split('.')[-1].lower())}) > 0"
-            what = f"{name} reads {', '.join(salts)}"
-        return what, (
-            f"SELECT COUNT(*) = 1 AS ok FROM {self.q(catalog)}.information_schema.routines "
-            f"WHERE {where};"
-        )

@@ -1,7 +1,7 @@
 """Incremental lint's input digests from per-file pieces kept in the cache.
 
-:func:`compiler.lint.deps.input_digests` digests every section of the merged model and the
-datasets' governance view (:func:`compiler.lint.deps.governance`) from scratch: its cost grows
+:func:`compiler.lint.incremental.deps.input_digests` digests every section of the merged model and the
+datasets' governance view (:func:`compiler.lint.incremental.deps.governance`) from scratch: its cost grows
 with the estate even when one file changed. This module computes **the same digests, byte for
 byte**, from what each file contributes (``lintpieces/`` entries, one per file, keyed by
 accord's code, the file's display name and its content digest,
@@ -15,16 +15,16 @@ file's entries in file order (an entry defined twice is an error, and nothing is
 A section that is not a mapping (``version``) is the first file's value; the written texts of a
 section (its non-string scalars) are the merged ones sorted by their repr; the owner of a
 section is the first file that declares it. So a piece holds, per section of the file, the repr
-of its value, the reprs of its written texts, and the words :func:`compiler.lint.deps._words`
+of its value, the reprs of its written texts, and the words :func:`compiler.lint.incremental.deps._words`
 reads off it; and per dataset what the governance view decides by: its replica link, its plain
 columns (the only ones the view may leave out, decided by the words of the whole model and the
-columns of its replica group), its entry digest (:func:`compiler.lint.verdict.entries`), and
+columns of its replica group), its entry digest (:func:`compiler.lint.incremental.verdict.entries`), and
 the file's governance repr for the decisions of the run that stored it (recomputed from the
 model when a decision changed: a word moved between files, a replica group changed).
 
 Anything else (a file whose ``datasets`` is not a mapping of mappings by string names; no
 datasets at all) is digested from scratch, as before. ``tests/test_lint_pieces.py`` checks the
-result equals :func:`compiler.lint.deps.input_digests` over random edit sequences.
+result equals :func:`compiler.lint.incremental.deps.input_digests` over random edit sequences.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from accord.compiler.core import store
-from accord.compiler.lint import deps, verdict
+from accord.compiler.lint.incremental import deps, verdict
 
 #: the shape of a ``lintpieces/`` payload: entries of another shape are never read
 FORMAT = b"lintpieces-2"
@@ -97,7 +97,7 @@ class Piece:
             self.plain,
             #: every name of ``plain``
             self.every_plain,
-            #: per dataset, its entry digest (:func:`compiler.lint.verdict.entries`)
+            #: per dataset, its entry digest (:func:`compiler.lint.incremental.verdict.entries`)
             self.entries,
             #: per dataset, the case-folded names of its columns (None: not a mapping)
             self.columns,
@@ -251,8 +251,8 @@ def _sha(parts: list[str]) -> str:
 
 class Digests:
     """What the pieces say of a project, without loading it: the input digests
-    (:func:`compiler.lint.deps.input_digests`), each dataset's entry digest
-    (:func:`compiler.lint.verdict.entries`), the owner of each section and the merged model's
+    (:func:`compiler.lint.incremental.deps.input_digests`), each dataset's entry digest
+    (:func:`compiler.lint.incremental.verdict.entries`), the owner of each section and the merged model's
     sections in order (as the loader would make them), the file of each dataset."""
 
     def __init__(
