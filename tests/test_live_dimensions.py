@@ -14,8 +14,8 @@ from tests.cli import run_cli
 from tests.live_helpers import Platforms, seed_model
 from tests.test_several_dimensions import bank
 
-#: end to end, seconds a test: the bank estate planned, deployed and drifted on the stand-ins
-pytestmark = pytest.mark.slow
+# the tests marked slow run end to end, seconds each: the bank estate planned, deployed and
+# drifted on the stand-ins
 
 
 def live_bank(style: str = "table") -> str:
@@ -35,6 +35,7 @@ def estate_dir(platforms: Platforms, tmp_path: Path, style: str = "table") -> Pa
 
 
 @pytest.mark.parametrize("style", ["table", "abac"])
+@pytest.mark.slow
 def test_bank_deploys_introspects_and_drifts_clean(
     platforms: Platforms, tmp_path: Path, style: str
 ) -> None:
@@ -156,6 +157,7 @@ def apply(d: Path, plans: Path, platform: str) -> None:
 
 
 @pytest.mark.parametrize("style", ["table", "abac"])
+@pytest.mark.slow
 def test_plan_from_the_live_one_dimension_version(
     platforms: Platforms, tmp_path: Path, style: str
 ) -> None:
@@ -320,6 +322,7 @@ def probed_bank(platforms: Platforms, tmp_path: Path, probes: str) -> tuple[Path
     return d, config
 
 
+@pytest.mark.slow
 def test_probe_live_on_a_table_filtered_by_two_dimensions(
     platforms: Platforms, tmp_path: Path
 ) -> None:
@@ -376,6 +379,7 @@ probes:
 """
 
 
+@pytest.mark.slow
 def test_probe_live_with_a_where_on_both_dimensions(platforms: Platforms, tmp_path: Path) -> None:
     """``accord probe --live`` through the real connector against the Snowflake stand-in,
     which evaluates the deployed row access policy with one argument per attached column
@@ -469,6 +473,7 @@ def bank_hierarchy(platforms: Platforms) -> None:
 
 
 @pytest.mark.parametrize("style", ["table", "abac"])
+@pytest.mark.slow
 def test_the_whole_bank_estate_round_trips_through_introspection_and_drift(
     platforms: Platforms, tmp_path: Path, style: str
 ) -> None:
