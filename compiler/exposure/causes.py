@@ -14,6 +14,7 @@ from accord.compiler.core.platforms import catalog_facts
 from accord.compiler.exposure.changes import Cause, Change
 from accord.compiler.meaning import semantics
 from accord.compiler.model.grants import expiry, names, principal_of, until_of
+from accord.compiler.model.identities import identity_subject
 from accord.compiler.model.replicas import column_path
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.source import Path_
@@ -49,13 +50,19 @@ class Causes:
         self.h = head.model
 
     def _principals(self, persona: str) -> list[str]:
+        """The principals the subject lists (a persona) or holds (an identity), in either
+        model."""
         seen: dict[str, None] = {}
+        identity = identity_subject(persona)
         for m in (self.b, self.h):
-            seen.update(dict.fromkeys(m.personas.get(persona, [])))
+            if identity is not None:
+                seen.update(dict.fromkeys(semantics.principals_on(m, persona, identity.platform)))
+            else:
+                seen.update(dict.fromkeys(m.personas.get(persona, [])))
         return list(seen)
 
     def _held(self, m: PolicyModel, persona: str, platform: str) -> frozenset[str]:
-        if persona not in m.personas:
+        if persona not in m.personas and identity_subject(persona) is None:
             return frozenset()
         return frozenset(semantics.principals_on(m, persona, platform))
 
@@ -90,7 +97,8 @@ class Causes:
         """The ``inherits`` edge of the head that changed what the persona holds through the
         role hierarchy: the first principal it holds in both models whose ``inherits`` list
         differs, at the item that is new (or the list)."""
-        if persona not in self.b.personas or persona not in self.h.personas:
+        own = persona in self.b.personas and persona in self.h.personas
+        if not own and identity_subject(persona) is None:
             return None
         if self._held(self.b, persona, platform) == self._held(self.h, persona, platform):
             return None

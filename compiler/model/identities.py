@@ -38,14 +38,30 @@ class Identity:
 
     @property
     def everyone(self) -> bool:
-        return facts(self.platform).is_everyone(self.name)
+        return self.key == ANY or facts(self.platform).is_everyone(self.name)
 
     def to_json(self) -> dict[str, str]:
         return {"platform": self.platform, "name": self.name}
 
     def __str__(self) -> str:
+        if self.key == ANY:
+            return (
+                f"any caller of a {self.platform} surface"
+                if self.platform in FACTS
+                else ("any caller")
+            )
         kind = facts(self.platform).principal_kind
         return f"{facts(self.platform).title} {kind} {self.name}"
+
+
+#: the key of :func:`any_caller`
+ANY = "*"
+
+
+def any_caller(platform: str) -> Identity:
+    """Whoever calls a surface that answers every caller alike (a service identity, no
+    catalog, a runtime that returns nothing): its answer is no identity's own."""
+    return Identity(platform, ANY, "any caller")
 
 
 #: a subject of exposure that is an identity is written ``platform:name`` (a persona's name
@@ -134,16 +150,19 @@ def persona_principals(model: PolicyModel, persona: str, platform: str) -> list[
 
 
 def personas_holding(model: PolicyModel, identity: Identity) -> list[str]:
-    """The personas that hold ``identity``, sorted."""
-    return sorted(
-        p for p in model.personas if identity in persona_identities(model, p, identity.platform)
-    )
+    """The personas that hold ``identity`` as their own, sorted: those that list a principal
+    naming it (a session of theirs is that role, a user of theirs is in that group), and for
+    an everyone identity every persona. One held only through the hierarchy is not theirs:
+    what it sees alone is not what they see."""
+    if identity.everyone:
+        return sorted(model.personas)
+    named = set(aliases(model, identity))
+    return sorted(p for p, listed in model.personas.items() if named & set(listed))
 
 
 def unheld(model: PolicyModel, platform: str) -> list[Identity]:
-    """The identities on ``platform`` that no persona holds."""
-    held = {i for p in model.personas for i in persona_identities(model, p, platform)}
-    return [i for i in identities(model, platform) if i not in held]
+    """The identities on ``platform`` that no persona holds as its own."""
+    return [i for i in identities(model, platform) if not personas_holding(model, i)]
 
 
 #: the answers of each model (frozen once validated), remembered by identity
