@@ -80,6 +80,9 @@ class Causes:
         mine_h = self._held(self.h, persona, platform) & set(names(after or []))
         if after is None and mine_b:  # the entry is gone: its parent
             return path[:-1]
+        if before == after and identity_subject(persona) is not None:
+            # the list is as it was: what changed is who holds the identity
+            return None
         if mine_b == mine_h:
             # the same principals: a grant whose ``until`` moved is the cause
             for i, entry in enumerate(after or []):
@@ -161,19 +164,33 @@ class Causes:
             return
         assert db is not None and dh is not None
         platform = dh.platform
-        yield self._hierarchy(c.persona, platform)
         if db.platform != dh.platform:
             yield ("datasets", d, "platform")
-        for p in self._principals(c.persona):
+        # who holds what: for a persona, first (its principals, their roles or groups, the
+        # hierarchy); for an identity, after the lists that grant it something (a principal
+        # new to an identity is blamed where it is granted, a principal moved to another
+        # identity where it moved)
+        holding = [self._hierarchy(c.persona, platform), *self._identities(c.persona, platform)]
+        own = identity_subject(c.persona) is None
+        if own:
+            yield from holding
+        if c.column is not None:
+            yield from self._column_candidates(c, db, dh, platform)
+        yield from self._row_candidates(c, db, dh, platform)
+        if not own:
+            yield from holding
+        if db.governed != dh.governed:
+            yield ("datasets", d, "columns")
+
+    def _identities(self, persona: str, platform: str) -> Iterator[Path_]:
+        """The principals of ``persona`` whose identity on ``platform`` differs between the
+        models."""
+        b, h = self.b, self.h
+        for p in self._principals(persona):
             ib = b.principals[p].identity(platform) if p in b.principals else None
             ih = h.principals[p].identity(platform) if p in h.principals else None
             if ib != ih:
                 yield ("principals", p, platform) if ih else ("principals", p)
-        if c.column is not None:
-            yield from self._column_candidates(c, db, dh, platform)
-        yield from self._row_candidates(c, db, dh, platform)
-        if db.governed != dh.governed:
-            yield ("datasets", d, "columns")
 
     def _column_candidates(
         self, c: Change, db: Any, dh: Any, platform: str
