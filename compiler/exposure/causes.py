@@ -43,11 +43,13 @@ def locate(project: Project, path: Path_) -> Cause:
 class Causes:
     """Finds, for a changed cell, the first input that differs between the two models."""
 
-    def __init__(self, base: Project, head: Project):
+    def __init__(self, base: Project, head: Project, renames: dict[str, str] | None = None):
         self.base = base
         self.head = head
         self.b = base.model
         self.h = head.model
+        #: head dataset key -> the key it had in the base (a rename keeping its table)
+        self.was = {new: old for old, new in (renames or {}).items()}
 
     def _principals(self, persona: str) -> list[str]:
         """The principals the subject lists (a persona) or holds (an identity), in either
@@ -158,7 +160,7 @@ class Causes:
             else:
                 added = [i for i, p in enumerate(ph) if p not in pb]
                 yield ("personas", c.persona, added[0]) if added else ("personas", c.persona)
-        db, dh = b.datasets.get(d), h.datasets.get(d)
+        db, dh = b.datasets.get(self.was.get(d, d)), h.datasets.get(d)
         if (db is None) != (dh is None):
             yield ("datasets", d)
             return
@@ -242,9 +244,11 @@ class Causes:
             return
         if rb is None or rh is None:
             return
-        for name in ("entitlement", "column", "expression", "arguments", "dimensions"):
-            if getattr(rb, name) != getattr(rh, name):
-                yield (*where, name)
+        shape = ("entitlement", "column", "expression", "arguments", "dimensions")
+        if not _cannot_cause(c, db, dh):
+            for name in shape:
+                if getattr(rb, name) != getattr(rh, name):
+                    yield (*where, name)
         yield self._membership(
             c.persona, platform, (*where, "unfiltered_for"), rb.unfiltered_for, rh.unfiltered_for
         )
@@ -270,3 +274,19 @@ class Causes:
 def _style(m: PolicyModel, platform: str) -> str:
     cfg = m.platform_config(platform)
     return cfg.style if cfg is not None else ""
+
+
+def _cannot_cause(c: Change, db: Any, dh: Any) -> bool:
+    """Whether the change of a row filter's dimensions cannot be what made ``c``: dimensions
+    only added (each base dimension still there, as it was) can only narrow what is seen, and
+    only dropped can only widen it; the change is then blamed elsewhere (a grant, an
+    exemption)."""
+    if db.row_filter.expression is not None or dh.row_filter.expression is not None:
+        return False
+    before = {(d, col, tuple(u)) for d, col, u in db.filter_dimensions}
+    after = {(d, col, tuple(u)) for d, col, u in dh.filter_dimensions}
+    if before == after:
+        return False
+    if c.kind == "widening":
+        return before < after
+    return after < before

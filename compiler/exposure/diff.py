@@ -30,6 +30,7 @@ from accord.compiler.model.identities import (
     personas_holding,
     subject,
 )
+from accord.compiler.model.renames import dataset_renames
 from accord.compiler.model.schema import PLATFORMS, PolicyModel
 from accord.compiler.model.validate import Project
 from accord.compiler.plan.source import outside_catalogs
@@ -52,19 +53,31 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
     identity. A persona's own view is compared there only where the identities it holds
     changed (a principal added to the persona, or one whose role or group changed). A place
     that answers every caller alike (a service identity, no catalog, a runtime that returns
-    nothing) is compared per persona, as ``any caller``."""
+    nothing) is compared per persona, as ``any caller``.
+
+    A dataset is identified by its table: a key renamed with the same table is compared with
+    itself under its new name (:func:`dataset_renames`), and moves no exposure."""
     b, h = base.model, head.model
-    datasets = _datasets(b, h)
+    renames = dataset_renames(b, h)
+    old = {new: was for was, new in renames.items()}
+
+    def bname(d: str) -> str:
+        """A dataset's name in the base."""
+        return old.get(d, d)
+
+    datasets = [d for d in _datasets(b, h) if d not in renames]
     also = columns_shown(b, h, datasets)
     if _inputs(b) == _inputs(h):
         rb, rh = readers(b), readers(h)
-        datasets = [d for d in datasets if not _same_inputs(b, h, d, rb, rh)]
-    cells_b, cells_h = Cells(b, datasets, also), Cells(h, datasets, also)
+        datasets = [d for d in datasets if not _same_inputs(b, h, d, rb, rh, bname(d))]
+    also_b = {bname(d): cols for d, cols in also.items()}
+    cells_b = Cells(b, [bname(d) for d in datasets], also_b)
+    cells_h = Cells(h, datasets, also)
     notes: list[str] = []
     subjects = identity_subjects(b, h)
-    resolved_b = resolve_expressions(base, datasets, notes, subjects)
+    resolved_b = resolve_expressions(base, [bname(d) for d in datasets], notes, subjects)
     resolved_h = resolve_expressions(head, datasets, notes, subjects)
-    causes = Causes(base, head)
+    causes = Causes(base, head, renames)
 
     def declared(dim: str | None) -> frozenset[str]:
         return declared_values((b, h), dim)
@@ -75,7 +88,7 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
     equal: dict[tuple[int, int], bool] = {}
 
     def compare(who: str, d: str, place: str | None) -> list[Change]:
-        vb, va = cells_b.at(who, d, place), cells_h.at(who, d, place)
+        vb, va = cells_b.at(who, bname(d), place), cells_h.at(who, d, place)
         pair = (id(vb), id(va))
         same = equal.get(pair)
         if same is None:
@@ -85,19 +98,20 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
         out: list[Change] = []
         for col in dict.fromkeys([*(va or {}), *(vb or {})]):
             key: Key = (who, d, col, place)
-            sb = _resolved((vb or {}).get(col) or _absent(b, key), key, resolved_b)
+            key_b: Key = (who, bname(d), col, place)
+            sb = _resolved((vb or {}).get(col) or _absent(b, key_b), key_b, resolved_b)
             sa = _resolved((va or {}).get(col) or _absent(h, key), key, resolved_h)
             if sb != sa:
                 out.extend(cell_changes(key, sb, sa, b, h, also, declared, causes))
         return out
 
-    catalog = {d: _catalog_places(b, h, d, cells_b, cells_h) for d in datasets}
+    catalog = {d: _catalog_places(b, h, d, bname(d), cells_b, cells_h) for d in datasets}
     #: (persona, the change as it reads) of every identity change
     told: set[tuple[Any, ...]] = set()
     for name, identity in subjects.items():
         held = _holding(b, h, identity)
         for d in datasets:
-            if identity.platform not in _platforms_of(b, h, d):
+            if identity.platform not in _platforms_of(b, h, d, bname(d)):
                 continue
             for place in catalog[d]:
                 found = [
@@ -111,10 +125,12 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
     for persona in sorted(b.personas.keys() | h.personas.keys()):
         moved = _membership_moves(b, h, persona)
         for d in datasets:
-            places = dict.fromkeys([None, *cells_b.places.get(d, []), *cells_h.places.get(d, [])])
+            places = dict.fromkeys(
+                [None, *cells_b.places.get(bname(d), []), *cells_h.places.get(d, [])]
+            )
             for place in places:
                 if place in catalog[d]:
-                    platform = _platforms_of(b, h, d)[0]
+                    platform = _platforms_of(b, h, d, bname(d))[0]
                     identity = moved.get(platform) or _primary(b, h, persona, platform)
                 else:
                     identity = any_caller(_surface_platform(b, h, place))
@@ -140,11 +156,11 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
     notes.extend(index_notes(b, h))
     return ExposureDiff(
         changes,
-        divergence_changes(base, head, personas),
+        divergence_changes(base, head, personas, renames),
         probe_changes(base, head),
         notes,
         endpoint_changes(base, head),
-        probe_edits(base, head),
+        probe_edits(base, head, renames),
     )
 
 
@@ -168,11 +184,12 @@ def _holding(b: PolicyModel, h: PolicyModel, identity: Identity) -> tuple[str, .
     return tuple(sorted({*personas_holding(b, identity), *personas_holding(h, identity)}))
 
 
-def _platforms_of(b: PolicyModel, h: PolicyModel, dataset: str) -> list[str]:
-    """The platforms ``dataset`` is on in either model (the head's first)."""
-    return list(
-        dict.fromkeys(m.datasets[dataset].platform for m in (h, b) if dataset in m.datasets)
-    )
+def _platforms_of(b: PolicyModel, h: PolicyModel, dataset: str, was: str) -> list[str]:
+    """The platforms ``dataset`` (``was`` in the base) is on in either model (the head's
+    first)."""
+    found = [h.datasets[dataset].platform] if dataset in h.datasets else []
+    found += [b.datasets[was].platform] if was in b.datasets else []
+    return list(dict.fromkeys(found))
 
 
 def _surface_platform(b: PolicyModel, h: PolicyModel, surface: str | None) -> str:
@@ -183,13 +200,13 @@ def _surface_platform(b: PolicyModel, h: PolicyModel, surface: str | None) -> st
 
 
 def _catalog_places(
-    b: PolicyModel, h: PolicyModel, dataset: str, cells_b: Cells, cells_h: Cells
+    b: PolicyModel, h: PolicyModel, dataset: str, was: str, cells_b: Cells, cells_h: Cells
 ) -> list[str | None]:
     """The places of ``dataset`` where the catalog decides per caller, in both models: the
     dataset queried directly, and each surface reading it that asks the catalog as its
     caller (in every model that has it)."""
     out: list[str | None] = [None]
-    for s in dict.fromkeys([*cells_b.places.get(dataset, []), *cells_h.places.get(dataset, [])]):
+    for s in dict.fromkeys([*cells_b.places.get(was, []), *cells_h.places.get(dataset, [])]):
         modes = {semantics.enforcement(m, s).mode for m in (b, h) if s in m.surfaces}
         if modes == {"catalog"}:
             out.append(s)
@@ -352,13 +369,14 @@ def _same_inputs(
     dataset: str,
     readers_b: dict[str, list[str]],
     readers_h: dict[str, list[str]],
+    was: str | None = None,
 ) -> bool:
     """Whether the views of ``dataset`` are computed from the same inputs in both models
     (given the same :func:`_inputs`): the dataset, its masks, the grants its filter reads
     (every grant for a hand-written predicate, which may read any mapping table), and the
     surfaces that read it. Then its views are the same and it is not read again: a diff of
     a small change costs little more than loading the two models."""
-    db, dh = b.datasets.get(dataset), h.datasets.get(dataset)
+    db, dh = b.datasets.get(was or dataset), h.datasets.get(dataset)
     if db is None or dh is None or db != dh:
         return False
     if any(b.masks.get(c.mask) != h.masks.get(c.mask) for c in dh.columns.values() if c.mask):
@@ -372,7 +390,7 @@ def _same_inputs(
             b.entitlements.get(dim) != h.entitlements.get(dim) for dim, _, _ in dh.filter_dimensions
         ):
             return False
-    sb, sh = readers_b.get(dataset, []), readers_h.get(dataset, [])
+    sb, sh = readers_b.get(was or dataset, []), readers_h.get(dataset, [])
     return sb == sh and all(b.surfaces[s] == h.surfaces[s] for s in sh)
 
 

@@ -32,6 +32,7 @@ from accord.compiler.model.hierarchy import effective
 from accord.compiler.model.identities import aliases, identity_subject, persona_principals
 from accord.compiler.model.identities import holders as identity_holders
 from accord.compiler.model.schema import Dataset, Mask, PolicyModel, Surface
+from accord.compiler.model.types import shown_whole
 
 Disposition = Literal["clear", "masked", "filtered", "denied", "ungoverned"]
 
@@ -206,6 +207,16 @@ def unmasked(model: PolicyModel, persona: str, mask: str, platform: str) -> bool
 def column_view(model: PolicyModel, persona: str, dataset: str, column: str) -> ColumnView:
     """How the persona sees ``column`` of ``dataset`` on its own platform, as a caller."""
     return Perspective(model, persona).column(dataset, column)
+
+
+def reveals_all(model: PolicyModel, ds: Dataset, column: str) -> bool:
+    """Whether the column's mask shows every value its declared type can hold whole (a
+    ``partial`` mask keeping at least the declared length: ACC206): such a column is ``clear``
+    to whoever it masks, whatever the mask is called."""
+    spec = ds.columns.get(column)
+    if spec is None or spec.mask is None or spec.mask not in model.masks:
+        return False
+    return shown_whole(model.masks[spec.mask].kept_characters, spec.type, ds.platform)
 
 
 def apply_mask(mask: Mask, value: str | None, salt: str | None) -> str | None:
@@ -498,7 +509,12 @@ class Perspective:
     def _column(self, name: str, ds: Dataset, column: str) -> ColumnView:
         spec = ds.columns.get(column)
         seen: Disposition = "clear"
-        if spec is not None and spec.mask is not None and not self.unmasked(spec.mask, ds.platform):
+        if (
+            spec is not None
+            and spec.mask is not None
+            and not self.unmasked(spec.mask, ds.platform)
+            and not reveals_all(self.model, ds, column)
+        ):
             seen = "masked"
         key = ("column", name, column, seen)
         found = self._shared.get(key)
