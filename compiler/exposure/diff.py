@@ -124,6 +124,9 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
                     changed.update(held)
     for persona in sorted(b.personas.keys() | h.personas.keys()):
         moved = _membership_moves(b, h, persona)
+        # the persona's own list of principals as it was: identities it holds that moved
+        # (a principal's role or group changed) are judged by the identities' own views
+        listed_same = b.personas.get(persona) == h.personas.get(persona)
         for d in datasets:
             places = dict.fromkeys(
                 [None, *cells_b.places.get(bname(d), []), *cells_h.places.get(d, [])]
@@ -131,6 +134,8 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
             for place in places:
                 if place in catalog[d]:
                     platform = _platforms_of(b, h, d, bname(d))[0]
+                    if listed_same and platform in moved:
+                        continue
                     identity = moved.get(platform) or _primary(b, h, persona, platform)
                 else:
                     identity = any_caller(_surface_platform(b, h, place))

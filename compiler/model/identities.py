@@ -165,6 +165,23 @@ def unheld(model: PolicyModel, platform: str) -> list[Identity]:
     return [i for i in identities(model, platform) if not personas_holding(model, i)]
 
 
+def subjects(model: PolicyModel) -> list[str]:
+    """Whose exposure a model is judged for: every persona, then every identity a principal
+    names that no persona holds (:func:`unheld`), by platform."""
+    out = sorted(model.personas)
+    for platform in model.declared_platforms():
+        out += [subject(i) for i in unheld(model, platform)]
+    return out
+
+
+def label(subject_: str) -> str:
+    """A subject in words: a persona's name, or an identity held by no declared persona."""
+    identity = identity_subject(subject_)
+    if identity is None:
+        return subject_
+    return f"{identity} (held by no declared persona)"
+
+
 #: the answers of each model (frozen once validated), remembered by identity
 _memo: IdentityMemo[PolicyModel, dict[Any, Any]] = IdentityMemo(lambda model: {}, limit=64)
 
