@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.exposure import exposure_diff
 from accord.compiler.model.identities import Identity, subject
 from accord.compiler.model.validate import load_project
@@ -64,7 +65,7 @@ def diff(d: Path, fmt: str = "json") -> tuple[int, str]:
 
 
 def lint_rules(d: Path) -> list[str]:
-    code, out, _ = cli(d, "lint", "policies", "--format", "json")
+    _, out, _ = cli(d, "lint", "policies", "--format", "json")
     return sorted({f["rule"] for f in json.loads(out)["findings"]})
 
 
@@ -271,12 +272,11 @@ def _seen(project: Any, names: list[str]) -> dict[tuple[str, str], dict[int, fro
 def _identity_names(*models: Any) -> list[str]:
     found: dict[tuple[str, str], str] = {}
     for m in models:
-        for name, p in m.principals.items():
-            for platform in ("snowflake", "databricks"):
+        for p in m.principals.values():
+            for platform in PLATFORMS:
                 ident = p.identity(platform)
                 if ident:
-                    key = (platform, ident.upper() if platform == "snowflake" else ident.casefold())
-                    found.setdefault(key, ident)
+                    found.setdefault((platform, facts(platform).fold_identity(ident)), ident)
     return [subject(Identity(p, k, n)) for (p, k), n in sorted(found.items())]
 
 
@@ -341,3 +341,18 @@ def test_a_widening_exactly_when_some_identity_sees_more(
                 more.append((key, r, sorted(clear - was.get(r, frozenset()))))
     d = exposure_diff(base, head)
     assert bool(d.widenings) == bool(more), (more[:5], [c.who() for c in d.widenings][:5])
+
+
+def test_probe_sample_lists_an_identity_no_persona_holds(tmp_path: Path) -> None:
+    """A read in the access history by a role that a principal names but no persona holds is
+    listed as that identity, held by no declared persona."""
+    from accord.compiler.probe_sample.mapping import Mapper, Unmappable
+    from tests.test_probe_sample import _read, estate
+
+    root = estate(tmp_path)
+    text = (root / "principals.yaml").read_text()
+    (root / "principals.yaml").write_text(text.replace(OFFSHORE[0], OFFSHORE[1], 1))
+    mapper = Mapper(load_project(root).model)
+    got = mapper.map(_read(roles=("OFFSHORE_CONTRACTORS",)))
+    assert isinstance(got, Unmappable), got
+    assert "Snowflake role OFFSHORE_CONTRACTORS held by no declared persona" in got.reason
