@@ -10,7 +10,12 @@ import pytest
 
 from tests.conftest import ROOT
 
-DOCS = ["README.md", "bench/README.md", *sorted(p.name for p in (ROOT / "docs").glob("*.md"))]
+DOCS = [
+    "README.md",
+    "CONTRIBUTING.md",
+    "bench/README.md",
+    *sorted(p.name for p in (ROOT / "docs").glob("*.md")),
+]
 #: a repository path as the docs write one: a top folder, then names (globs allowed)
 PATH = re.compile(
     r"(?<![\w./-])((?:compiler|targets|tests|bench|docs|examples|policies|migrations)"
@@ -21,7 +26,11 @@ PLACEHOLDERS = ("NNNN",)
 
 
 def _doc(name: str) -> Path:
-    return ROOT / name if "/" in name or name == "README.md" else ROOT / "docs" / name
+    return (
+        ROOT / name
+        if "/" in name or name in ("README.md", "CONTRIBUTING.md")
+        else ROOT / "docs" / name
+    )
 
 
 def named_paths(text: str) -> list[str]:
@@ -38,10 +47,19 @@ def test_every_path_the_docs_name_exists(name: str) -> None:
     assert missing(paths) == [], name
 
 
-def test_the_readme_names_the_packages_of_every_layer() -> None:
-    """The check reads real text: the README's architecture section names every package."""
-    paths = named_paths((ROOT / "README.md").read_text(encoding="utf-8"))
-    for package in ("compiler/core/", "compiler/model/", "compiler/lint/", "targets/read.py"):
+def test_the_architecture_names_the_packages_of_every_layer() -> None:
+    """The check reads real text: CONTRIBUTING.md's architecture section names every package
+    and both platform folders."""
+    paths = named_paths((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8"))
+    for package in (
+        "compiler/core/",
+        "compiler/model/",
+        "compiler/lint/",
+        "targets/read.py",
+        "targets/snowflake/",
+        "targets/databricks/",
+        "targets/kinds.py",
+    ):
         assert package in paths
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from accord.compiler.core.secrets import redact
 from accord.compiler.core.visible import visible
 
 
@@ -48,7 +49,6 @@ def one_line(err: BaseException, *, first: bool = False) -> str:
     """An error's text in one line, for a message: every run of whitespace (line breaks
     included) made one space, or with ``first`` only its first line (a parser's or a client's
     message whose further lines repeat the statement); its class name when it says nothing."""
-    from accord.compiler.core.secrets import redact
 
     if first:
         text = redact(str(err)).strip()

@@ -302,8 +302,8 @@ def _replace(target: Path, all_files: dict[str, str]) -> list[str]:
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two directories atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where
     the system or the filesystem cannot, and the caller falls back to two renames."""
-    import ctypes
-    import ctypes.util
+    import ctypes  # noqa: PLC0415 - fsync of a directory through libc, on one path only
+    import ctypes.util  # noqa: PLC0415 - as above
 
     if not sys.platform.startswith("linux"):
         return False

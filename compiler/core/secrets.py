@@ -101,7 +101,7 @@ def _percent(form: str) -> str:
 
 def forms(value: str) -> set[str]:
     """The patterns of ``value`` as sent and as it may come back quoted or encoded."""
-    import html  # here: html.entities is a cost of every command's start otherwise
+    import html  # noqa: PLC0415 - html.entities is a cost of every command's start otherwise
 
     plain = {
         value,

@@ -170,7 +170,7 @@ def installed_version() -> str:
             except OSError:
                 pass
             break
-    from importlib.metadata import version
+    from importlib.metadata import version  # noqa: PLC0415 - the installed version, read once for a cache key
 
     return version("accord")
 
@@ -350,7 +350,7 @@ def write(kind: str, key: str, payload: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not _real_dirs(path):  # a link put in place since
             return
-        import tempfile  # here: a run that writes nothing (ACCORD_NO_CACHE=1) never needs it
+        import tempfile  # noqa: PLC0415 - a run that writes nothing (ACCORD_NO_CACHE=1) never needs it
 
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:

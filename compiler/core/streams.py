@@ -56,7 +56,7 @@ def flush_stdout() -> int | None:
 def pipe_closed_in_click() -> bool:
     """Click handles a closed pipe itself (it exits 1, which accord reserves for findings):
     it leaves stdout wrapped so that nothing more is flushed, and that is how it is known."""
-    from click.utils import _PacifyFlushWrapper
+    from click.utils import _PacifyFlushWrapper  # noqa: PLC0415 - click, only once a stream broke
 
     if isinstance(sys.stdout, _PacifyFlushWrapper):
         silence_stdout()

@@ -174,9 +174,7 @@ def name_of(target: Body) -> str:
 
 
 def at(stmt: Statement, node: exp.Expression) -> Location:
-    from accord.compiler.sqlscan import (
-        node_position,  # SQL files only: policy files need no scanner
-    )
+    from accord.compiler.sqlscan import node_position  # noqa: PLC0415 - SQL files only
 
     line, column = node_position(stmt, node)
     return Location(stmt.file, line, column)

@@ -150,7 +150,7 @@ def load_config(start: Path | None = None) -> LintConfig:
     path = find_config(start or Path.cwd())
     if path is None:
         return LintConfig()
-    import tomllib  # here: a project without a configuration file never reads TOML
+    import tomllib  # noqa: PLC0415 - a project without a configuration file never reads TOML
 
     shown = os.path.relpath(path)
     try:
@@ -183,7 +183,7 @@ _GLOB_LINE = re.compile(r"""^\s*(?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=
 def _key_lines(text: str) -> tuple[tuple[str, int], ...]:
     """The first line of each configuration key (as written at the start of a line), and of
     each glob of the ``per-file-ignores`` table (``per-file-ignores:GLOB``)."""
-    import tomllib
+    import tomllib  # noqa: PLC0415 - a project without a configuration file never reads TOML
 
     seen: dict[str, int] = {}
     in_ignores = False

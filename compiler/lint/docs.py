@@ -11,6 +11,7 @@ order, with its severity, where it applies (policy files, SQL files) and its pag
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -98,8 +99,6 @@ def with_rule_table(readme: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="python -m accord.compiler.lint.docs", description=__doc__
     )

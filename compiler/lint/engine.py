@@ -42,7 +42,7 @@ def load_rules(families: Iterable[str] | None = None) -> None:
     """Import the rule modules (:mod:`accord.compiler.lint.rules`; ``families``: only those):
     importing one registers its checks. Lazy, so that a lint answered from the cache loads
     none of them."""
-    from accord.compiler.lint import rules
+    from accord.compiler.lint import rules  # noqa: PLC0415 - a lint answered from the cache loads no rule
 
     rules.load(rules.NAMES if families is None else families)
 

@@ -313,7 +313,7 @@ def sarif_document(
     }
     if skipped:  # what a repository walk did not lint
         invocation["properties"] = {"skipped": _skipped_json(skipped)}
-    from importlib import metadata  # SARIF only: the text path does not pay for it
+    from importlib import metadata  # noqa: PLC0415 - SARIF only: the text path does not pay for it
 
     try:
         version = metadata.version("accord")

@@ -485,7 +485,7 @@ def _project_grants(documents: list[tuple[bytes, str]], root: Path) -> list[tupl
         rows = lint_cache.grants_from_json(payload) if payload is not None else None
         if rows is not None:
             return rows
-    from accord.compiler.model.grants import grants_of  # the schema: not on a cache hit
+    from accord.compiler.model.grants import grants_of  # noqa: PLC0415 - pydantic: not on a cache hit
 
     try:
         raw = loader.load_documents(documents, root)
@@ -566,7 +566,7 @@ def _lint_project(
             return findings, len(digests)
     if raw is None:
         raw = loader.load_documents(documents, root, unreadable)
-    from accord.compiler.model.validate import validate_raw  # pydantic: not on a cache hit
+    from accord.compiler.model.validate import validate_raw  # noqa: PLC0415 - pydantic: not on a cache hit
 
     project = validate_raw(raw)
     families = _with_ignored(families, verdict.ignores_of(project.model))
@@ -718,10 +718,10 @@ def _lint_sql(
         if hit is not None:
             found, count = hit
             return found, [], count
-    from accord.compiler.lint.inputs.sqlfiles import (
+    from accord.compiler.lint.inputs.sqlfiles import (  # noqa: PLC0415 - SQL files only: policy files need no scanner
         scan_sql,  # the scanner and sqlglot: not on a hit
     )
-    from accord.compiler.model.grants import GrantsTable
+    from accord.compiler.model.grants import GrantsTable  # noqa: PLC0415 - pydantic: not on a cache hit
 
     results = []
     for path, raw in blobs:

@@ -173,6 +173,6 @@ def column_path(model: PolicyModel, dataset: str, column: str) -> Path:
 
 def _close_matches(word: str, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> list[str]:
     """``difflib.get_close_matches``, importing difflib only when a message needs a suggestion."""
-    import difflib
+    import difflib  # noqa: PLC0415 - only when a message needs a suggestion
 
     return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)

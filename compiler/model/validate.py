@@ -9,6 +9,7 @@ all of them are raised together as :class:`~compiler.core.errors.InputError`.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import types
 import typing
@@ -58,8 +59,6 @@ class Project:
 
     @cached_property
     def fingerprint(self) -> str:
-        import hashlib
-
         return hashlib.sha256(self.model.model_dump_json().encode()).hexdigest()
 
 
@@ -685,9 +684,9 @@ def _check_predicate(
     """A hand-written predicate reads only its arguments, returns BOOLEAN, and declares types
     the platform has (``compiler.model.exprcheck``); a subquery over one of the model's
     mapping tables reads its columns (``memo``: computed once per validation)."""
-    from accord.compiler.model.exprcheck import predicate_problems, type_problem
-    from accord.compiler.model.expressions import ExpressionError, parse_predicate
-    from accord.compiler.model.shadowing import grants_columns
+    from accord.compiler.model.exprcheck import predicate_problems, type_problem  # noqa: PLC0415 - sqlglot: only for a hand-written predicate
+    from accord.compiler.model.expressions import ExpressionError, parse_predicate  # noqa: PLC0415 - as above
+    from accord.compiler.model.shadowing import grants_columns  # noqa: PLC0415 - as above
 
     if "grants" not in memo:
         memo["grants"] = grants_columns(grants_tables(project.model))
@@ -716,7 +715,7 @@ def _check_expression(
     project: Project, path: tuple[Any, ...], text: str, platform: str
 ) -> list[Diagnostic]:
     """A hand-written predicate must be one SQL expression in its platform's dialect."""
-    from accord.compiler.model.expressions import (
+    from accord.compiler.model.expressions import (  # noqa: PLC0415 - sqlglot: only for a hand-written predicate
         ExpressionError,
         ExpressionTooLarge,
         parse_predicate,
@@ -738,6 +737,6 @@ def _check_expression(
 
 def _close_matches(word: str, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> list[str]:
     """``difflib.get_close_matches``, importing difflib only when a message needs a suggestion."""
-    import difflib
+    import difflib  # noqa: PLC0415 - only when a message needs a suggestion
 
     return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)

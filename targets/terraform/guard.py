@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from accord.targets.terraform.document import REVERT_ROWS
+
 ALTERNATIVE = (
     "plan this change with `accord plan` (it swaps in one statement: ALTER TAG ... SET "
     "MASKING POLICY ... FORCE, SET MASKING POLICY ... FORCE, or DROP ROW ACCESS POLICY ..., "
@@ -86,7 +88,6 @@ def unsafe_changes(plan: dict[str, Any]) -> list[str]:
 def _rows_replacement(address: str, actions: list[str], before: dict[str, Any]) -> list[str]:
     """A mapping table's rows replaced: safe only when the new rows are written first and the
     old revert leaves them alone (``targets.terraform.document.REVERT_ROWS``)."""
-    from accord.targets.terraform.document import REVERT_ROWS
 
     revert = " ".join(str(before.get("revert") or "").split())
     if actions and actions[0] == "delete":

@@ -44,6 +44,8 @@ from typing import Any
 from accord.compiler.core import store
 from accord.compiler.core.platforms import PLATFORMS
 from accord.compiler.lint.incremental import deps
+from accord.compiler.model.names import COLUMN_NAME, no_control
+from accord.compiler.model.types import foreign_type, is_type, type_limit
 
 #: the shape of a ``lintvalid/`` payload: entries of another shape are never read
 FORMAT = "lintvalid-1"
@@ -159,8 +161,6 @@ def plain_columns_valid(data: Mapping[str, Any], texts: Iterable[Any], changed: 
     governance view leaves out among them) passes validation's checks of a column, judged
     alone (see the module docstring); False whenever the column or its dataset is one this
     cannot judge alone. Columns with more than a type are in the skeleton."""
-    from accord.compiler.model.names import COLUMN_NAME, no_control
-    from accord.compiler.model.types import foreign_type, is_type, type_limit
 
     datasets = data["datasets"]
     column_texts = {path[:4] for path in texts if len(path) >= 4 and path[0] == "datasets"}

@@ -31,8 +31,11 @@ function's result) whose source names a policy statement.
 from __future__ import annotations
 
 import ast
+import io
 import re
 import string
+import textwrap
+import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -331,8 +334,6 @@ class _Notebook:
 
     def tokens(self, start: int, source: str) -> list[tuple[int | None, str]] | None:
         """The string tokens of ``source`` (at ``start``) as pieces, holes as names."""
-        import io
-        import tokenize
 
         pieces: list[tuple[int | None, str]] = []
         wrapped = "(" + source + ")"  # its later lines are continuation lines
@@ -392,8 +393,6 @@ class _Notebook:
                     return _Value([(inner.start + lead, stripped)])
                 return _Value([(inner.start, stripped)])
             if method == "dedent" and len(node.args) == 1:
-                import textwrap
-
                 inner = self.value(node.args[0], at, in_function, depth)
                 return _Value([(inner.start, textwrap.dedent(inner.text))])
         # what it is computed from, to tell whether a policy statement is built here

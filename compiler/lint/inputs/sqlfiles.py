@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from accord.compiler.core.errors import Diagnostic, InputError
+from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from accord.compiler.lint.inputs.notebooks import PY_NOTEBOOK
 from accord.compiler.sqlscan import ScanError, ScanResult, detect_dialect, scan
 
@@ -21,7 +22,6 @@ from accord.compiler.sqlscan import ScanError, ScanResult, detect_dialect, scan
 def read_text(path: str) -> tuple[str | None, Diagnostic | None]:
     """The file's text, or a located reason it cannot be read (a bounded read of a regular
     file: never a FIFO or a device; UTF-8)."""
-    from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 
     try:
         return decode(read_bytes(Path(path), "SQL file", MAX_FILE_BYTES, path), path, "file"), None
@@ -67,7 +67,7 @@ def notebook_sql(
         offset += len(line)
     sql = "".join(out)
     view = "".join(python)
-    from accord.compiler.lint.inputs.pycells import SQL_CALL, sql_strings
+    from accord.compiler.lint.inputs.pycells import SQL_CALL, sql_strings  # noqa: PLC0415 - notebooks only
 
     if not SQL_CALL.search(view):
         return sql, breaks, [], []
@@ -94,7 +94,7 @@ def _scan_resolved(text: str, path: str, dialect: str, start: int, sql: str) -> 
 def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
     """Scan one SQL file, reading it as a Jinja template when it holds template syntax, and
     the ``%sql`` cells of a Databricks Python notebook as Databricks SQL."""
-    from accord.compiler.sqlscan.template import has_template_syntax
+    from accord.compiler.sqlscan.template import has_template_syntax  # noqa: PLC0415 - jinja2: templates only
 
     if path.lower().endswith(".py") and text.lstrip("\ufeff").startswith(PY_NOTEBOOK):
         sql, breaks, errors, resolved = notebook_sql(text)
@@ -112,7 +112,7 @@ def scan_sql(text: str, path: str, dialect: str | None = None) -> ScanResult:
         return dataclasses.replace(result, statements=tuple(statements), errors=tuple(scan_errors))
     if not has_template_syntax(text):
         return scan(text, path, dialect)
-    from accord.compiler.sqlscan.template import read_template
+    from accord.compiler.sqlscan.template import read_template  # noqa: PLC0415 - jinja2: templates only
 
     template = read_template(text)
     if template.error is not None:

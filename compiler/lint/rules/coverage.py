@@ -166,7 +166,7 @@ def _macro_bodies(result: ScanResult) -> Iterator[SqlHit]:
             called = template.calls.get(column.name)
             if not called or called in _VALUE_CALLS:
                 continue
-            from accord.compiler.sqlscan import node_position
+            from accord.compiler.sqlscan import node_position  # noqa: PLC0415 - SQL files only: policy files need no scanner
 
             line, col = node_position(stmt, column)
             source = template.placeholders[column.name]

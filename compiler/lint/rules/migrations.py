@@ -18,7 +18,7 @@ def _paths(ctx: Context) -> tuple[Path, Path] | None:
     plans_dir = Path(plans) if plans is not None else Path(str(ledger)).parent
     # imported here: the ledger's module (its file lock imports socket) is needed only when
     # lint is given --plans or --ledger
-    from accord.compiler.history.ledger import default_ledger
+    from accord.compiler.history.ledger import default_ledger  # noqa: PLC0415 - only with --plans/--ledger
 
     return plans_dir, Path(ledger) if ledger is not None else default_ledger(plans_dir)
 
@@ -59,7 +59,7 @@ def half_applied_migration(ctx: Context) -> Iterator[Finding]:
     if paths is None:
         return
     plans_dir, ledger = paths
-    from accord.compiler.history.ledger import half_applied_groups
+    from accord.compiler.history.ledger import half_applied_groups  # noqa: PLC0415 - only with --plans/--ledger
 
     for h in half_applied_groups(plans_dir, ledger):
         yield Finding(
