@@ -481,7 +481,7 @@ def _project_grants(documents: list[tuple[bytes, str]], root: Path) -> list[tupl
     if store.enabled():
         digests = lint_cache.file_digests(documents, loader.parse_document)
         key = lint_cache.grants_key(digests) if digests is not None else None
-        payload = store.read("lint", key) if key is not None else None
+        payload = store.read("lintgrants", key) if key is not None else None
         rows = lint_cache.grants_from_json(payload) if payload is not None else None
         if rows is not None:
             return rows
@@ -493,7 +493,7 @@ def _project_grants(documents: list[tuple[bytes, str]], root: Path) -> list[tupl
         return []
     found = [astuple(t) for t in grants_of(raw.data)]
     if key is not None:
-        store.later("lint", key, lint_cache.grants_to_json(found))
+        store.later("lintgrants", key, lint_cache.grants_to_json(found))
     return found
 
 

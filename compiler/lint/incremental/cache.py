@@ -5,9 +5,9 @@ and the name and content digest of each of its files in order (:func:`project_ke
 per batch of SQL files linted together, keyed by the code fingerprint, ``--dialect``, the
 selected rules, every file's name and bytes, and what the SQL checks read of the policy models
 linted beside them (:func:`sql_key`: the mapping tables, ``sql_reads`` of the rule table).
-Each holds the findings and the number of files. A project's mapping tables have an entry of
-their own, keyed by its files' content digests (:func:`grants_key`), so that a run whose SQL
-files and model are unchanged keys its SQL result without loading the model.
+Each holds the findings and the number of files. ``lintgrants/`` entries: a project's mapping
+tables, keyed by its files' content digests (:func:`grants_key`), so that a run whose SQL files
+and model are unchanged keys its SQL result without loading the model.
 
 **What a lint result is keyed by.** Project entries are keyed by each file's *content
 digest* (``sem/``, :func:`compiler.model.parsecache.content_digest`), not by its bytes: an
