@@ -174,7 +174,7 @@ def sort_objects(objects: Any) -> list[CatalogObject]:
 def object_json(obj: CatalogObject, platform: str) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": type(obj).__name__}
     for f in dataclasses.fields(obj):
-        if not f.compare:  # provenance: the model's, never the platform's
+        if f.name == "source":  # provenance: the model's, never the platform's
             continue
         value = getattr(obj, f.name)
         if isinstance(value, exp.Expression):

@@ -96,7 +96,9 @@ class RowFilterAttachment:
     table: str
     policy: str
     columns: tuple[str, ...]
-    dataset: str
+    #: the dataset that made it (bookkeeping: a dataset is identified by its table, so a
+    #: renamed dataset key changes no attachment)
+    dataset: str = field(compare=False)
     #: provenance: the model path that made it (targets/kinds.py), never compared
     source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
@@ -106,7 +108,8 @@ class MaskAttachment:
     table: str
     column: str
     policy: str
-    dataset: str
+    #: the dataset that made it (bookkeeping, never compared)
+    dataset: str = field(compare=False)
     using: tuple[str, ...] = ()
     #: provenance: the model path that made it (targets/kinds.py), never compared
     source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
@@ -135,7 +138,8 @@ class TagAssignment:
     column: str | None
     tag: str
     value: str
-    dataset: str
+    #: the dataset that made it (bookkeeping, never compared)
+    dataset: str = field(compare=False)
     #: provenance: the model path that made it (targets/kinds.py), never compared
     source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
@@ -162,8 +166,8 @@ class AbacPolicy:
     #: (None for a hand-written predicate)
     mask: str | None = None
     dimension: str | None = None
-    #: the datasets whose tables the policy governs
-    datasets: tuple[str, ...] = ()
+    #: the datasets whose tables the policy governs (bookkeeping, never compared)
+    datasets: tuple[str, ...] = field(default=(), compare=False)
     #: provenance: the model path that made it (targets/kinds.py), never compared
     source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 

@@ -34,9 +34,16 @@ def diff_of(tmp_path: Path, edit: Callable[[Estate], None]) -> ExposureDiff:
 Row = tuple[str, str, str, str | None, str | None, str, str, tuple[str, ...]]
 
 
+def held_by(c: Any) -> str:
+    """Whose view changed: the persona, or the personas that hold the identity (by name)."""
+    if not c.of_identity:
+        return c.persona
+    return ",".join(c.personas) or str(c.identity)
+
+
 def rows(d: ExposureDiff) -> set[Row]:
     return {
-        (c.kind, c.persona, c.dataset, c.column, c.surface, c.before.disposition,
+        (c.kind, held_by(c), c.dataset, c.column, c.surface, c.before.disposition,
          c.after.disposition, c.values)
         for c in d.changes
     }  # fmt: skip
@@ -338,7 +345,7 @@ def test_repair_widened_the_pharmacologist_the_current_role_policy_ignored(
     the personas whose grants sit on their primary role."""
     _, _, d = repair
     on_warehouse = [c for c in d.changes if c.dataset == "assay_results" and c.column is None]
-    assert {(c.kind, c.persona, c.surface, c.values) for c in on_warehouse} == {
+    assert {(c.kind, held_by(c), c.surface, c.values) for c in on_warehouse} == {
         ("widening", "clinical_pharmacologist", None, ("CNS-204",)),
         ("widening", "clinical_pharmacologist", "warehouse_agent", ("CNS-204",)),
         ("widening", "data_steward", None, ("CNS-204", "IMM-310", "ONC-101")),
@@ -514,7 +521,7 @@ def test_a_predicate_accord_cannot_compare_is_listed_as_a_widening(tmp_path: Pat
     _predicate("REGION IN ('EU', 'US')")(data := edited(DIFF_BASE))
     after = write_files(tmp_path / "a", {"policy.yaml": data})
     d = exposure_diff(load_project(before), load_project(after))
-    found = {(c.kind, c.persona, c.surface, c.note != "") for c in d.changes if c.column is None}
+    found = {(c.kind, held_by(c), c.surface, c.note != "") for c in d.changes if c.column is None}
     assert found == {
         ("widening", p, place, True)
         for p in ("chemist", "clinician", "steward")
@@ -538,7 +545,11 @@ def test_a_grant_read_by_a_predicate_is_a_change(tmp_path: Path) -> None:
         text.replace("IMM-310: [bench_chemist]", "IMM-310: [bench_chemist, cro_external]")
     )
     d = exposure_diff(load_project(as_found), load_project(head))
-    gained = {(c.dataset, c.surface) for c in d.widenings if c.persona == "cro_collaborator"}
+    gained = {
+        (c.dataset, c.surface)
+        for c in d.widenings
+        if "cro_collaborator" in (c.persona, *c.personas)
+    }
     assert ("assay_results", "warehouse_agent") in gained  # the predicate, executed
     assert ("variant_calls", "lakehouse_agent") not in gained  # the ABAC runtime: no rows
     assert all(c.values == ("IMM-310",) for c in d.changes if c.column is None)

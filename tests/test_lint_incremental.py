@@ -901,3 +901,115 @@ def test_an_unused_ignore_is_judged_with_its_rule_loaded(tmp_path: Path) -> None
     full = run_process(["lint", "--no-cache", str(root)], cwd=tmp_path, env=env)
     assert "no finding of it is raised on this entry" in full.stdout
     assert incremental == full
+
+
+# --------------------------------------------------------------------------------------------
+# SQL checks that read the model linted beside the SQL files (``sql_reads``)
+
+#: a model with one dimension (governance.policies.region_grants on Databricks) and a SQL file
+#: whose lookup in that table shadows its parameter: ACC104 knows it from the model only
+SQL_MODEL: dict[str, Any] = {
+    "version": 1,
+    "platforms": {"databricks": {"governance_schema": "governance.policies"}},
+    "principals": {"analyst": {"databricks": "analysts"}},
+    "entitlements": {"region": {"EU": ["analyst"]}},
+    "datasets": {
+        "orders": {
+            "platform": "databricks",
+            "table": "sales.crm.orders",
+            "columns": {"region": {"type": "STRING"}},
+            "row_filter": {"entitlement": "region", "column": "region"},
+        }
+    },
+    "personas": {"analyst": ["analyst"]},
+}
+SQL_FILTER = """\
+CREATE OR REPLACE FUNCTION governance.policies.region_filter(region_code STRING)
+RETURN EXISTS (SELECT 1 FROM governance.policies.region_grants
+               WHERE region_code = region_code AND is_account_group_member(group_name));
+"""
+
+
+def _repository(root: Path, model: dict[str, Any]) -> None:
+    (root / "policies").mkdir(parents=True, exist_ok=True)
+    (root / "sql").mkdir(exist_ok=True)
+    (root / "policies" / "estate.yaml").write_text(yaml.safe_dump(model), encoding="utf-8")
+    (root / "sql" / "filters.sql").write_text(SQL_FILTER, encoding="utf-8")
+
+
+def _acc104(root: Path, cache: Path, cached: bool = True) -> list[tuple[str, int, int]]:
+    argv = ["lint", ".", "--format", "json", *([] if cached else ["--no-cache"])]
+    code, out, err = run_cli(argv, cwd=root, env={"ACCORD_CACHE_DIR": str(cache)})
+    assert code in (0, 1), out + err
+    found = json.loads(out)["findings"]
+    return [(f["file"], f["line"], f["column"]) for f in found if f["rule"] == "ACC104"]
+
+
+def test_every_sql_read_is_declared() -> None:
+    """A rule that declares what its SQL check reads of the model has a SQL check, and reads
+    only what lint knows how to hand over and key the cache by (the mapping tables)."""
+    from accord.compiler.model.rules import MAPPING_TABLES, RULE_TABLE
+
+    load_rules()
+    sql = {r for r, checks in REGISTRY.items() for c in checks if c.source == "sql"}
+    declared = {r.id for r in RULE_TABLE if r.sql_reads}
+    assert declared <= sql, sorted(declared - sql)
+    assert all(set(r.sql_reads) <= {MAPPING_TABLES} for r in RULE_TABLE)
+    assert "ACC104" in declared
+
+
+def test_the_sql_checks_see_only_what_they_declare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mapping tables reach the SQL checks because ACC104's row declares them: without
+    the declaration, the SQL file is linted as if alone."""
+    from accord.compiler.lint import run
+
+    _repository(tmp_path, SQL_MODEL)
+    assert len(_acc104(tmp_path, tmp_path / "cache", cached=False)) == 2
+    rows = tuple(
+        dataclasses.replace(r, sql_reads=()) if r.id == "ACC104" else r for r in run.RULE_TABLE
+    )
+    monkeypatch.setattr(run, "RULE_TABLE", rows)
+    assert _acc104(tmp_path, tmp_path / "cache", cached=False) == []
+
+
+def test_a_cached_sql_result_follows_the_models_mapping_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SQL files' cached result is keyed by the mapping tables handed to the checks: an
+    edit of the model that moves the table relints the SQL (as a run without the cache
+    does); one that leaves the tables alone reuses it; an edit of the SQL alone reads the
+    tables from the cache, without loading the model."""
+    from accord.compiler.lint import run
+    from accord.compiler.model import loader
+
+    cache = tmp_path / "cache"
+    _repository(tmp_path, SQL_MODEL)
+    shadowed = _acc104(tmp_path, cache)
+    assert len(shadowed) == 2 and _acc104(tmp_path, cache) == shadowed
+
+    moved = copy.deepcopy(SQL_MODEL)
+    moved["platforms"]["databricks"]["governance_schema"] = "gov2.policies"
+    _repository(tmp_path, moved)
+    assert _acc104(tmp_path, cache) == _acc104(tmp_path, cache, cached=False) == []
+
+    _repository(tmp_path, SQL_MODEL)
+    assert _acc104(tmp_path, cache) == shadowed
+    batches: list[int] = []
+    real_batch = run.lint_sql_batch
+    monkeypatch.setattr(
+        run, "lint_sql_batch", lambda *a, **k: batches.append(1) or real_batch(*a, **k)
+    )
+    other = copy.deepcopy(SQL_MODEL)
+    other["personas"]["auditor"] = ["analyst"]  # the mapping tables are unchanged
+    _repository(tmp_path, other)
+    assert _acc104(tmp_path, cache) == shadowed and batches == []
+
+    def no_load(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(loader, "load_documents", no_load)
+    (tmp_path / "sql" / "filters.sql").write_text("\n" + SQL_FILTER, encoding="utf-8")
+    assert _acc104(tmp_path, cache) == [(f, line + 1, c) for f, line, c in shadowed]
+    assert batches == [1]

@@ -138,6 +138,116 @@ NOTEBOOK_QUALIFIED = NOTEBOOK_SHADOWED.replace(
 )
 
 
+#: A Databricks SQL notebook export (`-- Databricks notebook source`, cells between
+#: `-- COMMAND` lines), in the shape of issue 38's public notebook: a mapping table of who may
+#: see what, then a mask that shows the value to the users the table lists for it.
+NB_TABLE = """\
+-- Databricks notebook source
+-- MAGIC %md
+-- MAGIC ## Special access
+
+-- COMMAND ----------
+
+CREATE OR REPLACE TABLE usuarios_acesso_especial (
+  email STRING,
+  departamento STRING,
+  cpf STRING
+) USING DELTA;
+
+-- COMMAND ----------
+
+"""
+#: `cpf IN (SELECT cpf FROM ...)`: the left `cpf` is the parameter, the subquery's select list
+#: is the table's column, as its author means
+NB_SELECT_LIST = (
+    NB_TABLE
+    + """\
+CREATE OR REPLACE FUNCTION cpf_mask (cpf STRING)
+RETURN CASE
+  WHEN cpf IN (SELECT cpf FROM usuarios_acesso_especial f WHERE f.email = CURRENT_USER())
+  THEN cpf
+  ELSE '***.***.***-**'
+END;
+
+-- COMMAND ----------
+
+ALTER TABLE funcionarios ALTER COLUMN cpf SET MASK cpf_mask;
+"""
+)
+#: the same statements in a plain SQL file
+SQL_SELECT_LIST = "".join(f"{line}\n" for line in NB_SELECT_LIST.splitlines() if line[:3] != "-- ")
+#: near misses: the parameter compared inside the subquery's WHERE with the same-named column,
+#: unqualified on both sides, or qualified on one
+NB_WHERE_ITSELF = NB_SELECT_LIST.replace(
+    "f.email = CURRENT_USER())", "f.email = CURRENT_USER() AND cpf = cpf)"
+)
+NB_WHERE_QUALIFIED = NB_SELECT_LIST.replace(
+    "f.email = CURRENT_USER())", "f.email = CURRENT_USER() AND f.cpf = cpf)"
+)
+#: `param IN (SELECT col FROM t WHERE col2 = param_shadowed)`: the select list is the column,
+#: the WHERE's `email` is a parameter the table's `email` shadows
+NB_OTHER_PARAMETER = NB_SELECT_LIST.replace("(cpf STRING)", "(cpf STRING, email STRING)").replace(
+    "f.email = CURRENT_USER())", "f.email = email)"
+)
+#: the notebook's row filter: the select list of its IN is fine, its EXISTS compares the
+#: table's `departamento` with itself
+NB_ROW_FILTER = (
+    NB_TABLE
+    + """\
+CREATE OR REPLACE FUNCTION acesso_especial_filter (departamento STRING)
+RETURN EXISTS(
+  SELECT 1 FROM usuarios_acesso_especial u
+  WHERE u.email = CURRENT_USER()
+  AND u.departamento = departamento
+) AND departamento IN (SELECT departamento FROM usuarios_acesso_especial f
+                       WHERE f.email = CURRENT_USER())
+"""
+)
+#: what a subquery gives, in its select list (an aggregate of the column) or grouping, is the
+#: column; a comparison inside the select list is a condition like any other
+SQL_GIVES = """\
+CREATE TABLE usuarios_acesso_especial (email STRING, departamento STRING, cpf STRING);
+
+CREATE OR REPLACE FUNCTION cpf_mask (cpf STRING)
+RETURN CASE
+  WHEN cpf = (SELECT MAX(cpf) FROM usuarios_acesso_especial f WHERE f.email = CURRENT_USER())
+  THEN cpf
+  WHEN cpf IN (SELECT cpf FROM usuarios_acesso_especial GROUP BY cpf) THEN 'listed'
+  WHEN 'TI' = (SELECT departamento FROM usuarios_acesso_especial ORDER BY cpf LIMIT 1) THEN cpf
+  ELSE '***'
+END;
+"""
+SQL_CONDITION_IN_SELECT = """\
+CREATE TABLE usuarios_acesso_especial (email STRING, departamento STRING, cpf STRING);
+
+CREATE OR REPLACE FUNCTION cpf_mask (cpf STRING)
+RETURN CASE
+  WHEN TRUE IN (SELECT CASE WHEN f.cpf = cpf THEN TRUE END FROM usuarios_acesso_especial f)
+  THEN cpf
+  ELSE '***'
+END;
+"""
+#: the parameter resolves to the inner table's column, compared with the outer table's: a
+#: condition on two columns, neither of them the parameter
+SQL_TWO_TABLES = """\
+CREATE TABLE usuarios_acesso_especial (email STRING, departamento STRING, cpf STRING);
+CREATE TABLE bloqueios (cpf STRING, motivo STRING);
+
+CREATE OR REPLACE FUNCTION cpf_mask (cpf STRING)
+RETURN CASE
+  WHEN EXISTS (SELECT 1 FROM usuarios_acesso_especial f
+               WHERE EXISTS (SELECT 1 FROM bloqueios b WHERE f.cpf = cpf)) THEN '***'
+  ELSE cpf
+END;
+"""
+#: the same cells in a Python notebook export (`# MAGIC %sql`)
+PY_SELECT_LIST = "# Databricks notebook source\n" + "".join(
+    "\n# COMMAND ----------\n\n# MAGIC %sql\n"
+    + "".join(f"# MAGIC {line}".rstrip() + "\n" for line in cell.strip().splitlines())
+    for cell in NB_SELECT_LIST.split("-- COMMAND ----------")[1:]
+)
+
+
 @dataclass
 class SqlCase:
     id: str
@@ -174,7 +284,8 @@ SQL_CASES = [
         "databricks-table-unknown",
         {"filters.sql": DBX_UNKNOWN_TABLE},
         [("filters.sql", 4, "region AND")],
-        ("if that table has one", "o.region"),
+        # region_code is compared with the table's region: not itself, not the parameter
+        ("if that table has one", "o.region", "never looks at the parameter's value"),
     ),
     SqlCase(
         # a file of table DDL alone names its dialect by its suffix (README, "accord lint")
@@ -207,6 +318,50 @@ SQL_CASES = [
         ("parameter region",),
     ),
     SqlCase("notebook-qualified", {"notebooks/row_filters.py": NOTEBOOK_QUALIFIED}),
+    # issue 38, case 9: what the subquery gives is the column, as its author means
+    SqlCase("sql-notebook-in-subquery-select-list", {"notebooks/masks.sql": NB_SELECT_LIST}),
+    SqlCase("python-notebook-in-subquery-select-list", {"notebooks/masks.py": PY_SELECT_LIST}),
+    SqlCase(
+        "sql-file-in-subquery-select-list",
+        {"masks.sql": SQL_SELECT_LIST},
+    ),
+    SqlCase("aggregate-and-grouping-of-the-column", {"masks.sql": SQL_GIVES}),
+    SqlCase(
+        "where-compares-the-parameter-with-itself",
+        {"notebooks/masks.sql": NB_WHERE_ITSELF},
+        [("notebooks/masks.sql", 17, "cpf = cpf)"), ("notebooks/masks.sql", 17, "cpf)")],
+        ("usuarios_acesso_especial", "parameter cpf", "compares the column with itself"),
+    ),
+    SqlCase(
+        "where-compares-the-qualified-column",
+        {"notebooks/masks.sql": NB_WHERE_QUALIFIED},
+        [("notebooks/masks.sql", 17, "cpf)")],
+        ("parameter cpf", "compares the column with itself"),
+    ),
+    SqlCase(
+        "where-looks-up-another-shadowed-parameter",
+        {"notebooks/masks.sql": NB_OTHER_PARAMETER},
+        [("notebooks/masks.sql", 17, "email)")],
+        ("parameter email", "CREATE TABLE at notebooks/masks.sql:7"),
+    ),
+    SqlCase(
+        "notebook-row-filter-exists-and-in",
+        {"notebooks/filters.sql": NB_ROW_FILTER},
+        [("notebooks/filters.sql", 19, "departamento\n")],
+        ("parameter departamento", "compares the column with itself"),
+    ),
+    SqlCase(
+        "compared-with-another-tables-column",
+        {"masks.sql": SQL_TWO_TABLES},
+        [("masks.sql", 7, "cpf)")],
+        ("column of bloqueios", "parameter cpf", "never looks at the parameter's value"),
+    ),
+    SqlCase(
+        "a-comparison-in-the-select-list",
+        {"masks.sql": SQL_CONDITION_IN_SELECT},
+        [("masks.sql", 5, "cpf THEN")],
+        ("parameter cpf", "compares the column with itself"),
+    ),
 ]
 
 
@@ -217,7 +372,9 @@ def _lint_sql(root: Path, names: list[str]) -> list[Finding]:
 @pytest.mark.parametrize("case", SQL_CASES, ids=[c.id for c in SQL_CASES])
 def test_shadowed_parameter_in_sql(tmp_path: Path, case: SqlCase) -> None:
     write_files(tmp_path, case.files)
-    findings = [f for f in _lint_sql(tmp_path, sorted(case.files)) if f.rule == "ACC104"]
+    every = _lint_sql(tmp_path, sorted(case.files))
+    assert [f.message for f in every if f.rule == "ACC001"] == []  # every policy read
+    findings = [f for f in every if f.rule == "ACC104"]
     got = []
     for f in findings:
         line = source_line(str(tmp_path / f.location.file), f.location.line)

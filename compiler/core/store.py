@@ -4,9 +4,9 @@ Every entry is keyed by the SHA-256 of what it was computed from, so a hit gives
 computing afresh would; the cache is an optimisation only. Payloads are written by the modules
 that define them: :mod:`compiler.model.parsecache` (``parse/``, ``pos/``, ``sem/``: parsed
 policy files) and incremental lint (:mod:`compiler.lint.incremental`): ``cache`` (``lint/``:
-lint results), ``deps`` (``lintdeps/``: the dependency index), ``verdict`` (``lintvalid/``: the
-last successful validation's skeleton) and ``pieces`` (``lintpieces/``: what each file gives the
-input digests).
+lint results; ``lintgrants/``: a project's mapping tables, for the SQL checks), ``deps``
+(``lintdeps/``: the dependency index), ``verdict`` (``lintvalid/``: the last successful
+validation's skeleton) and ``pieces`` (``lintpieces/``: what each file gives the input digests).
 
 The *code fingerprint* hashes accord's version and the source of every module of the
 ``compiler`` and ``targets`` packages: the model's schema, the loader and every rule are

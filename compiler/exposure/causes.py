@@ -14,6 +14,7 @@ from accord.compiler.core.platforms import catalog_facts
 from accord.compiler.exposure.changes import Cause, Change
 from accord.compiler.meaning import semantics
 from accord.compiler.model.grants import expiry, names, principal_of, until_of
+from accord.compiler.model.identities import identity_subject
 from accord.compiler.model.replicas import column_path
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.source import Path_
@@ -42,20 +43,28 @@ def locate(project: Project, path: Path_) -> Cause:
 class Causes:
     """Finds, for a changed cell, the first input that differs between the two models."""
 
-    def __init__(self, base: Project, head: Project):
+    def __init__(self, base: Project, head: Project, renames: dict[str, str] | None = None):
         self.base = base
         self.head = head
         self.b = base.model
         self.h = head.model
+        #: head dataset key -> the key it had in the base (a rename keeping its table)
+        self.was = {new: old for old, new in (renames or {}).items()}
 
     def _principals(self, persona: str) -> list[str]:
+        """The principals the subject lists (a persona) or holds (an identity), in either
+        model."""
         seen: dict[str, None] = {}
+        identity = identity_subject(persona)
         for m in (self.b, self.h):
-            seen.update(dict.fromkeys(m.personas.get(persona, [])))
+            if identity is not None:
+                seen.update(dict.fromkeys(semantics.principals_on(m, persona, identity.platform)))
+            else:
+                seen.update(dict.fromkeys(m.personas.get(persona, [])))
         return list(seen)
 
     def _held(self, m: PolicyModel, persona: str, platform: str) -> frozenset[str]:
-        if persona not in m.personas:
+        if persona not in m.personas and identity_subject(persona) is None:
             return frozenset()
         return frozenset(semantics.principals_on(m, persona, platform))
 
@@ -73,6 +82,9 @@ class Causes:
         mine_h = self._held(self.h, persona, platform) & set(names(after or []))
         if after is None and mine_b:  # the entry is gone: its parent
             return path[:-1]
+        if before == after and identity_subject(persona) is not None:
+            # the list is as it was: what changed is who holds the identity
+            return None
         if mine_b == mine_h:
             # the same principals: a grant whose ``until`` moved is the cause
             for i, entry in enumerate(after or []):
@@ -90,7 +102,8 @@ class Causes:
         """The ``inherits`` edge of the head that changed what the persona holds through the
         role hierarchy: the first principal it holds in both models whose ``inherits`` list
         differs, at the item that is new (or the list)."""
-        if persona not in self.b.personas or persona not in self.h.personas:
+        own = persona in self.b.personas and persona in self.h.personas
+        if not own and identity_subject(persona) is None:
             return None
         if self._held(self.b, persona, platform) == self._held(self.h, persona, platform):
             return None
@@ -147,25 +160,39 @@ class Causes:
             else:
                 added = [i for i, p in enumerate(ph) if p not in pb]
                 yield ("personas", c.persona, added[0]) if added else ("personas", c.persona)
-        db, dh = b.datasets.get(d), h.datasets.get(d)
+        db, dh = b.datasets.get(self.was.get(d, d)), h.datasets.get(d)
         if (db is None) != (dh is None):
             yield ("datasets", d)
             return
         assert db is not None and dh is not None
         platform = dh.platform
-        yield self._hierarchy(c.persona, platform)
         if db.platform != dh.platform:
             yield ("datasets", d, "platform")
-        for p in self._principals(c.persona):
+        # who holds what: for a persona, first (its principals, their roles or groups, the
+        # hierarchy); for an identity, after the lists that grant it something (a principal
+        # new to an identity is blamed where it is granted, a principal moved to another
+        # identity where it moved)
+        holding = [self._hierarchy(c.persona, platform), *self._identities(c.persona, platform)]
+        own = identity_subject(c.persona) is None
+        if own:
+            yield from holding
+        if c.column is not None:
+            yield from self._column_candidates(c, db, dh, platform)
+        yield from self._row_candidates(c, db, dh, platform)
+        if not own:
+            yield from holding
+        if db.governed != dh.governed:
+            yield ("datasets", d, "columns")
+
+    def _identities(self, persona: str, platform: str) -> Iterator[Path_]:
+        """The principals of ``persona`` whose identity on ``platform`` differs between the
+        models."""
+        b, h = self.b, self.h
+        for p in self._principals(persona):
             ib = b.principals[p].identity(platform) if p in b.principals else None
             ih = h.principals[p].identity(platform) if p in h.principals else None
             if ib != ih:
                 yield ("principals", p, platform) if ih else ("principals", p)
-        if c.column is not None:
-            yield from self._column_candidates(c, db, dh, platform)
-        yield from self._row_candidates(c, db, dh, platform)
-        if db.governed != dh.governed:
-            yield ("datasets", d, "columns")
 
     def _column_candidates(
         self, c: Change, db: Any, dh: Any, platform: str
@@ -217,9 +244,11 @@ class Causes:
             return
         if rb is None or rh is None:
             return
-        for name in ("entitlement", "column", "expression", "arguments", "dimensions"):
-            if getattr(rb, name) != getattr(rh, name):
-                yield (*where, name)
+        shape = ("entitlement", "column", "expression", "arguments", "dimensions")
+        if not _cannot_cause(c, db, dh):
+            for name in shape:
+                if getattr(rb, name) != getattr(rh, name):
+                    yield (*where, name)
         yield self._membership(
             c.persona, platform, (*where, "unfiltered_for"), rb.unfiltered_for, rh.unfiltered_for
         )
@@ -245,3 +274,19 @@ class Causes:
 def _style(m: PolicyModel, platform: str) -> str:
     cfg = m.platform_config(platform)
     return cfg.style if cfg is not None else ""
+
+
+def _cannot_cause(c: Change, db: Any, dh: Any) -> bool:
+    """Whether the change of a row filter's dimensions cannot be what made ``c``: dimensions
+    only added (each base dimension still there, as it was) can only narrow what is seen, and
+    only dropped can only widen it; the change is then blamed elsewhere (a grant, an
+    exemption)."""
+    if db.row_filter.expression is not None or dh.row_filter.expression is not None:
+        return False
+    before = {(d, col, tuple(u)) for d, col, u in db.filter_dimensions}
+    after = {(d, col, tuple(u)) for d, col, u in dh.filter_dimensions}
+    if before == after:
+        return False
+    if c.kind == "widening":
+        return before < after
+    return after < before

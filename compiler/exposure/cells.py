@@ -16,13 +16,17 @@ from accord.compiler.exposure.changes import PLAIN, Cell
 from accord.compiler.meaning import semantics
 from accord.compiler.meaning.divergence import reaches
 from accord.compiler.model.grants import dumped
+from accord.compiler.model.identities import identity_subject
 from accord.compiler.model.schema import PolicyModel
 
-Key = tuple[str, str, str | None, str | None]  # persona, dataset, folded column or None, place
+#: subject (a persona, or an identity: compiler.model.identities.subject), dataset, folded column
+#: or None, place
+Key = tuple[str, str, str | None, str | None]
 
 
 class Cells:
-    """Every cell of one model: persona x dataset x (rows, columns) x place."""
+    """Every cell of one model: subject (a persona or a platform identity) x dataset x (rows,
+    columns) x place."""
 
     def __init__(self, model: PolicyModel, datasets: list[str], also: dict[str, list[str]]):
         self.model = model
@@ -35,16 +39,24 @@ class Cells:
         self._column_cells: dict[tuple[str, str | None, str], Cell] = {}
         self._views: dict[tuple[object, ...], dict[str | None, Cell]] = {}
         self._alike: dict[tuple[str, str | None], tuple[object, ...]] = {}
-        shared: dict[tuple[str, ...], object] = {}
-        self.perspectives = {
-            p: semantics.Perspective(model, p, shared) for p in sorted(model.personas)
-        }
+        self._shared: dict[tuple[str, ...], object] = {}
+        self.perspectives: dict[str, semantics.Perspective | None] = {}
+
+    def perspective(self, subject: str) -> semantics.Perspective | None:
+        """The subject's perspective: None for a persona this model does not declare (an
+        identity is one in every model: what it holds there)."""
+        if subject not in self.perspectives:
+            known = subject in self.model.personas or identity_subject(subject) is not None
+            self.perspectives[subject] = (
+                semantics.Perspective(self.model, subject, self._shared) if known else None
+            )
+        return self.perspectives[subject]
 
     def at(self, persona: str, dataset: str, place: str | None) -> dict[str | None, Cell] | None:
         """The cells of one view: None (the rows) and each folded column name to its state;
         None when this model has no such view (persona or dataset not declared, or a
         surface that does not read the dataset)."""
-        persp = self.perspectives.get(persona)
+        persp = self.perspective(persona)
         ds = self.model.datasets.get(dataset)
         if persp is None or ds is None or (place is not None and place not in self._reads[dataset]):
             return None

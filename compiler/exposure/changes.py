@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from accord.compiler.core.errors import Location
 from accord.compiler.meaning.divergence import Reach
+from accord.compiler.model.identities import Identity, identity_subject
 
 Kind = Literal["widening", "narrowing"]
 ROW_RANK = {"empty": 0, "denied": 1, "filtered": 2, "clear": 3, "ungoverned": 4}
@@ -96,11 +97,32 @@ class Change:
     identifier: str | None = None
     dimension: str | None = None
     note: str = ""
+    #: the platform identity whose view changed (``any caller`` of a surface that answers
+    #: every caller alike), and the personas that hold it (none: held by no declared persona)
+    identity: Identity | None = None
+    personas: tuple[str, ...] = ()
+    #: whose view was compared: ``persona`` itself, or an identity
+    #: (:func:`compiler.model.identities.subject`); ``persona`` is then the first persona
+    #: holding it, "" when none does
+    subject: str = ""
+
+    @property
+    def of_identity(self) -> bool:
+        return identity_subject(self.subject) is not None
+
+    def who(self) -> str:
+        """Whose view changed, in words: a persona's own (its identities together), or the
+        personas that hold an identity, as that identity."""
+        if not self.of_identity:
+            return self.persona
+        if not self.personas:
+            return f"{self.identity} (held by no declared persona)"
+        return f"{', '.join(self.personas)} as {self.identity}"
 
     def sort_key(self) -> tuple[Any, ...]:
         return (
             self.kind != "widening",
-            self.persona,
+            self.who(),
             self.dataset,
             self.column is not None,
             (self.column or "").lower(),
@@ -142,7 +164,11 @@ class Change:
     def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
-            "persona": self.persona,
+            # the persona whose view changed: its own, or the first that holds the identity
+            # (null when no declared persona holds it; every one in ``personas``)
+            "persona": self.persona or None,
+            "personas": list(self.personas),
+            "identity": self.identity.to_json() if self.identity else None,
             "dataset": self.dataset,
             "column": self.column,
             "surface": self.surface,
@@ -171,10 +197,8 @@ def place_text(surface: str | None, platform: str) -> str:
 
 def message(c: Change, arrow: str = "->") -> str:
     if c.gains:
-        return (
-            f"{c.persona} {c.transition(arrow)} of {c.dataset} {place_text(c.surface, c.platform)}"
-        )
-    return f"{c.persona}: {c.what()} {place_text(c.surface, c.platform)} {c.transition(arrow)}"
+        return f"{c.who()} {c.transition(arrow)} of {c.dataset} {place_text(c.surface, c.platform)}"
+    return f"{c.who()}: {c.what()} {place_text(c.surface, c.platform)} {c.transition(arrow)}"
 
 
 @dataclass(frozen=True)

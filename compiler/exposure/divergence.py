@@ -18,11 +18,15 @@ def _divergence_key(d: Divergence) -> tuple[Any, ...]:
 
 
 def divergence_changes(
-    base: Project, head: Project, personas: list[str] | None = None
+    base: Project,
+    head: Project,
+    personas: list[str] | None = None,
+    renames: dict[str, str] | None = None,
 ) -> list[DivergenceChange]:
     """ACC403 divergences (as lint computes them: :func:`compiler.meaning.divergence.divergences`)
     present in one model and not the other, one entry per loose place with its personas;
-    only for ``personas`` when given (those whose divergences may differ)."""
+    only for ``personas`` when given (those whose divergences may differ). ``renames``: base
+    dataset key -> head key of a dataset renamed with its table (the same divergence)."""
     out: list[DivergenceChange] = []
     if personas is not None and not personas:
         return out
@@ -36,14 +40,23 @@ def divergence_changes(
         [p for p in personas or head.model.personas if p in head.model.personas],
         refused_as_intended=True,
     )
+    moved = renames or {}
+
+    def key(d: Divergence, renamed: bool) -> tuple[Any, ...]:
+        found = _divergence_key(d)
+        if renamed:  # the base's names as the head calls them
+            facts = tuple(moved.get(f, f) for f in found[0])
+            found = (facts, *found[1:3], moved.get(found[3], found[3]), found[4])
+        return (d.persona, *found)
+
     for status, mine, other, project in (
         ("new", found_h, found_b, head),
         ("resolved", found_b, found_h, base),
     ):
-        theirs = {(d.persona, *_divergence_key(d)) for d in other}
+        theirs = {key(d, project is head) for d in other}
         grouped: dict[tuple[Any, ...], list[Divergence]] = {}
         for d in mine:
-            if (d.persona, *_divergence_key(d)) not in theirs:
+            if key(d, project is base) not in theirs:
                 grouped.setdefault(_divergence_key(d), []).append(d)
         for _key, items in sorted(grouped.items()):
             first = items[0]

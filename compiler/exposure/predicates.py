@@ -3,18 +3,24 @@ persona, as entitlement values, by executing it with ``accord verify``'s engine 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from accord.compiler.exposure.changes import Cell
 from accord.compiler.model.validate import Project
 from accord.compiler.verify.admitted import admitted_rows
 
 
 def resolve_expressions(
-    project: Project, datasets: list[str], notes: list[str] | None = None
+    project: Project,
+    datasets: list[str],
+    notes: list[str] | None = None,
+    subjects: Iterable[str] = (),
 ) -> dict[tuple[str, str], Cell | None]:
-    """(persona, dataset) -> the rows a hand-written row predicate admits, as entitlement
+    """(subject, dataset) -> the rows a hand-written row predicate admits, as entitlement
     values, by executing it (``accord verify``'s engine, on DuckDB), for datasets whose
-    predicate reads a column the replica group filters by an entitlement dimension. Nothing
-    is executed (and duckdb not imported) when no dataset has a hand-written predicate."""
+    predicate reads a column the replica group filters by an entitlement dimension, per
+    persona and per identity of ``subjects``. Nothing is executed (and duckdb not imported)
+    when no dataset has a hand-written predicate."""
     model = project.model
     wanted = [
         d
@@ -26,7 +32,7 @@ def resolve_expressions(
     if not wanted:
         return {}
     try:
-        admitted = admitted_rows(project, wanted)
+        admitted = admitted_rows(project, wanted, list(subjects))
     except Exception as err:  # any failure leaves the predicates unresolved, and said so
         if notes is not None:
             told = "; ".join(str(err).splitlines()[:3])

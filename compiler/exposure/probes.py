@@ -53,7 +53,9 @@ def probe_changes(base: Project, head: Project) -> list[dict[str, Any]]:
 
 
 #: an ``expect`` entry moved to a looser disposition, or dropped: what the probe checks widens
-def probe_edits(base: Project, head: Project) -> list[dict[str, Any]]:
+def probe_edits(
+    base: Project, head: Project, renames: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """Probe edits that loosen what the governance team checks, each a widening (``--fail-on
     widening`` fails on it), naming the probe's owner in the base:
 
@@ -64,9 +66,12 @@ def probe_edits(base: Project, head: Project) -> list[dict[str, Any]]:
       head's ``expect`` drops a surface the base named.
 
     Located at the head's entry (a removed probe: the head's ``probes`` key, else the head's
-    first file), so the record is the same whether the base is a directory or a revision."""
+    first file), so the record is the same whether the base is a directory or a revision.
+    A probe of a dataset renamed with its table (``renames``: base key -> head key) asks the
+    same question under the new name."""
     out: list[dict[str, Any]] = []
     b, h = base.model.probes, head.model.probes
+    moved = renames or {}
     for name in sorted(b):
         old, new = b[name], h.get(name)
         common = {
@@ -75,8 +80,13 @@ def probe_edits(base: Project, head: Project) -> list[dict[str, Any]]:
             "persona": old.persona,
             "dataset": old.dataset,
         }
-        question = ("persona", "dataset", "column", "where")
-        if new is None or any(getattr(old, k) != getattr(new, k) for k in question):
+        question = ("persona", "column", "where")
+        same_dataset = new is not None and moved.get(old.dataset, old.dataset) == new.dataset
+        if (
+            new is None
+            or not same_dataset
+            or any(getattr(old, k) != getattr(new, k) for k in question)
+        ):
             loc = locate(head, ("probes", name) if new is not None else ("probes",)).location
             detail = (
                 "the probe is deleted"

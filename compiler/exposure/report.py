@@ -73,8 +73,8 @@ class Line:
         c = self.first
         if c.gains:
             of = "" if self.everywhere and len(self.places) > 1 else f" of {c.dataset}"
-            return f"{c.persona} {c.transition(arrow)}{of} {self.where()}"
-        return f"{c.persona}: {c.what()} {self.where()} {c.transition(arrow)}"
+            return f"{c.who()} {c.transition(arrow)}{of} {self.where()}"
+        return f"{c.who()}: {c.what()} {self.where()} {c.transition(arrow)}"
 
 
 def lines(d: ExposureDiff, kind: Kind, all_places: dict[str, tuple[str | None, ...]]) -> list[Line]:
@@ -84,6 +84,7 @@ def lines(d: ExposureDiff, kind: Kind, all_places: dict[str, tuple[str | None, .
             continue
         key = (
             c.persona,
+            c.identity,
             c.dataset,
             (c.column or "").lower(),
             c.before,
@@ -201,7 +202,7 @@ def to_markdown(
     if base:
         out += [f"Compared with the base: {_md(base)}", ""]
     out += [f"**{verdict(d, places)}**", ""]
-    header = "| persona | what | where | change | caused by |\n|---|---|---|---|---|"
+    header = "| whose view | what | where | change | caused by |\n|---|---|---|---|---|"
     for kind, title in (("widening", "Widenings"), ("narrowing", "Narrowings")):
         found = lines(d, kind, places)  # type: ignore[arg-type]
         out.append(f"#### {title}: {len(found)}")
@@ -214,7 +215,7 @@ def to_markdown(
             c = line.first
             change = c.transition("→") + (f" ({c.note})" if c.note else "")
             out.append(
-                f"| {_md(c.persona)} | {_md(c.what())} | {_md(line.where())} | {_md(change)} | "
+                f"| {_md(c.who())} | {_md(c.what())} | {_md(line.where())} | {_md(change)} | "
                 f"{markdown.code(_cause_text(c))} |"
             )
         out.append("")

@@ -36,6 +36,7 @@ from accord.compiler.model.rules import RULES_BY_ID
 from accord.targets import lower_all
 
 if TYPE_CHECKING:
+    from accord.compiler.model.grants import GrantsTable
     from accord.compiler.model.schema import PolicyModel
     from accord.compiler.model.validate import Project
     from accord.compiler.sqlscan import ScanResult, Statement
@@ -77,9 +78,13 @@ class Context:
 
 @dataclass
 class SqlContext:
-    """What a SQL check reads: every scanned file, linted together."""
+    """What a SQL check reads: every scanned file, linted together; and, when a policy model
+    is linted beside them and a selected rule declares it (``sql_reads`` of its row in
+    :mod:`compiler.model.rules`), the mapping tables that model compiles."""
 
     results: Sequence[ScanResult]
+    #: the mapping tables of the policy model linted beside the files (MAPPING_TABLES)
+    grants: Sequence[GrantsTable] = ()
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @cached_property

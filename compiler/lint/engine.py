@@ -33,6 +33,7 @@ from accord.compiler.lint.finding import Finding
 from accord.compiler.model.rules import RULES_BY_ID, RuleInfo
 
 if TYPE_CHECKING:
+    from accord.compiler.model.grants import GrantsTable
     from accord.compiler.model.validate import Project
     from accord.compiler.sqlscan import ScanResult
 
@@ -191,13 +192,16 @@ def suppression_problems(results: Sequence[ScanResult]) -> list[Diagnostic]:
 
 
 def lint_sql_batch(
-    results: Sequence[ScanResult], selected: Selected = _all
+    results: Sequence[ScanResult],
+    selected: Selected = _all,
+    grants: Sequence[GrantsTable] = (),
 ) -> tuple[list[Finding], list[Diagnostic]]:
     """The findings of :func:`lint_sql` and, separately, the suppression problems: one
-    broken file never hides the findings of the others."""
+    broken file never hides the findings of the others. ``grants``: the mapping tables of the
+    policy model linted beside the files (for the rules that declare them)."""
     problems = suppression_problems(results)
     load_rules()
-    ctx = SqlContext(results)
+    ctx = SqlContext(results, grants)
     templates = {r.statements[0].file if r.statements else None: r.template for r in results}
     templates.update({e.file: r.template for r in results for e in r.errors})
     findings: list[Finding] = []

@@ -4,8 +4,10 @@
 sorts the paths given into policy directories, YAML files of one project and SQL files
 (walking a repository for its SQL files and its policy directory), and lints each project
 and the SQL files together, from the lint-result cache (:mod:`compiler.lint.incremental.cache`) when what
-the findings were computed from is unchanged. It returns the findings, the input errors and
-the number of files read; the command renders them.
+the findings were computed from is unchanged. The SQL checks are handed what they declare
+they read of the projects linted beside the files (``sql_reads`` in the rule table: the
+mapping tables, from each project's ``platforms`` and ``entitlements``). It returns the
+findings, the input errors and the number of files read; the command renders them.
 
 A pre-commit hook: linting policy files imports neither the SQL scanner nor its sqlglot
 dialects, and a run answered from the cache imports neither sqlglot nor the model's schema.
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +44,7 @@ from accord.compiler.model.loader import (
     read_files,
     within,
 )
-from accord.compiler.model.rules import RULE_TABLE, RULES_BY_ID
+from accord.compiler.model.rules import MAPPING_TABLES, RULE_TABLE, RULES_BY_ID
 
 #: the message of a path that does not exist (printed as ``path: message``)
 MISSING = "no such file or directory"
@@ -120,15 +122,22 @@ def _lint(
     if yaml_files:
         projects.append((None, yaml_files, None))
     projects += [(None, list(found), root) for root, found in walk.orphans]
+    # what the selected SQL checks read of the projects linted beside the SQL files
+    reads = {i for r in RULE_TABLE if config.selected(r.id) for i in r.sql_reads}
+    grants: list[tuple[str | None, ...]] = []
     for directory, yaml, root in projects:
         try:
-            found, count = _lint_project(directory, yaml, history, config, root)
+            documents, unreadable, root_path = _read_project(directory, yaml, root)
+            found, count = _lint_project(documents, unreadable, root_path, history, config)
             findings += found
             files += count
         except InputError as err:
             problems += err.diagnostics
+            continue
+        if sql_files and MAPPING_TABLES in reads:
+            grants += _project_grants(documents, root_path)
     if sql_files:
-        sql_findings, sql_problems, count = _lint_sql(sql_files, dialect, config)
+        sql_findings, sql_problems, count = _lint_sql(sql_files, dialect, config, grants)
         findings += sql_findings
         problems += sql_problems
         files += count
@@ -447,17 +456,11 @@ def _selected_ids(config: LintConfig) -> str:
     return ",".join(r for r in sorted(RULES_BY_ID) if config.selected(r))
 
 
-def _lint_project(
-    directory: str | None,
-    yaml_files: list[str] | None,
-    history: History,
-    config: LintConfig,
-    root_dir: str | None = None,
-) -> tuple[list[Finding], int]:
-    """The findings of one project and its number of files; from the cache when the content
-    of the files (what lint reads of them: ``parsecache.content_digest``), the selected rules
-    and accord are those the cached findings were computed from (compiler/lint/incremental/cache.py). The
-    same as loading the project and ``lint_project(project, history, config.selected)``."""
+def _read_project(
+    directory: str | None, yaml_files: list[str] | None, root_dir: str | None = None
+) -> tuple[list[tuple[bytes, str]], list[Diagnostic], Path]:
+    """The files of one project (a directory, or YAML files), those that could not be read,
+    and its root."""
     if directory is not None:
         files, root = directory_files(directory, TREE)  # links out of it refused, unread
     else:
@@ -465,6 +468,47 @@ def _lint_project(
         files = [(Path(f), f) for f in yaml_files]
         root = Path(root_dir) if root_dir is not None else Path(yaml_files[0]).parent
     documents, unreadable = read_files(files)
+    return documents, unreadable, root
+
+
+def _project_grants(documents: list[tuple[bytes, str]], root: Path) -> list[tuple[str | None, ...]]:
+    """The mapping tables a project compiles (:data:`MAPPING_TABLES`), as rows of
+    :class:`~compiler.model.grants.GrantsTable` fields: from the cache when the files' content
+    digests are those they were computed from, else from the project's ``platforms`` and
+    ``entitlements`` (validated alone: nothing is lowered). A project that does not load
+    gives none (linting it reported why)."""
+    key = None
+    if store.enabled():
+        digests = lint_cache.file_digests(documents, loader.parse_document)
+        key = lint_cache.grants_key(digests) if digests is not None else None
+        payload = store.read("lintgrants", key) if key is not None else None
+        rows = lint_cache.grants_from_json(payload) if payload is not None else None
+        if rows is not None:
+            return rows
+    from accord.compiler.model.grants import grants_of  # noqa: PLC0415 - pydantic: not on a cache hit
+
+    try:
+        raw = loader.load_documents(documents, root)
+    except InputError:
+        return []
+    found = [astuple(t) for t in grants_of(raw.data)]
+    if key is not None:
+        store.later("lintgrants", key, lint_cache.grants_to_json(found))
+    return found
+
+
+def _lint_project(
+    documents: list[tuple[bytes, str]],
+    unreadable: list[Diagnostic],
+    root: Path,
+    history: History,
+    config: LintConfig,
+) -> tuple[list[Finding], int]:
+    """The findings of one project (its files read by :func:`_read_project`) and its number
+    of files; from the cache when the content of the files (what lint reads of them:
+    ``parsecache.content_digest``), the selected rules and accord are those the cached
+    findings were computed from (compiler/lint/incremental/cache.py). The same as loading the
+    project and ``lint_project(project, history, config.selected)``."""
     key = None
     digests = None
     options = "lint\0" + _selected_ids(config)
@@ -644,15 +688,20 @@ def _without_validation(
 
 
 def _lint_sql(
-    sql_files: list[str], dialect: str | None, config: LintConfig
+    sql_files: list[str],
+    dialect: str | None,
+    config: LintConfig,
+    grants: list[tuple[str | None, ...]] | None = None,
 ) -> tuple[list[Finding], list[Diagnostic], int]:
     """The findings of the SQL files linted together, the problems (unreadable files, bad
     suppression comments) and the number of files scanned. From the cache when every file's
-    name and bytes, ``--dialect``, the selected rules and accord are those the cached findings
-    were computed from: SQL rules compare files (ACC203 across platforms), so the key covers
-    all of them, and a warm run imports neither the scanner nor sqlglot. Only a batch with no
-    problem is stored. The same as ``lint_sql_batch(read_sql_files(...))``; the files are read
-    once, and the bytes hashed are the bytes scanned."""
+    name and bytes, ``--dialect``, the selected rules, the mapping tables of the projects
+    linted beside them (``grants``, :func:`_project_grants`) and accord are those the cached
+    findings were computed from: SQL rules compare files (ACC203 across platforms), so the key
+    covers all of them, and a warm run imports neither the scanner nor sqlglot. Only a batch
+    with no problem is stored. The same as ``lint_sql_batch(read_sql_files(...))``; the files
+    are read once, and the bytes hashed are the bytes scanned."""
+    grants = grants or []
     blobs: list[tuple[str, bytes]] = []
     problems: list[Diagnostic] = []
     for path in sql_files:
@@ -662,7 +711,8 @@ def _lint_sql(
             problems.append(err.diagnostics[0])
     key = None
     if store.enabled() and not problems:
-        key = lint_cache.sql_key(blobs, f"sql\0{dialect or ''}\0{_selected_ids(config)}")
+        options = f"sql\0{dialect or ''}\0{_selected_ids(config)}"
+        key = lint_cache.sql_key(blobs, options, grants)
         payload = store.read("lint", key)
         hit = lint_cache.findings_from_json(payload) if payload is not None else None
         if hit is not None:
@@ -671,6 +721,7 @@ def _lint_sql(
     from accord.compiler.lint.inputs.sqlfiles import (  # noqa: PLC0415 - SQL files only: policy files need no scanner
         scan_sql,  # the scanner and sqlglot: not on a hit
     )
+    from accord.compiler.model.grants import GrantsTable  # noqa: PLC0415 - pydantic: not on a cache hit
 
     results = []
     for path, raw in blobs:
@@ -680,7 +731,8 @@ def _lint_sql(
             problems.append(err.diagnostics[0])
             continue
         results.append(scan_sql(text, path, dialect))
-    found, bad_suppressions = lint_sql_batch(results, config.selected)
+    tables = [GrantsTable(*row) for row in grants]  # type: ignore[arg-type]
+    found, bad_suppressions = lint_sql_batch(results, config.selected, tables)
     problems += bad_suppressions
     if key is not None and not problems:
         store.later("lint", key, lint_cache.findings_to_json(found, len(results)))

@@ -27,6 +27,8 @@ from accord.compiler.core.jsonindent import Encoder, Raw, scalar
 from accord.compiler.core.platforms import facts
 from accord.compiler.core.visible import plain, visible
 from accord.compiler.meaning import divergence, semantics
+from accord.compiler.model.identities import identity_subject, subject, subjects
+from accord.compiler.model.identities import label as subject_label
 from accord.compiler.model.schema import PolicyModel
 
 ROWS = "(rows)"
@@ -89,6 +91,8 @@ class Matrix:
     columns: tuple[tuple[str, ...], ...]
     #: persona -> per dataset -> per surface, what the persona sees there
     seen: dict[str, tuple[tuple[semantics.Seen, ...], ...]]
+    #: per dataset, its platform (an identity's table shows its platform's datasets only)
+    platforms: tuple[str, ...] = ()
 
     def cells(self, persona: str) -> tuple[Cell, ...]:
         out: list[Cell] = []
@@ -116,7 +120,8 @@ def matrix(
     groups: list[str] | None = None,
     by_dataset: dict[str, list[tuple[str, str]]] | None = None,
 ) -> Matrix:
-    """The :class:`Matrix` of ``personas`` (default: all, sorted)."""
+    """The :class:`Matrix` of ``personas`` (default: every persona, sorted, then every identity
+    no persona holds: :func:`compiler.model.identities.subjects`)."""
     shared = {} if shared is None else shared
     by_dataset = divergence.reaches(model) if by_dataset is None else by_dataset
     datasets = tuple(governed_groups(model) if groups is None else groups)
@@ -128,7 +133,7 @@ def matrix(
     kind_of: list[int] = []
     first: list[int] = []
     keys: list[tuple[tuple[object, ...], ...]] = []
-    for persona in sorted(model.personas) if personas is None else personas:
+    for persona in subjects(model) if personas is None else personas:
         # one memoised perspective per persona (semantics.dataset_view builds one per call)
         perspective = semantics.Perspective(model, persona, shared)
         if not shapes:
@@ -150,7 +155,8 @@ def matrix(
     columns = tuple(shape.columns for shape in shapes)
     if not shapes:
         columns = tuple(tuple(semantics.governed_columns(model.datasets[d])) for d in datasets)
-    return Matrix(datasets, surfaces, columns, seen)
+    platforms = tuple(model.datasets[d].platform for d in datasets)
+    return Matrix(datasets, surfaces, columns, seen, platforms)
 
 
 @dataclass(frozen=True)
@@ -287,7 +293,7 @@ def _partition(
 ) -> tuple[list[DivergenceGroup], dict[str, int], list[tuple[DivergenceGroup, str]]]:
     """The divergences of :func:`compiler.meaning.divergence.divergences` (the function ACC403 uses),
     grouped, split into unsuppressed and suppressed (with the reason)."""
-    per_persona = {p: 0 for p in sorted(model.personas)}
+    per_persona = dict.fromkeys(subjects(model), 0)
     grouped: dict[tuple[Any, ...], list[divergence.Divergence]] = {}
     ignored: dict[tuple[Any, ...], list[divergence.Divergence]] = {}
     for d in divergence.divergences(model):
@@ -384,7 +390,7 @@ def _tables(a: Analysis) -> Iterator[Table | Sparse]:
     yield (
         "Divergences per persona",
         ["persona", "divergences"],
-        [[p, str(n)] for p, n in a.per_persona.items()],
+        [[subject_label(p), str(n)] for p, n in a.per_persona.items()],
     )
 
 
@@ -398,14 +404,21 @@ def _persona_tables(m: Matrix) -> Iterator[Sparse]:
     at = [[position[s] for s in on] for on in m.surfaces]
     for persona, per_dataset in m.seen.items():
         rows: list[tuple[str, str, list[tuple[int, str]]]] = []
-        for dataset, columns, ks, seen in zip(m.datasets, m.columns, at, per_dataset, strict=True):
-            if not ks:
+        identity = identity_subject(persona)
+        on = m.platforms or ("",) * len(m.datasets)
+        for dataset, columns, ks, seen, platform in zip(
+            m.datasets, m.columns, at, per_dataset, on, strict=True
+        ):
+            if not ks or (identity is not None and platform != identity.platform):
                 continue
             texts = [_row_text(st) for st in seen]
             rows.append((dataset, ROWS, _cells(ks, texts)))
             for c, column in enumerate(columns):
                 rows.append((dataset, column, _cells(ks, [st.columns[c] for st in seen])))
-        yield (f"Persona {persona}", header, rows)
+        if identity_subject(persona) is None:
+            yield (f"Persona {persona}", header, rows)
+        else:
+            yield (f"Identity {subject_label(persona)}", header, rows)
 
 
 def _row_text(seen: semantics.Seen) -> str:
@@ -596,6 +609,12 @@ def json_chunks(a: Analysis) -> list[str]:
     }
     if a.suppressed:
         doc["suppressed"] = plain([{**asdict(d), "reason": reason} for d, reason in a.suppressed])
+    # the identities no persona holds, judged all the same: their cells are under
+    # ``personas`` by subject (``platform:name``); only when the model has any
+    found = [identity_subject(s) for s in a.cells.seen]
+    held = [{"subject": subject(i), **i.to_json()} for i in found if i is not None]
+    if held:
+        doc["identities"] = held
     return encoder.chunks(doc, 0)
 
 

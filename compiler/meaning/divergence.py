@@ -23,6 +23,7 @@ from accord.compiler.meaning.semantics import (
     enforcement,
     governed_columns,
 )
+from accord.compiler.model.identities import identity_subject, subjects
 from accord.compiler.model.schema import PolicyModel
 
 _COLUMN_OPENNESS = {"clear": 2, "ungoverned": 2, "masked": 1, "denied": 0}
@@ -78,6 +79,37 @@ def divergences(
     refused_as_intended: bool = True,
     datasets: Iterable[str] | None = None,
 ) -> list[Divergence]:
+    """Where the same facts are looser for a subject on one surface than on another
+    (:func:`_divergences`): for every persona (or those of ``personas``) and every identity
+    no persona holds (:func:`compiler.model.identities.subjects`). An identity is one
+    platform's: its divergences are those among the places of its platform's datasets."""
+    found = list(personas) if personas is not None else subjects(model)
+    own = sorted(s for s in found if identity_subject(s) is None)
+    out = _divergences(model, own, refused_as_intended=refused_as_intended, datasets=datasets)
+    by_platform: dict[str, list[str]] = {}
+    for s in found:
+        identity = identity_subject(s)
+        if identity is not None:
+            by_platform.setdefault(identity.platform, []).append(s)
+    for platform, names in sorted(by_platform.items()):
+        out += _divergences(
+            model,
+            sorted(names),
+            refused_as_intended=refused_as_intended,
+            datasets=datasets,
+            on=platform,
+        )
+    return out
+
+
+def _divergences(
+    model: PolicyModel,
+    personas: Iterable[str],
+    *,
+    refused_as_intended: bool = True,
+    datasets: Iterable[str] | None = None,
+    on: str | None = None,
+) -> list[Divergence]:
     """Where the same facts are looser for a persona on one surface than on another: a
     dataset and its replicas (rows and same-named columns), and every identifier domain
     (columns). Deterministic order.
@@ -103,14 +135,16 @@ def divergences(
     by how the dataset is governed rather than by its name; and the divergences of one set
     of facts are a function of what each of its places shows, so personas that see the
     same there share one computation (only the persona differs in what is reported)."""
-    personas = sorted(personas if personas is not None else model.personas)
+    personas = sorted(personas)
     by_dataset = reaches(model)
     root_of = {d: model.replica_root(d) for d in model.datasets}
+    # ``on``: the datasets of one platform only (an identity's)
+    mine = sorted(d for d in model.datasets if on is None or model.datasets[d].platform == on)
     groups: dict[str, list[str]] = {}
-    for d in sorted(model.datasets):
+    for d in mine:
         groups.setdefault(root_of[d], []).append(d)
     domains: dict[str, list[tuple[str, str]]] = {}
-    for d in sorted(model.datasets):
+    for d in mine:
         for col, spec in model.datasets[d].columns.items():
             if spec.identifier:
                 domains.setdefault(spec.identifier, []).append((d, col))

@@ -29,7 +29,10 @@ from accord.compiler.core.platforms import catalog_facts
 from accord.compiler.core.today import today
 from accord.compiler.model.grants import expiry, holders
 from accord.compiler.model.hierarchy import effective
+from accord.compiler.model.identities import aliases, identity_subject, persona_principals
+from accord.compiler.model.identities import holders as identity_holders
 from accord.compiler.model.schema import Dataset, Mask, PolicyModel, Surface
+from accord.compiler.model.types import shown_whole
 
 Disposition = Literal["clear", "masked", "filtered", "denied", "ungoverned"]
 
@@ -44,25 +47,40 @@ MIN_RUNTIME_ABAC = (16, 4)
 
 
 def principals_on(model: PolicyModel, persona: str, platform: str) -> list[str]:
-    """The persona's effective principals on ``platform``: those it lists that have an
-    identity there (all of them for ``none``), then every principal they inherit there
-    (:func:`compiler.model.hierarchy.effective`). A principal with no identity on a platform
-    grants nothing there."""
-    return effective(model, model.personas[persona], platform)
+    """The principals whose grants the persona receives on ``platform``: those it lists that
+    have an identity there, then every principal they inherit there
+    (:func:`compiler.model.hierarchy.effective`), then every principal that names one of the
+    identities it holds (another principal with the same role or group, an everyone identity:
+    :func:`compiler.model.identities.persona_principals`). All it lists for ``none``. A
+    principal with no identity on a platform grants nothing there."""
+    identity = identity_subject(persona)
+    if identity is not None:  # an identity held by no persona: what it holds on its platform
+        return identity_holders(model, identity) if identity.platform == platform else []
+    if catalog_facts(platform) is None:
+        return effective(model, model.personas[persona], platform)
+    return persona_principals(model, persona, platform)
 
 
 def listed_on(model: PolicyModel, persona: str, platform: str) -> list[str]:
     """The principals the persona lists itself that have an identity on ``platform``: the
     roles a session activates (primary and secondary) or the groups a user is put in; the
-    hierarchy adds the rest (:func:`principals_on`)."""
+    hierarchy adds the rest (:func:`principals_on`). For an identity subject, the principals
+    that name it."""
+    identity = identity_subject(persona)
+    if identity is not None:
+        return aliases(model, identity) if identity.platform == platform else []
     names = model.personas[persona]
     if platform == "none":
         return list(names)
     return [p for p in names if model.principals[p].identity(platform) is not None]
 
 
-def primary_principal(model: PolicyModel, persona: str) -> str:
-    """The persona's default role on Snowflake: the first principal listed."""
+def primary_principal(model: PolicyModel, persona: str) -> str | None:
+    """The persona's default role on Snowflake: the first principal listed (for an identity
+    subject, the first principal that names it, if any)."""
+    identity = identity_subject(persona)
+    if identity is not None:
+        return next(iter(aliases(model, identity)), None)
     return model.personas[persona][0]
 
 
@@ -189,6 +207,16 @@ def unmasked(model: PolicyModel, persona: str, mask: str, platform: str) -> bool
 def column_view(model: PolicyModel, persona: str, dataset: str, column: str) -> ColumnView:
     """How the persona sees ``column`` of ``dataset`` on its own platform, as a caller."""
     return Perspective(model, persona).column(dataset, column)
+
+
+def reveals_all(model: PolicyModel, ds: Dataset, column: str) -> bool:
+    """Whether the column's mask shows every value its declared type can hold whole (a
+    ``partial`` mask keeping at least the declared length: ACC206): such a column is ``clear``
+    to whoever it masks, whatever the mask is called."""
+    spec = ds.columns.get(column)
+    if spec is None or spec.mask is None or spec.mask not in model.masks:
+        return False
+    return shown_whole(model.masks[spec.mask].kept_characters, spec.type, ds.platform)
 
 
 def apply_mask(mask: Mask, value: str | None, salt: str | None) -> str | None:
@@ -481,7 +509,12 @@ class Perspective:
     def _column(self, name: str, ds: Dataset, column: str) -> ColumnView:
         spec = ds.columns.get(column)
         seen: Disposition = "clear"
-        if spec is not None and spec.mask is not None and not self.unmasked(spec.mask, ds.platform):
+        if (
+            spec is not None
+            and spec.mask is not None
+            and not self.unmasked(spec.mask, ds.platform)
+            and not reveals_all(self.model, ds, column)
+        ):
             seen = "masked"
         key = ("column", name, column, seen)
         found = self._shared.get(key)

@@ -2,7 +2,14 @@
 boolean, read only the columns its ``arguments`` declare, and declare types the platform has.
 sqlglot does the work: its scope analysis finds the columns the predicate reads (in the
 predicate itself, and those a subquery takes from it), and its type annotation, given the
-arguments as the one table in scope, finds what the predicate returns."""
+arguments as the one table in scope, finds what the predicate returns.
+
+An unqualified name inside a subquery is the subquery's own column when one of its tables has
+it, as SQL resolves it (:func:`compiler.model.shadowing.inside`): the model's mapping tables
+have known columns (``group_name`` in ``EXISTS (SELECT 1 FROM ..._grants g WHERE ... AND
+is_account_group_member(group_name))`` is the table's), and a table whose columns accord does
+not know may have it. Only a name no table in scope can have is the outer row's, and must be
+an argument."""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.scope import build_scope
 
 from accord.compiler.core.platforms import facts
+from accord.compiler.model.shadowing import Columns, inside
 from accord.compiler.model.types import DIALECTS
 
 _ARGS = "accord_arguments"
@@ -104,8 +112,14 @@ def _fold(name: str, platform: str, quoted: bool) -> str:
     return facts(platform).resolve(name, quoted)
 
 
-def predicate_problems(tree: exp.Expression, arguments: dict[str, str], platform: str) -> list[str]:
-    """What is wrong with the predicate ``tree`` reading ``arguments`` (name -> type)."""
+def predicate_problems(
+    tree: exp.Expression,
+    arguments: dict[str, str],
+    platform: str,
+    columns: Columns | None = None,
+) -> list[str]:
+    """What is wrong with the predicate ``tree`` reading ``arguments`` (name -> type), with
+    ``columns`` the tables whose columns are known (the model's mapping tables)."""
     problems = []
     declared = {_fold(a, platform, False) for a in arguments}
     select = exp.select("1").from_(_ARGS).where(tree.copy())
@@ -115,12 +129,23 @@ def predicate_problems(tree: exp.Expression, arguments: dict[str, str], platform
         return [f"cannot analyse the expression: {err}"]
     if root is None:  # pragma: no cover
         return []
-    read: list[exp.Column] = list(root.columns)
-    for scope in root.traverse():
-        if scope is not root:
-            read += [c for c in scope.external_columns if not c.table]
-    missing = []
-    for column in read:
+    known = columns or {}
+    # sqlglot lists a subquery's unqualified names among the outer scope's columns too (they
+    # may be correlated): the outer row's are the predicate's own and, inside a subquery,
+    # those no table in scope has or may have
+    subqueries = [s for s in root.traverse() if s is not root]
+    nested = {id(c) for s in subqueries for c in s.columns}
+    outer = [c for c in root.columns if id(c) not in nested]
+    for scope in subqueries:
+        for column in scope.external_columns:
+            ident = column.this
+            if column.table or not isinstance(ident, exp.Identifier):
+                continue
+            name = _fold(ident.name, platform, bool(ident.args.get("quoted")))
+            if not inside(scope, root, name, platform, known):
+                outer.append(column)
+    missing: list[str] = []
+    for column in outer:
         ident = column.this
         if not isinstance(ident, exp.Identifier):
             continue
@@ -132,7 +157,7 @@ def predicate_problems(tree: exp.Expression, arguments: dict[str, str], platform
             f"reads column {name}, which is not in 'arguments' ({', '.join(arguments)}): the "
             "policy receives only the columns it declares"
         )
-    for column in root.columns:  # the predicate's own columns are the arguments' table's
+    for column in outer:  # the outer row's columns are the arguments' table's
         if not column.table:
             column.set("table", exp.to_identifier(_ARGS))
     schema = {_ARGS: dict(arguments)}

@@ -14,7 +14,11 @@ A row says all there is to say about a rule but its check and its page:
   :mod:`compiler.lint.incremental.deps`): ``entry`` (its findings are per entry of a section)
   or ``cross`` (it compares entries), and the inputs it reads: sections of the merged model
   (``masks``, ``principals``...) or :data:`GOVERNANCE`. A policy rule whose ``reads`` is None
-  reads everything, and is re-run on every edit.
+  reads everything, and is re-run on every edit;
+* ``sql_reads``, for a rule with a SQL check: what it reads of the policy model linted with
+  the SQL files (:data:`MAPPING_TABLES`). Lint computes it only for the rules selected that
+  declare it, hands it to the SQL checks, and keys the SQL files' cached result by it
+  (``compiler/lint/run.py``): a SQL check sees nothing of the model it does not declare.
 
 Adding a rule: a row here, its check with its page in the family module, a test case, then
 ``make docs`` (README, "Where a change goes"). The standard library only: ``accord lint`` is a
@@ -39,6 +43,12 @@ GOVERNANCE = "datasets:governance"
 #: (or ``compiler.lint.usage``, which looks at them)
 LOWERED = ("version", "platforms", "principals", "entitlements", "masks", GOVERNANCE)
 
+#: what a SQL check may read of the policy model linted with the SQL files (a policy directory
+#: given beside them, or a repository's): the mapping tables the model compiles, their names
+#: and columns (:func:`compiler.model.grants.grants_tables`, from ``platforms`` and
+#: ``entitlements``)
+MAPPING_TABLES = "model:mapping_tables"
+
 
 @dataclass(frozen=True)
 class RuleInfo:
@@ -51,6 +61,8 @@ class RuleInfo:
     scope: Scope | None = None
     #: incremental lint (policy checks only): the inputs it reads; None: everything
     reads: tuple[str, ...] | None = None
+    #: its SQL check: what it reads of the policy model linted beside the SQL files
+    sql_reads: tuple[str, ...] = ()
 
 
 RULE_TABLE: tuple[RuleInfo, ...] = (
@@ -64,8 +76,17 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
         "ACC102", "workspace-group-check", "error", "identity", "entry", ("platforms", GOVERNANCE)
     ),
     RuleInfo("ACC103", "invoker-role", "warning", "identity", "entry", ("platforms", GOVERNANCE)),
-    # parameters shadowed by the columns of the mapping tables a predicate reads
-    RuleInfo("ACC104", "shadowed-parameter", "error", "parameters", "entry", LOWERED),
+    # parameters shadowed by the columns of the mapping tables a predicate reads (in SQL files,
+    # the tables the model linted beside them compiles)
+    RuleInfo(
+        "ACC104",
+        "shadowed-parameter",
+        "error",
+        "parameters",
+        "entry",
+        LOWERED,
+        sql_reads=(MAPPING_TABLES,),
+    ),
     # hashing: lowered mask bodies, salts across masks and platforms, identifier domains
     RuleInfo("ACC201", "unsalted-hash", "error", "hashing", "entry", LOWERED),
     RuleInfo("ACC202", "shared-salt", "error", "hashing", "cross", ("masks", "platforms")),

@@ -109,6 +109,13 @@ def translate_type(text: str, source: str, target: str) -> str | None:
 
 
 @lru_cache(maxsize=1024)
+def shown_whole(kept: int, text: str, platform: str) -> bool:
+    """Whether keeping the last ``kept`` characters of a value of the type ``text`` shows
+    every value it can hold whole (a declared length ``kept`` reaches: ACC206)."""
+    length = declared_length(text, platform) if kept else None
+    return length is not None and kept >= length
+
+
 def declared_length(text: str, platform: str) -> int | None:
     """The most characters a value of the string type ``text`` can hold, where the type is
     written with its length (``VARCHAR(34)``, ``CHAR(2)``, Snowflake's ``STRING(10)``); None

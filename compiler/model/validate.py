@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location
 from accord.compiler.core.platforms import FACTS, facts
-from accord.compiler.model.grants import principal_of
+from accord.compiler.model.grants import grants_tables, principal_of
 from accord.compiler.model.hierarchy import cycles
 from accord.compiler.model.loader import RawProject, load_directory
 from accord.compiler.model.probe_places import probe_columns, reaching, where_problem
@@ -406,6 +406,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
             need("principal", m.principals, p, ("personas", persona, i))
 
     tables: dict[str, str] = {}
+    predicates: dict[str, Any] = {}  # what the hand-written predicates' check computes once
     for name, ds in m.datasets.items():
         base = ("datasets", name)
         if m.platform_config(ds.platform) is None:
@@ -500,7 +501,9 @@ def _resolve(project: Project) -> list[Diagnostic]:
                     typed_arguments = False
             if typed_arguments:  # the predicate is typed with its arguments' types
                 out.extend(
-                    _check_predicate(project, fpath, rf.expression, rf.arguments, ds.platform)
+                    _check_predicate(
+                        project, fpath, rf.expression, rf.arguments, ds.platform, predicates
+                    )
                 )
 
     for name, idx in m.indexes.items():
@@ -676,11 +679,18 @@ def _check_predicate(
     expressions: dict[str, str],
     arguments: dict[str, str],
     platform: str,
+    memo: dict[str, Any],
 ) -> list[Diagnostic]:
     """A hand-written predicate reads only its arguments, returns BOOLEAN, and declares types
-    the platform has (``compiler.model.exprcheck``)."""
+    the platform has (``compiler.model.exprcheck``); a subquery over one of the model's
+    mapping tables reads its columns (``memo``: computed once per validation)."""
     from accord.compiler.model.exprcheck import predicate_problems, type_problem  # noqa: PLC0415 - sqlglot: only for a hand-written predicate
     from accord.compiler.model.expressions import ExpressionError, parse_predicate  # noqa: PLC0415 - as above
+    from accord.compiler.model.shadowing import grants_columns  # noqa: PLC0415 - as above
+
+    if "grants" not in memo:
+        memo["grants"] = grants_columns(grants_tables(project.model))
+    known = memo["grants"]
 
     out = []
     for arg, typ in arguments.items():
@@ -695,7 +705,8 @@ def _check_predicate(
             continue  # reported by _check_expression
         where = project.loc(*fpath, "expression", on)
         out += [
-            Diagnostic(where, f"expression {p}") for p in predicate_problems(tree, arguments, on)
+            Diagnostic(where, f"expression {p}")
+            for p in predicate_problems(tree, arguments, on, known.get(on))
         ]
     return out
 

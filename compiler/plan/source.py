@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.model.loader import load_documents, outside_link, within
+from accord.compiler.model.renames import dataset_renames
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.validate import Project, load_project, validate_raw
 from accord.compiler.plan.model import Domains, Plan
@@ -413,7 +414,18 @@ def with_widening_notes(plan: Plan, removals: dict[tuple[str, str, str], str]) -
 
 def outside_catalogs(base: PolicyModel, head: PolicyModel) -> list[str]:
     """Changes of indexes and surfaces: they lower to no catalog object, so the plan cannot
-    carry them; it lists them for whoever rebuilds the index or redeploys the surface."""
+    carry them; it lists them for whoever rebuilds the index or redeploys the surface. A
+    dataset renamed with its table (:func:`compiler.model.renames.dataset_renames`) is read
+    by its new name: no change."""
+    moved = dataset_renames(base, head)
+
+    def renamed(value: Any) -> Any:
+        if isinstance(value, str):
+            return moved.get(value, value)
+        if isinstance(value, list):
+            return [renamed(v) for v in value]
+        return value
+
     notes = []
     for section in ("indexes", "surfaces"):
         before: dict[str, Any] = getattr(base, section)
@@ -425,6 +437,7 @@ def outside_catalogs(base: PolicyModel, head: PolicyModel) -> list[str]:
                 notes.append(f"{section}.{name}: added")
             else:
                 old = before[name].model_dump(exclude={"ignore"})
+                old = {k: renamed(v) if k in ("source", "reads") else v for k, v in old.items()}
                 new = after[name].model_dump(exclude={"ignore"})
                 notes += [
                     f"{section}.{name}.{key}: {old[key]!r} -> {new[key]!r}"

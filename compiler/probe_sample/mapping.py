@@ -28,7 +28,7 @@ import sqlglot
 from sqlglot import exp
 
 from accord.compiler.core.platforms import PLATFORMS, facts
-from accord.compiler.meaning import semantics as sem
+from accord.compiler.model.identities import identities, identity_of, personas_holding
 from accord.compiler.model.probe_places import declared
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.probe_sample.history import Read
@@ -159,16 +159,32 @@ class Mapper:
                 return f"the account groups of {read.user or 'the user'} are not known"
             held = list(read.groups)
             what = f"{read.user or 'the user'} (groups {', '.join(held) or 'none'})"
-        folded = [platform.fold_identity(i) for i in held]
+        folded = {platform.fold_identity(i) for i in held}
         found = {table[i] for i in folded if i in table}
         if not found:
             return f"{what}: no principal of the model"
+        # by identity: the personas whose own identities there are exactly those the session
+        # holds that the model names (an identity another principal also names is the same)
+        named = {k for k in folded if k in table}
         out = [
             name
             for name in sorted(self.model.personas)
-            if set(sem.principals_on(self.model, name, read.platform)) == found
+            if {
+                i.key
+                for p in self.model.personas[name]
+                if (i := identity_of(self.model, p, read.platform)) is not None
+            }
+            == named
         ]
         if not out:
+            unheld = [
+                i
+                for i in identities(self.model, read.platform)
+                if i.key in named and not personas_holding(self.model, i)
+            ]
+            if unheld:
+                said = ", ".join(str(i) for i in unheld)
+                return f"{what}: {said} held by no declared persona"
             return f"{what} hold principals {', '.join(sorted(found))}, which are no persona's"
         return out
 

@@ -10,7 +10,9 @@ from accord.compiler.model.validate import Project
 Admitted = dict[tuple[str, str], tuple[str | None, frozenset[str] | None, bool]]
 
 
-def admitted_rows(project: Project, datasets: list[str]) -> Admitted:
+def admitted_rows(
+    project: Project, datasets: list[str], subjects: list[str] | None = None
+) -> Admitted:
     """What the hand-written row predicates of ``datasets`` admit, per persona, by executing
     the SQL compiled from ``project`` on DuckDB (as :func:`verify` does).
 
@@ -18,13 +20,14 @@ def admitted_rows(project: Project, datasets: list[str]) -> Admitted:
     group filters that column by an entitlement dimension (the generated rows then carry
     every value of the dimension, one granted to nobody, and NULL). The dimension is None
     when it reads anything else; the values are None when it admits a row of no declared
-    value (granted to nobody, or NULL) without admitting every row."""
+    value (granted to nobody, or NULL) without admitting every row. ``subjects``: identities
+    evaluated beside the personas (:class:`~compiler.verify.engine.Verifier`)."""
     from accord.compiler.verify.engine import TestSalts, Verifier
     from accord.compiler.verify.sources import load_sql, render_sql
 
     salts = TestSalts()
     sql = load_sql(render_sql(project), salts, "the SQL compiled from the model")
-    verifier = Verifier(project, sql, salts)
+    verifier = Verifier(project, sql, salts, subjects=subjects)
     verifier.evaluate(datasets)  # only these are executed, not the whole estate
     model = project.model
     out: Admitted = {}

@@ -19,9 +19,10 @@ from datetime import date
 from typing import Any
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location
-from accord.compiler.core.platforms import SNOWFLAKE, facts
+from accord.compiler.core.platforms import DATABRICKS, SNOWFLAKE, facts
 from accord.compiler.core.today import today
 from accord.compiler.meaning import semantics
+from accord.compiler.model.identities import identity_subject, subject, unheld
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.shadowing import Shadowed, TableColumns, shadowed_parameters, table_key
 from accord.compiler.model.shadowing import fold as fold_name
@@ -76,7 +77,11 @@ class Verifier:
         compiled: CompiledSQL,
         salts: TestSalts,
         as_of: date | None = None,
+        subjects: list[str] | None = None,
     ) -> None:
+        """``subjects``: whom to evaluate beside the model's personas (identities held by no
+        persona, :func:`compiler.model.identities.subject`); by default every identity a
+        principal names that no persona holds."""
         self.project = project
         self.model = project.model
         #: the day the policies' CURRENT_DATE() answers and the model's grants are judged at
@@ -84,7 +89,16 @@ class Verifier:
         self.compiled = compiled
         self.salts = salts
         self.con = locked_connection()
-        self.personas = sorted(self.model.personas)
+        if subjects is None:
+            subjects = [
+                subject(i)
+                for p in sorted(self.model.declared_platforms())
+                for i in unheld(self.model, p)
+            ]
+        #: the personas, then the identities evaluated as subjects of their own
+        self.personas = sorted(self.model.personas) + [
+            s for s in subjects if s not in self.model.personas
+        ]
         self.report = Report(
             origin=compiled.origin,
             personas=len(self.personas),
@@ -149,14 +163,27 @@ class Verifier:
                 groups: list[str] = []
                 primary = None
             else:
-                roles = self._identities(persona, "snowflake")
-                groups = self._identities(persona, "databricks")
-                first = self.model.principals[semantics.primary_principal(self.model, persona)]
-                primary = SNOWFLAKE.stored_identity(first.snowflake) if first.snowflake else None
+                roles = self._identities(persona, SNOWFLAKE.name)
+                groups = self._identities(persona, DATABRICKS.name)
+                first_name = semantics.primary_principal(self.model, persona)
+                first = self.model.principals[first_name] if first_name else None
+                primary = (
+                    SNOWFLAKE.stored_identity(first.snowflake)
+                    if first is not None and first.snowflake
+                    else None
+                )
+            # every user holds the everyone identities (PUBLIC; account users, users); an
+            # identity evaluated alone is one platform's, and nothing on the other
+            own = identity_subject(persona)
+            if own is None or own.platform == SNOWFLAKE.name:
+                roles += [r for r in SNOWFLAKE.everyone if r not in roles]
+            if own is None or own.platform == DATABRICKS.name:
+                groups += [g for g in DATABRICKS.everyone if g not in groups]
             # CURRENT_AVAILABLE_ROLES(): the roles granted to the user, read as the ones the
             # persona lists (whether it also lists inherited roles is not documented: this is
             # the reading that can deny); IS_ROLE_IN_SESSION sees the whole hierarchy
-            granted = [r for r in roles if r in self._listed(persona)]
+            listed = self._listed(persona) if persona != NOBODY else set()
+            granted = [r for r in roles if r in listed]
             available = "[" + ",".join(f'"{r}"' for r in granted) + "]"
             rows.append(
                 [persona, user_name(persona), primary, roles, available, granted, groups, []]

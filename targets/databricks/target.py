@@ -52,7 +52,6 @@ class DatabricksTarget(Target):
     # Account groups (is_account_group_member, the member function of DATABRICKS' facts);
     # is_member() checks workspace-local groups (rule ACC102).
     facts = DATABRICKS
-    principal_column = "group_name"
 
     def concat(self, left: exp.Expression, right: exp.Expression) -> exp.Expression:
         return exp.Anonymous(this="CONCAT", expressions=[left, right])

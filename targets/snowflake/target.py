@@ -42,7 +42,6 @@ class SnowflakeTarget(Target):
     # every active secondary role, and the roles they inherit; CURRENT_ROLE() sees the primary
     # role only (rule ACC101).
     facts = SNOWFLAKE
-    principal_column = "role_name"
 
     def concat(self, left: exp.Expression, right: exp.Expression) -> exp.Expression:
         return exp.DPipe(this=left, expression=right)

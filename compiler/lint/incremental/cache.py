@@ -3,8 +3,11 @@
 ``lint/`` entries: one per linted project, keyed by the code fingerprint, the selected rules
 and the name and content digest of each of its files in order (:func:`project_key`); and one
 per batch of SQL files linted together, keyed by the code fingerprint, ``--dialect``, the
-selected rules and every file's name and bytes (:func:`sql_key`). Each holds the findings and
-the number of files.
+selected rules, every file's name and bytes, and what the SQL checks read of the policy models
+linted beside them (:func:`sql_key`: the mapping tables, ``sql_reads`` of the rule table).
+Each holds the findings and the number of files. ``lintgrants/`` entries: a project's mapping
+tables, keyed by its files' content digests (:func:`grants_key`), so that a run whose SQL files
+and model are unchanged keys its SQL result without loading the model.
 
 **What a lint result is keyed by.** Project entries are keyed by each file's *content
 digest* (``sem/``, :func:`compiler.model.parsecache.content_digest`), not by its bytes: an
@@ -78,14 +81,51 @@ def key_of(digests: dict[str, str], options: str) -> str:
     return h.hexdigest()
 
 
-def sql_key(blobs: list[tuple[str, bytes]], options: str) -> str:
-    """The key of the lint result of SQL files linted together: accord, the options, and
-    each file's name and bytes in order."""
+def sql_key(blobs: list[tuple[str, bytes]], options: str, grants: Grants = ()) -> str:
+    """The key of the lint result of SQL files linted together: accord, the options, each
+    file's name and bytes in order, and the mapping tables handed to the SQL checks."""
     h = hashlib.sha256(store.code_fingerprint().encode() + b"\0" + FORMAT)
     h.update(b"\0sql\0" + options.encode() + b"\0")
     for name, raw in blobs:
         h.update(os.fsencode(name) + b"\0" + hashlib.sha256(raw).hexdigest().encode() + b"\0")
+    h.update(b"grants\0" + grants_to_json(grants))
     return h.hexdigest()
+
+
+#: a project's mapping tables as plain rows: the fields of
+#: :class:`~compiler.model.grants.GrantsTable` in order (its module imports the model's schema,
+#: which a run answered from the cache does not)
+Grants = Sequence[Sequence[str | None]]
+
+
+def grants_key(digests: dict[str, str]) -> str:
+    """The key of a project's mapping tables: accord and each file's name and content digest
+    in order (:func:`file_digests`)."""
+    h = hashlib.sha256(store.code_fingerprint().encode() + b"\0" + FORMAT)
+    h.update(b"\0grants\0")
+    for name, digest in digests.items():
+        h.update(os.fsencode(name) + b"\0" + digest.encode() + b"\0")
+    return h.hexdigest()
+
+
+def grants_to_json(grants: Grants) -> bytes:
+    return json.dumps([list(row) for row in grants]).encode()
+
+
+def grants_from_json(payload: bytes) -> list[tuple[str | None, ...]] | None:
+    """The rows of a payload; None for one that does not decode."""
+    try:
+        rows = json.loads(payload)
+        if not isinstance(rows, list):
+            return None
+        out = []
+        for row in rows:
+            if not isinstance(row, list) or not all(v is None or isinstance(v, str) for v in row):
+                return None
+            out.append(tuple(row))
+        return out
+    except ValueError:
+        return None
 
 
 def findings_to_json(findings: Sequence[Finding], files: int) -> bytes:

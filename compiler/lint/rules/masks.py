@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from accord.compiler.lint.checks import Context, rule
 from accord.compiler.lint.finding import Finding
 from accord.compiler.model.types import declared_length
-
-if TYPE_CHECKING:
-    from accord.compiler.model.schema import Mask
-
-
-def kept_characters(mask: Mask) -> int:
-    """How many characters of a value a mask shows in the clear, at most: a ``partial``
-    mask's ``keep_last`` (every character but those is replaced by ``*``); none for the other
-    strategies, which show no character of the value."""
-    return (mask.keep_last or 0) if mask.strategy == "partial" else 0
 
 
 @rule("ACC206")
@@ -66,7 +55,7 @@ def mask_reveals(ctx: Context) -> Iterator[Finding]:
         for col, spec in ds.columns.items():
             if spec.mask is None or col in ds.inherited or spec.mask not in m.masks:
                 continue
-            kept = kept_characters(m.masks[spec.mask])
+            kept = m.masks[spec.mask].kept_characters
             length = declared_length(spec.type, ds.platform)
             if length is None or kept * 2 <= length:
                 continue

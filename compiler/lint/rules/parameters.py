@@ -4,7 +4,9 @@ The decision is :func:`compiler.model.shadowing.shadowed_parameters` (sqlglot's 
 with ``accord verify``; this module says where the parameters and the known columns come from:
 a hand-written `row_filter.expression` reads its `arguments`, with the model's mapping tables
 known; a policy or function body in a SQL file reads its signature, with the tables a
-``CREATE TABLE`` of the files linted declares known.
+``CREATE TABLE`` of the files linted declares known, and the mapping tables of the policy model
+linted beside them (a policy directory given with the files, or a repository's: the rule's
+``sql_reads`` in compiler/model/rules.py).
 """
 
 from __future__ import annotations
@@ -24,15 +26,15 @@ from accord.compiler.lint.bodies import (
 )
 from accord.compiler.lint.checks import Context, SqlContext, rule, sql_rule
 from accord.compiler.lint.finding import Finding, SqlHit
+from accord.compiler.model.grants import grants_tables
 from accord.compiler.model.shadowing import (
     Columns,
     Shadowed,
     TableColumns,
     create_table_columns,
+    grants_columns,
     shadowed_parameters,
-    table_key,
 )
-from accord.targets.objects import MappingTable
 
 
 def fix_for(param: str, dialect: str, function: str | None = None) -> str:
@@ -51,24 +53,9 @@ def fix_for(param: str, dialect: str, function: str | None = None) -> str:
 def model_columns(ctx: Context) -> dict[str, Columns]:
     """platform -> the columns of every mapping table the model compiles there (all of them:
     the key and principal columns, and the expiry column of a dimension with dated grants)."""
-
-    def compute() -> dict[str, Columns]:
-        out: dict[str, Columns] = {}
-        for platform, catalog in ctx.catalogs.items():
-            known: dict[tuple[str, ...], TableColumns] = {}
-            for obj in catalog.objects:
-                if isinstance(obj, MappingTable):
-                    key = table_key(obj.name.split("."), platform)
-                    names = (obj.key_column, obj.principal_column)
-                    if obj.expiry_column:
-                        names = (*names, obj.expiry_column)
-                    cols = table_key(names, platform)
-                    origin = f"the mapping table of entitlement dimension {obj.dimension}"
-                    known[key] = TableColumns(frozenset(cols), True, origin)
-            out[platform] = known
-        return out
-
-    found: dict[str, Columns] = ctx.memo("parameters.model_columns", compute)
+    found: dict[str, Columns] = ctx.memo(
+        "parameters.model_columns", lambda: grants_columns(grants_tables(ctx.model))
+    )
     return found
 
 
@@ -86,10 +73,19 @@ def shadowed_parameter(ctx: Context) -> Iterator[Finding]:
     Flags an unqualified name inside a subquery of a policy or filter body (a hand-written
     `row_filter.expression`, a Snowflake row access or masking policy, a Databricks SQL
     function used as a row filter or column mask) when the name is a parameter of the
-    policy (an `arguments` entry of the expression) and also a column of a table the
-    subquery reads. The table's columns are known for the model's mapping tables and for a
-    `CREATE TABLE` in the files linted; for any other table the column is assumed possible
-    when the same statement names it qualified (`g.region_code`). accord decides with
+    policy (an `arguments` entry of the expression), the author uses it as the parameter
+    (compared with the subquery's columns, or as the value looked up), and it is also a
+    column of a table the subquery reads. What the subquery gives is the column, as its
+    author means, and is not a finding: its select list (`cpf IN (SELECT cpf FROM
+    special_access WHERE ...)`, the left `cpf` the parameter), grouping and order.
+
+    The table's columns are known for the model's mapping tables
+    (`<governance_schema>.<dimension>_grants`: the key, principal and expiry columns) and
+    for a `CREATE TABLE` in the files linted; for any other table the column is assumed
+    possible when the same statement names it qualified (`g.region_code`). A SQL file,
+    notebook or dbt macro knows the model's mapping tables when it is linted with the
+    policy directory (`accord lint policies/ filters.sql`) or in a repository holding both
+    (`accord lint .`); linted alone, it knows only what its files say. accord decides with
     sqlglot's scopes, as SQL resolves names, never by matching text.
 
     ## Why is this bad?
@@ -133,10 +129,13 @@ def shadowed_parameter(ctx: Context) -> Iterator[Finding]:
 
 
 def _sql_columns(ctx: SqlContext) -> dict[str, Columns]:
-    """dialect -> the tables the files linted create, with their columns."""
+    """dialect -> the tables whose columns are known: the mapping tables of the policy model
+    linted beside the files, and the tables the files linted create."""
 
     def compute() -> dict[str, Columns]:
         out: dict[str, dict[tuple[str, ...], TableColumns]] = {}
+        for platform, tables in grants_columns(ctx.grants).items():
+            out.setdefault(platform, {}).update(tables)
         for stmt in ctx.statements:
             if stmt.expression is None:
                 continue

@@ -10,6 +10,7 @@ from accord.compiler.lint.finding import Finding
 from accord.compiler.lint.usage import has_key
 from accord.compiler.meaning import semantics as sem
 from accord.compiler.meaning.divergence import Divergence, divergences
+from accord.compiler.model.identities import label
 
 
 @rule("ACC301")
@@ -263,7 +264,7 @@ def loosest_surface(ctx: Context) -> Iterator[Finding]:
             clauses[(d.aspect, d.loose, d.strict)].append(d)
         parts = []
         for same in clauses.values():
-            personas_here = [d.persona for d in same]
+            personas_here = [label(d.persona) for d in same]
             if len({d.detail for d in same}) == 1:
                 parts.append(f"{same[0].detail} (for {', '.join(personas_here)})")
             else:
@@ -273,7 +274,7 @@ def loosest_surface(ctx: Context) -> Iterator[Finding]:
                 )
         shown = "; ".join(parts[:4]) + (f"; and {len(parts) - 4} more" if len(parts) > 4 else "")
         stricter = sorted({d.strict.surface for d in found})
-        personas = sorted({d.persona for d in found})
+        personas = [label(p) for p in sorted({d.persona for d in found})]
         read = m.surfaces[surface].reads.index(found[0].loose.dataset)
         yield Finding(
             ctx.project.loc("surfaces", surface, "reads", read),

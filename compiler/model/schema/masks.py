@@ -90,3 +90,10 @@ class Mask(Strict):
     @property
     def redaction(self) -> str:
         return "***" if self.replacement is None else self.replacement
+
+    @property
+    def kept_characters(self) -> int:
+        """How many characters of a value the mask shows in the clear, at most: a ``partial``
+        mask's ``keep_last`` (every character but those is replaced by ``*``); none for the
+        other strategies, which show no character of the value."""
+        return (self.keep_last or 0) if self.strategy == "partial" else 0
