@@ -40,9 +40,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from accord.compiler.model.validate import load_project  # noqa: E402
-from tests.live_helpers import SALTS, seed_model  # noqa: E402
-from tests.probe_catalog_standin import StandinRunner  # noqa: E402
+from tests.live_helpers import SALTS, persona_groups, seed_model  # noqa: E402
 from tests.standins.databricks import DatabricksEstate, workspace  # noqa: E402
+from tests.standins.probe_runner import StandinRunner  # noqa: E402
 from tests.standins.snowflake import SnowflakeEstate, account  # noqa: E402
 
 POLICIES = "policies"
@@ -187,7 +187,7 @@ def demo(work: Path) -> None:
         personas = sorted(project.model.personas)
         roles = sorted({p.snowflake for p in project.model.principals.values() if p.snowflake})
         sf.grant_roles(env["SNOWFLAKE_USER"], roles)  # the probe user switches to each persona
-        lakehouse = StandinRunner(project, dbx)
+        lakehouse = StandinRunner(dbx, persona_groups(project))
         dbx.tokens = {f"tok-{p}": p for p in personas}
         dbx.answer = lambda persona, sql: lakehouse.run(persona, [sql])
         (work / "databrickscfg").write_text(

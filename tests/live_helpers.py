@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,8 +15,11 @@ from typing import Any
 import pytest
 
 from accord.compiler.model.schema import PolicyModel
-from accord.compiler.model.validate import load_project
+from accord.compiler.model.validate import Project, load_project
 from tests.standins.databricks import DatabricksEstate, workspace
+from tests.standins.engine import SqlError
+from tests.standins.probe_runner import PROBE_USER, StandinRunner
+from tests.standins.reader import split
 from tests.standins.snowflake import SnowflakeEstate, account
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,11 +204,127 @@ def _tables(estate: SnowflakeEstate | DatabricksEstate) -> list[tuple[str, str, 
 
 
 def deploy_compiled(estate: SnowflakeEstate | DatabricksEstate, out: Path) -> None:
-    """Run the compiled SQL of ``out`` (salts filled in memory) on ``estate`` directly."""
-    from accord.compiler.connect.executor import split_statements
+    """Run the compiled SQL of ``out`` on ``estate`` directly, as accord's apply would: the
+    salts filled in memory by accord (the one place that knows the placeholder's grammar), the
+    statements cut by the stand-in's own splitter (tests/standins/reader.py), never accord's."""
     from accord.compiler.model.salts import SaltBox, materialize
 
     for path in sorted((out / estate.platform).glob("*.sql")):
         text = materialize(path.read_text(), estate.platform, SaltBox())
-        for statement in split_statements(text, estate.platform):
+        for statement in split(text, estate.platform):
             estate.execute(statement)
+
+
+# --------------------------------------------------------------------------------------------
+# a deployed catalog for `accord probe --live` (the stand-ins' persona sessions:
+# tests/standins/probe_runner.py)
+
+
+def deployed(project: Project, platform: str) -> SnowflakeEstate | DatabricksEstate:
+    """A stand-in holding ``project``'s data tables, its compiled policies deployed on them
+    (salts from the environment, as `migrate apply` reads them), and rows seeded under them:
+    per governed table a row of each value of its row filter's entitlement, and a row of each
+    probe's ``where`` value holding the probe's canary in the probe's column. On Snowflake the
+    probe user (tests/standins/probe_runner.py) holds every persona's role."""
+    from accord.targets.render import render_files
+
+    estate: SnowflakeEstate | DatabricksEstate = (
+        SnowflakeEstate() if platform == "snowflake" else DatabricksEstate()
+    )
+    seed_model(estate, project.model)
+    with tempfile.TemporaryDirectory() as out:
+        for rel, text in render_files(project, "all").items():
+            path = Path(out) / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        deploy_compiled(estate, Path(out))
+    _seed_rows(project, estate)
+    if isinstance(estate, SnowflakeEstate):
+        roles = sorted({p.snowflake for p in project.model.principals.values() if p.snowflake})
+        estate.grant_roles(PROBE_USER, roles)
+    return estate
+
+
+def persona_groups(project: Project) -> dict[str, set[str]]:
+    """Each persona's Databricks groups, as the model names them."""
+    model = project.model
+    return {
+        persona: {model.principals[p].databricks or "" for p in principals} - {""}
+        for persona, principals in model.personas.items()
+    }
+
+
+def _seed_rows(project: Project, estate: SnowflakeEstate | DatabricksEstate) -> None:
+    model = project.model
+    for ds in model.datasets.values():
+        if ds.platform != estate.platform:
+            continue
+        table = estate.table(ds.table)
+        rf = ds.row_filter
+        key = getattr(rf, "column", None) if rf is not None else None
+        entitlement = getattr(rf, "entitlement", None) if rf is not None else None
+        values = sorted(model.entitlements[entitlement]) if entitlement else [""]
+        rows: list[dict[str, Any]] = []
+        for value in values:
+            row = {name: f"{name.lower()}-{value}" for name, _ in table.columns.values()}
+            if key:
+                row[table.columns[key.upper()][0]] = value
+            rows.append(row)
+        for probe in model.probes.values():
+            if not (probe.canary and probe.column and probe.where and key):
+                continue
+            ((dim, value),) = probe.where.items()
+            if dim != entitlement or probe.column.upper() not in table.columns:
+                continue
+            row = {name: f"{name.lower()}-{value}" for name, _ in table.columns.values()}
+            row[table.columns[key.upper()][0]] = value
+            row[table.columns[probe.column.upper()][0]] = probe.canary
+            rows.append(row)
+        for row in rows:
+            cols = ", ".join(f'"{c}"' for c in row)
+            marks = ", ".join("?" for _ in row)
+            estate.db.execute(
+                f"INSERT INTO {estate._quoted(table.name)} ({cols}) VALUES ({marks})",
+                list(row.values()),
+            )
+
+
+class ProbeRunner:
+    """accord's probe runner protocol (compiler/probe_live/catalog.py: ``Runner``) over a
+    stand-in's persona sessions: a refusal (the stand-in's SqlError) becomes accord's
+    QueryError with the codes accord's executor reads off a platform error (``errorCode``,
+    ``sqlState``), as its own sessions translate the clients' errors."""
+
+    def __init__(self, standin: StandinRunner) -> None:
+        self.standin = standin
+
+    @property
+    def seen(self) -> list[tuple[str, list[str]]]:
+        return self.standin.seen
+
+    @contextmanager
+    def session(self, persona: str) -> Iterator[Any]:
+        with self.standin.session(persona) as opened:
+            yield _Translated(opened)
+
+    def run(self, persona: str, statements: list[str]) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
+        with self.session(persona) as session:
+            for sql in statements:
+                rows = session.rows(sql)
+        return rows
+
+
+class _Translated:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    def rows(self, sql: str) -> list[tuple[Any, ...]]:
+        from accord.compiler.probe_live.catalog import QueryError
+
+        try:
+            return self.session.rows(sql)  # type: ignore[no-any-return]
+        except SqlError as err:
+            raise QueryError(
+                err.message, {"errorCode": err.code, "sqlState": err.sqlstate}
+            ) from None

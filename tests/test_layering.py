@@ -316,3 +316,63 @@ def test_a_circle_hidden_by_a_lazy_import_is_found(tmp_path: Path) -> None:
         },
     )
     assert circles(graph(root)) == [["compiler.lint.engine", "compiler.lint.report"]]
+
+
+# --- the stand-ins play the platforms: none of accord's code
+
+
+def standin_modules(root: Path = ROOT) -> list[Path]:
+    """The modules that play a platform or an agent: every module under tests/standins/, and
+    every ``tests/*standin*.py`` that is not a test of them (``test_*``)."""
+    tests = root / "tests"
+    helpers = [p for p in tests.glob("*standin*.py") if not p.name.startswith("test_")]
+    return sorted({*(tests / "standins").rglob("*.py"), *helpers})
+
+
+def standin_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """The imports of a stand-in that reach accord's code: ``accord`` itself, the bare
+    ``compiler`` / ``targets``, and any test module outside tests/standins/ (the helpers import
+    accord), at any depth (a lazy import counts)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    names: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names.append((node.module or "", node.lineno))
+    rel = path.relative_to(root).as_posix()
+    return [
+        f"{rel}:{line}: imports {name}"
+        for name, line in names
+        if name.split(".")[0] in ("accord", "compiler", "targets")
+        or (name.startswith("tests.") and not name.startswith("tests.standins"))
+    ]
+
+
+def test_no_stand_in_uses_accords_code() -> None:
+    """A stand-in answers as the platform documents, never with accord's own code: a misreading
+    in accord's splitter, errors or SQL reader would otherwise be shared by what tests it
+    (CONTRIBUTING.md, tests; issue 41, item 9)."""
+    found = standin_modules()
+    assert ROOT / "tests" / "standins" / "snowflake.py" in found  # the check reads the real tree
+    wrong = [w for path in found for w in standin_imports(path)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_stand_in_that_imports_accord_is_found(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "tests/standins/ok.py": "import duckdb\nfrom tests.standins.engine import Estate\n",
+            "tests/standins/lazy.py": "def f():\n    from accord.compiler.connect import executor\n",
+            "tests/probe_standin.py": "from tests.live_helpers import seed\n",
+            "tests/test_standins.py": "from accord.compiler.connect import executor\n",
+            "tests/standins/bare.py": "import compiler.core\n",
+        },
+    )
+    wrong = [w for path in standin_modules(root) for w in standin_imports(path, root)]
+    assert wrong == [
+        "tests/probe_standin.py:1: imports tests.live_helpers",
+        "tests/standins/bare.py:1: imports compiler.core",
+        "tests/standins/lazy.py:2: imports accord.compiler.connect",
+    ]

@@ -53,10 +53,9 @@ from accord.compiler.probe_live.result import digest
 from accord.compiler.probe_live.run import LiveOptions, run_live
 from tests.a2a_standin import a2a_standin, url
 from tests.cli import run_cli
-from tests.live_helpers import ROOT, SALTS, SharedPlatforms
-from tests.probe_catalog_standin import StandinRunner, deployed
+from tests.live_helpers import ROOT, SALTS, SharedPlatforms, deployed, persona_groups
 from tests.standins.databricks import DatabricksEstate, workspace
-from tests.standins.engine import SqlError
+from tests.standins.probe_runner import StandinRunner
 from tests.standins.snowflake import SnowflakeEstate
 from tests.test_probe_live_snowflake import RESULTS, ROWS, deploy_snowflake, outcomes
 
@@ -306,11 +305,13 @@ def lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[.
             project = load_project(root)
             estate = deployed(project, "databricks")
             assert isinstance(estate, DatabricksEstate)
-            runner = StandinRunner(project, estate)
+            runner = StandinRunner(estate, persona_groups(project))
             personas = sorted(project.model.personas)
             front = DatabricksEstate()
             front.tokens = {f"tok-{p}": p for p in personas}
-            front.answer = lambda who, sql: _as_platform(runner, who, sql)
+            # a refusal is the stand-in's own error, which the workspace answers as a FAILED
+            # statement with its SQLSTATE
+            front.answer = lambda who, sql: runner.run(who, [sql])
             host = stack.enter_context(workspace(front))
             cfg = tmp_path / "databrickscfg"
             cfg.write_text(
@@ -332,15 +333,6 @@ def lake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[.
             return Lake(project, estate, runner, front, config)
 
         yield make
-
-
-def _as_platform(runner: StandinRunner, persona: str, sql: str) -> list[tuple[Any, ...]]:
-    """One statement as the persona; a refusal as the stand-in's own error (which the
-    workspace answers as a FAILED statement with its SQLSTATE)."""
-    try:
-        return runner.run(persona, [sql])
-    except QueryError as err:
-        raise SqlError(str(err.codes["errorCode"]), str(err.codes["sqlState"]), str(err)) from None
 
 
 def by_probe(run: Any) -> dict[str, Any]:

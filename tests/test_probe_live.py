@@ -699,8 +699,8 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
     the real databricks-sdk client, one profile per persona, against the workspace stand-in."""
     from accord.compiler.meaning.probes import evaluate
     from accord.compiler.verify.run import verify
-    from tests.live_helpers import SALTS
-    from tests.probe_catalog_standin import StandinRunner, deployed
+    from tests.live_helpers import SALTS, ProbeRunner, deployed, persona_groups
+    from tests.standins.probe_runner import StandinRunner
 
     for var, value in SALTS.items():
         monkeypatch.setenv(var, value)
@@ -708,7 +708,7 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
     shutil.copytree(POLICIES, root)
     doc = yaml.safe_load((root / "probes.yaml").read_text())
     for name, p in doc["probes"].items():
-        # a canary row per probe: the stand-ins are seeded with it (tests/probe_catalog_standin)
+        # a canary row per probe: the stand-ins are seeded with it (tests/live_helpers.deployed)
         ((_, value),) = p["where"].items()
         doc["probes"][name]["canary"] = f"CANARY-{name}" if p.get("column") else value
     (root / "probes.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -716,8 +716,9 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
 
     model = {(o.probe, o.surface): o.actual for o in evaluate(project.model)}
     compiled = {(o.probe, o.surface): o.actual for o in verify(project).probes}
-    runners = {"snowflake": StandinRunner(project, deployed(project, "snowflake"))}
-    lakehouse = StandinRunner(project, deployed(project, "databricks"))
+    groups = persona_groups(project)
+    runners = {"snowflake": ProbeRunner(StandinRunner(deployed(project, "snowflake")))}
+    lakehouse = StandinRunner(deployed(project, "databricks"), groups)
     personas = sorted(project.model.personas)
     tokens = {f"tok-{p}": p for p in personas}
     lake = DatabricksEstate()

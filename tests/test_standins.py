@@ -162,3 +162,53 @@ def test_a_restored_estate_is_its_snapshot() -> None:
     restore(sf, taken)
     assert state() == before
     sf.seed_table("NEWCAT.S.T", {"A": "VARCHAR"})  # the new catalog was let go: attached again
+
+
+# ------------------------------------------------------------------ nothing of accord's (issue 41, item 9)
+
+
+def test_the_stand_ins_split_a_script_themselves() -> None:
+    """A script is cut at each semicolon outside strings, quoted names and comments, by the
+    stand-ins' own reader (tests/live_helpers.deploy_compiled deploys with it, never with
+    accord's splitter)."""
+    from tests.standins.reader import split
+
+    script = (
+        "-- a comment; not a statement\n"
+        "CREATE MASKING POLICY G.P.M AS (V VARCHAR) RETURNS VARCHAR -> 'a;b';\n"
+        '/* ; */ SELECT 1 AS "x;y"  ;;\n'
+        "SELECT 2"
+    )
+    assert split(script, "snowflake") == [
+        "CREATE MASKING POLICY G.P.M AS (V VARCHAR) RETURNS VARCHAR -> 'a;b'",
+        'SELECT 1 AS "x;y"',
+        "SELECT 2",
+    ]
+
+
+@pytest.mark.standin
+def test_a_refusal_in_a_persona_session_comes_back_as_a_failed_statement() -> None:
+    """A persona session on a stand-in refuses with the platform's own error: the Databricks
+    workspace answers it as a FAILED statement carrying its SQLSTATE (the SDK raises nothing
+    for it), never as a dropped connection (accord's own error type, raised inside the
+    server's handler, used to end the request without an answer)."""
+    from databricks.sdk import WorkspaceClient
+
+    from tests.standins.databricks import DatabricksEstate, workspace
+    from tests.standins.probe_runner import StandinRunner
+
+    lake = DatabricksEstate()
+    lake.seed_table("omics.variants.calls", {"programme_code": "STRING"})
+    runner = StandinRunner(lake, {"someone": {"analysts"}})
+    front = DatabricksEstate()
+    front.tokens = {"tok": "someone"}
+    front.answer = lambda who, sql: runner.run(who, [sql])
+    with workspace(front) as host:
+        client = WorkspaceClient(host=host, token="tok")
+        answer = client.statement_execution.execute_statement(
+            statement="SELECT 1 FROM omics.variants.nope", warehouse_id="wh", wait_timeout="5s"
+        )
+    assert answer.status is not None and answer.status.state is not None
+    assert answer.status.state.value == "FAILED"
+    assert answer.status.error is not None and "42P01" in str(answer.status.sql_state)
+    assert runner.seen == [("someone", ["SELECT 1 FROM omics.variants.nope"])]
