@@ -13,9 +13,15 @@ and the stand-in counts the requests it answered. Asserts nothing.
     BENCH_LATENCY_MS=20 make bench-live          # another latency
     BENCH_JOBS=8 make bench-live                 # --jobs of the live commands (default 4)
     BENCH_PLATFORMS=snowflake make bench-live    # one platform
+    BENCH_STYLES=tag make bench-live             # Snowflake's styles (default column,tag)
+    BENCH_READERS=admin make bench-live          # readers (default least; admin: every answer)
+
+The reader is the least-privilege one the README's reader grants make (tests/live_helpers.py:
+``snowflake_reader``, ``databricks_reader``), or an administrator that sees everything.
 
 Goal (issue 20): round trips grow with policies, schemas and catalogs, not with tables;
-drift at 4,000 tables under 60 s at 50 ms a request.
+drift at 4,000 tables under 60 s at 50 ms a request. Issue 41: at most 60 round trips at
+4,000 tables per platform, in both Snowflake styles, with the least-privilege reader.
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ CHUNK_ROWS = 1000
 @dataclass
 class Row:
     platform: str
+    style: str
+    reader: str
     command: str
     n: int
     tables: int
@@ -64,11 +72,18 @@ def salts_env(base: Path) -> dict[str, str]:
     return {name: f"bench-{name.lower()}" for name in sorted(names)}
 
 
-def deploy(base: Path, scratch: Path, platforms: list[str]) -> dict[str, object]:
-    """The stand-ins, seeded with the estate's tables and holding what its compiled SQL
-    deploys."""
+def deploy(base: Path, scratch: Path, platform: str, reader: str) -> object:
+    """The platform's stand-in, seeded with the estate's tables and holding what its compiled
+    SQL deploys; with ``reader`` "least", the reading role or principal holds the README's
+    reader grants only."""
     from accord.compiler.model.validate import load_project
-    from tests.live_helpers import deploy_compiled, seed_model
+    from accord.targets import lower_all
+    from tests.live_helpers import (
+        databricks_reader,
+        deploy_compiled,
+        seed_model,
+        snowflake_reader,
+    )
     from tests.standins.databricks import DatabricksEstate
     from tests.standins.snowflake import SnowflakeEstate
 
@@ -79,14 +94,31 @@ def deploy(base: Path, scratch: Path, platforms: list[str]) -> dict[str, object]
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
     )
-    model = load_project(base).model
-    estates: dict[str, object] = {}
-    for platform in platforms:
-        e = SnowflakeEstate() if platform == "snowflake" else DatabricksEstate()
-        seed_model(e, model)
-        deploy_compiled(e, out)
-        estates[platform] = e
-    return estates
+    project = load_project(base)
+    e = SnowflakeEstate() if platform == "snowflake" else DatabricksEstate()
+    seed_model(e, project.model)
+    deploy_compiled(e, out)
+    if reader == "least":
+        expected = lower_all(project)[platform]
+        if isinstance(e, SnowflakeEstate):
+            snowflake_reader(e, expected)
+        else:
+            schemas = {t.rsplit(".", 1)[0] for t in _tables(expected)}
+            databricks_reader(e, schemas, expected.governance_schema)
+    return e
+
+
+def _tables(catalog: object) -> set[str]:
+    return {getattr(o, "table", "") for o in catalog} - {""}  # type: ignore[attr-defined]
+
+
+def with_style(files: dict, style: str) -> dict:
+    """The generated estate with Snowflake's ``style``."""
+    import copy
+
+    out = copy.deepcopy(files)
+    out["platforms.yaml"]["platforms"]["snowflake"]["style"] = style
+    return out
 
 
 def env_for(params: dict[str, object] | None, host: str | None) -> dict[str, str]:
@@ -116,37 +148,46 @@ def env_for(params: dict[str, object] | None, host: str | None) -> dict[str, str
     return env
 
 
-def measure(n: int, latency: float, jobs: int, platforms: list[str]) -> list[Row]:
+def measure(
+    n: int, latency: float, jobs: int, platforms: list[str], styles: list[str], readers: list[str]
+) -> list[Row]:
+    from accord.compiler.model.validate import load_project
     from accord.targets import lower_all
     from accord.targets.objects import MaskPolicy, RowFilterPolicy
+    from tests.live_helpers import SNOWFLAKE_READER
     from tests.standins.databricks import workspace
     from tests.standins.snowflake import account
 
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory(prefix="accord-live-bench-") as tmp:
-        root = Path(tmp)
-        files = estate(n, principals=PRINCIPALS, programmes=PROGRAMMES, defects=False)
-        base = write_estate(root / "base", files)
-        os.environ.update(salts_env(base))
-        started = time.perf_counter()
-        estates = deploy(base, root, platforms)
-        print(f"  N={n}: deployed in {time.perf_counter() - started:.0f} s", flush=True)
-        from accord.compiler.model.validate import load_project
-
-        lowered = lower_all(load_project(base))
-        with ExitStack() as stack:
-            params = host = None
-            if "snowflake" in estates:
-                params = stack.enter_context(account(estates["snowflake"]))  # type: ignore[arg-type]
-            if "databricks" in estates:
-                host = stack.enter_context(workspace(estates["databricks"]))  # type: ignore[arg-type]
-            env = env_for(params, host)
-            for salt in salts_env(base):  # no salts: the canary queries are not measured
-                env.pop(salt, None)
-            for platform, e in estates.items():
-                catalog = lowered[platform]
-                tables = len({getattr(o, "table", "") for o in catalog} - {""})
-                policies = len(catalog.of(MaskPolicy)) + len(catalog.of(RowFilterPolicy))
+    generated = estate(n, principals=PRINCIPALS, programmes=PROGRAMMES, defects=False)
+    runs = [(p, s, r) for p in platforms for s in (styles if p == "snowflake" else ["table"])
+            for r in readers]  # fmt: skip
+    for platform, style, reader in runs:
+        with tempfile.TemporaryDirectory(prefix="accord-live-bench-") as tmp:
+            root = Path(tmp)
+            files = with_style(generated, style) if platform == "snowflake" else generated
+            base = write_estate(root / "base", files)
+            os.environ.update(salts_env(base))
+            started = time.perf_counter()
+            e = deploy(base, root, platform, reader)
+            print(
+                f"  N={n}: {platform} ({style}) deployed in {time.perf_counter() - started:.0f} s",
+                flush=True,
+            )
+            catalog = lower_all(load_project(base))[platform]
+            tables = len(_tables(catalog))
+            policies = len(catalog.of(MaskPolicy)) + len(catalog.of(RowFilterPolicy))
+            with ExitStack() as stack:
+                params = host = None
+                if platform == "snowflake":
+                    params = stack.enter_context(account(e))  # type: ignore[arg-type]
+                else:
+                    host = stack.enter_context(workspace(e))  # type: ignore[arg-type]
+                env = env_for(params, host)
+                if platform == "snowflake" and reader == "least":
+                    env["SNOWFLAKE_ROLE"] = SNOWFLAKE_READER
+                for salt in salts_env(base):  # no salts: the canary queries are not measured
+                    env.pop(salt, None)
                 e.latency = latency  # type: ignore[attr-defined]
                 if platform == "snowflake":  # large results in chunks, as the service sends them
                     e.chunk_rows = CHUNK_ROWS  # type: ignore[attr-defined]
@@ -160,30 +201,31 @@ def measure(n: int, latency: float, jobs: int, platforms: list[str]) -> list[Row
                     if proc.returncode not in (0, 1):
                         raise SystemExit(proc.stderr.decode()[-3000:])
                     requests = e.round_trips - before  # type: ignore[attr-defined]
-                    row = Row(
-                        platform, command, n, tables, policies, requests, seconds, proc.returncode
-                    )
+                    row = Row(platform, style, reader, command, n, tables, policies, requests,
+                              seconds, proc.returncode)  # fmt: skip
                     rows.append(row)
                     print(
-                        f"  N={n:<6} {platform:<10} {command:<10} {tables:>5} tables "
-                        f"{policies:>4} policies {requests:>6} round trips {seconds:8.1f} s "
-                        f"(exit {proc.returncode})",
+                        f"  N={n:<6} {platform:<10} {style:<6} {reader:<5} {command:<10} "
+                        f"{tables:>5} tables {policies:>4} policies {requests:>6} round trips "
+                        f"{seconds:8.1f} s (exit {proc.returncode})",
                         flush=True,
                     )
+                    if os.environ.get("BENCH_SHOW"):
+                        print(proc.stdout.decode()[-4000:])
                 e.latency = 0.0  # type: ignore[attr-defined]
     return rows
 
 
 def render(rows: list[Row], latency: float, jobs: int) -> str:
     lines = [
-        f"| platform | command | N | governed tables | policies | round trips | wall s "
-        f"({latency * 1000:.0f} ms a request, --jobs {jobs}) | exit |",
-        "|---|---|---|---|---|---|---|---|",
+        f"| platform | style | reader | command | N | governed tables | policies | round trips "
+        f"| wall s ({latency * 1000:.0f} ms a request, --jobs {jobs}) | exit |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r.platform} | {r.command} | {r.n:,} | {r.tables:,} | {r.policies:,} | "
-            f"{r.requests:,} | {r.seconds:.1f} | {r.code} |"
+            f"| {r.platform} | {r.style} | {r.reader} | {r.command} | {r.n:,} | {r.tables:,} | "
+            f"{r.policies:,} | {r.requests:,} | {r.seconds:.1f} | {r.code} |"
         )
     return "\n".join(lines)
 
@@ -196,12 +238,14 @@ def main() -> int:
     latency = float(os.environ.get("BENCH_LATENCY_MS", "50")) / 1000
     jobs = int(os.environ.get("BENCH_JOBS", "4"))
     platforms = os.environ.get("BENCH_PLATFORMS", "snowflake,databricks").split(",")
+    styles = os.environ.get("BENCH_STYLES", "column,tag").split(",")
+    readers = os.environ.get("BENCH_READERS", "least").split(",")
     print(
         f"accord live bench: {latency * 1000:.0f} ms a request, --jobs {jobs}, sizes "
         f"{', '.join(map(str, sizes))}, load average {os.getloadavg()[0]:.2f}",
         flush=True,
     )
-    rows = [r for n in sizes for r in measure(n, latency, jobs, platforms)]
+    rows = [r for n in sizes for r in measure(n, latency, jobs, platforms, styles, readers)]
     print()
     print(render(rows, latency, jobs))
     return 0

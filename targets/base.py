@@ -169,6 +169,7 @@ class Target:
             governance_schema=cfg.governance_schema,
             style=cfg.style,
             objects=tuple(with_sources(objects, model)),
+            owner=cfg.owner,
         )
 
     def lower_mapping_tables(self, model: PolicyModel) -> list[MappingTable]:

@@ -60,6 +60,8 @@ class MetadataCheck:
     platform: str | None = None
     privilege: str | None = None
     grantee: str | None = None
+    #: for "owner" (the object in ``table``, its kind, one of targets.inspect.OWNED_KINDS, in
+    #: ``securable_type``): ``grantee`` must own it
 
     def line(self) -> str:
         body = {"kind": self.kind, "table": self.table, "column": self.column}
@@ -72,6 +74,8 @@ class MetadataCheck:
             body["values"] = list(self.values)
         if self.grantee is not None:
             body.update(platform=self.platform, privilege=self.privilege, grantee=self.grantee)
+        if self.kind == "owner":
+            body["securable_type"] = self.securable_type
         return PREFIX + json.dumps(body, sort_keys=True)
 
 
@@ -108,6 +112,13 @@ def grant_gone(check: MetadataCheck, grants: list[tuple[str, str]]) -> bool:
     fold = facts(check.platform).fold_identity if check.platform else str
     want = (fold(check.privilege or ""), fold(check.grantee or ""))
     return want not in {(fold(p), fold(g)) for p, g in grants}
+
+
+def owned_by(check: MetadataCheck, owner: str) -> bool:
+    """Whether ``owner`` (as the platform answered it) is the one ``check`` expects, compared
+    as the platform compares identities."""
+    fold = facts(check.platform).fold_identity if check.platform else str
+    return bool(owner) and fold(owner) == fold(check.grantee or "")
 
 
 def run(executor: Any, platform: str, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]]]:

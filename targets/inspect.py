@@ -90,6 +90,39 @@ class SaltGrant:
         return out
 
 
+@dataclass(frozen=True, order=True)
+class Owned:
+    """Who owns one object whose ownership drift judges (read only when the model names an
+    expected owner, ``platforms.<p>.owner``)."""
+
+    #: one of :data:`OWNED_KINDS`
+    kind: str
+    name: str
+    #: the owning role (Snowflake) or principal (Databricks), as the platform named it
+    owner: str
+    #: who else holds the owner, in words ("granted to PUBLIC: every user of the account")
+    reach: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        out = {"kind": self.kind, "name": self.name, "owner": self.owner}
+        if self.reach:
+            out["reach"] = self.reach
+        return out
+
+
+#: what drift judges the owner of: accord's own objects (the expected owner must own them) and
+#: the governed tables (their owner must be the expected one, or an identity the model gives
+#: everything on the table)
+OWNED_KINDS = (
+    "salt function",
+    "row access policy",
+    "masking policy",
+    "policy function",
+    "mapping table",
+    "governed table",
+)
+
+
 @dataclass
 class LiveCatalog:
     """What a platform holds, as catalog objects, plus what only a live platform has."""
@@ -123,6 +156,9 @@ class LiveCatalog:
     hierarchy: list[Any] | None = None
     #: the modelled roles or groups whose inheritors were read
     hierarchy_read: list[str] = field(default_factory=list)
+    #: who owns accord's objects and the governed tables (read only when the model names an
+    #: expected owner: ``catalog.owner`` of the model's catalog)
+    owners: list[Owned] = field(default_factory=list)
 
     @property
     def fingerprint(self) -> str:
@@ -130,8 +166,19 @@ class LiveCatalog:
         parts = sorted(
             (type(o).__name__, getattr(o, "name", ""), fingerprint(o)) for o in self.catalog
         )
-        extra = (sorted(self.salt_grants, key=repr), sorted(self.insecure_salts))
+        extra: tuple[Any, ...] = (sorted(self.salt_grants, key=repr), sorted(self.insecure_salts))
+        if self.owners:  # only read when judged: a catalog read without owners digests as before
+            extra += (sorted(self.owners),)
         return hashlib.sha256(repr((parts, repr(extra))).encode()).hexdigest()
+
+    def exposures(self, owner: str | None) -> list[SaltGrant]:
+        """The grants that let someone other than the owner call a salt (ACC705): every one
+        but a grant to the model's expected ``owner`` (``platforms.<p>.owner``), which owns the
+        policies that call the salt and may call it."""
+        if owner is None:
+            return list(self.salt_grants)
+        fold = facts(self.catalog.platform).fold_identity
+        return [g for g in self.salt_grants if fold(g.grantee) != fold(owner)]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,6 +197,7 @@ class LiveCatalog:
             "inherited_tags": sorted(self.inherited_tags),
             "coverage": (self.coverage or Coverage(self.catalog.platform)).to_json(),
             **self._hierarchy_json(),
+            **({"owners": [o.to_json() for o in sorted(self.owners)]} if self.owners else {}),
         }
 
     def _hierarchy_json(self) -> dict[str, Any]:
@@ -308,6 +356,34 @@ class Reader:
 
     def keep(self, obj: CatalogObject) -> CatalogObject:
         return annotate(obj, self.model(obj), self.platform)
+
+    def judges_owners(self) -> bool:
+        """Whether ownership is judged (the model names ``platforms.<p>.owner``); when it is
+        not, the coverage says so, never that ownership is fine."""
+        if self.expected.owner:
+            return True
+        self.coverage.note(
+            f"ownership was not judged: the model names no platforms.{self.platform}.owner"
+        )
+        return False
+
+    def owned(self, live: LiveCatalog, kind: str, name: str, owner: str, reach: str = "") -> None:
+        """Record who owns ``name`` (``kind``: one of :data:`OWNED_KINDS`)."""
+        live.owners.append(Owned(kind, name, owner, reach))
+
+    def owned_tables(self, objects: Sequence[CatalogObject] | None = None) -> list[tuple[str, str]]:
+        """(kind, table) of every table whose owner is judged: the mapping tables (those the
+        read found, when ``objects`` is given: a table not deployed yet has no owner) and the
+        governed tables, in name order."""
+        found = {o.name.upper() for o in objects or () if isinstance(o, MappingTable)}
+        out = {
+            m.name: "mapping table"
+            for m in self.expected.of(MappingTable)
+            if objects is None or m.name.upper() in found
+        }
+        for t in self.governed_tables():
+            out.setdefault(t, "governed table")
+        return sorted(((k, t) for t, k in out.items()), key=lambda e: e[1])
 
     def governed_tables(self) -> list[str]:
         tables = {

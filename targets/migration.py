@@ -97,6 +97,13 @@ class MigrationSQL:
         """A grantee in a message, with its kind where the platform has several."""
         return name
 
+    # ---- ownership (drift ACC702 / ACC705; plans from a live base transfer it back) -------------
+
+    def transfer(self, kind: str, name: str, owner: str) -> str:
+        """The statement (no ``;``) that makes ``owner`` own ``name`` (``kind``: one of
+        :data:`targets.inspect.OWNED_KINDS`)."""
+        raise NotImplementedError
+
     # ---- stage checks (``compiler/plan/verify.py``): each query returns ``ok`` ----------------
 
     #: the platform's tags are account-level governed tags, checked after a stage defines one

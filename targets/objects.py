@@ -195,6 +195,8 @@ class Catalog:
     governance_schema: str
     style: str
     objects: tuple[CatalogObject, ...] = field(default_factory=tuple)
+    #: who should own what accord deploys (``platforms.<p>.owner``; None: not judged)
+    owner: str | None = None
 
     def of(self, kind: type[T]) -> list[T]:
         return [o for o in self.objects if isinstance(o, kind)]

@@ -328,3 +328,72 @@ class _Translated:
             raise QueryError(
                 err.message, {"errorCode": err.code, "sqlState": err.sqlstate}
             ) from None
+
+
+# --------------------------------------------------------------------------------------------
+# least-privilege readers: what the README's reader grants give the drift reader, on each
+# stand-in (tests/test_snowflake_reader.py, tests/test_databricks_truth.py, bench/live_bench.py)
+
+#: the Snowflake reading role, and the role it holds the global privileges through
+SNOWFLAKE_READER = "ACCORD_READER"
+SNOWFLAKE_GLOBALS = (
+    "APPLY MASKING POLICY",
+    "APPLY ROW ACCESS POLICY",
+    "APPLY TAG",
+    "MANAGE GRANTS",
+)
+#: the Databricks reading principal (the stand-in's default caller)
+DATABRICKS_READER = "accord-ci@example.com"
+
+
+def snowflake_reader(
+    sf: SnowflakeEstate, expected: Any, without: tuple[str, ...] = (), role: str = SNOWFLAKE_READER
+) -> None:
+    """``role`` holds what the README's reader grants give it: the global privileges through
+    a role granted to it (GOVERNANCE_READ: the hierarchy), USAGE on the databases and schemas
+    of the governance schema, the governed and the mapping tables, SELECT on those tables.
+    Nothing on the salt functions. ``expected`` is the model's lowered Snowflake catalog; a
+    test logs in as ``role`` with ``SNOWFLAKE_ROLE``."""
+    from accord.targets.objects import (
+        MappingTable,
+        MaskAttachment,
+        RowFilterAttachment,
+        TagAssignment,
+    )
+
+    for privilege in SNOWFLAKE_GLOBALS:
+        if privilege not in without:
+            sf.grant_to_role("GOVERNANCE_READ", privilege, "ACCOUNT")
+    sf.grant_to_role(role, "USAGE", "ROLE", "GOVERNANCE_READ")
+    kinds = MaskAttachment | RowFilterAttachment | TagAssignment
+    tables = {o.table for o in expected if isinstance(o, kinds)}
+    tables |= {o.name for o in expected.of(MappingTable)}
+    for table in sorted(tables):
+        db, schema, _ = table.split(".")
+        sf.grant_to_role(role, "USAGE", "DATABASE", db)
+        sf.grant_to_role(role, "USAGE", "SCHEMA", f"{db}.{schema}")
+        sf.grant_to_role(role, "SELECT", "TABLE", table)
+    db, _ = expected.governance_schema.split(".")
+    sf.grant_to_role(role, "USAGE", "DATABASE", db)
+    sf.grant_to_role(role, "USAGE", "SCHEMA", expected.governance_schema)
+
+
+def databricks_reader(
+    dbx: DatabricksEstate,
+    schemas: Any,
+    governance: str = "governance.policies",
+    who: str = DATABRICKS_READER,
+) -> None:
+    """The README's reader grants, and nothing else: ``who`` is no longer an admin; USE
+    CATALOG and READ METADATA on each catalog, USE SCHEMA and MANAGE on each governed table's
+    schema, and on the governance schema SELECT too (the mapping tables)."""
+    dbx.admins.clear()
+    for priv in ("USE_CATALOG", "READ_METADATA"):
+        dbx.grant("CATALOG", governance.split(".")[0], priv, who)
+    for priv in ("USE_SCHEMA", "MANAGE", "SELECT"):
+        dbx.grant("SCHEMA", governance, priv, who)
+    for schema in sorted(schemas):
+        for priv in ("USE_CATALOG", "READ_METADATA"):
+            dbx.grant("CATALOG", schema.split(".")[0], priv, who)
+        for priv in ("USE_SCHEMA", "MANAGE"):
+            dbx.grant("SCHEMA", schema, priv, who)

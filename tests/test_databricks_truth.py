@@ -22,12 +22,12 @@ from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
 from accord.targets.objects import Tag
 from tests.cli import run_cli
-from tests.live_helpers import ROOT, Platforms
+from tests.live_helpers import DATABRICKS_READER, ROOT, Platforms, databricks_reader
 from tests.standins.databricks import DatabricksEstate
 
 POLICIES = str(ROOT / "policies")
 DBX = ["--platform", "databricks"]
-READER = "accord-ci@example.com"
+READER = DATABRICKS_READER
 
 
 def deploy(policies: str, plans: Path) -> None:
@@ -54,17 +54,8 @@ def messages(doc: dict[str, Any], rule: str | None = None) -> str:
 
 
 def least_privilege(dbx: DatabricksEstate, governed: tuple[str, ...], who: str = READER) -> None:
-    """The README's reader grants, and nothing else: the reader is no longer an admin."""
-    dbx.admins.clear()
-    for priv in ("USE_CATALOG", "READ_METADATA"):
-        dbx.grant("CATALOG", "governance", priv, who)
-    for priv in ("USE_SCHEMA", "MANAGE", "SELECT"):
-        dbx.grant("SCHEMA", "governance.policies", priv, who)
-    for schema in governed:
-        for priv in ("USE_CATALOG", "READ_METADATA"):
-            dbx.grant("CATALOG", schema.split(".")[0], priv, who)
-        for priv in ("USE_SCHEMA", "MANAGE"):
-            dbx.grant("SCHEMA", schema, priv, who)
+    """The README's reader grants, and nothing else (tests/live_helpers.databricks_reader)."""
+    databricks_reader(dbx, governed, who=who)
 
 
 GOVERNED = ("omics.variants", "discovery_lake.assays")

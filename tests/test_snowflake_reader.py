@@ -21,15 +21,14 @@ import pytest
 
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
-from accord.targets.objects import MappingTable, MaskAttachment, RowFilterAttachment, TagAssignment
+from accord.targets.objects import MappingTable
 from tests.cli import run_cli
-from tests.live_helpers import ROOT, Platforms
+from tests.live_helpers import ROOT, SNOWFLAKE_READER, Platforms, snowflake_reader
 from tests.standins.engine import SqlError
 from tests.standins.snowflake import Session, SnowflakeEstate
 
-READER = "ACCORD_READER"
+READER = SNOWFLAKE_READER
 SF = ["--platform", "snowflake"]
-GLOBALS = ("APPLY MASKING POLICY", "APPLY ROW ACCESS POLICY", "APPLY TAG", "MANAGE GRANTS")
 SALT = "GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT"
 
 
@@ -55,24 +54,9 @@ def deploy(d: Path, tmp_path: Path) -> None:
 def least_privilege(
     sf: SnowflakeEstate, d: Path, monkeypatch: pytest.MonkeyPatch, without: tuple[str, ...] = ()
 ) -> None:
-    """Log in as READER, which holds what the README's reader grants give it: the global
-    privileges through a role granted to it (the hierarchy), USAGE on the databases and
-    schemas, SELECT on the governed and mapping tables. Nothing on the salt function."""
-    expected = lower_all(load_project(d))["snowflake"]
-    for privilege in GLOBALS:
-        if privilege not in without:
-            sf.grant_to_role("GOVERNANCE_READ", privilege, "ACCOUNT")
-    sf.grant_to_role(READER, "USAGE", "ROLE", "GOVERNANCE_READ")
-    tables = {o.table for o in expected if isinstance(o, MaskAttachment | RowFilterAttachment)}
-    tables |= {o.table for o in expected if isinstance(o, TagAssignment)}
-    tables |= {o.name for o in expected.of(MappingTable)}
-    for table in sorted(tables):
-        db, schema, _ = table.split(".")
-        sf.grant_to_role(READER, "USAGE", "DATABASE", db)
-        sf.grant_to_role(READER, "USAGE", "SCHEMA", f"{db}.{schema}")
-        sf.grant_to_role(READER, "SELECT", "TABLE", table)
-    sf.grant_to_role(READER, "USAGE", "DATABASE", "GOVERNANCE")
-    sf.grant_to_role(READER, "USAGE", "SCHEMA", "GOVERNANCE.POLICIES")
+    """Log in as READER, which holds what the README's reader grants give it
+    (tests/live_helpers.snowflake_reader). Nothing on the salt function."""
+    snowflake_reader(sf, lower_all(load_project(d))["snowflake"], without)
     monkeypatch.setenv("SNOWFLAKE_ROLE", READER)
 
 

@@ -23,6 +23,7 @@ from accord.compiler.core.errors import Location
 from accord.compiler.core.platforms import facts
 from accord.compiler.lint.finding import Finding
 from accord.compiler.live.hierarchy import hierarchy_findings
+from accord.compiler.live.ownership import ownership_findings
 from accord.compiler.model.grants import principal_of, until_of
 from accord.compiler.model.replicas import column_path
 from accord.compiler.model.salts import SaltBox, SaltError
@@ -290,9 +291,9 @@ def drift_platform(
             f"salt function {name} is not SECURE: any role that can see it reads the salt",
             f"recreate it as a SECURE function: accord plan --base live:{platform}",
         )
-    for g in live.salt_grants:
+    for g in live.exposures(expected.owner):
         salt = live.catalog.get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
-        owner = live.salt_owners.get(g.function, "its owner")
+        owner = expected.owner or live.salt_owners.get(g.function, "its owner")
         through = f" through {g.via}" if g.via else ""
         spelling = platform_named(platform).migrations()
         reach = f" ({g.reach})" if g.reach else ""
@@ -305,6 +306,7 @@ def drift_platform(
             "policies that call it, may)",
             spelling.revoke_hint(g.function, g.privilege, g.grantee, g.via, g.kind),
         )
+    findings += ownership_findings(project, expected, live, lambda o: locator.at(o, platform))
     for what in live.not_in_effect:
         findings.append(
             Finding(

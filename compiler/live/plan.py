@@ -22,6 +22,7 @@ from accord.compiler.core.jsonfile import read_json
 from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.history.ledger import latest
 from accord.compiler.live.drift import canaries, unmanaged
+from accord.compiler.live.ownership import transfers
 from accord.compiler.live.session import session
 from accord.compiler.model.validate import Project, load_project
 from accord.compiler.plan.model import Appendix, Plan
@@ -119,11 +120,16 @@ def plan_from_live(
             objects = tuple(o for o in objects if identity(o) not in drop)
         bases[p] = dataclasses.replace(live.catalog, objects=objects)
         foreign[p] = _foreign_policies(objects, p)
-        for g in live.salt_grants:
+        for g in live.exposures(expected[p].owner):
             through = f" through {g.via}" if g.via else ""
             notes.append(
                 f"{p}: salt function {g.function} grants {g.privilege} to {g.grantee}{through} "
                 "(ACC705): the plan revokes it"
+            )
+        for o, _ in transfers(live, expected[p]):
+            notes.append(
+                f"{p}: {o.kind} {o.name} is owned by {o.owner}, not {expected[p].owner}: the "
+                "plan transfers it back"
             )
     if refused:
         raise PlanError(
@@ -143,7 +149,7 @@ def plan_from_live(
         domains_of(head),
         live=frozenset(platforms),
         recreate=recreate,
-        appendices=revokes({p: lives[p] for p in platforms}, head_catalogs),
+        appendices=revokes({p: lives[p] for p in platforms}, head_catalogs, expected),
         base_fingerprint=live_fingerprint({p: lives[p].fingerprint for p in platforms}),
         head_fingerprint=head.fingerprint,
     )
@@ -233,16 +239,32 @@ def revoke_sql(
     return platform_named(platform).migrations().revoke(function, privilege, grantee, via, kind)
 
 
-def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:
+def revokes(
+    lives: dict[str, Any], head: dict[str, Any], expected: dict[str, Any] | None = None
+) -> dict[str, Appendix]:
     """Grants that expose a salt (ACC705) are not catalog objects: the plan revokes them at the
-    end of the platform's apply stage (one is added when the platform has none). A rollback
-    never grants them back."""
+    end of the platform's apply stage (one is added when the platform has none); a grant to the
+    model's expected owner is none of them. Ownership of accord's objects held by another than
+    the expected owner is transferred back first (:func:`compiler.live.ownership.transfers`),
+    so the revokes never leave a foreign owner in place. A rollback never grants them back."""
     out = {}
     for platform, live in lives.items():
         steps = []
         checks = []
         written: set[str] = set()
-        for g in sorted(live.salt_grants, key=lambda g: (g.function, g.grantee, g.via)):
+        model = (expected or {}).get(platform) or head[platform]
+        for o, sql in transfers(live, model):
+            obj = _owned_object(head[platform], live, o)
+            steps.append(
+                Step("define", obj, obj, f"{sql};", f"{o.kind} {o.name} is owned by {o.owner}: transfer it back")
+            )  # fmt: skip
+            owned = MetadataCheck(
+                "owner", o.name, None, None,
+                platform=platform, grantee=model.owner, securable_type=o.kind,
+            )  # fmt: skip
+            checks.append(Check(f"{model.owner} owns {o.kind} {o.name}", owned.line()))
+        grants = live.exposures(model.owner)
+        for g in sorted(grants, key=lambda g: (g.function, g.grantee, g.via)):
             salt = head[platform].get(SaltFunction, g.function) or SaltFunction(g.function, "", "")
             sql = revoke_sql(platform, g.function, g.privilege, g.grantee, g.via, g.kind)
             through = f" through {g.via}" if g.via else ""
@@ -274,9 +296,21 @@ def revokes(lives: dict[str, Any], head: dict[str, Any]) -> dict[str, Appendix]:
             )
             steps.append(Step("define", salt, salt, f"{sql};", note))
         if steps:
-            change = f"salt function grants revoked ({len(steps)})"
+            moved = len(transfers(live, model))
+            change = f"salt function grants revoked ({len(steps) - moved})"
+            if moved:
+                change = f"ownership transferred back ({moved}), " + change
             out[platform] = Appendix(tuple(steps), tuple(checks), change)
     return out
+
+
+def _owned_object(head: Any, live: Any, o: Any) -> Any:
+    """The catalog object whose ownership a step transfers (the model's when it has it)."""
+    for catalog in (head, live.catalog):
+        for obj in catalog.objects:
+            if getattr(obj, "name", "").upper() == o.name.upper() and not hasattr(obj, "table"):
+                return obj
+    return SaltFunction(o.name, "", "")
 
 
 def drifted_salts(lives: dict[str, Any], executors: dict[str, Any]) -> set[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from accord.targets.checks import MetadataCheck, grant_gone
+from accord.targets.checks import MetadataCheck, grant_gone, owned_by
 from accord.targets.databricks.inspect import effective_grants
 
 
@@ -91,8 +91,8 @@ def function_grants(executor: Any, check: MetadataCheck) -> list[tuple[str, str]
 def run_checks(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[Any, ...]]]:
     """One row ``(ok,)`` per check, read with ``client.tables.get``. Raises ``RuntimeError``
     when the executor has no Databricks client (the checks cannot run)."""
-    if all(c.kind == "no_grant" for c in checks):
-        return [[(grant_gone(c, function_grants(executor, c)),)] for c in checks]
+    if all(c.kind in ("no_grant", "owner") for c in checks):
+        return [[(_grant_or_owner(executor, c),)] for c in checks]
     client = getattr(executor, "client", None)
     tables, policies = getattr(client, "tables", None), getattr(client, "policies", None)
     tags = getattr(client, "entity_tag_assignments", None)
@@ -111,8 +111,8 @@ def run_checks(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[An
 
     out = []
     for check in checks:
-        if check.kind == "no_grant":
-            out.append([(grant_gone(check, function_grants(executor, check)),)])
+        if check.kind in ("no_grant", "owner"):
+            out.append([(_grant_or_owner(executor, check),)])
             continue
         if check.kind == "governed_tag":
             found = call(
@@ -148,6 +148,27 @@ def run_checks(executor: Any, checks: list[MetadataCheck]) -> list[list[tuple[An
             cache[key] = call(f"table {check.table}", lambda c=check: tables.get(full_name=c.table))
         out.append([(evaluate(check, cache[key]),)])
     return out
+
+
+def _grant_or_owner(executor: Any, check: MetadataCheck) -> bool:
+    if check.kind == "no_grant":
+        return grant_gone(check, function_grants(executor, check))
+    return owned_by(check, owner(executor, check))
+
+
+def owner(executor: Any, check: MetadataCheck) -> str:
+    """Who owns the object of an "owner" check: ``FunctionInfo.owner`` / ``TableInfo.owner``
+    (functions.get, tables.get), within the statement timeout."""
+    client = executor.client
+    kind = check.securable_type or ""
+    api = client.functions if kind in ("salt function", "policy function") else client.tables
+    call = getattr(executor, "call", None)
+
+    def read() -> Any:
+        return api.get(check.table)
+
+    info = call(f"the owner of {check.table}", read) if call is not None else read()
+    return str(getattr(info, "owner", "") or "")
 
 
 def _governed_tag(tag_policies: Any, check: MetadataCheck) -> Any:

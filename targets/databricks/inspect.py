@@ -24,6 +24,7 @@ from accord.compiler.connect.executor import DeadlineError, ExecutionError, requ
 from accord.compiler.core.errors import UsageError, one_line
 from accord.targets import abac_conditions as cond
 from accord.targets import sql as tsql
+from accord.targets.databricks.ownership import table_owners
 from accord.targets.identity import parse_body, unparsed
 from accord.targets.inspect import Answer, LiveCatalog, Reader, SaltGrant, norm_type
 from accord.targets.objects import (
@@ -189,6 +190,11 @@ class DatabricksReader(Reader):
                     f"drift of {table.name}",
                 )
 
+    def model_functions(self) -> set[str]:
+        """Lower-case names of the functions the model defines (salts, filters, masks)."""
+        kinds = (SaltFunction, RowFilterPolicy, MaskPolicy)
+        return {o.name.lower() for k in kinds for o in self.expected.of(k)}
+
     def schemas(self) -> set[str]:
         tables = {t.rsplit(".", 1)[0].lower() for t in self.governed_tables()}
         return {self.expected.governance_schema.lower()} | tables
@@ -306,6 +312,7 @@ class DatabricksReader(Reader):
         client = self.run.client
         self.check_reader()
         gov, objects, live = self.start()
+        judged = self.judges_owners()
         catalog_name, schema_name = gov.split(".")
         self.progress(f"databricks: functions in {gov}")
         functions = (
@@ -337,6 +344,9 @@ class DatabricksReader(Reader):
                 )
             )
             returns = norm_type(fn.full_data_type or (fn.data_type.value if fn.data_type else ""))
+            if judged and name.lower() in self.model_functions():
+                kind = "salt function" if name.lower() in salts else "policy function"
+                self.owned(live, kind, name, fn.owner or "")
             if name.lower() in salts:
                 objects.append(self.keep(SaltFunction(name, "", "")))
                 live.salt_owners[name] = fn.owner or ""
@@ -404,6 +414,8 @@ class DatabricksReader(Reader):
                 policy = self.policy(p, kind, name, live)
                 if policy is not None:
                     objects.append(self.keep(policy))
+        if judged:
+            table_owners(self, live, objects)
         if self.expected.style == "abac":
             for tag in self.expected.of(Tag):
                 found = self.sdk(

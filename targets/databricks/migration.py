@@ -145,6 +145,15 @@ class DatabricksMigrationSQL(MigrationSQL):
             return f"REVOKE {spelled} ON {on_kind.upper()} {self.q(securable)} FROM {who}"
         return f"REVOKE {spelled} ON FUNCTION {self.q(function)} FROM {who}"
 
+    def transfer(self, kind: str, name: str, owner: str) -> str:
+        """``ALTER FUNCTION f OWNER TO `p``` / ``ALTER TABLE t OWNER TO `p``` (docs.databricks.com
+        sql-ref-syntax-ddl-alter-function, sql-ref-syntax-ddl-alter-table: ``[ SET ] OWNER TO
+        principal``); the principal quoted, names through sqlglot."""
+        platform = self.target.platform
+        on = "FUNCTION" if kind in ("salt function", "policy function") else "TABLE"
+        who = sql.render(exp.Identifier(this=owner, quoted=True), platform)
+        return f"ALTER {on} {self.q(name)} OWNER TO {who}"
+
     def revoke_hint(
         self, function: str, privilege: str, grantee: str, via: str = "", kind: str = "ROLE"
     ) -> str:

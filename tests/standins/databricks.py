@@ -62,6 +62,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 from sqlglot import exp
 
+from tests.standins.databricks_owners import OwnershipMixin
 from tests.standins.engine import Estate, SqlError, TagDef, missing
 from tests.standins.history import history_of
 from tests.standins.http import Handler, serve
@@ -72,7 +73,7 @@ Answer = Callable[[str, str], list[tuple[Any, ...]]]
 TYPE_NAMES = {"STRING": "STRING", "BOOLEAN": "BOOLEAN", "INT": "INT", "BIGINT": "LONG"}
 
 
-class DatabricksEstate(Estate):
+class DatabricksEstate(OwnershipMixin, Estate):
     def __init__(self, owner: str = "accord-deployer") -> None:
         super().__init__("databricks", owner)
         self.forbidden: list[str] = []
@@ -341,8 +342,6 @@ class DatabricksEstate(Estate):
         kind, key = kind.upper(), name.lower()
         if kind == "FUNCTION" and self.key(name) in self.policies:
             return self.policies[self.key(name)].owner
-        if kind == "TABLE" and self.key(name) in self.tables:
-            return self.owner
         return self.owners.get((kind, key), self.owner)
 
     def grant(self, kind: str, name: str, privilege: str, principal: str) -> None:
@@ -435,6 +434,8 @@ class DatabricksEstate(Estate):
                         "databricks", "table or view", f"{catalog}.information_schema.{view}"
                     )
                 cols, rows = self.abac_definitions_rows(catalog)
+            elif view == "tables":
+                cols, rows = self.tables_rows(catalog)
             elif view == "column_tags":
                 cols = [*where, "table_name", "column_name", "tag_name", "tag_value"]
                 rows = [
@@ -577,6 +578,9 @@ class DatabricksEstate(Estate):
             t.text for t in Dialect.get_or_raise("databricks").tokenizer_class().tokenize(sql)
         ]
         upper = [t.upper() for t in tokens]
+        owned = self.ownership_command(tokens)
+        if owned is not None:
+            return owned  # type: ignore[no-any-return]
         if upper[:1] in (["GRANT"], ["REVOKE"]) and "ON" in upper and "CATALOG" in upper:
             on = upper.index("ON")
             privileges = " ".join(tokens[1:on]).upper().replace(" ,", ",").split(",")
@@ -638,7 +642,7 @@ class DatabricksEstate(Estate):
             "full_name": t.name,
             "table_type": "MANAGED",
             "data_source_format": "DELTA",
-            "owner": self.owner,
+            "owner": self.owner_of("TABLE", t.name),
             "columns": columns,
         }
         if t.row_filter is not None:

@@ -40,6 +40,7 @@ from tests.standins.engine import Estate, SqlError, Table, missing
 from tests.standins.history import history_of
 from tests.standins.http import Handler, serve
 from tests.standins.reader import Stmt
+from tests.standins.snowflake_owners import OwnershipMixin
 
 CREATED = "2026-11-03 10:00:00.000 +0000"
 POLICY_REFERENCE_COLUMNS = [
@@ -79,7 +80,7 @@ class Session:
         return {self.primary, *self.secondary} if self.primary else set(self.secondary)
 
 
-class SnowflakeEstate(Estate):
+class SnowflakeEstate(OwnershipMixin, Estate):
     """A Snowflake account. A ``SELECT`` reads a governed table the way Snowflake does: its
     row access policy filters the rows and its masking policies (set on the column, or through
     a tag on the column or the table whose masking policy returns the column's type) transform
@@ -125,6 +126,8 @@ class SnowflakeEstate(Estate):
         self.created_roles: set[str] = set()
         #: a hostile account: ``SHOW GRANTS OF ROLE r`` answered with another role's rows
         self.grants_of_answered_as: dict[str, str] = {}
+        #: UPPER table -> its owning role (tests/standins/snowflake_owners.py)
+        self.table_owners: dict[str, str] = {}
 
     def grant_roles(self, user: str, roles: list[str]) -> None:
         self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
@@ -213,7 +216,7 @@ class SnowflakeEstate(Estate):
         return any(who in roles for _, who in self.grants.get(self.key(fn.name), ()))
 
     def sees_table(self, name: str) -> bool:
-        return self.any_privilege("TABLE", name, self.owner)
+        return self.any_privilege("TABLE", name, self.table_owner(name))
 
     def _not_authorized(self, what: str, name: str) -> SqlError:
         return missing("snowflake", what, self.key(name))
@@ -398,7 +401,7 @@ class SnowflakeEstate(Estate):
             if not found:
                 continue
             roles = self.closure()
-            if self.owner.upper() in roles or self.holds("SELECT", "TABLE", name):
+            if self.table_owner(name).upper() in roles or self.holds("SELECT", "TABLE", name):
                 continue
             raise missing("snowflake", "Object", key)
 
@@ -460,6 +463,9 @@ class SnowflakeEstate(Estate):
                 out.append(t.text)
             return "".join(out)
 
+        owned = self.ownership_command(words, tokens)
+        if owned is not None:
+            return owned  # type: ignore[no-any-return]
         if text.startswith("SHOW ROW ACCESS POLICIES IN SCHEMA"):
             return self._show_policies("ROW_ACCESS_POLICY", name_after(6))
         if text.startswith("SHOW MASKING POLICIES IN SCHEMA"):
@@ -569,13 +575,13 @@ class SnowflakeEstate(Estate):
         if scope and not any(n.startswith(self.key(scope) + ".") for _, _, n in self._owned()):
             raise missing("snowflake", "Database" if on == "SCHEMA" else "Schema", self.key(scope))
         rows = [
-            (CREATED, n.rsplit(".", 1)[-1])
+            (CREATED, n.rsplit(".", 1)[-1], self.table_owner(n) if on == "TABLE" else self.owner)
             for n in sorted(names)
             if n.rsplit(".", 1)[-1] == leaf
             and (not scope or n.rsplit(".", 1)[0] == self.key(scope))
             and (every or self.any_privilege(on, n))
         ]
-        return ["created_on", "name"], rows
+        return ["created_on", "name", "owner"], rows
 
     def _owned(self) -> set[tuple[str, str, str]]:
         """OWNERSHIP of every database, schema and table the account holds (the owner made
