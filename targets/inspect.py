@@ -110,6 +110,38 @@ class Owned:
         return out
 
 
+@dataclass(frozen=True, order=True)
+class InheritedTag:
+    """A governance tag a governed column carries without its own assignment: inherited from
+    its table, schema or database, or propagated to it (Snowflake TAG_REFERENCES_ALL_COLUMNS:
+    ``LEVEL`` is where the tag is set, ``APPLY_METHOD`` how the column got it)."""
+
+    table: str
+    column: str
+    tag: str
+    value: str
+    #: INHERITED, PROPAGATED (or another APPLY_METHOD than MANUAL)
+    method: str
+    #: COLUMN, TABLE, SCHEMA, DATABASE
+    level: str
+
+    def source(self) -> str:
+        """Where the tag is set, in words: ``schema D.S``, ``table D.S.T``, or ``column
+        D.S.T.C`` (propagated)."""
+        db, schema, _ = self.table.split(".")
+        return {
+            "DATABASE": f"database {db}",
+            "SCHEMA": f"schema {db}.{schema}",
+            "TABLE": f"table {self.table}",
+        }.get(self.level, f"column {self.table}.{self.column}")
+
+    def words(self) -> str:
+        return (
+            f"{self.table}.{self.column}: tag {self.tag} = {self.value!r} is "
+            f"{self.method.lower()} (LEVEL {self.level}), not set on the column"
+        )
+
+
 #: what drift judges the owner of: accord's own objects (the expected owner must own them) and
 #: the governed tables (their owner must be the expected one, or an identity the model gives
 #: everything on the table)
@@ -159,6 +191,8 @@ class LiveCatalog:
     #: who owns accord's objects and the governed tables (read only when the model names an
     #: expected owner: ``catalog.owner`` of the model's catalog)
     owners: list[Owned] = field(default_factory=list)
+    #: the governance tags of ``inherited_tags``, each with where it is set
+    inherited: list[InheritedTag] = field(default_factory=list)
 
     @property
     def fingerprint(self) -> str:

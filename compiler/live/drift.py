@@ -23,6 +23,7 @@ from accord.compiler.core.errors import Location
 from accord.compiler.core.platforms import facts
 from accord.compiler.lint.finding import Finding
 from accord.compiler.live.hierarchy import hierarchy_findings
+from accord.compiler.live.inherited import inherited_findings
 from accord.compiler.live.ownership import ownership_findings
 from accord.compiler.model.grants import principal_of, until_of
 from accord.compiler.model.replicas import column_path
@@ -307,6 +308,7 @@ def drift_platform(
             spelling.revoke_hint(g.function, g.privilege, g.grantee, g.via, g.kind),
         )
     findings += ownership_findings(project, expected, live, lambda o: locator.at(o, platform))
+    findings += inherited_findings(expected, live, lambda o: locator.at(o, platform))
     for what in live.not_in_effect:
         findings.append(
             Finding(

@@ -21,7 +21,14 @@ from accord.compiler.connect.executor import ExecutionError
 from accord.compiler.core.platforms import SNOWFLAKE
 from accord.targets import sql as tsql
 from accord.targets.identity import parse_body, unparsed
-from accord.targets.inspect import Answer, LiveCatalog, Reader, SaltGrant, norm_type
+from accord.targets.inspect import (
+    Answer,
+    InheritedTag,
+    LiveCatalog,
+    Reader,
+    SaltGrant,
+    norm_type,
+)
 from accord.targets.objects import (
     CatalogObject,
     MappingTable,
@@ -525,10 +532,11 @@ class SnowflakeReader(Reader):
                         self.keep(TagAssignment(table, r["column_name"], tag, r["tag_value"], ""))
                     )
                 else:
-                    live.inherited_tags.append(
-                        f"{table}.{r['column_name']}: tag {tag} = {r['tag_value']!r} is "
-                        f"{method.lower()} (LEVEL {level}), not set on the column"
+                    got = InheritedTag(
+                        table, str(r["column_name"]), tag, str(r["tag_value"]), method, level
                     )
+                    live.inherited.append(got)
+                    live.inherited_tags.append(got.words())
         return out
 
 

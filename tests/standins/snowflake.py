@@ -41,6 +41,7 @@ from tests.standins.history import history_of
 from tests.standins.http import Handler, serve
 from tests.standins.reader import Stmt
 from tests.standins.snowflake_owners import OwnershipMixin
+from tests.standins.snowflake_tags import TagInheritanceMixin
 
 CREATED = "2026-11-03 10:00:00.000 +0000"
 POLICY_REFERENCE_COLUMNS = [
@@ -80,7 +81,7 @@ class Session:
         return {self.primary, *self.secondary} if self.primary else set(self.secondary)
 
 
-class SnowflakeEstate(OwnershipMixin, Estate):
+class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, Estate):
     """A Snowflake account. A ``SELECT`` reads a governed table the way Snowflake does: its
     row access policy filters the rows and its masking policies (set on the column, or through
     a tag on the column or the table whose masking policy returns the column's type) transform
@@ -128,6 +129,9 @@ class SnowflakeEstate(OwnershipMixin, Estate):
         self.grants_of_answered_as: dict[str, str] = {}
         #: UPPER table -> its owning role (tests/standins/snowflake_owners.py)
         self.table_owners: dict[str, str] = {}
+        #: database and schema tags, and propagated column tags (tests/standins/snowflake_tags.py)
+        self.container_tags: dict[tuple[str, str], dict[str, str]] = {}
+        self.propagated: set[tuple[str, str, str]] = set()
 
     def grant_roles(self, user: str, roles: list[str]) -> None:
         self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
@@ -435,10 +439,10 @@ class SnowflakeEstate(OwnershipMixin, Estate):
         for column, (_, col_type) in t.columns.items():
             if column in out:
                 continue
-            for on in (column, ""):  # the column's own tags first, then the table's
-                for tag in sorted(tag for (c, tag) in t.tags if c == on):
-                    if column not in out:
-                        out.update(self._tag_mask(column, col_type, tag))
+            # the column's own tags first, then its table's, schema's and database's
+            for tag, *_ in self.effective_tags(t, column):
+                if column not in out:
+                    out.update(self._tag_mask(column, col_type, tag))
         return out
 
     def _tag_mask(self, column: str, col_type: str, tag: str) -> dict[str, Any]:
@@ -464,6 +468,8 @@ class SnowflakeEstate(OwnershipMixin, Estate):
             return "".join(out)
 
         owned = self.ownership_command(words, tokens)
+        if owned is None:
+            owned = self.container_tag_command(words, tokens)
         if owned is not None:
             return owned  # type: ignore[no-any-return]
         if text.startswith("SHOW ROW ACCESS POLICIES IN SCHEMA"):
@@ -758,31 +764,29 @@ class SnowflakeEstate(OwnershipMixin, Estate):
         return tree.transform(replace)
 
     def tag_references(self, table_name: str) -> list[tuple[Any, ...]]:
-        """Every tag on every column, its own (LEVEL COLUMN, APPLY_METHOD MANUAL) and those it
-        inherits from the table (LEVEL TABLE, APPLY_METHOD INHERITED) unless the column sets
-        the same tag itself (fact 3: sql-reference/functions/tag_references_all_columns,
-        user-guide/object-tagging/inheritance). Only for a role with access to the table."""
+        """Every tag on every column: its own (LEVEL COLUMN, APPLY_METHOD MANUAL, or PROPAGATED)
+        and those it inherits from its table, schema or database (LEVEL TABLE, SCHEMA,
+        DATABASE; APPLY_METHOD INHERITED), the nearest setting of each tag only (fact 3:
+        sql-reference/functions/tag_references_all_columns, user-guide/object-tagging/
+        inheritance; tests/standins/snowflake_tags.py). Only for a role with access to the
+        table."""
         t = self.table(table_name)
         if not self.sees_table(t.name):
             raise missing("snowflake", "Table", t.name)
         rows = []
         for column, (name, _) in sorted(t.columns.items()):
-            own = {tag: v for (c, tag), v in t.tags.items() if c == column}
-            for tag, value in sorted(own.items()):
-                rows.append(_tag_ref_row(tag, value, t.name, name, "MANUAL", "COLUMN"))
-            for (c, tag), value in sorted(t.tags.items()):
-                if c == "" and tag not in own:
-                    rows.append(_tag_ref_row(tag, value, t.name, name, "INHERITED", "TABLE"))
+            for tag, value, method, level in self.effective_tags(t, column):
+                rows.append(_tag_ref_row(tag, value, t.name, name, method, level))
         return rows
 
     def _tag_policy(self, t: Table, column: str) -> tuple[str, str] | None:
-        """(masking policy, tag) a tag gives ``column``: its own tags first, then the table's."""
+        """(masking policy, tag) a tag gives ``column``: its own tags first, then the table's,
+        schema's and database's."""
         col_type = t.columns[column][1]
-        for on in (column, ""):
-            for tag in sorted(tag for (c, tag) in t.tags if c == on):
-                found = self._tag_mask(column, col_type, tag)
-                if found:
-                    return found[column][0], tag
+        for tag, *_ in self.effective_tags(t, column):
+            found = self._tag_mask(column, col_type, tag)
+            if found:
+                return found[column][0], tag
         return None
 
     def _policy_kind_visible(self, policy: str, kind: str) -> bool:
