@@ -193,6 +193,9 @@ class LiveCatalog:
     owners: list[Owned] = field(default_factory=list)
     #: the governance tags of ``inherited_tags``, each with where it is set
     inherited: list[InheritedTag] = field(default_factory=list)
+    #: Snowflake masking policies that are EXEMPT_OTHER_POLICIES = TRUE (SHOW MASKING POLICIES'
+    #: ``options``): one may sit on a column another policy reads
+    exempt: list[str] = field(default_factory=list)
 
     @property
     def fingerprint(self) -> str:
@@ -404,6 +407,20 @@ class Reader:
     def owned(self, live: LiveCatalog, kind: str, name: str, owner: str, reach: str = "") -> None:
         """Record who owns ``name`` (``kind``: one of :data:`OWNED_KINDS`)."""
         live.owners.append(Owned(kind, name, owner, reach))
+
+    def mapping_policy(self, obj: CatalogObject) -> None:
+        """A row filter or mask found on a mapping table: what the read of its rows cannot
+        prove (ACC707), beside the attachment itself (ACC702, drift)."""
+        policy = getattr(obj, "policy", "")
+        kind = "row filter" if isinstance(obj, RowFilterAttachment) else "mask"
+        table = getattr(obj, "table", "")
+        self.cannot_see(
+            f"every row of mapping table {table}",
+            f"the {kind} {policy} is on it: the reader reads only the rows it lets through, and "
+            "accord's policies, which read the table as their owner, only those it lets their "
+            "owner see",
+            f"that {table} holds the model's grants and no others",
+        )
 
     def owned_tables(self, objects: Sequence[CatalogObject] | None = None) -> list[tuple[str, str]]:
         """(kind, table) of every table whose owner is judged: the mapping tables (those the

@@ -202,6 +202,11 @@ def test_describe_needs_apply_or_ownership_and_hidden_means_missing(
                 as_reader(sf, missing)
             assert absent.value.code == hidden.value.code
     sf.grant_to_role(READER, "APPLY", "MASKING_POLICY", policy)
+    with pytest.raises(SqlError) as unresolved:  # USAGE on the parent database and schema too
+        as_reader(sf, f"DESCRIBE MASKING POLICY {policy}")
+    assert unresolved.value.code == "002003"
+    sf.grant_to_role(READER, "USAGE", "DATABASE", "GOVERNANCE")
+    sf.grant_to_role(READER, "USAGE", "SCHEMA", "GOVERNANCE.POLICIES")
     (row,) = as_reader(sf, f"DESCRIBE MASKING POLICY {policy}")
     assert row[0] == "FREE_TEXT_MASK"
 

@@ -25,6 +25,7 @@ from accord.compiler.lint.finding import Finding
 from accord.compiler.live.hierarchy import hierarchy_findings
 from accord.compiler.live.inherited import inherited_findings
 from accord.compiler.live.ownership import ownership_findings
+from accord.compiler.live.placements import placement_note
 from accord.compiler.model.grants import principal_of, until_of
 from accord.compiler.model.replicas import column_path
 from accord.compiler.model.salts import SaltBox, SaltError
@@ -57,10 +58,15 @@ class Locator:
         self.project = project
         self.model = project.model
         self.policy_uses: dict[str, CatalogObject] = {}
+        #: (platform, UPPER mapping table) -> the model's mapping table (a placement on one is
+        #: located at its entitlement dimension)
+        self.mapping: dict[tuple[str, str], MappingTable] = {}
         for catalog in expected.values():
             for o in catalog:
                 if isinstance(o, MaskAttachment | RowFilterAttachment):
                     self.policy_uses.setdefault(o.policy.upper(), o)
+                if isinstance(o, MappingTable):
+                    self.mapping[(catalog.platform, o.name.upper())] = o
 
     def dataset_of(self, table: str, platform: str) -> str | None:
         """The dataset of ``table`` on ``platform`` (a Snowflake and a Databricks table may
@@ -82,6 +88,9 @@ class Locator:
         p = self.project
         if obj.source:
             return p.loc(*obj.source), f"{obj.source[0]}.{obj.source[1]}"
+        table = self.mapping.get((platform, getattr(obj, "table", "").upper()))
+        if table is not None and table.source:
+            return self.at(table, platform)
         if isinstance(obj, MaskAttachment | RowFilterAttachment | TagAssignment):
             ds = self.dataset_of(obj.table, platform)
             if ds is not None:
@@ -257,7 +266,8 @@ def drift_platform(
                     "ACC702",
                     have,
                     f"{describe_object(have, platform)}: {getattr(have, 'policy', getattr(have, 'function', ''))} "
-                    f"is attached and the model did not put it there{overrides(have)}",
+                    f"is attached and the model did not put it there{overrides(have)}"
+                    f"{placement_note(expected, live, have)}",
                     f"remove it, or adopt it: accord plan --base live:{platform} --adopt",
                 )
         elif isinstance(want, MappingTable) and isinstance(have, MappingTable):
@@ -273,7 +283,8 @@ def drift_platform(
                     "ACC702",
                     want,
                     f"{describe_object(want, platform)} is {policy}, which the model did not put there "
-                    f"(the model attaches {want.policy}){overrides(have)}",  # type: ignore[union-attr]
+                    f"(the model attaches {want.policy}){overrides(have)}"  # type: ignore[union-attr]
+                    f"{placement_note(expected, live, have)}",
                     f"accord plan --base live:{platform} replaces it (--adopt takes it over)",
                 )
             else:

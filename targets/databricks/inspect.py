@@ -584,10 +584,14 @@ class DatabricksReader(Reader):
         return sorted({t.split(".")[0].lower() for t in self.governed_tables()})
 
     def attachments(self) -> list[CatalogObject]:
-        """Row filters and column masks of the governed tables: two statements per catalog."""
+        """Row filters and column masks of the governed tables and of the mapping tables (one
+        there hides grant rows: :meth:`Reader.mapping_policy`): two statements per catalog."""
         governed = {t.lower(): t for t in self.governed_tables()}
+        mapping = {m.name.lower(): m.name for m in self.expected.of(MappingTable)}
+        governed |= mapping
         out: list[CatalogObject] = []
-        for catalog in self.catalogs():
+        catalogs = sorted({*self.catalogs(), *(t.split(".")[0] for t in mapping)})
+        for catalog in catalogs:
             self.progress(f"databricks: row filters and column masks in {catalog}")
             for r in self.info_schema(catalog, "row_filters") or []:
                 table = governed.get(_table_of(r))
@@ -605,6 +609,9 @@ class DatabricksReader(Reader):
                 out.append(
                     self.keep(MaskAttachment(table, column, _function_of(r, "mask"), "", using))
                 )
+        for o in out:
+            if getattr(o, "table", "").lower() in mapping:
+                self.mapping_policy(o)
         return out
 
     def tag_assignments(self) -> list[CatalogObject]:

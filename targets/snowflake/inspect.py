@@ -42,6 +42,7 @@ from accord.targets.objects import (
     TagAssignment,
 )
 from accord.targets.snowflake.ownership import table_owners
+from accord.targets.snowflake.truth import exempt_of, mapping_policies
 
 
 def _sf_name(name: str) -> str:
@@ -238,6 +239,19 @@ class SnowflakeReader(Reader):
                 what, why, unproven = SF_GLOBAL[privilege]
                 self.cannot_see(what, f"it lacks the global {privilege} privilege: {why}", unproven)
         sees_every_object = has("MANAGE GRANTS", "ACCOUNT")
+        if not sees_every_object and (needs_global["APPLY MASKING POLICY"] or needs_global[
+            "APPLY ROW ACCESS POLICY"
+        ]):  # fmt: skip
+            # whatever global APPLY privilege it holds, SHOW ... POLICIES IN ACCOUNT leaves out
+            # a policy whose database and schema it cannot resolve (sql-reference/sql/
+            # desc-masking-policy: USAGE on the parent database and schema)
+            self.cannot_see(
+                "policies in databases and schemas it holds no privilege on",
+                "SHOW ... POLICIES IN ACCOUNT lists a policy only to a role that can resolve its "
+                "database and schema, whatever global APPLY privilege it holds; the global "
+                "MANAGE GRANTS privilege lets it see every object",
+                "that no policy of another database is on a governed table or a mapping table",
+            )
 
         def absent(on: str, name: str) -> bool:
             """With MANAGE GRANTS, SHOW lists every object: one it does not list does not
@@ -428,6 +442,8 @@ class SnowflakeReader(Reader):
         rows whose REF_ENTITY_DOMAIN is TAG)."""
         self.progress("snowflake: policy references")
         governed = {t.upper(): t for t in self.governed_tables()}
+        # the mapping tables too: a policy on one hides grant rows (mapping_policies)
+        governed |= {m.name.upper(): m.name for m in self.expected.of(MappingTable)}
         policies = []
         for _, show in (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES")):
             for row in self._show(show, "ACCOUNT"):
@@ -435,6 +451,8 @@ class SnowflakeReader(Reader):
                     f"{row.get('database_name', '')}.{row.get('schema_name', '')}."
                     f"{row.get('name', '')}"
                 )
+                if exempt_of(row):
+                    live.exempt.append(policies[-1])
         policies = sorted(set(policies))
         answers = self.each(
             lambda p: self.information_schema(
@@ -487,6 +505,7 @@ class SnowflakeReader(Reader):
             over = by_tag.get((table.upper(), column.upper()))
             if over is not None:
                 live.overrides[f"{table}.{column}".upper()] = over
+        mapping_policies(self, objects)
         return tag_policies
 
     def tags(

@@ -77,6 +77,8 @@ class Policy:
     comment: str | None = None
     secure: bool = False
     owner: str = "ACCORD_DEPLOYER"
+    #: a Snowflake masking policy's EXEMPT_OTHER_POLICIES = TRUE (tests/standins/snowflake.py)
+    exempt: bool = False
 
 
 @dataclass
@@ -118,6 +120,8 @@ class Estate:
         #: the caller's roles (Snowflake) or groups (Databricks), for context functions
         self.session: set[str] = set()
         self._alias = itertools.count(1)
+        #: UPPER tables SQL created that are held in ``tables`` (a policy is on one: _register)
+        self.registered: set[str] = set()
         self.executed: list[str] = []
         self.db = duckdb.connect(":memory:")
         self._catalogs: set[str] = set()
@@ -259,6 +263,7 @@ class Estate:
             comment=stmt.comment,
             secure=stmt.secure,
             owner=self.owner,
+            exempt=stmt.exempt,
         )
         if kind == "FUNCTION" and self.platform == "snowflake":
             copy = "COPY GRANTS" in " ".join(stmt.text.upper().split())
@@ -310,8 +315,31 @@ class Estate:
     def table(self, name: str | None) -> Table:
         found = self.tables.get(self.key(name or ""))
         if found is None:
+            found = self._register(name or "")
+        if found is None:
             raise missing(self.platform, "Table", self.key(name or ""))
         return found
+
+    def _register(self, name: str) -> Table | None:
+        """A table SQL created (a mapping table) held like a seeded one from the moment a policy,
+        a mask or a tag is put on it (or it is asked about by name), its columns as created; its
+        reads stay subject to the caller's privileges (:attr:`registered`)."""
+        parts = self.key(name).split(".")
+        if len(parts) != 3:
+            return None
+        rows = self.db.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE "
+            "upper(table_catalog) = ? AND upper(table_schema) = ? AND upper(table_name) = ? "
+            "ORDER BY ordinal_position",
+            parts,
+        ).fetchall()
+        if not rows:
+            return None
+        key = self.key(name)
+        shown = key if self.platform == "snowflake" else key.lower()
+        self.tables[key] = Table(shown, {c.upper(): (c, t) for c, t in rows})
+        self.registered.add(key)
+        return self.tables[key]
 
     def _column(self, table: Table, column: str | None) -> str:
         key = (column or "").strip('"`').upper()
@@ -336,8 +364,34 @@ class Estate:
                 f"{table.row_filter[0]} attached.",
             )
         cols = tuple(self._column(table, c) for c in stmt.columns)
+        for c in cols:
+            if c in table.masks:
+                self._refuse_unexempt(table, c, self._policy(table.masks[c][0]), adding=True)
         table.row_filter = (policy.name, cols)
         return self._ok("Statement executed successfully.")
+
+    def _refuse_unexempt(
+        self, table: Table, column: str, mask: Policy, adding: bool = False
+    ) -> None:
+        """Snowflake: a column may be in a masking policy's or a row access policy's signature,
+        not both, unless the masking policy is EXEMPT_OTHER_POLICIES = TRUE, which "specifies
+        whether the row access policy or conditional masking policy can reference a column that
+        is already protected by a masking policy" (sql-reference/sql/create-masking-policy; the
+        Snowflake Terraform provider's exempt_other_policies): a mask on a column the table's
+        row access policy (or another column's conditional mask) reads is refused otherwise,
+        and so is a row access policy on a masked column. The row access policy then reads the
+        column's value unmasked. The message is the stand-in's: the documentation quotes none."""
+        if self.platform != "snowflake" or mask.exempt:
+            return
+        read = set(table.row_filter[1]) if table.row_filter and not adding else set()
+        read |= {u for c, (_, using) in table.masks.items() if c != column for u in using}
+        if adding or column in read:
+            raise SqlError(
+                "003162",
+                "0A000",
+                f"SQL compilation error:\nColumn {column} of {table.name} is referenced by "
+                "another policy; a masking policy on it must be EXEMPT_OTHER_POLICIES = TRUE.",
+            )
 
     def _do_drop_row_access(self, stmt: Stmt, name: str | None = None) -> Any:
         table = self.table(stmt.table)
@@ -357,6 +411,7 @@ class Estate:
         table = self.table(stmt.table)
         column = self._column(table, stmt.column_name)
         policy = self._policy(stmt.policy)
+        self._refuse_unexempt(table, column, policy)
         if column in table.masks and not stmt.force:
             raise SqlError(
                 "003157",
@@ -639,8 +694,9 @@ class Estate:
 
     # ------------------------------------------------------------------ governed reads
 
-    def _govern(self, tree: exp.Expression) -> exp.Expression:
-        """Every governed table a query reads -> the rows and values its policies let through."""
+    def _govern(self, tree: exp.Expression, skip: set[str] | None = None) -> exp.Expression:
+        """Every governed table a query reads -> the rows and values its policies let through
+        (``skip``: tables whose governed read this one is inside of)."""
 
         def replace(node: exp.Expression) -> exp.Expression:
             if not isinstance(node, exp.Table) or node.meta.get("standin_raw"):
@@ -648,7 +704,12 @@ class Estate:
             t = self.tables.get(self.key(self._table_name(node))) if node.name else None
             if t is None or (t.row_filter is None and not self._masks_of(t)):
                 return node
-            governed = self._governed_select(t).subquery(node.alias or node.name, copy=False)
+            if skip and t.name in skip:
+                return node
+            inside = {*(skip or ()), t.name}
+            governed = self._governed_select(t, inside).subquery(
+                node.alias or node.name, copy=False
+            )
             return governed
 
         return tree.transform(replace)
@@ -657,7 +718,7 @@ class Estate:
         """UPPER column -> (mask, using columns), as set on the columns."""
         return dict(t.masks)
 
-    def _governed_select(self, t: Table) -> exp.Select:
+    def _governed_select(self, t: Table, skip: set[str] | None = None) -> exp.Select:
         alias = f"__standin_raw_{next(self._alias)}"
         raw = exp.to_table(self._quoted(t.name), dialect="duckdb")
         raw.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
@@ -680,7 +741,10 @@ class Estate:
         if t.row_filter is not None:
             policy, on = t.row_filter
             select = select.where(self._bound(policy, [col(c) for c in on]))
-        return select
+        # a table a policy's subquery reads (a mapping table) is read through its own
+        # policies, as any read of it is (Snowflake: user-guide/security-row-using, "a mapping
+        # table protected by a row access policy" referenced in another one's body)
+        return self._govern(select, skip={*(skip or ()), t.name})
 
     def _bound(self, name: str, args: list[exp.Expression]) -> exp.Expression:
         """A deployed policy's body with its parameters bound to ``args`` (an unqualified

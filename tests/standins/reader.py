@@ -84,6 +84,8 @@ class Stmt:
     abac: Abac | None = None
     tags: tuple[tuple[str, str], ...] = ()
     expression: exp.Expression | None = None
+    #: a masking policy's EXEMPT_OTHER_POLICIES = TRUE
+    exempt: bool = False
 
 
 _STRINGS = {TokenType.STRING, TokenType.RAW_STRING, TokenType.HEREDOC_STRING}
@@ -373,6 +375,7 @@ class _Reader:
         c.need_kind(TokenType.ARROW, "'->'")
         body = c.toks[c.i :]
         comment = None
+        exempt = False
         # trailing properties: COMMENT = '...', EXEMPT_OTHER_POLICIES = TRUE
         while (
             len(body) >= 3
@@ -381,6 +384,8 @@ class _Reader:
         ):
             if _word(body[-3]) == "COMMENT":
                 comment = body[-1].text
+            else:
+                exempt = _word(body[-1]) == "TRUE"
             body = body[:-3]
         if not body:
             raise c.error("a policy body")
@@ -396,6 +401,7 @@ class _Reader:
             or_replace=or_replace,
             if_not_exists=if_not_exists,
             comment=comment,
+            exempt=exempt,
         )
 
     _CLAUSES = frozenset(

@@ -205,8 +205,23 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, Estate):
     def sees_policy(self, p: Any) -> bool:
         """SHOW / DESCRIBE of a policy: the global APPLY privilege of its kind, or APPLY or
         OWNERSHIP on it (sql-reference/sql/desc-masking-policy, access control
-        requirements)."""
-        return self._global(p.kind) or self.any_privilege(p.kind, p.name, p.owner)
+        requirements), in a schema the role can resolve (:meth:`resolves`)."""
+        held = self._global(p.kind) or self.any_privilege(p.kind, p.name, p.owner)
+        return held and self.resolves(p.name)
+
+    def resolves(self, name: str) -> bool:
+        """Whether the reading role can resolve the schema ``name`` is in: "The USAGE privilege
+        on the parent database and schema are required to perform operations on any object in
+        a schema ... a role granted any privilege on a schema allows that role to resolve the
+        schema" (sql-reference/sql/desc-masking-policy, access control requirements), whatever
+        global APPLY privilege it holds; MANAGE GRANTS "implicitly allows its holder to see
+        every object in the account" (sql-reference/sql/show-privileges). So SHOW ... POLICIES
+        IN ACCOUNT leaves out a policy of a database the role holds nothing on (issue 41,
+        item 4)."""
+        if self.holds("MANAGE GRANTS", "ACCOUNT"):
+            return True
+        db, schema, _ = self.key(name).split(".")
+        return self.any_privilege("DATABASE", db) and self.any_privilege("SCHEMA", f"{db}.{schema}")
 
     def sees_function(self, fn: Any) -> bool:
         """A function is listed and resolves only for a role that holds a privilege on it
@@ -395,7 +410,8 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, Estate):
         for table in tree.find_all(exp.Table):
             name = self._table_name(table)
             key = self.key(name)
-            if name.count(".") != 2 or key in self.tables or ".INFORMATION_SCHEMA." in key:
+            governed = key in self.tables and key not in self.registered
+            if name.count(".") != 2 or governed or ".INFORMATION_SCHEMA." in key:
                 continue
             found = self.db.execute(
                 "SELECT 1 FROM information_schema.tables WHERE upper(table_catalog) = ? AND "
@@ -519,7 +535,12 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, Estate):
                 continue
             if schema is None or self._in_schema(p.name, schema):
                 db, sch, leaf = p.name.split(".")
-                rows.append((CREATED, leaf, db, sch, kind, p.owner, p.comment or "", "", "ROLE"))
+                # options: a JSON object, EXEMPT_OTHER_POLICIES a boolean (the Snowflake
+                # Terraform provider reads it so: pkg/sdk MaskingPolicyOptions)
+                options = '{"EXEMPT_OTHER_POLICIES":true}' if p.exempt else ""
+                rows.append(
+                    (CREATED, leaf, db, sch, kind, p.owner, p.comment or "", options, "ROLE")
+                )
         return cols, rows
 
     def _show_functions(self, schema: str) -> Any:
