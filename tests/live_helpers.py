@@ -385,10 +385,11 @@ def databricks_reader(
     who: str = DATABRICKS_READER,
 ) -> None:
     """The README's reader grants, and nothing else: ``who`` is no longer an admin; USE
-    CATALOG and READ METADATA on each catalog, USE SCHEMA and MANAGE on each governed table's
+    CATALOG and READ METADATA on each catalog (and BROWSE on the governance catalog, so that
+    functions.list shows every function), USE SCHEMA and MANAGE on each governed table's
     schema, and on the governance schema SELECT too (the mapping tables)."""
     dbx.admins.clear()
-    for priv in ("USE_CATALOG", "READ_METADATA"):
+    for priv in ("USE_CATALOG", "READ_METADATA", "BROWSE"):  # BROWSE: every function listed
         dbx.grant("CATALOG", governance.split(".")[0], priv, who)
     for priv in ("USE_SCHEMA", "MANAGE", "SELECT"):
         dbx.grant("SCHEMA", governance, priv, who)

@@ -344,14 +344,16 @@ def test_a_function_the_reader_may_not_execute_is_unseen_not_undeployed(
     platforms: Platforms, tmp_path: Path
 ) -> None:
     """Fact 11 (databricks-sdk FunctionsAPI.list: "the output list contains only functions
-    for which either the user has the EXECUTE privilege or the user is the owner"): without
-    MANAGE on the governance schema the list is partial, so a function missing from it is
-    ACC707 (not proven), never ACC701 (not deployed). A reader that may EXECUTE the salt is
-    itself an exposure (ACC705)."""
+    for which either the user has the EXECUTE privilege or the user is the owner", and with
+    ``include_browse`` those it can see the metadata of: BROWSE): without BROWSE on the
+    governance catalog the list is partial, so a function missing from it is ACC707 (not
+    proven), never ACC701 (not deployed). A reader that may EXECUTE the salt is itself an
+    exposure (ACC705)."""
     dbx = platforms.databricks
     deploy(POLICIES, tmp_path / "m1")
     least_privilege(dbx, GOVERNED)
     dbx.privileges.discard(("SCHEMA", "governance.policies", "MANAGE", READER))
+    dbx.privileges.discard(("CATALOG", "governance", "BROWSE", READER))
     dbx.execute(
         f"GRANT EXECUTE ON FUNCTION governance.policies.subject_pseudonym_salt TO `{READER}`"
     )
@@ -360,6 +362,7 @@ def test_a_function_the_reader_may_not_execute_is_unseen_not_undeployed(
     unseen = messages(doc, "ACC707")
     assert "function governance.policies.free_text_mask" in unseen
     assert "functions.list shows only the functions the reader owns or may EXECUTE" in unseen
+    assert "GRANT BROWSE ON CATALOG governance" in unseen
     assert "ACC701" not in rules(doc)
     assert f"grants EXECUTE to {READER}" in messages(doc, "ACC705")
     code, out, _ = run_cli(["introspect", "--check-reader", *DBX, POLICIES])
@@ -596,3 +599,48 @@ def test_a_stage_check_on_a_dripping_server_fails_the_stage_in_time(
     assert code == 1
     assert "its checks did not" in out + err
     assert "no complete answer within the statement timeout of 2s" in out + err
+
+
+# ------------------------------------------------------------------ issue 41, item 5
+
+
+def test_manage_alone_no_longer_proves_every_function_is_listed(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """MANAGE on the governance schema is not documented to list its functions (FunctionsAPI.
+    list lists the owned and EXECUTE-able ones; ``include_browse`` adds the BROWSE-able ones):
+    a reader with MANAGE but not BROWSE gets a partial list, and a function it does not see
+    is unseen (ACC707), never taken as deployed. On main MANAGE was taken to list them all and
+    the stand-in listed them to it: drift was clean."""
+    dbx = platforms.databricks
+    deploy(POLICIES, tmp_path / "m1")
+    least_privilege(dbx, GOVERNED)
+    dbx.privileges.discard(("CATALOG", "governance", "BROWSE", READER))
+    assert ("SCHEMA", "governance.policies", "MANAGE", READER) in dbx.privileges
+    code, doc = drift()
+    assert code == 1
+    unseen = messages(doc, "ACC707")
+    assert "every function in governance.policies" in unseen
+    assert "GRANT BROWSE ON CATALOG governance" in unseen
+
+
+def test_a_browse_listed_function_s_body_is_read_from_information_schema(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """With BROWSE, functions.list (include_browse) shows the functions the reader may not
+    EXECUTE by their metadata only (FunctionInfo.browse_only); their bodies come from the
+    catalog's information_schema.routines and parameters, so a changed filter body is still
+    ACC703, and a clean estate is clean (the salt's body is never asked for)."""
+    dbx = platforms.databricks
+    deploy(POLICIES, tmp_path / "m1")
+    least_privilege(dbx, GOVERNED)
+    assert drift()[0] == 0
+    listed = [
+        r for r in dbx.statement_requests if "information_schema.routines" in r["body"]["statement"]
+    ]
+    assert listed  # the bodies were read there
+    fn = dbx.policies["GOVERNANCE.POLICIES.PROGRAMME_ROW_FILTER_EXCEPT_DATA_STEWARD"]
+    fn.body = "TRUE"  # a console replaces the filter's body
+    code, doc = drift()
+    assert code == 1
+    assert "governance.policies.programme_row_filter_except_data_steward" in messages(doc, "ACC703")

@@ -25,6 +25,7 @@ from accord.compiler.core.errors import UsageError, one_line
 from accord.targets import abac_conditions as cond
 from accord.targets import sql as tsql
 from accord.targets.databricks.ownership import table_owners
+from accord.targets.databricks.routines import routine_bodies
 from accord.targets.identity import parse_body, unparsed
 from accord.targets.inspect import Answer, LiveCatalog, Reader, SaltGrant, norm_type
 from accord.targets.objects import (
@@ -80,6 +81,10 @@ class DatabricksReader(Reader):
         self.calls: list[SaltGrant] = []
         #: (lower-case table, lower-case column) -> {tag: value}: information_schema.column_tags
         self.column_tags: dict[tuple[str, str], dict[str, str]] = {}
+        #: whether functions.list shows every function of the governance schema (check_functions)
+        self.enumerates = False
+        #: lower-case catalog -> the reader's effective privileges on it (check_catalog)
+        self.catalog_privileges: dict[str, set[str]] = {}
 
     def call(self, what: str, fn: Callable[[], Any]) -> Any:
         bounded_call = getattr(self.run, "call", None)
@@ -165,6 +170,7 @@ class DatabricksReader(Reader):
         if summary is not None and summary.owner and summary.owner == name:
             self.coverage.privileges.append(f"metastore admin (owner of metastore {summary.name})")
             self.whole |= self.schemas()
+            self.enumerates = True
             return
         for salt in sorted(o.name for o in self.expected.of(SaltFunction)):
             # a principal may read its own privileges: EXECUTE on a salt is an exposure
@@ -175,6 +181,7 @@ class DatabricksReader(Reader):
             self.check_catalog(name, catalog)
         for schema in sorted(self.schemas()):
             self.check_schema(name, schema)
+        self.check_functions(name)
         for table in self.expected.of(MappingTable):
             grants = self.effective("table", table.name, name, f"drift of {table.name}")
             held = {p for who, p, _ in grants or [] if who == name}
@@ -190,10 +197,43 @@ class DatabricksReader(Reader):
                     f"drift of {table.name}",
                 )
 
+    def by_name(self, name: str) -> CatalogObject | None:
+        """The model's function of that name (a filter or a mask), or None."""
+        for o in [*self.expected.of(RowFilterPolicy), *self.expected.of(MaskPolicy)]:
+            if o.name.lower() == name.lower():
+                return o
+        return None
+
     def model_functions(self) -> set[str]:
         """Lower-case names of the functions the model defines (salts, filters, masks)."""
         kinds = (SaltFunction, RowFilterPolicy, MaskPolicy)
         return {o.name.lower() for k in kinds for o in self.expected.of(k)}
+
+    def check_functions(self, me: str) -> None:
+        """Whether ``functions.list`` shows every function of the governance schema: it lists
+        the functions the caller owns or may EXECUTE (FunctionsAPI.list), and with
+        ``include_browse`` those it "can only access selective metadata for": BROWSE, granted on
+        the catalog (docs.databricks.com discover/database-objects). The owner of the catalog or
+        the schema sees them all. MANAGE is not said to list them: it proves nothing here (a
+        function the list leaves out is then unseen, never undeployed)."""
+        gov = self.expected.governance_schema.lower()
+        catalog = gov.split(".")[0]
+        held = self.catalog_privileges.get(catalog, set())
+        if held & {"OWNERSHIP", "BROWSE", "ALL_PRIVILEGES"} or self.owner_of("schemas", gov) == me:
+            self.enumerates = True
+            if "BROWSE" in held:
+                self.coverage.privileges.append(
+                    f"BROWSE on catalog {catalog}: functions.list (include_browse) lists every "
+                    f"function in {gov}"
+                )
+            return
+        if self.expected.of(SaltFunction) or self.expected.of(RowFilterPolicy):
+            self.cannot_see(
+                f"every function in {gov}",
+                f"functions.list lists only the functions {me} owns or may EXECUTE, and those it "
+                f"may BROWSE: GRANT BROWSE ON CATALOG {catalog} TO `{me}`",
+                f"that the functions of {gov} are the model's, no fewer and no more",
+            )
 
     def schemas(self) -> set[str]:
         tables = {t.rsplit(".", 1)[0].lower() for t in self.governed_tables()}
@@ -210,11 +250,13 @@ class DatabricksReader(Reader):
         unproven = f"drift of the ABAC policies on catalog {catalog}"
         if self.owner_of("catalogs", catalog) == me:
             self.coverage.privileges.append(f"owner of catalog {catalog}")
+            self.catalog_privileges[catalog] = {"OWNERSHIP"}
             return
         grants = self.effective("catalog", catalog, me, unproven)
         if grants is None:
             return
         held = {p for who, p, _ in grants if who == me}
+        self.catalog_privileges[catalog] = held
         sees = next((p for p in ("READ_METADATA", *self.SEES_ALL) if p in held), None)
         if sees is None:
             self.cannot_see(
@@ -320,7 +362,10 @@ class DatabricksReader(Reader):
                 f"functions in {gov}",
                 lambda: list(
                     client.functions.list(
-                        catalog_name=catalog_name, schema_name=schema_name, max_results=0
+                        catalog_name=catalog_name,
+                        schema_name=schema_name,
+                        max_results=0,
+                        include_browse=True,
                     )
                 ),
                 f"drift of the functions in {gov}",
@@ -331,6 +376,7 @@ class DatabricksReader(Reader):
         filters = {p.name.lower() for p in self.expected.of(RowFilterPolicy)}
         listed: set[str] = set()
         salt_infos = []
+        functions = routine_bodies(self, functions, salts)
         for fn in functions:
             name = fn.full_name or ""
             if not self.about(name.rpartition(".")[0], gov, f"functions in {gov}"):
@@ -352,6 +398,13 @@ class DatabricksReader(Reader):
                 live.salt_owners[name] = fn.owner or ""
                 salt_infos.append(fn)
                 continue
+            unseen = getattr(fn, "unseen", "")
+            if unseen:
+                self.cannot_see(f"the body of function {name}", unseen, f"drift of {name}")
+                model = self.by_name(name)
+                if model is not None:
+                    objects.append(model)  # taken as the model has it, never compared
+                continue
             body = parse_body(fn.routine_definition or "", self.platform)
             if body is None:
                 self.cannot_see(name, unparsed(fn.routine_definition or ""), f"drift of {name}")
@@ -361,16 +414,18 @@ class DatabricksReader(Reader):
                 objects.append(self.keep(RowFilterPolicy(name, params, body, None, comment)))
             else:
                 objects.append(self.keep(MaskPolicy(name, params, returns, body, "", "", comment)))
-        if gov.lower() not in self.whole:
-            # fact 11: the list leaves out what the reader may not EXECUTE; what it lacks is
-            # unseen, not undeployed: taken as the model has it (never reported missing or
-            # changed), and said to be unproven (ACC707; a plan refuses an unread base)
+        if not self.enumerates:
+            # fact 11: the list leaves out what the reader may not EXECUTE or BROWSE; what it
+            # lacks is unseen, not undeployed: taken as the model has it (never reported
+            # missing or changed), and said to be unproven (ACC707; a plan refuses an unread
+            # base)
             wanted = [*self.expected.of(SaltFunction), *self.expected.of(RowFilterPolicy)]
             for o in sorted([*wanted, *self.expected.of(MaskPolicy)], key=lambda o: o.name):
                 if o.name.lower() not in listed:
                     self.cannot_see(
                         f"function {o.name}",
-                        "functions.list shows only the functions the reader owns or may EXECUTE",
+                        "functions.list shows only the functions the reader owns or may EXECUTE "
+                        "(or, with include_browse, BROWSE)",
                         f"whether {o.name} is deployed as the model has it",
                     )
                     objects.append(o)

@@ -377,10 +377,30 @@ class DatabricksEstate(OwnershipMixin, Estate):
 
     def may_list_function(self, full_name: str, who: str) -> bool:
         """Fact 11: functions.list shows the functions the caller owns or may EXECUTE (an
-        admin, and the owner of the schema or catalog, see every one). Modelled beyond the
-        SDK's docstring: MANAGE (which lets a principal view and manage an object's
-        privileges) shows them too; accord's README asks for it, never for EXECUTE."""
-        return self.holds(who, "FUNCTION", full_name, "EXECUTE", "MANAGE")
+        admin, and the owner of the schema or catalog, see every one): databricks-sdk
+        FunctionsAPI.list, "the output list contains only functions for which either the user
+        has the EXECUTE privilege or the user is the owner". MANAGE is not said to list them,
+        and does not here (issue 41, item 5)."""
+        return self.holds(who, "FUNCTION", full_name, "EXECUTE")
+
+    def may_browse_function(self, full_name: str, who: str) -> bool:
+        """``include_browse``: "Whether to include functions in the response for which the
+        principal can only access selective metadata for" (FunctionsAPI.list); BROWSE, granted
+        on a catalog, lets a principal see an object's metadata (docs.databricks.com
+        discover/database-objects, data-governance/unity-catalog privileges reference)."""
+        return self.holds(who, "FUNCTION", full_name, "BROWSE")
+
+    def interacts_with_function(self, full_name: str, who: str) -> bool:
+        """``information_schema.routines`` / ``parameters``: "The rows returned are limited to
+        the routines the user is privileged to interact with" (sql/language-manual/
+        information-schema/routines): a privilege on it other than BROWSE (which shows
+        metadata only), inherited ones included, or ownership."""
+        if self.holds(who, "FUNCTION", full_name, "EXECUTE", "MANAGE"):
+            return True
+        return any(
+            p == who and priv not in ("BROWSE", "USE_CATALOG", "USE_SCHEMA")
+            for p, priv, _, _ in self.effective("FUNCTION", full_name)
+        )
 
     def refuse(self, what: str) -> SqlError:
         return SqlError("PERMISSION_DENIED", "42501", f"User does not have {what}")
@@ -403,12 +423,24 @@ class DatabricksEstate(OwnershipMixin, Estate):
             rows: list[tuple[Any, ...]]
             if view == "routines":
                 cols = ["routine_catalog", "routine_schema", "routine_name", "routine_definition"]
+                cols += ["data_type", "full_data_type", "comment"]
                 rows = [
-                    (*p.name.split("."), p.body)
+                    (*p.name.split("."), p.body, p.returns.upper(), p.returns.lower(), p.comment)
                     for p in self.policies.values()
                     if p.kind == "FUNCTION"
                     and p.name.split(".")[0] == catalog
-                    and self.may_list_function(p.name, self.caller)
+                    and self.interacts_with_function(p.name, self.caller)
+                ]
+            elif view == "parameters":
+                cols = ["specific_catalog", "specific_schema", "specific_name"]
+                cols += ["ordinal_position", "parameter_name", "data_type", "full_data_type"]
+                rows = [
+                    (*p.name.split("."), i, n, t.upper(), t.lower())
+                    for p in self.policies.values()
+                    if p.kind == "FUNCTION"
+                    and p.name.split(".")[0] == catalog
+                    and self.interacts_with_function(p.name, self.caller)
+                    for i, (n, t) in enumerate(p.params)
                 ]
             elif view == "row_filters":
                 cols = [*where, "table_name", "filter_catalog", "filter_schema", "filter_name"]
@@ -651,6 +683,20 @@ class DatabricksEstate(OwnershipMixin, Estate):
                 "input_column_names": list(t.row_filter[1]),
             }
         return out
+
+    def browse_info(self, full_name: str) -> dict[str, Any]:
+        """A function as a BROWSE-only caller lists it: its names and owner, ``browse_only``
+        (FunctionInfo.browse_only), no parameters and no definition."""
+        p = self._policy(full_name, "Routine")
+        catalog, schema, name = p.name.split(".")
+        return {
+            "name": name,
+            "catalog_name": catalog,
+            "schema_name": schema,
+            "full_name": p.name,
+            "owner": p.owner,
+            "browse_only": True,
+        }
 
     def function_info(self, full_name: str) -> dict[str, Any]:
         p = self._policy(full_name, "Routine")
@@ -901,13 +947,16 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 return 200, estate.table_info(path[len(uc + "tables/") :])
             if path == uc + "functions":
                 prefix = f"{params.get('catalog_name')}.{params.get('schema_name')}".upper()
-                names = sorted(
-                    p.name
-                    for k, p in estate.policies.items()
-                    if k.rsplit(".", 1)[0] == prefix
-                    and estate.may_list_function(p.name, estate.caller)
-                )
-                return 200, {"functions": [estate.function_info(n) for n in names]}
+                browse = str(params.get("include_browse") or "").lower() == "true"
+                listed = []
+                for k, p in sorted(estate.policies.items()):
+                    if k.rsplit(".", 1)[0] != prefix:
+                        continue
+                    if estate.may_list_function(p.name, estate.caller):
+                        listed.append(estate.function_info(p.name))
+                    elif browse and estate.may_browse_function(p.name, estate.caller):
+                        listed.append(estate.browse_info(p.name))
+                return 200, {"functions": listed}
             if path.startswith(uc + "functions/"):
                 return 200, estate.function_info(path[len(uc + "functions/") :])
             for route, effective in (("permissions/", False), ("effective-permissions/", True)):
