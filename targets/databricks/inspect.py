@@ -24,6 +24,7 @@ from accord.compiler.connect.executor import DeadlineError, ExecutionError, requ
 from accord.compiler.core.errors import UsageError, one_line
 from accord.targets import abac_conditions as cond
 from accord.targets import sql as tsql
+from accord.targets.databricks.bulk import policy_securables, schema_facts
 from accord.targets.databricks.ownership import table_owners
 from accord.targets.databricks.routines import routine_bodies
 from accord.targets.identity import parse_body, unparsed
@@ -83,6 +84,11 @@ class DatabricksReader(Reader):
         self.column_tags: dict[tuple[str, str], dict[str, str]] = {}
         #: whether functions.list shows every function of the governance schema (check_functions)
         self.enumerates = False
+        #: lower-case schema -> its owner / the reader's own grants on it (bulk.schema_facts)
+        self.schema_owners: dict[str, str] = {}
+        self.schema_grants: dict[str, list[tuple[str, str, str]]] = {}
+        #: (``catalogs`` | ``schemas``, name) -> owner, asked through the REST API
+        self._owners: dict[tuple[str, str], str] = {}
         #: lower-case catalog -> the reader's effective privileges on it (check_catalog)
         self.catalog_privileges: dict[str, set[str]] = {}
 
@@ -179,6 +185,7 @@ class DatabricksReader(Reader):
                     self.calls.append(SaltGrant(salt, privilege, name, where))
         for catalog in sorted({s.split(".")[0] for s in self.schemas()}):
             self.check_catalog(name, catalog)
+        schema_facts(self, name)  # owners and the reader's grants, one pair of reads a catalog
         for schema in sorted(self.schemas()):
             self.check_schema(name, schema)
         self.check_functions(name)
@@ -240,9 +247,17 @@ class DatabricksReader(Reader):
         return {self.expected.governance_schema.lower()} | tables
 
     def owner_of(self, kind: str, name: str) -> str:
-        api = getattr(self.run.client, kind)
-        info = self.sdk(f"{kind[:-1]} {name}", lambda: api.get(name))
-        return (getattr(info, "owner", None) or "") if info is not None else ""
+        """The owner of a catalog or schema (``schemas`` answered by information_schema.
+        schemata when read: :func:`targets.databricks.bulk.schema_facts`), asked once."""
+        if kind == "schemas" and name in self.schema_owners:
+            return self.schema_owners[name]
+        if (kind, name) not in self._owners:
+            api = getattr(self.run.client, kind)
+            info = self.sdk(f"{kind[:-1]} {name}", lambda: api.get(name))
+            self._owners[(kind, name)] = (
+                (getattr(info, "owner", None) or "") if info is not None else ""
+            )
+        return self._owners[(kind, name)]
 
     def check_catalog(self, me: str, catalog: str) -> None:
         """ABAC policies on a catalog apply to every table in it: seeing them needs READ
@@ -281,7 +296,9 @@ class DatabricksReader(Reader):
                 self.coverage.privileges.append(f"owner of {kind[:-1]} {securable}")
                 self.whole.add(schema)
                 return
-        grants = self.effective("schema", schema, me, unproven)
+        grants = self.schema_grants.get(schema)
+        if grants is None:  # not read per catalog: schema by schema
+            grants = self.effective("schema", schema, me, unproven)
         if grants is None:
             return
         held = {p: where for who, p, where in grants if who == me}
@@ -523,65 +540,11 @@ class DatabricksReader(Reader):
 
     def policy_securables(self, catalog_name: str, gov: str) -> list[tuple[str, str]]:
         """The securables whose ABAC policies are listed (``policies.list_policies`` each):
-        every catalog and schema of the governed tables, the governance schema and its catalog
-        (a GRANT policy there may give EXECUTE on the salts), and of the governed tables those
-        that carry a policy. Which tables carry one is read per catalog from
-        ``information_schema.abac_policy_definitions`` (one statement; Public Preview,
-        docs.databricks.com sql/language-manual/information-schema/abac_policy_definitions),
-        whose columns say where a policy is attached (``CATALOG_NAME``, ``SCHEMA_NAME``,
-        ``SECURABLE_NAME``, ``ON_SECURABLE_TYPE``) but not its function, ``USING`` columns or
-        comment, which ``list_policies`` answers. The view shows only the policies the caller
-        may describe (MANAGE, READ METADATA or ownership where the policy is attached), so it
-        stands for a table only in a schema the reader was proven to see whole; any other
-        table, and every table of a catalog whose view could not be read, is listed itself
-        (the fallback is said in the coverage notes). Round trips grow with catalogs, schemas
-        and the tables that carry a policy, not with the governed tables."""
-        containers = {("CATALOG", catalog_name), ("SCHEMA", gov)}
-        tables = self.governed_tables()
-        for table in tables:
-            cat, sch, _ = table.split(".")
-            containers |= {("CATALOG", cat), ("SCHEMA", f"{cat}.{sch}")}
-        listed = self.tables_with_policies(tables)
-        return sorted(containers | {("TABLE", t) for t in tables if t.lower() in listed})
-
-    def tables_with_policies(self, tables: list[str]) -> set[str]:
-        """Lower-case names of the governed tables whose policies must be listed one by one:
-        those the catalog's ``abac_policy_definitions`` names, and those it cannot stand for."""
-
-        out: set[str] = set()
-        by_catalog: dict[str, list[str]] = {}
-        for table in tables:
-            by_catalog.setdefault(table.split(".")[0].lower(), []).append(table.lower())
-        for catalog, names in sorted(by_catalog.items()):
-            seen = [t for t in names if t.rsplit(".", 1)[0] in self.whole]
-            out |= set(names) - set(seen)
-            if not seen:
-                continue
-            self.progress(f"databricks: ABAC policy definitions in {catalog}")
-            view = f"{tsql.name_sql(catalog, self.platform)}.information_schema.abac_policy_definitions"
-            sql = (
-                "SELECT catalog_name, schema_name, securable_name, on_securable_type "
-                f"FROM {view} WHERE on_securable_type = 'TABLE'"
-            )
-            try:
-                rows = self.run.query(sql)
-            except ExecutionError as err:
-                self.coverage.note(
-                    f"{catalog}.information_schema.abac_policy_definitions could not be read "
-                    f"({one_line(err)[:300]}): the ABAC policies of its governed tables were listed table by "
-                    "table"
-                )
-                out |= set(seen)
-                continue
-            for r in rows:
-                name = str(r.get("securable_name") or "")
-                if name.count(".") != 2:
-                    name = (
-                        ".".join(str(r.get(c) or "") for c in ("catalog_name", "schema_name"))
-                        + f".{name}"
-                    )
-                out.add(name.lower())
-        return out
+        of the governance schema and its catalog, and of every governed table with its schema
+        and catalog, those that carry a policy, where the catalog's
+        ``information_schema.abac_policy_definitions`` can stand for them, and every other
+        (:func:`targets.databricks.bulk.policy_securables`)."""
+        return policy_securables(self, catalog_name, gov)
 
     def policy(self, p: Any, kind: str, securable: str, live: LiveCatalog) -> AbacPolicy | None:
         """A row filter or column mask policy as an AbacPolicy; a GRANT policy that gives

@@ -41,6 +41,7 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
+from accord.targets.snowflake import bulk
 from accord.targets.snowflake.ownership import table_owners
 from accord.targets.snowflake.truth import exempt_of, mapping_policies
 
@@ -343,12 +344,7 @@ class SnowflakeReader(Reader):
                     if judged:  # the owner column of SHOW ... POLICIES
                         policy = f"{kind.lower()} policy"
                         self.owned(live, policy, defined[-1][1], str(row.get("owner") or ""))
-        described = self.each(
-            lambda d: self.query(
-                f"DESCRIBE {d[0]} POLICY {_sf_name(d[1])}", f"DESCRIBE {d[0]} POLICY {d[1]}"
-            ),
-            defined,
-        )
+        described = bulk.definitions(self, defined)
         for (kind, name, row), desc in zip(defined, described, strict=True):
             if not desc:
                 continue
@@ -454,11 +450,12 @@ class SnowflakeReader(Reader):
                 if exempt_of(row):
                     live.exempt.append(policies[-1])
         policies = sorted(set(policies))
-        answers = self.each(
+        answers = bulk.references(
+            self,
+            policies,
             lambda p: self.information_schema(
                 p, f"POLICY_REFERENCES(POLICY_NAME => {_sf_literal(p)})", f"references of {p}"
             ),
-            policies,
         )
         tag_policies: dict[str, list[str]] = {}
         by_tag: dict[tuple[str, str], str] = {}
@@ -528,11 +525,13 @@ class SnowflakeReader(Reader):
             found[name.upper()] = Tag(name, allowed, policies, row.get("comment") or "")
         out: list[CatalogObject] = [self.keep(t) for t in found.values()]
         tables = self.governed_tables()
-        answers = self.each(
+        answers = bulk.tag_references(
+            self,
+            tables,
+            gov,
             lambda t: self.information_schema(
                 t, f"TAG_REFERENCES_ALL_COLUMNS({_sf_literal(t)}, 'table')", f"tags on {t}"
             ),
-            tables,
         )
         for table, rows in zip(tables, answers, strict=True):
             for r in rows or []:

@@ -468,6 +468,10 @@ class DatabricksEstate(OwnershipMixin, Estate):
                 cols, rows = self.abac_definitions_rows(catalog)
             elif view == "tables":
                 cols, rows = self.tables_rows(catalog)
+            elif view == "schemata":
+                cols, rows = self.schemata_rows(catalog)
+            elif view == "schema_privileges":
+                cols, rows = self.schema_privileges_rows(catalog)
             elif view == "column_tags":
                 cols = [*where, "table_name", "column_name", "tag_name", "tag_value"]
                 rows = [

@@ -74,3 +74,46 @@ class OwnershipMixin:
             if n.count(".") == 2 and n.split(".")[0] == catalog and self.may_see_table(n)  # type: ignore[attr-defined]
         ]
         return cols, out
+
+    def schema_names(self, catalog: str) -> list[str]:
+        """Every schema of ``catalog`` the metastore holds (lower-case ``catalog.schema``)."""
+        names = {".".join(t.name.lower().split(".")[:2]) for t in self.tables.values()}  # type: ignore[attr-defined]
+        names |= {".".join(p.name.lower().split(".")[:2]) for p in self.policies.values()}  # type: ignore[attr-defined]
+        rows = self.db.execute(  # type: ignore[attr-defined]
+            "SELECT DISTINCT table_catalog, table_schema FROM information_schema.tables"
+        ).fetchall()
+        names |= {".".join(r).lower() for r in rows}
+        return sorted(n for n in names if n.split(".")[0] == catalog)
+
+    def schemata_rows(self, catalog: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """``<catalog>.information_schema.schemata``: the schemas the caller may interact
+        with, with their owner (sql/language-manual/information-schema/schemata)."""
+        who = self.caller  # type: ignore[attr-defined]
+        rows = [
+            (catalog, n.split(".")[1], self.owner_of("SCHEMA", n))  # type: ignore[attr-defined]
+            for n in self.schema_names(catalog)
+            if self.holds(who, "SCHEMA", n)  # type: ignore[attr-defined]
+        ]
+        return ["catalog_name", "schema_name", "schema_owner"], rows
+
+    def schema_privileges_rows(self, catalog: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """``<catalog>.information_schema.schema_privileges``: the grants on the schemas the
+        caller may interact with, inherited ones with ``inherited_from`` (the catalog); a caller
+        that neither owns a schema nor is an admin sees its own grants only (the page's note:
+        "INFORMATION_SCHEMA only shows their own grants")."""
+        who = self.caller  # type: ignore[attr-defined]
+        cols = ["grantor", "grantee", "catalog_name", "schema_name", "privilege_type"]
+        cols += ["is_grantable", "inherited_from"]
+        rows = []
+        for n in self.schema_names(catalog):
+            if not self.holds(who, "SCHEMA", n):  # type: ignore[attr-defined]
+                continue
+            sees_all = who in self.admins or self.owner_of("SCHEMA", n) == who  # type: ignore[attr-defined]
+            for principal, priv, from_type, from_name in self.effective("SCHEMA", n):  # type: ignore[attr-defined]
+                if principal != who and not sees_all:
+                    continue
+                rows.append(
+                    (self.owner, principal, catalog, n.split(".")[1], priv.replace("_", " "),  # type: ignore[attr-defined]
+                     "NO", from_name if from_type else None)
+                )  # fmt: skip
+        return cols, rows

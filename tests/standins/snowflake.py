@@ -428,6 +428,7 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, Estate):
     def rewrite(self, tree: exp.Expression) -> exp.Expression:
         if isinstance(tree, exp.Query):
             self._check_select(tree)
+            self._check_get_ddl(tree)
             tree = self._govern(tree)
         saved = self.session
         self.session = self._roles_in_session()
@@ -447,6 +448,17 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, Estate):
             return node
 
         return self._current_secondary_roles(tree.transform(current_role))
+
+    def _check_get_ddl(self, tree: exp.Expression) -> None:
+        """``GET_DDL('POLICY', p)`` answers a role that may DESCRIBE the policy, and is "does not
+        exist or not authorized" to any other (sql-reference/functions/get_ddl, usage notes:
+        the role needs the privileges that describe the object)."""
+        for node in tree.find_all(exp.Anonymous):
+            if node.name.upper() != "GET_DDL" or len(node.expressions) < 2:
+                continue
+            found = self.policies.get(self.key(node.expressions[1].name))
+            if found is not None and found.kind != "FUNCTION" and not self.sees_policy(found):
+                raise missing("snowflake", "Policy", self.key(found.name))
 
     def _masks_of(self, t: Table) -> dict[str, tuple[str, tuple[str, ...]]]:
         """UPPER column -> (masking policy, using columns): set on the column, else through a tag
