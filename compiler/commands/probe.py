@@ -30,6 +30,12 @@ from accord.compiler.core.errors import UsageError
 @click.argument("args", nargs=-1)
 @click.option("--live", is_flag=True, help="Ask the live platforms and A2A surfaces.")
 @click.option(
+    "--simulate",
+    is_flag=True,
+    help="Live: simulate the Snowflake personas with POLICY_CONTEXT (the probe config's "
+    "snowflake.simulator_connection), never logging in as them.",
+)
+@click.option(
     "--platform",
     type=Choice(["snowflake", "databricks", "a2a", "all"]),
     default="all",
@@ -91,6 +97,7 @@ from accord.compiler.core.errors import UsageError
 def command(
     args: tuple[str, ...],
     live: bool,
+    simulate: bool,
     platform: str,
     fmt: str,
     out: str | None,
@@ -175,6 +182,7 @@ def command(
                 connection=connection,
                 warehouse_id=warehouse_id,
                 progress=progress(),
+                simulate=simulate,
             ),
         )
         if out:
@@ -211,7 +219,16 @@ _FORM_OPTIONS = {
     },
     "init": {"where", "column", "owner", "name"},
     "run": {"fmt", "out", "compiled"},
-    "live": {"platform", "fmt", "out", "config", "compiled", "connection", "warehouse_id"},
+    "live": {
+        "platform",
+        "fmt",
+        "out",
+        "config",
+        "compiled",
+        "connection",
+        "warehouse_id",
+        "simulate",
+    },
 }
 
 

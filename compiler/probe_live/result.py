@@ -82,6 +82,8 @@ class ProbeRun:
     outcomes: list[ProbeOutcome]
     #: probe name -> one line describing the question (persona, fact)
     questions: dict[str, str] = field(default_factory=dict)
+    #: what the answers do not show, in words (a simulated run's limits: probe --simulate)
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def from_outcomes(
@@ -169,6 +171,7 @@ class ProbeRun:
             lines.append("no probe was answered: nothing this run could ask reaches a probe")
         elif not self.questions:
             lines.append("the model has no probes")
+        lines += [f"note: {n}" for n in self.notes]
         lines.append(self.summary())
         return "\n".join(visible(line) for line in lines) + "\n"
 
@@ -189,6 +192,8 @@ class ProbeRun:
                     ],
                     "faults": len(self.faults),
                     "disagreements": [d.to_json() for d in self.disagreements],
+                    # only when there are some: a run without notes reads as before
+                    **({"notes": list(self.notes)} if self.notes else {}),
                 }
             )
         )

@@ -20,6 +20,7 @@ origins its entry lists, whatever URL the model names::
 
     snowflake:
       connection: accord_probe        # connections.toml entry of the probe user
+      simulator_connection: accord_simulator   # --simulate: the simulator role's own entry
     databricks:
       warehouse_id: 1234567890abcdef
       probe_profiles:                 # one SDK profile per persona (~/.databrickscfg)
@@ -62,6 +63,7 @@ from accord.compiler.probe_live.catalog import (
     probe_options,
 )
 from accord.compiler.probe_live.result import ProbeRun, describe
+from accord.compiler.probe_live.simulate import CANNOT_SIMULATE, SimulatorRunner
 from accord.targets.render import render_files
 
 DEFAULT_CONFIG = Path(".accord/probe.yaml")
@@ -70,6 +72,7 @@ _CONFIG_KEYS = {"snowflake", "databricks", "a2a_tokens", "timeout_seconds"}
 #: (section, key, type) of the settings read from the probe config's sections
 _CONFIG_SHAPES = (
     ("snowflake", "connection", str),
+    ("snowflake", "simulator_connection", str),
     ("databricks", "warehouse_id", str),
     ("databricks", "probe_profiles", dict),
 )
@@ -87,6 +90,9 @@ class LiveOptions:
     warehouse_id: str | None = None
     #: platform -> Runner, used instead of the real clients (tests, other callers)
     runners: dict[str, Runner] = field(default_factory=dict)
+    #: Snowflake personas simulated with POLICY_CONTEXT by the simulator role
+    #: (:mod:`.simulate`), not logged in as
+    simulate: bool = False
     #: what is shown as the probes are asked (``compiler.core.progress``), on standard error
     progress: Callable[[str], None] = field(default=lambda _: None)
 
@@ -332,6 +338,23 @@ def _snowflake_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
     return SnowflakeRunner(connect)
 
 
+def _simulator_runner(config: ProbeConfig, options: LiveOptions, model: Any) -> Runner:
+    """The simulator's runner: its connection is its own entry of the probe config, never the
+    drift reader's (its connection, environment or the connector's default)."""
+    connection = (config.data.get("snowflake") or {}).get("simulator_connection")
+    if not connection:
+        raise UsageError(
+            f"probe --live --simulate needs snowflake.simulator_connection in {config.path}: "
+            "the simulator role's own connections.toml entry (it owns the governed tables and "
+            "holds APPLY on their policies: never the drift reader's connection)"
+        )
+    try:
+        connect = SnowflakeExecutor.opener(probe_options(config.timeout, str(connection)))
+    except ImportError:
+        raise UsageError("pip install 'accord[snowflake]' to probe Snowflake") from None
+    return SimulatorRunner(connect, model)
+
+
 def _databricks_runner(config: ProbeConfig, options: LiveOptions) -> Runner:
     try:
         client_of = databricks_profile_clients(probe_options(config.timeout).timeouts)
@@ -396,8 +419,10 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
 
     def runner(platform: str) -> Runner:
         if platform not in runners:
-            make = _RUNNERS[platform]
-            runners[platform] = make(config, options)
+            if options.simulate and platform == SNOWFLAKE.name:
+                runners[platform] = _simulator_runner(config, options, model)
+            else:
+                runners[platform] = _RUNNERS[platform](config, options)
         return runners[platform]
 
     asked = list(questions(model))
@@ -428,12 +453,17 @@ def run_live(project: Any, options: LiveOptions) -> ProbeRun:
             got = replace(got, disposition=None)
         outcomes.append(q.outcome(got, depth))
     finished(options.progress)
+    simulated = options.simulate and any(
+        model.surfaces[o.surface].platform == SNOWFLAKE.name and o.depth == "live" for o in outcomes
+    )
+    notes = list(CANNOT_SIMULATE) if simulated else []
     return ProbeRun(
         "live",
         project.fingerprint,
         compiled_fingerprint(project, options.compiled),
         outcomes,
         {n: describe(p) for n, p in model.probes.items()},
+        notes,
     )
 
 

@@ -27,14 +27,17 @@ from accord.targets import sql as tsql
 def schema_facts(reader: Any, me: str) -> None:
     """Fill ``reader.schema_owners`` (schema -> owner) and ``reader.schema_grants`` (schema ->
     [(principal, privilege, where)], the reader's own) for the schemas the reader checks, one
-    pair of statements per catalog. A catalog whose views fail is left out (noted)."""
+    pair of statements per catalog (``--jobs`` at a time). A catalog whose views fail is left
+    out (noted): its schemas are checked one by one."""
     by_catalog: dict[str, set[str]] = {}
     for schema in reader.schemas():
         catalog, name = schema.split(".")
         by_catalog.setdefault(catalog, set()).add(name)
     platform = reader.platform
-    for catalog, names in sorted(by_catalog.items()):
-        listed = ", ".join(tsql.literal_sql(n, platform) for n in sorted(names))
+    me_sql = tsql.literal_sql(me, platform)
+
+    def read(catalog: str) -> tuple[list[Any], list[Any]] | str:
+        listed = ", ".join(tsql.literal_sql(n, platform) for n in sorted(by_catalog[catalog]))
         view = f"{tsql.name_sql(catalog, platform)}.information_schema"
         try:
             owners = reader.run.query(
@@ -43,21 +46,27 @@ def schema_facts(reader: Any, me: str) -> None:
             )
             grants = reader.run.query(
                 "SELECT grantee, schema_name, privilege_type, inherited_from FROM "
-                f"{view}.schema_privileges WHERE grantee = {tsql.literal_sql(me, platform)} "
-                f"AND schema_name IN ({listed})"
+                f"{view}.schema_privileges WHERE grantee = {me_sql} AND schema_name IN ({listed})"
             )
         except ExecutionError as err:
+            return one_line(err)[:300]
+        return owners, grants
+
+    catalogs = sorted(by_catalog)
+    reader.progress("databricks: the schemas' owners and the reader's grants")
+    for catalog, answer in zip(catalogs, reader.each(read, catalogs), strict=True):
+        if isinstance(answer, str):
             reader.coverage.note(
                 f"{catalog}.information_schema.schemata / schema_privileges could not be read "
-                f"({one_line(err)[:300]}): its schemas were checked one by one"
+                f"({answer}): its schemas were checked one by one"
             )
             continue
-        for name in names:
+        owners, grants = answer
+        for name in by_catalog[catalog]:
             reader.schema_grants[f"{catalog}.{name}"] = []
         for r in owners:
-            reader.schema_owners[f"{catalog}.{str(r.get('schema_name') or '').lower()}"] = str(
-                r.get("schema_owner") or ""
-            )
+            schema = f"{catalog}.{str(r.get('schema_name') or '').lower()}"
+            reader.schema_owners[schema] = str(r.get("schema_owner") or "")
         for r in grants:
             schema = f"{catalog}.{str(r.get('schema_name') or '').lower()}"
             if schema not in reader.schema_grants:
@@ -110,26 +119,30 @@ def policy_securables(reader: Any, catalog_name: str, gov: str) -> list[tuple[st
 
 def _attached(reader: Any, catalogs: list[str]) -> tuple[set[tuple[str, str]], set[str]]:
     """(securable type, lower-case name) of every policy attachment the catalogs' views name,
-    and the catalogs whose view was read."""
-    named: set[tuple[str, str]] = set()
-    read: set[str] = set()
-    for catalog in catalogs:
-        reader.progress(f"databricks: ABAC policy definitions in {catalog}")
+    and the catalogs whose view was read (``--jobs`` at a time)."""
+
+    def read(catalog: str) -> list[Any] | str:
         view = (
             f"{tsql.name_sql(catalog, reader.platform)}.information_schema.abac_policy_definitions"
         )
         try:
-            rows = reader.run.query(
+            return reader.run.query(  # type: ignore[no-any-return]
                 f"SELECT catalog_name, schema_name, securable_name, on_securable_type FROM {view}"
             )
         except ExecutionError as err:
+            return one_line(err)[:300]
+
+    named: set[tuple[str, str]] = set()
+    read_ok: set[str] = set()
+    reader.progress("databricks: ABAC policy definitions")
+    for catalog, rows in zip(catalogs, reader.each(read, catalogs), strict=True):
+        if isinstance(rows, str):
             reader.coverage.note(
                 f"{catalog}.information_schema.abac_policy_definitions could not be read "
-                f"({one_line(err)[:300]}): the ABAC policies of its securables were listed one "
-                "by one"
+                f"({rows}): the ABAC policies of its securables were listed one by one"
             )
             continue
-        read.add(catalog)
+        read_ok.add(catalog)
         for r in rows:
             kind = str(r.get("on_securable_type") or "").upper()
             cat = str(r.get("catalog_name") or "").lower()
@@ -141,4 +154,4 @@ def _attached(reader: Any, catalogs: list[str]) -> tuple[set[tuple[str, str]], s
                 named.add((kind, f"{cat}.{schema}"))
             elif kind == "TABLE":
                 named.add((kind, name if name.count(".") == 2 else f"{cat}.{schema}.{name}"))
-    return named, read
+    return named, read_ok

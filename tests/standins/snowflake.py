@@ -41,6 +41,7 @@ from tests.standins.history import history_of
 from tests.standins.http import Handler, serve
 from tests.standins.reader import Stmt
 from tests.standins.snowflake_owners import OwnershipMixin
+from tests.standins.snowflake_simulate import SimulationMixin
 from tests.standins.snowflake_tags import TagInheritanceMixin
 
 CREATED = "2026-11-03 10:00:00.000 +0000"
@@ -81,7 +82,7 @@ class Session:
         return {self.primary, *self.secondary} if self.primary else set(self.secondary)
 
 
-class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, Estate):
+class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, SimulationMixin, Estate):
     """A Snowflake account. A ``SELECT`` reads a governed table the way Snowflake does: its
     row access policy filters the rows and its masking policies (set on the column, or through
     a tag on the column or the table whose masking policy returns the column's type) transform
@@ -132,6 +133,9 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, Estate):
         #: database and schema tags, and propagated column tags (tests/standins/snowflake_tags.py)
         self.container_tags: dict[tuple[str, str], dict[str, str]] = {}
         self.propagated: set[tuple[str, str, str]] = set()
+        #: EXECUTE USING POLICY_CONTEXT (tests/standins/snowflake_simulate.py)
+        self.simulation_honours_roles = True
+        self.simulating = False
 
     def grant_roles(self, user: str, roles: list[str]) -> None:
         self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
@@ -405,7 +409,7 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, Estate):
         policies) and are not checked here: the tables this checks are the others, the mapping
         tables among them. The policies' own reads of a mapping table run with the owner's
         rights and are not the caller's."""
-        if self.current is None or self.sees_all():
+        if self.current is None or self.sees_all() or self.simulating:
             return
         for table in tree.find_all(exp.Table):
             name = self._table_name(table)
@@ -498,6 +502,8 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, Estate):
         owned = self.ownership_command(words, tokens)
         if owned is None:
             owned = self.container_tag_command(words, tokens)
+        if owned is None:
+            owned = self.simulate_command(words, sql)
         if owned is not None:
             return owned  # type: ignore[no-any-return]
         if text.startswith("SHOW ROW ACCESS POLICIES IN SCHEMA"):
