@@ -60,7 +60,7 @@ format: $(BIN)/accord
 golden: $(BIN)/accord
 	$(BIN)/python -m tests.regen_golden
 
-# Regenerate docs/rules.md and the README's rule table from the lint rules, docs/policy-format.md
+# Regenerate docs/rules.md and docs/lint.md's rule table from the lint rules, docs/policy-format.md
 # from the model and docs/cli.md from the command definitions (a test fails when any is stale).
 docs: $(BIN)/accord
 	$(BIN)/python -m accord.compiler.lint.docs
