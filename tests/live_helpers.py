@@ -331,7 +331,7 @@ class _Translated:
 
 
 # --------------------------------------------------------------------------------------------
-# least-privilege readers: what the README's reader grants give the drift reader, on each
+# least-privilege readers: what docs/live.md's reader grants give the drift reader, on each
 # stand-in (tests/test_snowflake_reader.py, tests/test_databricks_truth.py, bench/live_bench.py)
 
 #: the Snowflake reading role, and the role it holds the global privileges through
@@ -349,7 +349,7 @@ DATABRICKS_READER = "accord-ci@example.com"
 def snowflake_reader(
     sf: SnowflakeEstate, expected: Any, without: tuple[str, ...] = (), role: str = SNOWFLAKE_READER
 ) -> None:
-    """``role`` holds what the README's reader grants give it: the global privileges through
+    """``role`` holds what docs/live.md's reader grants give it: the global privileges through
     a role granted to it (GOVERNANCE_READ: the hierarchy), USAGE on the databases and schemas
     of the governance schema, the governed and the mapping tables, SELECT on those tables.
     Nothing on the salt functions. ``expected`` is the model's lowered Snowflake catalog; a
@@ -384,7 +384,7 @@ def databricks_reader(
     governance: str = "governance.policies",
     who: str = DATABRICKS_READER,
 ) -> None:
-    """The README's reader grants, and nothing else: ``who`` is no longer an admin; USE
+    """The reader grants of docs/live.md, and nothing else: ``who`` is no longer an admin; USE
     CATALOG and READ METADATA on each catalog (and BROWSE on the governance catalog, so that
     functions.list shows every function), USE SCHEMA and MANAGE on each governed table's
     schema, and on the governance schema SELECT too (the mapping tables)."""

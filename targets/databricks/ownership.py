@@ -4,7 +4,7 @@ governed tables (issue 41, item 1), read only when the model names ``platforms.d
 One statement per catalog: ``<catalog>.information_schema.tables`` (columns ``table_catalog``,
 ``table_schema``, ``table_name``, ``table_owner``; docs.databricks.com sql/language-manual/
 information-schema/tables), which lists the tables the reading principal may interact with (the
-README's reader holds MANAGE on their schemas). A table it does not list is unseen (its owner is
+reader of docs/live.md holds MANAGE on their schemas). A table it does not list is unseen (its owner is
 not judged, said), never taken for one the expected owner owns. The functions' owners come with
 ``functions.list`` (``FunctionInfo.owner``), which the reader reads anyway."""
 
