@@ -322,6 +322,17 @@ class SnowflakeReader(Reader):
                     "MANAGE GRANTS privilege lets it see every object",
                     f"that {salt.name} is deployed, SECURE and callable by its owner only",
                 )
+        owned = [
+            t
+            for t in self.governed_tables()
+            if ("TABLE", t.upper()) in held and "OWNERSHIP" in held[("TABLE", t.upper())]
+        ]
+        if owned and not self.coverage.reader.upper() == "ACCOUNTADMIN":
+            self.coverage.note(
+                f"the reading role owns {len(owned)} governed table(s) ({owned[0]}"
+                f"{', ...' if len(owned) > 1 else ''}): that is the simulator's privilege (probe "
+                "--live --simulate), more than a drift reader needs"
+            )
         self.coverage.privileges = sorted(privileges)
 
     # ------------------------------------------------------------------ the read

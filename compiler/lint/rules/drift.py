@@ -56,12 +56,20 @@ class LiveUnmanaged:
     Reports every attachment on a governed table or column that is not in the model: a
     console-added masking policy, a row filter from another team's schema, an ABAC policy on
     the table's schema or catalog, and objects in the governance schema the model does not
-    declare.
+    declare. Also: a row filter or mask on a mapping table (it changes the grant rows every
+    read sees, accord's own policies' included; the rows drift compared are then unproven,
+    ACC707); a Snowflake masking policy that is `EXEMPT_OTHER_POLICIES = TRUE` on a column
+    accord's policies read; a governance tag a column carries without the model putting it
+    there (set on its table, schema or database and inherited, or propagated through lineage:
+    one finding per place it is set); and, when the model names `platforms.<p>.owner`, a
+    policy, policy function or mapping table owned by anyone else, or a governed table owned by
+    an identity the model does not give every row and column in the clear.
 
     ## Why is this bad?
     An attachment accord did not make decides what people see, and nobody reviewed it. A
     replacement mask may show the value in clear to more roles than the model says; a second
-    ABAC filter makes Unity Catalog refuse every query on the table.
+    ABAC filter makes Unity Catalog refuse every query on the table. An owner can change or drop
+    what it owns (on Databricks a table's owner can drop its filter and masks).
 
     ## Example
     ```sql
@@ -146,7 +154,9 @@ class SaltExposed:
     `grants.get_effective`) and reports each grant of USAGE / EXECUTE to anyone but the owner.
     On Databricks that includes a grant on the function's schema or catalog (inherited by
     every function in it), an ABAC GRANT policy there that gives EXECUTE, and the reading
-    principal itself when it may call the salt.
+    principal itself when it may call the salt. When the model names `platforms.<p>.owner`, a
+    salt function owned by anyone else is reported too (with who holds that owner: a role
+    PUBLIC holds reaches every user), and a grant to the named owner is not.
 
     ## Why is this bad?
     Whoever can call the salt function can select the salt, and with the salt every salted
@@ -162,7 +172,9 @@ class SaltExposed:
     `REVOKE USAGE ON FUNCTION ... FROM ROLE ANALYST` (Databricks: `REVOKE EXECUTE ON FUNCTION
     ... FROM `group``, or `ON SCHEMA` / `ON CATALOG` where the grant is inherited from, `ALL
     PRIVILEGES` in two words; drop or narrow a GRANT policy). `accord plan --base live:` writes
-    these. The policy owner needs USAGE; the querying roles do not.
+    these, and transfers a salt's ownership back to `platforms.<p>.owner` (`GRANT OWNERSHIP ...
+    COPY CURRENT GRANTS`, `ALTER FUNCTION ... OWNER TO`) rather than revoking that owner's
+    grants. The policy owner needs USAGE; the querying roles do not.
     """
 
 
