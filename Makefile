@@ -10,7 +10,7 @@ WORKERS ?= auto
 # the workers nor the commands the tests start compile accord anew
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile
 
-.PHONY: demo live-demo test check lint format golden docs docs-site migrations sqlwords bench bench-live clean
+.PHONY: demo live-demo test check lint format golden docs docs-site migrations sqlwords bench bench-live bench-bounds clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +87,10 @@ bench: $(BIN)/accord
 
 bench-live: $(BIN)/accord
 	$(BIN)/python bench/live_bench.py
+
+# The bounded work of probe sample (history rows) and gate test (agents): bench/bounds_bench.py.
+bench-bounds: $(BIN)/accord
+	$(BIN)/python bench/bounds_bench.py
 
 clean:
 	rm -rf $(VENV) build site

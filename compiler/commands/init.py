@@ -8,6 +8,7 @@ are appended, and what it holds is kept byte for byte. The files are
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ import click
 from accord.compiler.commands.options import Choice
 from accord.compiler.commands.schema import policy_schema
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from accord.compiler.model.scaffold import Choices, check_choices, gitignore_addition, scaffold
 
 
@@ -99,24 +101,31 @@ def command(
     ignore = root / ".gitignore"
     if ignore.is_symlink() or (ignore.exists() and not ignore.is_file()):
         clashes.append(".gitignore")
-    if clashes:
-        raise InputError(
-            [
-                Diagnostic(
-                    Location(str(root / rel), 1, 1),
-                    "exists: accord init never overwrites a file (move it away, or init "
-                    "another directory)",
-                )
-                for rel in clashes
-            ]
+    problems = [
+        Diagnostic(
+            Location(str(root / rel), 1, 1),
+            "exists: accord init never overwrites a file (move it away, or init another directory)",
         )
-    current = ignore.read_text(encoding="utf-8") if ignore.is_file() else None
+        for rel in clashes
+    ]
+    problems += [
+        Diagnostic(
+            Location(str(folder), 1, 1),
+            f"exists and is not a directory: accord init writes {root / rel} inside it "
+            "(move it away, or init another directory)",
+        )
+        for folder, rel in _blocked_folders(root, files)
+    ]
+    if problems:
+        raise InputError(problems)
+    current = _read_gitignore(ignore) if ignore.is_file() else None
     addition = gitignore_addition(current)
     written: list[Path] = []
+    made: list[Path] = []
     try:
         for rel, text in files.items():
             path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_folders(path.parent, made)
             # "x": created here, or the write fails (a file that appeared since the check)
             with open(path, "x", encoding="utf-8", newline="\n") as handle:
                 written.append(path)
@@ -127,6 +136,9 @@ def command(
     except OSError as err:
         for path in written:
             path.unlink(missing_ok=True)
+        for folder in reversed(made):  # the folders it made, deepest first: now empty
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise UsageError(
             f"accord init: {err.filename}: {err.strerror}; nothing was written"
         ) from None
@@ -175,6 +187,39 @@ def installed_from() -> tuple[str, str | None]:
 
 def _taken(path: Path) -> bool:
     return path.exists() or path.is_symlink()
+
+
+def _blocked_folders(root: Path, files: dict[str, str]) -> list[tuple[Path, str]]:
+    """(folder, file) for each folder a file goes in that exists as something other than a
+    directory (a file ``.vscode``): found before anything is written."""
+    out: dict[Path, str] = {}
+    for rel in files:
+        for parent in reversed(Path(rel).parents[:-1]):  # the outermost folder first
+            folder = root / parent
+            if folder.is_dir():
+                continue
+            if _taken(folder):
+                out.setdefault(folder, rel)
+            break
+    return sorted(out.items())
+
+
+def _make_folders(folder: Path, made: list[Path]) -> None:
+    """``folder`` and the folders above it that are missing, each one made appended to
+    ``made`` (outermost first), so that a failed run removes what it made."""
+    missing = []
+    while not folder.is_dir():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir()
+        made.append(path)
+
+
+def _read_gitignore(path: Path) -> str:
+    """The text of the repository's ``.gitignore``: UTF-8, bounded, or a located error (before
+    anything is written)."""
+    return decode(read_bytes(path, ".gitignore", MAX_FILE_BYTES), str(path), ".gitignore")
 
 
 def _terminal() -> bool:

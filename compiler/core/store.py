@@ -45,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import marshal
 import os
 import stat
 import sys
@@ -52,6 +53,12 @@ import time
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows: no address-space bound (see loads)
+    resource = None  # type: ignore[assignment]
 
 FORMAT = b"accord-cache-4"
 _enabled: bool | None = None
@@ -364,6 +371,63 @@ def write(kind: str, key: str, payload: bytes) -> None:
             raise
     except OSError:
         return
+
+
+#: what decoding an entry that is not one accord wrote raises (cut short, of another shape,
+#: nested past the decoder's depth, claiming more than memory holds): each is a miss, never a
+#: crash. An entry passes the machine key's check before it is decoded, so only an entry made
+#: with this machine's key gets here; such an entry is still only a cache entry.
+UNREADABLE = (
+    ValueError,
+    EOFError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    IndexError,
+    RecursionError,
+    MemoryError,
+)
+#: the address space a decode may take beyond what the process holds: this, and 16 bytes per
+#: byte of the payload (what decoding one of accord's payloads takes is a few times its size)
+_DECODE_MARGIN = 256 * 1024 * 1024
+
+
+def loads(payload: bytes) -> Any:
+    """``marshal.loads(payload)``, raising one of :data:`UNREADABLE` for a payload that does
+    not decode. marshal makes a list's (and a tuple's) slots from the count the payload claims
+    before it reads a single item: a payload of five bytes claiming two billion items takes
+    sixteen gigabytes of address space and seconds to fail, and nested, hours. While it
+    decodes, the process's address space is bounded (``RLIMIT_AS``: what it holds now, plus
+    :data:`_DECODE_MARGIN` and 16 bytes per byte of the payload), so such a payload fails at
+    once with MemoryError. Where the bound cannot be read or set (no ``/proc``, no
+    ``resource`` module), the payload is decoded unbounded."""
+    with _address_space(_DECODE_MARGIN + 16 * len(payload)):
+        return marshal.loads(payload)
+
+
+@contextlib.contextmanager
+def _address_space(margin: int) -> Iterator[None]:
+    """The process's address space bounded to what it holds now plus ``margin`` (never
+    raised above a lower bound already set), restored on leaving."""
+    restore = None
+    if resource is not None:
+        try:
+            with open("/proc/self/statm", "rb") as statm:
+                held = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            bound = held + margin
+            if (soft == resource.RLIM_INFINITY or bound < soft) and (
+                hard == resource.RLIM_INFINITY or bound <= hard
+            ):
+                resource.setrlimit(resource.RLIMIT_AS, (bound, hard))
+                restore = (soft, hard)
+        except (OSError, ValueError, IndexError):
+            restore = None
+    try:
+        yield
+    finally:
+        if restore is not None:
+            resource.setrlimit(resource.RLIMIT_AS, restore)
 
 
 def max_bytes() -> int:

@@ -33,7 +33,11 @@ from accord.compiler.core.errors import UsageError
 ENGINE = "regorus"
 ENGINE_VERSION = "0.9.1"
 
-_PACKAGE = re.compile(r"^\s*package\s+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*$")
+#: a package declaration, and the comment that may end its line (Rego's comments start at
+#: ``#`` and run to the end of the line)
+_PACKAGE = re.compile(
+    r"^\s*package\s+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*(?:#.*)?$"
+)
 _WHERE = re.compile(r"-->\s*(.+?):(\d+):(\d+)")
 _ERROR = re.compile(r"^error:\s*(.*)$", re.MULTILINE)
 #: the largest engine diagnostic kept

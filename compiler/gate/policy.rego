@@ -116,8 +116,11 @@ incomplete contains msg if {
 	# the registry counts the agents it still lists and the model retired: each is either
 	# described (agents) or accounted for (retired_agents, judged below)
 	count(agents) + count(retired) != input.expected_agent_count
+	# %v, not %d: the count comes from the input and may be negative or fractional (OPA
+	# writes -1 for both verbs; regorus 0.9.1 writes a negative %d as --1, and refuses a
+	# fraction for %d, which would make the gate exit 2 instead of denying)
 	msg := sprintf(
-		"incomplete manifest: it describes %d agents and %d retired, the registry expects %d",
+		"incomplete manifest: it describes %d agents and %d retired, the registry expects %v",
 		[count(agents), count(retired), input.expected_agent_count],
 	)
 }

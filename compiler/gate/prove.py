@@ -17,6 +17,13 @@ fields) deleted; each boolean also set to ``false`` and to a non-boolean (the st
 - a variant the engine cannot evaluate fails closed (``accord gate`` exits 2 on it): listed,
   not a failure.
 
+**The bound.** Every variant is the whole sample evaluated again, so the work grows with the
+square of the sample: the keys of at most :data:`MAX_VARIED_ITEMS` items of each list (the
+first ones: agents, retired agents, owners) are varied, and the proof says which lists were
+longer (the other items are left as they are in every variant). Each item of a list is read
+by the same rules, so a sample with few agents proves as much; one within the bound is
+varied whole.
+
 The static half, from the policy's syntax tree (regorus gives it): the input keys each
 ``deny`` rule reads (``x.key`` and ``x["key"]``, in the rule and in the rules and functions
 of the package it uses) compared with the keys the completeness rule names (the string
@@ -41,6 +48,8 @@ from accord.compiler.gate.engine import EngineError, Evaluation, engine_for, eva
 Path_ = tuple[str | int, ...]
 #: the non-boolean a boolean is replaced with (reads as true to a careless eye)
 NON_BOOLEAN = "true"
+#: the items of each list of the sample whose keys are varied (the first ones)
+MAX_VARIED_ITEMS = 10
 
 
 def label(path: Path_) -> str:
@@ -51,15 +60,29 @@ def label(path: Path_) -> str:
 
 
 def key_paths(doc: Any, prefix: Path_ = ()) -> Iterator[Path_]:
-    """Every key of every object in ``doc`` (lists are walked into), in document order."""
+    """Every key of every object in ``doc`` (lists are walked into, their first
+    :data:`MAX_VARIED_ITEMS` items), in document order."""
     if isinstance(doc, dict):
         for key in sorted(doc):
             path = (*prefix, key)
             yield path
             yield from key_paths(doc[key], path)
     elif isinstance(doc, list):
-        for i, item in enumerate(doc):
+        for i, item in enumerate(doc[:MAX_VARIED_ITEMS]):
             yield from key_paths(item, (*prefix, i))
+
+
+def bounded_lists(doc: Any, prefix: Path_ = ()) -> Iterator[tuple[Path_, int]]:
+    """(path, length) of every list of ``doc`` longer than :data:`MAX_VARIED_ITEMS` whose
+    items :func:`key_paths` walks into, in document order."""
+    if isinstance(doc, dict):
+        for key in sorted(doc):
+            yield from bounded_lists(doc[key], (*prefix, key))
+    elif isinstance(doc, list):
+        if len(doc) > MAX_VARIED_ITEMS and any(isinstance(i, dict | list) for i in doc):
+            yield prefix, len(doc)
+        for i, item in enumerate(doc[:MAX_VARIED_ITEMS]):
+            yield from bounded_lists(item, (*prefix, i))
 
 
 def _get(doc: Any, path: Path_) -> Any:
@@ -128,6 +151,8 @@ class Proof:
     static: str = "not made: the engine gave no syntax tree (the variants are the proof)"
     #: keys deny rules read that `complete` does not name
     unrequired: list[str] = field(default_factory=list)
+    #: the lists whose items past the bound were not varied, said in words
+    bounded: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[Outcome]:
@@ -148,6 +173,7 @@ class Proof:
                 "outcomes": [o.to_json() for o in self.outcomes],
                 "static_comparison": self.static,
                 "unrequired_reads": self.unrequired,
+                "bounded": self.bounded,
             }
         )
 
@@ -160,6 +186,7 @@ class Proof:
             f"closed     {o.name}: the engine cannot evaluate it ({o.detail})" for o in errors
         ]
         lines += [f"FAIL-OPEN  {u}" for u in self.unrequired]
+        lines += [f"bounded    {b}" for b in self.bounded]
         lines.append(f"static comparison: {self.static}")
         n, f = len(self.outcomes), len(self.failures)
         verdict = (
@@ -169,6 +196,8 @@ class Proof:
         )
         if self.unrequired:
             verdict += f"; {len(self.unrequired)} key(s) read that `complete` does not require"
+        if self.bounded:
+            verdict += f"; {len(self.bounded)} list(s) varied in part (bounded)"
         lines.append(f"accord gate test ({self.policy} on {self.sample}): {verdict}")
         return "\n".join(visible(line) for line in lines) + "\n"
 
@@ -184,6 +213,11 @@ def prove(policy: str, name: str, sample: Any, sample_name: str) -> Proof:
             "give a sample manifest the policy finds complete"
         )
     proof = Proof(name, sample_name, base)
+    proof.bounded = [
+        f"{label(path)}: the keys of its first {MAX_VARIED_ITEMS} of {n} items are varied, "
+        f"not the others' (a sample with at most {MAX_VARIED_ITEMS} is varied whole)"
+        for path, n in bounded_lists(sample)
+    ]
     for path, action, doc in variants(sample):
         proof.outcomes.append(_judge(policy, name, engine, base, path, action, doc))
     rules = syntax_tree(engine)

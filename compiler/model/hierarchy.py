@@ -19,6 +19,8 @@ validation error (:func:`cycles`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from accord.compiler.model.schema import PolicyModel
 
 
@@ -51,35 +53,48 @@ def has_hierarchy(model: PolicyModel) -> bool:
 
 def cycles(model: PolicyModel) -> list[tuple[tuple[str | int, ...], str]]:
     """(path of the ``inherits`` item that closes a cycle, message) for every cycle, each
-    reported once, at the edge met last when walking principals in order."""
+    reported once, at the edge met last when walking principals in order. The walk keeps its
+    own stack: a chain of thousands of principals is no deeper for Python than one."""
     out: list[tuple[tuple[str | int, ...], str]] = []
     state: dict[str, int] = {}  # 1: on the current path, 2: done
     reported: set[frozenset[str]] = set()
 
-    def walk(name: str, path: list[str]) -> None:
-        state[name] = 1
+    def edges(name: str) -> Iterator[tuple[int, str]]:
         principal = model.principals.get(name)
-        for i, parent in enumerate(principal.inherits if principal is not None else ()):
-            if parent not in model.principals:
-                continue  # an unknown principal: reported as such
-            if state.get(parent) == 1:
-                loop = [*path[path.index(parent) :], name] if parent in path else [name]
-                key = frozenset(loop)
-                if key not in reported:
-                    reported.add(key)
-                    told = " -> ".join([*loop, parent])
-                    out.append(
-                        (
-                            ("principals", name, "inherits", i),
-                            f"inherits forms a cycle ({told}): a role cannot be granted to a "
-                            "role it is granted, nor a group nested in a group nested in it",
-                        )
-                    )
-            elif state.get(parent) is None:
-                walk(parent, [*path, name])
-        state[name] = 2
+        return enumerate(principal.inherits if principal is not None else ())
 
-    for name in model.principals:
-        if state.get(name) is None:
-            walk(name, [])
+    for start in model.principals:
+        if state.get(start) is not None:
+            continue
+        state[start] = 1
+        path = [start]  # the principals on the current path, ``start`` first
+        stack = [edges(start)]
+        while stack:
+            name = path[-1]
+            for i, parent in stack[-1]:
+                if parent not in model.principals:
+                    continue  # an unknown principal: reported as such
+                if state.get(parent) == 1:
+                    loop = path[path.index(parent) :]
+                    key = frozenset(loop)
+                    if key not in reported:
+                        reported.add(key)
+                        told = " -> ".join([*loop, parent])
+                        out.append(
+                            (
+                                ("principals", name, "inherits", i),
+                                f"inherits forms a cycle ({told}): a role cannot be granted to "
+                                "a role it is granted, nor a group nested in a group nested in "
+                                "it",
+                            )
+                        )
+                elif state.get(parent) is None:
+                    state[parent] = 1
+                    path.append(parent)
+                    stack.append(edges(parent))
+                    break
+            else:
+                state[name] = 2
+                path.pop()
+                stack.pop()
     return out

@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import marshal
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,8 @@ from accord.compiler.model.source import Positions, SourceMap
 #: even when its content digest is computed before the project is loaded)
 _parsed: dict[str, tuple[Any, Any]] = {}
 store.on_enable(_parsed.clear)
+#: a ``sem/`` entry: a SHA-256 in hexadecimal (anything else is a miss)
+_HEX_DIGEST = re.compile(rb"[0-9a-f]{64}")
 
 
 def file_key(name: str, raw: bytes) -> str:
@@ -68,10 +71,15 @@ def _parse(
     payload = store.read("parse", key)
     if payload is not None:
         try:
-            doc, texts = marshal.loads(payload)
-            if isinstance(doc, dict) and isinstance(texts, dict):
+            doc, texts = store.loads(payload)
+            # the texts are read as strings (a scalar's written form): any other is a miss
+            if (
+                isinstance(doc, dict)
+                and isinstance(texts, dict)
+                and all(type(t) is str for t in texts.values())
+            ):
                 return doc, CachedSource(raw, name, texts, key, compute)
-        except (ValueError, EOFError, TypeError):
+        except store.UNREADABLE:
             pass
     doc, source = compute(raw, name)
     with contextlib.suppress(ValueError):  # a value marshal cannot hold: not cached
@@ -108,9 +116,9 @@ class CachedSource(Positions):
     def _positions(self) -> Any:
         if self._full is None:
             payload = store.read("pos", self._key)
-            with contextlib.suppress(ValueError, EOFError, TypeError):
-                values, keys = marshal.loads(payload or b"")  # b"": EOFError
-                if isinstance(values, dict) and isinstance(keys, dict):
+            with contextlib.suppress(*store.UNREADABLE):
+                values, keys = store.loads(payload or b"")  # b"": EOFError
+                if _positions(values, self._name) and _positions(keys, self._name):
                     self._full = SourceMap(values=values, keys=keys, texts=self.texts)
         if self._full is None:  # the entry is gone or damaged: parse the file again
             _, source = self._compute(self._raw, self._name)
@@ -126,6 +134,20 @@ class CachedSource(Positions):
     @property
     def keys(self) -> Any:  # type: ignore[override]
         return self._positions().keys
+
+
+def _positions(table: Any, name: str) -> bool:
+    """Whether ``table`` is a ``pos/`` table of the file ``name``: path -> (``name``, line,
+    column); any other is a miss (read only when a message needs a position)."""
+    return isinstance(table, dict) and all(
+        type(p) is tuple
+        and len(p) == 3
+        and p[0] == name
+        and type(p[1]) is int
+        and type(p[2]) is int
+        and type(path) is tuple
+        for path, p in table.items()
+    )
 
 
 def content_digest(raw: bytes, doc: Any, source: Any) -> str:
@@ -162,7 +184,7 @@ def file_digest(
     why)."""
     key = file_key(name, raw)
     payload = store.read("sem", key)
-    if payload is not None and len(payload) == 64:
+    if payload is not None and _HEX_DIGEST.fullmatch(payload):
         return payload.decode("ascii")
     try:
         doc, source = _parse(raw, name, compute, key)

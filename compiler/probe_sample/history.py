@@ -38,6 +38,11 @@ account groups come from the workspace's SCIM users and service principals (thei
 Every statement goes through :mod:`compiler.connect.executor` (timeouts, denials); the rows
 are turned into records here, with nothing dropped: an object this module cannot read is
 counted in :attr:`Source.skipped` with why.
+
+**The bound.** Each statement reads at most :data:`MAX_HISTORY_ROWS` rows, the newest first:
+a window that holds more is read in part, and the source says so (:meth:`Source.cannot_see`:
+the older reads are not seen, and the sample is not complete). Grouping the reads on the
+platform, so that a long window is read whole, is for later; the bound and its message stay.
 """
 
 from __future__ import annotations
@@ -160,6 +165,33 @@ def _time(value: Any) -> str:
     return _time(parsed)
 
 
+#: the most rows each history statement reads (the newest); more are not read, and said so
+MAX_HISTORY_ROWS = 20_000
+
+
+def bounded(
+    rows: list[dict[str, Any]], source: Source, time_key: str, statement_key: str = ""
+) -> list[dict[str, Any]]:
+    """``rows`` (newest first, at most :data:`MAX_HISTORY_ROWS` + 1) cut to the bound, and
+    turned oldest first; when there were more, ``source`` says which reads were not seen.
+    ``statement_key``: the column naming the statement of a row, where a statement has several
+    rows (one per table or column it read): the statement at the cut, which may have lost some
+    of its rows, is not read at all."""
+    if len(rows) <= MAX_HISTORY_ROWS:
+        return rows[::-1]
+    cut = rows[MAX_HISTORY_ROWS]
+    rows = rows[:MAX_HISTORY_ROWS]
+    if statement_key:
+        rows = [r for r in rows if r.get(statement_key) != cut.get(statement_key)]
+    source.cannot_see(
+        f"the {source.platform} reads at or before {_time(cut.get(time_key))}",
+        f"the window holds more than {MAX_HISTORY_ROWS:,} history rows and accord probe "
+        f"sample reads the newest {MAX_HISTORY_ROWS:,} (a shorter --since reads a window whole)",
+        "the coverage of the probes by the older reads",
+    )
+    return rows[::-1]
+
+
 def _json(value: Any) -> Any:
     if value is None or isinstance(value, list | dict):
         return value
@@ -183,7 +215,7 @@ def snowflake_statement(days: int) -> str:
         "JOIN SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY AS qh ON qh.QUERY_ID = ah.QUERY_ID "
         "LEFT JOIN SNOWFLAKE.ACCOUNT_USAGE.SESSIONS AS s ON s.SESSION_ID = qh.SESSION_ID "
         f"WHERE ah.QUERY_START_TIME >= DATEADD(day, -{int(days)}, CURRENT_TIMESTAMP()) "
-        "ORDER BY ah.QUERY_START_TIME, ah.QUERY_ID"
+        f"ORDER BY ah.QUERY_START_TIME DESC, ah.QUERY_ID DESC LIMIT {MAX_HISTORY_ROWS + 1}"
     )
 
 
@@ -238,7 +270,7 @@ def snowflake_clients(app_id: Any, environment: Any) -> tuple[str, ...]:
 
 
 def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
-    rows = query(snowflake_statement(days))
+    rows = bounded(query(snowflake_statement(days)), source, "query_start_time")
     grants: dict[str, tuple[str, ...]] | None = None
     grants_why = ""
     if any(secondary_roles(r.get("secondary_role_stats")) == ALL for r in rows):
@@ -286,9 +318,17 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
                 key = f"{domain or 'unknown'} objects (no data a probe asks about)"
                 source.skipped[key] = source.skipped.get(key, 0) + 1
                 continue
+            listed = obj.get("columns") or []
+            if not isinstance(listed, list):
+                source.cannot_see(
+                    "the columns of some reads",
+                    "the history gives their columns as something other than a list",
+                    "which columns those reads touched",
+                )
+                listed = []
             columns = tuple(
                 str(c.get("columnName"))
-                for c in obj.get("columns") or []
+                for c in listed
                 if isinstance(c, dict) and c.get("columnName")
             )
             out.append(
@@ -341,14 +381,15 @@ def databricks_statements(days: int) -> list[str]:
         "SELECT h.statement_id, h.start_time, h.executed_by, h.client_application, "
         "h.query_tags, h.statement_text, l.source_table_full_name"
     )
-    order = "ORDER BY h.start_time, h.statement_id, l.source_table_full_name"
+    order = "ORDER BY h.start_time DESC, h.statement_id DESC, l.source_table_full_name DESC"
+    limit = f" LIMIT {MAX_HISTORY_ROWS + 1}"
     return [
         f"{head}, l.source_column_name FROM system.query.history AS h "
         "JOIN system.access.column_lineage AS l ON l.statement_id = h.statement_id "
-        f"{where}{order}, l.source_column_name",
+        f"{where}{order}, l.source_column_name DESC{limit}",
         f"{head} FROM system.query.history AS h "
         "JOIN system.access.table_lineage AS l ON l.statement_id = h.statement_id "
-        f"{where}{order}",
+        f"{where}{order}{limit}",
     ]
 
 
@@ -374,7 +415,7 @@ def databricks_reads(
     column_sql, table_sql = databricks_statements(days)
     by_statement: dict[tuple[str, str], dict[str, Any]] = {}
     for sql, has_column in ((column_sql, True), (table_sql, False)):
-        for row in query(sql):
+        for row in bounded(query(sql), source, "start_time", "statement_id"):
             key = (str(row.get("statement_id") or ""), str(row.get("source_table_full_name")))
             entry = by_statement.setdefault(key, {"row": row, "columns": []})
             col = row.get("source_column_name") if has_column else None

@@ -82,6 +82,9 @@ class Mapper:
             for platform, table in self.by_identity.items():
                 if ident := p.identity(platform):
                     table[facts(platform).fold_identity(str(ident))] = name
+        #: (text, platform, column) -> the values the text filters the column on: a
+        #: dashboard's statement recurs thousands of times in a window, and is parsed once
+        self._filtered: dict[tuple[str, str, str], set[str]] = {}
 
     def map(self, read: Read) -> list[Fact] | Unmappable:
         m = self.model
@@ -194,7 +197,10 @@ class Mapper:
         rf = self.model.datasets[dataset].row_filter
         if rf is None or rf.entitlement is None or rf.column is None or not read.text:
             return None
-        values = filtered_values(read.text, read.platform, rf.column)
+        asked = (read.text, read.platform, rf.column)
+        values = self._filtered.get(asked)
+        if values is None:
+            values = self._filtered[asked] = filtered_values(*asked)
         known = self.model.entitlements.get(rf.entitlement, {})
         if len(values) == 1 and next(iter(values)) in known:
             return (rf.entitlement, next(iter(values)))
@@ -207,8 +213,8 @@ def filtered_values(text: str, dialect: str, column: str) -> set[str]:
 
     try:
         trees = sqlglot.parse(text, read=dialect)
-    except sqlglot.errors.SqlglotError:
-        return set()
+    except (sqlglot.errors.SqlglotError, RecursionError):  # RecursionError: nested past
+        return set()  # what sqlglot's recursive parser can read (a generated query)
     out: set[str] = set()
     folded = column.lower()
 

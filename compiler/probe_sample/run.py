@@ -11,8 +11,7 @@ format: the sample then says what it could not see, never that all was covered.
 from __future__ import annotations
 
 import contextlib
-import shutil
-import tempfile
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +19,12 @@ from typing import Any
 
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.connect.executor import ExecutionError, as_reader, open_executor
-from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError, one_line
+from accord.compiler.core.errors import InputError, UsageError, one_line
 from accord.compiler.core.platforms import facts
 from accord.compiler.core.progress import finished
 from accord.compiler.meaning.probes import evaluate
-from accord.compiler.model.validate import load_project
+from accord.compiler.model.loader import directory_files, load_documents, read_files
+from accord.compiler.model.validate import validate_raw
 from accord.compiler.probe_sample.history import (
     LATENCY,
     VIEWS,
@@ -123,35 +123,27 @@ def _directory(executor: Any, source: Source) -> Callable[[str], tuple[str, ...]
 
 def write_proposals(directory: str, sample: Sample, out: str) -> None:
     """Write the proposed probes to ``out``, after checking that they validate with the
-    model and pass (``accord probe``): loaded with the project's own files in a scratch
-    directory. Nothing is written when they do not."""
+    model and pass (``accord probe``): the project's own policy files (read as the loader
+    reads them: regular files only, each bounded, no link out of the directory) loaded with
+    the proposals beside them, in memory, with nothing copied. A file ``out`` replaces is
+    left out. Nothing is written when they do not validate or pass."""
 
     text = sample.proposals_yaml()
-    root = Path(directory)
-    with tempfile.TemporaryDirectory(prefix="accord-sample-") as scratch:
-        copy = Path(scratch) / "policies"
-        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".*"))
-        proposed = copy / "zz_sampled_probes.yaml"
-        proposed.write_text(text, encoding="utf-8")
-        try:
-            checked = load_project(copy)
-        except InputError as err:
-            raise InputError(
-                [
-                    Diagnostic(Location(out, d.location.line, d.location.column), d.message)
-                    if Path(d.location.file).name == proposed.name
-                    else d
-                    for d in err.diagnostics
-                ]
-            ) from None
-        names = [n for n, _, _ in sample.proposals]
-        failing = [o for o in evaluate(checked.model, names) if not o.ok]
-        if failing:
-            o = failing[0]
-            raise UsageError(
-                f"--out: proposed probe {o.probe} would not pass on {o.surface} "
-                f"({o.detail}); nothing was written"
-            )
+    files, root = directory_files(directory)
+    replaced = os.path.realpath(out)
+    documents, problems = read_files([f for f in files if os.path.realpath(f[0]) != replaced])
+    if problems:
+        raise InputError(problems)
+    documents.append((text.encode("utf-8"), out))
+    checked = validate_raw(load_documents(documents, root))
+    names = [n for n, _, _ in sample.proposals]
+    failing = [o for o in evaluate(checked.model, names) if not o.ok]
+    if failing:
+        o = failing[0]
+        raise UsageError(
+            f"--out: proposed probe {o.probe} would not pass on {o.surface} "
+            f"({o.detail}); nothing was written"
+        )
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp")

@@ -16,10 +16,12 @@ from accord.compiler.verify.sources import load_sql, read_compiled_dir, render_s
 
 def evaluation_dates(project: Project, as_of: date) -> list[date]:
     """The days verification evaluates at: ``as_of``, then for every grant's ``until`` that
-    day (the grant holds) and the next (it no longer does), each once."""
+    day (the grant holds) and the next (it no longer does), each once. A grant until the last
+    day a date can be (9999-12-31) has no next day: it never lapses."""
     days = [as_of]
     for until in expiry_dates(project.model):
-        for day in (until, until + timedelta(days=1)):
+        after = [until + timedelta(days=1)] if until < date.max else []
+        for day in (until, *after):
             if day not in days:
                 days.append(day)
     return days

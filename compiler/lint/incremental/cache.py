@@ -124,7 +124,7 @@ def grants_from_json(payload: bytes) -> list[tuple[str | None, ...]] | None:
                 return None
             out.append(tuple(row))
         return out
-    except ValueError:
+    except store.UNREADABLE:
         return None
 
 
@@ -141,5 +141,5 @@ def findings_from_json(payload: bytes) -> tuple[list[Finding], int] | None:
     try:
         doc = json.loads(payload)
         return [Finding.from_record(r) for r in doc["findings"]], int(doc["files"])
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except store.UNREADABLE:
         return None

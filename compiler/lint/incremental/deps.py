@@ -262,7 +262,7 @@ def read_index(key: str) -> Index | None:
             )
             for r, entry in doc["rules"].items()
         }
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except store.UNREADABLE:
         return None
     return Index(files, rules)
 

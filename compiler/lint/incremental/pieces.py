@@ -206,11 +206,11 @@ def _read(key: str) -> Piece | None:
     if payload is None:
         return None
     try:
-        fields = marshal.loads(payload)
+        fields = store.loads(payload)
         if type(fields) is not tuple or len(fields) != len(_FIELDS):
             return None
         return Piece(fields)
-    except (ValueError, EOFError, TypeError):
+    except store.UNREADABLE:
         return None
 
 
@@ -224,14 +224,15 @@ def pieces_of(
     digests: Mapping[str, str],
     part: Callable[[str], tuple[Any, Any]],
     fresh: set[str],
+    cached: bool = True,
 ) -> list[tuple[str, Piece]] | None:
-    """Each file's (key, piece): from the cache, or computed from its parsed document and
-    source (``part``: display name -> (document, source)), its key added to ``fresh``. None
-    when one cannot be had."""
+    """Each file's (key, piece): from the cache (unless not ``cached``), or computed from its
+    parsed document and source (``part``: display name -> (document, source)), its key added
+    to ``fresh``. None when one cannot be had."""
     out = []
     for name in files:
         key = key_of(name, digests[name])
-        piece = _read(key)
+        piece = _read(key) if cached else None
         if piece is None:
             doc, source = part(name)
             piece = compute(doc, source.texts)
@@ -279,13 +280,30 @@ def digests(files: Mapping[str, str], part: Callable[[str], tuple[Any, Any]]) ->
     fresh: set[str] = set()
     found = pieces_of(list(files), files, part, fresh)
     try:
-        if found is None or not _merges(found):
-            return None
-        return _digests(found, files, part, fresh)
+        try:
+            return _told(found, files, part, fresh)
+        except store.UNREADABLE:
+            if found is None or all(key in fresh for key, _ in found):
+                raise  # pieces this run computed: a fault of accord's, never hidden
+        # a piece from the cache that is not one accord wrote (an entry made with this
+        # machine's key): a miss, and every piece is computed again
+        found = pieces_of(list(files), files, part, fresh, cached=False)
+        return _told(found, files, part, fresh)
     finally:
         for key, piece in found or ():
             if key in fresh:
                 _write(key, piece)
+
+
+def _told(
+    found: list[tuple[str, Piece]] | None,
+    files: Mapping[str, str],
+    part: Callable[[str], tuple[Any, Any]],
+    fresh: set[str],
+) -> Digests | None:
+    if found is None or not _merges(found):
+        return None
+    return _digests(found, files, part, fresh)
 
 
 def _merges(found: list[tuple[str, Piece]]) -> bool:

@@ -131,7 +131,7 @@ def read(key: str) -> Verdict | None:
             },
             int(doc["files"]),
         )
-    except (ValueError, TypeError, KeyError, AttributeError):
+    except store.UNREADABLE:
         return None
 
 
