@@ -10,7 +10,7 @@ WORKERS ?= auto
 # the workers nor the commands the tests start compile accord anew
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile
 
-.PHONY: demo live-demo test check lint format golden docs docs-site migrations sqlwords bench bench-live bench-bounds clean
+.PHONY: demo live-demo test check lint format golden docs docs-site migrations sqlwords bench bench-live bench-bounds bench-sample clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -91,6 +91,10 @@ bench-live: $(BIN)/accord
 # The bounded work of probe sample (history rows) and gate test (agents): bench/bounds_bench.py.
 bench-bounds: $(BIN)/accord
 	$(BIN)/python bench/bounds_bench.py
+
+# probe sample over a million queries of history on the stand-ins: bench/sample_bench.py.
+bench-sample: $(BIN)/accord
+	$(BIN)/python bench/sample_bench.py
 
 clean:
 	rm -rf $(VENV) build site

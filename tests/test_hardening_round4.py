@@ -3,7 +3,8 @@
 * 13: ``probe sample --out`` checks its proposals against the policy files in memory: it
   copies nothing, so a FIFO or a link to a device beside the policies is never opened.
 * 14: ``probe sample`` reads at most ``MAX_HISTORY_ROWS`` rows per history statement (the
-  newest) and says the window was not read whole; a statement text is parsed once however often
+  newest; kinds of read since issue 41 groups them on the platform) and says the window was
+  not read whole; a statement text is parsed once however often
   it recurs; ``accord gate test`` varies the keys of at most ``MAX_VARIED_ITEMS`` items of a
   list and says which lists were longer (bench/bounds_bench.py measures both).
 * 15: input that crashed: a history row whose ``columns`` is a number, a statement nested
@@ -95,14 +96,17 @@ def _history_row(i: int, text: str, columns: Any = None) -> dict[str, Any]:
 
 
 class History:
-    """The history statement answered as the platform answers it: ``ORDER BY ... DESC`` and
-    ``LIMIT`` honoured; every statement asked is kept."""
+    """The history statements answered as the platform answers them: the count statement with
+    the window's queries (each row's ``queries``); the grouped one with ``ORDER BY ... DESC``
+    and ``LIMIT`` honoured; every statement asked is kept."""
 
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         self.rows, self.asked = rows, []
 
     def __call__(self, statement: str) -> list[dict[str, Any]]:
         self.asked.append(statement)
+        if "LIMIT" not in statement:  # the window's count
+            return [{"queries": sum(r.get("queries", 1) for r in self.rows)}]
         rows = self.rows[::-1] if " DESC" in statement else list(self.rows)
         limit = statement.rsplit("LIMIT ", 1)
         return rows[: int(limit[1])] if len(limit) == 2 else rows
@@ -111,44 +115,50 @@ class History:
 def test_probe_sample_reads_the_newest_rows_of_a_long_window_and_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The grouped statement (issue 41, item 8) keeps the bound: at most MAX_HISTORY_ROWS kinds
+    of read, the most recently seen, and the source says which were not read."""
     monkeypatch.setattr(history, "MAX_HISTORY_ROWS", 50)
     text = f"SELECT SUBJECT_ID FROM {RESULTS}"
-    query = History([_history_row(i, text) for i in range(80)])
+    query = History([{**_history_row(i, text), "queries": 2} for i in range(80)])
     source = Source("snowflake", [], "", read=True)
     reads = snowflake_reads(query, 7, source)
-    assert "LIMIT 51" in query.asked[0]
+    assert "LIMIT 51" in query.asked[1] and "GROUP BY" in query.asked[1]
     assert [r.query_id for r in reads] == [f"q{i:06d}" for i in range(30, 80)]  # oldest first
+    assert {r.count for r in reads} == {2} and source.queries == 160
     assert source.to_json()["complete"] is False
     ((what, why, _),) = source.unseen
-    assert what == "the snowflake reads at or before 2026-11-20 10:00:29.000"
-    assert "more than 50 history rows" in why and "the newest 50" in why
+    assert what == "the snowflake kinds of read last seen at or before 2026-11-20 10:00:29.000"
+    assert "160 queries make more than 50 kinds of read" in why and "the newest 50" in why
     # within the bound: every row, and nothing said
     whole = Source("snowflake", [], "", read=True)
     assert len(snowflake_reads(History([_history_row(i, text) for i in range(50)]), 7, whole)) == 50
     assert whole.unseen == [] and whole.to_json()["complete"] is True
 
 
-def test_a_databricks_statement_cut_by_the_bound_is_not_read_in_part(
+def test_a_databricks_kind_of_read_is_read_whole_with_its_columns(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Lineage gives a row per column read: the statement the bound cuts through is left out
-    whole, never read with some of its columns."""
-    monkeypatch.setattr(history, "MAX_HISTORY_ROWS", 5)
+    """Lineage gives a row per column read; grouped on the platform (issue 41, item 8), a
+    kind of read is one row with its columns, so the bound never reads part of one."""
+    monkeypatch.setattr(history, "MAX_HISTORY_ROWS", 2)
     rows = [
         {
             "statement_id": f"s{s}",
             "start_time": f"2026-11-20 10:00:0{s}.000",
             "executed_by": "u@example.com",
             "source_table_full_name": "omics.variants.calls",
-            "source_column_name": column,
+            "source_column_names": json.dumps(["a", "b", "c"][: s + 1]),
+            "queries": 10 + s,
         }
         for s in range(3)
-        for column in ("a", "b", "c")
     ]
     source = Source("databricks", [], "", read=True)
     reads = databricks_reads(History(rows), 7, source, lambda user: ())
-    assert [(r.query_id, r.columns) for r in reads] == [("s2", ("a", "b", "c"))]
-    assert source.unseen and source.to_json()["complete"] is False
+    assert [(r.query_id, r.columns, r.count) for r in reads] == [
+        ("s1", ("a", "b"), 11),
+        ("s2", ("a", "b", "c"), 12),
+    ]
+    assert source.queries == 33 and source.unseen and source.to_json()["complete"] is False
 
 
 def test_a_statement_text_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,8 +28,8 @@ up to 180 minutes"); a window that ends now misses the last hours' reads.
 **Databricks** — ``system.query.history`` (docs.databricks.com/aws/en/admin/system-tables/
 query-history: ``statement_id``, ``start_time``, ``executed_by``, ``execution_status``,
 ``client_application``, ``query_tags``, ``statement_text``) joined on ``statement_id`` with
-``system.access.column_lineage`` and ``system.access.table_lineage``
-(admin/system-tables/lineage: ``source_table_full_name``, ``source_column_name``,
+``system.access.table_lineage`` (the tables read) and ``system.access.column_lineage`` (their
+columns) (admin/system-tables/lineage: ``source_table_full_name``, ``source_column_name``,
 ``source_type``). Lineage holds a subset of reads ("records are only emitted when lineage can
 be inferred"); query history records are "typically available within one hour". A user's
 account groups come from the workspace's SCIM users and service principals (their
@@ -39,10 +39,19 @@ Every statement goes through :mod:`compiler.connect.executor` (timeouts, denials
 are turned into records here, with nothing dropped: an object this module cannot read is
 counted in :attr:`Source.skipped` with why.
 
-**The bound.** Each statement reads at most :data:`MAX_HISTORY_ROWS` rows, the newest first:
-a window that holds more is read in part, and the source says so (:meth:`Source.cannot_see`:
-the older reads are not seen, and the sample is not complete). Grouping the reads on the
-platform, so that a long window is read whole, is for later; the bound and its message stay.
+**Grouped on the platform.** A month of history is millions of rows, most of them the same
+read again (a dashboard's statement, an agent's): each statement groups the window's queries
+on the warehouse that holds the history, and returns one row per *kind of read* (the same
+user, roles, client, query tag, statement text and objects read; on Databricks per table,
+with the columns lineage gives for its statements) with the number of queries and the last
+one's time and id. Nothing is dropped by the grouping: each kind's count is every query of it
+in the window. A second statement counts the window's queries (:attr:`Source.queries`).
+
+**The bound.** The grouped statement returns at most :data:`MAX_HISTORY_ROWS` kinds of read,
+the most recently seen first: a window that holds more is read in part, and the source says
+so (:meth:`Source.cannot_see`: the kinds last seen before the cut are not read, the window's
+query count is given, and the sample is not complete). What is held here is bounded by it,
+whatever the window's length.
 """
 
 from __future__ import annotations
@@ -110,6 +119,9 @@ class Read:
     policies: tuple[str, ...] = ()
     #: why the read's identity cannot be told (set when the history is not readable)
     why: str | None = None
+    #: the queries this read stands for: the platform grouped them (the same user, roles,
+    #: client, tag, text and objects); ``query_id`` and ``time`` are the last one's
+    count: int = 1
 
 
 @dataclass
@@ -124,7 +136,10 @@ class Source:
     latency: str
     read: bool = False
     why: str | None = None
+    #: the queries of the window (every kind of read, read or not)
     queries: int = 0
+    #: the kinds of read the platform returned (at most :data:`MAX_HISTORY_ROWS`)
+    kinds: int = 0
     #: objects of the history this module does not map (not tables: functions, stages),
     #: counted by kind, never silently dropped
     skipped: dict[str, int] = field(default_factory=dict)
@@ -136,7 +151,11 @@ class Source:
             self.unseen.append((what, why, unproven))
 
     def to_json(self) -> dict[str, Any]:
-        read = {"queries": self.queries, **{f"skipped {k}": n for k, n in self.skipped.items()}}
+        read = {
+            "queries": self.queries,
+            "kinds of read": self.kinds,
+            **{f"skipped {k}": n for k, n in self.skipped.items()},
+        }
         return {
             "platform": self.platform,
             "reader": "",
@@ -165,31 +184,38 @@ def _time(value: Any) -> str:
     return _time(parsed)
 
 
-#: the most rows each history statement reads (the newest); more are not read, and said so
+#: the most rows each history statement reads: kinds of read, the most recently seen first;
+#: more are not read, and said so
 MAX_HISTORY_ROWS = 20_000
 
 
-def bounded(
-    rows: list[dict[str, Any]], source: Source, time_key: str, statement_key: str = ""
-) -> list[dict[str, Any]]:
-    """``rows`` (newest first, at most :data:`MAX_HISTORY_ROWS` + 1) cut to the bound, and
-    turned oldest first; when there were more, ``source`` says which reads were not seen.
-    ``statement_key``: the column naming the statement of a row, where a statement has several
-    rows (one per table or column it read): the statement at the cut, which may have lost some
-    of its rows, is not read at all."""
+def bounded(rows: list[dict[str, Any]], source: Source, time_key: str) -> list[dict[str, Any]]:
+    """``rows`` (kinds of read, the most recently seen first, at most
+    :data:`MAX_HISTORY_ROWS` + 1) cut to the bound, and turned oldest first; when there were
+    more, ``source`` says which were not read (and how many queries the window holds:
+    :attr:`Source.queries`). A kind of read is one row, whole: the bound never reads part of
+    one."""
+    source.kinds = min(len(rows), MAX_HISTORY_ROWS)
     if len(rows) <= MAX_HISTORY_ROWS:
         return rows[::-1]
     cut = rows[MAX_HISTORY_ROWS]
     rows = rows[:MAX_HISTORY_ROWS]
-    if statement_key:
-        rows = [r for r in rows if r.get(statement_key) != cut.get(statement_key)]
     source.cannot_see(
-        f"the {source.platform} reads at or before {_time(cut.get(time_key))}",
-        f"the window holds more than {MAX_HISTORY_ROWS:,} history rows and accord probe "
-        f"sample reads the newest {MAX_HISTORY_ROWS:,} (a shorter --since reads a window whole)",
-        "the coverage of the probes by the older reads",
+        f"the {source.platform} kinds of read last seen at or before {_time(cut.get(time_key))}",
+        f"the window's {source.queries:,} queries make more than {MAX_HISTORY_ROWS:,} kinds of "
+        f"read (grouped on the platform) and accord probe sample reads the newest "
+        f"{MAX_HISTORY_ROWS:,} (a shorter --since reads a window whole)",
+        "the coverage of the probes by the reads of those kinds",
     )
     return rows[::-1]
+
+
+def count(row: dict[str, Any]) -> int:
+    """The queries a grouped row stands for (``queries``)."""
+    try:
+        return max(1, int(row.get("queries") or 1))
+    except (TypeError, ValueError):
+        return 1
 
 
 def _json(value: Any) -> Any:
@@ -205,18 +231,59 @@ def _json(value: Any) -> Any:
 # Snowflake
 
 
+def _snowflake_window(days: int) -> str:
+    return f"WHERE ah.QUERY_START_TIME >= DATEADD(day, -{int(days)}, CURRENT_TIMESTAMP()) "
+
+
+#: what makes two Snowflake queries the same kind of read. The ARRAY columns are grouped as
+#: their JSON text (TO_JSON: docs.snowflake.com/en/sql-reference/functions/to_json)
+SNOWFLAKE_KIND = {
+    "USER_NAME": "ah.USER_NAME",
+    "ROLE_NAME": "qh.ROLE_NAME",
+    "SECONDARY_ROLE_STATS": "qh.SECONDARY_ROLE_STATS",
+    "QUERY_TAG": "qh.QUERY_TAG",
+    "QUERY_TEXT": "qh.QUERY_TEXT",
+    "CLIENT_APPLICATION_ID": "s.CLIENT_APPLICATION_ID",
+    "CLIENT_ENVIRONMENT": "s.CLIENT_ENVIRONMENT",
+    "DIRECT_OBJECTS_ACCESSED": "TO_JSON(ah.DIRECT_OBJECTS_ACCESSED)",
+    "BASE_OBJECTS_ACCESSED": "TO_JSON(ah.BASE_OBJECTS_ACCESSED)",
+    "POLICIES_REFERENCED": "TO_JSON(ah.POLICIES_REFERENCED)",
+}
+
+
 def snowflake_statement(days: int) -> str:
+    """The window's queries grouped into kinds of read, the most recently seen first."""
+    kind = list(SNOWFLAKE_KIND.values())
     return (
-        "SELECT ah.QUERY_ID, ah.QUERY_START_TIME, ah.USER_NAME, ah.DIRECT_OBJECTS_ACCESSED, "
-        "ah.BASE_OBJECTS_ACCESSED, ah.POLICIES_REFERENCED, qh.ROLE_NAME, "
-        "qh.SECONDARY_ROLE_STATS, qh.QUERY_TAG, qh.QUERY_TEXT, s.CLIENT_APPLICATION_ID, "
-        "s.CLIENT_ENVIRONMENT "
+        "SELECT "
+        + ", ".join(f"{e} AS {name}" for name, e in SNOWFLAKE_KIND.items())
+        + ", COUNT(*) AS QUERIES, MAX(ah.QUERY_START_TIME) AS QUERY_START_TIME, "
+        "MAX(ah.QUERY_ID) AS QUERY_ID "
         "FROM SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY AS ah "
         "JOIN SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY AS qh ON qh.QUERY_ID = ah.QUERY_ID "
         "LEFT JOIN SNOWFLAKE.ACCOUNT_USAGE.SESSIONS AS s ON s.SESSION_ID = qh.SESSION_ID "
-        f"WHERE ah.QUERY_START_TIME >= DATEADD(day, -{int(days)}, CURRENT_TIMESTAMP()) "
-        f"ORDER BY ah.QUERY_START_TIME DESC, ah.QUERY_ID DESC LIMIT {MAX_HISTORY_ROWS + 1}"
+        f"{_snowflake_window(days)}"
+        f"GROUP BY {', '.join(kind)} "
+        "ORDER BY MAX(ah.QUERY_START_TIME) DESC, MAX(ah.QUERY_ID) DESC "
+        f"LIMIT {MAX_HISTORY_ROWS + 1}"
     )
+
+
+def snowflake_count_statement(days: int) -> str:
+    """The window's queries (those the grouped statement reads, every kind)."""
+    return (
+        "SELECT COUNT(*) AS QUERIES FROM SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY AS ah "
+        "JOIN SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY AS qh ON qh.QUERY_ID = ah.QUERY_ID "
+        f"{_snowflake_window(days).rstrip()}"
+    )
+
+
+def _window_count(query: Query, statement: str) -> int:
+    rows = query(statement)
+    try:
+        return int(rows[0].get("queries") or 0) if rows else 0
+    except (TypeError, ValueError):
+        return 0
 
 
 #: SECONDARY_ROLE_STATS says ``ALL``: every role granted to the user
@@ -270,6 +337,7 @@ def snowflake_clients(app_id: Any, environment: Any) -> tuple[str, ...]:
 
 
 def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
+    source.queries = _window_count(query, snowflake_count_statement(days))
     rows = bounded(query(snowflake_statement(days)), source, "query_start_time")
     grants: dict[str, tuple[str, ...]] | None = None
     grants_why = ""
@@ -280,7 +348,6 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
             grants_why = " ".join(as_reader(err).split())
     out: list[Read] = []
     for row in rows:
-        source.queries += 1
         objects = _json(row.get("base_objects_accessed"))
         if not objects:
             objects = _json(row.get("direct_objects_accessed"))
@@ -316,7 +383,7 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
             domain = str(obj.get("objectDomain") or "")
             if domain.lower() != "table":
                 key = f"{domain or 'unknown'} objects (no data a probe asks about)"
-                source.skipped[key] = source.skipped.get(key, 0) + 1
+                source.skipped[key] = source.skipped.get(key, 0) + count(row)
                 continue
             listed = obj.get("columns") or []
             if not isinstance(listed, list):
@@ -347,6 +414,7 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
                     text=str(row.get("query_text") or ""),
                     policies=applied,
                     why=why,
+                    count=count(row),
                 )
             )
     return out
@@ -372,25 +440,51 @@ def _policy_entries(policies: Any) -> list[Any]:
 # Databricks
 
 
-def databricks_statements(days: int) -> list[str]:
-    where = (
+def _databricks_window(days: int) -> str:
+    return (
         f"WHERE h.start_time >= current_timestamp() - INTERVAL {int(days)} DAYS "
-        "AND h.execution_status = 'FINISHED' AND l.source_table_full_name IS NOT NULL "
+        "AND h.execution_status = 'FINISHED' AND t.source_table_full_name IS NOT NULL"
     )
-    head = (
-        "SELECT h.statement_id, h.start_time, h.executed_by, h.client_application, "
-        "h.query_tags, h.statement_text, l.source_table_full_name"
+
+
+#: what makes two Databricks statements' reads of a table the same kind of read;
+#: ``query_tags`` (a map) grouped as its JSON text (to_json: docs.databricks.com/aws/en/
+#: sql/language-manual/functions/to_json)
+DATABRICKS_KIND = {
+    "executed_by": "h.executed_by",
+    "client_application": "h.client_application",
+    "query_tags": "to_json(h.query_tags)",
+    "statement_text": "h.statement_text",
+    "source_table_full_name": "t.source_table_full_name",
+}
+_LINEAGE = (
+    "FROM system.query.history AS h "
+    "JOIN system.access.table_lineage AS t ON t.statement_id = h.statement_id "
+)
+
+
+def databricks_statement(days: int) -> str:
+    """The window's table reads grouped into kinds of read, the most recently seen first:
+    each with the statements that made it and the columns column lineage gives for them."""
+    return (
+        "SELECT "
+        + ", ".join(f"{e} AS {name}" for name, e in DATABRICKS_KIND.items())
+        + ", count(DISTINCT h.statement_id) AS queries, max(h.start_time) AS start_time, "
+        "max(h.statement_id) AS statement_id, "
+        "to_json(array_sort(collect_set(c.source_column_name))) AS source_column_names "
+        f"{_LINEAGE}"
+        "LEFT JOIN system.access.column_lineage AS c ON c.statement_id = t.statement_id "
+        "AND c.source_table_full_name = t.source_table_full_name "
+        f"{_databricks_window(days)} "
+        f"GROUP BY {', '.join(DATABRICKS_KIND.values())} "
+        "ORDER BY max(h.start_time) DESC, max(h.statement_id) DESC "
+        f"LIMIT {MAX_HISTORY_ROWS + 1}"
     )
-    order = "ORDER BY h.start_time DESC, h.statement_id DESC, l.source_table_full_name DESC"
-    limit = f" LIMIT {MAX_HISTORY_ROWS + 1}"
-    return [
-        f"{head}, l.source_column_name FROM system.query.history AS h "
-        "JOIN system.access.column_lineage AS l ON l.statement_id = h.statement_id "
-        f"{where}{order}, l.source_column_name DESC{limit}",
-        f"{head} FROM system.query.history AS h "
-        "JOIN system.access.table_lineage AS l ON l.statement_id = h.statement_id "
-        f"{where}{order}{limit}",
-    ]
+
+
+def databricks_count_statement(days: int) -> str:
+    """The window's statements that read a table."""
+    return f"SELECT count(DISTINCT h.statement_id) AS queries {_LINEAGE}{_databricks_window(days)}"
 
 
 def query_tags(value: Any) -> tuple[str, ...]:
@@ -411,35 +505,29 @@ def query_tags(value: Any) -> tuple[str, ...]:
 def databricks_reads(
     query: Query, days: int, source: Source, groups_of: Callable[[str], tuple[str, ...] | None]
 ) -> list[Read]:
-    """The reads of the window, one per statement and table, columns merged."""
-    column_sql, table_sql = databricks_statements(days)
-    by_statement: dict[tuple[str, str], dict[str, Any]] = {}
-    for sql, has_column in ((column_sql, True), (table_sql, False)):
-        for row in bounded(query(sql), source, "start_time", "statement_id"):
-            key = (str(row.get("statement_id") or ""), str(row.get("source_table_full_name")))
-            entry = by_statement.setdefault(key, {"row": row, "columns": []})
-            col = row.get("source_column_name") if has_column else None
-            if col and col not in entry["columns"]:
-                entry["columns"].append(str(col))
-    source.queries = len({k[0] for k in by_statement})
+    """The reads of the window, one per kind of read (a table read by the same user, client,
+    tags and text), with the columns lineage gives for it."""
+    source.queries = _window_count(query, databricks_count_statement(days))
     out: list[Read] = []
-    for (sid, table), entry in sorted(by_statement.items()):
-        row = entry["row"]
+    for row in bounded(query(databricks_statement(days)), source, "start_time"):
         user = str(row.get("executed_by") or "")
-        groups = groups_of(user)
         app = str(row.get("client_application") or "")
+        columns = _json(row.get("source_column_names"))
+        if not isinstance(columns, list):
+            columns = []
         out.append(
             Read(
                 platform="databricks",
-                query_id=sid,
+                query_id=str(row.get("statement_id") or ""),
                 time=_time(row.get("start_time")),
                 user=user,
-                table=table,
-                columns=tuple(entry["columns"]),
-                groups=groups,
+                table=str(row.get("source_table_full_name") or ""),
+                columns=tuple(dict.fromkeys(str(c) for c in columns if c)),
+                groups=groups_of(user),
                 tags=query_tags(row.get("query_tags")),
                 clients=(app,) if app else (),
                 text=str(row.get("statement_text") or ""),
+                count=count(row),
             )
         )
     return out

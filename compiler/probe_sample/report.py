@@ -35,15 +35,18 @@ OWNER_PLACEHOLDER = "REVIEW: the owning team"
 
 @dataclass
 class Seen:
+    """The reads of a fact: each :class:`Read` stands for ``count`` queries of one kind, and
+    the kinds are disjoint (a query is of one kind), so the queries add up."""
+
     reads: int = 0
     last: str = ""
-    queries: set[str] = field(default_factory=set)
+    queries: int = 0
     policies: set[str] = field(default_factory=set)
 
     def add(self, read: Read) -> None:
-        self.reads += 1
+        self.reads += read.count
         self.last = max(self.last, read.time)
-        self.queries.add(read.query_id)
+        self.queries += read.count
         self.policies.update(read.policies)
 
 
@@ -109,7 +112,7 @@ class Sample:
                 "column": f.column,
                 "where": {f.where[0]: f.where[1]} if f.where else None,
                 "reads": s.reads,
-                "queries": len(s.queries),
+                "queries": s.queries,
                 "last_seen": s.last,
                 "policies": sorted(s.policies),
                 "covered_by": self.covering[f],
@@ -149,7 +152,11 @@ class Sample:
         c = self.coverage()
         out = [f"accord probe sample: {', '.join(self.platforms)}, the last {self.since_days} days"]
         for s in self.sources:
-            state = f"{s.queries} queries read" if s.read else f"NOT READ: {s.why or 'unknown'}"
+            state = (
+                f"{s.queries} queries read ({s.kinds} kinds of read)"
+                if s.read
+                else f"NOT READ: {s.why or 'unknown'}"
+            )
             out.append(f"  {s.platform}: {state} ({', '.join(s.views)})")
             out.append(f"    latency: {s.latency}")
             for what, n in sorted(s.skipped.items()):
@@ -290,7 +297,7 @@ def propose(model: PolicyModel, sample: Sample) -> list[tuple[str, Fact, str]]:
         s = sample.facts[f]
         seen = (
             f"  # seen {s.reads} time{'s' if s.reads != 1 else ''} in the last "
-            f"{sample.since_days} days ({len(s.queries)} quer{'ies' if len(s.queries) != 1 else 'y'}, "
+            f"{sample.since_days} days ({s.queries} quer{'ies' if s.queries != 1 else 'y'}, "
             f"last {s.last}): {f.text()}\n"
         )
         body = body.replace(

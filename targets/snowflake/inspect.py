@@ -327,7 +327,7 @@ class SnowflakeReader(Reader):
             for t in self.governed_tables()
             if ("TABLE", t.upper()) in held and "OWNERSHIP" in held[("TABLE", t.upper())]
         ]
-        if owned and not self.coverage.reader.upper() == "ACCOUNTADMIN":
+        if owned and self.coverage.reader.upper() != "ACCOUNTADMIN":
             self.coverage.note(
                 f"the reading role owns {len(owned)} governed table(s) ({owned[0]}"
                 f"{', ...' if len(owned) > 1 else ''}): that is the simulator's privilege (probe "

@@ -995,6 +995,8 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 )  # fmt: skip
             else:
                 try:
+                    if isinstance(view, SqlError):  # a system table the caller may not read
+                        raise view
                     if view is not None:
                         names, rows = view
                     elif estate.answer is not None:

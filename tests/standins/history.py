@@ -42,15 +42,20 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
+from tests.standins.engine import SqlError
+
+#: the views' columns; Snowflake's ARRAY and OBJECT columns (the objects accessed, the
+#: policies referenced) and Databricks' ``query_tags`` map are DuckDB JSON, so that TO_JSON
+#: gives their JSON text as the platforms' do (not the JSON of a string)
 ACCESS_HISTORY = [
     ("QUERY_ID", "VARCHAR"),
     ("QUERY_START_TIME", "TIMESTAMPTZ"),
     ("USER_NAME", "VARCHAR"),
-    ("DIRECT_OBJECTS_ACCESSED", "VARCHAR"),
-    ("BASE_OBJECTS_ACCESSED", "VARCHAR"),
-    ("OBJECTS_MODIFIED", "VARCHAR"),
-    ("OBJECT_MODIFIED_BY_DDL", "VARCHAR"),
-    ("POLICIES_REFERENCED", "VARCHAR"),
+    ("DIRECT_OBJECTS_ACCESSED", "JSON"),
+    ("BASE_OBJECTS_ACCESSED", "JSON"),
+    ("OBJECTS_MODIFIED", "JSON"),
+    ("OBJECT_MODIFIED_BY_DDL", "JSON"),
+    ("POLICIES_REFERENCED", "JSON"),
     ("PARENT_QUERY_ID", "VARCHAR"),
     ("ROOT_QUERY_ID", "VARCHAR"),
 ]
@@ -104,7 +109,7 @@ QUERY_HISTORY_DBX = [
     ("error_message", "VARCHAR"),
     ("client_application", "VARCHAR"),
     ("client_driver", "VARCHAR"),
-    ("query_tags", "VARCHAR"),
+    ("query_tags", "JSON"),
     ("start_time", "TIMESTAMPTZ"),
     ("end_time", "TIMESTAMPTZ"),
 ]
@@ -156,14 +161,59 @@ def _stamp(t: datetime) -> str:
     return t.isoformat(sep=" ", timespec="milliseconds")
 
 
+def generate(
+    estate: Any,
+    table: str,
+    columns: list[tuple[str, str]],
+    shapes: list[dict[str, Any]],
+    rows: int,
+    vary: dict[str, str],
+) -> None:
+    """A persistent table ``table`` of ``rows`` history rows made in DuckDB from ``shapes``
+    (row ``i`` is shape ``i % len(shapes)``), for a history too long to hold as Python rows
+    (the probe-sample benchmark's million): ``vary`` maps a column to a DuckDB expression of
+    ``i`` (the row number) and ``s`` (the shape's columns), such as a unique query id or a time
+    one second earlier per row; every other column is the shape's own."""
+    db = estate.db
+    names = [c for c, _ in columns]
+    cells = [[None if sh.get(c) is None else str(sh.get(c)) for c in names] for sh in shapes]
+    with estate.lock:
+        db.execute("SET enable_progress_bar = false")  # a benchmark's output, not DuckDB's
+        picks = ", ".join(f'r[{j + 2}] AS "{c}"' for j, c in enumerate(names))
+        db.execute(
+            f"CREATE TEMP TABLE __shapes AS SELECT CAST(r[1] AS BIGINT) AS k, {picks} FROM "
+            "(SELECT UNNEST(?::VARCHAR[][]) AS r)",
+            [[[str(i), *row] for i, row in enumerate(cells)]],
+        )
+        typed = {c: t for c, t in columns}
+        select = ", ".join(
+            f'CAST({vary[c]} AS {typed[c]}) AS "{c}"'
+            if c in vary
+            else f'CAST(s."{c}" AS {typed[c]}) AS "{c}"'
+            for c in names
+        )
+        db.execute(f'DROP TABLE IF EXISTS "{table}"')
+        db.execute(
+            f'CREATE TABLE "{table}" AS SELECT {select} FROM range({int(rows)}) AS t(i) '
+            f"JOIN __shapes AS s ON s.k = t.i % {len(shapes)}"
+        )
+        db.execute("DROP TABLE __shapes")
+
+
 class _Views:
     """Temporary DuckDB tables holding the views, and a query rewritten onto them."""
 
     def __init__(self, estate: Any) -> None:
         self.estate = estate
         self.names = itertools.count(1)
+        #: the rows of each answer given, in order (what a reader was sent)
+        self.answered: list[int] = []
 
-    def table(self, columns: list[tuple[str, str]], rows: list[dict[str, Any]]) -> str:
+    def table(
+        self, columns: list[tuple[str, str]], rows: list[dict[str, Any]], bulk: str = ""
+    ) -> str:
+        """A table of the view's ``columns`` holding ``rows`` and, when a bulk history was
+        generated (``bulk``: its table, :func:`generate`), its rows too."""
         name = f"__history_{next(self.names)}"
         cols = ", ".join(f'"{c}" {t}' for c, t in columns)
         db = self.estate.db
@@ -174,7 +224,15 @@ class _Views:
                 f'INSERT INTO "{name}" VALUES ({marks})',
                 [[r.get(c) for c, _ in columns] for r in rows],
             )
-        return name
+        if not bulk:
+            return name
+        names = ", ".join(f'"{c}"' for c, _ in columns)
+        both = f"{name}_all"
+        db.execute(
+            f'CREATE TEMP VIEW "{both}" AS SELECT {names} FROM "{bulk}" '
+            f'UNION ALL SELECT {names} FROM "{name}"'
+        )
+        return both
 
     def run(
         self, tree: exp.Expression, tables: dict[str, str]
@@ -193,7 +251,9 @@ class _Views:
         with self.estate.lock:
             cursor = self.estate.db.execute(text)
             names = [d[0] for d in cursor.description]
-            return names, [tuple(r) for r in cursor.fetchall()]
+            rows = [tuple(r) for r in cursor.fetchall()]
+        self.answered.append(len(rows))
+        return names, rows
 
 
 def _tables_read(tree: exp.Expression, estate: Any) -> list[tuple[Any, list[str]]]:
@@ -241,6 +301,31 @@ class SnowflakeHistory:
         self.views = _Views(estate)
         #: login tokens whose session ran USE SECONDARY ROLES ALL
         self.all_secondary: set[str] = set()
+        #: whether a bulk history was generated (:meth:`generate`)
+        self.bulk = False
+
+    def generate(self, shapes: list[dict[str, Any]], rows: int, distinct: bool = False) -> None:
+        """``rows`` queries of the past 30 days made from ``shapes`` (each a dict of the views'
+        columns: USER_NAME, ROLE_NAME, SECONDARY_ROLE_STATS, QUERY_TAG, QUERY_TEXT,
+        BASE_OBJECTS_ACCESSED, DIRECT_OBJECTS_ACCESSED, POLICIES_REFERENCED,
+        CLIENT_APPLICATION_ID, CLIENT_ENVIRONMENT), one query a shape in turn, one second
+        apart, each with its own QUERY_ID and session (one session a shape); ``distinct``:
+        each query's text its own (a comment with its number), as ad-hoc queries' are."""
+        start = _stamp(self.clock.start)
+        when = f"TIMESTAMPTZ '{start}' - INTERVAL (i) SECOND"
+        sessions = [{**sh, "SESSION_ID": 10_000_000 + n} for n, sh in enumerate(shapes)]
+        generate(self.estate, "__bulk_access", ACCESS_HISTORY, sessions, rows, {
+            "QUERY_ID": "'bulk-' || i", "QUERY_START_TIME": when,
+        })  # fmt: skip
+        text = {"QUERY_TEXT": "s.\"QUERY_TEXT\" || ' /* ' || i || ' */'"} if distinct else {}
+        generate(self.estate, "__bulk_queries", QUERY_HISTORY, sessions, rows, {
+            "QUERY_ID": "'bulk-' || i", "START_TIME": when, "END_TIME": when,
+            "SESSION_ID": f"10000000 + i % {len(shapes)}", **text,
+        })  # fmt: skip
+        generate(self.estate, "__bulk_sessions", SESSIONS, sessions, len(shapes), {
+            "SESSION_ID": "10000000 + i", "CREATED_ON": when,
+        })  # fmt: skip
+        self.bulk = True
 
     def login(self, token: str, data: dict[str, Any]) -> None:
         sid = len(self.logins) + 1
@@ -347,15 +432,45 @@ class SnowflakeHistory:
             }
         )
 
-    def view(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]] | None:
-        """The answer to a statement reading SNOWFLAKE.ACCOUNT_USAGE views, else None."""
+    def may_read(self, session: Any) -> bool:
+        """Whether the session's role may read the ACCOUNT_USAGE views: IMPORTED PRIVILEGES
+        on the SNOWFLAKE database ("To grant access to the ACCOUNT_USAGE schema to roles
+        other than ACCOUNTADMIN, grant IMPORTED PRIVILEGES on the SNOWFLAKE database":
+        docs.snowflake.com/en/sql-reference/account-usage, enabling other roles), held
+        directly or through a role granted to it; ACCOUNTADMIN and the owner see them."""
+        estate = self.estate
+        with estate.lock:
+            before, estate.current = estate.current, session
+            try:
+                return bool(estate.holds("IMPORTED PRIVILEGES", "DATABASE", "SNOWFLAKE"))
+            finally:
+                estate.current = before
+
+    def view(
+        self, sql: str, session: Any = None
+    ) -> tuple[list[str], list[tuple[Any, ...]]] | None:
+        """The answer to a statement reading SNOWFLAKE.ACCOUNT_USAGE views, else None; a
+        ``session`` whose role may not read them is refused as Snowflake refuses a database
+        the role holds nothing on."""
         if "ACCOUNT_USAGE" not in sql.upper():
             return None
+        if session is not None and not self.may_read(session):
+            raise SqlError(
+                "002003", "02000",
+                "SQL compilation error:\nDatabase 'SNOWFLAKE' does not exist or not authorized.",
+            )  # fmt: skip
         tree = sqlglot.parse_one(sql, read="snowflake")
+        bulk = self.bulk
         tables = {
-            "SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY": self.views.table(ACCESS_HISTORY, self.access),
-            "SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY": self.views.table(QUERY_HISTORY, self.queries),
-            "SNOWFLAKE.ACCOUNT_USAGE.SESSIONS": self.views.table(SESSIONS, self.sessions),
+            "SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY": self.views.table(
+                ACCESS_HISTORY, self.access, "__bulk_access" if bulk else ""
+            ),
+            "SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY": self.views.table(
+                QUERY_HISTORY, self.queries, "__bulk_queries" if bulk else ""
+            ),
+            "SNOWFLAKE.ACCOUNT_USAGE.SESSIONS": self.views.table(
+                SESSIONS, self.sessions, "__bulk_sessions" if bulk else ""
+            ),
             "SNOWFLAKE.ACCOUNT_USAGE.GRANTS_TO_USERS": self.views.table(
                 GRANTS_TO_USERS,
                 [
@@ -390,6 +505,53 @@ class DatabricksHistory:
         self.users: dict[str, list[str]] = {}
         self.service_principals: dict[str, list[str]] = {}
         self.views = _Views(estate)
+        #: whether a bulk history was generated (:meth:`generate`)
+        self.bulk = False
+
+    def generate(self, shapes: list[dict[str, Any]], rows: int, distinct: bool = False) -> None:
+        """``rows`` statements of the past 30 days made from ``shapes`` (each: executed_by,
+        client_application, query_tags, statement_text, source_table_full_name, columns: the
+        column names it reads), one statement a shape in turn, one second apart, each with its
+        own statement_id; table lineage one row a statement, column lineage one a column read;
+        ``distinct``: each statement's text its own (a comment with its number)."""
+        start = _stamp(self.clock.start)
+        when = f"TIMESTAMPTZ '{start}' - INTERVAL (i) SECOND"
+        common = [
+            {**sh, "execution_status": "FINISHED", "statement_type": "SELECT",
+             "source_type": "TABLE", "created_by": sh["executed_by"]}
+            for sh in shapes
+        ]  # fmt: skip
+        text = (
+            {"statement_text": "s.\"statement_text\" || ' /* ' || i || ' */'"} if distinct else {}
+        )
+        generate(self.estate, "__bulk_statements", QUERY_HISTORY_DBX, common, rows, {
+            "statement_id": "'bulk-' || i", "start_time": when, "end_time": when, **text,
+        })  # fmt: skip
+        generate(self.estate, "__bulk_table_lineage", LINEAGE, common, rows, {
+            "statement_id": "'bulk-' || i", "event_time": when,
+        })  # fmt: skip
+        per_column = [
+            {**sh, "source_column_name": c, "__shape": n}
+            for n, sh in enumerate(common)
+            for c in sh.get("columns") or []
+        ]
+        # column lineage: each statement's columns (shape n's columns for statement i)
+        with self.estate.lock:
+            db = self.estate.db
+            generate(self.estate, "__bulk_column_shapes", [*LINEAGE, ("__shape", "BIGINT")],
+                     per_column, len(per_column), {})  # fmt: skip
+            vary = {"statement_id": "'bulk-' || i", "event_time": when}
+            names = ", ".join(
+                f'CAST({vary.get(c, "c." + chr(34) + c + chr(34))} AS {t}) AS "{c}"'
+                for c, t in LINEAGE
+            )
+            db.execute('DROP TABLE IF EXISTS "__bulk_column_lineage"')
+            db.execute(
+                f'CREATE TABLE "__bulk_column_lineage" AS SELECT {names} FROM range({int(rows)}) '
+                f"AS t(i) JOIN __bulk_column_shapes AS c ON c.__shape = t.i % {len(shapes)}"
+            )
+            db.execute("DROP TABLE __bulk_column_shapes")
+        self.bulk = True
 
     def user(self, token: str, persona: str) -> str:
         return self.users_of_tokens.get(token) or persona or "accord-ci@example.com"
@@ -444,16 +606,46 @@ class DatabricksHistory:
             self.table_lineage.append(row)
             self.column_lineage += [{**row, "source_column_name": c} for c in cols]
 
-    def view(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]] | None:
-        """The answer to a statement reading system.query / system.access, else None."""
+    def may_read(self, table: str) -> bool:
+        """Whether the caller may read a system table: USE CATALOG on ``system``, USE SCHEMA
+        and SELECT on the table or its schema (docs.databricks.com/aws/en/admin/system-tables:
+        "users must be granted USE and SELECT permissions on the system schemas"), or is an
+        admin or an owner."""
+        estate, who = self.estate, self.estate.caller
+        catalog, schema, _ = table.split(".")
+        return (
+            estate.holds(who, "CATALOG", catalog, "USE_CATALOG")
+            and estate.holds(who, "SCHEMA", f"{catalog}.{schema}", "USE_SCHEMA")
+            and estate.holds(who, "TABLE", table, "SELECT")
+        )
+
+    def view(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]] | SqlError | None:
+        """The answer to a statement reading system.query / system.access, else None; the
+        refusal (answered as the statement's failure) when the caller may not read a system
+        table it names."""
         low = statement.lower()
         if "system.query." not in low and "system.access." not in low:
             return None
         tree = sqlglot.parse_one(statement, read="databricks")
+        for node in tree.find_all(exp.Table):
+            name = ".".join(p for p in (node.catalog, node.db, node.name) if p).lower()
+            if name.startswith("system.") and name.count(".") == 2 and not self.may_read(name):
+                return SqlError(
+                    "PERMISSION_DENIED", "42501",
+                    "[INSUFFICIENT_PERMISSIONS] Insufficient privileges: User does not have "
+                    f"SELECT on Table '{name}'. SQLSTATE: 42501",
+                )  # fmt: skip
+        bulk = self.bulk
         tables = {
-            "SYSTEM.QUERY.HISTORY": self.views.table(QUERY_HISTORY_DBX, self.statements),
-            "SYSTEM.ACCESS.TABLE_LINEAGE": self.views.table(LINEAGE, self.table_lineage),
-            "SYSTEM.ACCESS.COLUMN_LINEAGE": self.views.table(LINEAGE, self.column_lineage),
+            "SYSTEM.QUERY.HISTORY": self.views.table(
+                QUERY_HISTORY_DBX, self.statements, "__bulk_statements" if bulk else ""
+            ),
+            "SYSTEM.ACCESS.TABLE_LINEAGE": self.views.table(
+                LINEAGE, self.table_lineage, "__bulk_table_lineage" if bulk else ""
+            ),
+            "SYSTEM.ACCESS.COLUMN_LINEAGE": self.views.table(
+                LINEAGE, self.column_lineage, "__bulk_column_lineage" if bulk else ""
+            ),
         }
         return self.views.run(tree, tables)
 

@@ -1025,7 +1025,7 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
             qid = str(uuid.uuid4())
             history = history_of(self.state)
             try:
-                view = history.view(sql)  # ACCOUNT_USAGE views: answered from the history
+                view = history.view(sql, session)  # ACCOUNT_USAGE: answered from the history
                 names, rows = view or self.state.execute_as(session, sql.strip().rstrip(";"))
                 if view is None:
                     history.answered(token, session, sql, qid)
