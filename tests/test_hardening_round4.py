@@ -283,17 +283,32 @@ def cached(tmp_path: Path) -> tuple[Path, tuple[int, str, str]]:
     return tmp_path, first
 
 
-def _texts_not_strings(where: Path) -> None:
-    """Every parse entry with its scalar texts numbers (read as strings, they crashed)."""
+def _strings_to_numbers(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strings_to_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_strings_to_numbers(v) for v in value)
+    return 5 if isinstance(value, str) else value
+
+
+def _retyped(kind: str, keep: tuple[str, ...], part: Any = None) -> Any:
+    """Every entry of ``kind`` decoded, its strings made numbers (``part``: of the part it
+    picks), and written back under the machine's key; the kinds not in ``keep`` dropped, so
+    that this one is read."""
     import marshal
 
-    store.enable(True)
-    for name in _entries("parse"):
-        doc, texts = marshal.loads(store.read("parse", name) or b"")
-        store.write("parse", name, marshal.dumps((doc, {k: 5 for k in texts})))
-    store.enable(False)
-    for other in ("lint", "lintdeps", "lintvalid", "lintpieces", "sem", "pos"):
-        shutil.rmtree(store.directory() / other, ignore_errors=True)
+    def retype(where: Path) -> None:
+        store.enable(True)
+        for name in _entries(kind):
+            value = marshal.loads(store.read(kind, name) or b"")
+            value = part(value) if part is not None else _strings_to_numbers(value)
+            store.write(kind, name, marshal.dumps(value))
+        store.enable(False)
+        for other in store.directory().iterdir():
+            if other.is_dir() and other.name not in (kind, *keep):
+                shutil.rmtree(other)
+
+    return retype
 
 
 DEEP_JSON = b"[" * 100_000 + b"]" * 100_000
@@ -303,7 +318,12 @@ HOSTILE = {
     # JSON nested past the decoder's depth
     "lint-deep-json": lambda where: _hostile(where, "lint", DEEP_JSON),
     "lintdeps-deep-json": lambda where: _hostile(where, "lintdeps", DEEP_JSON),
-    "parse-texts-not-strings": _texts_not_strings,
+    # scalar texts (read as strings) that are numbers
+    "parse-texts-not-strings": _retyped("parse", (), lambda v: (v[0], {k: 5 for k in v[1]})),
+    # positions naming no file (read when a finding needs its place)
+    "pos-not-positions": _retyped("pos", ("parse", "sem", "lintpieces", "lintvalid")),
+    # a file's pieces of the input digests, every string a number
+    "lintpieces-retyped": _retyped("lintpieces", ("parse", "pos", "sem", "lintvalid", "lintdeps")),
 }
 
 
