@@ -146,9 +146,7 @@ class SnowflakeEstate(Estate):
         global privileges; ``ROLE`` / ``DATABASE_ROLE`` with ``USAGE`` for the hierarchy)."""
         on = granted_on.upper().replace(" ", "_")
         named = (self.role_key(name) if on == "ROLE" else self.key(name)) if name else ""
-        self.role_grants.setdefault(self.role_key(role), set()).add(
-            (privilege.upper(), on, named)
-        )
+        self.role_grants.setdefault(self.role_key(role), set()).add((privilege.upper(), on, named))
 
     def grant_on_function(self, function: str, privilege: str, grantee: str, kind: str) -> None:
         """A grant on a function to a grantee of ``kind`` (ROLE, DATABASE_ROLE, SHARE,
