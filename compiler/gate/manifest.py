@@ -45,8 +45,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +53,7 @@ from urllib.parse import urlsplit
 from accord.compiler.core.canonical import sealed_digest, sha256_of
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import read_bytes, read_json
+from accord.compiler.core.outdir import write_report
 from accord.compiler.gate.cards import Card, CardError, card_url, fetch_card
 
 MANIFEST_FORMAT = 1
@@ -338,17 +337,9 @@ def _retired(entry: RegistryAgent, timeout: float) -> dict[str, Any]:
 
 
 def write_manifest(built: Built, out: str) -> None:
-    """Write atomically (a gate never reads half a manifest)."""
-    target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".accord-manifest-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(built.text())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write the manifest (:func:`compiler.core.outdir.write_report`: scrubbed of every known
+    secret, atomically: a gate never reads half a manifest)."""
+    write_report(out, built.text())
 
 
 # --------------------------------------------------------------------------------------------

@@ -987,6 +987,9 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
             qid = str(uuid.uuid4())
             history = history_of(self.state)
             try:
+                denied = self.state.denial_of(sql)
+                if denied is not None:
+                    raise denied
                 view = history.view(sql)  # ACCOUNT_USAGE views: answered from the history
                 names, rows = view or self.state.execute_as(session, sql.strip().rstrip(";"))
                 if view is None:
