@@ -22,6 +22,7 @@ class Place(Protocol):
     line: int
     column: int
 
+
 #: what the escaping writes as the runner reads it back (line breaks) and tabs
 _KEEP = "\n\r\t"
 
