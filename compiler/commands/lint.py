@@ -110,6 +110,8 @@ def command(
     if fmt != "github":  # every run: what the configuration turns off (github: annotations)
         for w in warnings:
             click.echo(str(w), err=True)
+    if result.cache_refused:
+        click.echo(f"note: {visible(result.cache_refused)}", err=True)
     if statistics and fmt == "text":
         click.echo(
             render_statistics(findings, result.files, show_suppressed, len(problems), skipped)

@@ -63,6 +63,8 @@ class LintResult:
     warnings: list[Diagnostic] = field(default_factory=list)
     #: (path, why) of every folder or file a repository walk did not lint
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: why the cache directory was not used (it is not accord's: compiler/core/store.py)
+    cache_refused: str | None = None
 
 
 def lint_paths(
@@ -86,7 +88,7 @@ def lint_paths(
         result = _lint(tuple(paths), fail_on, select, ignore, dialect, History(plans, ledger))
         if not result.problems:
             store.flush()  # only a run that read all of its input writes the cache
-        return result
+        return replace(result, cache_refused=store.refused())
     finally:
         store.enable(False)
 
