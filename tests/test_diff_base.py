@@ -557,9 +557,18 @@ def test_a_configuration_that_lowers_what_fails_is_a_widening(
     assert said[0].startswith("::warning file=") and f",line={settings[0][2]}," in said[0]
 
 
-def test_a_dir_base_says_the_configuration_was_not_compared(tmp_path: Path) -> None:
-    clone = pull_request(tmp_path, policies(narrow()), policies(narrow()))
+def test_a_dir_base_has_no_configuration_to_compare(tmp_path: Path) -> None:
+    """A ``dir:`` base is a policy directory alone (docs/diff.md): the configuration is
+    compared only with a git revision's, which is what CI's line names."""
+    clone = pull_request(
+        tmp_path,
+        policies(narrow()),
+        configured({"accord.toml": 'fail-on = "never"\n'}),
+    )
     _write(tmp_path / "old", narrow())
-    code, out, err = ci(clone, ["diff", "policies", "--base", f"dir:{tmp_path / 'old'}"])
+    argv = ["diff", "policies", "--base", f"dir:{tmp_path / 'old'}", "--format", "json"]
+    code, out, err = ci(clone, argv)
     assert code == 0, err
-    assert "note: the lint configuration is compared only with a git revision's" in out
+    assert json.loads(out)["config_edits"] == []
+    code, out, err = ci(clone, [*GATE, "--format", "json"])
+    assert code == 1 and json.loads(out)["config_edits"][0]["setting"] == "fail-on", out + err
