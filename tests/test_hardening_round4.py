@@ -36,8 +36,9 @@ from accord.compiler.gate.check import default_policy
 from accord.compiler.gate.prove import prove
 from accord.compiler.model.validate import load_project
 from accord.compiler.probe_sample import history
+from accord.compiler.probe_sample.filters import restricted_values
 from accord.compiler.probe_sample.history import Source, databricks_reads, snowflake_reads
-from accord.compiler.probe_sample.mapping import Mapper, filtered_values
+from accord.compiler.probe_sample.mapping import Mapper
 from tests.cli import ENTRY, run_cli
 from tests.conftest import ROOT
 from tests.test_gate_prove import agent, sample
@@ -156,11 +157,11 @@ def test_a_statement_text_is_parsed_once(tmp_path: Path, monkeypatch: pytest.Mon
 
     calls: list[str] = []
 
-    def counted(text: str, dialect: str, column: str) -> set[str]:
+    def counted(text: str, dialect: str, column: str, table: str) -> set[str] | None:
         calls.append(text)
-        return filtered_values(text, dialect, column)
+        return restricted_values(text, dialect, column, table)
 
-    monkeypatch.setattr(mapping, "filtered_values", counted)
+    monkeypatch.setattr(mapping, "restricted_values", counted)
     mapper = Mapper(load_project(estate(tmp_path)).model)
     texts = [
         f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE = '{v}'" for v in ("CNS-204", "IMM-310")
@@ -204,7 +205,7 @@ def test_history_columns_that_are_not_a_list_are_said_not_read() -> None:
 
 def test_a_statement_nested_3000_deep_filters_on_nothing() -> None:
     deep = f"SELECT * FROM {RESULTS} WHERE " + "(" * 3000 + "PROGRAMME_CODE = 'X'" + ")" * 3000
-    assert filtered_values(deep, "snowflake", "PROGRAMME_CODE") == set()
+    assert restricted_values(deep, "snowflake", "PROGRAMME_CODE", RESULTS) is None
 
 
 def test_init_refuses_a_gitignore_that_is_not_utf8_located(tmp_path: Path) -> None:
