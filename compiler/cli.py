@@ -76,9 +76,11 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the command, map errors to exit codes, never print a traceback. Every
     byte written to stdout and stderr goes through :func:`compiler.core.visible.guarded`: no
-    value a pull request controls can drive the terminal or start a CI runner's command."""
+    value a pull request controls can drive the terminal or start a CI runner's command, and
+    no secret accord knows is shown (the one scrubber, :func:`compiler.core.secrets.redact`,
+    in every format)."""
     _freeze_at_exit()
-    with guarded():
+    with guarded(redact):
         _main(argv)
 
 
@@ -113,7 +115,7 @@ def _main(argv: list[str] | None) -> None:
         code = cli.main(args=argv, prog_name="accord", standalone_mode=False)
     except InputError as err:
         for d in err.diagnostics:
-            click.echo(redact(f"{d}"), err=True)
+            click.echo(f"{d}", err=True)
         n = len(err.diagnostics)
         # only a command that writes files says that it wrote none
         writes = next((a for a in args if not a.startswith("-")), None) in WRITERS
@@ -121,13 +123,12 @@ def _main(argv: list[str] | None) -> None:
         click.echo(f"accord: {n} error{'s' if n != 1 else ''}{tail}", err=True)
         sys.exit(2)
     except UsageError as err:
-        text = visible(redact(str(err)))
+        text = visible(str(err))
         click.echo(text if text.startswith("accord") else f"accord: {text}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)
     except click.ClickException as err:
-        err.message = redact(err.message)
         err.show()
         sys.exit(2)
     except click.exceptions.Abort:
@@ -164,7 +165,7 @@ def _internal(err: Exception) -> None:
     if os.environ.get("ACCORD_DEBUG"):
         raise err
     click.echo(
-        f"accord: internal error: {type(err).__name__}: {visible(redact(str(err)))} "
+        f"accord: internal error: {type(err).__name__}: {visible(str(err))} "
         "(set ACCORD_DEBUG=1 for a traceback, and please report it)",
         err=True,
     )

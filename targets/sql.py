@@ -180,6 +180,22 @@ def ident(name: str, platform: str) -> exp.Identifier:
     return exp.to_identifier(name, quoted=needs_quote)
 
 
+def exact_ident(name: str, platform: str) -> exp.Identifier:
+    """A name exactly as the platform answered it (a role ``CURRENT_ROLE()`` or ``SHOW
+    GRANTS`` gave, a principal): quoted unless it reads back as itself unquoted. Where the
+    platform resolves an unquoted name in upper case (Snowflake), a name holding a lower-case
+    letter is quoted as it is (a role created as ``"drift_reader"``), never upper-cased as
+    :func:`ident` does for the model's own names: that would name another role."""
+    folded = facts(platform).folds_upper and name != name.upper()
+    return exp.to_identifier(name, quoted=folded or _needs_quotes(name, platform))
+
+
+def principal_sql(name: str, platform: str) -> str:
+    """A principal (a Databricks user, service principal or group) as a statement names it:
+    always quoted (backticks), as the platform asks for names with special characters."""
+    return render(exp.Identifier(this=name, quoted=True), platform)
+
+
 def _plain(name: str) -> bool:
     return (
         bool(name)

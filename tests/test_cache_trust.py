@@ -173,3 +173,86 @@ def test_a_key_others_can_read_is_not_used(tmp_path: Path) -> None:
     shutil.rmtree(tmp_path / "cache")
     assert _lint(repo, home, **env) == (1, ["ACC101"])
     assert not (tmp_path / "cache").exists()  # no trusted key: nothing written
+
+
+# --------------------------------------------------------------------------------------------
+# pruning deletes only what accord wrote (issue 39, item 6)
+
+#: other tools' files in a shared cache folder, three levels deep (where pruning looks), one of
+#: them under a folder named as accord's lint results are
+OTHERS = {
+    "pip/http/a1b2": b"a cached wheel",
+    "fontconfig/ab/cd": b"fonts",
+    "lint/ab/notes.txt": b"another linter's notes",
+    "lint/ab/" + "ab" * 32: b"another tool's file, named as an entry is",
+    "parse/zz/readme": b"x",
+}
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def test_a_cache_directory_accord_did_not_create_is_not_used(tmp_path: Path) -> None:
+    """``ACCORD_CACHE_DIR`` pointed at a shared folder (``~/.cache``) holding other tools'
+    files: accord neither writes there nor deletes anything, however small the bound, and says
+    so; lint's result is unchanged."""
+    repo = _repository(tmp_path)
+    shared = tmp_path / "shared-cache"
+    for rel, content in OTHERS.items():
+        (shared / rel).parent.mkdir(parents=True, exist_ok=True)
+        (shared / rel).write_bytes(content)
+    env = {"CI": "false", "ACCORD_CACHE_DIR": str(shared), "ACCORD_CACHE_MAX_MB": "0.000001"}
+    result = run_process(LINT, cwd=repo, env={"XDG_CACHE_HOME": str(tmp_path / "home"), **env})
+    assert result.returncode == 1, result.stderr
+    assert [f["rule"] for f in json.loads(result.stdout)["findings"]] == ["ACC101"]
+    assert _files(shared) == OTHERS  # nothing deleted, nothing written
+    assert f"{shared} holds files accord did not write: the cache is not used" in result.stderr
+
+
+def test_pruning_removes_only_accords_own_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In accord's own cache directory, pruning removes entries in accord's format (a known
+    kind, a two-digit shard, a digest name, a digest line) and leaves anything else there."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ACCORD_CACHE_DIR", str(cache))
+    store.enable(True)
+    try:
+        store.write("lint", "cd" * 32, b"x" * 100)
+        old = store._path("lint", "cd" * 32)
+        os.utime(old, (1_000_000, 1_000_000))
+        strays = {rel: content for rel, content in OTHERS.items()}
+        strays["lint/ab/" + "ab" * 32] = b"precious\n"  # named as an entry, not one
+        strays["lint/cd/" + "ce" * 32] = b"0" * 64 + b"\n"  # in the wrong shard
+        for rel, content in strays.items():
+            (cache / rel).parent.mkdir(parents=True, exist_ok=True)
+            (cache / rel).write_bytes(content)
+            os.utime(cache / rel, (1_000, 1_000))  # older than every entry
+        store._used.clear()
+        store.prune(limit=1)
+        assert not old.exists()  # accord's entry, least recently used: pruned
+        left = _files(cache)
+        assert {rel: left.get(rel) for rel in strays} == strays
+    finally:
+        store.enable(False)
+
+
+def test_an_empty_directory_is_adopted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty directory named as the cache becomes accord's (its marker written); a new one
+    is created with it."""
+    for cache in (tmp_path / "empty", tmp_path / "new"):
+        if cache.name == "empty":
+            cache.mkdir()
+        monkeypatch.setenv("ACCORD_CACHE_DIR", str(cache))
+        store.enable(True)
+        try:
+            store.write("lint", "ef" * 32, b"payload")
+            assert store.read("lint", "ef" * 32) == b"payload"
+        finally:
+            store.enable(False)
+        assert (cache / ".gitignore").read_text() == "# written by accord\n*\n"

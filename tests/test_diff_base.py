@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -450,3 +451,124 @@ def test_the_json_error_document_names_the_base_it_read(tmp_path: Path) -> None:
     assert code == 2
     doc = json.loads(out)
     assert doc["base"] is None and doc["errors"]
+
+
+# --------------------------------------------------------------------------------------------
+# issue 39, item 12: a configuration change that lowers what fails is a widening
+
+
+def configured(files: dict[str, str | None]) -> Callable[[Path], None]:
+    """A change that writes the configuration files (None: deletes one)."""
+
+    def write(repo: Path) -> None:
+        for name, text in files.items():
+            if text is None:
+                (repo / name).unlink()
+            else:
+                (repo / name).write_text(text, encoding="utf-8")
+
+    return write
+
+
+def both(*changes: Callable[[Path], None]) -> Callable[[Path], None]:
+    def write(repo: Path) -> None:
+        for change in changes:
+            change(repo)
+
+    return write
+
+
+#: (main's configuration, the pull request's, the settings reported: (setting, file, line))
+CONFIG_CHANGES = [
+    pytest.param(
+        {},
+        {"pyproject.toml": '[tool.accord]\nignore = ["current-role", "probe-mismatch"]\n'},
+        [("ignore", "pyproject.toml", 2)],
+        id="ignore added",
+    ),
+    pytest.param(
+        {"accord.toml": 'fail-on = "warning"\n'},
+        {"accord.toml": 'fail-on = "never"\n'},
+        [("fail-on", "accord.toml", 1)],
+        id="fail-on lowered",
+    ),
+    pytest.param(
+        {"accord.toml": 'fail-on = "warning"\n'},
+        {"accord.toml": None},
+        [("fail-on", "origin/main:accord.toml", 1)],
+        id="the configuration deleted",
+    ),
+    pytest.param(
+        {},
+        {"accord.toml": '[per-file-ignores]\n"policies/*" = ["ACC201"]\n'},
+        [("per-file-ignores 'policies/*'", "accord.toml", 2)],
+        id="per-file-ignores added",
+        marks=pytest.mark.slow,
+    ),
+    pytest.param(
+        {"accord.toml": 'select = ["ACC"]\n'},
+        {"accord.toml": '# narrowed\nselect = ["ACC1"]\n'},
+        [("select", "accord.toml", 2)],
+        id="select narrowed",
+        marks=pytest.mark.slow,
+    ),
+    pytest.param(
+        {},
+        {"accord.toml": 'exclude = ["policies/**"]\nforce-exclude = true\n'},
+        [("exclude", "accord.toml", 1), ("force-exclude", "accord.toml", 2)],
+        id="exclude added",
+        marks=pytest.mark.slow,
+    ),
+    pytest.param(
+        {"accord.toml": 'ignore = ["ACC503"]\nfail-on = "error"\n'},
+        {"accord.toml": 'fail-on = "warning"\n'},
+        [],
+        id="tightened: no widening",
+    ),
+]
+
+
+@pytest.mark.parametrize(("main", "pr", "settings"), CONFIG_CHANGES)
+def test_a_configuration_that_lowers_what_fails_is_a_widening(
+    tmp_path: Path, main: dict[str, str], pr: dict[str, str | None], settings: list[Any]
+) -> None:
+    """The pull request leaves its policies alone and commits configuration that lowers what
+    lint fails on: the exposure check the pull request cannot choose the base of reports it
+    as a widening, as it does a removed probe, so the gate fails; in every format."""
+    clone = pull_request(tmp_path, both(policies(narrow()), configured(main)), configured(pr))
+    code, out, err = ci(clone, [*GATE, "--format", "json"])
+    assert code == (1 if settings else 0), out + err
+    doc = json.loads(out)
+    got = [(e["setting"], e["file"], e["line"]) for e in doc["config_edits"]]
+    assert got == settings
+    assert doc["summary"]["config_edits"] == len(settings)
+    if not settings:
+        return
+    first = doc["config_edits"][0]
+    assert first["before"] != first["after"] and first["detail"]
+    code, out, err = ci(clone, GATE)
+    assert "Configuration that lowers what fails (widenings of what is checked):" in out
+    assert f"{settings[0][1]}:{settings[0][2]}:1: {settings[0][0]}" in out
+    code, out, _ = ci(clone, ["diff", "policies", "--base", "origin/main", "--format", "markdown"])
+    assert f"#### Configuration that lowers what fails: {len(settings)}" in out
+    code, out, _ = ci(clone, ["diff", "policies", "--base", "origin/main", "--format", "github"])
+    said = [a for a in out.splitlines() if "title=accord diff%3A lint configuration" in a]
+    assert len(said) == len(settings)
+    assert said[0].startswith("::warning file=") and f",line={settings[0][2]}," in said[0]
+
+
+def test_a_dir_base_has_no_configuration_to_compare(tmp_path: Path) -> None:
+    """A ``dir:`` base is a policy directory alone (docs/diff.md): the configuration is
+    compared only with a git revision's, which is what CI's line names."""
+    clone = pull_request(
+        tmp_path,
+        policies(narrow()),
+        configured({"accord.toml": 'fail-on = "never"\n'}),
+    )
+    _write(tmp_path / "old", narrow())
+    argv = ["diff", "policies", "--base", f"dir:{tmp_path / 'old'}", "--format", "json"]
+    code, out, err = ci(clone, argv)
+    assert code == 0, err
+    assert json.loads(out)["config_edits"] == []
+    code, out, err = ci(clone, [*GATE, "--format", "json"])
+    assert code == 1 and json.loads(out)["config_edits"][0]["setting"] == "fail-on", out + err

@@ -265,9 +265,23 @@ def test_the_default_policy_passes_its_own_test_on_a_real_manifest(mesh: Mesh) -
     proof = json.loads(out)
     assert proof["passed"] is True and proof["fail_open"] == []
     # every key path was tried: 5 top-level + 2 evidence + 3 manifest + 11 per agent, and the
-    # two booleans of each agent twice more
-    assert proof["variants"] == 5 + 2 + 3 + 2 * 11 + 2 * 2 * 2
-    assert all(o["verdict"] == "denied" for o in proof["outcomes"] if o["variant"] != "false")
+    # two booleans of each agent twice more; every value null (those 32 and the 2 agents and
+    # their 2 probe owners); every string empty (the fingerprint, 2 digests, the negotiated
+    # version, 8 strings and a probe owner per agent); 3 lists shortened (the agents, each
+    # agent's probe owners); each of the 2 agents removed, replaced, duplicated, counted
+    keys = 5 + 2 + 3 + 2 * 11
+    assert proof["variants"] == keys + 2 * 2 * 2 + (keys + 4) + (4 + 2 * 9) + 3 + 2 * 4
+    allowed = {(o["key"], o["variant"]) for o in proof["outcomes"] if o["verdict"] == "allowed"}
+    # what is still a manifest of the format: a probe owner fewer, no registered card, no
+    # probe result
+    assert {a for a in allowed if a[1] != "false"} == {
+        ("evidence.probe_result_digest", "null"),
+        *(
+            (f"manifest.agents[{i}].{key}", variant)
+            for i in (0, 1)
+            for key, variant in (("probe_owners", "shortened"), ("registered_card_digest", "null"))
+        ),
+    }
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import pytest
 
 from accord.compiler.gate.check import default_policy
 from accord.compiler.gate.manifest import manifest_schema
-from accord.compiler.gate.prove import key_paths, label, prove
+from accord.compiler.gate.prove import key_paths, label, prove, value_paths
 from tests.cli import run_cli
 
 D = "0123456789abcdef" * 4
@@ -100,8 +100,30 @@ def test_the_default_policy_cannot_fail_open() -> None:
     assert proof.passed, proof.render("text")
     paths = list(key_paths(doc))
     booleans = [p for p in paths if isinstance(_get(doc, p), bool)]
-    assert len(proof.outcomes) == len(paths) + 2 * len(booleans)
-    assert {o.verdict for o in proof.outcomes if o.action != "false"} == {"denied"}
+    values = list(value_paths(doc))
+    strings = [p for p in values if isinstance(_get(doc, p), str)]
+    lists = [p for p in values if isinstance(_get(doc, p), list) and _get(doc, p)]
+    agents = len(doc["manifest"]["agents"])
+    assert len(proof.outcomes) == (
+        len(paths) + 2 * len(booleans)  # deleted; false and "true"
+        + len(values) + len(strings) + len(lists)  # null, "", shortened
+        + 4 * agents  # removed, replaced, duplicated, duplicated with the count raised
+    )  # fmt: skip
+    # every variant is denied, but a boolean set to false and what is still a manifest of the
+    # format: a probe owner fewer, no registered card to compare with (the gate warns), no
+    # probe result
+    allowed = {(label(o.path), o.action) for o in proof.outcomes if o.verdict == "allowed"}
+    assert {a for a in allowed if a[1] != "false"} == {
+        ("evidence.probe_result_digest", "null"),
+        *(
+            (f"manifest.agents[{i}]{what}", action)
+            for i in range(agents)
+            for what, action in (
+                (".probe_owners", "shortened"),
+                (".registered_card_digest", "null"),
+            )
+        ),
+    }
     assert proof.unrequired == [] and "compared" in proof.static
 
 
@@ -276,6 +298,10 @@ def test_the_variants_of_a_sample() -> None:
     got = [(label(p), action, v) for p, action, v in variants(doc)]
     assert ("a", "non-boolean", {"a": "true", "b": {"c": 1}, "d": [{"e": False}]}) in got
     assert ("d[0].e", "deleted", {"a": True, "b": {"c": 1}, "d": [{}]}) in got
-    assert len(got) == 5 + 2 * 2
+    assert ("d[0]", "null", {"a": True, "b": {"c": 1}, "d": [None]}) in got
+    assert ("d", "shortened", {"a": True, "b": {"c": 1}, "d": []}) in got
+    # 5 keys deleted, 2 booleans twice, 6 values null (the keys and the list's item), 1 list
+    # shortened (no string to empty, no agents)
+    assert len(got) == 5 + 2 * 2 + 6 + 1
     assert doc == {"a": True, "b": {"c": 1}, "d": [{"e": False}]}  # the sample is untouched
     copy.deepcopy(doc)

@@ -37,8 +37,9 @@ from accord.compiler.gate.check import default_policy
 from accord.compiler.gate.prove import prove
 from accord.compiler.model.validate import load_project
 from accord.compiler.probe_sample import history
+from accord.compiler.probe_sample.filters import restricted_values
 from accord.compiler.probe_sample.history import Source, databricks_reads, snowflake_reads
-from accord.compiler.probe_sample.mapping import Mapper, filtered_values
+from accord.compiler.probe_sample.mapping import Mapper
 from tests.cli import ENTRY, run_cli
 from tests.conftest import ROOT
 from tests.test_gate_prove import agent, sample
@@ -166,11 +167,11 @@ def test_a_statement_text_is_parsed_once(tmp_path: Path, monkeypatch: pytest.Mon
 
     calls: list[str] = []
 
-    def counted(text: str, dialect: str, column: str) -> set[str]:
+    def counted(text: str, dialect: str, column: str, table: str) -> set[str] | None:
         calls.append(text)
-        return filtered_values(text, dialect, column)
+        return restricted_values(text, dialect, column, table)
 
-    monkeypatch.setattr(mapping, "filtered_values", counted)
+    monkeypatch.setattr(mapping, "restricted_values", counted)
     mapper = Mapper(load_project(estate(tmp_path)).model)
     texts = [
         f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE = '{v}'" for v in ("CNS-204", "IMM-310")
@@ -214,7 +215,7 @@ def test_history_columns_that_are_not_a_list_are_said_not_read() -> None:
 
 def test_a_statement_nested_3000_deep_filters_on_nothing() -> None:
     deep = f"SELECT * FROM {RESULTS} WHERE " + "(" * 3000 + "PROGRAMME_CODE = 'X'" + ")" * 3000
-    assert filtered_values(deep, "snowflake", "PROGRAMME_CODE") == set()
+    assert restricted_values(deep, "snowflake", "PROGRAMME_CODE", RESULTS) is None
 
 
 def test_init_refuses_a_gitignore_that_is_not_utf8_located(tmp_path: Path) -> None:
@@ -293,17 +294,32 @@ def cached(tmp_path: Path) -> tuple[Path, tuple[int, str, str]]:
     return tmp_path, first
 
 
-def _texts_not_strings(where: Path) -> None:
-    """Every parse entry with its scalar texts numbers (read as strings, they crashed)."""
+def _strings_to_numbers(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strings_to_numbers(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_strings_to_numbers(v) for v in value)
+    return 5 if isinstance(value, str) else value
+
+
+def _retyped(kind: str, keep: tuple[str, ...], part: Any = None) -> Any:
+    """Every entry of ``kind`` decoded, its strings made numbers (``part``: of the part it
+    picks), and written back under the machine's key; the kinds not in ``keep`` dropped, so
+    that this one is read."""
     import marshal
 
-    store.enable(True)
-    for name in _entries("parse"):
-        doc, texts = marshal.loads(store.read("parse", name) or b"")
-        store.write("parse", name, marshal.dumps((doc, {k: 5 for k in texts})))
-    store.enable(False)
-    for other in ("lint", "lintdeps", "lintvalid", "lintpieces", "sem", "pos"):
-        shutil.rmtree(store.directory() / other, ignore_errors=True)
+    def retype(where: Path) -> None:
+        store.enable(True)
+        for name in _entries(kind):
+            value = marshal.loads(store.read(kind, name) or b"")
+            value = part(value) if part is not None else _strings_to_numbers(value)
+            store.write(kind, name, marshal.dumps(value))
+        store.enable(False)
+        for other in store.directory().iterdir():
+            if other.is_dir() and other.name not in (kind, *keep):
+                shutil.rmtree(other)
+
+    return retype
 
 
 DEEP_JSON = b"[" * 100_000 + b"]" * 100_000
@@ -313,7 +329,12 @@ HOSTILE = {
     # JSON nested past the decoder's depth
     "lint-deep-json": lambda where: _hostile(where, "lint", DEEP_JSON),
     "lintdeps-deep-json": lambda where: _hostile(where, "lintdeps", DEEP_JSON),
-    "parse-texts-not-strings": _texts_not_strings,
+    # scalar texts (read as strings) that are numbers
+    "parse-texts-not-strings": _retyped("parse", (), lambda v: (v[0], {k: 5 for k in v[1]})),
+    # positions naming no file (read when a finding needs its place)
+    "pos-not-positions": _retyped("pos", ("parse", "sem", "lintpieces", "lintvalid")),
+    # a file's pieces of the input digests, every string a number
+    "lintpieces-retyped": _retyped("lintpieces", ("parse", "pos", "sem", "lintvalid", "lintdeps")),
 }
 
 

@@ -148,6 +148,17 @@ def test_a_gitignore_is_extended_never_rewritten(tmp_path: Path) -> None:
         (["--databricks-schema", "a.b; DROP"], "databricks governance_schema"),
         ([*BOTH, "--policies", "../elsewhere"], "--policies '../elsewhere'"),
         ([*BOTH, "--install", 'accord"; curl x'], "--install"),
+        # option-like values: every accord line of the workflow would print help and exit 0
+        ([*BOTH, "--policies=--help"], "--policies '--help': starts with '-'"),
+        ([*BOTH, "--policies", "-h"], "--policies '-h': starts with '-'"),
+        ([*BOTH, "--policies", "gov/--help"], "--policies 'gov/--help': starts with '-'"),
+        ([*BOTH, "--branch=--help"], "--branch '--help': starts with '-'"),
+        ([*BOTH, "--install=--help"], "--install '--help': starts with '-'"),
+        # control characters in what CI installs (a tab, an escape, a YAML line separator)
+        ([*BOTH, "--install", "accord\tx"], "--install 'accord\\tx': a control character"),
+        ([*BOTH, "--install", "accord\x1b[2J"], "a control character"),
+        ([*BOTH, "--install", "accord\u2028x"], "a control character"),
+        ([*BOTH, "--install", "accord\x85x"], "a control character"),
     ],
 )
 def test_bad_choices_exit_2_and_write_nothing(
@@ -157,6 +168,41 @@ def test_bad_choices_exit_2_and_write_nothing(
     assert run.returncode == 2 and message in run.stderr, run.stderr
     assert "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
     assert files_under(tmp_path) == {}
+
+
+@pytest.mark.parametrize("branch", ["1.10", "null", "0x1F", "yes", "2024-01-01", "release/1.0"])
+def test_the_branch_is_a_string_to_yaml(tmp_path: Path, branch: str) -> None:
+    """``--branch`` is written quoted: YAML reads ``1.10`` as the number 1.1, ``null`` as no
+    branch, ``0x1F`` as 31; the push trigger must name the branch as written."""
+    init(tmp_path, *BOTH, "--branch", branch)
+    workflow = yaml.safe_load((tmp_path / ".github/workflows/accord.yml").read_text())
+    assert workflow[True]["push"]["branches"] == [branch]  # YAML 1.1 reads `on` as true
+    assert f"--base origin/{branch} " in (tmp_path / ".github/workflows/accord.yml").read_text()
+
+
+@pytest.mark.parametrize("link", ["policies", ".github", ".github/workflows", ".vscode"])
+def test_it_never_writes_through_a_link_out_of_the_repository(tmp_path: Path, link: str) -> None:
+    """A folder init writes into that is a symbolic link to a directory outside DIR is refused
+    (exit 2, naming the link) and nothing is written, there or anywhere; a link that stays
+    inside DIR is written through."""
+    repo, outside = tmp_path / "repo", tmp_path / "elsewhere"
+    repo.mkdir()
+    outside.mkdir()
+    (repo / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo / link).symlink_to(outside, target_is_directory=True)
+    run = run_cli(["init", str(repo), *BOTH])
+    assert run.returncode == 2, run.stderr
+    assert f"{repo / link}:1:1: a symbolic link to {outside}, outside {repo}" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert list(outside.iterdir()) == []
+    assert files_under(repo) == {}
+    # a link inside the repository is the repository's own folder
+    inside = tmp_path / "inside"
+    inside.mkdir()
+    (inside / "governance").mkdir()
+    (inside / "policies").symlink_to(inside / "governance", target_is_directory=True)
+    init(inside, *BOTH)
+    assert (inside / "governance" / "platforms.yaml").is_file()
 
 
 def test_without_options_it_asks_only_on_a_terminal(

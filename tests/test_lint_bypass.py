@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -361,3 +362,97 @@ def test_configuration_warnings_are_escaped_github_annotations(tmp_path: Path) -
         "::warning file=accord.toml,line=2,col=1,title=accord configuration::"
     )
     assert [a.split(" ", 1)[0] for a in lines] == ["::warning", "::error"]
+
+
+# --------------------------------------------------------------------------------------------
+# issue 39, item 12: every setting that lowers what fails is named in every summary
+
+#: (the setting as a pull request commits it, its line, how the summary names it, what it says)
+LOWERING = [
+    pytest.param(
+        '[tool.accord]\nignore = ["current-role", "unsalted-hash"]\n',
+        "ignore",
+        3,
+        "turns off ACC101 current-role, ACC201 unsalted-hash",
+        id="ignore",
+    ),
+    pytest.param(
+        '[tool.accord]\nselect = ["ACC5"]\n',
+        "select",
+        3,
+        "turns off every rule but",
+        id="select",
+        marks=pytest.mark.slow,
+    ),
+    pytest.param(
+        '[tool.accord]\n[tool.accord.per-file-ignores]\n"macros/*.sql" = ["ACC101"]\n',
+        "per-file-ignores 'macros/*.sql'",
+        4,
+        "turns off ACC101 current-role in the files it matches",
+        id="per-file-ignores",
+        marks=pytest.mark.slow,
+    ),
+    pytest.param(
+        '[tool.accord]\nfail-on = "never"\n',
+        "fail-on",
+        3,
+        '"never": no finding fails lint',
+        id="fail-on never",
+        marks=pytest.mark.slow,
+    ),
+    pytest.param(
+        '[tool.accord]\nexclude = ["macros/**"]\n',
+        "exclude",
+        3,
+        "leaves 1 file unlinted",
+        id="exclude",
+        marks=pytest.mark.slow,
+    ),
+]
+
+
+@pytest.mark.parametrize(("config", "setting", "line", "says"), LOWERING)
+def test_a_setting_that_lowers_what_fails_is_named_in_every_summary(
+    tmp_path: Path, config: str, setting: str, line: int, says: str
+) -> None:
+    """A pull request's ``pyproject.toml`` that turns errors into "no findings" (or exit 0):
+    the summary of every output format names the setting, where it is written and what it
+    turns off, on every run (answered from the cache or not). No setting: no such record."""
+    repo = tmp_path / "repo"
+    write_estate(repo / "policies", BAD_MODEL, split=True)
+    write_files(repo, {"macros/mp_email.sql": MACRO})
+    plain = _ci(_clone(repo, tmp_path), ".", "--format", "json")
+    assert "lowered" not in json.loads(plain[1])["summary"]
+    shutil.rmtree(tmp_path / "clone")
+    write_files(repo, {"pyproject.toml": f"# ours\n{config}"})
+    clone = _clone(repo, tmp_path)
+    where = f"pyproject.toml:{line}:1"
+    _, out, _ = _ci(clone, ".")
+    summary = out[out.rindex("accord lint: ") :]
+    assert f"{setting} ({where}): " in summary and says in summary, summary
+    _, out, _ = _ci(clone, ".", "--statistics")
+    assert f"{setting} ({where}): " in out[out.rindex("accord lint: ") :]
+    for _ in range(2):
+        _, out, _ = _ci(clone, ".", "--format", "json")
+        (lowered,) = json.loads(out)["summary"]["lowered"]
+        assert (lowered["setting"], lowered["file"], lowered["line"]) == (
+            setting,
+            "pyproject.toml",
+            line,
+        )
+        assert says in lowered["detail"]
+    _, out, _ = _ci(clone, ".", "--format", "sarif")
+    run = json.loads(out)["runs"][0]
+    assert [x["setting"] for x in run["properties"]["lowered"]] == [setting]
+    # one notification and one annotation a setting: a note, or the warning that already
+    # names it (fail-on "never", an exclude that leaves nothing)
+    notes = [
+        n
+        for n in run["invocations"][0]["toolExecutionNotifications"]
+        if n["locations"][0]["physicalLocation"]["region"]["startLine"] == line
+    ]
+    assert [n["level"] in ("note", "warning") for n in notes] == [True], notes
+    _, out, _ = _ci(clone, ".", "--format", "github")
+    at = f" file=pyproject.toml,line={line},col=1,title=accord configuration::"
+    (annotation,) = [a for a in out.splitlines() if at in a]
+    assert annotation.startswith(("::notice", "::warning")), out

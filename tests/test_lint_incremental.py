@@ -631,6 +631,167 @@ def test_every_policy_rule_is_classified() -> None:
     assert set(deps.RULE_INPUTS) <= policy - post, sorted(set(deps.RULE_INPUTS) - policy)
 
 
+class _Membership:
+    """A source map's table whose ``in`` tests are recorded as reads of the section of the
+    path asked about (``has_key``: whether a key is written is what the section says); its
+    lookups of positions are not (a finding's place is judged by the files it names)."""
+
+    def __init__(self, table: Any, reads: set[str]) -> None:
+        self._table, self._reads = table, reads
+
+    def __contains__(self, path: Any) -> bool:
+        if isinstance(path, tuple) and path and isinstance(path[0], str):
+            self._reads.add(path[0])
+        return path in self._table
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._table, name)
+
+    def __getitem__(self, path: Any) -> Any:
+        return self._table[path]
+
+
+def _reads_of(rule_id: str, project: Any) -> set[str]:
+    """What the policy checks of ``rule_id`` read of ``project``, run once on a fresh context:
+    every section of the model accessed (``PolicyModel``'s attributes, through any helper),
+    the lowered catalogs (which read :data:`LOWERED`), and the keys tested for presence in
+    the source map."""
+    from accord.compiler.lint.checks import Context
+    from accord.compiler.model.rules import LOWERED
+    from accord.compiler.model.schema import PolicyModel
+    from accord.targets import lower_all
+
+    reads: set[str] = set()
+    positions = copy.copy(project.source)
+    positions.values = _Membership(project.source.values, reads)
+    positions.keys = _Membership(project.source.keys, reads)
+    watched = dataclasses.replace(project, source=positions)
+    catalogs = lower_all(watched)  # before recording: what lowering reads is LOWERED
+
+    class Watched(Context):
+        @property
+        def catalogs(self) -> Any:  # type: ignore[override]
+            reads.update(LOWERED)
+            return catalogs
+
+    real = PolicyModel.__getattribute__
+
+    def get(model: Any, name: str) -> Any:
+        if name in deps.SECTIONS:
+            reads.add(name)
+        return real(model, name)
+
+    PolicyModel.__getattribute__ = get  # type: ignore[method-assign]
+    try:
+        for check in REGISTRY[rule_id]:
+            if check.source == "policy" and not check.post:
+                list(check.check(Watched(watched)))
+    finally:
+        PolicyModel.__getattribute__ = real  # type: ignore[method-assign]
+    return reads
+
+
+def _missing(declared: tuple[str, ...], reads: set[str]) -> set[str]:
+    """The sections read that ``declared`` does not cover: ``datasets`` is covered by itself or
+    by the governance view (which keeps every column a rule can tell from another)."""
+    from accord.compiler.model.rules import GOVERNANCE
+
+    if "*" in declared:
+        return set()
+    covered = set(declared) | ({"datasets"} if GOVERNANCE in declared else set())
+    return reads - covered
+
+
+@pytest.mark.parametrize("estate", ["as-found", "probed", "policies"])
+def test_every_rule_declares_what_it_reads(estate: str, tmp_path: Path) -> None:
+    """Each policy rule run on an estate with its model's accessor instrumented: every section
+    it reads is in its row's ``reads`` (compiler/model/rules.py), else an edit of that section
+    reuses a stale verdict. The estates have findings of most rules (as-found), passing and
+    failing probes (probed) and the reference estate (policies)."""
+    load_rules()
+    if estate == "policies":
+        project = load_project(ROOT / "policies")
+    else:
+        _write(tmp_path, copy.deepcopy(BASES[estate]))
+        project = load_project(tmp_path)
+    missed = {}
+    for rule_id, inputs in sorted(deps.RULE_INPUTS.items()):
+        missing = _missing(inputs.reads, _reads_of(rule_id, project))
+        if missing:
+            missed[rule_id] = sorted(missing)
+    assert missed == {}, f"rules that read sections their row does not declare: {missed}"
+
+
+def test_the_reads_are_recorded() -> None:
+    """The recording itself: a check that reads a section through a helper, the catalogs, or
+    a key's presence is seen reading it (else the test above could pass by seeing nothing)."""
+    from accord.compiler.lint.checks import RegisteredRule
+    from accord.compiler.lint.usage import has_key
+    from accord.compiler.model.rules import LOWERED
+
+    project = load_project(ROOT / "policies")
+
+    def check(ctx: Any) -> list[Any]:
+        sorted(ctx.model.surfaces)
+        ctx.model.platform_config("snowflake")  # reads platforms in the model's own method
+        has_key(ctx, "indexes", "x")
+        ctx.catalogs  # noqa: B018 - the access is the point
+        return []
+
+    saved = REGISTRY.get("ACC401")
+    REGISTRY["ACC401"] = [RegisteredRule("ACC401", check, "", "policy")]
+    try:
+        reads = _reads_of("ACC401", project)
+    finally:
+        if saved is not None:
+            REGISTRY["ACC401"] = saved
+    assert reads == {"surfaces", "platforms", "indexes", *LOWERED}
+
+
+def test_acc401_follows_a_dataset_that_becomes_governed() -> None:
+    """A Databricks surface on a runtime too old for filters reads a dataset with no policy
+    (no finding); the dataset then gains a row filter in its own file: ACC401 must now fire,
+    although neither the surfaces nor the platforms changed (a stale verdict until its row
+    declared the governance it reads)."""
+    files: Files = {
+        "platforms.yaml": {
+            "version": 1,
+            "platforms": {"databricks": {"governance_schema": "governance.policies"}},
+            "principals": {"analyst": {"databricks": "analysts"}},
+            "personas": {"analyst": ["analyst"]},
+            "entitlements": {"region": {"EU": ["analyst"]}},
+        },
+        "datasets.yaml": {
+            "datasets": {
+                "orders": {
+                    "platform": "databricks",
+                    "table": "sales.crm.orders",
+                    "columns": {"region": {"type": "STRING"}},
+                }
+            }
+        },
+        "surfaces.yaml": {
+            "surfaces": {
+                "old_notebook": {
+                    "platform": "databricks",
+                    "reads": ["orders"],
+                    "identity": "caller",
+                    "runtime": "11.3",
+                    "access_mode": "standard",
+                }
+            }
+        },
+    }
+
+    def governed(f: Files) -> None:
+        f["datasets.yaml"]["datasets"]["orders"]["row_filter"] = {
+            "entitlement": "region",
+            "column": "region",
+        }
+
+    check_edits(files, [(governed, "the dataset gains a row filter")])
+
+
 def _column_edit(root: Path, i: int) -> None:
     """bench/run.py's ``1 entry changed`` edit: one dataset gains an ungoverned column."""
     path = sorted((root / "datasets").rglob("*.yaml"))[-1]

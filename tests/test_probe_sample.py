@@ -23,8 +23,10 @@ import pytest
 import yaml
 
 from accord.compiler.model.validate import load_project
+from accord.compiler.probe_sample.filters import restricted_values
 from accord.compiler.probe_sample.history import Read, secondary_roles
-from accord.compiler.probe_sample.mapping import Fact, Mapper, Unmappable, filtered_values
+from accord.compiler.probe_sample.mapping import Fact, Mapper, Unmappable
+from accord.compiler.probe_sample.report import covers
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 from tests.standins.history import history_of
@@ -415,11 +417,107 @@ def test_secondary_role_stats_are_read_tolerantly() -> None:
 
 def test_filtered_values_are_read_with_sqlglot() -> None:
     sql = "SELECT a FROM t WHERE 'X' = t.programme_code AND other = 'Y'"
-    assert filtered_values(sql, "snowflake", "PROGRAMME_CODE") == {"X"}
-    assert (
-        filtered_values("SELECT 'programme_code = ''Z'''", "snowflake", "programme_code") == set()
-    )
-    assert filtered_values("SELECT FROM WHERE (", "snowflake", "c") == set()
+    assert restricted_values(sql, "snowflake", "PROGRAMME_CODE", "DB.S.T") == {"X"}
+    quoted = "SELECT 'programme_code = ''Z'''"
+    assert restricted_values(quoted, "snowflake", "programme_code", "t") is None
+    assert restricted_values("SELECT FROM WHERE (", "snowflake", "c", "t") is None
+
+
+#: (a statement reading RESULTS, the value its filter provably restricts the read to)
+RESTRICTIONS = [
+    (f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE = 'CNS-204'", "CNS-204"),
+    (
+        f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE IN ('CNS-204') AND RESULT_VALUE > 3",
+        "CNS-204",
+    ),
+    (
+        f"SELECT * FROM {RESULTS} r WHERE r.PROGRAMME_CODE = 'CNS-204' AND (a = 1 OR b = 2)",
+        "CNS-204",
+    ),
+    ("SELECT * FROM results WHERE programme_code = 'CNS-204'", "CNS-204"),
+    (f"SELECT * FROM (SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE = 'CNS-204') x", "CNS-204"),
+    # the filter does not restrict the read to the value
+    (f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE = 'CNS-204' OR 1=1", None),
+    (f"SELECT * FROM {RESULTS} WHERE NOT (PROGRAMME_CODE = 'CNS-204')", None),
+    (f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE <> 'CNS-204'", None),
+    (
+        f"SELECT * FROM {RESULTS} WHERE SUBJECT_ID IN "
+        "(SELECT SUBJECT_ID FROM OTHER.S.T WHERE PROGRAMME_CODE = 'CNS-204')",
+        None,
+    ),
+    (
+        f"SELECT * FROM {RESULTS} r JOIN OTHER.S.T o ON r.SUBJECT_ID = o.SUBJECT_ID "
+        "WHERE o.PROGRAMME_CODE = 'CNS-204'",
+        None,
+    ),
+    (
+        f"SELECT * FROM {RESULTS} r JOIN OTHER.S.T o ON r.SUBJECT_ID = o.SUBJECT_ID "
+        "WHERE PROGRAMME_CODE = 'CNS-204'",
+        None,  # unqualified beside another table: which table's column is not known
+    ),
+    (
+        f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE = 'CNS-204' "
+        f"UNION ALL SELECT * FROM {RESULTS}",
+        None,
+    ),
+    (f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE IN ('CNS-204', 'ONC-101')", None),
+    ("SELECT * FROM ASSAY_VIEW WHERE PROGRAMME_CODE = 'CNS-204'", None),  # through a view
+    (f"SELECT * FROM {RESULTS} WHERE PROGRAMME_CODE = 'CNS-204'; SELECT * FROM {RESULTS}", None),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), RESTRICTIONS)
+def test_a_filter_counts_only_when_it_restricts_the_read(
+    tmp_path: Path, text: str, value: str | None
+) -> None:
+    """The entitlement value of a read is the one its filter provably restricts the read of
+    the dataset's table to: a top-level conjunct ``column = 'V'`` (or ``IN ('V')``) on that
+    table, in every place the statement reads it. ``OR 1=1``, ``NOT``, a value compared only
+    in a subquery over another table, or another table's column restrict nothing: such a read
+    is covered by no probe about ``V``."""
+    model = load_project(estate(tmp_path)).model
+    (fact,) = Mapper(model).map(_read(columns=("RESULT_VALUE",), text=text))
+    assert fact.where == (("programme", value) if value else None)
+    covering = [model.probes[n] for n in model.probes if covers(model, model.probes[n], fact)]
+    if value is None:  # no probe about one programme covers it
+        assert not any(p.where for p in covering), covering
+
+
+def test_rows_whose_objects_cannot_be_read_are_listed_not_dropped(tmp_path: Path) -> None:
+    """A history row whose accessed objects cannot be read is a read of an unknown table:
+    unmappable (so covered by no probe), listed with why, and the platform's coverage is
+    incomplete; never dropped while coverage says 100% and complete."""
+    from accord.compiler.probe_sample.history import Source, snowflake_reads
+    from accord.compiler.probe_sample.report import build
+
+    good = {
+        "query_id": "q1", "query_start_time": "2026-11-30 10:00:00", "user_name": "PHARMA",
+        "base_objects_accessed": json.dumps(
+            [{"objectDomain": "Table", "objectName": RESULTS, "columns": []}]
+        ),
+        "role_name": "BENCH_CHEMIST", "client_application_id": "warehouse-agent",
+    }  # fmt: skip
+    rows = [
+        good,
+        {**good, "query_id": "q2", "base_objects_accessed": "[{not json"},
+        {**good, "query_id": "q3", "base_objects_accessed": '{"objectName": "X"}'},
+        {**good, "query_id": "q4", "base_objects_accessed": "[7]"},
+    ]
+    source = Source("snowflake", ["ACCESS_HISTORY"], "")
+    reads = snowflake_reads(lambda sql: rows, 7, source)
+    source.read = True
+    model = load_project(estate(tmp_path)).model
+    sampled = build(model, reads, [source], ["snowflake"], 7, 5)
+    coverage = sampled.coverage()
+    assert coverage["reads"] == 4 and coverage["unmappable_reads"] == 3, coverage
+    assert coverage["reads_share"] is not None and coverage["reads_share"] < 1
+    doc = sampled.to_doc()
+    (listed,) = doc["unmappable"]
+    assert listed["reads"] == 3 and "cannot be read" in listed["reason"]
+    (seen,) = doc["coverage"]
+    assert seen["complete"] is False
+    assert any("cannot be read" in u["why"] for u in seen["unseen"])
+    assert "INCOMPLETE" in sampled.text()
 
 
 # --------------------------------------------------------------------------------------------

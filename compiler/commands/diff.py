@@ -36,9 +36,16 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
     line of DIRECTORY that causes it. Exit 0, or 1 with --fail-on widening when anything
     widens; 2 on invalid input."""
     from accord.compiler import exposure
+    from accord.compiler.lint.config import load_config
     from accord.compiler.model.loader import sharing
     from accord.compiler.model.validate import load_project
-    from accord.compiler.plan.source import Base, load_base, parse_base, shadowed
+    from accord.compiler.plan.source import (
+        Base,
+        load_base,
+        parse_base,
+        revision_config,
+        shadowed,
+    )
 
     read: Base | None = None
     try:
@@ -51,7 +58,12 @@ def command(directory: str, base: str, fmt: str, fail_on: str) -> int:
         with sharing():  # the files both trees hold alike are parsed once
             head = load_project(directory)
             old, read = load_base(wanted, directory)
-        result = exposure.exposure_diff(old, head)
+        # the lint configuration at the base revision and now: a setting that lowers what
+        # fails widens (a dir: base is a policy directory alone: no configuration of its own)
+        configs = None
+        if read.kind == "git":
+            configs = (revision_config(read, directory), load_config())
+        result = exposure.exposure_diff(old, head, configs)
     except (InputError, UsageError) as err:
         if fmt not in ("json", "github"):
             raise

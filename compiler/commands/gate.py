@@ -84,7 +84,10 @@ def command(
         from accord.compiler.model.validate import load_project
 
         project = load_project(model_dir)
-        result = run_gate(args[0] if args else DEFAULT_MANIFEST, policy, project.fingerprint)
+        surfaces = project.model.surfaces
+        agents = [name for name in sorted(surfaces) if surfaces[name].a2a is not None]
+        manifest = args[0] if args else DEFAULT_MANIFEST
+        result = run_gate(manifest, policy, project.fingerprint, agents)
     except EngineError as err:
         raise UsageError(f"accord gate: cannot evaluate: {err}") from None
     click.echo(result.render(fmt), nl=False)

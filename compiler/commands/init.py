@@ -19,6 +19,7 @@ from accord.compiler.commands.options import Choice
 from accord.compiler.commands.schema import policy_schema
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
+from accord.compiler.model.loader import within
 from accord.compiler.model.scaffold import Choices, check_choices, gitignore_addition, scaffold
 
 
@@ -97,6 +98,7 @@ def command(
         raise UsageError("accord init: " + "; ".join(problems))
     root = Path(repository)
     files = scaffold(choices, policy_schema())
+    _refuse_links_out(root, list(files))
     clashes = [rel for rel in files if _taken(root / rel)]
     ignore = root / ".gitignore"
     if ignore.is_symlink() or (ignore.exists() and not ignore.is_file()):
@@ -183,6 +185,34 @@ def installed_from() -> tuple[str, str | None]:
         f"CI installs {pinned} from the package index; if accord is not published there, "
         "run accord init again with --install set to a git URL (git+https://...@TAG) or a path"
     )
+
+
+def _refuse_links_out(root: Path, files: list[str]) -> None:
+    """Refuse (exit 2, naming each link, before anything is written) a folder init would write
+    into that leads out of ``root`` through a symbolic link (``policies`` or ``.github`` a
+    link to a directory elsewhere): what init writes stays in the repository. A link that
+    stays inside it is the repository's own folder."""
+    found: dict[Path, str] = {}
+    for rel in files:
+        folder = root
+        for part in Path(rel).parts[:-1]:
+            folder = folder / part
+            if folder in found or not folder.is_symlink():
+                continue
+            if not within(str(folder), str(root)):
+                found[folder] = os.path.realpath(folder)
+                break
+    if found:
+        raise InputError(
+            [
+                Diagnostic(
+                    Location(str(link), 1, 1),
+                    f"a symbolic link to {target}, outside {root}: accord init never writes "
+                    "through it (make it a folder of the repository, or init another directory)",
+                )
+                for link, target in found.items()
+            ]
+        )
 
 
 def _taken(path: Path) -> bool:

@@ -106,20 +106,28 @@ def command(
         cache=not no_cache,
     )
     findings, problems = result.findings, result.problems
-    warnings, skipped = result.warnings, result.skipped
+    warnings, skipped, lowered = result.warnings, result.skipped, result.lowered
     if fmt != "github":  # every run: what the configuration turns off (github: annotations)
         for w in warnings:
             click.echo(str(w), err=True)
+    if result.cache_refused:
+        click.echo(f"note: {visible(result.cache_refused)}", err=True)
     if statistics and fmt == "text":
         click.echo(
-            render_statistics(findings, result.files, show_suppressed, len(problems), skipped)
+            render_statistics(
+                findings, result.files, show_suppressed, len(problems), skipped, lowered
+            )
         )
     elif fmt == "json":
-        click.echo(render_json(findings, show_suppressed, problems, warnings, skipped))
+        click.echo(
+            render_json(findings, show_suppressed, problems, warnings, skipped, lowered=lowered)
+        )
     elif fmt == "sarif":
-        click.echo(render_sarif(findings, problems, warnings=warnings, skipped=skipped))
+        click.echo(
+            render_sarif(findings, problems, warnings=warnings, skipped=skipped, lowered=lowered)
+        )
     elif fmt == "github":
-        text = render_github(findings, show_suppressed, problems, warnings)
+        text = render_github(findings, show_suppressed, problems, warnings, lowered)
         if text:
             with own_commands():  # every value in them is escaped
                 click.echo(text)
@@ -128,7 +136,8 @@ def command(
         # the colours pass the guard; every value in the text is rendered visibly
         with own_styles() if color else contextlib.nullcontext():
             click.echo(
-                render_text(findings, result.files, show_suppressed, color, problems), color=color
+                render_text(findings, result.files, show_suppressed, color, problems, lowered),
+                color=color,
             )
     if problems:
         for d in problems:

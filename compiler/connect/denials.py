@@ -38,6 +38,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from accord.compiler.core.secrets import redact
 from accord.compiler.sqlscan import Statement, scan
 
 TABLE_FILE = Path(__file__).resolve().parent.parent / "data" / "denial_codes.json"
@@ -59,6 +60,7 @@ class Denial:
     row: str
     privilege: str
     on: str
+    #: what the platform said, scrubbed of every known secret
     said: str
     #: who lacks the privilege: the role running a statement, or the one reading (live reads)
     role: str = "the deploying role"
@@ -233,7 +235,8 @@ def classify(platform: str, err: Any, sql: str | None = None) -> Denial | None:
 
 
 def _denial(platform: str, row: Row, err: Any, stmt: Statement | None) -> Denial:
-    said = " ".join(_text(err).split())
+    # what the platform said may quote a secret it was sent (compiler.core.secrets)
+    said = redact(" ".join(_text(err).split()))
     needs = _NEEDS[platform].get(stmt.kind) if stmt is not None else None
     if needs is not None and stmt is not None:
         fields = {"policy": stmt.policy, "table": stmt.table, "name": stmt.name}

@@ -89,10 +89,11 @@ class DeniedError(ExecutionError):
 def as_reader(err: Exception, reader: str = "", privilege: str = "", on: str = "") -> str:
     """What a failed read says: a denial names the reading role (``reader``, when known) and
     the grant it lacks (``privilege`` on ``on`` when the read knows what it needs), never the
-    deploying role; any other failure as the platform said it."""
+    deploying role; any other failure as the platform said it. Scrubbed of every secret known
+    now (one registered since the error was captured included)."""
     if isinstance(err, DeniedError):
-        return str(err.denial.for_reader(reader, privilege, on))
-    return str(err)
+        return redact(str(err.denial.for_reader(reader, privilege, on)))
+    return redact(str(err))
 
 
 class DeadlineError(ExecutionError):

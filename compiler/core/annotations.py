@@ -8,8 +8,20 @@ write them inside :func:`compiler.core.visible.own_commands`."""
 
 from __future__ import annotations
 
-from accord.compiler.core.errors import Location
+from typing import Protocol
+
 from accord.compiler.core.visible import visible
+
+
+class Place(Protocol):
+    """Where an annotation points (a :class:`compiler.core.errors.Location`; named by its
+    fields, as the secrets' scrubber spells a secret as an annotation writes it and
+    ``errors`` imports the scrubber)."""
+
+    file: str
+    line: int
+    column: int
+
 
 #: what the escaping writes as the runner reads it back (line breaks) and tabs
 _KEEP = "\n\r\t"
@@ -25,7 +37,7 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(command: str, loc: Location | None, title: str, text: str) -> str:
+def annotation(command: str, loc: Place | None, title: str, text: str) -> str:
     """One workflow command (``error``, ``warning``, ``notice``) at ``loc`` (None: of the run,
     on no file, as ``::notice title=Heads up::...`` in GitHub's workflow-commands reference):
     one line."""

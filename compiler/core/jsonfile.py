@@ -149,7 +149,17 @@ def loads(text: str, name: str, what: str, first_line: int = 1) -> Any:
             Diagnostic(Location(name, first_line + line - 1, column), f"{what}: {deep[1]}")
         )
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique)
+    except _Twice:
+        offset, key = _written_twice(text)
+        line, column = position(text, offset)
+        raise InputError(
+            Diagnostic(
+                Location(name, first_line + line - 1, column),
+                f"{what}: invalid JSON: the key {key!r} is written twice in one object (readers "
+                "disagree on which one counts)",
+            )
+        ) from None
     except json.JSONDecodeError as err:
         raise InputError(
             Diagnostic(
@@ -161,6 +171,51 @@ def loads(text: str, name: str, what: str, first_line: int = 1) -> Any:
         raise InputError(
             Diagnostic(Location(name, first_line, 1), f"{what}: invalid JSON: {err}")
         ) from None
+
+
+class _Twice(ValueError):
+    """A key written twice in one JSON object."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are distinct: Python keeps the last of two, other readers (a Go
+    one, OPA) may keep the first, so a document with a key written twice means two things."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Twice
+    return out
+
+
+def _written_twice(text: str) -> tuple[int, str]:
+    """The offset and the key of the first key written twice in one object of ``text`` (a
+    valid JSON document), read token by token."""
+    stack: list[set[str] | None] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            k = j + 1
+            while k < n and text[k] in " \t\r\n":
+                k += 1
+            keys = stack[-1] if stack else None
+            if keys is not None and k < n and text[k] == ":":
+                key = json.loads(text[i : j + 1])
+                if key in keys:
+                    return i, key
+                keys.add(key)
+            i = j + 1
+            continue
+        if c == "{":
+            stack.append(set())
+        elif c == "[":
+            stack.append(None)
+        elif c in "}]":
+            stack.pop()
+        i += 1
+    return 0, ""
 
 
 def read_json(path: Path, what: str, limit: int = MAX_JSON_BYTES) -> tuple[Any, str]:

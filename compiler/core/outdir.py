@@ -1,6 +1,6 @@
 """Output directories accord manages (``accord compile --out``, ``accord plan --out``): written
 whole and atomically, with a ``manifest.json`` of every file's SHA-256, and recovered after a
-killed run.
+killed run. And the single report files commands write (:func:`write_report`).
 
 A new tree is written beside the old one and exchanged with it in one rename; accord never
 follows or writes through a symbolic link there, refuses a directory it did not write (its
@@ -27,6 +27,7 @@ from pathlib import Path
 from accord.compiler.core.errors import InputError, UsageError
 from accord.compiler.core.filelock import exclusive
 from accord.compiler.core.jsonfile import read_json
+from accord.compiler.core.secrets import redact
 
 MANIFEST = "manifest.json"
 #: Terraform's own files in ``OUT/terraform`` (``accord terraform`` runs there): carried into
@@ -321,3 +322,20 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def write_report(path: str | os.PathLike[str], text: str) -> None:
+    """Write one report file (the probe result, the mesh manifest, proposed probes): scrubbed
+    of every known secret by the one scrubber (:func:`compiler.core.secrets.redact`, as
+    everything accord prints is), then atomically (a temporary sibling renamed into place:
+    a gate never reads half of one)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.accord-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(redact(text))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -3,17 +3,26 @@
 A platform or an agent may quote back what it was sent: a login error that repeats the
 password, a proxy page that echoes the ``Authorization`` header, a JSON-RPC error holding the
 bearer token. Whatever it sends, no secret accord knows reaches a message, a log line, a
-result file or a report: every boundary where outside text enters accord's output (the
-executors' error capture, :func:`compiler.core.errors.one_line`, the probe results, the CLI's
-error printing) passes it through :func:`redact`.
+result file or a report. :func:`redact` is the one scrubber, and every output passes it:
+
+* every byte accord writes to standard output and standard error, in every format (text,
+  json, sarif, github, markdown, junit, yaml), at the one place all of it goes through
+  (:class:`compiler.core.visible.Guard`, installed by ``accord``'s entry point);
+* every report file it writes (:func:`compiler.core.outdir.write_report`: the probe result,
+  the mesh manifest, proposed probes; and each line of the migration ledger);
+* and, earlier, where outside text is captured (the executors' errors, a denial's quote of
+  the platform, :func:`compiler.core.errors.one_line`), so that no object accord keeps holds
+  one either.
 
 Known secrets are the values of the variables that hold them (:data:`SECRET_ENV`), and every
 value registered with :func:`register` where accord reads one (an A2A bearer token, a salt,
 the password, token or private-key passphrase of a Snowflake connection, a Databricks
 profile's token or client secret). Each is removed as sent and in the forms it comes back
-in: JSON- and Python-escaped, SQL-quoted, HTML-escaped and URL-encoded (either case of the
-hexadecimal digits, ``+`` or ``%20`` for a space). Values shorter than :data:`MIN_LENGTH`
-are not redacted (they would erase ordinary words); no real credential is that short.
+in, and in the forms each output format writes it: JSON- and Python-escaped, SQL-quoted,
+HTML- and XML-escaped (text and attribute), URL-encoded (either case of the hexadecimal
+digits, ``+`` or ``%20`` for a space), as a GitHub annotation's message and property, and as
+Markdown text and code. Values shorter than :data:`MIN_LENGTH` are not redacted (they would
+erase ordinary words); no real credential is that short.
 """
 
 from __future__ import annotations
@@ -24,6 +33,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, quote_plus
+
+from accord.compiler.core import markdown
+from accord.compiler.core.annotations import escape_data, escape_property
 
 #: what replaces a secret
 MASK = "[secret]"
@@ -112,6 +124,12 @@ def forms(value: str) -> set[str]:
         value.replace('"', '\\"'),
         html.escape(value),
         html.escape(value, quote=False),
+        # an XML attribute as ElementTree writes it (JUnit): `"` escaped, `'` not
+        html.escape(value, quote=False).replace('"', "&quot;"),
+        escape_data(value),
+        escape_property(value),
+        markdown.text(value),
+        value.replace("|", "\\|"),  # inside a Markdown code span in a table
     }
     patterns = {re.escape(f) for f in plain if f}
     for encoded in {

@@ -38,6 +38,15 @@ pickle: reading an entry cannot run code.
 run that wrote entries then removes the oldest ones (never one this run used) until the
 cache holds at most 80% of ``$ACCORD_CACHE_MAX_MB`` (default 256 MiB). Temporary files a
 killed run left behind are removed after an hour.
+
+**Only what accord wrote.** ``$ACCORD_CACHE_DIR`` may name a folder others use (``~/.cache``).
+A cache directory is accord's when accord created it (it holds accord's ``.gitignore``,
+:data:`MARKER`), or when it was empty (the marker is written then); any other directory is
+not used at all (nothing read, written or deleted there: :func:`refused` says why, and
+``accord lint`` prints it). Pruning removes only entries in accord's format: a file of a kind
+folder of :data:`KINDS`, in the shard folder of its name's first two characters, named by a
+SHA-256 digest, beginning with its digest line (or a temporary file of accord's); anything
+else in the directory is left alone.
 """
 
 from __future__ import annotations
@@ -61,6 +70,18 @@ except ImportError:  # pragma: no cover - Windows: no address-space bound (see l
     resource = None  # type: ignore[assignment]
 
 FORMAT = b"accord-cache-4"
+#: the kinds of entry (the folders of the cache directory), each written by one module (see
+#: above); an entry is only ever written under one of them, and pruning looks nowhere else
+KINDS = frozenset(
+    {"parse", "pos", "sem", "lint", "lintgrants", "lintdeps", "lintvalid", "lintpieces"}
+)
+#: the ``.gitignore`` accord writes at the root of a cache directory it creates: the mark of
+#: a directory accord owns
+MARKER = b"# written by accord\n*\n"
+#: cache directory -> whether it is accord's (see :func:`_owned`), for this run
+_owners: dict[str, bool] = {}
+#: why the cache directory is not used, when it is not accord's (see :func:`refused`)
+_refused: str | None = None
 _enabled: bool | None = None
 #: entries computed by this run, written by :func:`flush` only once the command has read its
 #: whole input without error (a run that exits 2 writes nothing, the cache included)
@@ -121,9 +142,11 @@ def on_enable(reset: Callable[[], None]) -> None:
 
 
 def enable(on: bool = True) -> None:
-    global _enabled, _key
+    global _enabled, _key, _refused
     _enabled = on
     _key = None
+    _refused = None
+    _owners.clear()
     _pending.clear()
     _used.clear()
     for reset in _resets:
@@ -263,6 +286,97 @@ def _make_key(folder: Path, path: Path) -> bytes | None:
     return key
 
 
+def refused() -> str | None:
+    """Why this run did not use the cache directory (it is not accord's), or None."""
+    return _refused
+
+
+def _owned(root: Path) -> bool:
+    """Whether ``root`` is accord's cache directory: it does not exist yet (accord creates it
+    with its marker), it holds :data:`MARKER`, or it is empty (the marker is written now).
+    A directory that holds anything else is someone else's: it is not used, and
+    :func:`refused` says so."""
+    global _refused
+    known = _owners.get(str(root))
+    if known is not None:
+        return known
+    try:
+        with os.scandir(root) as listing:
+            empty = next(iter(listing), None) is None
+    except FileNotFoundError:
+        return True  # created, marker first, by the first write
+    except OSError:
+        return False
+    owned = _marked(root) or (empty and _mark(root) and _marked(root))
+    if not owned:
+        _refused = (
+            f"{root} holds files accord did not write: the cache is not used (name a new or "
+            "empty directory in ACCORD_CACHE_DIR)"
+        )
+    _owners[str(root)] = owned
+    return owned
+
+
+def _marked(root: Path) -> bool:
+    """Whether ``root`` holds accord's marker (a regular file, not a link, exactly it)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(root / ".gitignore", flags)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, 64) == MARKER
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _mark(root: Path) -> bool:
+    """Write accord's marker in ``root`` (git then ignores the whole cache, without the
+    user's .gitignore, as ruff's cache does); whether it is there now."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(root / ".gitignore", flags, 0o644)
+    except FileExistsError:
+        return True  # another run's, or not: _marked tells
+    except OSError:
+        return False
+    with os.fdopen(fd, "wb") as out:
+        out.write(MARKER)
+    return True
+
+
+def _entry_name(kind: str, shard: str, name: str) -> bool:
+    """Whether ``kind/shard/name`` is named as an entry accord writes (or its temporary
+    file)."""
+    if kind not in KINDS or len(shard) != 2 or not _is_hex(shard):
+        return False
+    if name.startswith(".tmp-"):
+        return True
+    return len(name) == 64 and name.startswith(shard) and _is_hex(name)
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
+
+
+def _entry_format(path: str) -> bool:
+    """Whether the file at ``path`` begins as an entry does: a SHA-256 digest line."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return False
+    try:
+        head = os.read(fd, 65)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return len(head) == 65 and head[64:] == b"\n" and _is_hex(head[:64].decode("latin-1"))
+
+
 def _digest(secret: bytes, kind: str, key: str, payload: bytes) -> bytes:
     mac = hmac.new(secret, FORMAT + b"\0" + kind.encode() + b"\0" + key.encode() + b"\0", "sha256")
     mac.update(payload)
@@ -300,7 +414,7 @@ def read(kind: str, key: str) -> bytes | None:
     refreshes the entry's mtime (pruning removes the least recently used entries first)."""
     secret = _machine_key()
     path = _path(kind, key)
-    if secret is None or not _real_dirs(path):
+    if secret is None or not _real_dirs(path) or not _owned(directory()):
         return None
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
@@ -337,6 +451,8 @@ def read(kind: str, key: str) -> bytes | None:
 def write(kind: str, key: str, payload: bytes) -> None:
     """Store ``payload`` atomically; a cache that cannot be written, or whose directories are
     links, is simply not used."""
+    if kind not in KINDS:
+        raise ValueError(f"{kind!r} is not a kind of cache entry (store.KINDS)")
     secret = _machine_key()
     path = _path(kind, key)
     if secret is None or len(payload) > MAX_ENTRY_BYTES - 128:
@@ -344,16 +460,12 @@ def write(kind: str, key: str, payload: bytes) -> None:
     digest = _digest(secret, kind, key, payload)
     try:
         root = directory()
-        if not _real_dirs(path):
+        if not _real_dirs(path) or not _owned(root):
             return
         if not root.is_dir():
             root.mkdir(parents=True, mode=0o700)
-            # git ignores the whole cache without the user's .gitignore (as ruff's cache does)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-            with contextlib.suppress(FileExistsError):
-                fd = os.open(root / ".gitignore", flags, 0o644)
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    out.write("# written by accord\n*\n")
+            if not _mark(root):
+                return
         path.parent.mkdir(parents=True, exist_ok=True)
         if not _real_dirs(path):  # a link put in place since
             return
@@ -448,13 +560,16 @@ def prune(limit: int | None = None) -> None:
     Entries this run read or wrote are kept, even past the bound."""
     limit = max_bytes() if limit is None else limit
     root = directory()
-    if root.is_symlink() or not _real_dirs(root / "x"):
-        return  # never list, let alone delete, through a link
+    if root.is_symlink() or not _real_dirs(root / "x") or not _owned(root):
+        return  # never list, let alone delete, through a link or in another's directory
     now = time.time()
     used = {str(p) for p in _used}
     found: list[tuple[float, int, str]] = []
     total = 0
     for name, path, info in _entries(str(root)):
+        shard = os.path.dirname(path)
+        if not _entry_name(os.path.basename(os.path.dirname(shard)), os.path.basename(shard), name):
+            continue  # not named as accord names its entries: not accord's to delete
         if name.startswith(".tmp-"):
             if now - info.st_mtime > _STALE_TMP_SECONDS:
                 with contextlib.suppress(OSError):
@@ -469,6 +584,8 @@ def prune(limit: int | None = None) -> None:
     for _, size, path in sorted(found, key=lambda f: (f[0], f[2])):
         if total <= keep:
             break
+        if not _entry_format(path):
+            continue  # named as an entry, but not one
         with contextlib.suppress(OSError):
             os.unlink(path)
             total -= size

@@ -13,7 +13,9 @@ text (accents, CJK, emoji) is unchanged. The ``\\uXXXX`` form is also a JSON esc
 same character, so rendering a JSON document keeps it valid and its meaning unchanged.
 
 :func:`guarded` puts every write to standard output and standard error through it (``accord``
-does it for every command): accord's own line breaks and tabs pass, nothing else does. The
+does it for every command): accord's own line breaks and tabs pass, nothing else does. It
+also takes the one scrubber of secrets (``accord`` passes :func:`compiler.core.secrets.redact`):
+every write, in every format, is scrubbed before it is shown. The
 few places that print their own colours or terminal control (lint's colours, a progress
 line, rich tables) render their values with :func:`visible` and write inside
 :func:`own_styles`. :func:`plain` gives a document's strings valid Unicode (for JSON) and
@@ -26,7 +28,7 @@ import contextlib
 import functools
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 #: every character that is rendered visibly: C0 controls, DEL and C1 controls (U+009B is a
@@ -125,11 +127,13 @@ class Guard:
     ``::`` that starts a line is written ``\\u003a:``, the ``[`` of ``##[`` (and ``##vso[``)
     ``\\u005b`` (both JSON escapes of the same character). Inside :func:`own_styles` escape
     sequences and carriage returns pass, inside :func:`own_commands` lines that start with
-    ``::`` (their writer made them from escaped values). Everything else is ``stream``'s,
-    but its binary buffer, which would let a write pass unguarded."""
+    ``::`` (their writer made them from escaped values). ``scrub`` (the secrets' scrubber)
+    rewrites each write first. Everything else is ``stream``'s, but its binary buffer, which
+    would let a write pass unguarded."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, scrub: Callable[[str], str] | None = None) -> None:
         self._stream = stream
+        self._scrub = scrub
         self.styles = 0
         self.commands = 0
         #: whether the next write starts a line
@@ -140,7 +144,8 @@ class Guard:
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if not text:
             return 0
-        out = visible(text, LAYOUT + "\x1b\r" if self.styles else LAYOUT)
+        shown = self._scrub(text) if self._scrub is not None else text
+        out = visible(shown, LAYOUT + "\x1b\r" if self.styles else LAYOUT)
         if "##" in out:
             out = _LEGACY_COMMAND.sub(r"\1\\u005b", out)
         if not self.commands and "::" in out:
@@ -163,14 +168,15 @@ class Guard:
 
 
 @contextlib.contextmanager
-def guarded() -> Iterator[None]:
+def guarded(scrub: Callable[[str], str] | None = None) -> Iterator[None]:
     """Standard output and standard error guarded for the duration (a stream that is absent,
-    or already guarded, is left as it is); the streams are restored after."""
+    or already guarded, is left as it is), each write scrubbed by ``scrub``; the streams are
+    restored after."""
     saved = sys.stdout, sys.stderr
     if sys.stdout is not None and not isinstance(sys.stdout, Guard):
-        sys.stdout = Guard(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = Guard(sys.stdout, scrub)  # type: ignore[assignment]
     if sys.stderr is not None and not isinstance(sys.stderr, Guard):
-        sys.stderr = Guard(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = Guard(sys.stderr, scrub)  # type: ignore[assignment]
     installed = sys.stdout, sys.stderr
     try:
         yield

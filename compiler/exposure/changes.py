@@ -251,15 +251,20 @@ class ExposureDiff:
     #: probes removed and ``expect`` entries loosened (see
     #: :func:`compiler.exposure.probes.probe_edits`): widenings of what is checked
     probe_edits: list[dict[str, Any]] = field(default_factory=list)
+    #: lint settings that lower what fails (see
+    #: :func:`compiler.exposure.configuration.config_edits`): widenings of what is checked
+    config_edits: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def fails(self) -> bool:
         """What ``--fail-on widening`` fails on: a widening, an agent endpoint added or
-        changed (persona tokens would go to another host), or a probe removed or loosened."""
+        changed (persona tokens would go to another host), a probe removed or loosened, or a
+        lint setting that lowers what fails."""
         return (
             bool(self.widenings)
             or any(e["widens"] for e in self.endpoints)
             or bool(self.probe_edits)
+            or bool(self.config_edits)
         )
 
     @property

@@ -15,10 +15,12 @@ from accord.compiler.exposure.causes import Causes, locate
 from accord.compiler.exposure.cells import Cells, Key, columns_shown, readers
 from accord.compiler.exposure.changes import EMPTY, UNGOVERNED, Cell, Change, ExposureDiff
 from accord.compiler.exposure.compare import cell_changes, declared_values
+from accord.compiler.exposure.configuration import config_edits
 from accord.compiler.exposure.divergence import divergence_changes
 from accord.compiler.exposure.endpoints import endpoint_changes
 from accord.compiler.exposure.predicates import resolve_expressions
 from accord.compiler.exposure.probes import probe_changes, probe_edits
+from accord.compiler.lint.config import LintConfig
 from accord.compiler.meaning import semantics
 from accord.compiler.meaning.analyze import governed_groups
 from accord.compiler.model.identities import (
@@ -42,7 +44,9 @@ def _datasets(base: PolicyModel, head: PolicyModel) -> list[str]:
     return sorted(found)
 
 
-def exposure_diff(base: Project, head: Project) -> ExposureDiff:
+def exposure_diff(
+    base: Project, head: Project, configs: tuple[LintConfig, LintConfig] | None = None
+) -> ExposureDiff:
     """Every change in what an identity or a persona sees, widenings first; the ACC403
     divergences the change introduces or resolves.
 
@@ -56,7 +60,10 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
     nothing) is compared per persona, as ``any caller``.
 
     A dataset is identified by its table: a key renamed with the same table is compared with
-    itself under its new name (:func:`dataset_renames`), and moves no exposure."""
+    itself under its new name (:func:`dataset_renames`), and moves no exposure.
+
+    ``configs``: the lint configuration of the base and of the head, compared for settings
+    that lower what fails (:mod:`compiler.exposure.configuration`)."""
     b, h = base.model, head.model
     renames = dataset_renames(b, h)
     old = {new: was for was, new in renames.items()}
@@ -166,6 +173,7 @@ def exposure_diff(base: Project, head: Project) -> ExposureDiff:
         notes,
         endpoint_changes(base, head),
         probe_edits(base, head, renames),
+        config_edits(*configs) if configs is not None else [],
     )
 
 

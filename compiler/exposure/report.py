@@ -14,6 +14,7 @@ from accord.compiler.core.errors import Diagnostic, Location
 from accord.compiler.core.visible import plain, visible
 from accord.compiler.exposure.cells import readers
 from accord.compiler.exposure.changes import Change, ExposureDiff, Kind, place_text
+from accord.compiler.exposure.configuration import config_edit_text
 from accord.compiler.exposure.endpoints import endpoint_text
 from accord.compiler.exposure.probes import probe_edit_text
 from accord.compiler.meaning.mermaid import changed_diagram
@@ -29,6 +30,10 @@ def verdict(d: ExposureDiff, places: dict[str, tuple[str | None, ...]] | None = 
         k = len(d.probe_edits)
         edits = f"{k} probe{'s' if k != 1 else ''} removed or loosened"
         told = f"{told}; {edits}" if d.changes else f"{edits}; no view changed"
+    if d.config_edits:
+        k = len(d.config_edits)
+        lowered = f"{k} lint setting{'s' if k != 1 else ''} lower{'s' if k == 1 else ''} what fails"
+        told = f"{told}; {lowered}"
     if d.endpoints:
         k = len(d.endpoints)
         moved = f"{k} agent endpoint{'s' if k != 1 else ''} moved"
@@ -141,6 +146,12 @@ def to_text(
         out.append("Probes removed or loosened (widenings of what is checked):")
         out.extend(
             f"  {e['file']}:{e['line']}:{e['column']}: {probe_edit_text(e)}" for e in d.probe_edits
+        )
+    if d.config_edits:
+        out.append("Configuration that lowers what fails (widenings of what is checked):")
+        out.extend(
+            f"  {e['file']}:{e['line']}:{e['column']}: {config_edit_text(e)}"
+            for e in d.config_edits
         )
     if d.endpoints:
         out.append("Agent endpoints:")
@@ -265,6 +276,16 @@ def to_markdown(
             for e in d.probe_edits
         )
     out.append("")
+    out.append(f"#### Configuration that lowers what fails: {len(d.config_edits)}")
+    out.append("")
+    if not d.config_edits:
+        out.append("_none_")
+    else:
+        out.extend(
+            f"- {_md(config_edit_text(e))} ({markdown.code(str(e['file']) + ':' + str(e['line']))})"
+            for e in d.config_edits
+        )
+    out.append("")
     if d.endpoints:
         out += ["#### Agent endpoints", ""]
         out.extend(
@@ -288,11 +309,13 @@ def to_json(
         "divergences": [x.to_json() for x in d.divergences],
         "probes": d.probes,
         "probe_edits": d.probe_edits,
+        "config_edits": d.config_edits,
         "notes": d.notes,
         "endpoints": d.endpoints,
         "summary": {
             "endpoints": len(d.endpoints),
             "probe_edits": len(d.probe_edits),
+            "config_edits": len(d.config_edits),
             "widenings": len(d.widenings),
             "narrowings": len(d.narrowings),
             "verdict": verdict(d),
@@ -338,6 +361,11 @@ def to_github(
         where = Location(e["file"], e["line"], e["column"])
         out.append(
             annotation("warning", where, f"accord diff: probe {e['status']}", probe_edit_text(e))
+        )
+    for e in d.config_edits:
+        where = Location(e["file"], e["line"], e["column"])
+        out.append(
+            annotation("warning", where, "accord diff: lint configuration", config_edit_text(e))
         )
     for e in d.endpoints:
         where = Location(e["file"], e["line"], e["column"])

@@ -9,6 +9,7 @@ another model is refused, whatever the policy says. What the policy could not ch
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -88,9 +89,13 @@ class GateResult:
         return "\n".join(visible(line) for line in lines) + "\n"
 
 
-def run_gate(manifest: str, policy: str | None, fingerprint: str) -> GateResult:
-    """Evaluate ``policy`` (default: accord's) on the manifest at ``manifest``. Raises
-    EngineError when it cannot be evaluated, InputError when the manifest cannot be read."""
+def run_gate(
+    manifest: str, policy: str | None, fingerprint: str, agents: Sequence[str] = ()
+) -> GateResult:
+    """Evaluate ``policy`` (default: accord's) on the manifest at ``manifest``, written for the
+    model whose fingerprint is ``fingerprint`` and whose A2A surfaces are ``agents`` (by
+    name). Raises EngineError when it cannot be evaluated, InputError when the manifest cannot
+    be read."""
     doc = read_manifest(manifest)
     text, name = read_policy(policy)
     evaluation = evaluate(text, name, doc)
@@ -106,4 +111,40 @@ def run_gate(manifest: str, policy: str | None, fingerprint: str) -> GateResult:
             f"the manifest was written {what}; the current model's is {fingerprint[:12]}...: "
             "run accord manifest again"
         )
+    refusals += agent_refusals(doc, agents)
     return GateResult(manifest, name, evaluation, refusals)
+
+
+def agent_refusals(doc: Any, agents: Sequence[str]) -> list[str]:
+    """The manifest's agents compared with the model's A2A surfaces ``agents``, by name: each
+    surface listed once, no other agent, none of them among the retired. A count the registry
+    expects can be filled by a copy, a look-alike name or a retired entry while the agent a
+    policy would deny is left out; the model says which agents there are. (What is not a list
+    of named objects is the policy's to call incomplete.)"""
+    manifest = doc.get("manifest") if isinstance(doc, dict) else None
+    listed = manifest.get("agents") if isinstance(manifest, dict) else None
+    if not isinstance(listed, list):
+        return []
+    names = [a.get("name") for a in listed if isinstance(a, dict)]
+    expected = set(agents)
+    out = [
+        f"the model's agent {name} is not among the manifest's agents"
+        for name in sorted(expected)
+        if name not in names
+    ]
+    for name in dict.fromkeys(n for n in names if isinstance(n, str)):
+        if name not in expected:
+            out.append(f"the manifest's agent {_shown(name)} is no A2A surface of the model")
+        elif names.count(name) > 1:
+            out.append(f"the manifest lists agent {name} {names.count(name)} times")
+    retired = manifest.get("retired_agents") if isinstance(manifest, dict) else None
+    for entry in retired if isinstance(retired, list) else []:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(name, str) and name in expected:
+            out.append(f"retired agent {name} is an A2A surface of the model, not retired")
+    return out
+
+
+def _shown(name: str) -> str:
+    """A name as a message shows it: a look-alike's letters escaped (``lakehouse_\\u0430gent``)."""
+    return name if name.isascii() and name.isprintable() else ascii(name)

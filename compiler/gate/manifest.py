@@ -45,8 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +54,7 @@ from urllib.parse import urlsplit
 from accord.compiler.core.canonical import sealed_digest, sha256_of
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import read_bytes, read_json
+from accord.compiler.core.outdir import write_report
 from accord.compiler.gate.cards import Card, CardError, card_url, fetch_card
 
 MANIFEST_FORMAT = 1
@@ -338,17 +338,9 @@ def _retired(entry: RegistryAgent, timeout: float) -> dict[str, Any]:
 
 
 def write_manifest(built: Built, out: str) -> None:
-    """Write atomically (a gate never reads half a manifest)."""
-    target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".accord-manifest-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(built.text())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write the manifest (:func:`compiler.core.outdir.write_report`: scrubbed of every known
+    secret, atomically: a gate never reads half a manifest)."""
+    write_report(out, built.text())
 
 
 # --------------------------------------------------------------------------------------------
@@ -359,6 +351,8 @@ def manifest_schema() -> dict[str, Any]:
     """The JSON Schema of the mesh manifest, format 1. Every key accord writes is listed;
     the keys the gate requires are ``required`` (extra keys are allowed)."""
     digest = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+    #: no string of the manifest is empty: two empty digests are equal and prove nothing
+    text = {"type": "string", "minLength": 1}
     agent = {
         "type": "object",
         "required": [
@@ -375,23 +369,28 @@ def manifest_schema() -> dict[str, Any]:
             "probe_owners",
         ],
         "properties": {
-            "name": {"type": "string", "description": "the surface's name in the model"},
-            "url": {"type": "string", "description": "the agent's A2A endpoint (the model's)"},
-            "card_url": {"type": "string", "description": "where its card was fetched"},
-            "version": {"type": "string", "description": "the served card's version"},
+            "name": {
+                "type": "string",
+                "pattern": "^[a-z][a-z0-9_]*$",
+                "description": "the surface's name in the model",
+            },
+            "url": {**text, "description": "the agent's A2A endpoint (the model's)"},
+            "card_url": {**text, "description": "where its card was fetched"},
+            "version": {**text, "description": "the served card's version"},
             "card_digest": {
                 **digest,
                 "description": "SHA-256 of the canonical JSON of the served card",
             },
             "registered_card_digest": {
                 "type": ["string", "null"],
+                "pattern": digest["pattern"],
                 "description": "SHA-256 of the registry's copy of the card (null: none given)",
             },
-            "a2a_version": {"type": "string", "description": "the A2A version the card declares"},
-            "eval_digest": {"type": "string", "description": "the evaluation that cleared it"},
+            "a2a_version": {**text, "description": "the A2A version the card declares"},
+            "eval_digest": {**text, "description": "the evaluation that cleared it"},
             "reads_governed_data": {"type": "boolean"},
             "policy_probe_passed": {"type": "boolean"},
-            "probe_owners": {"type": "array", "items": {"type": "string"}},
+            "probe_owners": {"type": "array", "items": text},
             "card_error": {"type": "string", "description": "why the card is not described"},
             "registered_card_error": {"type": "string"},
         },
@@ -400,8 +399,8 @@ def manifest_schema() -> dict[str, Any]:
         "type": "object",
         "required": ["name", "url", "card_served"],
         "properties": {
-            "name": {"type": "string"},
-            "url": {"type": "string"},
+            "name": text,
+            "url": text,
             "card_url": {"type": "string"},
             "card_served": {"type": "boolean"},
             "card_digest": digest,
@@ -433,8 +432,11 @@ def manifest_schema() -> dict[str, Any]:
                 "type": "object",
                 "required": ["mesh_eval_digest", "probe_result_digest"],
                 "properties": {
-                    "mesh_eval_digest": {"type": "string"},
-                    "probe_result_digest": {"type": ["string", "null"]},
+                    "mesh_eval_digest": text,
+                    "probe_result_digest": {
+                        "type": ["string", "null"],
+                        "pattern": digest["pattern"],
+                    },
                 },
             },
             "manifest": {
@@ -448,3 +450,71 @@ def manifest_schema() -> dict[str, Any]:
             },
         },
     }
+
+
+def manifest_problem(doc: Any) -> str | None:
+    """What makes ``doc`` no manifest of this format, or None: its JSON Schema
+    (:func:`manifest_schema`), and what a schema cannot say: the agents and the retired agents
+    are as many as the registry expects, and each is listed once (a copy of one agent never
+    stands in for another). What ``accord gate test`` requires a policy to deny."""
+    problem = _schema_problem(doc, manifest_schema(), "")
+    if problem is not None:
+        return problem
+    mesh = doc["manifest"]
+    names = [a["name"] for a in mesh["agents"]] + [r["name"] for r in mesh["retired_agents"]]
+    if len(names) != doc["expected_agent_count"]:
+        return (
+            f"it describes {len(names)} agents, retired ones included; the registry expects "
+            f"{doc['expected_agent_count']}"
+        )
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        return f"{twice} is listed {names.count(twice)} times"
+    return None
+
+
+_TYPES: dict[str, Any] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
+
+
+def _schema_problem(value: Any, schema: dict[str, Any], where: str) -> str | None:
+    """The first place ``value`` breaks ``schema`` (the keywords :func:`manifest_schema`
+    uses: type, const, enum, minLength, pattern, minimum, required, properties, items)."""
+    at = where or "the document"
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not any(_TYPES[k](value) for k in kinds):
+            return f"{at} is not {' or '.join(kinds)}"
+    if "const" in schema and (type(value) is not type(schema["const"]) or value != schema["const"]):
+        return f"{at} is not {schema['const']!r}"
+    if "enum" in schema and value not in schema["enum"]:
+        return f"{at} is none of {', '.join(map(repr, schema['enum']))}"
+    if isinstance(value, str):
+        if len(value) < schema.get("minLength", 0):
+            return f"{at} is empty"
+        if "pattern" in schema and re.search(schema["pattern"], value) is None:
+            return f"{at} is not of the form {schema['pattern']}"
+    if _TYPES["integer"](value) and value < schema.get("minimum", value):
+        return f"{at} is below {schema['minimum']}"
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            if key not in value:
+                return f"{where + '.' if where else ''}{key} is missing"
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                found = _schema_problem(value[key], sub, f"{where + '.' if where else ''}{key}")
+                if found is not None:
+                    return found
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            found = _schema_problem(item, schema["items"], f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None

@@ -5,7 +5,8 @@
 #   conftest test --policy policy.rego --namespace accord.gate mesh-manifest.json
 #
 # Promotion is allowed only when the manifest is complete and nothing is denied. The rules
-# that matter are the completeness rules: in Rego a rule that reads a key the document does
+# that matter are the completeness rules (every key present, of its type, no string empty, the
+# agents distinct and named as surfaces are, as many as the registry expects): in Rego a rule that reads a key the document does
 # not have is undefined and emits nothing, so every key any rule below reads is required in
 # `incomplete` first. Presence is tested with object.keys, never by reading a value: two of
 # the agent fields are booleans, and a bare reference to `false` fails a rule body exactly
@@ -38,10 +39,11 @@ keys_of(x) := object.keys(x) if is_object(x)
 
 else := set()
 
-# how a message names an agent: its name when it has a string one, else its position
+# how a message names an agent: its name when it has a non-empty string one, else its position
 label(i, a) := a.name if {
 	"name" in keys_of(a)
 	is_string(a.name)
+	a.name != ""
 } else := sprintf("#%d (no name)", [i + 1])
 
 agents := input.manifest.agents if {
@@ -56,10 +58,30 @@ retired := input.manifest.retired_agents if {
 	is_array(input.manifest.retired_agents)
 } else := []
 
+# the names of the agents and of the retired agents, where they are strings
+agent_names := [a.name | some a in agents; "name" in keys_of(a); is_string(a.name)]
+
+retired_names := [r.name | some r in retired; "name" in keys_of(r); is_string(r.name)]
+
 # ---- completeness ------------------------------------------------------------------------
 
 incomplete contains "incomplete manifest: the document is not a JSON object" if {
 	not is_object(input)
+}
+
+incomplete contains msg if {
+	"accord_manifest" in keys_of(input)
+	input.accord_manifest != 1
+	msg := sprintf(
+		"incomplete manifest: accord_manifest is %v, not 1 (the format this policy reads)",
+		[input.accord_manifest],
+	)
+}
+
+incomplete contains msg if {
+	"model_fingerprint" in keys_of(input)
+	not is_string(input.model_fingerprint)
+	msg := "incomplete manifest: model_fingerprint is not a string"
 }
 
 incomplete contains msg if {
@@ -102,6 +124,17 @@ incomplete contains msg if {
 	"negotiated_a2a_version" in keys_of(input.manifest)
 	not is_string(input.manifest.negotiated_a2a_version)
 	msg := "incomplete manifest: manifest.negotiated_a2a_version is not a string"
+}
+
+# an empty string is no value: two empty digests are equal, and prove nothing
+incomplete contains msg if {
+	is_object(input)
+	some path in [
+		["model_fingerprint"], ["evidence", "mesh_eval_digest"],
+		["evidence", "probe_result_digest"], ["manifest", "negotiated_a2a_version"],
+	]
+	object.get(input, path, null) == ""
+	msg := sprintf("incomplete manifest: %s is empty", [concat(".", path)])
 }
 
 incomplete contains msg if {
@@ -149,6 +182,48 @@ incomplete contains msg if {
 
 incomplete contains msg if {
 	some i, a in agents
+	some key in agent_strings
+	key in keys_of(a)
+	a[key] == ""
+	msg := sprintf("incomplete manifest: agent %s: %s is empty", [label(i, a), key])
+}
+
+# an agent is named as the model names its surfaces (lower_snake_case): a look-alike (a
+# Cyrillic letter) names no surface of any model
+incomplete contains msg if {
+	some a in agents
+	"name" in keys_of(a)
+	is_string(a.name)
+	not regex.match(`^[a-z][a-z0-9_]*$`, a.name)
+	msg := sprintf("incomplete manifest: agent %s: its name is not a surface's name", [a.name])
+}
+
+# ---- distinct agents: a copy of one agent never stands in for another
+
+incomplete contains msg if {
+	some name in {n | some n in agent_names}
+	n := count([x | some x in agent_names; x == name])
+	n > 1
+	msg := sprintf("incomplete manifest: agent %s is listed %d times", [name, n])
+}
+
+incomplete contains msg if {
+	some name in {n | some n in retired_names}
+	n := count([x | some x in retired_names; x == name])
+	n > 1
+	msg := sprintf("incomplete manifest: retired agent %s is listed %d times", [name, n])
+}
+
+incomplete contains msg if {
+	some name in {n | some n in agent_names}
+	name in retired_names
+	msg := sprintf("incomplete manifest: %s is listed both as an agent and as retired", [name])
+}
+
+# ----
+
+incomplete contains msg if {
+	some i, a in agents
 	some key in agent_booleans
 	key in keys_of(a)
 	not is_boolean(a[key])
@@ -173,6 +248,21 @@ incomplete contains msg if {
 
 incomplete contains msg if {
 	some i, a in agents
+	"probe_owners" in keys_of(a)
+	is_array(a.probe_owners)
+	"" in a.probe_owners
+	msg := sprintf("incomplete manifest: agent %s: a probe owner is empty", [label(i, a)])
+}
+
+incomplete contains msg if {
+	some i, a in agents
+	"registered_card_digest" in keys_of(a)
+	a.registered_card_digest == ""
+	msg := sprintf("incomplete manifest: agent %s: registered_card_digest is empty", [label(i, a)])
+}
+
+incomplete contains msg if {
+	some i, a in agents
 	"registered_card_digest" in keys_of(a)
 	not is_string(a.registered_card_digest)
 	not is_null(a.registered_card_digest)
@@ -187,6 +277,28 @@ incomplete contains msg if {
 	some key in required_retired
 	not key in keys_of(r)
 	msg := sprintf("incomplete manifest: retired agent #%d has no %s", [i + 1, key])
+}
+
+incomplete contains msg if {
+	some i, r in retired
+	not is_object(r)
+	msg := sprintf("incomplete manifest: retired agent #%d is not an object", [i + 1])
+}
+
+incomplete contains msg if {
+	some i, r in retired
+	some key in {"name", "url"}
+	key in keys_of(r)
+	not is_string(r[key])
+	msg := sprintf("incomplete manifest: retired agent #%d: %s is not a string", [i + 1, key])
+}
+
+incomplete contains msg if {
+	some i, r in retired
+	some key in {"name", "url"}
+	key in keys_of(r)
+	r[key] == ""
+	msg := sprintf("incomplete manifest: retired agent #%d: %s is empty", [i + 1, key])
 }
 
 incomplete contains msg if {

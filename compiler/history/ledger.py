@@ -22,6 +22,7 @@ from pathlib import Path
 from accord.compiler.core.errors import Location, UsageError
 from accord.compiler.core.filelock import ledger_lock as ledger_lock
 from accord.compiler.core.jsonfile import decode, loads, read_bytes, read_json
+from accord.compiler.core.secrets import redact
 
 LEDGER = "ledger.jsonl"
 PLAN_FILE = "plan.json"
@@ -153,7 +154,8 @@ def append_record(path: str | Path, record: dict[str, str]) -> None:
     hand) gets one first, so the new record never runs into the old one."""
     ledger = Path(path)
     ledger.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps({f: record[f] for f in _FIELDS}) + "\n"
+    # a stage's error may quote what a platform said: scrubbed, as every report accord writes
+    line = redact(json.dumps({f: record[f] for f in _FIELDS})) + "\n"
     fd = os.open(ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         size = os.fstat(fd).st_size

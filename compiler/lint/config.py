@@ -33,6 +33,9 @@ from accord.compiler.core.errors import Diagnostic, InputError, Location
 from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, deepest_bracket, read_bytes
 from accord.compiler.model.rules import RULE_TABLE
 
+#: rule id -> name, for messages
+RULE_NAMES = {r.id: r.name for r in RULE_TABLE}
+
 FAIL_ON = ("error", "warning", "never")
 _KEYS = frozenset(
     {"select", "ignore", "per-file-ignores", "fail-on", "policies", "exclude", "force-exclude"}
@@ -73,6 +76,10 @@ class LintConfig:
             return False
         return not _matches(rule_id, self.ignore)
 
+    def ignores(self, rule_id: str) -> bool:
+        """Whether ``ignore`` names ``rule_id`` (by id, prefix or name)."""
+        return rule_id not in ALWAYS and _matches(rule_id, self.ignore)
+
     def ignored_in(self, path: str, rule_id: str) -> bool:
         if rule_id in ALWAYS:
             return False
@@ -88,6 +95,97 @@ class LintConfig:
             return Path(os.path.abspath(path)).relative_to(os.path.abspath(self.root)).as_posix()
         except ValueError:
             return Path(path).as_posix()
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """A setting in force that lowers what fails (a rule turned off, files left unlinted, a
+    threshold lowered): named, where it is written, in the summary of every output format, so
+    a configuration a pull request commits never turns errors into a silent "no findings"."""
+
+    #: the setting as written (``ignore``, ``per-file-ignores 'legacy/*.sql'``, ``--select``)
+    setting: str
+    location: Location
+    #: what it lowers ("turns off ACC101 current-role")
+    detail: str
+
+    def text(self) -> str:
+        return f"{self.setting} ({self.location}): {self.detail}"
+
+    def to_json(self) -> dict[str, object]:
+        loc = self.location
+        return {
+            "setting": self.setting,
+            "file": loc.file,
+            "line": loc.line,
+            "column": loc.column,
+            "detail": self.detail,
+        }
+
+
+#: where a command-line option is "written"
+COMMAND_LINE = Location("<command line>", 1, 1)
+
+
+def turned_off(rules: Iterable[str]) -> str:
+    """``ACC101 current-role, ACC201 unsalted-hash`` (ids alone past five)."""
+    ids = sorted(rules)
+    if len(ids) > 5:
+        return f"{len(ids)} rules: {', '.join(ids)}"
+    return ", ".join(f"{r} {RULE_NAMES[r]}" for r in ids)
+
+
+def lowerings(
+    file: LintConfig,
+    select: tuple[str, ...] | None = None,
+    ignore: tuple[str, ...] = (),
+    fail_on: str | None = None,
+    excluded: int = 0,
+) -> list[Lowering]:
+    """Every setting in force that lowers what fails: of the configuration file ``file``, and
+    of the command line (``select``: ``--select``, which replaces the file's; ``ignore``:
+    ``--ignore``, added to it; ``fail_on``: ``--fail-on``, which replaces it); ``excluded``:
+    the files ``exclude`` left unlinted in this run. ``ACC001`` is never turned off."""
+    every = [r.id for r in RULE_TABLE if r.id not in ALWAYS]
+    out: list[Lowering] = []
+    chosen, where, name = (
+        (select, COMMAND_LINE, "--select")
+        if select is not None
+        else (file.select, file.where("select"), "select")
+    )
+    if chosen:
+        kept = _expand(chosen)
+        off = [r for r in every if r not in kept]
+        if off:
+            shown = ", ".join(chosen)
+            out.append(
+                Lowering(name, where, f"turns off every rule but {shown}: {turned_off(off)}")
+            )
+    for codes, where, name in ((file.ignore, file.where("ignore"), "ignore"),
+                               (ignore, COMMAND_LINE, "--ignore")):  # fmt: skip
+        off = [r for r in every if r in _expand(codes)]
+        if off:
+            out.append(Lowering(name, where, f"turns off {turned_off(off)}"))
+    for glob, rules in file.per_file_ignores:
+        off = [r for r in every if r in rules]
+        if off:
+            out.append(
+                Lowering(
+                    f"per-file-ignores {glob!r}",
+                    file.where(f"per-file-ignores:{glob}"),
+                    f"turns off {turned_off(off)} in the files it matches",
+                )
+            )
+    if fail_on == "never":
+        out.append(Lowering("--fail-on", COMMAND_LINE, '"never": no finding fails lint'))
+    elif fail_on is None and file.fail_on == "never":
+        out.append(Lowering("fail-on", file.where("fail-on"), '"never": no finding fails lint'))
+    if excluded:
+        files = "file" if excluded == 1 else "files"
+        out.append(
+            Lowering("exclude", file.where("exclude"), f"leaves {excluded} {files} unlinted")
+        )
+    return out
 
 
 def _glob(rel: str, pattern: str) -> bool:
@@ -123,16 +221,27 @@ def parse_codes(value: str | Iterable[str], where: Location) -> tuple[str, ...]:
     return tuple(items)
 
 
+#: the files that may hold the configuration, in the order they are looked for in a folder
+CONFIG_FILES = ("accord.toml", "pyproject.toml")
+
+
+def holds_config(name: str, text: str) -> bool:
+    """Whether the file ``name`` (one of :data:`CONFIG_FILES`) holding ``text`` is a
+    configuration: ``accord.toml`` always, ``pyproject.toml`` with a ``[tool.accord]`` table."""
+    return name == "accord.toml" or "[tool.accord" in text
+
+
 def find_config(start: Path) -> Path | None:
     """The nearest ``accord.toml``, or ``pyproject.toml`` with a ``[tool.accord]`` table."""
     here = start.resolve()
     for directory in (here, *here.parents):
-        candidate = directory / "accord.toml"
-        if candidate.is_file():
-            return candidate
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file() and "[tool.accord" in _read(candidate, os.path.relpath(candidate)):
-            return candidate
+        for name in CONFIG_FILES:
+            candidate = directory / name
+            if candidate.is_file() and (
+                name == "accord.toml"
+                or holds_config(name, _read(candidate, os.path.relpath(candidate)))
+            ):
+                return candidate
     return None
 
 
@@ -150,11 +259,22 @@ def load_config(start: Path | None = None) -> LintConfig:
     path = find_config(start or Path.cwd())
     if path is None:
         return LintConfig()
-    import tomllib  # noqa: PLC0415 - a project without a configuration file never reads TOML
-
     shown = os.path.relpath(path)
     try:
         text = _read(path, shown)
+    except OSError as err:
+        where = Location(shown, 1, 1)
+        raise InputError(Diagnostic(where, f"cannot read: {err.strerror}")) from None
+    return config_from_text(text, shown, path.name, str(path.parent))
+
+
+def config_from_text(text: str, shown: str, name: str, root: str) -> LintConfig:
+    """The configuration the file ``name`` (``accord.toml`` or ``pyproject.toml``) holding
+    ``text`` gives, reported as ``shown``, its globs relative to the folder ``root``. Raises
+    InputError, located, when it is not valid."""
+    import tomllib  # noqa: PLC0415 - a project without a configuration file never reads TOML
+
+    try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         found = _TOML_POSITION.search(str(err))
@@ -162,16 +282,13 @@ def load_config(start: Path | None = None) -> LintConfig:
         message = _TOML_POSITION.sub("", str(err)).strip()
         where = Location(shown, line, column)
         raise InputError(Diagnostic(where, f"invalid TOML: {message}")) from None
-    except OSError as err:
-        where = Location(shown, 1, 1)
-        raise InputError(Diagnostic(where, f"cannot read: {err.strerror}")) from None
     except RecursionError:
         where = Location(shown, *deepest_bracket(text))
         raise InputError(
             Diagnostic(where, "invalid TOML: arrays or inline tables nest too deeply")
         ) from None
-    table: Any = data if path.name == "accord.toml" else data.get("tool", {}).get("accord", {})
-    config = _validate(table, shown, str(path.parent))
+    table: Any = data if name == "accord.toml" else data.get("tool", {}).get("accord", {})
+    config = _validate(table, shown, root)
     return replace(config, lines=_key_lines(text))
 
 

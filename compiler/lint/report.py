@@ -13,6 +13,7 @@ import click
 from accord.compiler.core.annotations import annotation
 from accord.compiler.core.errors import Diagnostic, Location
 from accord.compiler.core.visible import has_unsafe, plain, visible
+from accord.compiler.lint.config import Lowering
 from accord.compiler.lint.docs import doc_sections
 from accord.compiler.lint.engine import registered_rules, rule_doc, rule_sources
 from accord.compiler.lint.finding import Finding
@@ -103,16 +104,28 @@ def format_findings(findings: Sequence[Finding], color: bool = False) -> str:
     return "\n".join(out)
 
 
-def summary_line(findings: Sequence[Finding], files: int, problems: int = 0) -> str:
+def summary_line(
+    findings: Sequence[Finding],
+    files: int,
+    problems: int = 0,
+    lowered: Sequence[Lowering] = (),
+) -> str:
+    """The summary: the counts, and each setting that lowers what fails on a line of its
+    own (where it is written, what it turns off)."""
     c = counts(findings)
     checked = _plural(files, "file")
     suppressed = f" ({c['suppressed']} suppressed)" if c["suppressed"] else ""
     unusable = f"; {_plural(problems, 'input error')} (on stderr)" if problems else ""
+    lowers = ""
+    if lowered:
+        n = len(lowered)
+        lowers = f"; {_plural(n, 'setting')} lower{'s' if n == 1 else ''} what fails:"
+        lowers += "".join(f"\n  {visible(x.text())}" for x in lowered)
     if not c["error"] and not c["warning"]:
-        return f"accord lint: no findings in {checked}{suppressed}{unusable}"
+        return f"accord lint: no findings in {checked}{suppressed}{unusable}{lowers}"
     return (
         f"accord lint: {_plural(c['error'], 'error')}, {_plural(c['warning'], 'warning')} in "
-        f"{checked}{suppressed}{unusable}"
+        f"{checked}{suppressed}{unusable}{lowers}"
     )
 
 
@@ -122,9 +135,10 @@ def render_text(
     show_suppressed: bool = False,
     color: bool = False,
     problems: Sequence[Diagnostic] = (),
+    lowered: Sequence[Lowering] = (),
 ) -> str:
     shown = [f for f in findings if show_suppressed or not f.suppressed]
-    summary = summary_line(findings, files, len(problems))
+    summary = summary_line(findings, files, len(problems), lowered)
     if not shown:
         return summary
     return format_findings(shown, color) + "\n\n" + summary
@@ -136,6 +150,7 @@ def render_statistics(
     show_suppressed: bool = False,
     problems: int = 0,
     skipped: Sequence[tuple[str, str]] = (),
+    lowered: Sequence[Lowering] = (),
 ) -> str:
     """``--statistics``: findings counted by rule, most frequent first, what a repository
     walk did not lint (and why), then the summary."""
@@ -154,7 +169,7 @@ def render_statistics(
         lines.append(f"not linted: {_plural(len(skipped), 'path')}")
         lines += [f"  {visible(path)}  ({visible(why)})" for path, why in skipped]
         lines.append("")
-    lines.append(summary_line(findings, files, problems))
+    lines.append(summary_line(findings, files, problems, lowered))
     return "\n".join(lines)
 
 
@@ -182,12 +197,14 @@ def render_json(
     warnings: Sequence[Diagnostic] = (),
     skipped: Sequence[tuple[str, str]] = (),
     coverage: Sequence[dict[str, object]] = (),
+    lowered: Sequence[Lowering] = (),
 ) -> str:
     """The document of cli.md; ``coverage`` (one record a platform) beside ``findings`` for a
     live command; ``errors`` (file, line, column, message) is added beside
     ``findings`` when the input could not all be used (exit 2), ``warnings`` (the same
     fields) when the configuration turns lint off, ``skipped`` (path, reason) when a
-    repository walk left folders or files out."""
+    repository walk left folders or files out; the summary's ``lowered`` (setting, file,
+    line, column, detail) names each setting that lowers what fails."""
     listed = []
     for f in findings:
         if f.suppressed and not show_suppressed:
@@ -199,7 +216,10 @@ def render_json(
             if f.suppressed:
                 entry["reason"] = f.reason
         listed.append(entry)
-    doc: dict[str, object] = {"findings": listed, "summary": counts(findings)}
+    summary: dict[str, object] = dict(counts(findings))
+    if lowered:
+        summary["lowered"] = [x.to_json() for x in lowered]
+    doc: dict[str, object] = {"findings": listed, "summary": summary}
     if problems:
         doc["errors"] = [_error_json(d) for d in problems]
     if warnings:
@@ -238,8 +258,11 @@ def sarif_document(
     warnings: Sequence[Diagnostic] = (),
     skipped: Sequence[tuple[str, str]] = (),
     coverage: Sequence[dict[str, object]] = (),
+    lowered: Sequence[Lowering] = (),
 ) -> dict[str, object]:
-    """SARIF 2.1.0. A live command's coverage is the run's ``properties.coverage``. Input errors are ``invocations[0].toolExecutionNotifications`` (with
+    """SARIF 2.1.0. A live command's coverage is the run's ``properties.coverage``; each
+    setting that lowers what fails is in the run's ``properties.lowered`` and a ``note`` of
+    the invocation's notifications. Input errors are ``invocations[0].toolExecutionNotifications`` (with
     ``executionSuccessful: false``) and, unless ``as_results`` is false, also located results
     of rule ``input-error`` (``accord drift`` reports a run that could not read the platforms
     as notifications only: its input is not wrong)."""
@@ -309,6 +332,14 @@ def sarif_document(
             {"level": level, "message": {"text": d.message}, "locations": [_physical(d.location)]}
             for level, group in (("error", problems), ("warning", warnings))
             for d in group
+        ]
+        + [
+            {
+                "level": "note",
+                "message": {"text": f"accord configuration: {x.setting} {x.detail}"},
+                "locations": [_physical(x.location)],
+            }
+            for x in _unwarned(lowered, warnings)
         ],
     }
     if skipped:  # what a repository walk did not lint
@@ -325,8 +356,13 @@ def sarif_document(
         "columnKind": "unicodeCodePoints",
         "results": results,
     }
+    properties: dict[str, object] = {}
     if coverage:
-        run["properties"] = {"coverage": list(coverage)}
+        properties["coverage"] = list(coverage)
+    if lowered:
+        properties["lowered"] = [x.to_json() for x in lowered]
+    if properties:
+        run["properties"] = properties
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
@@ -346,8 +382,9 @@ def render_sarif(
     warnings: Sequence[Diagnostic] = (),
     skipped: Sequence[tuple[str, str]] = (),
     coverage: Sequence[dict[str, object]] = (),
+    lowered: Sequence[Lowering] = (),
 ) -> str:
-    doc = sarif_document(findings, problems, as_results, warnings, skipped, coverage)
+    doc = sarif_document(findings, problems, as_results, warnings, skipped, coverage, lowered)
     return json.dumps(plain(doc), indent=2)
 
 
@@ -359,20 +396,34 @@ def render_sarif(
 _WARN = "warning: "
 
 
+def _unwarned(lowered: Sequence[Lowering], warnings: Sequence[Diagnostic]) -> list[Lowering]:
+    """The settings that lower what fails but for those a warning at the same place already
+    names (``select = ["ACC0"]``: every error rule off): one annotation or notification a
+    setting."""
+    warned = {w.location for w in warnings}
+    return [x for x in lowered if x.location not in warned]
+
+
 def render_github(
     findings: Sequence[Finding],
     show_suppressed: bool = False,
     problems: Sequence[Diagnostic] = (),
     warnings: Sequence[Diagnostic] = (),
+    lowered: Sequence[Lowering] = (),
 ) -> str:
     """Workflow commands: ``::error file=...,line=...,col=...,title=ACC201 unsalted-hash::...``
     (suppressed findings as ``::notice`` with --show-suppressed; input errors as ``::error``
     lines titled ``accord input error``; what the configuration turns off as ``::warning``
-    lines titled ``accord configuration``)."""
+    lines titled ``accord configuration``, and each setting that lowers what fails as a
+    ``::notice`` line so titled, at the setting)."""
     lines = [annotation("error", d.location, "accord input error", d.message) for d in problems]
     lines += [
         annotation("warning", d.location, "accord configuration", d.message.removeprefix(_WARN))
         for d in warnings
+    ]
+    lines += [
+        annotation("notice", x.location, "accord configuration", f"{x.setting} {x.detail}")
+        for x in _unwarned(lowered, warnings)
     ]
     for f in findings:
         if f.suppressed and not show_suppressed:

@@ -26,7 +26,14 @@ from accord.compiler.core import store
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode, read_bytes
 from accord.compiler.lint.checks import REGISTRY, History
-from accord.compiler.lint.config import ALWAYS, LintConfig, load_config, parse_codes
+from accord.compiler.lint.config import (
+    ALWAYS,
+    LintConfig,
+    Lowering,
+    load_config,
+    lowerings,
+    parse_codes,
+)
 from accord.compiler.lint.engine import lint_project, lint_sql_batch, load_rules
 from accord.compiler.lint.finding import Finding
 from accord.compiler.lint.incremental import cache as lint_cache
@@ -63,6 +70,10 @@ class LintResult:
     warnings: list[Diagnostic] = field(default_factory=list)
     #: (path, why) of every folder or file a repository walk did not lint
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: why the cache directory was not used (it is not accord's: compiler/core/store.py)
+    cache_refused: str | None = None
+    #: every setting in force that lowers what fails (named in every format's summary)
+    lowered: list[Lowering] = field(default_factory=list)
 
 
 def lint_paths(
@@ -86,7 +97,7 @@ def lint_paths(
         result = _lint(tuple(paths), fail_on, select, ignore, dialect, History(plans, ledger))
         if not result.problems:
             store.flush()  # only a run that read all of its input writes the cache
-        return result
+        return replace(result, cache_refused=store.refused())
     finally:
         store.enable(False)
 
@@ -105,6 +116,7 @@ def _lint(
     except InputError as err:  # reported with the findings of the default configuration
         problems += err.diagnostics
         config = LintConfig()
+    file_config = config
     config = _with_options(config, select, ignore)
     default = config.policies and os.path.relpath(os.path.join(config.root, config.policies))
     given = paths or (default or "policies",)
@@ -143,6 +155,13 @@ def _lint(
         files += count
     findings = sorted(f for f in findings if not config.ignored_in(f.location.file, f.rule))
     warnings = config_warnings(config, fail_on, walk)
+    lowered = lowerings(
+        file_config,
+        config.select if select is not None else None,
+        config.ignore[len(file_config.ignore) :],
+        fail_on,
+        len(walk.excluded),
+    )
     if not files and walk.excluded and not problems:
         where = config.where("exclude")
         problems.append(
@@ -160,6 +179,7 @@ def _lint(
         fail_on or config.fail_on or "error",
         warnings,
         skipped,
+        lowered=lowered,
     )
 
 

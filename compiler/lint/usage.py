@@ -22,28 +22,45 @@ class Usage:
     #: entitlement dimension -> platform -> datasets filtered by it there (by `entitlement:`,
     #: or by a hand-written predicate that reads the dimension's mapping table)
     dimension_datasets: dict[str, dict[str, list[str]]]
-    #: every principal something refers to
-    referenced_principals: frozenset[str]
 
 
 def usage(ctx: Context) -> Usage:
+    """Where the masks and the entitlement dimensions are used: from the datasets alone (and
+    the mapping tables a hand-written predicate reads), so the rules that ask read nothing
+    else of the model (tests/test_lint_incremental.py records what each rule reads)."""
+
     def compute() -> Usage:
         m = ctx.model
         masks: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
         dims: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        referenced: set[str] = set()
         for name in sorted(m.datasets):
             ds = m.datasets[name]
             for col, spec in ds.columns.items():
                 if spec.mask:
                     masks[spec.mask][ds.platform].append((name, col))
             if ds.row_filter is not None:
-                for dim, _, unfiltered in ds.filter_dimensions:
+                for dim, _, _ in ds.filter_dimensions:
                     dims[dim][ds.platform].append(name)
-                    referenced.update(unfiltered)
                 for dim in _mapping_tables_read(ctx, name):
                     if name not in dims[dim][ds.platform]:
                         dims[dim][ds.platform].append(name)
+        return Usage({k: dict(v) for k, v in masks.items()}, {k: dict(v) for k, v in dims.items()})
+
+    result: Usage = ctx.memo("usage", compute)
+    return result
+
+
+def referenced_principals(ctx: Context) -> frozenset[str]:
+    """Every principal something refers to: a persona, an entitlement, a mask's
+    ``unmasked_for``, a row filter's ``unfiltered_for``, another principal's ``inherits``."""
+
+    def compute() -> frozenset[str]:
+        m = ctx.model
+        referenced: set[str] = set()
+        for ds in m.datasets.values():
+            if ds.row_filter is not None:
+                for _, _, unfiltered in ds.filter_dimensions:
+                    referenced.update(unfiltered)
                 referenced.update(ds.row_filter.unfiltered_for)
         for principals in m.personas.values():
             referenced.update(principals)
@@ -54,13 +71,9 @@ def usage(ctx: Context) -> Usage:
             referenced.update(mask.unmasked_for)
         for principal in m.principals.values():
             referenced.update(principal.inherits)
-        return Usage(
-            {k: dict(v) for k, v in masks.items()},
-            {k: dict(v) for k, v in dims.items()},
-            frozenset(referenced),
-        )
+        return frozenset(referenced)
 
-    result: Usage = ctx.memo("usage", compute)
+    result: frozenset[str] = ctx.memo("referenced_principals", compute)
     return result
 
 

@@ -106,8 +106,15 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
         "entry",
         ("indexes", GOVERNANCE, "masks", "platforms"),
     ),
+    # a surface's runtime against what the platform's style needs, for the governed datasets
+    # it reads (the governance says which are)
     RuleInfo(
-        "ACC401", "unsupported-runtime", "error", "surfaces", "entry", ("surfaces", "platforms")
+        "ACC401",
+        "unsupported-runtime",
+        "error",
+        "surfaces",
+        "entry",
+        ("surfaces", "platforms", GOVERNANCE),
     ),
     RuleInfo(
         "ACC402",

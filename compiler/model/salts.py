@@ -46,23 +46,21 @@ class SaltError(Exception):
 
 
 def salt_ref_problem(ref: str) -> str:
-    """Why ``ref`` is not a salt reference, or "" when it is one."""
+    """Why ``ref`` is not a salt reference, or "" when it is one. The value is never quoted:
+    what is not a reference may be the salt itself, and the message goes to CI logs (the key
+    it is written under is in the message's location)."""
     if len(ref) > MAX_REF:
         return f"a salt reference is at most {MAX_REF} characters"
     if not _REF_FULL.match(ref):
         return (
-            f"{_quoted(ref)} is not a salt reference: write env:NAME (an environment variable: "
+            "the value is not a salt reference: write env:NAME (an environment variable: "
             "letters, digits, _) or file:PATH (letters, digits and _ . @ + - between slashes), "
-            "never the salt itself"
+            "never the salt itself; if the value is a salt, it is in the repository's history "
+            "now: rotate it"
         )
     if ref.startswith("file:") and ".." in ref[5:].split("/"):
-        return f"{_quoted(ref)}: a file: salt reference may not leave its root with '..'"
+        return "a file: salt reference may not leave its root with '..'"
     return ""
-
-
-def _quoted(ref: str) -> str:
-    shown = ref if len(ref) <= 60 else ref[:57] + "..."
-    return repr(shown)
 
 
 def placeholder(ref: str) -> str:

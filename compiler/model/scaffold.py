@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +87,15 @@ def check_choices(choices: Choices) -> list[str]:
                 problems.append(f"{platform} {where}: {e['msg'].removeprefix('Value error, ')}")
     policies = choices.policies.replace("\\", "/")
     parts = policies.split("/")
+    # every value below is written into command lines (`accord lint DIR`, `pip install ...`,
+    # `--base origin/BRANCH`): one that starts with '-' is read as an option there
+    for option, value in (
+        ("--policies", choices.policies),
+        ("--branch", choices.branch),
+        ("--install", choices.install),
+    ):
+        if any(part.startswith("-") for part in value.replace("\\", "/").split("/")):
+            problems.append(f"{option} {value!r}: starts with '-', as an option does")
     if (
         os.path.isabs(choices.policies)
         or not policies
@@ -98,9 +108,20 @@ def check_choices(choices: Choices) -> list[str]:
         )
     if not _plain(choices.branch.replace("/", "_")):
         problems.append(f"--branch {choices.branch!r} is not a plain branch name")
-    if not choices.install.strip() or any(c in choices.install for c in "\"'`$\\\n\r"):
+    if any(_control(c) for c in choices.install):
+        problems.append(
+            f"--install {choices.install!r}: a control character, which no requirement, path "
+            "or URL holds"
+        )
+    elif not choices.install.strip() or any(c in choices.install for c in "\"'`$\\"):
         problems.append(f"--install {choices.install!r}: a pip requirement, path or URL")
     return problems
+
+
+def _control(c: str) -> bool:
+    """A control character (C0, DEL, C1), a format character (a direction override) or a
+    line or paragraph separator: YAML 1.1 breaks lines at NEL (U+0085), U+2028 and U+2029."""
+    return unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")
 
 
 def _plain(name: str) -> bool:
@@ -437,7 +458,8 @@ def _workflow(c: Choices) -> str:
         "name: accord\n"
         "on:\n"
         "  push:\n"
-        f"    branches: [{c.branch}]\n"
+        # quoted: YAML reads 1.10 as a number, null as no value, 0x1F as 31
+        f'    branches: ["{c.branch}"]\n'
         "  pull_request:\n"
         "  schedule:\n"
         '    - cron: "17 5 * * *"             # the live checks, daily\n'

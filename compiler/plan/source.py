@@ -26,6 +26,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode
+from accord.compiler.lint.config import (
+    CONFIG_FILES,
+    LintConfig,
+    config_from_text,
+    holds_config,
+    load_config,
+)
 from accord.compiler.model.loader import load_documents, outside_link, within
 from accord.compiler.model.renames import dataset_renames
 from accord.compiler.model.schema import PolicyModel
@@ -318,6 +326,63 @@ def _follow(
             return NOWHERE  # a folder, or nothing
         path = joined
     return NOWHERE  # a loop
+
+
+def revision_config(base: Base, head_dir: str, start: Path | None = None) -> LintConfig:
+    """The lint configuration as it was at the git revision ``base`` (as :func:`load_revision`
+    read it): the one ``accord lint`` run in ``start`` (default: the working directory) would
+    have used there. :func:`compiler.lint.config.find_config`'s search, from ``start`` upwards,
+    with the folders of the repository read at the revision (``git ls-tree`` and ``cat-file``,
+    never checked out, each file bounded) and those above it as they are (the machine's, the
+    same for both sides). A configuration file that is a symbolic link at the revision is
+    refused; one that does not parse is located at ``REF:PATH``."""
+    assert base.kind == "git" and base.commit is not None
+    ref, sha = base.name, base.commit
+    said = _git(["rev-parse", "--show-toplevel"], Path(head_dir), f"--base {ref}: no repository")
+    top = Path(os.path.realpath(said.decode("utf-8", "surrogateescape").strip()))
+    here = Path(os.path.realpath(start or Path.cwd()))
+    chain = [d for d in (here, *here.parents) if d == top or top in d.parents]
+    if not chain:  # the working directory is outside the repository: none of it counts
+        return load_config(here)
+    paths = [
+        PurePosixPath((d.relative_to(top) / name).as_posix()).as_posix()
+        for d in chain
+        for name in CONFIG_FILES
+    ]
+    listed = _git(
+        ["ls-tree", "-l", "-z", sha, "--", *paths], top, f"--base {ref}: cannot list {paths[0]}"
+    ).decode("utf-8", "surrogateescape")
+    entries = {}
+    for entry in filter(None, listed.split("\0")):
+        meta, path = entry.split("\t", 1)
+        mode, kind, blob, size = meta.split()
+        entries[path] = (mode, kind, blob, size)
+    for path in paths:
+        if path not in entries:
+            continue
+        mode, kind, blob, size = entries[path]
+        shown = f"{ref}:{path}"
+        if mode == "120000":
+            raise UsageError(
+                f"--base {ref}: {path} is a symbolic link at that revision (commit {sha}): the "
+                "configuration there is not read"
+            )
+        if kind != "blob":
+            continue
+        if not size.isdigit() or int(size) > MAX_FILE_BYTES:
+            raise InputError(
+                Diagnostic(
+                    Location(shown, 1, 1),
+                    f"configuration file holds {size} bytes; at most {MAX_FILE_BYTES} are read",
+                )
+            )
+        raw = _git(["cat-file", "blob", blob], top, f"--base {ref}: cannot read {path}")
+        text = decode(raw, shown, "configuration file")
+        name = PurePosixPath(path).name
+        if holds_config(name, text):
+            folder = top / PurePosixPath(path).parent
+            return config_from_text(text, shown, name, str(folder))
+    return load_config(top.parent) if top.parent != top else LintConfig()
 
 
 def domains_of(project: Project) -> Domains:

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from accord.compiler.core.canonical import sealed_digest
+from accord.compiler.core.outdir import write_report
 from accord.compiler.core.secrets import redact_tree
 from accord.compiler.core.visible import plain, visible, xml_text
 from accord.compiler.meaning.probes import ProbeOutcome
@@ -205,18 +204,9 @@ class ProbeRun:
         return doc
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        """Write the result file atomically (a gate never reads half of one)."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(self.sealed(), indent=2, sort_keys=True) + "\n"
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".accord-probe-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        """Write the result file (:func:`compiler.core.outdir.write_report`: scrubbed,
+        atomically)."""
+        write_report(path, json.dumps(self.sealed(), indent=2, sort_keys=True) + "\n")
 
     def junit(self) -> str:
         """JUnit XML; every value through :func:`xml_text` (ElementTree escapes markup but

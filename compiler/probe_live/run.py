@@ -208,10 +208,12 @@ def _tokens(raw: Any, at: _Places) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for persona, entry in raw.items():
         if isinstance(entry, str):
+            # the value is never quoted: it may be the token itself
             raise bad(
-                f"{persona}: name the origins the token may be sent to "
-                f"({{token: {entry}, origins: [https://agent.example.com]}}); a token without "
-                "them would go wherever the model's a2a.url points",
+                f"{persona}: name the origins the token may be sent to, and the token by its "
+                "environment variable: {token: env:NAME, origins: [https://agent.example.com]} "
+                "(a token without origins would go wherever the model's a2a.url points); the "
+                "value written here is not shown: if it is a token, rotate it",
                 persona,
             )
         if not isinstance(entry, dict) or set(entry) != {"token", "origins"}:
@@ -281,8 +283,10 @@ def load_config(path: str | None) -> ProbeConfig:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = Location(str(target), mark.line + 1, mark.column + 1) if mark else None
+        # the parser's problem only: its full text quotes the line, which may hold a token
+        problem = getattr(err, "problem", None) or getattr(err, "context", None) or "invalid"
         raise InputError(
-            Diagnostic(where or Location(str(target), 1, 1), f"not valid YAML: {err}")
+            Diagnostic(where or Location(str(target), 1, 1), f"not valid YAML: {problem}")
         ) from None
     at = _Places(text, str(target))
     if not isinstance(data, dict):

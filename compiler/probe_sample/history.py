@@ -119,6 +119,9 @@ class Read:
     policies: tuple[str, ...] = ()
     #: why the read's identity cannot be told (set when the history is not readable)
     why: str | None = None
+    #: why the objects the query read cannot be read (its table is then unknown): the read is
+    #: unmappable, never dropped
+    unreadable: str | None = None
     #: the queries this read stands for: the platform grouped them (the same user, roles,
     #: client, tag, text and objects); ``query_id`` and ``time`` are the last one's
     count: int = 1
@@ -348,9 +351,7 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
             grants_why = " ".join(as_reader(err).split())
     out: list[Read] = []
     for row in rows:
-        objects = _json(row.get("base_objects_accessed"))
-        if not objects:
-            objects = _json(row.get("direct_objects_accessed"))
+        objects, unreadable = _objects(row)
         policies = _json(row.get("policies_referenced")) or []
         applied = tuple(
             sorted(
@@ -377,9 +378,24 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
                 secondary = ()
             else:
                 secondary = tuple(r for r in grants.get(user.upper(), ()) if r != primary)
-        for obj in objects if isinstance(objects, list) else []:
-            if not isinstance(obj, dict):
-                continue
+        if unreadable is not None:
+            source.cannot_see(
+                "the tables some queries read", unreadable, "the coverage of those reads"
+            )
+            out.append(
+                Read(
+                    platform="snowflake",
+                    query_id=str(row.get("query_id") or ""),
+                    time=_time(row.get("query_start_time")),
+                    user=user,
+                    table="(unknown)",
+                    columns=(),
+                    roles=tuple(r for r in (primary, *secondary) if r),
+                    unreadable=f"the tables the query read are not known ({unreadable})",
+                    count=count(row),
+                )
+            )
+        for obj in objects:
             domain = str(obj.get("objectDomain") or "")
             if domain.lower() != "table":
                 key = f"{domain or 'unknown'} objects (no data a probe asks about)"
@@ -418,6 +434,22 @@ def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
                 )
             )
     return out
+
+
+def _objects(row: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """The objects a history row read: BASE_OBJECTS_ACCESSED (the tables under any view),
+    else DIRECT_OBJECTS_ACCESSED when it lists none; and why they cannot be read, when a value
+    is not a JSON array of objects (then nothing of the row is mapped, and it is said)."""
+    for key in ("base_objects_accessed", "direct_objects_accessed"):
+        raw = row.get(key)
+        if raw is None or raw == "":
+            continue
+        doc = _json(raw)
+        if not isinstance(doc, list) or not all(isinstance(o, dict) for o in doc):
+            return [], f"{key.upper()} cannot be read: not a JSON array of objects"
+        if doc:
+            return doc, None
+    return [], None
 
 
 def _policy_entries(policies: Any) -> list[Any]:

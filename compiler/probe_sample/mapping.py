@@ -12,10 +12,11 @@
 * the client, query tag or user -> the surface whose ``traffic`` matches (every key it
   gives); it must read the dataset;
 * the entitlement value -> the value of the dataset's row-filter dimension the statement
-  filtered on (``column = 'v'`` or ``column IN ('v')``, read with sqlglot), when it is one
-  declared value.
+  provably restricts its read of the table to (:mod:`.filters`), when it is one declared
+  value.
 
-What cannot be mapped is an :class:`Unmappable` with its reason: an unknown table, roles or
+What cannot be mapped is an :class:`Unmappable` with its reason: a row whose objects cannot
+be read (:attr:`~.history.Read.unreadable`), an unknown table, roles or
 groups in no persona, an unrecognised client, a surface that the model does not say reads
 the table, a service-identity surface (its queries do not say which persona asked).
 """
@@ -24,13 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sqlglot
-from sqlglot import exp
-
 from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.model.identities import identities, identity_of, personas_holding
 from accord.compiler.model.probe_places import declared
 from accord.compiler.model.schema import PolicyModel
+from accord.compiler.probe_sample.filters import restricted_values
 from accord.compiler.probe_sample.history import Read
 
 
@@ -84,7 +83,7 @@ class Mapper:
                     table[facts(platform).fold_identity(str(ident))] = name
         #: (text, platform, column) -> the values the text filters the column on: a
         #: dashboard's statement recurs thousands of times in a window, and is parsed once
-        self._filtered: dict[tuple[str, str, str], set[str]] = {}
+        self._filtered: dict[tuple[str, str, str, str], set[str]] = {}
 
     def map(self, read: Read) -> list[Fact] | Unmappable:
         m = self.model
@@ -92,6 +91,8 @@ class Mapper:
         def unmappable(reason: str) -> Unmappable:
             return Unmappable(read.platform, read.table, reason)
 
+        if read.unreadable:
+            return unmappable(read.unreadable)
         dataset = self.tables.get((read.platform, read.table.upper()))
         if dataset is None:
             return unmappable(f"table {read.table} is no dataset's table on {read.platform}")
@@ -197,42 +198,11 @@ class Mapper:
         rf = self.model.datasets[dataset].row_filter
         if rf is None or rf.entitlement is None or rf.column is None or not read.text:
             return None
-        asked = (read.text, read.platform, rf.column)
+        asked = (read.text, read.platform, rf.column, read.table)
         values = self._filtered.get(asked)
         if values is None:
-            values = self._filtered[asked] = filtered_values(*asked)
+            values = self._filtered[asked] = restricted_values(*asked) or set()
         known = self.model.entitlements.get(rf.entitlement, {})
         if len(values) == 1 and next(iter(values)) in known:
             return (rf.entitlement, next(iter(values)))
         return None
-
-
-def filtered_values(text: str, dialect: str, column: str) -> set[str]:
-    """The string literals ``text`` compares ``column`` with (``=`` or ``IN``), read with
-    sqlglot; nothing when it cannot be parsed."""
-
-    try:
-        trees = sqlglot.parse(text, read=dialect)
-    except (sqlglot.errors.SqlglotError, RecursionError):  # RecursionError: nested past
-        return set()  # what sqlglot's recursive parser can read (a generated query)
-    out: set[str] = set()
-    folded = column.lower()
-
-    def is_column(node: exp.Expression) -> bool:
-        return isinstance(node, exp.Column) and node.name.lower() == folded
-
-    for tree in trees:
-        if tree is None:
-            continue
-        for node in tree.find_all(exp.EQ, exp.In):
-            if isinstance(node, exp.EQ):
-                a, b = node.this, node.expression
-                if is_column(b):
-                    a, b = b, a
-                if is_column(a) and isinstance(b, exp.Literal) and b.is_string:
-                    out.add(b.this)
-            elif is_column(node.this):
-                for e in node.expressions:
-                    if isinstance(e, exp.Literal) and e.is_string:
-                        out.add(e.this)
-    return out

@@ -143,8 +143,14 @@ class Sample:
         if fmt == "json":
             return json.dumps(self.to_doc(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
         if fmt == "yaml":
+            # one line per value, never folded: the scrubber of every output (compiler.core.
+            # secrets) must see a platform's words whole
             return yaml.safe_dump(
-                self.to_doc(), sort_keys=False, allow_unicode=True, default_flow_style=False
+                self.to_doc(),
+                sort_keys=False,
+                allow_unicode=True,
+                default_flow_style=False,
+                width=_UNFOLDED,
             )
         return self.text()
 
@@ -211,6 +217,10 @@ class Sample:
 
 def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
+
+
+#: a line width no value reaches: YAML's emitter folds longer strings across lines
+_UNFOLDED = 1 << 30
 
 
 def _percent(share: float | None) -> str:

@@ -14,12 +14,12 @@ import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from accord.compiler.connect.config import LiveOptions
 from accord.compiler.connect.executor import ExecutionError, as_reader, open_executor
 from accord.compiler.core.errors import InputError, UsageError, one_line
+from accord.compiler.core.outdir import write_report
 from accord.compiler.core.platforms import facts
 from accord.compiler.core.progress import finished
 from accord.compiler.meaning.probes import evaluate
@@ -144,8 +144,4 @@ def write_proposals(directory: str, sample: Sample, out: str) -> None:
             f"--out: proposed probe {o.probe} would not pass on {o.surface} "
             f"({o.detail}); nothing was written"
         )
-    target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
+    write_report(out, text)

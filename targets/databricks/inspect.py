@@ -200,7 +200,9 @@ class DatabricksReader(Reader):
                 self.no_select.add(table.name.lower())
                 self.cannot_see(
                     f"mapping table {table.name}",
-                    f"{name} holds no SELECT on it: GRANT SELECT ON TABLE {table.name} TO `{name}`",
+                    f"{name} holds no SELECT on it: GRANT SELECT ON TABLE "
+                    f"{tsql.name_sql(table.name, self.platform)} TO "
+                    f"{tsql.principal_sql(name, self.platform)}",
                     f"drift of {table.name}",
                 )
 

@@ -133,7 +133,7 @@ class DatabricksMigrationSQL(MigrationSQL):
         policy that gives it (``via``: ``policy P on schema c.s``) is dropped. Every name is
         spelled through sqlglot (principals quoted)."""
         platform = self.target.platform
-        who = sql.render(exp.Identifier(this=grantee, quoted=True), platform)
+        who = sql.principal_sql(grantee, platform)
         spelled = privilege.replace("_", " ")
         if via.startswith("policy "):
             policy, _, on = via.removeprefix("policy ").partition(" on ")

@@ -54,6 +54,22 @@ def _sf_literal(value: str) -> str:
     return tsql.literal_sql(value, SNOWFLAKE.name)
 
 
+def _sf_role(name: str, kind: str = "ROLE") -> str:
+    """A role (or a database role ``DB.R``) as the platform answered its name: each part
+    quoted exactly (``"drift_reader"``), never upper-cased into another role's name."""
+    parts = [name] if kind == "ROLE" else name.split(".")
+    return ".".join(
+        tsql.render(tsql.exact_ident(_unquoted(p), SNOWFLAKE.name), SNOWFLAKE.name) for p in parts
+    )
+
+
+def _unquoted(name: str) -> str:
+    """A name as SHOW output may give it, in double quotes (``"drift_reader"``), unquoted."""
+    if len(name) >= 2 and name.startswith('"') and name.endswith('"'):
+        return name[1:-1].replace('""', '"')
+    return name
+
+
 def _params(signature: str) -> tuple[Param, ...]:
     """``(A VARCHAR, B NUMBER(38,0))`` as returned by DESCRIBE ... POLICY."""
     inner = signature.strip()
@@ -163,7 +179,7 @@ class SnowflakeReader(Reader):
         def show(item: tuple[str, str]) -> Any:
             kind, name = item
             try:
-                return self.run.query(f"SHOW GRANTS TO {kind} {_sf_name(name)}")
+                return self.run.query(f"SHOW GRANTS TO {kind} {_sf_role(name, kind)}")
             except ExecutionError as err:
                 return err
 
@@ -183,10 +199,10 @@ class SnowflakeReader(Reader):
     def reader_grants(self, role: str) -> set[tuple[str, str, str]]:
         """(privilege, granted_on, name) of ``role`` and every role and database role granted
         to it, and PUBLIC's (``SHOW GRANTS TO ROLE`` / ``TO DATABASE ROLE``, level by level:
-        the role hierarchy)."""
+        the role hierarchy). Roles are named exactly as the platform answered them."""
         held: set[tuple[str, str, str]] = set()
         seen: set[tuple[str, str]] = set()
-        level = [("ROLE", role.upper()), ("ROLE", "PUBLIC")]
+        level = [("ROLE", role), ("ROLE", "PUBLIC")]
         while level:
             level = [r for r in dict.fromkeys(level) if r not in seen]
             seen |= set(level)
@@ -196,10 +212,11 @@ class SnowflakeReader(Reader):
                 for g in rows or []:
                     priv = str(g.get("privilege") or "").upper()
                     on = str(g.get("granted_on") or "").upper().replace(" ", "_")
-                    name = str(g.get("name") or "").upper()
+                    answered = str(g.get("name") or "")
+                    name = answered.upper()
                     held.add((priv, on, "" if on == "ACCOUNT" else name.replace('"', "")))
                     if priv == "USAGE" and on in ("ROLE", "DATABASE_ROLE"):
-                        level.append(("ROLE" if on == "ROLE" else "DATABASE ROLE", name))
+                        level.append(("ROLE" if on == "ROLE" else "DATABASE ROLE", answered))
         return held
 
     def check_reader(self) -> None:
@@ -291,7 +308,8 @@ class SnowflakeReader(Reader):
                 self.no_select.add(m.name.lower())
                 self.cannot_see(
                     f"the rows of mapping table {m.name}",
-                    f"it lacks SELECT on it: GRANT SELECT ON TABLE {m.name} TO ROLE {role}",
+                    f"it lacks SELECT on it: GRANT SELECT ON TABLE {_sf_name(m.name)} TO ROLE "
+                    f"{_sf_role(role)}",
                     f"drift of {m.name}",
                 )
         if e.of(Tag):

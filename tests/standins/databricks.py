@@ -993,6 +993,8 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                     "[INSUFFICIENT_PERMISSIONS] Insufficient privileges: User does not have "
                     "MANAGE on Table. SQLSTATE: 42501",
                 )  # fmt: skip
+            elif (denied := estate.denial_of(statement)) is not None:
+                err = denied
             else:
                 try:
                     if isinstance(view, SqlError):  # a system table the caller may not read

@@ -117,6 +117,9 @@ class Estate:
         self.grants: dict[str, set[tuple[str, str]]] = {}
         #: statement kinds the deploying role may not run -> (code, sqlstate, message)
         self.denied: dict[str, SqlError] = {}
+        #: a fragment of statement text -> what the platform says denying any statement that
+        #: holds it (:meth:`denial_of`): a platform that quotes back what it was sent
+        self.deny_on: dict[str, str] = {}
         #: the caller's roles (Snowflake) or groups (Databricks), for context functions
         self.session: set[str] = set()
         self._alias = itertools.count(1)
@@ -179,6 +182,22 @@ class Estate:
             for stmt in statements:  # an ALTER TABLE with several actions: one per action
                 out = self._statement(stmt, sql)
             return out
+
+    def denial_of(self, sql: str) -> SqlError | None:
+        """The privilege denial of a statement holding a fragment of :attr:`deny_on`, saying
+        what that entry says (``{statement}`` in it: the statement, as platforms quote one),
+        under the platform's codes for "insufficient privileges" (Snowflake 003001 / 42501,
+        "SQL access control error"; Databricks PERMISSION_DENIED / 42501,
+        ``[INSUFFICIENT_PERMISSIONS]``); None for any other statement."""
+        said = next((m for fragment, m in self.deny_on.items() if fragment in sql), None)
+        if said is None:
+            return None
+        said = said.replace("{statement}", sql)
+        if self.platform == "snowflake":
+            return SqlError("003001", "42501", f"SQL access control error:\n{said}")
+        return SqlError(
+            "PERMISSION_DENIED", "42501", f"[INSUFFICIENT_PERMISSIONS] {said} SQLSTATE: 42501"
+        )
 
     def _syntax(self, message: str) -> SqlError:
         if self.platform == "snowflake":

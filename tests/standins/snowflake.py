@@ -137,6 +137,16 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, SimulationMixin, Esta
         self.simulation_honours_roles = True
         self.simulating = False
 
+    def role_key(self, name: str) -> str:
+        """A role's name as Snowflake resolves it (docs.snowflake.com/en/sql-reference/
+        identifiers-syntax): in double quotes, exactly as written (``""`` a quote), "the case
+        of the identifier is preserved"; else in upper case ("unquoted ... identifiers are
+        stored and resolved as uppercase characters"). ``CURRENT_ROLE()`` and ``SHOW`` give
+        the stored name."""
+        if len(name) >= 2 and name[0] == name[-1] == '"':
+            return name[1:-1].replace('""', '"')
+        return name.upper()
+
     def grant_roles(self, user: str, roles: list[str]) -> None:
         self.user_roles.setdefault(user.upper(), set()).update(r.upper() for r in roles)
 
@@ -146,9 +156,8 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, SimulationMixin, Esta
         """``GRANT <privilege> ON <granted_on> <name> TO ROLE <role>`` (``ACCOUNT`` for the
         global privileges; ``ROLE`` / ``DATABASE_ROLE`` with ``USAGE`` for the hierarchy)."""
         on = granted_on.upper().replace(" ", "_")
-        self.role_grants.setdefault(role.upper(), set()).add(
-            (privilege.upper(), on, self.key(name) if name else "")
-        )
+        named = (self.role_key(name) if on == "ROLE" else self.key(name)) if name else ""
+        self.role_grants.setdefault(self.role_key(role), set()).add((privilege.upper(), on, named))
 
     def grant_on_function(self, function: str, privilege: str, grantee: str, kind: str) -> None:
         """A grant on a function to a grantee of ``kind`` (ROLE, DATABASE_ROLE, SHARE,
@@ -168,7 +177,7 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, SimulationMixin, Esta
     def closure(self, role: str | None = None) -> set[str]:
         """The role and every role and database role under it, and PUBLIC."""
         seen: set[str] = set()
-        todo = [(role or self.reading_role()).upper(), "PUBLIC"]
+        todo = [role or self.reading_role(), "PUBLIC"]  # resolved names (:meth:`role_key`)
         while todo:
             r = todo.pop()
             if r in seen:
@@ -515,7 +524,9 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, SimulationMixin, Esta
         if text == "SHOW MASKING POLICIES IN ACCOUNT":
             return self._show_policies("MASKING_POLICY", None)
         if text.startswith("SHOW GRANTS TO ROLE"):
-            return self._show_grants_to("ROLE", name_after(4))
+            quoted = len(tokens) > 4 and tokens[4].token_type == TokenType.IDENTIFIER
+            role = tokens[4].text if quoted else self.key(name_after(4))
+            return self._show_grants_to("ROLE", role)
         if text.startswith("SHOW GRANTS OF ROLE"):
             return self._show_grants_of(name_after(4))
         if text.startswith("SHOW GRANTS TO DATABASE ROLE"):
@@ -593,8 +604,9 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, SimulationMixin, Esta
         """``SHOW GRANTS TO ROLE r`` / ``TO DATABASE ROLE d``: the privileges and roles granted
         to it (sql-reference/sql/show-grants). A role may list its own grants and those of the
         roles under it; the owner's are the global APPLY privileges, MANAGE GRANTS and the
-        ownership of every database, schema and table (it created them)."""
-        role = self.key(name)
+        ownership of every database, schema and table (it created them). A role is named
+        resolved (:meth:`role_key`)."""
+        role = name if kind == "ROLE" else self.key(name)
         if not self.sees_role(role):
             raise missing("snowflake", "Role", role)
         granted = set(self.role_grants.get(role, ()))
@@ -654,8 +666,7 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, SimulationMixin, Esta
         the account" (sql-reference/sql/show-privileges, usage notes). The show-grants page
         does not list the privileges each variant needs; this is the model a limited reader is
         tested against: a role outside its hierarchy "does not exist or not authorized"
-        (002003), as every object it may not see."""
-        role = self.key(role)
+        (002003), as every object it may not see. ``role``: its resolved name."""
         if self.sees_all() or role in self.closure() or self.holds("MANAGE GRANTS", "ACCOUNT"):
             return True
         return self.owns_role(role)
@@ -996,7 +1007,7 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
                 token = f"standin-token-{len(self.logins)}"
                 # the connector names the role in the query string (``roleName=``)
                 query = parse_qs(urlsplit(self.path).query)
-                role = (query.get("roleName") or [""])[0].strip('"').upper() or None
+                role = estate.role_key((query.get("roleName") or [""])[0]) or None
                 self.sessions[token] = Session(str(data.get("LOGIN_NAME") or ""), login_role=role)
                 history_of(estate).login(token, data)  # the SESSIONS view
                 return self.send_json(200, {
@@ -1025,6 +1036,9 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
             qid = str(uuid.uuid4())
             history = history_of(self.state)
             try:
+                denied = self.state.denial_of(sql)
+                if denied is not None:
+                    raise denied
                 view = history.view(sql, session)  # ACCOUNT_USAGE: answered from the history
                 names, rows = view or self.state.execute_as(session, sql.strip().rstrip(";"))
                 if view is None:

@@ -12,7 +12,7 @@ from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.core.today import today, today_source
 from accord.compiler.lint.checks import Context, rule
 from accord.compiler.lint.finding import Finding
-from accord.compiler.lint.usage import describe, grant_sites, usage
+from accord.compiler.lint.usage import describe, grant_sites, referenced_principals, usage
 from accord.compiler.model.grants import principal_of, until_of
 from accord.compiler.model.hierarchy import effective
 
@@ -101,7 +101,7 @@ def unused(ctx: Context) -> Iterator[Finding]:
         (
             "principals",
             "principal {}",
-            used.referenced_principals,
+            referenced_principals(ctx),
             "is declared but no persona, entitlement, unmasked_for or unfiltered_for refers to it",
             "refer to {} where it was meant to be granted, or delete it",
         ),
