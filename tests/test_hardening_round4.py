@@ -97,8 +97,8 @@ def _history_row(i: int, text: str, columns: Any = None) -> dict[str, Any]:
 
 
 class History:
-    """The history statements answered as the platform answers them: the count statement with
-    the window's queries (each row's ``queries``); the grouped one with ``ORDER BY ... DESC``
+    """The grouped history statement answered as the platform answers it: each row with the
+    window's queries and kinds (its ``OVER ()`` totals, before ``LIMIT``), ``ORDER BY ... DESC``
     and ``LIMIT`` honoured; every statement asked is kept."""
 
     def __init__(self, rows: list[dict[str, Any]]) -> None:
@@ -106,9 +106,10 @@ class History:
 
     def __call__(self, statement: str) -> list[dict[str, Any]]:
         self.asked.append(statement)
-        if "LIMIT" not in statement:  # the window's count
-            return [{"queries": sum(r.get("queries", 1) for r in self.rows)}]
         rows = self.rows[::-1] if " DESC" in statement else list(self.rows)
+        if "OVER ()" in statement:
+            total = sum(r.get("queries", 1) for r in rows)
+            rows = [{**r, "window_queries": total, "window_kinds": len(rows)} for r in rows]
         limit = statement.rsplit("LIMIT ", 1)
         return rows[: int(limit[1])] if len(limit) == 2 else rows
 
@@ -117,23 +118,33 @@ def test_probe_sample_reads_the_newest_rows_of_a_long_window_and_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The grouped statement (issue 41, item 8) keeps the bound: at most MAX_HISTORY_ROWS kinds
-    of read, the most recently seen, and the source says which were not read."""
+    of read, the most recently seen, and the source says which were not read, what the window
+    holds and what was read."""
     monkeypatch.setattr(history, "MAX_HISTORY_ROWS", 50)
     text = f"SELECT SUBJECT_ID FROM {RESULTS}"
     query = History([{**_history_row(i, text), "queries": 2} for i in range(80)])
     source = Source("snowflake", [], "", read=True)
     reads = snowflake_reads(query, 7, source)
-    assert "LIMIT 51" in query.asked[1] and "GROUP BY" in query.asked[1]
+    ((asked,),) = [query.asked]  # one statement
+    assert "LIMIT 51" in asked and "GROUP BY" in asked
     assert [r.query_id for r in reads] == [f"q{i:06d}" for i in range(30, 80)]  # oldest first
-    assert {r.count for r in reads} == {2} and source.queries == 160
-    assert source.to_json()["complete"] is False
+    assert {r.count for r in reads} == {2}
+    assert (source.queries, source.kinds) == (100, 50)
+    assert (source.window_queries, source.window_kinds) == (160, 80)
+    doc = source.to_json()
+    assert doc["complete"] is False and doc["read"]["queries in the window"] == 160
     ((what, why, _),) = source.unseen
     assert what == "the snowflake kinds of read last seen at or before 2026-11-20 10:00:29.000"
-    assert "160 queries make more than 50 kinds of read" in why and "the newest 50" in why
+    assert why == (
+        "the window holds 160 queries in 80 kinds of read (grouped on the platform), more than "
+        "50, and accord probe sample reads the newest 50 (100 of the queries; a shorter "
+        "--since reads a window whole)"
+    )
     # within the bound: every row, and nothing said
     whole = Source("snowflake", [], "", read=True)
     assert len(snowflake_reads(History([_history_row(i, text) for i in range(50)]), 7, whole)) == 50
     assert whole.unseen == [] and whole.to_json()["complete"] is True
+    assert (whole.queries, whole.window_queries) == (50, 50)
 
 
 def test_a_databricks_kind_of_read_is_read_whole_with_its_columns(
@@ -148,7 +159,7 @@ def test_a_databricks_kind_of_read_is_read_whole_with_its_columns(
             "start_time": f"2026-11-20 10:00:0{s}.000",
             "executed_by": "u@example.com",
             "source_table_full_name": "omics.variants.calls",
-            "source_column_names": json.dumps(["a", "b", "c"][: s + 1]),
+            "source_columns": json.dumps({"columns": ["a", "b", "c"][: s + 1]}),
             "queries": 10 + s,
         }
         for s in range(3)
@@ -159,7 +170,8 @@ def test_a_databricks_kind_of_read_is_read_whole_with_its_columns(
         ("s1", ("a", "b"), 11),
         ("s2", ("a", "b", "c"), 12),
     ]
-    assert source.queries == 33 and source.unseen and source.to_json()["complete"] is False
+    assert (source.queries, source.window_queries) == (23, 33)
+    assert source.unseen and source.to_json()["complete"] is False
 
 
 def test_a_statement_text_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

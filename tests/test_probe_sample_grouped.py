@@ -3,11 +3,13 @@
 A window of 30,000 queries of three kinds (a dashboard's statement, an agent's, an unmapped
 analyst's) is generated in each stand-in's history views; `probe sample`, reading as a
 least-privilege principal (docs/probes.md's grants: IMPORTED PRIVILEGES on the SNOWFLAKE
-database; USE CATALOG system, USE SCHEMA and SELECT on system.query and system.access), is
-sent one row per kind of read, never a row per query, and still counts every query: the
-window is read whole, past the 20,000 rows the row-by-row reading stopped at. Past the bound
-(kinds of read, here made small) the report says which kinds were not read and how many
-queries the window holds.
+database; USE CATALOG system, USE SCHEMA and SELECT on system.query and system.access), asks
+one statement per platform and is sent one row per kind of read, never a row per query, and
+still counts every query: the window is read whole, past the 20,000 rows the row-by-row
+reading stopped at (on the code before this change these tests fail: 30,000 rows come back,
+the newest 20,000 are read and the window is not whole). Past the bound (kinds of read, here
+made small) the report says, in text and JSON, which kinds were not read, what the window
+holds and what was read.
 """
 
 from __future__ import annotations
@@ -66,15 +68,47 @@ SNOWFLAKE_SHAPES: list[dict[str, Any]] = [
 
 
 def _check(doc: dict[str, Any], answered: list[int]) -> None:
-    # one row per kind of read came back, never a row per query
-    assert answered and max(answered) <= 3, answered
+    # one history statement, answered with one row per kind of read, never a row per query
+    assert answered == [3], answered
     (source,) = doc["coverage"]
     assert source["complete"] and not source["unseen"], source
-    assert source["read"]["queries"] == QUERIES and source["read"]["kinds of read"] == 3
+    read = source["read"]
+    assert (read["queries"], read["kinds of read"]) == (QUERIES, 3), read
+    assert (read["queries in the window"], read["kinds of read in the window"]) == (QUERIES, 3)
     c = doc["probe_coverage"]
     assert (c["reads"], c["unmappable_reads"]) == (QUERIES, QUERIES // 3), c
     assert sorted(f["reads"] for f in doc["facts"]) == [QUERIES // 3] * 2
     assert all(f["queries"] == f["reads"] for f in doc["facts"])
+
+
+def _check_bounded(root: Path, platform: str, answered: list[int]) -> None:
+    """40 queries of 40 kinds (every text its own) and a bound of 5: the 5 kinds seen last are
+    read, and the report says what was not, in JSON and text."""
+    before = len(answered)
+    code, text, err = sample(root, platform, "--format", "json")
+    assert code == 0, err
+    assert answered[before:] == [6]  # the bound, and one more row that shows it was passed
+    (source,) = json.loads(text)["coverage"]
+    assert source["complete"] is False
+    read = source["read"]
+    assert (read["queries"], read["kinds of read"]) == (5, 5), read
+    assert (read["queries in the window"], read["kinds of read in the window"]) == (40, 40)
+    (unseen,) = source["unseen"]
+    assert unseen["what"].startswith(f"the {platform} kinds of read last seen at or before ")
+    why = (
+        "the window holds 40 queries in 40 kinds of read (grouped on the platform), more than "
+        "5, and accord probe sample reads the newest 5 (5 of the queries; a shorter --since "
+        "reads a window whole)"
+    )
+    assert unseen["why"] == why
+    code, text, err = sample(root, platform)
+    assert code == 0, err
+    assert (
+        f"  {platform}: 5 queries read (5 kinds of read; the window holds 40 queries in 40 "
+        "kinds)" in text
+    )
+    assert f"not seen: the {platform} kinds of read last seen at or before " in text
+    assert why in text and f"; {platform} INCOMPLETE" in text
 
 
 def test_snowflake_history_is_grouped_on_the_platform(
@@ -90,7 +124,9 @@ def test_snowflake_history_is_grouped_on_the_platform(
     assert code == 0, err
     doc = json.loads(text)
     _check(doc, history.views.answered)
-    facts = {(f["persona"], f["surface"], f["column"], json.dumps(f["where"])) for f in doc["facts"]}
+    facts = {
+        (f["persona"], f["surface"], f["column"], json.dumps(f["where"])) for f in doc["facts"]
+    }
     assert facts == {
         ("bench_chemist", "assay_dashboard", "SUBJECT_ID", '{"programme": "IMM-310"}'),
         ("clinical_pharmacologist", "warehouse_agent", "SUBJECT_ID", '{"programme": "CNS-204"}'),
@@ -101,14 +137,7 @@ def test_snowflake_history_is_grouped_on_the_platform(
     # past the bound: the kinds seen last are read, and the report says what was not
     monkeypatch.setattr(sampled, "MAX_HISTORY_ROWS", 5)
     history.generate(SNOWFLAKE_SHAPES, 40, distinct=True)  # every text its own: 40 kinds
-    code, text, err = sample(root, "snowflake", "--format", "json")
-    assert code == 0, err
-    (source,) = json.loads(text)["coverage"]
-    assert source["complete"] is False and source["read"]["kinds of read"] == 5
-    (unseen,) = source["unseen"]
-    assert unseen["what"].startswith("the snowflake kinds of read last seen at or before ")
-    assert "the window's 40 queries make more than 5 kinds of read" in unseen["why"]
-    assert max(history.views.answered[-2:]) <= 6  # the bound and the one that shows it passed
+    _check_bounded(root, "snowflake", history.views.answered)
 
 
 DATABRICKS_SHAPES: list[dict[str, Any]] = [
@@ -123,7 +152,8 @@ DATABRICKS_SHAPES: list[dict[str, Any]] = [
         "executed_by": "pharma@example.com", "client_application": "lakehouse-agent",
         "statement_text": "SELECT subject_id FROM discovery_lake.assays.results "
                           "WHERE programme_code = 'CNS-204'",
-        "source_table_full_name": "discovery_lake.assays.results", "columns": ["subject_id"],
+        "source_table_full_name": "discovery_lake.assays.results",
+        "columns": ["subject_id", "programme_code"],
     },
     {  # a user in no persona's groups
         "executed_by": "temp@example.com", "client_application": "lakehouse-agent",
@@ -162,3 +192,7 @@ def test_databricks_history_is_grouped_on_the_platform(
     }
     (unmappable,) = doc["unmappable"]
     assert "temp@example.com (groups contractors)" in unmappable["reason"]
+
+    monkeypatch.setattr(sampled, "MAX_HISTORY_ROWS", 5)
+    history.generate(DATABRICKS_SHAPES, 40, distinct=True)
+    _check_bounded(root, "databricks", history.views.answered)

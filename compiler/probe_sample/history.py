@@ -40,18 +40,23 @@ are turned into records here, with nothing dropped: an object this module cannot
 counted in :attr:`Source.skipped` with why.
 
 **Grouped on the platform.** A month of history is millions of rows, most of them the same
-read again (a dashboard's statement, an agent's): each statement groups the window's queries
-on the warehouse that holds the history, and returns one row per *kind of read* (the same
-user, roles, client, query tag, statement text and objects read; on Databricks per table,
-with the columns lineage gives for its statements) with the number of queries and the last
-one's time and id. Nothing is dropped by the grouping: each kind's count is every query of it
-in the window. A second statement counts the window's queries (:attr:`Source.queries`).
+read again (a dashboard's statement, an agent's): one statement per platform groups the
+window's queries on the warehouse that holds the history and returns one row per *kind of
+read*: the same identity (Snowflake: user, role, secondary roles; Databricks: the user), the
+same client and query tag, the same objects and columns (Snowflake: the objects accessed, as
+their JSON; Databricks: one table, with the columns column lineage gives for it) and the same
+statement text, which holds the filter the entitlement value is read from. Each row carries
+the number of queries of its kind and its last time; beside them, computed over every kind
+of the window before the bound cuts (window functions over the grouped rows), the window's
+queries and kinds. Nothing is dropped by the grouping: a kind's count is every query of it.
+On Databricks a query is counted once per table it read (lineage gives reads per table).
 
 **The bound.** The grouped statement returns at most :data:`MAX_HISTORY_ROWS` kinds of read,
-the most recently seen first: a window that holds more is read in part, and the source says
-so (:meth:`Source.cannot_see`: the kinds last seen before the cut are not read, the window's
-query count is given, and the sample is not complete). What is held here is bounded by it,
-whatever the window's length.
+the most recently seen first. A window that holds more is read in part, and the source says
+so (:meth:`Source.cannot_see`: the kinds last seen before the cut are not read; how many
+queries and kinds the window holds and how many were read), and the sample is not complete.
+What accord holds is bounded by it, whatever the window's length; a kind is read whole or
+not at all. A shorter ``--since`` reads a long window whole.
 """
 
 from __future__ import annotations
@@ -123,7 +128,8 @@ class Read:
     #: unmappable, never dropped
     unreadable: str | None = None
     #: the queries this read stands for: the platform grouped them (the same user, roles,
-    #: client, tag, text and objects); ``query_id`` and ``time`` are the last one's
+    #: client, tag, text and objects); ``time`` is the last one's, ``query_id`` the greatest
+    #: of the kind (for a stable order)
     count: int = 1
 
 
@@ -139,10 +145,15 @@ class Source:
     latency: str
     read: bool = False
     why: str | None = None
-    #: the queries of the window (every kind of read, read or not)
+    #: the queries read: what the kinds of read returned stand for (Databricks: a query once
+    #: per table it read)
     queries: int = 0
-    #: the kinds of read the platform returned (at most :data:`MAX_HISTORY_ROWS`)
+    #: the kinds of read returned (at most :data:`MAX_HISTORY_ROWS`)
     kinds: int = 0
+    #: the queries and kinds of read of the whole window, as the platform counted them before
+    #: the bound (equal to :attr:`queries` and :attr:`kinds` when the window is read whole)
+    window_queries: int = 0
+    window_kinds: int = 0
     #: objects of the history this module does not map (not tables: functions, stages),
     #: counted by kind, never silently dropped
     skipped: dict[str, int] = field(default_factory=dict)
@@ -154,11 +165,14 @@ class Source:
             self.unseen.append((what, why, unproven))
 
     def to_json(self) -> dict[str, Any]:
-        read = {
-            "queries": self.queries,
-            "kinds of read": self.kinds,
-            **{f"skipped {k}": n for k, n in self.skipped.items()},
-        }
+        read: dict[str, int] = {"queries": self.queries}
+        if self.read:
+            read |= {
+                "kinds of read": self.kinds,
+                "queries in the window": self.window_queries,
+                "kinds of read in the window": self.window_kinds,
+            }
+        read |= {f"skipped {k}": n for k, n in self.skipped.items()}
         return {
             "platform": self.platform,
             "reader": "",
@@ -187,38 +201,53 @@ def _time(value: Any) -> str:
     return _time(parsed)
 
 
-#: the most rows each history statement reads: kinds of read, the most recently seen first;
-#: more are not read, and said so
+#: the most rows the grouped history statement returns: kinds of read, the most recently seen
+#: first; the window's other kinds are not read, and said so
 MAX_HISTORY_ROWS = 20_000
 
 
 def bounded(rows: list[dict[str, Any]], source: Source, time_key: str) -> list[dict[str, Any]]:
     """``rows`` (kinds of read, the most recently seen first, at most
-    :data:`MAX_HISTORY_ROWS` + 1) cut to the bound, and turned oldest first; when there were
-    more, ``source`` says which were not read (and how many queries the window holds:
-    :attr:`Source.queries`). A kind of read is one row, whole: the bound never reads part of
-    one."""
-    source.kinds = min(len(rows), MAX_HISTORY_ROWS)
+    :data:`MAX_HISTORY_ROWS` + 1) cut to the bound, and turned oldest first. ``source`` is
+    told what was read (:attr:`Source.queries`, :attr:`Source.kinds`) and what the window
+    holds (``window_queries`` and ``window_kinds`` of the rows, never less than what was
+    read); when there were more kinds than the bound, which were not read. A kind of read is
+    one row, whole: the bound never reads part of one."""
+    kept = rows[:MAX_HISTORY_ROWS]
+    source.kinds = len(kept)
+    source.queries = sum(count(r) for r in kept)
+    first = rows[0] if rows else {}
+    source.window_queries = max(_int(first.get("window_queries")), sum(count(r) for r in rows))
+    source.window_kinds = max(_int(first.get("window_kinds")), len(rows))
     if len(rows) <= MAX_HISTORY_ROWS:
-        return rows[::-1]
+        return kept[::-1]
     cut = rows[MAX_HISTORY_ROWS]
-    rows = rows[:MAX_HISTORY_ROWS]
+    kinds = (
+        f"{source.window_kinds:,} kinds of read (grouped on the platform), more than "
+        f"{MAX_HISTORY_ROWS:,},"
+        if source.window_kinds > MAX_HISTORY_ROWS + 1
+        else f"more than {MAX_HISTORY_ROWS:,} kinds of read (grouped on the platform)"
+    )
     source.cannot_see(
         f"the {source.platform} kinds of read last seen at or before {_time(cut.get(time_key))}",
-        f"the window's {source.queries:,} queries make more than {MAX_HISTORY_ROWS:,} kinds of "
-        f"read (grouped on the platform) and accord probe sample reads the newest "
-        f"{MAX_HISTORY_ROWS:,} (a shorter --since reads a window whole)",
+        f"the window holds {source.window_queries:,} queries in {kinds} and accord probe "
+        f"sample reads the newest {MAX_HISTORY_ROWS:,} ({source.queries:,} of the queries; a "
+        "shorter --since reads a window whole)",
         "the coverage of the probes by the reads of those kinds",
     )
-    return rows[::-1]
+    return kept[::-1]
 
 
 def count(row: dict[str, Any]) -> int:
-    """The queries a grouped row stands for (``queries``)."""
+    """The queries a grouped row stands for (``queries``; at least one)."""
+    return max(1, _int(row.get("queries"), 1))
+
+
+def _int(value: Any, default: int = 0) -> int:
     try:
-        return max(1, int(row.get("queries") or 1))
+        return int(value)
     except (TypeError, ValueError):
-        return 1
+        return default
 
 
 def _json(value: Any) -> Any:
@@ -234,12 +263,10 @@ def _json(value: Any) -> Any:
 # Snowflake
 
 
-def _snowflake_window(days: int) -> str:
-    return f"WHERE ah.QUERY_START_TIME >= DATEADD(day, -{int(days)}, CURRENT_TIMESTAMP()) "
-
-
-#: what makes two Snowflake queries the same kind of read. The ARRAY columns are grouped as
-#: their JSON text (TO_JSON: docs.snowflake.com/en/sql-reference/functions/to_json)
+#: what makes two Snowflake queries the same kind of read (ACCESS_HISTORY, QUERY_HISTORY and
+#: SESSIONS columns, documented above). The ARRAY columns are grouped as their JSON text
+#: (TO_JSON "converts any VARIANT value to a string containing the JSON representation":
+#: docs.snowflake.com/en/sql-reference/functions/to_json)
 SNOWFLAKE_KIND = {
     "USER_NAME": "ah.USER_NAME",
     "ROLE_NAME": "qh.ROLE_NAME",
@@ -254,39 +281,34 @@ SNOWFLAKE_KIND = {
 }
 
 
+def _bounded_kinds(kinds: str, time: str, ident: str) -> str:
+    """The grouped rows ``kinds`` (a query), each with the window's queries and kinds (window
+    functions with an empty ``OVER ()``: one partition, every grouped row, computed before
+    ``LIMIT``), the most recently seen first, cut to the bound (one more row says it was
+    reached)."""
+    return (
+        f"WITH kinds AS ({kinds}) "
+        "SELECT kinds.*, SUM(kinds.queries) OVER () AS window_queries, "
+        "COUNT(*) OVER () AS window_kinds FROM kinds "
+        f"ORDER BY kinds.{time} DESC, kinds.{ident} DESC LIMIT {MAX_HISTORY_ROWS + 1}"
+    )
+
+
 def snowflake_statement(days: int) -> str:
     """The window's queries grouped into kinds of read, the most recently seen first."""
-    kind = list(SNOWFLAKE_KIND.values())
-    return (
+    return _bounded_kinds(
         "SELECT "
         + ", ".join(f"{e} AS {name}" for name, e in SNOWFLAKE_KIND.items())
-        + ", COUNT(*) AS QUERIES, MAX(ah.QUERY_START_TIME) AS QUERY_START_TIME, "
+        + ", COUNT(*) AS queries, MAX(ah.QUERY_START_TIME) AS QUERY_START_TIME, "
         "MAX(ah.QUERY_ID) AS QUERY_ID "
         "FROM SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY AS ah "
         "JOIN SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY AS qh ON qh.QUERY_ID = ah.QUERY_ID "
         "LEFT JOIN SNOWFLAKE.ACCOUNT_USAGE.SESSIONS AS s ON s.SESSION_ID = qh.SESSION_ID "
-        f"{_snowflake_window(days)}"
-        f"GROUP BY {', '.join(kind)} "
-        "ORDER BY MAX(ah.QUERY_START_TIME) DESC, MAX(ah.QUERY_ID) DESC "
-        f"LIMIT {MAX_HISTORY_ROWS + 1}"
+        f"WHERE ah.QUERY_START_TIME >= DATEADD(day, -{int(days)}, CURRENT_TIMESTAMP()) "
+        f"GROUP BY {', '.join(SNOWFLAKE_KIND.values())}",
+        "QUERY_START_TIME",
+        "QUERY_ID",
     )
-
-
-def snowflake_count_statement(days: int) -> str:
-    """The window's queries (those the grouped statement reads, every kind)."""
-    return (
-        "SELECT COUNT(*) AS QUERIES FROM SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY AS ah "
-        "JOIN SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY AS qh ON qh.QUERY_ID = ah.QUERY_ID "
-        f"{_snowflake_window(days).rstrip()}"
-    )
-
-
-def _window_count(query: Query, statement: str) -> int:
-    rows = query(statement)
-    try:
-        return int(rows[0].get("queries") or 0) if rows else 0
-    except (TypeError, ValueError):
-        return 0
 
 
 #: SECONDARY_ROLE_STATS says ``ALL``: every role granted to the user
@@ -340,7 +362,6 @@ def snowflake_clients(app_id: Any, environment: Any) -> tuple[str, ...]:
 
 
 def snowflake_reads(query: Query, days: int, source: Source) -> list[Read]:
-    source.queries = _window_count(query, snowflake_count_statement(days))
     rows = bounded(query(snowflake_statement(days)), source, "query_start_time")
     grants: dict[str, tuple[str, ...]] | None = None
     grants_why = ""
@@ -472,16 +493,10 @@ def _policy_entries(policies: Any) -> list[Any]:
 # Databricks
 
 
-def _databricks_window(days: int) -> str:
-    return (
-        f"WHERE h.start_time >= current_timestamp() - INTERVAL {int(days)} DAYS "
-        "AND h.execution_status = 'FINISHED' AND t.source_table_full_name IS NOT NULL"
-    )
-
-
-#: what makes two Databricks statements' reads of a table the same kind of read;
-#: ``query_tags`` (a map) grouped as its JSON text (to_json: docs.databricks.com/aws/en/
-#: sql/language-manual/functions/to_json)
+#: what makes two Databricks statements' reads of a table the same kind of read (the
+#: query history's and table lineage's columns, documented above); ``query_tags`` (a map,
+#: which cannot be grouped) as its JSON text (to_json: docs.databricks.com/aws/en/sql/
+#: language-manual/functions/to_json, ``to_json(map('a', 1))``)
 DATABRICKS_KIND = {
     "executed_by": "h.executed_by",
     "client_application": "h.client_application",
@@ -489,34 +504,29 @@ DATABRICKS_KIND = {
     "statement_text": "h.statement_text",
     "source_table_full_name": "t.source_table_full_name",
 }
-_LINEAGE = (
-    "FROM system.query.history AS h "
-    "JOIN system.access.table_lineage AS t ON t.statement_id = h.statement_id "
-)
 
 
 def databricks_statement(days: int) -> str:
     """The window's table reads grouped into kinds of read, the most recently seen first:
-    each with the statements that made it and the columns column lineage gives for them."""
-    return (
+    each with the statements that made it (counted once each, however many lineage rows they
+    have) and the columns column lineage gives for them, as the JSON of a struct
+    ``{"columns": [...]}`` (to_json takes a STRUCT)."""
+    return _bounded_kinds(
         "SELECT "
         + ", ".join(f"{e} AS {name}" for name, e in DATABRICKS_KIND.items())
         + ", count(DISTINCT h.statement_id) AS queries, max(h.start_time) AS start_time, "
-        "max(h.statement_id) AS statement_id, "
-        "to_json(array_sort(collect_set(c.source_column_name))) AS source_column_names "
-        f"{_LINEAGE}"
+        "max(h.statement_id) AS statement_id, to_json(named_struct('columns', "
+        "array_sort(collect_set(c.source_column_name)))) AS source_columns "
+        "FROM system.query.history AS h "
+        "JOIN system.access.table_lineage AS t ON t.statement_id = h.statement_id "
         "LEFT JOIN system.access.column_lineage AS c ON c.statement_id = t.statement_id "
         "AND c.source_table_full_name = t.source_table_full_name "
-        f"{_databricks_window(days)} "
-        f"GROUP BY {', '.join(DATABRICKS_KIND.values())} "
-        "ORDER BY max(h.start_time) DESC, max(h.statement_id) DESC "
-        f"LIMIT {MAX_HISTORY_ROWS + 1}"
+        f"WHERE h.start_time >= current_timestamp() - INTERVAL {int(days)} DAYS "
+        "AND h.execution_status = 'FINISHED' AND t.source_table_full_name IS NOT NULL "
+        f"GROUP BY {', '.join(DATABRICKS_KIND.values())}",
+        "start_time",
+        "statement_id",
     )
-
-
-def databricks_count_statement(days: int) -> str:
-    """The window's statements that read a table."""
-    return f"SELECT count(DISTINCT h.statement_id) AS queries {_LINEAGE}{_databricks_window(days)}"
 
 
 def query_tags(value: Any) -> tuple[str, ...]:
@@ -539,13 +549,18 @@ def databricks_reads(
 ) -> list[Read]:
     """The reads of the window, one per kind of read (a table read by the same user, client,
     tags and text), with the columns lineage gives for it."""
-    source.queries = _window_count(query, databricks_count_statement(days))
     out: list[Read] = []
     for row in bounded(query(databricks_statement(days)), source, "start_time"):
         user = str(row.get("executed_by") or "")
         app = str(row.get("client_application") or "")
-        columns = _json(row.get("source_column_names"))
+        doc = _json(row.get("source_columns"))
+        columns = doc.get("columns") if isinstance(doc, dict) else None
         if not isinstance(columns, list):
+            source.cannot_see(
+                "the columns of some reads",
+                "the grouped history gives their columns as something other than a list",
+                "which columns those reads touched",
+            )
             columns = []
         out.append(
             Read(

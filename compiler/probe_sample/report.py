@@ -158,11 +158,14 @@ class Sample:
         c = self.coverage()
         out = [f"accord probe sample: {', '.join(self.platforms)}, the last {self.since_days} days"]
         for s in self.sources:
-            state = (
-                f"{s.queries} queries read ({s.kinds} kinds of read)"
-                if s.read
-                else f"NOT READ: {s.why or 'unknown'}"
-            )
+            state = f"NOT READ: {s.why or 'unknown'}"
+            if s.read:
+                state = f"{s.queries} queries read ({s.kinds} kinds of read"
+                if (s.window_queries, s.window_kinds) != (s.queries, s.kinds):
+                    state += (
+                        f"; the window holds {s.window_queries} queries in {s.window_kinds} kinds"
+                    )
+                state += ")"
             out.append(f"  {s.platform}: {state} ({', '.join(s.views)})")
             out.append(f"    latency: {s.latency}")
             for what, n in sorted(s.skipped.items()):

@@ -446,9 +446,7 @@ class SnowflakeHistory:
             finally:
                 estate.current = before
 
-    def view(
-        self, sql: str, session: Any = None
-    ) -> tuple[list[str], list[tuple[Any, ...]]] | None:
+    def view(self, sql: str, session: Any = None) -> tuple[list[str], list[tuple[Any, ...]]] | None:
         """The answer to a statement reading SNOWFLAKE.ACCOUNT_USAGE views, else None; a
         ``session`` whose role may not read them is refused as Snowflake refuses a database
         the role holds nothing on."""
