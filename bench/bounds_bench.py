@@ -80,10 +80,10 @@ def history(n: int) -> list[dict[str, Any]]:
 
 
 class History:
-    """An executor answering the history statements as Snowflake would: the window's count;
-    the grouped statement with ``ORDER BY ... DESC`` and ``LIMIT`` honoured, each row its own
-    kind of read (no grouping here: the most rows the bound lets through; bench/sample_bench.py
-    measures the grouping on the stand-ins)."""
+    """An executor answering the grouped history statement as Snowflake would: ``ORDER BY ...
+    DESC`` and ``LIMIT`` honoured, each row with the window's queries and kinds (its ``OVER
+    ()`` totals), each row its own kind of read (no grouping here: the most rows the bound lets
+    through; bench/sample_bench.py measures the grouping on the stand-ins)."""
 
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         self.rows = rows
@@ -91,11 +91,11 @@ class History:
     def query(self, statement: str) -> list[dict[str, Any]]:
         if "ACCESS_HISTORY" not in statement:
             return []
-        if "GROUP BY" not in statement:  # the window's count
-            return [{"queries": len(self.rows)}]
         rows = self.rows[::-1] if " DESC" in statement else self.rows
         found = re.search(r"LIMIT (\d+)", statement)
-        return rows[: int(found.group(1))] if found else list(rows)
+        rows = rows[: int(found.group(1))] if found else list(rows)
+        total = {"window_queries": len(self.rows), "window_kinds": len(self.rows)}
+        return [{**r, **total} for r in rows]
 
 
 def estate(tmp: Path) -> Path:
