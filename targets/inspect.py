@@ -32,16 +32,13 @@ from accord.compiler.core.progress import counted
 from accord.targets import sql as tsql
 from accord.targets.coverage import Coverage
 from accord.targets.identity import fingerprint, identity, same_body, same_condition
-from accord.targets.kinds import KINDS, ORDER
+from accord.targets.kinds import KINDS, ORDER, PLACEMENTS
 from accord.targets.objects import (
     AbacPolicy,
     Catalog,
     CatalogObject,
     MappingTable,
-    MaskAttachment,
-    RowFilterAttachment,
     Tag,
-    TagAssignment,
 )
 from accord.targets.platform import platform as platform_named
 
@@ -310,15 +307,14 @@ class Reader:
         return annotate(obj, self.model(obj), self.platform)
 
     def governed_tables(self) -> list[str]:
+        """The tables the model places something on (every kind of placement: the kinds
+        table's ``table``; an ABAC policy on a table, not on a catalog or schema)."""
         tables = {
-            o.table
+            t
             for o in self.expected
-            if isinstance(o, RowFilterAttachment | MaskAttachment | TagAssignment)
-        }
-        tables |= {
-            o.securable
-            for o in self.expected
-            if isinstance(o, AbacPolicy) and o.securable_type == "TABLE"
+            if isinstance(o, PLACEMENTS)
+            and not (isinstance(o, AbacPolicy) and o.securable_type != "TABLE")
+            and (t := KINDS[type(o)].table(o))
         }
         return sorted(tables)
 
