@@ -112,6 +112,10 @@ class LiveCatalog:
     #: tags a governed column inherits (from its table) or gets by propagation, in words: not
     #: the column's own, so never taken for an assignment the model makes
     inherited_tags: list[str] = field(default_factory=list)
+    #: ABAC GRANT and DENY policies whose scope holds a governed table (the table, its schema or
+    #: catalog, the metastore): what they give or take, in words. accord deploys none: each is
+    #: part of what an identity can reach that the model did not put there (drift: ACC702)
+    access_policies: list[str] = field(default_factory=list)
     #: answers about objects that were not asked about, in words: ignored, never planned
     #: against or taken for the object that was asked about
     ignored: list[str] = field(default_factory=list)

@@ -105,6 +105,9 @@ class ConstraintCheck:
         self.tables = tables
         self.report = report
         self._perspectives = {p: semantics.Perspective(model, p) for p in personas}
+        #: what each query answered, by its inputs: the queries grow with the distinct answers
+        #: of the policies, never with the personas (tests/test_verify_grouped.py)
+        self._ran: dict[tuple[Any, ...], Any] = {}
 
     # ---- evaluating the compiled bodies -------------------------------------------------------
 
@@ -216,6 +219,12 @@ class ConstraintCheck:
     def _select_projected(self, values: list[Any], outcome: str) -> list[Any] | None:
         """``SELECT column`` over ``values`` on DuckDB under a projection outcome: the values,
         NULLs (NULLIFY), or None when the query fails (FAIL)."""
+        key = ("projection", tuple(values), outcome)
+        if key not in self._ran:
+            self._ran[key] = self._run_projected(values, outcome)
+        return self._ran[key]  # type: ignore[no-any-return]
+
+    def _run_projected(self, values: list[Any], outcome: str) -> list[Any] | None:
         rows = [(v,) for v in values] or [(None,)]
         self.con.execute("CREATE OR REPLACE TEMP TABLE accord_projected (v VARCHAR)")
         self.con.executemany(
@@ -275,6 +284,12 @@ class ConstraintCheck:
         """An aggregate query on DuckDB over test rows holding one group of every size from 1
         to ``largest``, under a minimum group size ``size`` (0: none): (key, rows) of every
         group answered, the groups too small under one NULL key (the remainder group)."""
+        key = ("aggregation", size, largest)
+        if key not in self._ran:
+            self._ran[key] = self._run_aggregate(size, largest)
+        return self._ran[key]  # type: ignore[no-any-return]
+
+    def _run_aggregate(self, size: int, largest: int) -> list[tuple[Any, int]]:
         self.con.execute(
             "CREATE OR REPLACE TEMP TABLE accord_grouped AS "
             "SELECT 'g' || n AS grp FROM range(1, ?) t(n), range(0, n) r(i)",
@@ -343,9 +358,15 @@ class ConstraintCheck:
         any): refused as Snowflake refuses it (user-guide/join-policies), the refusal raised on
         DuckDB as the platform raises it."""
         refused = required and (on is None or (allowed and fold(on, platform) not in allowed))
+        key = ("join", bool(refused))
+        if key not in self._ran:
+            self._ran[key] = self._run_joined(bool(refused))
+        return self._ran[key]  # type: ignore[no-any-return]
+
+    def _run_joined(self, refused: bool) -> bool:
         query = "SELECT CASE WHEN ? THEN error('join policy: the query is refused') ELSE 1 END"
         try:
-            self.con.execute(query, [bool(refused)]).fetchall()
+            self.con.execute(query, [refused]).fetchall()
         except Exception:  # duckdb's error(): refused, as Snowflake refuses it
             return False
         return True
