@@ -497,3 +497,39 @@ def test_the_prover_refuses_a_window_without_the_aggregation_policy() -> None:
     with pytest.raises(PlanError, match="has no aggregation policy"):
         prover.check(st.detach(attached, "detach"), State.of(catalog, "snowflake"), "here")
     prover.check(st.attach(attached, attached, "swap"), State.of(catalog, "snowflake"), "here")
+
+
+def test_an_identity_no_persona_holds_is_judged_and_the_cause_located(tmp_path: Path) -> None:
+    """Exposure by identity (issue 38) for the new dispositions: exempting a role no persona
+    holds from the aggregation and projection policies is a widening of that identity, blamed
+    on the list that exempts it."""
+    auditor = (
+        "principals.yaml",
+        "principals:\n",
+        "principals:\n  auditor:\n    snowflake: AUDITOR\n\n",
+    )
+    base = estate(tmp_path / "b", auditor)
+    head = estate(
+        tmp_path / "h",
+        auditor,
+        ("datasets.yaml", "unrestricted_for: [data_steward]}\n    join", "unrestricted_for: [data_steward, auditor]}\n    join"),
+        ("datasets.yaml", "allowed_for: [clinical_unblinded]", "allowed_for: [clinical_unblinded, auditor]"),
+    )  # fmt: skip
+    code, out, err = run_cli(["diff", str(head), "--base", f"dir:{base}", "--format", "json"])
+    assert code == 0, err
+    mine = [
+        c
+        for c in json.loads(out)["changes"]
+        if c["identity"] == {"platform": "snowflake", "name": "AUDITOR"}
+    ]
+    found = {(c["column"], c["before"], c["after"], c["cause"]["object"]) for c in mine}
+    assert found == {
+        (None, "aggregated", "clear", "datasets.trial_outcomes.aggregation.unrestricted_for[1]"),
+        (
+            "SUBJECT_ID",
+            "hidden",
+            "clear",
+            "datasets.trial_outcomes.columns.SUBJECT_ID.projection.allowed_for[1]",
+        ),
+    }
+    assert all(c["kind"] == "widening" and c["personas"] == [] for c in mine)
