@@ -136,6 +136,14 @@ def test_view_deciding_access_in_a_file_nothing_tells_is_acc001(tmp_path: Path) 
             "ACC101",
             id="future-kind-body-linted",
         ),
+        pytest.param(
+            # a signed policy of a kind accord does not know whose arrow is missing: the body
+            # cannot be read, and that is said rather than passed over
+            "CREATE DATA_QUALITY POLICY gov.pol.dq AS (v VARCHAR) RETURNS BOOLEAN\n"
+            "  CASE WHEN CURRENT_ROLE() = 'A' THEN TRUE END;",
+            "ACC001",
+            id="future-kind-broken-body",
+        ),
     ],
 )
 def test_policies_of_kinds_accord_does_not_model(

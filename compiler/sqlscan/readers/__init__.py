@@ -70,7 +70,14 @@ def _read_create(ctx: Context, c: Cursor, or_replace: bool) -> list[Fields]:
         c.i += 1
     if not words or not c.accept("POLICY"):
         return other()
-    if not any(t.token_type is TokenType.ARROW for t in c.toks[c.i :]):
+    rest = c.toks[c.i :]
+    body = any(t.token_type is TokenType.ARROW for t in rest)
+    # ``AS (...) RETURNS``: the signature of a policy with a body, whose ``->`` or body may be
+    # what is broken; a policy of properties only (network, password) has neither
+    signed = any(is_word(t) and t.text.upper() == "RETURNS" for t in rest) and any(
+        is_word(t) and t.text.upper() == "AS" for t in rest
+    )
+    if not body and not signed:
         return other()
     what = " ".join(words).lower() + " policy"
     return read_policy(ctx, c, or_replace, "policy", what, tuple(words))
