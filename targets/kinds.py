@@ -33,10 +33,16 @@ from accord.compiler.model.replicas import column_path
 from accord.compiler.model.schema import PolicyModel
 from accord.targets.objects import (
     AbacPolicy,
+    AggregationAttachment,
+    AggregationPolicy,
     CatalogObject,
+    JoinAttachment,
+    JoinPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
+    ProjectionAttachment,
+    ProjectionPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
@@ -207,6 +213,75 @@ def _policy(cls: type, plural: str) -> Kind:
     )
 
 
+#: Snowflake's projection, aggregation and join policies (sql-reference/sql/create-projection-
+#: policy, create-aggregation-policy, create-join-policy): a body of context functions only, no
+#: signature (``AS ()``), changed in place with ``ALTER <kind> POLICY ... SET BODY``; the model
+#: path of the first one that applies it is where each comes from (:func:`with_sources`)
+_CONSTRAINTS: dict[type, tuple[str, str, tuple[str, ...]]] = {
+    ProjectionPolicy: ("projection policy", "projection policies", ("allowed_for", "enforcement")),
+    AggregationPolicy: (
+        "aggregation policy",
+        "aggregation policies",
+        ("min_group_size", "unrestricted_for"),
+    ),
+    JoinPolicy: ("join policy", "join policies", ("unrestricted_for",)),
+}
+
+
+def _constraint(cls: type) -> Kind:
+    what, plural, bookkeeping = _CONSTRAINTS[cls]
+    return Kind(
+        cls,
+        "definition",
+        plural,
+        lambda o, p: f"{what} {o.name}",
+        Phases(CREATE_POLICY, BODY, DROP_POLICY),
+        "policy",
+        references=lambda o: body_references(o.body),
+        model_only=bookkeeping,
+        plain=False,
+        changed=lambda old, new: "body",
+    )
+
+
+def _constraint_attachment(cls: type, what: str, plural: str) -> Kind:
+    def place(o: Any) -> tuple[str, ...]:
+        column = getattr(o, "column", None)
+        return (what, o.table.upper(), *((column.upper(),) if column else ()))
+
+    def describe(o: Any, p: str) -> str:
+        column = getattr(o, "column", None)
+        return f"{what} policy of {o.table}" + (f".{column}" if column else "")
+
+    return Kind(
+        cls,
+        "placement",
+        plural,
+        describe,
+        Phases(ATTACH, ATTACH, DETACH),
+        "place",
+        place=place,
+        applies=lambda o: o.policy.upper(),
+        table=lambda o: o.table,
+        model_only=("dataset",),
+        changed=lambda old, new: "placement",
+        source=lambda o, m: _constraint_path(o, what, m),
+    )
+
+
+def _constraint_path(obj: Any, what: str, model: PolicyModel) -> Path:
+    """Where the model says a projection (``columns.C.projection``), aggregation or join
+    (``aggregation``, ``join``) policy applies."""
+    ds = model.datasets.get(obj.dataset)
+    if ds is None:
+        return ()
+    column = getattr(obj, "column", None)
+    if column is None:
+        return ("datasets", obj.dataset, what)
+    key = next((c for c in ds.columns if c.upper() == column.upper()), None)
+    return ("datasets", obj.dataset, "columns", key, what) if key else ("datasets", obj.dataset)
+
+
 def _attachment(cls: type, plural: str, place: Callable[[Any], tuple[str, ...]]) -> Kind:
     return Kind(
         cls,
@@ -257,6 +332,9 @@ KINDS: dict[type, Kind] = {
         ),
         _policy(RowFilterPolicy, "row filter policies"),
         _policy(MaskPolicy, "masking policies"),
+        _constraint(ProjectionPolicy),
+        _constraint(AggregationPolicy),
+        _constraint(JoinPolicy),
         Kind(
             Tag,
             "definition",
@@ -274,6 +352,9 @@ KINDS: dict[type, Kind] = {
             "mask attachments",
             lambda o: ("mask", o.table.upper(), o.column.upper()),
         ),
+        _constraint_attachment(ProjectionAttachment, "projection", "projection attachments"),
+        _constraint_attachment(AggregationAttachment, "aggregation", "aggregation attachments"),
+        _constraint_attachment(JoinAttachment, "join", "join attachments"),
         Kind(
             TagAssignment,
             "placement",
@@ -315,6 +396,16 @@ PLACEMENTS: tuple[type, ...] = tuple(c for c, k in KINDS.items() if not k.defini
 ORDER: dict[type, int] = {c: i for i, c in enumerate(KINDS)}
 
 
+#: placements whose model path a definition they apply without a path of its own takes
+_APPLYING = (
+    RowFilterAttachment,
+    MaskAttachment,
+    ProjectionAttachment,
+    AggregationAttachment,
+    JoinAttachment,
+)
+
+
 def kind(obj: CatalogObject | type) -> Kind:
     """The row of ``obj``'s kind (or of the class ``obj``)."""
     return KINDS[obj if isinstance(obj, type) else type(obj)]
@@ -330,7 +421,7 @@ def with_sources(objects: list[CatalogObject], model: PolicyModel) -> list[Catal
     used: dict[str, Path] = {}
     for o in out:
         applied = KINDS[type(o)].applies(o)
-        if applied and o.source and isinstance(o, RowFilterAttachment | MaskAttachment):
+        if applied and o.source and isinstance(o, _APPLYING):
             used.setdefault(applied, o.source)
     for i, o in enumerate(out):
         if o.source:

@@ -74,6 +74,10 @@ class PlatformFacts:
     secure_views: bool
     #: a function body may qualify a parameter with the function's name (``f.param``)
     qualified_parameters: bool
+    #: the policies beside row filters and masks the platform has, as the policy format names
+    #: them: Snowflake's projection (per column), aggregation and join policies (per table;
+    #: sql-reference/sql/create-projection-policy, create-aggregation-policy, create-join-policy)
+    constraint_policies: tuple[str, ...] = ()
 
     def fold(self, name: str) -> str:
         """An unquoted identifier as the platform stores it (a table, column or role name)."""
@@ -129,6 +133,7 @@ SNOWFLAKE = PlatformFacts(
     index_kinds=("cortex_search",),
     secure_views=True,
     qualified_parameters=False,
+    constraint_policies=("projection", "aggregation", "join"),
 )
 DATABRICKS = PlatformFacts(
     name="databricks",

@@ -30,6 +30,7 @@ from accord.compiler.model.validate import Project
 from accord.compiler.sqlscan import Statement, node_position
 from accord.compiler.verify.bind import Binder, BindError
 from accord.compiler.verify.compare import Comparison
+from accord.compiler.verify.constraints import ConstraintCheck
 from accord.compiler.verify.data import GenTable, generate
 from accord.compiler.verify.execute import (
     Group,
@@ -330,6 +331,15 @@ class Verifier:
             comparison.compare(dataset, row, columns)
         comparison.compare_replicas()
         comparison.compare_digests()
+        ConstraintCheck(
+            self.model,
+            self.personas,
+            self.con,
+            self.binders,
+            self.sql_for,
+            self.tables,
+            self.report,
+        ).run()
         self.check_shadowing(datasets)
         return self.report
 

@@ -42,7 +42,8 @@ TABLE_STATEMENTS = (exp.Create, exp.Insert, exp.Merge, exp.Delete, exp.Update, e
 
 @dataclass(frozen=True)
 class Routine:
-    """A masking policy, row access policy or SQL function with a parsed body."""
+    """A masking policy, row access policy, projection, aggregation or join policy, or SQL
+    function with a parsed body."""
 
     name: str
     params: tuple[Param, ...]
@@ -172,10 +173,22 @@ def load_sql(files: Mapping[str, str], salt: Callable[[str], str], origin: str) 
     return CompiledSQL(origin, platforms)
 
 
+#: statements that define a routine: policies of every kind accord compiles, functions
+_ROUTINES = (
+    "row_access_policy",
+    "masking_policy",
+    "projection_policy",
+    "aggregation_policy",
+    "join_policy",
+    "function",
+)
+_DROPS = tuple(f"drop_{k}" for k in _ROUTINES if k != "function")
+
+
 def _replay(state: PlatformSQL, stmt: Statement) -> None:
     p = state.platform
     kind = stmt.kind
-    if kind in ("row_access_policy", "masking_policy", "function") and stmt.name:
+    if kind in _ROUTINES and stmt.name:
         if stmt.body is not None:
             state.routines[fold(stmt.name, p)] = Routine(stmt.name, stmt.params, stmt.body, stmt)
         else:  # a non-SQL function: it exists, but verification cannot execute it
@@ -184,7 +197,7 @@ def _replay(state: PlatformSQL, stmt: Statement) -> None:
         old = state.routine(stmt.name)
         if old is not None:
             state.routines[fold(stmt.name, p)] = Routine(old.name, old.params, stmt.body, stmt)
-    elif kind in ("drop_masking_policy", "drop_row_access_policy") and stmt.name:
+    elif kind in _DROPS and stmt.name:
         state.routines.pop(fold(stmt.name, p), None)
     elif kind in PLACEMENT_KINDS:
         state.placed.read(stmt)

@@ -33,9 +33,12 @@ from accord.compiler.model.schema.base import (
     Text,
 )
 from accord.compiler.model.schema.datasets import (
+    Aggregation,
     ColumnSpec,
     Dataset,
     DimensionFilter,
+    JoinRule,
+    Projection,
     Replaces,
     RowFilter,
 )
@@ -73,6 +76,7 @@ from accord.compiler.model.schema.surfaces import (
 __all__ = [
     "PLATFORMS",
     "A2AEndpoint",
+    "Aggregation",
     "CatalogPlatform",
     "ColumnName",
     "ColumnSpec",
@@ -86,6 +90,7 @@ __all__ = [
     "GrantEntry",
     "Ignore",
     "Index",
+    "JoinRule",
     "Mask",
     "Mesh",
     "Name",
@@ -95,6 +100,7 @@ __all__ = [
     "Probe",
     "ProbeControl",
     "ProbeDisposition",
+    "Projection",
     "Replaces",
     "RowFilter",
     "RuleId",
