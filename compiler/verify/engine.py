@@ -156,6 +156,15 @@ class Verifier:
             "sf_primary VARCHAR, sf_roles VARCHAR[], sf_available VARCHAR, "
             "sf_available_list VARCHAR[], dbx_groups VARCHAR[], dbx_workspace_groups VARCHAR[])"
         )
+        self.con.executemany(
+            "INSERT INTO accord_personas VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.persona_rows()
+        )
+
+    def persona_rows(self) -> list[list[Any]]:
+        """Per persona (and :data:`NOBODY`): its name, user name, Snowflake primary role,
+        roles, available roles (as a JSON array string and as a list), Databricks account
+        groups and workspace groups: what the platforms' context functions answer it (the
+        columns of ``accord_personas``; the Spark engine binds the same memberships)."""
         rows = []
         for persona in [*self.personas, NOBODY]:
             if persona == NOBODY:
@@ -188,7 +197,7 @@ class Verifier:
             rows.append(
                 [persona, user_name(persona), primary, roles, available, granted, groups, []]
             )
-        self.con.executemany("INSERT INTO accord_personas VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        return rows
 
     def _listed(self, persona: str) -> set[str]:
         """The Snowflake roles the persona lists itself (not inherited)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
 from accord.compiler.core.today import today
 from accord.compiler.model.grants import expiry_dates
@@ -12,6 +13,10 @@ from accord.compiler.verify.engine import TestSalts, Verifier
 from accord.compiler.verify.probes import check_probes
 from accord.compiler.verify.report import Report
 from accord.compiler.verify.sources import load_sql, read_compiled_dir, render_sql
+
+if TYPE_CHECKING:
+    from accord.compiler.verify.spark.harness import SparkHarness
+    from accord.compiler.verify.spark.session import LocalSpark
 
 
 def evaluation_dates(project: Project, as_of: date) -> list[date]:
@@ -25,11 +30,39 @@ def evaluation_dates(project: Project, as_of: date) -> list[date]:
     return days
 
 
-def verify(project: Project, compiled: str | None = None, as_of: date | None = None) -> Report:
+def verify(
+    project: Project,
+    compiled: str | None = None,
+    as_of: date | None = None,
+    engine: str = "duckdb",
+    spark: LocalSpark | None = None,
+) -> Report:
     """Verify the SQL compiled from ``project`` (in memory), or the files under ``compiled``
     (a directory written by ``accord compile``) as they are now, at ``as_of`` (default:
     :func:`compiler.core.today.today`) and, when grants carry ``until``, on both sides of
-    every expiry."""
+    every expiry. ``engine``: ``duckdb``, ``spark`` (the Databricks SQL on Spark, the
+    Snowflake SQL on DuckDB) or ``all`` (both, and each compared with the other:
+    :mod:`compiler.verify.engines`). ``spark``: a started session to use (the tests share one);
+    by default one is started for the run and stopped after it."""
+    if engine == "duckdb":
+        return _verify(project, compiled, as_of, None)
+    from accord.compiler.verify.spark import session  # noqa: PLC0415 - pyspark: only for --engine spark|all
+
+    own = spark is None
+    spark = spark or session.start()
+    try:
+        return _verify(project, compiled, as_of, (engine, spark))
+    finally:
+        if own:
+            spark.stop()
+
+
+def _verify(
+    project: Project,
+    compiled: str | None,
+    as_of: date | None,
+    engines: tuple[str, LocalSpark] | None,
+) -> Report:
     day = as_of or today()
     days = evaluation_dates(project, day)
 
@@ -41,18 +74,50 @@ def verify(project: Project, compiled: str | None = None, as_of: date | None = N
         files = read_compiled_dir(compiled)
         origin = f"the compiled SQL in {compiled}"
     sql = load_sql(files, salts, origin)
-    verifier = Verifier(project, sql, salts, day)
-    report = verifier.run()
-    if project.model.probes:
-        report.probes = check_probes(verifier)
-    if len(days) == 1 and not expiry_dates(project.model):
+    harness = None
+    if engines is not None:
+        from accord.compiler.verify.spark.harness import SparkHarness  # noqa: PLC0415 - as above
+
+        harness = SparkHarness(engines[1], sql)
+    try:
+        if harness is not None:
+            harness.set_up()  # once: the compiled statements are the same every day
+        verifier = Verifier(project, sql, salts, day)
+        report = verifier.run()
+        if project.model.probes:
+            report.probes = check_probes(verifier)
+        report = _with_spark(report, verifier, harness, engines)
+        if len(days) == 1 and not expiry_dates(project.model):
+            return report
+        report.dates = tuple(d.isoformat() for d in days)
+        report.mismatches = [replace(m, as_of=day.isoformat()) for m in report.mismatches]
+        for other in days[1:]:
+            # the compiled statements are read once; each day runs on its own DuckDB database
+            verifier = Verifier(project, sql, salts, other)
+            extra = _with_spark(verifier.run(), verifier, harness, engines)
+            report.checks += extra.checks
+            report.mismatches += [replace(m, as_of=other.isoformat()) for m in extra.mismatches]
+            report.observations += [o for o in extra.observations if o not in report.observations]
         return report
-    report.dates = tuple(d.isoformat() for d in days)
-    report.mismatches = [replace(m, as_of=day.isoformat()) for m in report.mismatches]
-    for other in days[1:]:
-        # the compiled statements are read once; each day runs on its own DuckDB database
-        extra = Verifier(project, sql, salts, other).run()
-        report.checks += extra.checks
-        report.mismatches += [replace(m, as_of=other.isoformat()) for m in extra.mismatches]
-        report.observations += [o for o in extra.observations if o not in report.observations]
-    return report
+    finally:
+        if harness is not None:
+            harness.close()
+
+
+def _with_spark(
+    report: Report,
+    verifier: Verifier,
+    harness: SparkHarness | None,
+    engines: tuple[str, LocalSpark] | None,
+) -> Report:
+    """``report`` (DuckDB's) with the Spark engine's findings, when it runs."""
+    if harness is None or engines is None:
+        return report
+    from accord.compiler.verify.engines import combine, engines_disagree, model_with_spark  # noqa: PLC0415 - as above
+
+    result = harness.evaluate(verifier)
+    found, checks = model_with_spark(verifier, result)
+    if engines[0] == "all":
+        disagree, compared = engines_disagree(verifier, result)
+        return combine("all", report, found, checks, disagree, compared)
+    return combine("spark", report, found, checks)
