@@ -78,14 +78,19 @@ class Verifier:
         salts: TestSalts,
         as_of: date | None = None,
         subjects: list[str] | None = None,
+        platforms: set[str] | None = None,
     ) -> None:
         """``subjects``: whom to evaluate beside the model's personas (identities held by no
         persona, :func:`compiler.model.identities.subject`); by default every identity a
-        principal names that no persona holds."""
+        principal names that no persona holds. ``platforms``: the platforms whose SQL DuckDB
+        executes (default: every one; ``accord verify --engine spark`` leaves Databricks to
+        Spark)."""
         self.project = project
         self.model = project.model
         #: the day the policies' CURRENT_DATE() answers and the model's grants are judged at
         self.as_of = as_of or today()
+        #: the platforms whose datasets this engine evaluates
+        self.platforms = platforms
         self.compiled = compiled
         self.salts = salts
         self.con = locked_connection()
@@ -132,6 +137,8 @@ class Verifier:
 
     def build(self) -> None:
         for platform in sorted(self.compiled.platforms):
+            if self.platforms is not None and platform not in self.platforms:
+                continue
             run_table_statements(self.con, self.compiled.platforms[platform])
         for name, cols in self.con.execute(
             "SELECT table_name, list(lower(column_name)) FROM information_schema.columns "
@@ -320,8 +327,16 @@ class Verifier:
 
     # ---- comparisons ---------------------------------------------------------------------------
 
+    def evaluated(self) -> list[str]:
+        """The datasets this engine evaluates (of its :attr:`platforms`), sorted."""
+        return sorted(
+            name
+            for name, ds in self.model.datasets.items()
+            if self.platforms is None or ds.platform in self.platforms
+        )
+
     def run(self) -> Report:
-        datasets = sorted(self.model.datasets)
+        datasets = self.evaluated()
         self.evaluate(datasets)
         comparison = Comparison(
             self.model,

@@ -207,7 +207,7 @@ def combine(
     kept: list[Mismatch] = []
     for m in duck.mismatches:
         if m.kind in STATIC:
-            kept.append(replace(m, engine="duckdb") if m.kind == "probe" else m)
+            kept.append(m)  # read from the SQL, or from whichever engine answered
         elif engine == "all" or not _involves_spark(m):
             kept.append(replace(m, engine="duckdb"))
     index = {_key(m): i for i, m in enumerate(kept) if m.engine == "duckdb"}

@@ -6,13 +6,17 @@ from dataclasses import replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
+from accord.compiler.core.platforms import DATABRICKS
 from accord.compiler.core.today import today
 from accord.compiler.model.grants import expiry_dates
 from accord.compiler.model.validate import Project
 from accord.compiler.verify.engine import TestSalts, Verifier
 from accord.compiler.verify.probes import check_probes
 from accord.compiler.verify.report import Report
-from accord.compiler.verify.sources import load_sql, read_compiled_dir, render_sql
+from accord.compiler.verify.sources import CompiledSQL, load_sql, read_compiled_dir, render_sql
+
+#: the platform a local Spark runs the SQL of
+PLATFORM = DATABRICKS.name
 
 if TYPE_CHECKING:
     from accord.compiler.verify.spark.harness import SparkHarness
@@ -82,19 +86,14 @@ def _verify(
     try:
         if harness is not None:
             harness.set_up()  # once: the compiled statements are the same every day
-        verifier = Verifier(project, sql, salts, day)
-        report = verifier.run()
-        if project.model.probes:
-            report.probes = check_probes(verifier)
-        report = _with_spark(report, verifier, harness, engines)
+        report = _one_day(project, sql, salts, day, harness, engines)
         if len(days) == 1 and not expiry_dates(project.model):
             return report
         report.dates = tuple(d.isoformat() for d in days)
         report.mismatches = [replace(m, as_of=day.isoformat()) for m in report.mismatches]
         for other in days[1:]:
             # the compiled statements are read once; each day runs on its own DuckDB database
-            verifier = Verifier(project, sql, salts, other)
-            extra = _with_spark(verifier.run(), verifier, harness, engines)
+            extra = _one_day(project, sql, salts, other, harness, engines)
             report.checks += extra.checks
             report.mismatches += [replace(m, as_of=other.isoformat()) for m in extra.mismatches]
             report.observations += [o for o in extra.observations if o not in report.observations]
@@ -104,20 +103,41 @@ def _verify(
             harness.close()
 
 
-def _with_spark(
-    report: Report,
-    verifier: Verifier,
+def _one_day(
+    project: Project,
+    sql: CompiledSQL,
+    salts: TestSalts,
+    day: date,
     harness: SparkHarness | None,
     engines: tuple[str, LocalSpark] | None,
 ) -> Report:
-    """``report`` (DuckDB's) with the Spark engine's findings, when it runs."""
+    """One day's verification: DuckDB's, and Spark's when it runs (with ``--engine spark``
+    DuckDB leaves the Databricks datasets to Spark, and the probes read Spark's answers)."""
     if harness is None or engines is None:
+        verifier = Verifier(project, sql, salts, day)
+        report = verifier.run()
+        if project.model.probes:
+            report.probes = check_probes(verifier)
         return report
-    from accord.compiler.verify.engines import combine, engines_disagree, model_with_spark  # noqa: PLC0415 - as above
+    from accord.compiler.verify.engines import (  # noqa: PLC0415 - as above
+        combine,
+        engines_disagree,
+        model_with_spark,
+    )
 
+    engine = engines[0]
+    others = {d.platform for d in project.model.datasets.values()} - {PLATFORM}
+    verifier = Verifier(project, sql, salts, day, platforms=None if engine == "all" else others)
+    report = verifier.run()
     result = harness.evaluate(verifier)
     found, checks = model_with_spark(verifier, result)
-    if engines[0] == "all":
+    if engine == "all":
+        if project.model.probes:
+            report.probes = check_probes(verifier)
         disagree, compared = engines_disagree(verifier, result)
         return combine("all", report, found, checks, disagree, compared)
+    verifier.uses.update(result.uses)  # type: ignore[arg-type]
+    verifier.parts_of.update(result.parts_of)
+    if project.model.probes:
+        report.probes = check_probes(verifier)
     return combine("spark", report, found, checks)
