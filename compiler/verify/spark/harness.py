@@ -28,6 +28,7 @@ it. The answers come back in the shape the comparison with the model reads
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +51,9 @@ if TYPE_CHECKING:
     from accord.compiler.verify.spark.session import LocalSpark
 
 PLATFORM = DATABRICKS.name
+
+#: the stand-ins re-created for each persona (when a compiled body calls them)
+_STAND_INS = ("is_account_group_member", "is_member", "accord_user")
 
 
 def _lit(value: str) -> str:
@@ -181,15 +185,19 @@ class SparkHarness:
             with contextlib.suppress(Exception):  # the session may be going away
                 self.spark.sql(f"DROP DATABASE IF EXISTS {quote(db)} CASCADE")
 
-    def _as_persona(self, persona: str) -> None:
-        """Re-create the membership and user stand-ins for ``persona``."""
+    def _as_persona(self, persona: str, used: Iterable[str] = _STAND_INS) -> None:
+        """Re-create the membership and user stand-ins for ``persona`` (those in ``used``)."""
         p = _lit(persona)
         for name, kind in (("is_account_group_member", "account"), ("is_member", "workspace")):
+            if name not in used:
+                continue
             self.spark.sql(
                 f"CREATE OR REPLACE FUNCTION {HARNESS}.{name}(accord_group STRING) "
                 f"RETURNS BOOLEAN RETURN EXISTS (SELECT 1 FROM {HARNESS}.members AS m "
                 f"WHERE m.persona = {p} AND m.kind = '{kind}' AND m.group_name = accord_group)"
             )
+        if "accord_user" not in used:
+            return
         self.spark.sql(
             f"CREATE OR REPLACE FUNCTION {HARNESS}.accord_user() RETURNS STRING RETURN "
             f"(SELECT max(u.user_name) FROM {HARNESS}.users AS u WHERE u.persona = {p})"
@@ -231,13 +239,13 @@ class SparkHarness:
                 plans[name] = self._plan(verifier, name, groups)
         for group in groups.values():
             self._load(group)
-        # one query per persona for the filters, and one for the masks of each return type
-        batches: dict[str, list[_CallGroup]] = {}
-        for group in groups.values():
-            batches.setdefault(self._returns(group), []).append(group)
+        # one query per persona: every group's answers, a mask's in a column of its type
+        batch = list(groups.values())
+        texts = [self.names.rewrite(Names.bind_context(st.text)) for st in self.sql.executed]
+        used = {name for text in texts for name in _STAND_INS if name in text}
         for persona, *_ in rows:
-            self._as_persona(persona)
-            for batch in batches.values():
+            self._as_persona(persona, used)
+            if batch:
                 self._execute(batch, persona)
         return self._assemble(verifier, plans, rows)
 
@@ -386,24 +394,37 @@ class SparkHarness:
         casts = ["accord_v"] + [f"CAST(a{i} AS {group.types[i]}) AS a{i}" for i in cols]
         frame.selectExpr(*casts).createOrReplaceTempView(group.view)
 
-    def query(self, group: _CallGroup) -> str:
-        """The query that evaluates ``group`` for the current persona."""
+    def query(
+        self, group: _CallGroup, number: int | None = None, types: list[str] | None = None
+    ) -> str:
+        """The query that evaluates ``group`` for the current persona: the codes a filter
+        keeps, or each code with the mask's answer. Within a batch (``number`` and the value
+        ``types`` of the batch), each row also carries the group's number and one column per
+        type, the mask's answer in the column of its declared type."""
         call = group.call
         function = self.names.rewrite(call.function)
         args = ", ".join(f"a{i}" if k == "col" else v for i, (k, v) in enumerate(call.args))
-        if call.kind == "filter":
-            return f"SELECT accord_v FROM {group.view} WHERE {function}({args})"
-        return f"SELECT accord_v, {function}({args}) AS accord_value FROM {group.view}"
+        value = f"{function}({args})"
+        outputs = ["accord_v"] if number is None else [f"{number} AS accord_g", "accord_v"]
+        if types is None:
+            outputs += [] if call.kind == "filter" else [f"{value} AS accord_value"]
+        else:
+            returns = self._returns(group)
+            outputs += [
+                f"{value} AS accord_{n}" if t == returns else f"CAST(NULL AS {t}) AS accord_{n}"
+                for n, t in enumerate(types)
+            ]
+        where = f" WHERE {value}" if call.kind == "filter" else ""
+        return f"SELECT {', '.join(outputs)} FROM {group.view}{where}"
 
     def _execute(self, batch: list[_CallGroup], persona: str) -> None:
-        """Evaluate ``batch`` (groups whose queries return alike) for ``persona``, in one
-        query; when it fails, each group's own query finds the one that fails."""
-        numbered = [
-            self.query(g).replace("SELECT accord_v", f"SELECT {g.number} AS accord_g, accord_v", 1)
-            for g in batch
-        ]
+        """Evaluate every group of ``batch`` for ``persona`` in one query (a mask's answer in
+        the column of its declared type); when it fails, each group's own query finds the one
+        that fails."""
+        types = sorted({self._returns(g) for g in batch} - {"filter"})
+        branches = [self.query(g, g.number, types) for g in batch]
         try:
-            result = self.spark.sql(" UNION ALL ".join(numbered))
+            result = self.spark.sql(" UNION ALL ".join(branches))
         except Exception as err:
             for g in batch:
                 try:
@@ -412,12 +433,16 @@ class SparkHarness:
                     raise self._failure(g, own) from None
             raise self._failure(batch[0], err) from None
         by_number = {g.number: g for g in batch}
+        column = {t: 2 + n for n, t in enumerate(types)}
         for g in batch:
             default = False if g.call.kind == "filter" else None
             g.answers[persona] = [default] * len(g.inputs)
         for row in result:
             g = by_number[row[0]]
-            g.answers[persona][row[1]] = True if g.call.kind == "filter" else row[2]
+            if g.call.kind == "filter":
+                g.answers[persona][row[1]] = True
+            else:
+                g.answers[persona][row[1]] = row[column[self._returns(g)]]
 
     def _failure(self, group: _CallGroup, err: BaseException) -> InputError:
         """Spark could not evaluate ``group``: located at the statement that failed to create

@@ -24,6 +24,7 @@ to a scratch directory that :meth:`LocalSpark.stop` removes.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import shutil
 import stat
@@ -190,4 +191,7 @@ def start() -> LocalSpark:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     session.sparkContext.setLogLevel("OFF")
+    # pyspark logs every SQL error it raises as JSON on standard error (its
+    # "SQLQueryContextLogger"); accord reports them itself, located
+    logging.getLogger("SQLQueryContextLogger").disabled = True
     return LocalSpark(session, workdir)
