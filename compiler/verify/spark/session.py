@@ -24,7 +24,6 @@ to a scratch directory that :meth:`LocalSpark.stop` removes.
 from __future__ import annotations
 
 import importlib.util
-import logging
 import os
 import shutil
 import stat
@@ -158,6 +157,7 @@ def start() -> LocalSpark:
     extra is missing or the JVM cannot start."""
     try:
         from pyspark.errors import PySparkException
+        from pyspark.logger import PySparkLogger
         from pyspark.sql import SparkSession
     except ImportError:
         raise missing() from None
@@ -193,5 +193,5 @@ def start() -> LocalSpark:
     session.sparkContext.setLogLevel("OFF")
     # pyspark logs every SQL error it raises as JSON on standard error (its
     # "SQLQueryContextLogger"); accord reports them itself, located
-    logging.getLogger("SQLQueryContextLogger").disabled = True
+    PySparkLogger.getLogger("SQLQueryContextLogger").disabled = True
     return LocalSpark(session, workdir)
