@@ -223,3 +223,54 @@ def test_sqlglot_reads_the_rewritten_header_as_spark_does() -> None:
     # the rewritten names are plain two-part names for Spark's parser too
     tree = sqlglot.parse_one("SELECT gov__pol.f(x) FROM gov__pol.grants", read="spark")
     assert {t.db for t in tree.find_all(exp.Table)} == {"gov__pol"}
+
+
+# ---- DuckDB's translation, where Spark showed it wrong ---------------------------------------
+
+
+def _duck(body: str, platform: str = "databricks") -> object:
+    """What DuckDB's engine answers for ``body`` (a function of ``val``) on 'Spark SQL'."""
+    import duckdb
+
+    from accord.compiler.verify.bind import Binder
+    from accord.compiler.verify.sources import load_sql
+
+    if platform == "databricks":
+        text = f"CREATE FUNCTION gov.pol.f(val STRING) RETURNS STRING RETURN {body};"
+    else:
+        text = f"CREATE MASKING POLICY GOV.POL.F AS (val VARCHAR) RETURNS VARCHAR -> {body};"
+    sql = load_sql({f"{platform}/f.sql": text}, lambda ref: "salt", "test").platforms[platform]
+    routine = next(iter(sql.routines.values()))
+    bound = Binder(sql, {}).call_sql(routine, [exp.Literal.string("Spark SQL")])
+    return duckdb.connect().execute(f"SELECT {bound}").fetchone()[0]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("body", "answer"),
+    [
+        # Databricks' own examples (sql-ref functions/substr), and what Spark answers at 0
+        ("substr(val, 5)", "k SQL"),
+        ("substr(val, -3)", "SQL"),
+        ("substr(val, 5, 1)", "k"),
+        ("substr(val, -10, 5)", "Spar"),
+        ("substr(val, 0, 4)", "Spar"),
+        ("substr(val, length(val) - 9, 4)", "Spar"),
+        ("substr(val, 2, -1)", ""),
+        ("substr(val, 2, length(val) - 20)", ""),
+    ],
+)
+def test_duckdb_answers_substr_as_databricks_does(body: str, answer: str) -> None:
+    assert _duck(body) == answer
+
+
+def test_duckdb_keeps_snowflake_position_zero_and_empties_a_negative_length() -> None:
+    # Snowflake: "If the length is a negative number, the function returns an empty string"
+    assert _duck("SUBSTR(val, 2, -1)", "snowflake") == ""
+    assert _duck("SUBSTR(val, 1, 4)", "snowflake") == "Spar"
+
+
+def test_duckdb_refuses_a_hash_that_is_not_the_platforms() -> None:
+    from accord.compiler.verify.bind import BindError
+
+    with pytest.raises(BindError, match=r"hash\(\) is the platform's own hash"):
+        _duck("cast(hash(val) AS STRING)")
