@@ -281,6 +281,21 @@ DEFECTS: list[Defect] = [
         "concat_ws('', repeat('*', greatest(length(val) - 4, 0)), right(val, 4))",
     ),
     Defect(
+        "substr-from-zero",
+        "the last four written as a substring from position 0: Spark (and now DuckDB, whose "
+        "translation this defect corrected) start it at the first character",
+        MASKS,
+        PHONE,
+        "concat(repeat('*', greatest(length(val) - 4, 0)), substr(val, 0, 4))",
+    ),
+    Defect(
+        "platform-hash",
+        "hash() for sha2: Spark's Murmur3, which DuckDB's hash() is not",
+        MASKS,
+        HASH,
+        "cast(hash(concat(val, gov.pol.subject_salt())) AS STRING)",
+    ),
+    Defect(
         "nullify-number",
         "the dose nullified as 0",
         MASKS,

@@ -71,7 +71,7 @@ def _collapsed(text: str) -> list[tuple[str, str, str]]:
 def test_the_rewrite_changes_catalog_schema_and_nothing_else(estate: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     directory = str(ROOT / estate)
     if estate == "defects":
-        directory = str(write_estate(tmp_path, ESTATE).parent)
+        directory = str(write_estate(tmp_path / "p", ESTATE))
     statements = _statements(directory)
     assert statements
     rewritten = 0
