@@ -10,7 +10,7 @@ WORKERS ?= auto
 # the workers nor the commands the tests start compile accord anew
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile
 
-.PHONY: demo live-demo test check lint format golden docs migrations sqlwords bench bench-live clean
+.PHONY: demo live-demo test check lint format golden docs migrations sqlwords bench bench-live bench-spark clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -82,6 +82,11 @@ bench: $(BIN)/accord
 
 bench-live: $(BIN)/accord
 	$(BIN)/python bench/live_bench.py
+
+# accord verify --engine spark|all: the Spark session's start and verify at 100 and 1,000
+# datasets on each engine (bench/spark_bench.py)
+bench-spark: $(BIN)/accord
+	$(BIN)/python bench/spark_bench.py
 
 clean:
 	rm -rf $(VENV) build

@@ -62,18 +62,19 @@ DEFECTS: list[Defect] = [
     # ---- row filters: the comparison, NULLs, the membership check, the table ------------------
     Defect(
         "shadowed-parameter",
-        "the parameter renamed like the grants table's column: inside the subquery it is the "
-        "column, and every granted value admits every row",
+        "the parameter named like the grants table's column: inside the subquery the name is "
+        "the column, and every granted value admits every row",
         FILTERS,
         "(programme_value STRING)",
         "(programme_code STRING)",
+        also=((FILTERS, "= programme_value AND", "= programme_code AND"),),
     ),
     Defect(
-        "shadowed-parameter-use",
+        "column-compared-with-itself",
         "the subquery compares the grants table's column with itself",
         FILTERS,
         "g.programme_code = programme_value",
-        "g.programme_code = programme_code",
+        "g.programme_code = g.programme_code",
     ),
     Defect("not-equal", "<> for =", FILTERS, EXISTS, EXISTS.replace(" = ", " <> ")),
     Defect("less-equal", "<= for =", FILTERS, EXISTS, EXISTS.replace(" = ", " <= ")),

@@ -164,8 +164,7 @@ class SparkHarness:
             run(f"DROP DATABASE IF EXISTS {quote(db)} CASCADE")
             run(f"CREATE DATABASE {quote(db)}")
         run(f"USE {HARNESS}")
-        run(f"CREATE TABLE {HARNESS}.members (persona STRING, kind STRING, group_name STRING)")
-        run(f"CREATE TABLE {HARNESS}.users (persona STRING, user_name STRING)")
+        self._members([])
         self._as_persona("")
         self._today("1970-01-01")
         tables = TableRunner(self.spark, self.names)
@@ -210,19 +209,27 @@ class SparkHarness:
         )
 
     def _members(self, rows: list[list[Any]]) -> None:
+        """The persona-membership table (persona, ``account`` or ``workspace``, group) and the
+        persona's user names, from ``rows`` (:meth:`Verifier.persona_rows`), as views over
+        their values: a view is a catalog entry, where writing a table is a Spark job."""
         members = []
         users = []
         for persona, user, *_, groups, workspace in rows:
-            users.append((persona, user))
-            members += [(persona, "account", g) for g in groups]
-            members += [(persona, "workspace", g) for g in workspace]
-        session = self.spark.session
-        session.createDataFrame(
-            members, "persona STRING, kind STRING, group_name STRING"
-        ).write.insertInto(f"{HARNESS}.members", overwrite=True)
-        session.createDataFrame(users, "persona STRING, user_name STRING").write.insertInto(
-            f"{HARNESS}.users", overwrite=True
-        )
+            users.append(f"({_lit(persona)}, {_lit(user)})")
+            members += [f"({_lit(persona)}, 'account', {_lit(g)})" for g in groups]
+            members += [f"({_lit(persona)}, 'workspace', {_lit(g)})" for g in workspace]
+        for name, values, columns in (
+            ("members", members, "persona, kind, group_name"),
+            ("users", users, "persona, user_name"),
+        ):
+            body = (
+                f"SELECT * FROM VALUES {', '.join(values)} AS v({columns})"
+                if values
+                else "SELECT "
+                + ", ".join(f"CAST(NULL AS STRING) AS {c.strip()}" for c in columns.split(","))
+                + " WHERE FALSE"
+            )
+            self.spark.sql(f"CREATE OR REPLACE VIEW {HARNESS}.{name} AS {body}")
 
     # ---- evaluation -----------------------------------------------------------------------
 
