@@ -47,15 +47,15 @@ for a do shift; [ "$a" = "{drop}" ] || set -- "$@" "$a"; done
 exec "{java}" "$@"
 """
 
-_LOG4J = """rootLogger.level = off
+_LOG4J = """rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
 appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %m%n
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = off
+appender.console.filter.none.type = ThresholdFilter
+appender.console.filter.none.level = off
 """
 
 #: Spark settings for a few small tables on a shared two-core machine
@@ -74,6 +74,9 @@ SETTINGS = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.sql.sources.default": "parquet",
+    # the JVM prints no log line (_LOG4J: the root at WARN, the level Spark sets for a
+    # Python session, so it does not announce the change; the console filtered to nothing)
+    "spark.log.structuredLogging.enabled": "false",
     # a few rows per query: interpreting costs less than compiling each plan
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
