@@ -62,6 +62,9 @@ class PlatformSQL:
     placed: Placements = field(init=False)
     #: CREATE TABLE / INSERT / MERGE / DELETE ... in file order
     table_statements: list[Statement] = field(default_factory=list)
+    #: the statements that create routines and fill tables, in file order (the Spark engine
+    #: executes the Databricks ones as written)
+    executed: list[Statement] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.placed = Placements(self.platform)
@@ -189,6 +192,7 @@ def _replay(state: PlatformSQL, stmt: Statement) -> None:
     p = state.platform
     kind = stmt.kind
     if kind in _ROUTINES and stmt.name:
+        state.executed.append(stmt)
         if stmt.body is not None:
             state.routines[fold(stmt.name, p)] = Routine(stmt.name, stmt.params, stmt.body, stmt)
         else:  # a non-SQL function: it exists, but verification cannot execute it
@@ -205,3 +209,4 @@ def _replay(state: PlatformSQL, stmt: Statement) -> None:
         e = stmt.expression
         if not isinstance(e, exp.Create) or str(e.args.get("kind", "")).upper() == "TABLE":
             state.table_statements.append(stmt)
+            state.executed.append(stmt)
