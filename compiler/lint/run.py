@@ -261,6 +261,7 @@ _SECTIONS = (
     "principals",
     "probes",
     "surfaces",
+    "unmanaged",
 )
 
 
@@ -525,7 +526,7 @@ def _lint_project(
     index_key = None
     entries: dict[str, str] | None = None
     skeleton = ""
-    if key is not None and digests is not None:
+    if key is not None and digests is not None and not _unmanaged_in(documents):
         # incremental lint (compiler/lint/incremental/deps.py): the rules whose inputs this edit did not
         # change keep their findings; the others are re-run on the validated project
         index_key = deps.index_key(digests, options)
@@ -582,6 +583,13 @@ def _lint_project(
             found = verdict.Verdict(skeleton, entries, ignores, len(project.files))
             verdict.write(index_key, found)
     return findings, len(project.files)
+
+
+def _unmanaged_in(documents: list[tuple[bytes, str]]) -> bool:
+    """Whether a file may hold an ``unmanaged`` section: its SQL is linted whole on every run
+    that is not answered from the cache (the dependency index knows the sections the policy
+    rules read, not the SQL checks), so incremental lint stands aside."""
+    return any(b"unmanaged" in blob or b"\\" in blob for blob, _ in documents)
 
 
 def _with_ignored(
