@@ -38,6 +38,8 @@ EXIT_ONE: dict[str, str | None] = {
     "drift": "the live platforms differ from the model in anything (ACC701-ACC706, ACC708)",
     "gate": "the promotion policy denies (`gate test`: the policy fails open for an omitted "
     "or falsified key)",
+    "import": "something read could not be expressed in the model (kept as an `unmanaged` "
+    "entry, listed on stdout and in `DIR/IMPORT.md`)",
     "init": None,
     "introspect": None,
     "lint": "findings at or above `--fail-on` (a policy statement that could not be analysed "
