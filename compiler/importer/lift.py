@@ -39,6 +39,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from accord.compiler.core.platforms import facts
@@ -243,11 +244,24 @@ class _Lift:
 
     # ---------------------------------------------------------------------------- filters
 
+    def outside(self, p: _Platform, item: Item) -> bool:
+        """A policy read live outside the governance schema: the model's policies are all in
+        it, so this one cannot be the model's (kept, said so)."""
+        name = str(getattr(item.obj, "name", ""))
+        if item.exact and facts(p.found.platform).fold(name.rsplit(".", 1)[0]) != p.gov:
+            self.keep(
+                item,
+                f"it is defined in {name.rsplit('.', 1)[0]}, outside the governance schema "
+                f"{p.found.governance_schema} that holds the model's policies",
+            )
+            return True
+        return False
+
     def filters(self, p: _Platform) -> None:
         platform = p.found.platform
         fold = facts(platform).fold
         for folded, item in sorted(p.filters.items()):
-            if not self.usable(item):
+            if not self.usable(item) or self.outside(p, item):
                 continue
             obj = item.obj
             assert isinstance(obj, RowFilterPolicy)
@@ -293,7 +307,7 @@ class _Lift:
         platform = p.found.platform
         f = facts(platform)
         for folded, item in sorted(p.masks.items()):
-            if not self.usable(item):
+            if not self.usable(item) or self.outside(p, item):
                 continue
             obj = item.obj
             assert isinstance(obj, MaskPolicy)
@@ -519,13 +533,13 @@ class _Lift:
                 self.keep(item, f"it passes {len(place.columns)} columns to {place.policy}")
             return
         name = self.dataset_name(p, place.table, read.dataset)
-        ds = self.datasets.setdefault(name, _dataset(platform, place.table))
-        if "row_filter" in ds:
+        if "row_filter" in self.datasets.get(name, {}):
             for item in place.items:
                 self.keep(item, f"{place.table} has another row filter already")
             return
         part = ("filter", name)
         if read.shape is not None:
+            ds = self.datasets.setdefault(name, _dataset(platform, place.table))
             exempt_all = place.excepted if place.excepted is not None else read.shape.exempt
             if place.excepted is not None:
                 self.hint_abac(platform, place.excepted, place.items)
@@ -552,9 +566,20 @@ class _Lift:
                     self.keep(item, "a hand-written ABAC row filter with EXCEPT principals")
                 return
             params = [x.name for x in obj.params]
+            shadowed = _shadowed(obj.body, params, place.columns)
+            if shadowed:
+                for item in [read.item, *place.items]:
+                    self.keep(
+                        item,
+                        f"a hand-written row filter whose parameter {shadowed[0]} would take the "
+                        f"name of the column it is attached on, {shadowed[1]}, which a column the "
+                        "body reads also has: the predicate would read that column instead",
+                    )
+                return
             body = rename_columns(
                 obj.body, {a.lower(): c for a, c in zip(params, place.columns, strict=True)}
             )
+            ds = self.datasets.setdefault(name, _dataset(platform, place.table))
             ds["row_filter"] = {
                 "expression": {platform: tsql.render(body, platform)},
                 "arguments": {c: x.type for c, x in zip(place.columns, obj.params, strict=True)},
@@ -752,6 +777,19 @@ class _Lift:
         for item in p.places:
             if item.key not in claimed:
                 self.keep(item, "a placement the model does not express")
+
+
+def _shadowed(
+    body: exp.Expression, params: list[str], columns: tuple[str, ...]
+) -> tuple[str, str] | None:
+    """(parameter, column) of a hand-written predicate's parameter whose renaming to its
+    column would collide with another name the body reads (a subquery's column)."""
+    names = {p.lower() for p in params}
+    read = {c.name.lower() for c in body.find_all(exp.Column) if c.name.lower() not in names}
+    for param, column in zip(params, columns, strict=True):
+        if param.lower() != column.lower() and column.lower() in read:
+            return param, column
+    return None
 
 
 def _dataset(platform: str, table: str) -> dict[str, Any]:

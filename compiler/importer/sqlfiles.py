@@ -30,20 +30,23 @@ from __future__ import annotations
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from sqlglot import exp
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location
 from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.importer.found import Found, Item
-from accord.compiler.importer.shapes import filter_shape
+from accord.compiler.importer.shapes import WITHHELD, filter_shape
 from accord.compiler.lint.bodies import access_views
 from accord.compiler.lint.checks import SqlContext
 from accord.compiler.lint.inputs.notebooks import is_python_notebook
 from accord.compiler.lint.inputs.sqlfiles import read_sql_files, scan_sql
 from accord.compiler.lint.run import walk_sql
 from accord.compiler.lint.trees import hash_calls
+from accord.compiler.model.types import policy_type
 from accord.compiler.sqlscan import ScanResult, Statement
 from accord.targets.objects import (
     AbacPolicy,
@@ -58,9 +61,6 @@ from accord.targets.objects import (
     TagAssignment,
 )
 from accord.targets.read import PLACEMENT_KINDS, Placements
-
-#: what stands in a kept SQL text for a salt written as a literal
-WITHHELD = "<salt withheld by accord import>"
 
 
 def sql_paths(paths: list[str]) -> list[str]:
@@ -112,6 +112,7 @@ def read_sql(paths: list[str], dialect: str | None = None) -> tuple[list[Found],
             if stmt.dialect not in PLATFORMS:
                 continue
             replay = per.setdefault(stmt.dialect, _Replay(stmt.dialect))
+            replay.template = result.template
             if not replay.read(stmt, texts.get(stmt.file, "")):
                 other[stmt.dialect] += 1
     for view in access_views(SqlContext(results)):
@@ -184,6 +185,13 @@ class _Replay:
         self.tags: dict[str, tuple[Tag, str, str]] = {}
         self.statements: list[Item] = []
         self.withheld: dict[str, str] = {}
+        #: the template the statement being read comes from (a dbt macro), or None
+        self.template: Any = None
+        #: folded name -> the name as the template writes it (a dbt macro's
+        #: ``{{node_database}}.{{node_schema}}.name``): settled by the placements (:meth:`settle`)
+        self.templated: dict[str, str] = {}
+        #: functions written without RETURNS: a filter or a mask as their placements say
+        self.untyped: set[str] = set()
 
     def statement(self, text: str, origin: str, label: str, why: str) -> None:
         self.statements.append(Item(self.platform, None, text, origin, label, why=why))
@@ -220,8 +228,15 @@ class _Replay:
             return self.table_statement(stmt)
         return False
 
+    def restored(self, text: str) -> str:
+        """``text`` with a template's placeholders back to its source (``{{node_schema}}``)."""
+        return self.template.restore(text) if self.template is not None else text
+
     def kept_text(self, stmt: Statement, file_text: str) -> str:
         """The statement's text with every salt written as a literal in a hash withheld."""
+        return self.restored(self._kept_text(stmt, file_text))
+
+    def _kept_text(self, stmt: Statement, file_text: str) -> str:
         text = stmt.text
         if stmt.body is None or not stmt.params:
             return text
@@ -250,7 +265,11 @@ class _Replay:
     def define(self, stmt: Statement, file_text: str) -> bool:
         name = stmt.name
         assert name is not None
-        params = tuple(Param(p.name, p.type) for p in stmt.params)
+        written = self.restored(name)
+        if written != name:
+            # a dbt macro's policy: its database and schema are decided when dbt renders it
+            self.templated[self.fold(name)] = written
+        params = tuple(Param(p.name, _type(p.type, self.platform)) for p in stmt.params)
         comment = stmt.comment or ""
         if stmt.kind == "function" and not params:
             # a function of nothing: read as a salt; its body is never kept
@@ -258,19 +277,43 @@ class _Replay:
             return True
         if stmt.body is None:
             return False
-        if stmt.kind == "row_access_policy" or (
-            stmt.kind == "function" and (stmt.returns or "").upper() == "BOOLEAN"
-        ):
+        returns = _type(stmt.returns, self.platform) if stmt.returns else ""
+        if stmt.kind == "row_access_policy" or (stmt.kind == "function" and returns == "BOOLEAN"):
             obj: RowFilterPolicy | MaskPolicy = RowFilterPolicy(
                 name, params, stmt.body, None, comment
             )
-        elif stmt.kind == "masking_policy" or stmt.kind == "function":
-            returns = (stmt.returns or (params[0].type if params else "")).upper()
-            obj = MaskPolicy(name, params, returns, stmt.body, "", "", comment)
+        elif stmt.kind in ("masking_policy", "function"):
+            if stmt.kind == "function" and not returns:
+                self.untyped.add(self.fold(name))
+            obj = MaskPolicy(name, params, returns or params[0].type, stmt.body, "", "", comment)
         else:
             return False
         self.policies[self.fold(name)] = (obj, self.kept_text(stmt, file_text), _origin(stmt))
         return True
+
+    def settle(self) -> None:
+        """What only the placements say. A function written without RETURNS that a row filter
+        applies is a filter. A dbt macro's policy, whose qualifier is a template expression,
+        takes the qualified name of the placements that apply a policy of its name, when they
+        all name one; else it keeps the name its template writes (and nothing applies it)."""
+        filters = {self.fold(a.policy) for a in self.placements.row_filters.values()}
+        filters |= {
+            self.fold(a.function) for a in self.placements.abac.values() if a.kind == "ROW FILTER"
+        }
+        for folded in sorted(self.untyped & filters):
+            obj, text, origin = self.policies[folded]
+            assert isinstance(obj, MaskPolicy)
+            found = RowFilterPolicy(obj.name, obj.params, obj.body, None, obj.comment)
+            self.policies[folded] = (found, text, origin)
+        applied = [a.policy for a in self.placements.row_filters.values()]
+        applied += [a.policy for a in self.placements.masks.values()]
+        applied += [a.function for a in self.placements.abac.values()]
+        for folded, written in sorted(self.templated.items()):
+            leaf = folded.rsplit(".", 1)[-1]
+            named = sorted({n for n in applied if self.fold(n).rsplit(".", 1)[-1] == leaf})
+            obj, text, origin = self.policies.pop(folded)
+            name = named[0] if len(named) == 1 else written
+            self.policies[self.fold(name)] = (replace(obj, name=name), text, origin)
 
     def table_statement(self, stmt: Statement) -> bool:
         """CREATE TABLE, INSERT, MERGE and DELETE of a table: a mapping table's definition and
@@ -307,6 +350,7 @@ class _Replay:
         return False
 
     def found(self) -> Found:
+        self.settle()
         items: list[Item] = []
         for folded, (obj, text, origin) in sorted(self.policies.items()):
             if isinstance(obj, SaltFunction):
@@ -329,7 +373,7 @@ class _Replay:
         for obj in self.placements.objects():
             key = _object_key(obj, self.fold)
             stmt = self.placements.sources.get(key)
-            text = stmt.text if stmt is not None else self.tag_texts.get(key, "")
+            text = self.restored(stmt.text if stmt is not None else self.tag_texts.get(key, ""))
             origin = _origin(stmt) if stmt is not None else "sql"
             items.append(Item(self.platform, obj, text, origin))
         items += self.statements
@@ -385,6 +429,14 @@ class _Replay:
         if self.platform == "databricks":
             return "abac" if self.placements.abac else "table"
         return "tag" if self.placements.tag_policies else "column"
+
+
+def _type(text: str, platform: str) -> str:
+    """A type as a policy signature uses it (string types: the platform's string type)."""
+    try:
+        return policy_type(text, platform)
+    except ValueError:
+        return text.upper()
 
 
 def _cell(node: exp.Expression) -> str | None:

@@ -69,7 +69,7 @@ def dump(data: dict[str, Any]) -> str:
         sort_keys=False,
         default_flow_style=False,
         allow_unicode=True,
-        width=100,
+        width=4096,
     )
 
 

@@ -159,10 +159,28 @@ def _unmanaged(project: Project, selected: Selected) -> list[Finding]:
     suppression comment in one is bad input, as in a SQL file."""
     from accord.compiler.model.grants import grants_tables  # noqa: PLC0415 - pydantic: not on a cache hit
 
-    found, problems = lint_sql_batch(scanned(project), selected, grants_tables(project.model))
+    results = scanned(project)
+    found, problems = lint_sql_batch(results, selected, grants_tables(project.model))
     if problems:
         raise InputError(problems)
-    return found
+    # every entry is scanned as part of one file: a finding in a dbt macro's SQL is restored
+    # with the template of the entry it is in (the one that starts last before it)
+    starts = sorted(
+        (s.line, i) for i, r in enumerate(results) if r.template is not None for s in r.statements
+    )
+    out = []
+    for f in found:
+        before = [i for line, i in starts if line <= f.location.line]
+        template = results[before[-1]].template if before else None
+        if template is not None:
+            f = replace(
+                f,
+                object=template.restore(f.object),
+                message=template.restore(f.message),
+                fix=template.restore(f.fix),
+            )
+        out.append(f)
+    return out
 
 
 def lint_sql(results: Sequence[ScanResult]) -> list[Finding]:

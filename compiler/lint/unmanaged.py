@@ -38,11 +38,12 @@ def placed(sql: str, where: Location) -> str:
 
 
 def scanned(project: Project) -> list[ScanResult]:
-    """Every entry's SQL scanned in its platform's dialect, placed where the YAML holds it."""
-    from accord.compiler.sqlscan import scan  # noqa: PLC0415 - the scanner: a model with unmanaged SQL only
+    """Every entry's SQL scanned in its platform's dialect, placed where the YAML holds it (a
+    dbt macro's as the template it is, as lint reads a template file)."""
+    from accord.compiler.lint.inputs.sqlfiles import scan_sql  # noqa: PLC0415 - the scanner: a model with unmanaged SQL only
 
     out = []
     for name, entry in sorted(project.model.unmanaged.items()):
         where = project.loc("unmanaged", name, "sql")
-        out.append(scan(placed(entry.sql, where), where.file, entry.platform))
+        out.append(scan_sql(placed(entry.sql, where), where.file, entry.platform))
     return out
