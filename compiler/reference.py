@@ -39,7 +39,8 @@ EXIT_ONE: dict[str, str | None] = {
     "gate": "the promotion policy denies (`gate test`: the policy fails open for an omitted "
     "or falsified key)",
     "import": "something read could not be expressed in the model (kept as an `unmanaged` "
-    "entry, listed on stdout and in `DIR/IMPORT.md`)",
+    "entry, listed on stdout and in `DIR/IMPORT.md`), or the reading role could not see "
+    "everything",
     "init": None,
     "introspect": None,
     "lint": "findings at or above `--fail-on` (a policy statement that could not be analysed "

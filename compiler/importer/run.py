@@ -24,7 +24,7 @@ from typing import Any
 
 from accord.compiler.core.errors import InputError, UsageError
 from accord.compiler.importer.exact import differences
-from accord.compiler.importer.found import Found, Item, ItemKey, Lifted
+from accord.compiler.importer.found import Found, ItemKey, Lifted
 from accord.compiler.importer.lift import lift
 from accord.compiler.importer.sqlfiles import read_sql
 from accord.compiler.importer.write import policy_files, report, unmanaged_entries
@@ -116,7 +116,7 @@ def run_import(
     finally:
         if work.exists():
             shutil.rmtree(work, ignore_errors=True)
-    return _outcome(lifted, target, remaining)
+    return _outcome(lifted, target, remaining, founds)
 
 
 def _rounds(founds: list[Found], work: Path, source: str) -> tuple[Lifted, list[str]]:
@@ -160,10 +160,15 @@ def _lint(work: Path) -> list[Finding]:
     ]
 
 
-def _outcome(lifted: Lifted, target: Path, remaining: list[str]) -> Outcome:
+def _outcome(lifted: Lifted, target: Path, remaining: list[str], founds: list[Found]) -> Outcome:
     lines = []
     expressed = sum(len(v) for v in lifted.claims.values())
     lines.append(f"accord import: wrote {target} ({expressed} object(s) expressed in the model)")
+    unseen = []
+    for found in founds:
+        if found.coverage is not None:
+            lines += [f"  {line.strip()}" for line in found.coverage.lines()]
+            unseen += found.coverage.unseen
     for mask, platform, ref, function in sorted(lifted.salts):
         lines.append(
             f"  salt to fill: masks.{mask}.salt.{platform} = {ref} (the salt {function}() returns; "
@@ -179,9 +184,10 @@ def _outcome(lifted: Lifted, target: Path, remaining: list[str]) -> Outcome:
             f"accord import: {len(entries)} object(s) could not be expressed: kept in "
             f"{target / 'unmanaged.yaml'}, listed in {target / 'IMPORT.md'}"
         )
-    code = 1 if entries or remaining else 0
+    if unseen:
+        lines.append(
+            "accord import: the reading role could not see everything (the coverage above): "
+            "what it could not see is not in the model"
+        )
+    code = 1 if entries or remaining or unseen else 0
     return Outcome(code, lines, lifted)
-
-
-def items_of(founds: list[Found]) -> list[Item]:
-    return [i for f in founds for i in f.items]

@@ -153,6 +153,14 @@ def report(
             lines += [f"- {esc(line.strip())}" for line in found.coverage.lines()]
         lines += [f"- {found.platform}: {esc(n)}" for n in found.notes]
     kept = lifted.kept
+    unseen = [u for f in founds if f.coverage is not None for u in f.coverage.unseen]
+    if unseen:
+        lines += [
+            "",
+            "**The reading role could not see everything** (above): what it could not see is "
+            "not in the model, and the import exits 1. Grant what `accord introspect "
+            "--check-reader` names and import again.",
+        ]
     lines += ["", "## Result", ""]
     expressed = sum(len(v) for v in lifted.claims.values())
     if kept:

@@ -586,9 +586,10 @@ def _lint_project(
 
 
 def _unmanaged_in(documents: list[tuple[bytes, str]]) -> bool:
-    """Whether a file may hold an ``unmanaged`` section: its SQL is linted whole on every run
-    that is not answered from the cache (the dependency index knows the sections the policy
-    rules read, not the SQL checks), so incremental lint stands aside."""
+    """Whether a file may hold an ``unmanaged`` section (its name, or an escape that may spell
+    it): its SQL is linted on every run that is not answered from the cache, and incremental
+    lint, whose run without validation reads a skeleton of the model that has no such section,
+    stands aside."""
     return any(b"unmanaged" in blob or b"\\" in blob for blob, _ in documents)
 
 

@@ -25,12 +25,13 @@ def placed(sql: str, where: Location) -> str:
     """``sql`` as a file in which it stands where the YAML holds it: after ``line - 1`` empty
     lines; a block scalar's lines (the node's line ends in ``|`` or ``>``: its text starts on
     the next line) each indented as the first line of the block is, any other scalar's text
-    from the node's column."""
+    from the node's column (after its opening quote)."""
     line = source_line(where.file, where.line) or ""
     rest = line[where.column - 1 :].strip()
     block = rest[:1] in ("|", ">")
     if not block:
-        return "\n" * (where.line - 1) + " " * (where.column - 1) + sql
+        quoted = rest[:1] in ("'", '"')  # the text starts after the opening quote
+        return "\n" * (where.line - 1) + " " * (where.column - 1 + quoted) + sql
     following = source_line(where.file, where.line + 1) or ""
     indent = len(following) - len(following.lstrip(" "))
     lines = sql.split("\n")
