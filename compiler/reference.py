@@ -66,6 +66,7 @@ EXIT_ONE: dict[str, str | None] = {
 PARAMETER_HELP = {
     "directory": "The policy directory.",
     "paths": "Policy directories, YAML files of one model, SQL files or a repository.",
+    "sources": "SQL files or directories to read (plain SQL, dbt/Jinja templates, notebooks).",
     "args": "`[init PERSONA DATASET] [DIRECTORY]`: `init` prints a new probe.",
     "rule_id": "A rule id (ACC101) or name (current-role); none: every rule.",
     "out": "The directory `accord compile` wrote.",

@@ -17,7 +17,7 @@ from accord.compiler.commands.options import (
 
 
 @click.command("import")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("sources", nargs=-1, type=click.Path(), metavar="[PATH]...")
 @click.option(
     "--out", required=True, type=click.Path(), help="The policy directory to write (new or empty)."
 )
@@ -39,11 +39,11 @@ from accord.compiler.commands.options import (
     "--dialect",
     default=None,
     type=Choice(["snowflake", "databricks"]),
-    help="PATHs: the SQL dialect [default: as accord lint decides it].",
+    help="PATH: the SQL dialect [default: as accord lint decides it].",
 )
 @live_options
 def command(
-    paths: tuple[str, ...],
+    sources: tuple[str, ...],
     out: str,
     platform: str | None,
     scopes: tuple[str, ...],
@@ -51,7 +51,7 @@ def command(
     **kwargs: Any,
 ) -> int:
     """Write a policy directory OUT from what is deployed (--platform: read live, least
-    privilege, coverage reported) and/or from hand-written policy SQL (PATHS: files or
+    privilege, coverage reported) and/or from hand-written policy SQL (PATH: files or
     directories, read as accord lint reads them: plain SQL, dbt/Jinja, notebooks).
 
     What the model expresses becomes the model; everything else is kept verbatim as an
@@ -63,7 +63,7 @@ def command(
     options = options_from(kwargs)
     outcome = run_import(
         out,
-        list(paths),
+        list(sources),
         platforms_of(platform) if platform else [],
         list(scopes),
         options,
