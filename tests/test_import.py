@@ -17,6 +17,7 @@ import yaml
 from accord.compiler.model.validate import load_project
 from tests.cli import run_cli
 from tests.conftest import ROOT
+from tests.test_several_dimensions import bank
 
 PUBLIC = ROOT / "tests" / "fixtures" / "import" / "public"
 
@@ -388,3 +389,33 @@ def test_the_result_is_a_normal_policy_directory(public: tuple[int, str, Path]) 
         "EMAIL",
         "unknown",
     )
+
+
+@pytest.mark.parametrize("style", ["table", "abac"])
+def test_several_dimensions_and_grants_until_a_date_come_back(style: str, tmp_path: Path) -> None:
+    """The bank estate (tests/test_several_dimensions.py: a filter over two dimensions, a grant
+    until a date, both Databricks styles) compiled and imported: no change in exposure against
+    what SQL can say of it (no surfaces, personas, role hierarchy or replicas)."""
+    (tmp_path / "pol").mkdir()
+    (tmp_path / "pol" / "bank.yaml").write_text(bank(style))
+    out = tmp_path / "out"
+    code, _, err = run_cli(["compile", str(tmp_path / "pol"), "--out", str(out)])
+    assert code == 0, err
+    code, stdout, err = imported([out / "snowflake", out / "databricks"], tmp_path / "imp")
+    assert code == 0, stdout + err
+    grants = data(tmp_path / "imp")["entitlements"]["region"]
+    assert grants["US"] == ["analyst", {"principal": "auditor", "until": "2027-03-31"}]
+    doc = yaml.safe_load(bank(style))
+    for key in ("surfaces", "personas", "probes"):
+        doc.pop(key, None)
+    for principal in doc["principals"].values():
+        principal.pop("inherits", None)
+    for ds in doc["datasets"].values():
+        ds.pop("replica_of", None)
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "bank.yaml").write_text(yaml.safe_dump(doc))
+    code, stdout, err = run_cli(
+        ["diff", str(tmp_path / "imp"), "--base", f"dir:{tmp_path / 'bare'}", "--format", "json"]
+    )
+    assert code == 0, err
+    assert json.loads(stdout)["changes"] == []

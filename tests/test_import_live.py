@@ -16,11 +16,16 @@ from typing import Any
 import pytest
 import yaml
 
+from accord.compiler.model.validate import load_project
+from accord.targets import lower_all
+from accord.targets.objects import Tag
 from tests.cli import run_cli
-from tests.live_helpers import ROOT, Platforms, SharedPlatforms
+from tests.live_helpers import ROOT, Platforms, SharedPlatforms, seed
 from tests.test_databricks_truth import GOVERNED
 from tests.test_databricks_truth import least_privilege as dbx_least_privilege
+from tests.test_several_dimensions import bank
 from tests.test_snowflake_reader import least_privilege as sf_least_privilege
+from tests.test_snowflake_reader import tag_estate
 
 POLICIES = ROOT / "policies"
 
@@ -253,3 +258,33 @@ def test_a_least_privilege_databricks_reader_imports_its_scope(
     code, stdout, err = import_live("databricks", every)
     assert code == 1, stdout + err
     assert "the catalogs the reading principal may not use" in stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("style", "platform"),
+    [("tag", "snowflake"), ("table", "snowflake"), ("table", "databricks"), ("abac", "databricks")],
+)
+def test_every_style_and_several_dimensions_come_back(
+    platforms: Platforms, tmp_path: Path, style: str, platform: str
+) -> None:
+    """Snowflake's tag-based masks (the reference estate with ``style: tag``), and the bank
+    estate of tests/test_several_dimensions.py (a filter over two dimensions, a grant until a
+    date) in both Databricks styles: each imports whole and plans no change."""
+    if style == "tag":
+        estate = tag_estate(tmp_path)
+    else:
+        estate = tmp_path / "bank"
+        estate.mkdir()
+        (estate / "bank.yaml").write_text(bank(style))
+        seed(platforms.snowflake, estate)
+        seed(platforms.databricks, estate)
+        if style == "abac":  # governed tags are account-level: an admin creates them
+            for tag in lower_all(load_project(estate))["databricks"].of(Tag):
+                platforms.databricks.govern_tag(tag.name, tag.allowed_values, tag.comment)
+    deploy(estate, platform, tmp_path / "plans")
+    out = tmp_path / "imported"
+    code, stdout, err = import_live(platform, out)
+    assert code == 0, stdout + err
+    assert not (out / "unmanaged.yaml").exists()
+    plans_no_change(out, platform, tmp_path)

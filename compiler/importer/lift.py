@@ -105,6 +105,8 @@ class _Place:
     items: list[Item]
     #: identities an ABAC policy's EXCEPT names (who sees every row / the clear value)
     excepted: tuple[str, ...] | None = None
+    #: the dataset the placement names (accord's ABAC tag values: `<dataset>__<column>`)
+    dataset: str | None = None
 
 
 @dataclass
@@ -435,9 +437,8 @@ class _Lift:
             except cond.ConditionError:
                 self.keep(item, "an ABAC policy whose conditions read more than tags")
                 return []
-            tag_defs = [
-                t for k in (MASK_TAG, ROW_KEY_TAG) if (t := p.tags.get(fold(k))) is not None
-            ]
+            tag_key = MASK_TAG if pol.kind == "COLUMN MASK" else ROW_KEY_TAG
+            tag_defs = [t for t in [p.tags.get(fold(tag_key))] if t is not None]
             if pol.kind == "COLUMN MASK":
                 for column in matched.get(pol.on_column or "", []):
                     claimed = [
@@ -461,7 +462,13 @@ class _Lift:
                 claimed += self.tag_items(
                     columns[column], folded_table, column, assignments, used, ROW_KEY_TAG
                 )
-            out.append(_Place(platform, table, None, pol.function, cols, claimed, pol.except_))
+            # accord tags a table's own key columns `<dataset>__<column>`: the dataset's name
+            said = {
+                v.rsplit("__", 1)[0] for c in cols if "__" in (v := columns[c].get(ROW_KEY_TAG, ""))
+            }
+            place = _Place(platform, table, None, pol.function, cols, claimed, pol.except_)
+            place.dataset = next(iter(said)) if len(said) == 1 else None
+            out.append(place)
         return out
 
     def tag_items(
@@ -532,7 +539,7 @@ class _Lift:
             for item in place.items:
                 self.keep(item, f"it passes {len(place.columns)} columns to {place.policy}")
             return
-        name = self.dataset_name(p, place.table, read.dataset)
+        name = self.dataset_name(p, place.table, place.dataset or read.dataset)
         if "row_filter" in self.datasets.get(name, {}):
             for item in place.items:
                 self.keep(item, f"{place.table} has another row filter already")
@@ -759,7 +766,17 @@ class _Lift:
             data["datasets"] = datasets
         for p in self.platforms.values():
             self.leftovers(p)
-        return Lifted(data, self.kept, dict(self.claims), self.salts, self.notes)
+        kept = {k.item.key for k in self.kept}
+        claims = {
+            part: [i for i in items if i.key not in kept]
+            for part, items in sorted(self.claims.items())
+        }
+        claims = {
+            part: list({i.key: i for i in items}.values())
+            for part, items in claims.items()
+            if items
+        }
+        return Lifted(data, self.kept, claims, self.salts, self.notes)
 
     def leftovers(self, p: _Platform) -> None:
         """What nothing expressed: kept, with the reason a reader can act on."""
@@ -772,10 +789,10 @@ class _Lift:
             (p.tags, "a tag no policy the model expresses reads"),
         ):
             for item in group.values():
-                if item.key not in claimed:
+                if item.key not in claimed or item.key in self.exclude:
                     self.keep(item, why)
         for item in p.places:
-            if item.key not in claimed:
+            if item.key not in claimed or item.key in self.exclude:
                 self.keep(item, "a placement the model does not express")
 
 

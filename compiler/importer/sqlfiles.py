@@ -342,9 +342,9 @@ class _Replay:
             for values in tree.find_all(exp.Values):
                 for row in values.expressions:
                     cells = row.expressions if isinstance(row, exp.Tuple) else [row]
-                    found = tuple(_cell(c) for c in cells)
-                    if all(c is not None for c in found):
-                        self.rows[table].append(found)  # type: ignore[arg-type]
+                    found = [_cell(c) for c in cells]
+                    if all(c is not _NOT_A_VALUE for c in found):
+                        self.rows[table].append(tuple(found))  # type: ignore[arg-type]
             self.row_texts[table].append(stmt.text)
             return True
         return False
@@ -439,12 +439,20 @@ def _type(text: str, platform: str) -> str:
         return text.upper()
 
 
-def _cell(node: exp.Expression) -> str | None:
+#: a cell of a VALUES row that is no literal: the row is not read
+_NOT_A_VALUE = object()
+
+
+def _cell(node: exp.Expression) -> object:
+    """A VALUES cell: a literal's text, None for NULL (a standing grant's expiry), through a
+    CAST; anything else is :data:`_NOT_A_VALUE`."""
+    if isinstance(node, exp.Cast):
+        node = node.this
     if isinstance(node, exp.Literal):
         return str(node.this)
-    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal):
-        return str(node.this.this)
-    return None
+    if isinstance(node, exp.Null):
+        return None
+    return _NOT_A_VALUE
 
 
 def _offset(text: str, line: int, column: int) -> int:
