@@ -12,7 +12,8 @@ each with its SQL and where it was read.
   dbt/Jinja templates, notebooks), and replays the statements into the same objects.
 
 Then one *raise* step (:mod:`~compiler.importer.lift`, with the body shapes of
-:mod:`~compiler.importer.shapes` and the principals of :mod:`~compiler.importer.principals`)
+:mod:`~compiler.importer.shapes`, the placements of :mod:`~compiler.importer.places` and the
+principals of :mod:`~compiler.importer.principals`)
 recognises what the model expresses and keeps the rest, verbatim, as ``unmanaged`` entries
 with the reason. What was read live must come back exactly: :mod:`~compiler.importer.exact`
 lowers the imported model and compares it with what was read, and whatever it does not

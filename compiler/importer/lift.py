@@ -40,10 +40,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
 
 from accord.compiler.core.platforms import facts
 from accord.compiler.importer.found import Found, Item, ItemKey, Kept, Lifted
+from accord.compiler.importer.places import Place, Placer
 from accord.compiler.importer.principals import Naming, snake
 from accord.compiler.importer.shapes import (
     FilterShape,
@@ -53,20 +53,15 @@ from accord.compiler.importer.shapes import (
     rename_columns,
 )
 from accord.compiler.model.grants import EXPIRY_COLUMN
-from accord.targets import abac_conditions as cond
 from accord.targets import sql as tsql
-from accord.targets.abac import MASK_TAG, ROW_KEY_TAG
 from accord.targets.base import type_suffix
 from accord.targets.objects import (
     AbacPolicy,
     MappingTable,
-    MaskAttachment,
     MaskPolicy,
-    RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
     Tag,
-    TagAssignment,
 )
 
 Part = tuple[str, ...]
@@ -90,23 +85,6 @@ class _Mask:
     name: str
     ptype: str
     shape: MaskShape
-
-
-@dataclass
-class _Place:
-    """One placement of a policy on a table: an attachment, or what an ABAC policy or a
-    mask's tag places (their items claimed with it)."""
-
-    platform: str
-    table: str
-    column: str | None
-    policy: str
-    columns: tuple[str, ...]
-    items: list[Item]
-    #: identities an ABAC policy's EXCEPT names (who sees every row / the clear value)
-    excepted: tuple[str, ...] | None = None
-    #: the dataset the placement names (accord's ABAC tag values: `<dataset>__<column>`)
-    dataset: str | None = None
 
 
 @dataclass
@@ -347,185 +325,19 @@ class _Lift:
     def place(self, p: _Platform) -> None:
         platform = p.found.platform
         fold = facts(platform).fold
-        places = self.placements(p)
+        string_masks = {
+            k for k, m in p.read_masks.items() if m.ptype == facts(p.found.platform).string_type
+        }
+        places = Placer(p.found.platform, p.tags, string_masks, self.usable, self.keep).read(
+            p.places
+        )
         for place in sorted(places, key=lambda x: (fold(x.table), x.column or "", x.policy)):
             if place.column is None:
                 self.place_filter(p, place)
             else:
                 self.place_mask(p, place)
 
-    def placements(self, p: _Platform) -> list[_Place]:
-        """Every placement read as (table, column, policy): attachments as they are, ABAC
-        policies and mask tags as what they place."""
-        platform = p.found.platform
-        fold = facts(platform).fold
-        out: list[_Place] = []
-        tagged: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
-        assignments: dict[tuple[str, str, str], Item] = {}
-        policies: list[Item] = []
-        for item in p.places:
-            if not self.usable(item):
-                continue
-            obj = item.obj
-            if isinstance(obj, RowFilterAttachment):
-                out.append(_Place(platform, obj.table, None, obj.policy, obj.columns, [item]))
-            elif isinstance(obj, MaskAttachment):
-                if obj.using:
-                    self.keep(
-                        item,
-                        "conditional masking (USING columns): the model's masks read the masked "
-                        "column only",
-                    )
-                    continue
-                out.append(_Place(platform, obj.table, obj.column, obj.policy, (), [item]))
-            elif isinstance(obj, TagAssignment):
-                if obj.column is None:
-                    self.keep(item, "a tag set on a table: the model sets tags on columns only")
-                    continue
-                tagged[(fold(obj.table), obj.column)][obj.tag] = obj.value
-                assignments[(fold(obj.table), obj.column, obj.tag.upper())] = item
-            elif isinstance(obj, AbacPolicy):
-                policies.append(item)
-        tables = {fold(o.obj.table): o.obj.table for o in assignments.values()}  # type: ignore[union-attr]
-        used: set[tuple[str, str, str]] = set()
-        for item in policies:
-            out += self.abac_places(p, item, tagged, tables, assignments, used)
-        out += self.tag_places(p, tagged, tables, assignments, used)
-        for k, item in sorted(assignments.items()):
-            if k not in used:
-                self.keep(item, "a tag no policy the model expresses reads")
-        return out
-
-    def abac_places(
-        self,
-        p: _Platform,
-        item: Item,
-        tagged: dict[tuple[str, str], dict[str, str]],
-        tables: dict[str, str],
-        assignments: dict[tuple[str, str, str], Item],
-        used: set[tuple[str, str, str]],
-    ) -> list[_Place]:
-        """What one ABAC policy places: for each table in its scope, the columns its MATCH
-        COLUMNS conditions hold for (its USING order for a filter; its ON COLUMN for a
-        mask)."""
-        pol = item.obj
-        assert isinstance(pol, AbacPolicy)
-        platform = p.found.platform
-        fold = facts(platform).fold
-        if pol.when or pol.to != ("account users",):
-            self.keep(
-                item,
-                "an ABAC policy with a WHEN condition or other principals than `account users` "
-                "in TO: accord's ABAC policies apply to every user but EXCEPT",
-            )
-            return []
-        try:
-            conditions = {alias: cond.parse(c) for c, alias in pol.match_columns}
-        except (ParseError, TokenError):
-            self.keep(item, "an ABAC policy whose MATCH COLUMNS condition accord cannot read")
-            return []
-        out: list[_Place] = []
-        for folded_table, table in sorted(tables.items()):
-            if not cond.covers(pol, folded_table, fold):
-                continue
-            columns = {c: tags for (t, c), tags in tagged.items() if t == folded_table}
-            try:
-                matched = {
-                    alias: sorted(c for c, tags in columns.items() if cond.holds(node, tags))
-                    for alias, node in conditions.items()
-                }
-            except cond.ConditionError:
-                self.keep(item, "an ABAC policy whose conditions read more than tags")
-                return []
-            tag_key = MASK_TAG if pol.kind == "COLUMN MASK" else ROW_KEY_TAG
-            tag_defs = [t for t in [p.tags.get(fold(tag_key))] if t is not None]
-            if pol.kind == "COLUMN MASK":
-                for column in matched.get(pol.on_column or "", []):
-                    claimed = [
-                        item,
-                        *tag_defs,
-                        *self.tag_items(
-                            columns[column], folded_table, column, assignments, used, MASK_TAG
-                        ),
-                    ]
-                    out.append(
-                        _Place(platform, table, column, pol.function, (), claimed, pol.except_)
-                    )
-                continue
-            if any(len(matched.get(a, [])) != 1 for a in pol.using):
-                if any(matched.values()):
-                    self.keep(item, f"an ABAC row filter whose columns on {table} are not one each")
-                continue
-            cols = tuple(matched[a][0] for a in pol.using)
-            claimed = [item, *tag_defs]
-            for column in cols:
-                claimed += self.tag_items(
-                    columns[column], folded_table, column, assignments, used, ROW_KEY_TAG
-                )
-            # accord tags a table's own key columns `<dataset>__<column>`: the dataset's name
-            said = {
-                v.rsplit("__", 1)[0] for c in cols if "__" in (v := columns[c].get(ROW_KEY_TAG, ""))
-            }
-            place = _Place(platform, table, None, pol.function, cols, claimed, pol.except_)
-            place.dataset = next(iter(said)) if len(said) == 1 else None
-            out.append(place)
-        return out
-
-    def tag_items(
-        self,
-        tags: dict[str, str],
-        table: str,
-        column: str,
-        assignments: dict[tuple[str, str, str], Item],
-        used: set[tuple[str, str, str]],
-        tag: str,
-    ) -> list[Item]:
-        key = (table, column, tag.upper())
-        if key in assignments:
-            used.add(key)
-            return [assignments[key]]
-        return []
-
-    def tag_places(
-        self,
-        p: _Platform,
-        tagged: dict[tuple[str, str], dict[str, str]],
-        tables: dict[str, str],
-        assignments: dict[tuple[str, str, str], Item],
-        used: set[tuple[str, str, str]],
-    ) -> list[_Place]:
-        """Snowflake tag-based masking: a column carrying a tag whose masking policies the read
-        holds is masked by that tag's policy for its type (the string one, types unknown)."""
-        platform = p.found.platform
-        fold = facts(platform).fold
-        out = []
-        for (table, column), tags in sorted(tagged.items()):
-            for tag, _value in sorted(tags.items()):
-                tag_item = p.tags.get(fold(tag))
-                obj = tag_item.obj if tag_item is not None else None
-                if not isinstance(obj, Tag) or not obj.masking_policies:
-                    continue
-                key = (table, column, tag.upper())
-                if key not in assignments or key in used:
-                    continue
-                used.add(key)
-                policy = next(
-                    (
-                        x
-                        for x in obj.masking_policies
-                        if (m := p.read_masks.get(fold(x))) is not None
-                        and m.ptype == facts(platform).string_type
-                    ),
-                    obj.masking_policies[0],
-                )
-                out.append(
-                    _Place(
-                        platform, tables[table], column, policy, (), [assignments[key], tag_item]
-                    )  # type: ignore[list-item]
-                )
-        return out
-
-    def place_filter(self, p: _Platform, place: _Place) -> None:
+    def place_filter(self, p: _Platform, place: Place) -> None:
         platform = p.found.platform
         fold = facts(platform).fold
         read = p.read_filters.get(fold(place.policy))
@@ -606,7 +418,7 @@ class _Lift:
         for identity in excepted:
             self.naming.see(platform, identity)
 
-    def place_mask(self, p: _Platform, place: _Place) -> None:
+    def place_mask(self, p: _Platform, place: Place) -> None:
         platform = p.found.platform
         fold = facts(platform).fold
         read = p.read_masks.get(fold(place.policy))
@@ -726,7 +538,11 @@ class _Lift:
                 if m.shape.salt_function is not None:
                     ref = f"env:{name.upper()}_SALT_{platform.upper()}"
                     salts[platform] = ref
-                    self.salts.append((name, platform, ref, m.shape.salt_function))
+                    read = self.platforms[platform].salts.get(
+                        facts(platform).fold(m.shape.salt_function)
+                    )
+                    shown = read.label if read is not None else m.shape.salt_function
+                    self.salts.append((name, platform, ref, shown))
             if salts:
                 spec["salt"] = salts
             masks[name] = spec

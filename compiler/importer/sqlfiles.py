@@ -177,8 +177,8 @@ class _Replay:
         self.policies: dict[str, tuple[RowFilterPolicy | MaskPolicy | SaltFunction, str, str]] = {}
         self.placements = Placements(platform)
         self.tag_texts: dict[tuple[str, ...], str] = {}
-        #: folded table -> (name as written, columns as written)
-        self.created: dict[str, tuple[str, tuple[str, ...], str]] = {}
+        #: folded table -> (name as written, columns as written, its text, where)
+        self.created: dict[str, tuple[str, tuple[str, ...], str, str]] = {}
         #: folded table -> rows written, in order; the texts that wrote them
         self.rows: dict[str, list[tuple[str, ...]]] = defaultdict(list)
         self.row_texts: dict[str, list[str]] = defaultdict(list)
@@ -324,7 +324,7 @@ class _Replay:
             if isinstance(schema, exp.Schema) and isinstance(schema.this, exp.Table):
                 table = ".".join(p.name for p in schema.this.parts)
                 columns = tuple(c.name for c in schema.expressions if isinstance(c, exp.ColumnDef))
-                self.created[self.fold(table)] = (table, columns, stmt.text)
+                self.created[self.fold(table)] = (table, columns, stmt.text, _origin(stmt))
                 return True
             return False
         if isinstance(tree, exp.Delete) and isinstance(tree.this, exp.Table):
@@ -393,7 +393,7 @@ class _Replay:
                 if folded in seen:
                     continue
                 seen.add(folded)
-                name, _, create = self.created.get(folded, (look.table, (), ""))
+                name, _, create, origin = self.created.get(folded, (look.table, (), "", ""))
                 expiry = look.expiry_column
                 width = 3 if expiry else 2
                 rows = tuple(
@@ -409,7 +409,8 @@ class _Replay:
                 text = ";\n".join(
                     t.rstrip(";") for t in [create, *self.row_texts.get(folded, [])] if t
                 )
-                out.append(Item(self.platform, table, text + ";" if text else "", "sql"))
+                kept = text + ";" if text else ""
+                out.append(Item(self.platform, table, kept, origin or "no CREATE TABLE read"))
         return out
 
     def governance_schema(self, items: list[Item]) -> str | None:
