@@ -10,7 +10,7 @@ WORKERS ?= auto
 # the workers nor the commands the tests start compile accord anew
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile
 
-.PHONY: demo live-demo test check lint format golden docs migrations sqlwords bench bench-live clean
+.PHONY: demo live-demo test check lint format golden docs docs-site migrations sqlwords bench bench-live clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,11 +60,16 @@ format: $(BIN)/accord
 golden: $(BIN)/accord
 	$(BIN)/python -m tests.regen_golden
 
-# Regenerate docs/rules.md and the README's rule table from the lint rules, docs/policy-format.md
+# Regenerate docs/rules.md and docs/lint.md's rule table from the lint rules, docs/policy-format.md
 # from the model and docs/cli.md from the command definitions (a test fails when any is stale).
 docs: $(BIN)/accord
 	$(BIN)/python -m accord.compiler.lint.docs
 	$(BIN)/python -m accord.compiler.reference
+
+# Build the documentation site (mkdocs.yml: the guides and references under docs/) into site/,
+# with --strict: a broken link or anchor fails (tests/test_docs_site.py builds it too).
+docs-site: $(BIN)/accord
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Regenerate migrations/: the staged roll-out from examples/as-found/ to policies/. Planning the
 # same base and head again rewrites that plan in place; tests fail while it is stale.
@@ -84,4 +89,4 @@ bench-live: $(BIN)/accord
 	$(BIN)/python bench/live_bench.py
 
 clean:
-	rm -rf $(VENV) build
+	rm -rf $(VENV) build site

@@ -279,8 +279,9 @@ def render_policy_format() -> str:
         "",
         _doc(schema),
         "",
-        "`accord schema` prints the same model as a JSON Schema, for editors (see the README,",
-        "`accord init`).",
+        "`accord schema` prints the same model as a JSON Schema, for editors (see",
+        "[Editor support](lint.md#editor-support)). The same formats by topic, with examples:",
+        "[The policy format by topic](format.md).",
         "",
         "## Top level",
         "",
@@ -289,7 +290,9 @@ def render_policy_format() -> str:
     ]
     for key, prop in top.items():
         text = _cell(prop.get("description", ""))
-        lines.append(f"| [`{key}`](#{slug(key)}) | {fmt.type_of(prop)} | {text} |")
+        # `version` has no section of its own: its row says all there is, so it links nowhere
+        name = f"`{key}`" if key == "version" else f"[`{key}`](#{slug(key)})"
+        lines.append(f"| {name} | {fmt.type_of(prop)} | {text} |")
     for key, prop in top.items():
         if key == "version":
             continue

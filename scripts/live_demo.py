@@ -229,6 +229,9 @@ def stop_children() -> None:
 
 def main() -> int:
     signal.signal(signal.SIGTERM, _terminate)
+    # Ctrl-C stops the demo even when whoever started it ignores SIGINT (a process started in
+    # the background, or by a test runner's worker, inherits the ignored disposition)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # the stand-ins read SHOW statements with sqlglot, which warns that it keeps them whole
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
     started = time.monotonic()

@@ -54,7 +54,7 @@ def messages(doc: dict[str, Any], rule: str | None = None) -> str:
 
 
 def least_privilege(dbx: DatabricksEstate, governed: tuple[str, ...], who: str = READER) -> None:
-    """The README's reader grants, and nothing else: the reader is no longer an admin."""
+    """The reader grants of docs/live.md, and nothing else: the reader is no longer an admin."""
     dbx.admins.clear()
     for priv in ("USE_CATALOG", "READ_METADATA"):
         dbx.grant("CATALOG", "governance", priv, who)
@@ -87,7 +87,7 @@ def abac_policies(dbx: DatabricksEstate, tmp_path: Path) -> str:
 def test_least_privilege_drift_sees_the_override_the_inherited_grant_and_the_late_row(
     platforms: Platforms, tmp_path: Path
 ) -> None:
-    """Issue 20, Done when (Databricks): a least-privilege reader (the README's grants) runs
+    """Issue 20, Done when (Databricks): a least-privilege reader (docs/live.md's grants) runs
     drift on an ABAC estate where a console-made column mask meets the tag-based one
     (abac/abac-vs-rls-cm: different functions on one column block access), a salt is callable
     through a schema-level grant (fact 9: only grants.get_effective shows it), and the mapping

@@ -14,7 +14,7 @@ DOCS = [
     "README.md",
     "CONTRIBUTING.md",
     "bench/README.md",
-    *sorted(p.name for p in (ROOT / "docs").glob("*.md")),
+    *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md")),
 ]
 #: a repository path as the docs write one: a top folder, then names (globs allowed)
 PATH = re.compile(
@@ -26,14 +26,16 @@ PLACEHOLDERS = ("NNNN",)
 
 
 def _doc(name: str) -> Path:
-    return (
-        ROOT / name
-        if "/" in name or name in ("README.md", "CONTRIBUTING.md")
-        else ROOT / "docs" / name
-    )
+    return ROOT / name
+
+
+#: a ```console block: a command and what accord printed for it, in a directory of the page's own
+#: example (the tutorial's estate), not a path of this repository
+CONSOLE = re.compile(r"^```console\n.*?^```$", re.M | re.S)
 
 
 def named_paths(text: str) -> list[str]:
+    text = CONSOLE.sub("", text)
     return sorted({m for m in PATH.findall(text) if not any(p in m for p in PLACEHOLDERS)})
 
 
@@ -68,3 +70,6 @@ def test_a_path_that_does_not_exist_is_reported(tmp_path: Path) -> None:
     (tmp_path / "compiler" / "cli.py").write_text("", encoding="utf-8")
     text = "see `compiler/cli.py`, `compiler/gone.py`, `compiler/*.py` and `migrations/NNNN_x/`"
     assert missing(named_paths(text), tmp_path) == ["compiler/gone.py"]
+    # what a console block shows accord printing is not a path of the repository
+    shown = "```console\n$ accord lint policies\npolicies/estate.yaml\n```\nand `policies/x.yaml`"
+    assert named_paths(shown) == ["policies/x.yaml"]

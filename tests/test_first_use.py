@@ -50,7 +50,7 @@ def _rows(markdown: str, title: str) -> list[list[str]]:
     return [
         [cell.strip() for cell in line.strip("|").split(" | ")]
         for line in section.splitlines()
-        if line.startswith("| ") and not line.startswith("| persona |")
+        if line.startswith("| ") and not line.startswith(("| persona |", "| whose view |"))
     ]
 
 
@@ -84,7 +84,11 @@ def test_diff_counts_are_the_rows_printed_and_rows_name_their_surfaces() -> None
     rows = widen + narrow
     for c in changes:
         place = c["surface"] or f"directly on {c['platform']}"
-        assert any(r[0] == c["persona"] and place in r[2] for r in rows), (c["persona"], place)
+        # whose view: the persona, or the personas holding the identity ("a, b as <identity>")
+        holders = c["personas"] if c.get("identity") else [c["persona"]]
+        assert any(
+            r[0].split(" as ", 1)[0].split(", ") == holders and place in r[2] for r in rows
+        ), (holders, place)
     assert all("every surface" not in r[2] or "(" in r[2] for r in rows)
 
 

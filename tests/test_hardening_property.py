@@ -144,7 +144,7 @@ def _fold(name: str, platform: str) -> str:
     return bare.upper() if platform == "snowflake" else bare.lower()
 
 
-#: statements per object, as the targets document them (README: compiled output)
+#: statements per object, as the targets document them (docs/getting-started.md: the compiled output)
 def _expected(obj: object, platform: str) -> int:
     if isinstance(obj, MappingTable):
         if platform == "snowflake":  # CREATE, BEGIN, DELETE, [INSERT,] COMMIT

@@ -278,7 +278,10 @@ def test_the_workflow_commands_run_as_written(repo: Path) -> None:
     diff, gate = accord_lines(workflow, "exposure")
     assert run_line(diff, repo) == 0
     comment = (repo / "exposure.md").read_text()
-    assert "widenings, 0 narrowings" in comment and "| analyst |" in comment and "US" in comment
+    assert "**2 widenings, 0 narrowings**" in comment
+    # whose view: the persona as the identity that gains the rows, on each platform
+    for who in ("analyst as Snowflake role ANALYST", "analyst as Databricks group analysts"):
+        assert f"| {who} | rows of " in comment and "| gains region US |" in comment
     assert run_line(gate, repo) == 1
 
 

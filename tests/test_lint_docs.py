@@ -45,27 +45,29 @@ def test_docs_are_up_to_date() -> None:
     assert current == render_docs(), "docs/rules.md is stale: run `make docs`"
 
 
-def test_the_readme_rule_table_is_up_to_date() -> None:
-    current = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert current == with_rule_table(current), "the README's rule table is stale: run `make docs`"
+def test_the_lint_guide_rule_table_is_up_to_date() -> None:
+    current = (ROOT / "docs" / "lint.md").read_text(encoding="utf-8")
+    assert current == with_rule_table(current), (
+        "docs/lint.md's rule table is stale: run `make docs`"
+    )
     for rule in ("ACC001", "ACC101", "ACC706"):
-        assert f"| [{rule}](docs/rules.md#{rule.lower()}-" in current
+        assert f"| [{rule}](rules.md#{rule.lower()}-" in current
 
 
 def test_docs_check_mode(tmp_path: Path) -> None:
-    out, readme = tmp_path / "rules.md", tmp_path / "README.md"
+    out, readme = tmp_path / "rules.md", tmp_path / "lint.md"
     readme.write_text(
         "# x\n<!-- rule table: generated from the rules by `make docs` -->\n"
         "<!-- end of rule table -->\nafter\n",
         encoding="utf-8",
     )
-    args = ["--out", str(out), "--readme", str(readme)]
+    args = ["--out", str(out), "--table-page", str(readme)]
     assert main(["--check", *args]) == 1
     assert main(args) == 0
     assert main(["--check", *args]) == 0
     text = readme.read_text(encoding="utf-8")
     assert text.startswith("# x\n") and text.endswith("<!-- end of rule table -->\nafter\n")
-    assert "| [ACC101](docs/rules.md#acc101-current-role) | `current-role` | error |" in text
+    assert "| [ACC101](rules.md#acc101-current-role) | `current-role` | error |" in text
     readme.write_text(text.replace("| error |", "| warning |", 1), encoding="utf-8")
     assert main(["--check", *args]) == 1
 

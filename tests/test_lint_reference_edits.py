@@ -49,6 +49,10 @@ def _of(findings: list[dict[str, Any]], rule: str) -> list[tuple[str, int, int]]
     return sorted((f["file"], f["line"], f["column"]) for f in findings if f["rule"] == rule)
 
 
+def _findings(findings: list[dict[str, Any]], rule: str) -> list[dict[str, Any]]:
+    return [f for f in findings if f["rule"] == rule]
+
+
 def test_the_reference_estate_is_clean_of_the_new_rules(tmp_path: Path) -> None:
     code, findings = _lint(_estate(tmp_path, {}))
     assert (code, findings) == (0, [])
@@ -78,10 +82,24 @@ def test_an_identity_changed_to_everyone_is_found_where_it_is_granted(
         ("masks", "subject_pseudonym", "unmasked_for", 0),
         ("masks", "free_text", "unmasked_for", 0),
     )
-    assert {f["rule"] for f in findings} == {"ACC508"}
-    for f in findings:
+    for f in _findings(findings, "ACC508"):
         assert f["severity"] == "error"
         assert f"on {platform}, which every user holds" in f["message"]
+    # and what follows, judged by identity: every user of the platform now holds the
+    # principal's grants, so that platform's agent answers looser than the other's (ACC403)
+    # and the probes expecting a mask or a denial there fail (ACC404); nothing else
+    assert {f["rule"] for f in findings} == {"ACC508", "ACC403", "ACC404"}
+    mine, other = (
+        ("warehouse_agent", "lakehouse_agent")
+        if platform == "snowflake"
+        else ("lakehouse_agent", "warehouse_agent")
+    )
+    assert _findings(findings, "ACC403")
+    for f in _findings(findings, "ACC403"):
+        assert f["message"].startswith(f"{mine} is looser than {other} on ")
+    assert _findings(findings, "ACC404")
+    for f in _findings(findings, "ACC404"):
+        assert f" on {mine} expected " in f["message"]
 
 
 def test_a_new_principal_on_the_cros_role_and_group_is_a_collision(tmp_path: Path) -> None:
@@ -138,7 +156,12 @@ def test_a_partial_mask_is_judged_against_each_columns_declared_length(tmp_path:
     )
     assert _of(findings, "ACC206") == at
     assert mine == [(at[0][1], "error"), (at[1][1], "warning")]
-    assert {f["rule"] for f in findings} == {"ACC206"}
+    # the column shown whole on Snowflake is looser than its lakehouse replica's (a STRING
+    # without a length, where the same mask keeps a part): ACC403 names it; nothing else
+    assert {f["rule"] for f in findings} == {"ACC206", "ACC403"}
+    (looser,) = _findings(findings, "ACC403")
+    assert "assay_results.IBAN is clear on warehouse_agent" in looser["message"]
+    assert "assay_results_lake.iban is masked on lakehouse_agent" in looser["message"]
     # the error alone fails the lint: with the column at VARCHAR(34) gone, only the warning
     (root / "datasets.yaml").write_text(
         (root / "datasets.yaml")

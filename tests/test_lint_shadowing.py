@@ -288,7 +288,7 @@ SQL_CASES = [
         ("if that table has one", "o.region", "never looks at the parameter's value"),
     ),
     SqlCase(
-        # a file of table DDL alone names its dialect by its suffix (README, "accord lint")
+        # a file of table DDL alone names its dialect by its suffix (docs/lint.md)
         "databricks-create-table-in-another-file",
         {
             "ddl/tables.databricks.sql": DBX_KNOWN_TABLE.split("\n\n")[0] + "\n",

@@ -160,7 +160,7 @@ def test_snowflake_a_reader_that_may_not_see_the_roles_is_incomplete_never_clean
     holder to see every object in the account"): a reading role that does not hold a modelled
     role, own it, or hold MANAGE GRANTS is answered 002003 for `SHOW GRANTS OF ROLE`, as for a
     role that does not exist; drift says it cannot see who inherits it (ACC707, exit 1). With
-    the README's reader grants (MANAGE GRANTS included) the same estate drifts clean."""
+    the reader grants of docs/live.md (MANAGE GRANTS included) the same estate drifts clean."""
     from tests.test_snowflake_reader import READER, least_privilege
 
     d = hierarchy_estate(tmp_path)
@@ -190,7 +190,7 @@ def test_snowflake_a_reader_that_may_not_see_the_roles_is_incomplete_never_clean
 def test_snowflake_an_answer_about_another_role_is_unseen_never_an_edge(
     platforms: Platforms, tmp_path: Path
 ) -> None:
-    """Every answer is checked against what was asked (README "What each command reads"):
+    """Every answer is checked against what was asked (docs/live.md, "What each command reads"):
     `SHOW GRANTS OF ROLE CLINICAL_UNBLINDED` answered with BENCH_CHEMIST's rows (column
     `role`, sql-reference/sql/show-grants) is ignored and said; who inherits
     CLINICAL_UNBLINDED is unseen (ACC707), neither a missing edge for LEAD nor a clean read."""

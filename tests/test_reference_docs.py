@@ -133,3 +133,4 @@ def test_the_exit_table_names_exactly_the_commands() -> None:
 def test_the_readme_points_to_the_reference_pages() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "(docs/policy-format.md)" in readme and "(docs/cli.md)" in readme
+    assert "(docs/rules.md)" in readme

@@ -325,7 +325,7 @@ def two_key_probes() -> str:
 
 
 def test_a_probe_where_on_two_dimensions() -> None:
-    """README "Several dimensions per table": a row is visible when every dimension admits
+    """docs/format.md "Several dimensions per table": a row is visible when every dimension admits
     it, so a ``where`` naming a value of each dimension names the rows that hold both:
     clear when the persona is granted every named value (no dimension is left unnamed),
     denied when one named value is not granted. Verify, executing the compiled policies of

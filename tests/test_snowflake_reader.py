@@ -55,7 +55,7 @@ def deploy(d: Path, tmp_path: Path) -> None:
 def least_privilege(
     sf: SnowflakeEstate, d: Path, monkeypatch: pytest.MonkeyPatch, without: tuple[str, ...] = ()
 ) -> None:
-    """Log in as READER, which holds what the README's reader grants give it: the global
+    """Log in as READER, which holds what docs/live.md's reader grants give it: the global
     privileges through a role granted to it (the hierarchy), USAGE on the databases and
     schemas, SELECT on the governed and mapping tables. Nothing on the salt function."""
     expected = lower_all(load_project(d))["snowflake"]
@@ -386,7 +386,7 @@ def test_a_salt_revoke_is_spelled_for_the_grantees_kind(
 def test_least_privilege_drift_sees_override_salt_grant_and_extra_row_past_a_chunk(
     platforms: Platforms, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 20's done-when for Snowflake: drift with a least-privilege reader (the README's
+    """Issue 20's done-when for Snowflake: drift with a least-privilege reader (docs/live.md's
     reader grants: the global APPLY privileges through a granted role, MANAGE GRANTS, USAGE
     and SELECT, nothing on the salt) on an estate where a console-made direct mask overrides a
     tag mask, the salt is callable through a database role, and the mapping table holds an

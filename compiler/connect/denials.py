@@ -85,7 +85,7 @@ class Denial:
 class Row:
     id: str
     platform: str
-    #: the error shape, in words (docs/README)
+    #: the error shape, in words (for the docs)
     shape: str
     matches: Callable[[Any], bool]
     #: kinds of statement this row is specific to (empty: any)

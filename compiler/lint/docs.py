@@ -1,9 +1,10 @@
-"""Generate ``docs/rules.md``, and the README's rule table, from the registered rules.
+"""Generate ``docs/rules.md``, and the lint guide's rule table, from the registered rules.
 
-    python -m accord.compiler.lint.docs            # write docs/rules.md and the README's rule table
+    python -m accord.compiler.lint.docs            # write docs/rules.md and docs/lint.md's rule table
     python -m accord.compiler.lint.docs --check    # exit 1 if either is stale
 
-The README's table stands between the lines :data:`TABLE_START` and :data:`TABLE_END`.
+The lint guide's table (``docs/lint.md``) stands between the lines :data:`TABLE_START` and
+:data:`TABLE_END`; its links are relative to ``docs/``, beside ``rules.md``.
 
 Every registered rule is included (rules added by other ``*_rules.py`` modules too), in id
 order, with its severity, where it applies (policy files, SQL files) and its page.
@@ -18,8 +19,8 @@ from pathlib import Path
 from accord.compiler.lint.engine import registered_rules, rule_doc, rule_sources
 
 DEFAULT_OUT = Path("docs/rules.md")
-README = Path("README.md")
-#: the lines that enclose the README's rule table
+TABLE_PAGE = Path("docs/lint.md")
+#: the lines that enclose the lint guide's rule table
 TABLE_START = "<!-- rule table: generated from the rules by `make docs` -->"
 TABLE_END = "<!-- end of rule table -->"
 #: the sections every rule page has, in order
@@ -54,7 +55,7 @@ def render_docs() -> str:
         "A policy statement accord could not analyse is never passed over: it is an ACC001",
         "finding. Select rules with `--select` / `--ignore` or `[tool.accord]` in",
         "`pyproject.toml` (or `accord.toml`): `select`, `ignore`, `per-file-ignores`, `fail-on`,",
-        "`policies` (the default path), `exclude` and `force-exclude`; see the README. A",
+        "`policies` (the default path), `exclude` and `force-exclude`; see [Lint](lint.md#configuration). A",
         "suppression that suppresses nothing is ACC002.",
         "",
         "| id | name | severity | applies to | summary |",
@@ -80,21 +81,21 @@ def render_docs() -> str:
 
 
 def rule_table() -> str:
-    """The README's table of rules: id (linked to its page), name, severity, summary."""
+    """The lint guide's table of rules: id (linked to its page), name, severity, summary."""
     lines = ["| rule | name | severity | what it finds |", "|---|---|---|---|"]
     for r in registered_rules():
         summary, _ = doc_sections(rule_doc(r.id))
-        anchor = f"docs/rules.md#{r.id.lower()}-{r.name}"
+        anchor = f"rules.md#{r.id.lower()}-{r.name}"
         lines.append(f"| [{r.id}]({anchor}) | `{r.name}` | {r.severity} | {summary} |")
     return "\n".join(lines) + "\n"
 
 
-def with_rule_table(readme: str) -> str:
-    """``readme`` with the text between its table markers replaced by :func:`rule_table`."""
-    head, start, rest = readme.partition(TABLE_START + "\n")
+def with_rule_table(page: str) -> str:
+    """``page`` with the text between its table markers replaced by :func:`rule_table`."""
+    head, start, rest = page.partition(TABLE_START + "\n")
     _, end, tail = rest.partition(TABLE_END)
     if not start or not end:
-        raise ValueError(f"the README has no {TABLE_START!r} ... {TABLE_END!r} lines")
+        raise ValueError(f"the page has no {TABLE_START!r} ... {TABLE_END!r} lines")
     return head + start + rule_table() + end + tail
 
 
@@ -104,11 +105,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="default: docs/rules.md")
     parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
-    parser.add_argument("--readme", type=Path, default=README, help="default: README.md")
+    parser.add_argument(
+        "--table-page",
+        type=Path,
+        default=TABLE_PAGE,
+        help="the page holding the rule table (default: docs/lint.md)",
+    )
     args = parser.parse_args(argv)
     wanted = {args.out: render_docs()}
-    if args.readme.exists():
-        wanted[args.readme] = with_rule_table(args.readme.read_text(encoding="utf-8"))
+    if args.table_page.exists():
+        wanted[args.table_page] = with_rule_table(args.table_page.read_text(encoding="utf-8"))
     if args.check:
         stale = False
         for path, text in wanted.items():

@@ -238,7 +238,7 @@ def exit_code(findings: list[Finding], fail_on: str) -> int:
 # paths
 
 
-#: folders a repository walk never enters, as the README documents: hidden folders, dbt's
+#: folders a repository walk never enters, as docs/lint.md documents (What it reads): hidden folders, dbt's
 #: build output and installed packages, and Node's packages; a Python virtual environment is
 #: a folder holding ``pyvenv.cfg``. Every folder skipped is reported (``--statistics``, json,
 #: sarif), but ``.git``, which no commit can hold.

@@ -335,7 +335,7 @@ def drift_platform(
                     "ACC707",
                     f"platforms.{platform}",
                     f"{platform}: the reading role cannot see {what}: drift of it is not proven",
-                    "grant the reading role the privileges the README lists, and run drift again",
+                    "grant the reading role the privileges docs/live.md lists (Reader grants), and run drift again",
                 )
             )
     return findings
@@ -617,7 +617,7 @@ def omission_findings(project: Project, executors: dict[str, Any]) -> list[Findi
                     f"datasets.{name}",
                     f"{ds.platform}: could not read {found}: drift cannot say the omitted "
                     "columns are absent",
-                    "grant the reading role the privileges the README lists, and run drift again",
+                    "grant the reading role the privileges docs/live.md lists (Reader grants), and run drift again",
                 )
             )
             continue

@@ -21,7 +21,7 @@ A row says all there is to say about a rule but its check and its page:
   (``compiler/lint/run.py``): a SQL check sees nothing of the model it does not declare.
 
 Adding a rule: a row here, its check with its page in the family module, a test case, then
-``make docs`` (README, "Where a change goes"). The standard library only: ``accord lint`` is a
+``make docs`` (CONTRIBUTING.md, "Where a change goes"). The standard library only: ``accord lint`` is a
 pre-commit hook and reads this table on every run.
 """
 
@@ -161,7 +161,7 @@ RULE_TABLE: tuple[RuleInfo, ...] = (
     ),
     # Unity Catalog ABAC quotas and identities: the lowered Databricks catalog
     RuleInfo("ACC504", "abac-quota", "error", "abac", "cross", LOWERED),
-    # Added by accord (platform behaviour the documentation leaves open; README platform notes)
+    # Added by accord (platform behaviour the documentation leaves open; docs/live.md, Platform notes)
     RuleInfo("ACC505", "abac-service-identity", "warning", "abac", "entry", (*LOWERED, "surfaces")),
     RuleInfo("ACC506", "abac-salt-execute", "warning", "abac", "entry", LOWERED),
     RuleInfo(

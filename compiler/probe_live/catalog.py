@@ -471,8 +471,8 @@ def _classify_several(
 ) -> tuple[str, str]:
     """Rows of a table filtered by several dimensions (the query selected the distinct values
     of the dimensions the ``where`` does not name): clear when rows of every value of each of
-    them came back, filtered when some value of one did not (README "Several dimensions per
-    table": the other dimensions admit only some)."""
+    them came back, filtered when some value of one did not (docs/format.md "Several
+    dimensions per table": the other dimensions admit only some)."""
     where = " ".join(probe.where.values()) if probe.where else None
     of = f"the {where} rows" if where is not None else "the rows"
     narrowed = []

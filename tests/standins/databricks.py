@@ -380,7 +380,7 @@ class DatabricksEstate(Estate):
         """Fact 11: functions.list shows the functions the caller owns or may EXECUTE (an
         admin, and the owner of the schema or catalog, see every one). Modelled beyond the
         SDK's docstring: MANAGE (which lets a principal view and manage an object's
-        privileges) shows them too; accord's README asks for it, never for EXECUTE."""
+        privileges) shows them too; accord's documentation asks for it, never for EXECUTE."""
         return self.holds(who, "FUNCTION", full_name, "EXECUTE", "MANAGE")
 
     def refuse(self, what: str) -> SqlError:

@@ -1,8 +1,8 @@
 """ACC504-ACC506: the Unity Catalog ABAC policies that ``style: abac`` lowers to.
 
 ACC504 checks Unity Catalog's ABAC quotas. ACC505 and ACC506 are platform behaviour that the
-vendors' documentation leaves open: where the unsafe reading would leak, accord warns (README,
-platform notes).
+vendors' documentation leaves open: where the unsafe reading would leak, accord warns (docs/live.md,
+Platform notes).
 """
 
 from __future__ import annotations

@@ -221,7 +221,7 @@ class LiveIncomplete:
     `policies/platforms.yaml:3:3: ACC707 snowflake: the reading role cannot see policy references of DISCOVERY.ASSAYS.RESULTS (002003: does not exist or not authorized); drift of DISCOVERY.ASSAYS.RESULTS's row filter and masks is not proven`
 
     ## How to fix
-    Grant the reading role the reader grants the README lists for the platform (run
+    Grant the reading role the reader grants docs/live.md lists for the platform (Reader grants; run
     `accord introspect --check-reader --platform P` to see what is missing), then run drift
     again. Never suppress it: a suppressed ACC707 is a clean verdict nobody proved.
     """
