@@ -419,3 +419,24 @@ def test_several_dimensions_and_grants_until_a_date_come_back(style: str, tmp_pa
     )
     assert code == 0, err
     assert json.loads(stdout)["changes"] == []
+
+
+def test_what_the_model_cannot_name_is_kept_with_why(tmp_path: Path) -> None:
+    """A role named in another case than Snowflake stores it (the policy denies everyone
+    granted it: the model refuses such a principal) and a quoted table name: kept, with the
+    model's own reason, never a model that does not validate."""
+    sql = tmp_path / "odd.snowflake.sql"
+    sql.write_text(
+        "CREATE MASKING POLICY GOV.P.EMAIL_MASK AS (val VARCHAR) RETURNS VARCHAR ->\n"
+        "  CASE WHEN IS_ROLE_IN_SESSION('analyst') THEN val ELSE '***' END;\n"
+        "CREATE MASKING POLICY GOV.P.NOTES_MASK AS (val VARCHAR) RETURNS VARCHAR -> '***';\n"
+        "ALTER TABLE CRM.S.CUSTOMERS MODIFY COLUMN EMAIL SET MASKING POLICY GOV.P.EMAIL_MASK;\n"
+        'ALTER TABLE CRM.S."Odd Table" MODIFY COLUMN NOTES SET MASKING POLICY GOV.P.NOTES_MASK;\n'
+    )
+    out = tmp_path / "out"
+    code, _, err = imported([sql], out)
+    assert code == 1, err
+    why = {e["name"]: e["why"] for e in data(out)["unmanaged"].values()}
+    assert "Snowflake role 'analyst' is not upper case" in why["GOV.P.EMAIL_MASK"]
+    assert "is not a valid table name" in why["CRM.S.Odd Table.NOTES"]
+    assert run_cli(["validate", str(out)])[0] == 0

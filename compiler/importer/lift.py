@@ -36,9 +36,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
 from sqlglot import exp
 
 from accord.compiler.core.platforms import facts
@@ -53,6 +55,7 @@ from accord.compiler.importer.shapes import (
     rename_columns,
 )
 from accord.compiler.model.grants import EXPIRY_COLUMN
+from accord.compiler.model.schema import ColumnName, DatabricksGroup, SnowflakeRole, TableName
 from accord.targets import sql as tsql
 from accord.targets.base import type_suffix
 from accord.targets.objects import (
@@ -213,6 +216,10 @@ class _Lift:
                     "the policies that read it are kept as written",
                 )
                 continue
+            bad = _not_an_identity(p.found.platform, sorted({str(r[1]) for r in t.rows}))
+            if bad:
+                self.keep(item, f"a mapping table whose rows the model cannot hold: {bad}")
+                continue
             p.dimension_of[folded] = dim
             self.claims[("dimension", dim)].append(item)
             self.grants.setdefault(dim, defaultdict(list))
@@ -260,6 +267,14 @@ class _Lift:
                     or [look.param.lower() for look in shape.lookups] != params
                 ):
                     shape, dims = None, []
+            named = [
+                *(shape.exempt if shape else ()),
+                *(i for k in (shape.lookups if shape else ()) for i in k.exempt),
+            ]
+            bad = _not_an_identity(platform, named)
+            if bad:
+                self.keep(item, f"the model cannot express this row filter: {bad}")
+                continue
             found = _Filter(item, shape, tuple(dims))
             if shape is None:
                 found.dataset = _hand_written_dataset(obj)
@@ -306,6 +321,10 @@ class _Lift:
             if isinstance(shape, str):
                 self.keep(item, f"the model cannot express this mask: {shape}")
                 continue
+            bad = _not_an_identity(platform, shape.clear)
+            if bad:
+                self.keep(item, f"the model cannot express this mask: {bad}")
+                continue
             if shape.strategy != "nullify" and ptype != f.string_type:
                 self.keep(
                     item,
@@ -331,6 +350,17 @@ class _Lift:
         places = Placer(p.found.platform, p.tags, string_masks, self.usable, self.keep).read(
             p.places
         )
+        kept = []
+        for place in places:
+            bad = _not_a_place(place.table, place.column) or _not_an_identity(
+                p.found.platform, place.excepted or ()
+            )
+            if bad:
+                for item in place.items:
+                    self.keep(item, bad)
+            else:
+                kept.append(place)
+        places = kept
         for place in sorted(places, key=lambda x: (fold(x.table), x.column or "", x.policy)):
             if place.column is None:
                 self.place_filter(p, place)
@@ -699,3 +729,35 @@ def _matched(identities: tuple[str, ...], names: list[str], ordered: bool) -> li
             rest.append(name)
     out += list(zip(left, rest, strict=True))
     return out
+
+
+_IDENTITY = {
+    "snowflake": TypeAdapter(SnowflakeRole),
+    "databricks": TypeAdapter(DatabricksGroup),
+}
+_TABLE = TypeAdapter(TableName)
+_COLUMN = TypeAdapter(ColumnName)
+
+
+def _not_an_identity(platform: str, identities: Iterable[str]) -> str:
+    """Why the first of ``identities`` the model's principals cannot hold is not one (a
+    Snowflake role the policy names in another case than the stored one denies everyone
+    granted it), or ""."""
+    for identity in identities:
+        try:
+            _IDENTITY[platform].validate_python(identity)
+        except ValidationError as err:
+            return f"it names {identity!r}, which no principal of the model can be: {err.errors()[0]['msg']}"
+    return ""
+
+
+def _not_a_place(table: str, column: str | None) -> str:
+    """Why a table or column name is not one the model can write (quoted, other characters),
+    or ""."""
+    try:
+        _TABLE.validate_python(table)
+        if column is not None:
+            _COLUMN.validate_python(column)
+    except ValidationError as err:
+        return f"the model cannot name {table}{'.' + column if column else ''}: {err.errors()[0]['msg']}"
+    return ""
