@@ -307,6 +307,12 @@ class Reader:
     def model(self, obj: CatalogObject) -> CatalogObject | None:
         return self.by_id.get(identity(obj))
 
+    def expect(self, expected: Catalog) -> None:
+        """Look where ``expected`` says from now on (a survey found the places: ``accord
+        import``); what was seen and not seen so far stays in the coverage."""
+        self.expected = expected
+        self.by_id = {identity(o): o for o in expected}
+
     def keep(self, obj: CatalogObject) -> CatalogObject:
         return annotate(obj, self.model(obj), self.platform)
 

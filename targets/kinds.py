@@ -118,6 +118,10 @@ class Kind:
     #: the model path that made an object of this kind (lowering records it as ``source``); ()
     #: when it is where its first user is (:func:`with_sources`), or nowhere in particular
     source: Callable[[Any, PolicyModel], Path] = lambda obj, model: ()
+    #: how an ``unmanaged`` entry of the model names the kind (its ``kind``) and an object of it
+    #: (its ``name``: compiler/model/unmanaged.py)
+    keyword: str = ""
+    label: Callable[[Any], str] = lambda obj: str(obj.name)
 
     @property
     def definition(self) -> bool:
@@ -210,6 +214,7 @@ def _policy(cls: type, plural: str) -> Kind:
         source=(lambda o, m: _in("entitlements", o.dimension, m))
         if cls is RowFilterPolicy
         else (lambda o, m: _in("masks", o.mask, m)),
+        keyword="row_filter_policy" if cls is RowFilterPolicy else "masking_policy",
     )
 
 
@@ -300,6 +305,10 @@ def _attachment(cls: type, plural: str, place: Callable[[Any], tuple[str, ...]])
         source=(lambda o, m: _dataset_path(o.dataset, m, row_filter=True))
         if cls is RowFilterAttachment
         else (lambda o, m: _column_path(o.dataset, o.column, m)),
+        keyword="row_filter_attachment" if cls is RowFilterAttachment else "mask_attachment",
+        label=(lambda o: o.table)
+        if cls is RowFilterAttachment
+        else (lambda o: f"{o.table}.{o.column}"),
     )
 
 
@@ -318,6 +327,7 @@ KINDS: dict[type, Kind] = {
             model_only=("dimension",),
             changed=lambda old, new: "rows",
             source=lambda o, m: _in("entitlements", o.dimension, m),
+            keyword="mapping_table",
         ),
         Kind(
             SaltFunction,
@@ -329,6 +339,7 @@ KINDS: dict[type, Kind] = {
             model_only=("mask", "salt_ref"),
             changed=lambda old, new: "salt",
             source=lambda o, m: _in("masks", o.mask, m),
+            keyword="salt_function",
         ),
         _policy(RowFilterPolicy, "row filter policies"),
         _policy(MaskPolicy, "masking policies"),
@@ -343,6 +354,7 @@ KINDS: dict[type, Kind] = {
             Phases(CREATE_TAG, TAG_DEF, DROP_TAG),
             "governed_tag",
             references=lambda o: frozenset(m.upper() for m in o.masking_policies),
+            keyword="tag",
         ),
         _attachment(
             RowFilterAttachment, "row filter attachments", lambda o: ("filter", o.table.upper())
@@ -367,6 +379,8 @@ KINDS: dict[type, Kind] = {
             model_only=("dataset",),
             changed=lambda old, new: "placement",
             source=lambda o, m: _column_path(o.dataset, o.column, m),
+            keyword="tag_assignment",
+            label=lambda o: f"{o.table}{'.' + o.column if o.column else ''} TAG {o.tag}",
         ),
         Kind(
             AbacPolicy,
@@ -383,6 +397,8 @@ KINDS: dict[type, Kind] = {
             source=lambda o, m: (
                 _dataset_path(o.datasets[0], m, o.kind == "ROW FILTER") if o.datasets else ()
             ),
+            keyword="abac_policy",
+            label=lambda o: f"{o.name} ON {o.securable_type} {o.securable}",
         ),
     )
 }

@@ -36,6 +36,7 @@ from accord.compiler.model.types import (
     parse_type,
     type_limit,
 )
+from accord.compiler.model.unmanaged import unmanaged_problems
 
 
 @dataclass
@@ -404,6 +405,8 @@ def _resolve(project: Project) -> list[Diagnostic]:
     for persona, principals in m.personas.items():
         for i, p in enumerate(principals):
             need("principal", m.principals, p, ("personas", persona, i))
+    for path, message in unmanaged_problems(m):
+        bad(path, message)
 
     tables: dict[str, str] = {}
     predicates: dict[str, Any] = {}  # what the hand-written predicates' check computes once

@@ -886,6 +886,16 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 # the metastore's owner is its admin (the first of ``admins``)
                 owner = min(estate.admins) if estate.admins else "metastore-admins"
                 return 200, {"metastore_id": "ms-standin", "name": "standin", "owner": owner}
+            if path == uc + "catalogs":
+                # catalogs.list: "only catalogs owned by the caller (or for which the caller
+                # has the USE_CATALOG privilege) will be retrieved", all of them for a metastore
+                # admin (databricks-sdk service/catalog.py, CatalogsAPI.list)
+                names = sorted(
+                    c
+                    for c in estate._catalogs
+                    if estate.holds(estate.caller, "CATALOG", c, "USE_CATALOG")
+                )
+                return 200, {"catalogs": [{"name": c, "full_name": c} for c in names]}
             for kind in ("catalogs", "schemas"):
                 if path.startswith(f"{uc}{kind}/"):
                     name = path[len(f"{uc}{kind}/") :]
