@@ -10,7 +10,7 @@ WORKERS ?= auto
 # the workers nor the commands the tests start compile accord anew
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile
 
-.PHONY: demo live-demo test check lint format golden docs docs-site migrations sqlwords bench bench-live bench-bounds bench-sample clean
+.PHONY: demo live-demo test check lint format golden docs docs-site migrations sqlwords bench bench-live bench-bounds bench-sample bench-spark clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -95,6 +95,11 @@ bench-bounds: $(BIN)/accord
 # probe sample over a million queries of history on the stand-ins: bench/sample_bench.py.
 bench-sample: $(BIN)/accord
 	$(BIN)/python bench/sample_bench.py
+
+# accord verify --engine spark|all: the Spark session's start and verify at 100 and 1,000
+# datasets on each engine (bench/spark_bench.py)
+bench-spark: $(BIN)/accord
+	$(BIN)/python bench/spark_bench.py
 
 clean:
 	rm -rf $(VENV) build site

@@ -39,6 +39,8 @@ def seed_model(estate: SnowflakeEstate | DatabricksEstate, model: PolicyModel) -
             columns = {c: spec.type for c, spec in ds.columns.items()}
             for _, key, _ in ds.filter_dimensions:  # every dimension's key column
                 columns.setdefault(key, string)
+            for key in ds.join.allowed_join_keys if ds.join is not None else ():  # join keys
+                columns.setdefault(key, string)
             # a column nobody governs (where a console policy can land)
             columns["RESULT_VALUE" if estate.platform == "snowflake" else "result_value"] = string
             estate.seed_table(ds.table, columns)
@@ -339,6 +341,9 @@ SNOWFLAKE_READER = "ACCORD_READER"
 SNOWFLAKE_GLOBALS = (
     "APPLY MASKING POLICY",
     "APPLY ROW ACCESS POLICY",
+    "APPLY PROJECTION POLICY",
+    "APPLY AGGREGATION POLICY",
+    "APPLY JOIN POLICY",
     "APPLY TAG",
     "MANAGE GRANTS",
 )
@@ -354,6 +359,7 @@ def snowflake_reader(
     of the governance schema, the governed and the mapping tables, SELECT on those tables.
     Nothing on the salt functions. ``expected`` is the model's lowered Snowflake catalog; a
     test logs in as ``role`` with ``SNOWFLAKE_ROLE``."""
+    from accord.targets.identity import ConstraintAttachment
     from accord.targets.objects import (
         MappingTable,
         MaskAttachment,
@@ -365,7 +371,7 @@ def snowflake_reader(
         if privilege not in without:
             sf.grant_to_role("GOVERNANCE_READ", privilege, "ACCOUNT")
     sf.grant_to_role(role, "USAGE", "ROLE", "GOVERNANCE_READ")
-    kinds = MaskAttachment | RowFilterAttachment | TagAssignment
+    kinds = MaskAttachment | RowFilterAttachment | TagAssignment | ConstraintAttachment
     tables = {o.table for o in expected if isinstance(o, kinds)}
     tables |= {o.name for o in expected.of(MappingTable)}
     for table in sorted(tables):
@@ -384,11 +390,14 @@ def databricks_reader(
     governance: str = "governance.policies",
     who: str = DATABRICKS_READER,
 ) -> None:
-    """The reader grants of docs/live.md, and nothing else: ``who`` is no longer an admin; USE
-    CATALOG and READ METADATA on each catalog (and BROWSE on the governance catalog, so that
-    functions.list shows every function), USE SCHEMA and MANAGE on each governed table's
-    schema, and on the governance schema SELECT too (the mapping tables)."""
+    """The reader grants of docs/live.md, and nothing else: ``who`` is no longer an admin; READ
+    METADATA on the metastore (its ABAC policies, Beta: unity-catalog/abac/metastore-policies,
+    apply to every governed table); USE CATALOG and READ METADATA on each catalog (and BROWSE
+    on the governance catalog, so that functions.list shows every function), USE SCHEMA and
+    MANAGE on each governed table's schema, and on the governance schema SELECT too (the
+    mapping tables)."""
     dbx.admins.clear()
+    dbx.metastore_readers.add(who)
     for priv in ("USE_CATALOG", "READ_METADATA", "BROWSE"):  # BROWSE: every function listed
         dbx.grant("CATALOG", governance.split(".")[0], priv, who)
     for priv in ("USE_SCHEMA", "MANAGE", "SELECT"):

@@ -34,6 +34,7 @@ from accord.targets import sql as tsql
 POLICIES_PER_STATEMENT = 100
 TABLES_PER_STATEMENT = 500
 
+#: the kinds whose GET_DDL answer accord's scanner reads (SHOW's kind -> the scanner's)
 _KINDS = {"ROW ACCESS": "row_access_policy", "MASKING": "masking_policy"}
 
 
@@ -56,9 +57,11 @@ def definitions(
     ``defined`` ((kind, name, SHOW row)), in order: GET_DDL in batches; DESCRIBE for what a
     batch did not answer. None where neither answered (recorded by ``reader.query``)."""
     out: list[list[dict[str, Any]] | None] = [None] * len(defined)
-    missing: list[int] = []
-    index = list(range(len(defined)))
-    for batch in _batches(index, POLICIES_PER_STATEMENT) if len(defined) > 1 else [index]:
+    # the kinds accord's scanner reads back from their DDL; the others (projection,
+    # aggregation, join policies) are DESCRIBEd one by one
+    index = [i for i, (kind, _, _) in enumerate(defined) if kind in _KINDS]
+    missing = [i for i, (kind, _, _) in enumerate(defined) if kind not in _KINDS]
+    for batch in _batches(index, POLICIES_PER_STATEMENT) if len(index) > 1 else [index]:
         if len(batch) < 2:
             missing += batch
             continue
