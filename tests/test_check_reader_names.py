@@ -25,12 +25,11 @@ from accord.targets import lower_all
 from accord.targets.identity import ConstraintAttachment
 from accord.targets.objects import MappingTable, MaskAttachment, RowFilterAttachment, TagAssignment
 from tests.cli import run_cli
-from tests.live_helpers import ROOT, Platforms
+from tests.live_helpers import ROOT, SNOWFLAKE_GLOBALS, Platforms
 from tests.standins.snowflake import SnowflakeEstate
 from tests.test_databricks_truth import GOVERNED
 from tests.test_databricks_truth import deploy as deploy_dbx
 from tests.test_databricks_truth import least_privilege as least_privilege_dbx
-from tests.test_snowflake_reader import GLOBALS
 from tests.test_snowflake_reader import deploy as deploy_sf
 
 POLICIES = ROOT / "policies"
@@ -51,9 +50,9 @@ def suggested(coverage: dict[str, object], dialect: str) -> str:
 
 def reader_of_everything_but_the_mapping_table(sf: SnowflakeEstate, role: str) -> None:
     """``role`` (as SQL writes it) holds what a complete read needs (the README's reader
-    grants, as tests/test_snowflake_reader.py gives them), but SELECT on the mapping table."""
+    grants, as tests/live_helpers.py gives them), but SELECT on the mapping table."""
     expected = lower_all(load_project(POLICIES))["snowflake"]
-    for privilege in GLOBALS:
+    for privilege in SNOWFLAKE_GLOBALS:
         sf.grant_to_role(role, privilege, "ACCOUNT")
     tables = {o.table for o in expected if isinstance(o, MaskAttachment | RowFilterAttachment)}
     tables |= {o.table for o in expected if isinstance(o, TagAssignment | ConstraintAttachment)}

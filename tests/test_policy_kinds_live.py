@@ -135,7 +135,8 @@ def test_the_standin_answers_a_least_privilege_reader_as_documented(
     """SHOW <kind> POLICIES lists, DESCRIBE and POLICY_REFERENCES answer, only what the
     reading role holds APPLY (or OWNERSHIP) on, or every policy with the global APPLY privilege
     of the kind (sql-reference/sql/show-projection-policies, desc-projection-policy,
-    functions/policy_references, usage notes)."""
+    functions/policy_references, usage notes), in a schema the role can resolve (USAGE on the
+    parent database and schema, as for every kind: issue 41, item 4)."""
     deploy("snowflake", tmp_path)
     sf = platforms.snowflake
     reader = Session("READER", primary="NOBODY_SPECIAL", login_role="NOBODY_SPECIAL")
@@ -143,6 +144,10 @@ def test_the_standin_answers_a_least_privilege_reader_as_documented(
     with pytest.raises(SqlError, match="does not exist or not authorized"):
         sf.execute_as(reader, f"DESCRIBE JOIN POLICY {JOIN}")
     sf.grant_to_role("NOBODY_SPECIAL", "APPLY JOIN POLICY", "ACCOUNT")
+    assert sf.execute_as(reader, "SHOW JOIN POLICIES IN ACCOUNT")[1] == []  # not resolved yet
+    database, schema, _ = JOIN.split(".")
+    sf.grant_to_role("NOBODY_SPECIAL", "USAGE", "DATABASE", database)
+    sf.grant_to_role("NOBODY_SPECIAL", "USAGE", "SCHEMA", f"{database}.{schema}")
     names = [r[1] for r in sf.execute_as(reader, "SHOW JOIN POLICIES IN ACCOUNT")[1]]
     assert names == [JOIN.rsplit(".", 1)[1]]
     cols, rows = sf.execute_as(reader, f"DESCRIBE JOIN POLICY {JOIN}")

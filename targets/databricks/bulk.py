@@ -117,6 +117,19 @@ def policy_securables(reader: Any, catalog_name: str, gov: str) -> list[tuple[st
     return [(k, n) for k, n in wanted if (k, n) in named or not stands(k, n)]
 
 
+def tables_with_policies(reader: Any, tables: list[str]) -> set[str]:
+    """Lower-case names of the tables whose policies must be listed one by one (``accord
+    import``'s survey asks this of the tables it found): every table the catalogs' of
+    ``tables`` ``abac_policy_definitions`` names, and those of ``tables`` it cannot stand for (a
+    schema the reader was not proven to see whole, a catalog whose view could not be read)."""
+    names = sorted({t.lower() for t in tables})
+    named, read = _attached(reader, sorted({t.split(".")[0] for t in names}))
+    blind = {
+        t for t in names if t.split(".")[0] not in read or t.rsplit(".", 1)[0] not in reader.whole
+    }
+    return blind | {name for kind, name in named if kind == "TABLE"}
+
+
 def _attached(reader: Any, catalogs: list[str]) -> tuple[set[tuple[str, str]], set[str]]:
     """(securable type, lower-case name) of every policy attachment the catalogs' views name,
     and the catalogs whose view was read (``--jobs`` at a time)."""

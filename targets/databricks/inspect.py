@@ -24,7 +24,7 @@ from accord.compiler.connect.executor import DeadlineError, ExecutionError, requ
 from accord.compiler.core.errors import UsageError, one_line
 from accord.targets import abac_conditions as cond
 from accord.targets import sql as tsql
-from accord.targets.databricks.bulk import policy_securables, schema_facts
+from accord.targets.databricks.bulk import policy_securables, schema_facts, tables_with_policies
 from accord.targets.databricks.ownership import table_owners
 from accord.targets.databricks.routines import routine_bodies
 from accord.targets.identity import parse_body, unparsed
@@ -561,6 +561,11 @@ class DatabricksReader(Reader):
                         f"masks it too, with {same or p.function}"
                     )
                     break
+
+    def tables_with_policies(self, tables: list[str]) -> set[str]:
+        """Lower-case names of the tables whose policies must be listed one by one
+        (:func:`targets.databricks.bulk.tables_with_policies`)."""
+        return tables_with_policies(self, tables)
 
     def policy_securables(self, catalog_name: str, gov: str) -> list[tuple[str, str]]:
         """The securables whose ABAC policies are listed (``policies.list_policies`` each):
