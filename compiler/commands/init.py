@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from accord.compiler.commands.options import Choice
+from accord.compiler.commands.options import Choice, in_ci
 from accord.compiler.commands.schema import policy_schema
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
 from accord.compiler.core.git import git_line
@@ -494,8 +494,7 @@ def _terminal() -> bool:
 def _ask() -> tuple[str | None, str | None]:
     """The governance schemas, asked on a terminal; in CI or without a terminal, a usage
     error naming the options."""
-    ci = os.environ.get("CI", "").lower() not in ("", "0", "false")
-    if ci or not _terminal():
+    if in_ci() or not _terminal():
         raise UsageError(
             "accord init: give --snowflake-schema DATABASE.SCHEMA and/or --databricks-schema "
             "CATALOG.SCHEMA (accord init asks only on a terminal, never in CI)"

@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import click
 
-from accord.compiler.commands.options import compiled_option, directory_argument, format_option
+from accord.compiler.commands.options import (
+    compiled_option,
+    directory_argument,
+    format_option,
+    progress,
+)
 from accord.compiler.core.errors import UsageError
 from accord.compiler.core.today import parse_day
 from accord.compiler.model.validate import load_project
@@ -34,6 +39,6 @@ def command(directory: str, compiled: str | None, fmt: str, as_of: str | None) -
         if day is None:
             raise UsageError(f"--as-of {as_of!r} is not a date written YYYY-MM-DD")
     project = load_project(directory)
-    report = verify(project, compiled, day)
+    report = verify(project, compiled, day, progress(fmt))
     click.echo(report.to_json() if fmt == "json" else report.to_text())
     return 1 if report.mismatches else 0

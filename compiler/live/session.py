@@ -57,8 +57,9 @@ def session(
     catalogs: dict[str, LiveCatalog] = {}
     try:
         for p in platforms:
-            executors[p] = open_executor(p, options)
             try:
+                progress(f"{p}: connecting")
+                executors[p] = open_executor(p, options)
                 catalogs[p] = introspect(p, executors[p], expected[p], progress, options.jobs)
             except UnreadableAnswer as err:  # located where the model names what was read
                 where = project.loc("platforms", p, "governance_schema")
