@@ -10,7 +10,7 @@ WORKERS ?= auto
 # the workers nor the commands the tests start compile accord anew
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(WORKERS) --dist loadfile
 
-.PHONY: demo live-demo test check lint format golden docs docs-site migrations sqlwords bench bench-live bench-bounds clean
+.PHONY: demo live-demo test check lint format golden docs docs-site migrations sqlwords bench bench-live bench-bounds bench-spark clean
 
 $(BIN)/accord: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -91,6 +91,11 @@ bench-live: $(BIN)/accord
 # The bounded work of probe sample (history rows) and gate test (agents): bench/bounds_bench.py.
 bench-bounds: $(BIN)/accord
 	$(BIN)/python bench/bounds_bench.py
+
+# accord verify --engine spark|all: the Spark session's start and verify at 100 and 1,000
+# datasets on each engine (bench/spark_bench.py)
+bench-spark: $(BIN)/accord
+	$(BIN)/python bench/spark_bench.py
 
 clean:
 	rm -rf $(VENV) build site

@@ -41,11 +41,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "manifest": ("manifest", "Write the mesh manifest: every A2A agent, its card, its probes."),
     "gate": ("gate", "Evaluate the promotion policy over a mesh manifest; test a policy."),
     "init": ("init", "Scaffold a policy directory and its CI wiring; never overwrites."),
+    "import": ("import_", "Write a policy directory from what is deployed and from SQL."),
 }
 
 
 #: commands that write files (and so say "nothing was written" when they refuse)
-WRITERS = frozenset({"compile", "plan", "migrate", "terraform", "manifest", "init"})
+WRITERS = frozenset({"compile", "plan", "migrate", "terraform", "manifest", "init", "import"})
 
 
 class LazyGroup(click.Group):

@@ -38,6 +38,9 @@ EXIT_ONE: dict[str, str | None] = {
     "drift": "the live platforms differ from the model in anything (ACC701-ACC706, ACC708)",
     "gate": "the promotion policy denies (`gate test`: the policy fails open for an omitted "
     "or falsified key)",
+    "import": "something read could not be expressed in the model (kept as an `unmanaged` "
+    "entry, listed on stdout and in `DIR/IMPORT.md`), or the reading role could not see "
+    "everything",
     "init": None,
     "introspect": None,
     "lint": "findings at or above `--fail-on` (a policy statement that could not be analysed "
@@ -63,6 +66,7 @@ EXIT_ONE: dict[str, str | None] = {
 PARAMETER_HELP = {
     "directory": "The policy directory.",
     "paths": "Policy directories, YAML files of one model, SQL files or a repository.",
+    "sources": "SQL files or directories to read (plain SQL, dbt/Jinja templates, notebooks).",
     "args": "`[init PERSONA DATASET] [DIRECTORY]`: `init` prints a new probe.",
     "rule_id": "A rule id (ACC101) or name (current-role); none: every rule.",
     "out": "The directory `accord compile` wrote.",

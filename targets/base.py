@@ -27,7 +27,8 @@ from accord.compiler.model.grants import grants_table, has_expiry, principal_of,
 from accord.compiler.model.schema import ColumnSpec, Dataset, PolicyModel
 from accord.compiler.model.types import policy_type
 from accord.targets import sql
-from accord.targets.kinds import with_sources
+from accord.targets.constraints import lower_constraints
+from accord.targets.kinds import DEFINITIONS, with_sources
 from accord.targets.migration import MigrationSQL
 from accord.targets.objects import (
     Catalog,
@@ -162,8 +163,12 @@ class Target:
         objects += self.lower_salts(model)
         objects += self.lower_row_filters(model)
         objects += self.lower_masks(model)
+        # projection, aggregation and join policies, where the platform has them
+        constraints = lower_constraints(self, model)
+        objects += [o for o in constraints if isinstance(o, DEFINITIONS)]
         objects += self.lower_tags(model)
         objects += self.lower_attachments(model)
+        objects += [o for o in constraints if not isinstance(o, DEFINITIONS)]
         return Catalog(
             platform=self.platform,  # type: ignore[arg-type]
             governance_schema=cfg.governance_schema,

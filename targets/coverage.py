@@ -50,6 +50,8 @@ class Coverage:
     #: how the read went where it took another way than the usual one (a bulk view that
     #: could not be read, and the per-object reads that stood in for it): nothing unseen
     notes: list[str] = field(default_factory=list)
+    #: what was read and left alone, as the model's ``unmanaged`` entries ask (targets/unmanaged.py)
+    left_alone: list[str] = field(default_factory=list)
 
     def saw(self, kind: str, count: int = 1) -> None:
         self.read[kind] = self.read.get(kind, 0) + count
@@ -62,6 +64,10 @@ class Coverage:
     def note(self, text: str) -> None:
         if text not in self.notes:
             self.notes.append(text)
+
+    def leave(self, what: str) -> None:
+        if what not in self.left_alone:
+            self.left_alone.append(what)
 
     @property
     def complete(self) -> bool:
@@ -79,6 +85,7 @@ class Coverage:
             ],
             # only when there is one: a read that took the usual way answers as it always has
             **({"notes": sorted(self.notes)} if self.notes else {}),
+            **({"left_alone": sorted(self.left_alone)} if self.left_alone else {}),
         }
 
     def lines(self) -> list[str]:
@@ -89,4 +96,5 @@ class Coverage:
         out = [f"coverage {self.platform}{reader}: read {counts}; {verdict}"]
         out += [f"  not seen: {u.sentence()}" for u in sorted(self.unseen)]
         out += [f"  note: {n}" for n in sorted(self.notes)]
+        out += [f"  left alone: {w}" for w in sorted(self.left_alone)]
         return out

@@ -29,10 +29,16 @@ from accord.compiler.core.platforms import facts
 from accord.targets.kinds import DEFINITIONS, KINDS
 from accord.targets.objects import (
     AbacPolicy,
+    AggregationAttachment,
+    AggregationPolicy,
     CatalogObject,
+    JoinAttachment,
+    JoinPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
+    ProjectionAttachment,
+    ProjectionPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
@@ -40,8 +46,13 @@ from accord.targets.objects import (
     TagAssignment,
 )
 
-Definition = MappingTable | SaltFunction | RowFilterPolicy | MaskPolicy | Tag
-Placement = RowFilterAttachment | MaskAttachment | TagAssignment | AbacPolicy
+#: Snowflake's projection, aggregation and join policies: bodies of context functions, no
+#: signature
+ConstraintPolicy = ProjectionPolicy | AggregationPolicy | JoinPolicy
+#: their attachments
+ConstraintAttachment = ProjectionAttachment | AggregationAttachment | JoinAttachment
+Definition = MappingTable | SaltFunction | RowFilterPolicy | MaskPolicy | ConstraintPolicy | Tag
+Placement = RowFilterAttachment | MaskAttachment | ConstraintAttachment | TagAssignment | AbacPolicy
 
 
 def is_definition(obj: CatalogObject) -> bool:

@@ -32,16 +32,13 @@ from accord.compiler.core.progress import counted
 from accord.targets import sql as tsql
 from accord.targets.coverage import Coverage
 from accord.targets.identity import fingerprint, identity, same_body, same_condition
-from accord.targets.kinds import KINDS, ORDER
+from accord.targets.kinds import KINDS, ORDER, PLACEMENTS
 from accord.targets.objects import (
     AbacPolicy,
     Catalog,
     CatalogObject,
     MappingTable,
-    MaskAttachment,
-    RowFilterAttachment,
     Tag,
-    TagAssignment,
 )
 from accord.targets.platform import platform as platform_named
 
@@ -115,6 +112,10 @@ class LiveCatalog:
     #: tags a governed column inherits (from its table) or gets by propagation, in words: not
     #: the column's own, so never taken for an assignment the model makes
     inherited_tags: list[str] = field(default_factory=list)
+    #: ABAC GRANT and DENY policies whose scope holds a governed table (the table, its schema or
+    #: catalog, the metastore): what they give or take, in words. accord deploys none: each is
+    #: part of what an identity can reach that the model did not put there (drift: ACC702)
+    access_policies: list[str] = field(default_factory=list)
     #: answers about objects that were not asked about, in words: ignored, never planned
     #: against or taken for the object that was asked about
     ignored: list[str] = field(default_factory=list)
@@ -306,19 +307,24 @@ class Reader:
     def model(self, obj: CatalogObject) -> CatalogObject | None:
         return self.by_id.get(identity(obj))
 
+    def expect(self, expected: Catalog) -> None:
+        """Look where ``expected`` says from now on (a survey found the places: ``accord
+        import``); what was seen and not seen so far stays in the coverage."""
+        self.expected = expected
+        self.by_id = {identity(o): o for o in expected}
+
     def keep(self, obj: CatalogObject) -> CatalogObject:
         return annotate(obj, self.model(obj), self.platform)
 
     def governed_tables(self) -> list[str]:
+        """The tables the model places something on (every kind of placement: the kinds
+        table's ``table``; an ABAC policy on a table, not on a catalog or schema)."""
         tables = {
-            o.table
+            t
             for o in self.expected
-            if isinstance(o, RowFilterAttachment | MaskAttachment | TagAssignment)
-        }
-        tables |= {
-            o.securable
-            for o in self.expected
-            if isinstance(o, AbacPolicy) and o.securable_type == "TABLE"
+            if isinstance(o, PLACEMENTS)
+            and not (isinstance(o, AbacPolicy) and o.securable_type != "TABLE")
+            and (t := KINDS[type(o)].table(o))
         }
         return sorted(tables)
 

@@ -33,10 +33,16 @@ from accord.compiler.model.replicas import column_path
 from accord.compiler.model.schema import PolicyModel
 from accord.targets.objects import (
     AbacPolicy,
+    AggregationAttachment,
+    AggregationPolicy,
     CatalogObject,
+    JoinAttachment,
+    JoinPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
+    ProjectionAttachment,
+    ProjectionPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
@@ -112,6 +118,10 @@ class Kind:
     #: the model path that made an object of this kind (lowering records it as ``source``); ()
     #: when it is where its first user is (:func:`with_sources`), or nowhere in particular
     source: Callable[[Any, PolicyModel], Path] = lambda obj, model: ()
+    #: how an ``unmanaged`` entry of the model names the kind (its ``kind``) and an object of it
+    #: (its ``name``: compiler/model/unmanaged.py)
+    keyword: str = ""
+    label: Callable[[Any], str] = lambda obj: str(obj.name)
 
     @property
     def definition(self) -> bool:
@@ -204,7 +214,77 @@ def _policy(cls: type, plural: str) -> Kind:
         source=(lambda o, m: _in("entitlements", o.dimension, m))
         if cls is RowFilterPolicy
         else (lambda o, m: _in("masks", o.mask, m)),
+        keyword="row_filter_policy" if cls is RowFilterPolicy else "masking_policy",
     )
+
+
+#: Snowflake's projection, aggregation and join policies (sql-reference/sql/create-projection-
+#: policy, create-aggregation-policy, create-join-policy): a body of context functions only, no
+#: signature (``AS ()``), changed in place with ``ALTER <kind> POLICY ... SET BODY``; the model
+#: path of the first one that applies it is where each comes from (:func:`with_sources`)
+_CONSTRAINTS: dict[type, tuple[str, str, tuple[str, ...]]] = {
+    ProjectionPolicy: ("projection policy", "projection policies", ("allowed_for", "enforcement")),
+    AggregationPolicy: (
+        "aggregation policy",
+        "aggregation policies",
+        ("min_group_size", "unrestricted_for"),
+    ),
+    JoinPolicy: ("join policy", "join policies", ("unrestricted_for",)),
+}
+
+
+def _constraint(cls: type) -> Kind:
+    what, plural, bookkeeping = _CONSTRAINTS[cls]
+    return Kind(
+        cls,
+        "definition",
+        plural,
+        lambda o, p: f"{what} {o.name}",
+        Phases(CREATE_POLICY, BODY, DROP_POLICY),
+        "policy",
+        references=lambda o: body_references(o.body),
+        model_only=bookkeeping,
+        plain=False,
+        changed=lambda old, new: "body",
+    )
+
+
+def _constraint_attachment(cls: type, what: str, plural: str) -> Kind:
+    def place(o: Any) -> tuple[str, ...]:
+        column = getattr(o, "column", None)
+        return (what, o.table.upper(), *((column.upper(),) if column else ()))
+
+    def describe(o: Any, p: str) -> str:
+        column = getattr(o, "column", None)
+        return f"{what} policy of {o.table}" + (f".{column}" if column else "")
+
+    return Kind(
+        cls,
+        "placement",
+        plural,
+        describe,
+        Phases(ATTACH, ATTACH, DETACH),
+        "place",
+        place=place,
+        applies=lambda o: o.policy.upper(),
+        table=lambda o: o.table,
+        model_only=("dataset",),
+        changed=lambda old, new: "placement",
+        source=lambda o, m: _constraint_path(o, what, m),
+    )
+
+
+def _constraint_path(obj: Any, what: str, model: PolicyModel) -> Path:
+    """Where the model says a projection (``columns.C.projection``), aggregation or join
+    (``aggregation``, ``join``) policy applies."""
+    ds = model.datasets.get(obj.dataset)
+    if ds is None:
+        return ()
+    column = getattr(obj, "column", None)
+    if column is None:
+        return ("datasets", obj.dataset, what)
+    key = next((c for c in ds.columns if c.upper() == column.upper()), None)
+    return ("datasets", obj.dataset, "columns", key, what) if key else ("datasets", obj.dataset)
 
 
 def _attachment(cls: type, plural: str, place: Callable[[Any], tuple[str, ...]]) -> Kind:
@@ -225,6 +305,10 @@ def _attachment(cls: type, plural: str, place: Callable[[Any], tuple[str, ...]])
         source=(lambda o, m: _dataset_path(o.dataset, m, row_filter=True))
         if cls is RowFilterAttachment
         else (lambda o, m: _column_path(o.dataset, o.column, m)),
+        keyword="row_filter_attachment" if cls is RowFilterAttachment else "mask_attachment",
+        label=(lambda o: o.table)
+        if cls is RowFilterAttachment
+        else (lambda o: f"{o.table}.{o.column}"),
     )
 
 
@@ -243,6 +327,7 @@ KINDS: dict[type, Kind] = {
             model_only=("dimension",),
             changed=lambda old, new: "rows",
             source=lambda o, m: _in("entitlements", o.dimension, m),
+            keyword="mapping_table",
         ),
         Kind(
             SaltFunction,
@@ -254,9 +339,13 @@ KINDS: dict[type, Kind] = {
             model_only=("mask", "salt_ref"),
             changed=lambda old, new: "salt",
             source=lambda o, m: _in("masks", o.mask, m),
+            keyword="salt_function",
         ),
         _policy(RowFilterPolicy, "row filter policies"),
         _policy(MaskPolicy, "masking policies"),
+        _constraint(ProjectionPolicy),
+        _constraint(AggregationPolicy),
+        _constraint(JoinPolicy),
         Kind(
             Tag,
             "definition",
@@ -265,6 +354,7 @@ KINDS: dict[type, Kind] = {
             Phases(CREATE_TAG, TAG_DEF, DROP_TAG),
             "governed_tag",
             references=lambda o: frozenset(m.upper() for m in o.masking_policies),
+            keyword="tag",
         ),
         _attachment(
             RowFilterAttachment, "row filter attachments", lambda o: ("filter", o.table.upper())
@@ -274,6 +364,9 @@ KINDS: dict[type, Kind] = {
             "mask attachments",
             lambda o: ("mask", o.table.upper(), o.column.upper()),
         ),
+        _constraint_attachment(ProjectionAttachment, "projection", "projection attachments"),
+        _constraint_attachment(AggregationAttachment, "aggregation", "aggregation attachments"),
+        _constraint_attachment(JoinAttachment, "join", "join attachments"),
         Kind(
             TagAssignment,
             "placement",
@@ -286,6 +379,8 @@ KINDS: dict[type, Kind] = {
             model_only=("dataset",),
             changed=lambda old, new: "placement",
             source=lambda o, m: _column_path(o.dataset, o.column, m),
+            keyword="tag_assignment",
+            label=lambda o: f"{o.table}{'.' + o.column if o.column else ''} TAG {o.tag}",
         ),
         Kind(
             AbacPolicy,
@@ -302,6 +397,8 @@ KINDS: dict[type, Kind] = {
             source=lambda o, m: (
                 _dataset_path(o.datasets[0], m, o.kind == "ROW FILTER") if o.datasets else ()
             ),
+            keyword="abac_policy",
+            label=lambda o: f"{o.name} ON {o.securable_type} {o.securable}",
         ),
     )
 }
@@ -313,6 +410,16 @@ DEFINITIONS: tuple[type, ...] = tuple(c for c, k in KINDS.items() if k.definitio
 PLACEMENTS: tuple[type, ...] = tuple(c for c, k in KINDS.items() if not k.definition)
 #: kind class -> its place in apply order
 ORDER: dict[type, int] = {c: i for i, c in enumerate(KINDS)}
+
+
+#: placements whose model path a definition they apply without a path of its own takes
+_APPLYING = (
+    RowFilterAttachment,
+    MaskAttachment,
+    ProjectionAttachment,
+    AggregationAttachment,
+    JoinAttachment,
+)
 
 
 def kind(obj: CatalogObject | type) -> Kind:
@@ -330,7 +437,7 @@ def with_sources(objects: list[CatalogObject], model: PolicyModel) -> list[Catal
     used: dict[str, Path] = {}
     for o in out:
         applied = KINDS[type(o)].applies(o)
-        if applied and o.source and isinstance(o, RowFilterAttachment | MaskAttachment):
+        if applied and o.source and isinstance(o, _APPLYING):
             used.setdefault(applied, o.source)
     for i, o in enumerate(out):
         if o.source:

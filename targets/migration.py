@@ -111,9 +111,13 @@ class MigrationSQL:
         """(what, query): policy ``name`` exists and reads the salt functions ``salts``."""
         raise NotImplementedError
 
-    def placement_check(self, table: str, column: str | None, policy: str | None) -> str | None:
+    def placement_check(
+        self, table: str, column: str | None, policy: str | None, kind: str | None = None
+    ) -> str | None:
         """A query: ``table``'s row filter (``column`` None) or ``table.column``'s mask is
-        ``policy`` (None: removed). None: read with the platform's SDK instead."""
+        ``policy`` (None: removed); with ``kind`` (what the placement occupies, the first word
+        of its place key: ``projection``, ``aggregation``, ``join``), that attachment. None:
+        read with the platform's SDK instead."""
         return None
 
     def tag_check(self, obj: TagAssignment, now: TagAssignment | None) -> tuple[str, str] | None:

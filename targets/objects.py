@@ -172,13 +172,104 @@ class AbacPolicy:
     source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class ProjectionPolicy:
+    """A Snowflake projection policy (``AS () RETURNS PROJECTION_CONSTRAINT``): whether the
+    caller may select a column it is set on (sql-reference/sql/create-projection-policy)."""
+
+    name: str
+    body: exp.Expression
+    comment: str
+    #: the principals who may select the column and what happens to the others (fail |
+    #: nullify): bookkeeping, as the model wrote them
+    allowed_for: tuple[str, ...] = ()
+    enforcement: str = "fail"
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class AggregationPolicy:
+    """A Snowflake aggregation policy (``AS () RETURNS AGGREGATION_CONSTRAINT``): whether the
+    caller gets only aggregates, over groups of at least a size
+    (sql-reference/sql/create-aggregation-policy)."""
+
+    name: str
+    body: exp.Expression
+    comment: str
+    #: the group size and who is exempt: bookkeeping, as the model wrote them
+    min_group_size: int = 0
+    unrestricted_for: tuple[str, ...] = ()
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class JoinPolicy:
+    """A Snowflake join policy (``AS () RETURNS JOIN_CONSTRAINT``): whether the caller must join
+    the table to read it (sql-reference/sql/create-join-policy); the allowed join keys are on
+    the attachment."""
+
+    name: str
+    body: exp.Expression
+    comment: str
+    #: who is exempt: bookkeeping, as the model wrote it
+    unrestricted_for: tuple[str, ...] = ()
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ProjectionAttachment:
+    """``ALTER TABLE t MODIFY COLUMN c SET PROJECTION POLICY p``."""
+
+    table: str
+    column: str
+    policy: str
+    #: the dataset that made it (bookkeeping, never compared)
+    dataset: str = field(compare=False)
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class AggregationAttachment:
+    """``ALTER TABLE t SET AGGREGATION POLICY p``."""
+
+    table: str
+    policy: str
+    #: the dataset that made it (bookkeeping, never compared)
+    dataset: str = field(compare=False)
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class JoinAttachment:
+    """``ALTER TABLE t SET JOIN POLICY p [ALLOWED JOIN KEYS (c, ...)]``."""
+
+    table: str
+    policy: str
+    #: the dataset that made it (bookkeeping, never compared)
+    dataset: str = field(compare=False)
+    allowed_join_keys: tuple[str, ...] = ()
+    #: provenance: the model path that made it (targets/kinds.py), never compared
+    source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
+
+
 CatalogObject = (
     MappingTable
     | SaltFunction
     | RowFilterPolicy
     | MaskPolicy
+    | ProjectionPolicy
+    | AggregationPolicy
+    | JoinPolicy
     | RowFilterAttachment
     | MaskAttachment
+    | ProjectionAttachment
+    | AggregationAttachment
+    | JoinAttachment
     | Tag
     | TagAssignment
     | AbacPolicy

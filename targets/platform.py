@@ -12,7 +12,8 @@ part               what it is
 ``migrations()``   its :class:`~targets.migration.MigrationSQL`: change, swap, drop, detach,
                    revoke, and the stage checks' queries
 ``reader()``       its :class:`~targets.inspect.Reader`: what is deployed, read back into
-                   catalog objects, with the role hierarchy
+                   catalog objects, with the role hierarchy; ``survey()`` the same reader
+                   asked what a scope holds without a model (``accord import``)
 ``terraform()``    its Terraform resources (:mod:`targets.terraform.render`)
 ``run_checks()``   the stage checks written as data (:mod:`targets.checks`), run on it
 =================  ==========================================================================
@@ -58,6 +59,11 @@ class Platform:
     def reader(self) -> type[Any]:
         """The platform's :class:`~targets.inspect.Reader`."""
         raise NotImplementedError(f"{self.name}: the live reader")
+
+    def survey(self) -> type[Any]:
+        """The platform's reader that also says what a scope holds without a model
+        (``<platform>/survey.py``: ``accord import``)."""
+        raise NotImplementedError(f"{self.name}: the survey")
 
     def terraform(self) -> type[Any]:
         """The class that adds the platform's catalog objects to a Terraform document."""

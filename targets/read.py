@@ -9,7 +9,8 @@ POLICY`` / ``SET MASK`` and their unsets into :class:`~targets.objects.MaskAttac
 TAG`` / ``SET TAGS`` into :class:`~targets.objects.TagAssignment`, ``ALTER TAG ... SET / UNSET
 MASKING POLICY`` into the masking policies of a :class:`~targets.objects.Tag`, and ``CREATE
 POLICY`` / ``DROP POLICY`` into :class:`~targets.objects.AbacPolicy` (conditions as Databricks
-SQL text, as the lowering writes them). A later statement replaces an earlier one on the same
+SQL text, as the lowering writes them), and Snowflake's ``SET`` / ``UNSET`` of projection,
+aggregation and join policies into their attachments. A later statement replaces an earlier one on the same
 place; each place remembers the statement that put it there, for reports that locate it.
 
 Names are keyed as the platform resolves them (:func:`fold`); tag keys of Databricks
@@ -28,7 +29,10 @@ from accord.compiler.core.platforms import facts
 from accord.compiler.sqlscan import Statement
 from accord.targets.objects import (
     AbacPolicy,
+    AggregationAttachment,
+    JoinAttachment,
     MaskAttachment,
+    ProjectionAttachment,
     RowFilterAttachment,
     Tag,
     TagAssignment,
@@ -52,8 +56,17 @@ PLACEMENT_KINDS = frozenset(
         "alter_tag_unset_masking",
         "abac_policy",
         "drop_abac_policy",
+        "set_projection_policy",
+        "unset_projection_policy",
+        "set_aggregation_policy",
+        "unset_aggregation_policy",
+        "set_join_policy",
+        "unset_join_policy",
     }
 )
+
+#: a projection, aggregation or join attachment
+Constrained = ProjectionAttachment | AggregationAttachment | JoinAttachment
 
 
 def fold(name: str, platform: str) -> str:
@@ -79,16 +92,22 @@ class Placements:
     tag_policies: dict[str, Tag] = field(default_factory=dict)
     #: ABAC policies by (folded name, folded securable)
     abac: dict[tuple[str, str], AbacPolicy] = field(default_factory=dict)
+    #: projection (kind, folded table, folded column), aggregation and join (kind, folded
+    #: table) attachments
+    constraints: dict[tuple[str, ...], Constrained] = field(default_factory=dict)
     #: the statement that placed each row filter, mask and ABAC policy, by the key above
     sources: dict[tuple[str, ...], Statement] = field(default_factory=dict)
 
-    def objects(self) -> list[TagAssignment | RowFilterAttachment | MaskAttachment | AbacPolicy]:
+    def objects(
+        self,
+    ) -> list[TagAssignment | RowFilterAttachment | MaskAttachment | AbacPolicy | Constrained]:
         """Every placement in place, as catalog objects."""
         return [
             *self.row_filters.values(),
             *self.masks.values(),
             *self.assignments.values(),
             *self.abac.values(),
+            *self.constraints.values(),
         ]
 
     def read(self, stmt: Statement) -> bool:
@@ -137,9 +156,37 @@ class Placements:
             self.sources[("abac", *akey)] = stmt
         elif kind == "drop_abac_policy" and stmt.name and stmt.abac is not None:
             self.abac.pop((fold(stmt.name, p), fold(stmt.abac.securable, p)), None)
+        elif kind.startswith(("set_", "unset_")) and kind.endswith(_CONSTRAINT_ENDS) and stmt.table:
+            self._constraint(stmt)
         else:
             return False
         return True
+
+    def _constraint(self, stmt: Statement) -> None:
+        p = self.platform
+        what = stmt.kind.split("_")[1]  # projection | aggregation | join
+        table = stmt.table or ""
+        key: tuple[str, ...] = (what, fold(table, p))
+        if what == "projection":
+            if not stmt.column_name:
+                return
+            key = (*key, fold(stmt.column_name, p))
+        if stmt.kind.startswith("unset_"):
+            self.constraints.pop(key, None)
+            return
+        policy = stmt.policy or ""
+        found: Constrained
+        if what == "projection":
+            found = ProjectionAttachment(table, stmt.column_name or "", policy, "")
+        elif what == "aggregation":
+            found = AggregationAttachment(table, policy, "")
+        else:
+            found = JoinAttachment(table, policy, "", stmt.columns)
+        self.constraints[key] = found
+        self.sources[key] = stmt
+
+
+_CONSTRAINT_ENDS = ("_projection_policy", "_aggregation_policy", "_join_policy")
 
 
 def abac_policy(stmt: Statement) -> AbacPolicy:

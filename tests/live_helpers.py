@@ -35,6 +35,8 @@ def seed_model(estate: SnowflakeEstate | DatabricksEstate, model: PolicyModel) -
             columns = {c: spec.type for c, spec in ds.columns.items()}
             for _, key, _ in ds.filter_dimensions:  # every dimension's key column
                 columns.setdefault(key, string)
+            for key in ds.join.allowed_join_keys if ds.join is not None else ():  # join keys
+                columns.setdefault(key, string)
             # a column nobody governs (where a console policy can land)
             columns["RESULT_VALUE" if estate.platform == "snowflake" else "result_value"] = string
             estate.seed_table(ds.table, columns)

@@ -208,9 +208,11 @@ def test_persona_without_governed_data(estates: dict[str, Path], tmp_path: Path)
         doc = yaml.safe_load(path.read_text())
         if isinstance(doc, dict) and "datasets" in doc:
             for ds in doc["datasets"].values():
-                ds.pop("row_filter", None)
+                for key in ("row_filter", "aggregation", "join"):
+                    ds.pop(key, None)
                 for col in ds.get("columns", {}).values():
                     col.pop("mask", None)
+                    col.pop("projection", None)
         if isinstance(doc, dict) and "probes" in doc:
             for probe in doc["probes"].values():
                 probe.pop("where", None)  # no row filter: no dimension selects rows

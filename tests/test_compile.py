@@ -64,6 +64,9 @@ def test_file_order_and_manifest(tmp_path: Path) -> None:
         "snowflake/020_salt_functions.sql",
         "snowflake/030_row_access_policies.sql",
         "snowflake/040_masking_policies.sql",
+        "snowflake/041_projection_policies.sql",
+        "snowflake/042_aggregation_policies.sql",
+        "snowflake/043_join_policies.sql",
         "snowflake/050_attachments.sql",
     ]
     out = tmp_path / "out"

@@ -54,8 +54,11 @@ def messages(doc: dict[str, Any], rule: str | None = None) -> str:
 
 
 def least_privilege(dbx: DatabricksEstate, governed: tuple[str, ...], who: str = READER) -> None:
-    """The reader grants of docs/live.md, and nothing else: the reader is no longer an admin."""
+    """The reader grants of docs/live.md, and nothing else: the reader is no longer an admin.
+    READ METADATA on the metastore lists its ABAC policies (Beta, unity-catalog/abac/metastore-
+    policies), which apply to every governed table."""
     dbx.admins.clear()
+    dbx.metastore_readers.add(who)
     for priv in ("USE_CATALOG", "READ_METADATA"):
         dbx.grant("CATALOG", "governance", priv, who)
     for priv in ("USE_SCHEMA", "MANAGE", "SELECT"):

@@ -205,7 +205,7 @@ def test_a_dataset_key_renamed_with_its_table_changes_nothing(tmp_path: Path) ->
     for file in ("datasets.yaml", "surfaces.yaml", "probes.yaml"):
         path = d / "policies" / file
         text = path.read_text()
-        path.write_text(text.replace("assay_results:", "assay_results_wh:").replace("assay_results]", "assay_results_wh]").replace("assay_results\n", "assay_results_wh\n").replace("replica_of: assay_results_wh", "replica_of: assay_results_wh"))  # fmt: skip
+        path.write_text(text.replace("assay_results:", "assay_results_wh:").replace("assay_results]", "assay_results_wh]").replace("[assay_results,", "[assay_results_wh,").replace("assay_results\n", "assay_results_wh\n").replace("replica_of: assay_results_wh", "replica_of: assay_results_wh"))  # fmt: skip
     code, out, err = cli(d, "lint", "policies")
     assert code == 0, out + err
     for fmt in ("json", "text"):

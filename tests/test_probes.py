@@ -101,7 +101,7 @@ INVALID = [
         "probes.p: missing required key 'owner'",
     ),
     (
-        CRO_CNS.replace("warehouse_agent: masked", "warehouse_agent: hidden"),
+        CRO_CNS.replace("warehouse_agent: masked", "warehouse_agent: secret"),
         9,
         24,
         "probes.p.expect.warehouse_agent: Input should be 'clear', 'masked'",

@@ -281,6 +281,47 @@ def test_verify_shows_its_stages(terminal: Callable[[], list[Recorder]]) -> None
     assert stages[0] == "verify: compiling"
 
 
+def test_import_shows_its_stages(
+    platforms: Platforms, terminal: Callable[[], list[Recorder]], tmp_path: Path
+) -> None:
+    """accord import (text only): from SQL and from a live platform, the same output with and
+    without a terminal."""
+    compiled = tmp_path / "compiled"
+    assert run_cli(["compile", POLICIES, "--out", str(compiled)]).returncode == 0
+    sql = sorted(str(p) for p in (compiled / "databricks").glob("*.sql"))
+    argv = [
+        ["import", *sql, "--out", "imported"],
+        ["import", "--platform", "snowflake", "--out", "imported"],
+    ]
+    plain = []
+    for i, words in enumerate(argv):
+        (tmp_path / f"plain{i}").mkdir()
+        plain.append(run_cli(words, cwd=tmp_path / f"plain{i}"))
+    made = terminal()
+    for i, words in enumerate(argv):
+        (tmp_path / f"shown{i}").mkdir()
+        shown = run_cli(words, cwd=tmp_path / f"shown{i}")
+        assert (shown.returncode, shown.stdout) == (plain[i].returncode, plain[i].stdout)
+        assert shown.returncode in (0, 1), shown.stderr
+    assert len(made) == 2 and all(r.ended >= 1 for r in made)
+    assert made[0].stages[0] == "import: reading the SQL"
+    assert "import: linting what was written" in made[0].stages
+    assert made[1].stages[0] == "snowflake: connecting"
+
+
+# slow: a local Spark started for the run
+@pytest.mark.slow
+def test_verify_on_two_engines_shows_its_stages(terminal: Callable[[], list[Recorder]]) -> None:
+    pytest.importorskip("pyspark")
+    made = terminal()
+    run = run_cli(["verify", POLICIES, "--engine", "all"])
+    assert run.returncode == 0, run.stdout + run.stderr
+    (recorder,) = made
+    assert recorder.stages[:2] == ["verify: starting a local Spark", "verify: compiling"]
+    assert any(s.startswith("verify: every persona's answers on Spark") for s in recorder.stages)
+    assert not recorder.drawn  # cleared before the report
+
+
 # --- the pieces
 
 

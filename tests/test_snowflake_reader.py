@@ -21,6 +21,7 @@ import pytest
 
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
+from accord.targets.identity import ConstraintAttachment
 from accord.targets.objects import MappingTable, MaskAttachment, RowFilterAttachment, TagAssignment
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
@@ -29,7 +30,15 @@ from tests.standins.snowflake import Session, SnowflakeEstate
 
 READER = "ACCORD_READER"
 SF = ["--platform", "snowflake"]
-GLOBALS = ("APPLY MASKING POLICY", "APPLY ROW ACCESS POLICY", "APPLY TAG", "MANAGE GRANTS")
+GLOBALS = (
+    "APPLY MASKING POLICY",
+    "APPLY ROW ACCESS POLICY",
+    "APPLY PROJECTION POLICY",
+    "APPLY AGGREGATION POLICY",
+    "APPLY JOIN POLICY",
+    "APPLY TAG",
+    "MANAGE GRANTS",
+)
 SALT = "GOVERNANCE.POLICIES.SUBJECT_PSEUDONYM_SALT"
 
 
@@ -64,7 +73,7 @@ def least_privilege(
             sf.grant_to_role("GOVERNANCE_READ", privilege, "ACCOUNT")
     sf.grant_to_role(READER, "USAGE", "ROLE", "GOVERNANCE_READ")
     tables = {o.table for o in expected if isinstance(o, MaskAttachment | RowFilterAttachment)}
-    tables |= {o.table for o in expected if isinstance(o, TagAssignment)}
+    tables |= {o.table for o in expected if isinstance(o, TagAssignment | ConstraintAttachment)}
     tables |= {o.name for o in expected.of(MappingTable)}
     for table in sorted(tables):
         db, schema, _ = table.split(".")

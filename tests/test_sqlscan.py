@@ -90,6 +90,7 @@ SNOWFLAKE_CASES = [
             "line": 2,
             "column": 1,
             "name": "gov.rap",
+            "policy_kind": "ROW ACCESS",
             "params": (Param("programme", "VARCHAR"), Param("region", "VARCHAR(2)")),
             "returns": "BOOLEAN",
             "body_sql": "IS_ROLE_IN_SESSION('STEWARD') OR programme = 'P1'",
@@ -111,6 +112,7 @@ SNOWFLAKE_CASES = [
             "line": 1,
             "column": 11,
             "name": "Gov Db.pol.My Policy",
+            "policy_kind": "MASKING",
             "params": (Param("val", "STRING"), Param("n", "NUMBER(10, 2)")),
             "returns": "STRING",
             "body_sql": "CASE WHEN CURRENT_ROLE() = 'A' THEN val ELSE '***' END",
@@ -126,6 +128,7 @@ SNOWFLAKE_CASES = [
         {
             "kind": "alter_policy_body",
             "name": "gov.mask",
+            "policy_kind": "MASKING",
             "body_sql": "SHA2(val, 256)",
             "body_text": "SHA2(val, 256)",
             "body_line": 2,
@@ -138,6 +141,7 @@ SNOWFLAKE_CASES = [
         {
             "kind": "alter_policy_body",
             "name": "gov.rap",
+            "policy_kind": "ROW ACCESS",
             "body_sql": "TRUE",
             "body_text": "TRUE",
             "body_line": 1,
@@ -289,13 +293,174 @@ SNOWFLAKE_CASES = [
     ),
     pytest.param(
         "DROP MASKING POLICY IF EXISTS gov.mask",
-        {"kind": "drop_masking_policy", "name": "gov.mask"},
+        {"kind": "drop_masking_policy", "name": "gov.mask", "policy_kind": "MASKING"},
         id="drop_masking_policy",
     ),
     pytest.param(
         "DROP ROW ACCESS POLICY gov.rap",
-        {"kind": "drop_row_access_policy", "name": "gov.rap"},
+        {"kind": "drop_row_access_policy", "name": "gov.rap", "policy_kind": "ROW ACCESS"},
         id="drop_row_access_policy",
+    ),
+    # projection, aggregation and join policies, in the forms docs.snowflake.com documents
+    # (sql-reference/sql/create-projection-policy, create-aggregation-policy, create-join-policy,
+    # alter-*-policy, alter-table)
+    pytest.param(
+        "CREATE OR REPLACE PROJECTION POLICY gov.pol.proj AS () RETURNS PROJECTION_CONSTRAINT ->\n"
+        "  CASE WHEN IS_ROLE_IN_SESSION('ANALYST') THEN PROJECTION_CONSTRAINT(ALLOW => true)\n"
+        "       ELSE PROJECTION_CONSTRAINT(ALLOW => false, ENFORCEMENT => 'NULLIFY') END\n"
+        "  COMMENT = 'p'",
+        {
+            "kind": "projection_policy",
+            "name": "gov.pol.proj",
+            "policy_kind": "PROJECTION",
+            "returns": "PROJECTION_CONSTRAINT",
+            "body_sql": "CASE WHEN IS_ROLE_IN_SESSION('ANALYST') THEN PROJECTION_CONSTRAINT(ALLOW => TRUE)"
+            " ELSE PROJECTION_CONSTRAINT(ALLOW => FALSE, ENFORCEMENT => 'NULLIFY') END",
+            "body_text": "CASE WHEN IS_ROLE_IN_SESSION('ANALYST') THEN PROJECTION_CONSTRAINT(ALLOW => true)\n"
+            "       ELSE PROJECTION_CONSTRAINT(ALLOW => false, ENFORCEMENT => 'NULLIFY') END",
+            "body_line": 2,
+            "body_column": 3,
+            "or_replace": True,
+            "comment": "p",
+        },
+        id="projection_policy",
+    ),
+    pytest.param(
+        "CREATE AGGREGATION POLICY IF NOT EXISTS gov.pol.agg AS () RETURNS AGGREGATION_CONSTRAINT ->"
+        " CASE WHEN IS_ROLE_IN_SESSION('ADMIN') THEN NO_AGGREGATION_CONSTRAINT()"
+        " ELSE AGGREGATION_CONSTRAINT(MIN_GROUP_SIZE => 5) END",
+        {
+            "kind": "aggregation_policy",
+            "name": "gov.pol.agg",
+            "policy_kind": "AGGREGATION",
+            "returns": "AGGREGATION_CONSTRAINT",
+            "body_sql": "CASE WHEN IS_ROLE_IN_SESSION('ADMIN') THEN NO_AGGREGATION_CONSTRAINT()"
+            " ELSE AGGREGATION_CONSTRAINT(MIN_GROUP_SIZE => 5) END",
+            "body_text": "CASE WHEN IS_ROLE_IN_SESSION('ADMIN') THEN NO_AGGREGATION_CONSTRAINT()"
+            " ELSE AGGREGATION_CONSTRAINT(MIN_GROUP_SIZE => 5) END",
+            "body_line": 1,
+            "body_column": 93,
+            "if_not_exists": True,
+        },
+        id="aggregation_policy",
+    ),
+    pytest.param(
+        "CREATE JOIN POLICY jp1 AS () RETURNS JOIN_CONSTRAINT -> JOIN_CONSTRAINT(JOIN_REQUIRED => TRUE)",
+        {
+            "kind": "join_policy",
+            "name": "jp1",
+            "policy_kind": "JOIN",
+            "returns": "JOIN_CONSTRAINT",
+            "body_sql": "JOIN_CONSTRAINT(JOIN_REQUIRED => TRUE)",
+            "body_text": "JOIN_CONSTRAINT(JOIN_REQUIRED => TRUE)",
+            "body_line": 1,
+            "body_column": 57,
+        },
+        id="join_policy",
+    ),
+    pytest.param(
+        "CREATE STORAGE LIFECYCLE POLICY gov.pol.expire AS (d DATE) RETURNS BOOLEAN ->\n"
+        "  d < DATEADD(day, -30, CURRENT_DATE())",
+        {
+            "kind": "policy",
+            "name": "gov.pol.expire",
+            "policy_kind": "STORAGE LIFECYCLE",
+            "params": (Param("d", "DATE"),),
+            "returns": "BOOLEAN",
+            "body_sql": "d < DATEADD(DAY, -30, CURRENT_DATE)",
+            "body_text": "d < DATEADD(day, -30, CURRENT_DATE())",
+            "body_line": 2,
+            "body_column": 3,
+        },
+        id="policy_of_a_kind_accord_does_not_model",
+    ),
+    pytest.param(
+        "ALTER JOIN POLICY jp1 SET BODY -> JOIN_CONSTRAINT(JOIN_REQUIRED => FALSE)",
+        {
+            "kind": "alter_policy_body",
+            "name": "jp1",
+            "policy_kind": "JOIN",
+            "body_sql": "JOIN_CONSTRAINT(JOIN_REQUIRED => FALSE)",
+            "body_text": "JOIN_CONSTRAINT(JOIN_REQUIRED => FALSE)",
+            "body_line": 1,
+            "body_column": 35,
+        },
+        id="alter_policy_body_join",
+    ),
+    pytest.param(
+        "DROP PROJECTION POLICY IF EXISTS gov.pol.proj",
+        {"kind": "drop_projection_policy", "name": "gov.pol.proj", "policy_kind": "PROJECTION"},
+        id="drop_projection_policy",
+    ),
+    pytest.param(
+        "DROP AGGREGATION POLICY gov.pol.agg",
+        {"kind": "drop_aggregation_policy", "name": "gov.pol.agg", "policy_kind": "AGGREGATION"},
+        id="drop_aggregation_policy",
+    ),
+    pytest.param(
+        "DROP JOIN POLICY jp1",
+        {"kind": "drop_join_policy", "name": "jp1", "policy_kind": "JOIN"},
+        id="drop_join_policy",
+    ),
+    pytest.param(
+        "ALTER TABLE customers MODIFY COLUMN email SET PROJECTION POLICY gov.pol.proj FORCE",
+        {
+            "kind": "set_projection_policy",
+            "table": "customers",
+            "column_name": "email",
+            "policy": "gov.pol.proj",
+            "force": True,
+        },
+        id="set_projection_policy",
+    ),
+    pytest.param(
+        "ALTER TABLE customers ALTER COLUMN email UNSET PROJECTION POLICY",
+        {"kind": "unset_projection_policy", "table": "customers", "column_name": "email"},
+        id="unset_projection_policy",
+    ),
+    pytest.param(
+        "ALTER TABLE t1 SET AGGREGATION POLICY gov.pol.agg ENTITY KEY (subject_id) FORCE",
+        {
+            "kind": "set_aggregation_policy",
+            "table": "t1",
+            "policy": "gov.pol.agg",
+            "columns": ("subject_id",),
+            "force": True,
+        },
+        id="set_aggregation_policy",
+    ),
+    pytest.param(
+        "ALTER TABLE t1 UNSET AGGREGATION POLICY",
+        {"kind": "unset_aggregation_policy", "table": "t1"},
+        id="unset_aggregation_policy",
+    ),
+    pytest.param(
+        "ALTER TABLE join_table_2 SET JOIN POLICY jp1 ALLOWED JOIN KEYS (col1)",
+        {
+            "kind": "set_join_policy",
+            "table": "join_table_2",
+            "policy": "jp1",
+            "columns": ("col1",),
+        },
+        id="set_join_policy",
+    ),
+    pytest.param(
+        "ALTER TABLE join_table_2 UNSET JOIN POLICY",
+        {"kind": "unset_join_policy", "table": "join_table_2"},
+        id="unset_join_policy",
+    ),
+    pytest.param(
+        "CREATE OR REPLACE FUNCTION my_udf(x VARCHAR) RETURNS VARCHAR LANGUAGE PYTHON"
+        " RUNTIME_VERSION = '3.10' IMPORTS = ('@my_stage/my_module.py') HANDLER = 'my_module.run'",
+        {
+            "kind": "function",
+            "name": "my_udf",
+            "params": (Param("x", "VARCHAR"),),
+            "returns": "VARCHAR",
+            "language": "PYTHON",
+            "or_replace": True,
+        },
+        id="function_python_staged",
     ),
     pytest.param(
         "CREATE TABLE t (a INT, b VARCHAR)",
@@ -483,6 +648,41 @@ DATABRICKS_CASES = [
             "abac": {"securable_type": "CATALOG", "securable": "cat"},
         },
         id="drop_abac_policy",
+    ),
+    # a pipeline's datasets, in the forms the Lakeflow / DLT SQL reference documents
+    # (docs.databricks.com dlt-sql-ref-create-streaming-table, -create-materialized-view)
+    pytest.param(
+        "CREATE OR REFRESH STREAMING TABLE st (\n"
+        "  s STRING, CONSTRAINT ok EXPECT (s IS NOT NULL) ON VIOLATION DROP ROW\n"
+        ") COMMENT 'c' AS SELECT CASE WHEN is_member('hr') THEN salary END AS s FROM STREAM(t)",
+        {
+            "kind": "pipeline_view",
+            "name": "st",
+            "dataset_kind": "STREAMING TABLE",
+            "body_sql": "SELECT CASE WHEN IS_MEMBER('hr') THEN salary END AS s FROM STREAM (t)",
+            "body_text": "SELECT CASE WHEN is_member('hr') THEN salary END AS s FROM STREAM(t)",
+            "body_line": 3,
+            "body_column": 18,
+        },
+        id="pipeline_view_streaming_table",
+    ),
+    pytest.param(
+        "CREATE OR REPLACE TEMPORARY LIVE VIEW v AS SELECT * FROM LIVE.src",
+        {
+            "kind": "pipeline_view",
+            "name": "v",
+            "dataset_kind": "LIVE VIEW",
+            "body_sql": "SELECT * FROM LIVE.src",
+            "body_text": "SELECT * FROM LIVE.src",
+            "body_line": 1,
+            "body_column": 44,
+        },
+        id="pipeline_view_live_view",
+    ),
+    pytest.param(
+        "CREATE OR REFRESH STREAMING TABLE fed_by_flows",
+        {"kind": "pipeline_view", "name": "fed_by_flows", "dataset_kind": "STREAMING TABLE"},
+        id="pipeline_view_without_a_query",
     ),
     pytest.param(
         "INSERT INTO t VALUES (1, 'a;b')",

@@ -90,7 +90,7 @@ def test_unmutated_output_passes(source: str, compiled: Path) -> None:
     report = verify(load_project(POLICIES), None if source == "in-memory" else str(compiled))
     assert report.mismatches == []
     assert report.checks >= 50
-    assert report.personas == 4 and report.datasets == 4
+    assert report.personas == 4 and report.datasets == 5
     assert report.platforms == ("databricks", "snowflake")
 
 
@@ -100,7 +100,7 @@ def test_cli_passes_and_counts_checks(compiled: Path) -> None:
     last = out.strip().splitlines()[-1]
     assert (
         last.startswith("accord verify: ")
-        and " checks, 4 personas, 4 datasets, 2 platforms" in last
+        and " checks, 4 personas, 5 datasets, 2 platforms" in last
     )
     assert last.endswith(": 0 mismatches")
 

@@ -74,6 +74,14 @@ class PlatformFacts:
     secure_views: bool
     #: a function body may qualify a parameter with the function's name (``f.param``)
     qualified_parameters: bool
+    #: the policies beside row filters and masks the platform has, as the policy format names
+    #: them: Snowflake's projection (per column), aggregation and join policies (per table;
+    #: sql-reference/sql/create-projection-policy, create-aggregation-policy, create-join-policy)
+    constraint_policies: tuple[str, ...] = ()
+    #: ``substr(s, 0, n)`` starts at the first character, as position 1 does (Spark SQL, which
+    #: Databricks SQL descends from: ``UTF8String.substringSQL``, seen on Spark 4.2); DuckDB's
+    #: ``substring`` counts position 0 as the one before the first
+    substring_zero_is_first: bool = False
 
     def fold(self, name: str) -> str:
         """An unquoted identifier as the platform stores it (a table, column or role name)."""
@@ -129,6 +137,7 @@ SNOWFLAKE = PlatformFacts(
     index_kinds=("cortex_search",),
     secure_views=True,
     qualified_parameters=False,
+    constraint_policies=("projection", "aggregation", "join"),
 )
 DATABRICKS = PlatformFacts(
     name="databricks",
@@ -152,6 +161,7 @@ DATABRICKS = PlatformFacts(
     index_kinds=("vector_search",),
     secure_views=False,
     qualified_parameters=True,
+    substring_zero_is_first=True,
 )
 
 #: platform name -> its facts, in accord's order

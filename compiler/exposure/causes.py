@@ -178,6 +178,7 @@ class Causes:
             yield from holding
         if c.column is not None:
             yield from self._column_candidates(c, db, dh, platform)
+        yield from self._constraint_candidates(c, db, dh, platform)
         yield from self._row_candidates(c, db, dh, platform)
         if not own:
             yield from holding
@@ -235,6 +236,39 @@ class Causes:
         sh = (new.salt or {}).get(platform)  # type: ignore[call-overload]
         if bool(sb) != bool(sh):
             yield ("masks", mh, "salt", platform) if sh else ("masks", mh)
+
+    def _constraint_candidates(
+        self, c: Change, db: Any, dh: Any, platform: str
+    ) -> Iterator[Path_ | None]:
+        """A projection policy (a column's ``projection``) or an aggregation policy (the
+        dataset's ``aggregation``) added, removed or changed, or who it exempts."""
+        d = c.dataset
+        if c.column is not None:
+            folded = c.column.lower()
+            nh = next((n for n in dh.columns if n.lower() == folded), None)
+            nb = next((n for n in db.columns if n.lower() == folded), None)
+            pb = db.columns[nb].projection if nb else None
+            ph = dh.columns[nh].projection if nh else None
+            where = ("datasets", d, "columns", nh) if nh else ("datasets", d, "columns")
+            if (pb is None) != (ph is None):
+                yield (*where, "projection") if ph is not None else where
+            elif pb is not None and ph is not None:
+                if pb.enforcement != ph.enforcement:
+                    yield (*where, "projection", "enforcement")
+                yield self._membership(
+                    c.persona, platform, (*where, "projection", "allowed_for"),
+                    pb.allowed_for, ph.allowed_for,
+                )  # fmt: skip
+        ab, ah = db.aggregation, dh.aggregation
+        if (ab is None) != (ah is None):
+            yield ("datasets", d, "aggregation") if ah is not None else ("datasets", d)
+        elif ab is not None and ah is not None:
+            if ab.min_group_size != ah.min_group_size:
+                yield ("datasets", d, "aggregation", "min_group_size")
+            yield self._membership(
+                c.persona, platform, ("datasets", d, "aggregation", "unrestricted_for"),
+                ab.unrestricted_for, ah.unrestricted_for,
+            )  # fmt: skip
 
     def _row_candidates(self, c: Change, db: Any, dh: Any, platform: str) -> Iterator[Path_ | None]:
         rb, rh = db.row_filter, dh.row_filter

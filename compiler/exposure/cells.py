@@ -97,6 +97,15 @@ class Cells:
 
     def _row_cell(self, view: semantics.DatasetView, ds: Any) -> Cell:
         disp = view.row_disposition
+        if disp == "aggregated":
+            rows = view.rows
+            return Cell(
+                disp,
+                values=rows.values,
+                dimension=rows.dimension,
+                until=rows.until,
+                group_size=rows.aggregated,
+            )
         if disp != "filtered":
             return PLAIN[disp]
         if view.rows.expression:

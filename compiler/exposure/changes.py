@@ -20,6 +20,10 @@ from accord.compiler.model.identities import Identity, identity_subject
 Kind = Literal["widening", "narrowing"]
 ROW_RANK = {"empty": 0, "denied": 1, "filtered": 2, "clear": 3, "ungoverned": 4}
 COLUMN_RANK = {"empty": 0, "denied": 1, "masked": 2, "clear": 3, "ungoverned": 4}
+#: the dispositions of Snowflake's projection and aggregation policies, placed by the order of
+#: dispositions (compiler/meaning/order.py), not by these ranks: ``aggregated`` is
+#: incomparable with ``filtered`` and ``masked``
+ORDERED_ONLY = frozenset({"hidden", "aggregated"})
 #: what a masked value reveals, per strategy (partial adds its keep_last)
 MASK_LEVEL = {"nullify": 0, "redact": 0, "hash": 1, "partial": 3}
 
@@ -37,6 +41,8 @@ class Cell:
     #: rows a hand-written predicate decides (not resolved to entitlement values): the
     #: predicate's text on the dataset's platform
     predicate: str | None = None
+    #: rows ``aggregated``: the fewest rows of a group answered
+    group_size: int = 0
     #: columns ``masked``: strategy, whether salted on this platform, characters kept
     strategy: str | None = None
     salted: bool = True
@@ -55,6 +61,8 @@ class Cell:
             dated = dict(self.until)
             shown = [f"{v} until {dated[v]}" if v in dated else v for v in sorted(self.values)]
             return f"filtered ({', '.join(shown) or 'no value'})"
+        if self.disposition == "aggregated" and self.group_size:
+            return f"aggregated (groups of at least {self.group_size})"
         if self.disposition == "masked" and self.strategy:
             extra = ""
             if self.strategy == "hash" and not self.salted:
@@ -70,7 +78,7 @@ EXPIRY_NOTE = "grant expiry "
 
 EMPTY = Cell("empty")
 UNGOVERNED = Cell("ungoverned")
-PLAIN = {d: Cell(d) for d in ROW_RANK.keys() | COLUMN_RANK.keys()}
+PLAIN = {d: Cell(d) for d in ROW_RANK.keys() | COLUMN_RANK.keys() | ORDERED_ONLY}
 
 
 @dataclass(frozen=True)

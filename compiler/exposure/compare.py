@@ -13,12 +13,14 @@ from accord.compiler.exposure.cells import Key
 from accord.compiler.exposure.changes import (
     COLUMN_RANK,
     EXPIRY_NOTE,
+    ORDERED_ONLY,
     ROW_RANK,
     Cause,
     Cell,
     Change,
     Kind,
 )
+from accord.compiler.meaning.order import compare
 from accord.compiler.model.schema import PolicyModel
 
 
@@ -47,6 +49,8 @@ def compare_rows(
     between every row and none, whose values are all of them)."""
     if before == after:
         return []
+    if "aggregated" in (before.disposition, after.disposition):
+        return _compare_aggregated(before, after)
     rb, ra = ROW_RANK[before.disposition], ROW_RANK[after.disposition]
     if rb == ra == ROW_RANK["filtered"]:
         if before.predicate is not None or after.predicate is not None:
@@ -105,6 +109,37 @@ def compare_rows(
     else:
         lost = frozenset()
     return [("narrowing", tuple(sorted(lost)), "")]
+
+
+#: the note of a change between answers neither of which is looser (the order of dispositions)
+INCOMPARABLE = (
+    "{before} and {after} are incomparable (compiler/meaning/order.py): each gives away what the "
+    "other keeps, so the change is both a widening and a narrowing"
+)
+
+
+def _compare_aggregated(before: Cell, after: Cell) -> list[tuple[Kind, tuple[str, ...], str]]:
+    """A change of rows to or from aggregates (an aggregation policy): by the order of
+    dispositions; between two aggregated answers, a smaller group size widens and a larger one
+    narrows, and values shown are gained or lost as for filtered rows."""
+    if before.disposition == after.disposition == "aggregated":
+        out: list[tuple[Kind, tuple[str, ...], str]] = []
+        if after.group_size != before.group_size:
+            kind: Kind = "widening" if after.group_size < before.group_size else "narrowing"
+            out.append((kind, (), f"groups of {before.group_size} -> {after.group_size}"))
+        gained, lost = after.values - before.values, before.values - after.values
+        if before.values and after.values and gained:
+            out.append(("widening", tuple(sorted(gained)), ""))
+        if before.values and after.values and lost:
+            out.append(("narrowing", tuple(sorted(lost)), ""))
+        return out
+    found = compare(after.disposition, before.disposition, "rows")
+    if found == "looser":
+        return [("widening", (), "")]
+    if found == "tighter":
+        return [("narrowing", (), "")]
+    note = INCOMPARABLE.format(before=before.disposition, after=after.disposition)
+    return [("widening", (), note), ("narrowing", (), note)]
 
 
 def expiry_moves(before: Cell, after: Cell) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -173,15 +208,31 @@ def _compare_dimensions(before: Cell, after: Cell) -> list[tuple[Kind, tuple[str
 
 
 def compare_columns(before: Cell, after: Cell) -> Kind | None:
+    """Whether a change of a column cell widens or narrows it (None: neither); a change
+    between incomparable answers is both: :func:`column_changes`."""
+    kinds = column_changes(before, after)
+    return kinds[0][0] if kinds else None
+
+
+def column_changes(before: Cell, after: Cell) -> list[tuple[Kind, tuple[str, ...], str]]:
+    """(kind, (), note) of each way a change of a column cell widens or narrows it."""
+    if ORDERED_ONLY & {before.disposition, after.disposition}:
+        found = compare(after.disposition, before.disposition, "column")
+        if found == "same":
+            return []
+        if found == "incomparable":
+            note = INCOMPARABLE.format(before=before.disposition, after=after.disposition)
+            return [("widening", (), note), ("narrowing", (), note)]
+        return [("widening" if found == "looser" else "narrowing", (), "")]
     rb, ra = COLUMN_RANK[before.disposition], COLUMN_RANK[after.disposition]
     if rb == ra == COLUMN_RANK["masked"]:
         lb, la = before.mask_level(), after.mask_level()
         if lb == la:
-            return None
-        return "widening" if la > lb else "narrowing"
+            return []
+        return [("widening" if la > lb else "narrowing", (), "")]
     if rb == ra:
-        return None
-    return "widening" if ra > rb else "narrowing"
+        return []
+    return [("widening" if ra > rb else "narrowing", (), "")]
 
 
 def cell_changes(
@@ -207,8 +258,7 @@ def cell_changes(
             else next((c for c in also.get(dataset, []) if c.lower() == folded), folded)
         )
         identifier = next((v.identifier for _, v in specs if v.identifier), None)
-        kind = compare_columns(sb, sa)
-        found: list[tuple[Kind, tuple[str, ...], str]] = [(kind, (), "")] if kind else []
+        found: list[tuple[Kind, tuple[str, ...], str]] = column_changes(sb, sa)
     else:
         dimension = sa.dimension or sb.dimension or next(
             (ds.row_filter.entitlement for ds in versions

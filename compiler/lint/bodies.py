@@ -2,9 +2,12 @@
 files the policy and function bodies, the views that decide access per caller, and the hashes
 of masked values.
 
-Views that decide access per caller (a Databricks dynamic view calling ``is_member`` /
-``is_account_group_member`` / ``current_user``, a Snowflake secure view calling
-``CURRENT_ROLE`` / ``IS_ROLE_IN_SESSION``) are read like mask and filter bodies for ACC101,
+Policies of every Snowflake kind (row access, masking, projection, aggregation, join, and a
+kind accord does not model that is written with a body) and functions are read for ACC101,
+ACC103, ACC104 and the hashing rules. Views that decide access per caller (a Databricks dynamic
+view calling ``is_member`` / ``is_account_group_member`` / ``current_user``, a Snowflake secure
+view calling ``CURRENT_ROLE`` / ``IS_ROLE_IN_SESSION``, a pipeline's live view, materialized
+view or streaming table whose query does) are read like mask and filter bodies for ACC101,
 ACC102, ACC103, ACC201 and ACC204; a view that only computes, say, an ``md5`` surrogate key is not.
 SQL findings are located with :func:`compiler.sqlscan.node_position`.
 """
@@ -80,9 +83,15 @@ def within(ctx: Context, e: Expression, node: exp.Expression) -> Location:
 _WHAT = {
     "masking_policy": "masking policy",
     "row_access_policy": "row access policy",
+    "projection_policy": "projection policy",
+    "aggregation_policy": "aggregation policy",
+    "join_policy": "join policy",
+    "policy": "policy",
     "alter_policy_body": "policy",
     "function": "function",
 }
+#: statements that define a policy or function (what ``ALTER ... SET BODY`` refers to)
+_DEFINES = tuple(k for k in _WHAT if k != "alter_policy_body")
 
 #: statements whose body may mask a value: the first parameter is the masked value
 _MASKING = ("masking_policy", "alter_policy_body", "function")
@@ -135,6 +144,11 @@ def access_views(ctx: SqlContext) -> list[Body]:
     def compute() -> list[Body]:
         out = []
         for stmt in ctx.statements:
+            if stmt.kind == "pipeline_view":  # a pipeline's dataset: its query, as a view's
+                if stmt.body is not None and _decides_access(stmt.body):
+                    what = f"{(stmt.dataset_kind or 'view').lower()} {stmt.name}"
+                    out.append(Body(stmt, stmt.body, what, True))
+                continue
             create = stmt.expression
             if stmt.kind != "other" or not isinstance(create, exp.Create):
                 continue
@@ -181,6 +195,8 @@ def at(stmt: Statement, node: exp.Expression) -> Location:
 
 
 def describe(stmt: Statement) -> str:
+    if stmt.kind in ("policy", "alter_policy_body") and stmt.policy_kind:
+        return f"{stmt.policy_kind.lower()} policy {stmt.name}"
     return f"{_WHAT[stmt.kind]} {stmt.name}"
 
 
@@ -194,7 +210,7 @@ def signatures(ctx: SqlContext) -> dict[tuple[str, str], Statement]:
     def compute() -> dict[tuple[str, str], Statement]:
         out: dict[tuple[str, str], Statement] = {}
         for stmt in ctx.statements:
-            if stmt.kind in ("masking_policy", "row_access_policy", "function") and stmt.name:
+            if stmt.kind in _DEFINES and stmt.name:
                 out.setdefault((stmt.dialect, fold(stmt.name)), stmt)
         return out
 
@@ -223,8 +239,10 @@ def _can_mask(ctx: SqlContext, stmt: Statement) -> bool:
     if stmt.kind == "function":
         return bool(stmt.params) and stmt.returns != "BOOLEAN"
     if stmt.kind == "alter_policy_body":
+        if stmt.policy_kind not in (None, "MASKING"):  # ALTER <kind> POLICY names its kind
+            return False
         created = _created(ctx, stmt)
-        return created is None or created.kind != "row_access_policy"
+        return created is None or created.kind == "masking_policy"
     return stmt.kind == "masking_policy"
 
 

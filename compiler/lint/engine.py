@@ -1,6 +1,7 @@
 """The lint engine: runs the registered checks and applies suppressions, once, for every rule.
 
-* :func:`lint_project` runs every policy check over a validated project;
+* :func:`lint_project` runs every policy check over a validated project, and the SQL checks
+  over its ``unmanaged`` entries' SQL (:mod:`compiler.lint.unmanaged`);
 * :func:`lint_sql` / :func:`lint_sql_batch` run every SQL check over files scanned together;
 * :func:`finalize` is what every route of policy findings ends with: entry suppressions
   (``ignore:`` on a ``masks``, ``datasets``, ``indexes`` or ``surfaces`` entry) applied,
@@ -30,6 +31,7 @@ from accord.compiler.lint.checks import (
     sources_of,
 )
 from accord.compiler.lint.finding import Finding
+from accord.compiler.lint.unmanaged import scanned
 from accord.compiler.model.rules import RULES_BY_ID, RuleInfo
 
 if TYPE_CHECKING:
@@ -146,7 +148,39 @@ def lint_project(
     findings = finalize(project, found)  # every rule: the post checks read the suppressions
     for registered in post:
         findings.extend(registered.check(project, findings, selected))
+    if getattr(project.model, "unmanaged", None):
+        findings.extend(_unmanaged(project, selected))
     return sorted({f for f in findings if selected(f.rule)})
+
+
+def _unmanaged(project: Project, selected: Selected) -> list[Finding]:
+    """The SQL checks over the model's unmanaged entries (:mod:`compiler.lint.unmanaged`),
+    all entries together, beside the mapping tables the model compiles; a malformed
+    suppression comment in one is bad input, as in a SQL file."""
+    from accord.compiler.model.grants import grants_tables  # noqa: PLC0415 - pydantic: not on a cache hit
+
+    results = scanned(project)
+    found, problems = lint_sql_batch(results, selected, grants_tables(project.model))
+    if problems:
+        raise InputError(problems)
+    # every entry is scanned as part of one file: a finding in a dbt macro's SQL is restored
+    # with the template of the entry it is in (the one that starts last before it)
+    starts = sorted(
+        (s.line, i) for i, r in enumerate(results) if r.template is not None for s in r.statements
+    )
+    out = []
+    for f in found:
+        before = [i for line, i in starts if line <= f.location.line]
+        template = results[before[-1]].template if before else None
+        if template is not None:
+            f = replace(
+                f,
+                object=template.restore(f.object),
+                message=template.restore(f.message),
+                fix=template.restore(f.fix),
+            )
+        out.append(f)
+    return out
 
 
 def lint_sql(results: Sequence[ScanResult]) -> list[Finding]:

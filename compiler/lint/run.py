@@ -281,6 +281,7 @@ _SECTIONS = (
     "principals",
     "probes",
     "surfaces",
+    "unmanaged",
 )
 
 
@@ -547,7 +548,7 @@ def _lint_project(
     index_key = None
     entries: dict[str, str] | None = None
     skeleton = ""
-    if key is not None and digests is not None:
+    if key is not None and digests is not None and not _unmanaged_in(documents):
         # incremental lint (compiler/lint/incremental/deps.py): the rules whose inputs this edit did not
         # change keep their findings; the others are re-run on the validated project
         index_key = deps.index_key(digests, options)
@@ -604,6 +605,14 @@ def _lint_project(
             found = verdict.Verdict(skeleton, entries, ignores, len(project.files))
             verdict.write(index_key, found)
     return findings, len(project.files)
+
+
+def _unmanaged_in(documents: list[tuple[bytes, str]]) -> bool:
+    """Whether a file may hold an ``unmanaged`` section (its name, or an escape that may spell
+    it): its SQL is linted on every run that is not answered from the cache, and incremental
+    lint, whose run without validation reads a skeleton of the model that has no such section,
+    stands aside."""
+    return any(b"unmanaged" in blob or b"\\" in blob for blob, _ in documents)
 
 
 def _with_ignored(

@@ -29,7 +29,15 @@ from accord.compiler.model.salts import SaltBox, SaltError
 from accord.compiler.model.schema import Grant
 from accord.compiler.model.validate import Project, dimension_path
 from accord.targets import sql as tsql
-from accord.targets.identity import describe_object, fingerprint, identity, is_definition, same_body
+from accord.targets.identity import (
+    ConstraintAttachment,
+    ConstraintPolicy,
+    describe_object,
+    fingerprint,
+    identity,
+    is_definition,
+    same_body,
+)
 from accord.targets.inspect import LiveCatalog, table_columns
 from accord.targets.objects import (
     AbacPolicy,
@@ -57,7 +65,7 @@ class Locator:
         self.policy_uses: dict[str, CatalogObject] = {}
         for catalog in expected.values():
             for o in catalog:
-                if isinstance(o, MaskAttachment | RowFilterAttachment):
+                if isinstance(o, MaskAttachment | RowFilterAttachment | ConstraintAttachment):
                     self.policy_uses.setdefault(o.policy.upper(), o)
 
     def dataset_of(self, table: str, platform: str) -> str | None:
@@ -80,7 +88,9 @@ class Locator:
         p = self.project
         if obj.source:
             return p.loc(*obj.source), f"{obj.source[0]}.{obj.source[1]}"
-        if isinstance(obj, MaskAttachment | RowFilterAttachment | TagAssignment):
+        if isinstance(
+            obj, MaskAttachment | RowFilterAttachment | TagAssignment | ConstraintAttachment
+        ):
             ds = self.dataset_of(obj.table, platform)
             if ds is not None:
                 column = getattr(obj, "column", None)
@@ -101,6 +111,18 @@ class Locator:
 
 
 def _changed_what(old: CatalogObject, new: CatalogObject, platform: str) -> str:
+    if isinstance(old, ConstraintPolicy) and isinstance(new, ConstraintPolicy):
+        parts = [] if same_body(old.body, new.body, platform) else ["body"]
+        parts += ["comment"] if old.comment != new.comment else []
+        return ", ".join(parts) or "definition"
+    if isinstance(old, ConstraintAttachment) and isinstance(new, ConstraintAttachment):
+        if old.policy.upper() != new.policy.upper():
+            return f"points at {old.policy}, the model attaches {new.policy}"
+        keys = getattr(old, "allowed_join_keys", ()), getattr(new, "allowed_join_keys", ())
+        if keys[0] != keys[1]:
+            shown = [", ".join(k) or "any column" for k in keys]
+            return f"allows joins on {shown[0]}, the model on {shown[1]}"
+        return "its definition differs"
     if isinstance(old, RowFilterPolicy | MaskPolicy) and isinstance(
         new, RowFilterPolicy | MaskPolicy
     ):
@@ -188,7 +210,9 @@ def drift_platform(
     model_objs = {identity(o): o for o in expected}
     live_objs = {identity(o): o for o in live.catalog}
     model_policies = {
-        o.name.upper() for o in expected if isinstance(o, RowFilterPolicy | MaskPolicy)
+        o.name.upper()
+        for o in expected
+        if isinstance(o, RowFilterPolicy | MaskPolicy | ConstraintPolicy)
     }
     model_policies |= {o.function.upper() for o in expected if isinstance(o, AbacPolicy)}
 
@@ -264,7 +288,7 @@ def drift_platform(
             what = _changed_what(have, want, platform)
             policy = getattr(have, "policy", "")
             if (
-                isinstance(have, MaskAttachment | RowFilterAttachment)
+                isinstance(have, MaskAttachment | RowFilterAttachment | ConstraintAttachment)
                 and policy.upper() not in model_policies
             ):
                 add(
@@ -304,6 +328,17 @@ def drift_platform(
             f"{reach}: whoever holds it can select the salt (only {owner}, the owner of the "
             "policies that call it, may)",
             spelling.revoke_hint(g.function, g.privilege, g.grantee, g.via, g.kind),
+        )
+    for what in live.access_policies:  # ABAC GRANT / DENY policies over governed tables
+        findings.append(
+            Finding(
+                project.loc("platforms", platform),
+                "ACC702",
+                f"platforms.{platform}",
+                f"{platform}: {what}: the model did not put it there, and it changes what "
+                "identities can reach",
+                "remove it (DROP POLICY ... ON ...), or model what it is for",
+            )
         )
     for what in live.not_in_effect:
         findings.append(
@@ -674,22 +709,16 @@ def unmanaged(expected: Catalog, live: LiveCatalog) -> Iterable[CatalogObject]:
     policy): the plan swaps it out and drops the policy, as a plan from a recorded base
     does."""
     model_ids = {identity(o) for o in expected}
-    model_policies = {
-        o.name.upper() for o in expected if isinstance(o, RowFilterPolicy | MaskPolicy)
-    }
-    retired = {
-        o.name.upper() for o in live.catalog if isinstance(o, RowFilterPolicy | MaskPolicy)
-    } - model_policies
+    policies = RowFilterPolicy | MaskPolicy | ConstraintPolicy
+    model_policies = {o.name.upper() for o in expected if isinstance(o, policies)}
+    retired = {o.name.upper() for o in live.catalog if isinstance(o, policies)} - model_policies
     for o in live.catalog:
         if is_definition(o):
             continue
         uses = getattr(o, "policy", None) or getattr(o, "function", None) or ""
-        if isinstance(o, MaskAttachment | RowFilterAttachment | AbacPolicy) and (
-            uses.upper() in retired
-        ):
+        attached = MaskAttachment | RowFilterAttachment | ConstraintAttachment
+        if isinstance(o, attached | AbacPolicy) and uses.upper() in retired:
             continue
-        foreign = isinstance(o, MaskAttachment | RowFilterAttachment) and (
-            o.policy.upper() not in model_policies
-        )
+        foreign = isinstance(o, attached) and o.policy.upper() not in model_policies
         if identity(o) not in model_ids or foreign:
             yield o

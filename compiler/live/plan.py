@@ -86,6 +86,8 @@ def plan_from_live(
     recreate: dict[str, dict[str, str]] = {}
     for p in platforms:
         live = lives[p]
+        left = live.coverage.left_alone if live.coverage is not None else []
+        notes += [f"{p}: {what}: left alone, not planned" for what in sorted(left)]
         if live.unreadable:
             raise PlanError(
                 f"{p}: could not read "

@@ -5,7 +5,9 @@ it holds (:func:`targets.inspect.introspect`), and closes every connection on le
 the block, whether it ends or fails (a connection opened before a later one failed included).
 Inside the block the connections are open for what needs them still (drift's canary digests).
 An answer the platform gave about an object that was not asked about is ignored by the reader
-and said here, on standard error, as a warning.
+and said here, on standard error, as a warning. What the model's ``unmanaged`` entries name is
+taken out of what was read (:func:`targets.unmanaged.leave_alone`): drift and plan leave it
+alone, and the coverage lists it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from accord.compiler.core.visible import visible
 from accord.compiler.model.validate import Project
 from accord.targets import lower_all
 from accord.targets.inspect import LiveCatalog, UnreadableAnswer, introspect
+from accord.targets.unmanaged import leave_alone
 
 
 def expected_catalogs(project: Project, platforms: list[str]) -> dict[str, Any]:
@@ -60,7 +63,8 @@ def session(
             try:
                 progress(f"{p}: connecting")
                 executors[p] = open_executor(p, options)
-                catalogs[p] = introspect(p, executors[p], expected[p], progress, options.jobs)
+                read = introspect(p, executors[p], expected[p], progress, options.jobs)
+                catalogs[p] = leave_alone(project.model, expected[p], read)
             except UnreadableAnswer as err:  # located where the model names what was read
                 where = project.loc("platforms", p, "governance_schema")
                 raise InputError(Diagnostic(where, str(err))) from None

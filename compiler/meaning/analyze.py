@@ -11,7 +11,10 @@ Three parts:
   governed or identifier column -- against every surface that reaches it, with the
   disposition ``clear``, ``masked``, ``filtered``, ``denied`` or ``ungoverned``;
 * the divergences (ACC403): the same facts looser on one surface than on another, which
-  surface decides (the loosest answers for the mesh) and for which personas.
+  surface decides (the loosest answers for the mesh) and for which personas;
+
+and, when the model keeps ``unmanaged`` entries, what each reaches, as ``unknown``
+(:mod:`compiler.meaning.unmanaged`): never counted as governed.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from accord.compiler.core import markdown
 from accord.compiler.core.jsonindent import Encoder, Raw, scalar
 from accord.compiler.core.platforms import facts
 from accord.compiler.core.visible import plain, visible
-from accord.compiler.meaning import divergence, semantics
+from accord.compiler.meaning import divergence, semantics, unmanaged
 from accord.compiler.model.identities import identity_subject, subject, subjects
 from accord.compiler.model.identities import label as subject_label
 from accord.compiler.model.schema import PolicyModel
@@ -168,6 +171,8 @@ class Analysis:
     per_persona: dict[str, int]
     #: divergences whose loose surface says ``ignore: {ACC403: reason}``: (group, reason)
     suppressed: tuple[tuple[DivergenceGroup, str], ...] = ()
+    #: what the model's unmanaged entries reach: unknown, never governed
+    unmanaged: tuple[unmanaged.Reached, ...] = ()
 
     @cached_property
     def matrix(self) -> dict[str, tuple[Cell, ...]]:
@@ -318,6 +323,7 @@ def analyze(model: PolicyModel) -> Analysis:
         divergences=tuple(divergences),
         per_persona=per_persona,
         suppressed=tuple(suppressed),
+        unmanaged=tuple(unmanaged.reached(model)),
     )
 
 
@@ -392,6 +398,23 @@ def _tables(a: Analysis) -> Iterator[Table | Sparse]:
         ["persona", "divergences"],
         [[subject_label(p), str(n)] for p, n in a.per_persona.items()],
     )
+    if a.unmanaged:
+        yield (
+            "Unmanaged objects (what they reach is unknown: accord does not judge them)",
+            ["entry", "platform", "kind", "name", "reaches", "dataset", "disposition"],
+            [
+                [
+                    r.entry,
+                    r.platform,
+                    r.kind,
+                    r.name,
+                    (f"{r.table}.{r.column}" if r.column else r.table) or "-",
+                    r.dataset or "-",
+                    r.disposition,
+                ]
+                for r in a.unmanaged
+            ],
+        )
 
 
 def _persona_tables(m: Matrix) -> Iterator[Sparse]:
@@ -435,6 +458,14 @@ def _cells(ks: list[int], texts: list[str]) -> list[tuple[int, str]]:
 
 
 def summary(a: Analysis) -> str:
+    text = _summary(a)
+    if a.unmanaged:
+        entries = len({r.entry for r in a.unmanaged})
+        text += f"; {entries} unmanaged object{'s' if entries != 1 else ''} not judged (unknown)"
+    return text
+
+
+def _summary(a: Analysis) -> str:
     n = sum(a.per_persona.values())
     if not n and a.suppressed:
         return f"accord analyze: no divergences ({len(a.suppressed)} distinct suppressed)"
@@ -609,6 +640,8 @@ def json_chunks(a: Analysis) -> list[str]:
     }
     if a.suppressed:
         doc["suppressed"] = plain([{**asdict(d), "reason": reason} for d, reason in a.suppressed])
+    if a.unmanaged:  # only when the model has any: the document is as it was without
+        doc["unmanaged"] = plain([asdict(r) for r in a.unmanaged])
     # the identities no persona holds, judged all the same: their cells are under
     # ``personas`` by subject (``platform:name``); only when the model has any
     found = [identity_subject(s) for s in a.cells.seen]

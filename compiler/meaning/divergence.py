@@ -10,10 +10,12 @@ and ``accord diff``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from accord.compiler.meaning.order import COLUMNS, compare
 from accord.compiler.meaning.semantics import (
     Disposition,
     Perspective,
@@ -26,7 +28,17 @@ from accord.compiler.meaning.semantics import (
 from accord.compiler.model.identities import identity_subject, subjects
 from accord.compiler.model.schema import PolicyModel
 
-_COLUMN_OPENNESS = {"clear": 2, "ungoverned": 2, "masked": 1, "denied": 0}
+
+def _openness(disposition: str) -> tuple[int, int]:
+    """A linear order that extends the order of column dispositions
+    (:mod:`compiler.meaning.order`): what to compare a place with first."""
+    point = COLUMNS[disposition]
+    return (sum(point), point[0])
+
+
+def _looser_or_apart(a: str, b: str) -> bool:
+    """``a`` gives away something ``b`` keeps: looser, or incomparable."""
+    return compare(a, b, "column") in ("looser", "incomparable")
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,9 @@ def reaches(model: PolicyModel) -> dict[str, list[tuple[str, str]]]:
 def _describe_rows(rows: RowSet, disposition: Disposition) -> str:
     if disposition == "ungoverned":
         return "every row (ungoverned)"
+    if rows.aggregated and not rows.nothing:
+        plain = _describe_rows(dataclasses.replace(rows, aggregated=0), "clear")
+        return f"{plain} only in aggregates over groups of at least {rows.aggregated} rows"
     if rows.all:
         return "every row"
     if rows.nothing:
@@ -336,12 +351,24 @@ def _row_divergences(
                 best = rb
         if best is not None:
             strictest[ra] = best
+    # row by row against aggregates, neither covering the other (the order of dispositions:
+    # incomparable): the place answered row by row gives away what the other keeps
+    apart: dict[RowSet, RowSet] = {}
+    for ra in distinct:
+        if ra in strictest or ra.aggregated:
+            continue
+        for rb in distinct:
+            if rb.aggregated and ra.covers(rb) is False and rb.covers(ra) is False:
+                apart[ra] = rb
+                break
     for a in places:
         va = view(*a)
-        if va.rows not in strictest:
+        other = strictest.get(va.rows) or apart.get(va.rows)
+        if other is None:
             continue
-        b = first_with[strictest[va.rows]]
+        b = first_with[other]
         vb = view(*b)
+        tail = "; neither answers less than the other" if va.rows in apart else ""
         yield Divergence(
             persona,
             ("dataset", root),
@@ -349,7 +376,7 @@ def _row_divergences(
             Reach(*b),
             "rows",
             f"{a[0]} shows {_describe_rows(va.rows, va.row_disposition)} of {a[1]}; {b[0]} "
-            f"shows {_describe_rows(vb.rows, vb.row_disposition)} of {b[1]}",
+            f"shows {_describe_rows(vb.rows, vb.row_disposition)} of {b[1]}{tail}",
         )
 
 
@@ -368,10 +395,12 @@ def _column_divergences(
             if disposition != "denied":
                 by_column.setdefault(name.lower(), []).append((place, name, disposition))
     for entries in by_column.values():
-        b, name_b, disp_b = min(entries, key=lambda e: _COLUMN_OPENNESS[e[2]])
-        floor = _COLUMN_OPENNESS[disp_b]
+        ordered = sorted(entries, key=lambda e: _openness(e[2]))
         for a, name_a, disp_a in entries:
-            if _COLUMN_OPENNESS[disp_a] > floor:
+            b, name_b, disp_b = next(
+                (e for e in ordered if _looser_or_apart(disp_a, e[2])), (a, name_a, disp_a)
+            )
+            if b is not a:
                 yield Divergence(
                     persona,
                     ("dataset", root),
@@ -383,9 +412,10 @@ def _column_divergences(
                 )
 
 
-#: how an identifier's *value* is exposed where the persona reaches rows: in the clear, or
-#: masked (a digest or a redaction: neither gives the value)
-_EXPOSURE = {"clear": 2, "ungoverned": 2, "masked": 1}
+#: how an identifier's *value* is exposed where the persona reaches rows: in the clear, masked
+#: (a digest or a redaction: neither gives the value), only in aggregates, or not at all
+#: (hidden by a projection policy); compared by the order of dispositions
+_EXPOSURE = frozenset({"clear", "ungoverned", "masked", "aggregated", "hidden"})
 
 
 def _domain_divergences(
@@ -406,26 +436,32 @@ def _domain_divergences(
 
     ``places3``: every (surface, dataset, column) of the domain; ``shown``: the persona's
     disposition of each."""
-    places: list[tuple[tuple[str, str, str], Disposition, int]] = []
+    places: list[tuple[tuple[str, str, str], Disposition, tuple[int, int]]] = []
     for place, disposition in zip(places3, shown, strict=True):
-        rank = _EXPOSURE.get(disposition)
-        if rank is not None:
-            places.append((place, disposition, rank))
-    # the strictest place per (replica group, surface), strictest first
-    strictest: dict[tuple[str, str], tuple[int, tuple[str, str, str], Disposition]] = {}
+        if disposition in _EXPOSURE:
+            places.append((place, disposition, _openness(disposition)))
+    # the strictest places per (replica group, surface) (several when incomparable),
+    # strictest first
+    strictest: dict[
+        tuple[str, str], list[tuple[tuple[int, int], tuple[str, str, str], Disposition]]
+    ]
+    strictest = {}
     for place, disposition, rank in places:
         key = (root_of[place[1]], place[0])
-        if key not in strictest or rank < strictest[key][0]:
-            strictest[key] = (rank, place, disposition)
-    ordered = sorted(strictest.items(), key=lambda kv: (kv[1][0], kv[0]))
-    lowest = ordered[0][1][0] if ordered else 0
-    for a3, disp_a, rank_a in places:
-        if rank_a <= lowest:  # nothing is stricter
+        kept = strictest.setdefault(key, [])
+        if any(compare(disposition, d, "column") in ("looser", "same") for _, _, d in kept):
             continue
+        kept[:] = [k for k in kept if compare(k[2], disposition, "column") != "looser"]
+        kept.append((rank, place, disposition))
+    ordered = sorted(
+        ((key, k) for key, kept in strictest.items() for k in kept),
+        key=lambda kv: (kv[1][0], kv[0]),
+    )
+    for a3, disp_a, _ in places:
         group, surface = root_of[a3[1]], a3[0]
-        for (other_group, other_surface), (rank, b3, disp_b) in ordered:
-            if rank >= rank_a:
-                break
+        for (other_group, other_surface), (_, b3, disp_b) in ordered:
+            if not _looser_or_apart(disp_a, disp_b):
+                continue
             if other_group == group or other_surface == surface:
                 continue
             yield Divergence(

@@ -32,12 +32,15 @@ from accord.compiler.model.probe_places import Place, declared, reaching
 from accord.compiler.model.replicas import column_origin, column_path
 from accord.compiler.model.schema import PolicyModel, Probe
 
-#: how much of the fact a disposition gives away; the loosest answer of a surface wins
+#: how much of the fact a disposition gives away; the loosest answer of a surface wins (a
+#: linear order that extends the order of dispositions, compiler/meaning/order.py)
 OPENNESS: dict[str, int] = {
-    "ungoverned": 6,
-    "clear": 5,
-    "filtered": 4,
-    "masked": 3,
+    "ungoverned": 8,
+    "clear": 7,
+    "filtered": 6,
+    "aggregated": 5,
+    "masked": 4,
+    "hidden": 3,
     "empty": 2,
     "denied": 1,
 }
@@ -46,7 +49,16 @@ OWNED_BY_GOVERNANCE = (
     "keep probe files owned by the governance team (CODEOWNERS): accord diff "
     "--fail-on widening fails on a probe removed or loosened"
 )
-DISPOSITIONS: tuple[str, ...] = ("clear", "masked", "filtered", "denied", "ungoverned", "empty")
+DISPOSITIONS: tuple[str, ...] = (
+    "clear",
+    "masked",
+    "filtered",
+    "denied",
+    "ungoverned",
+    "empty",
+    "hidden",
+    "aggregated",
+)
 
 Path = tuple[Any, ...]
 
@@ -150,6 +162,8 @@ def answer(
     rows: str | None
     if rf is None:
         rows, why = "clear", f"{d} has no row filter"
+        if view.rows.aggregated:
+            rows = "aggregated"
     elif rf.expression is not None:
         rows = None
         why = (
@@ -173,11 +187,17 @@ def answer(
         elif dim is not None and rf.entitlement == dim:
             deciders.append(("entitlements", dim, value))
             seen = view.rows.sees(value)
-            rows = "clear" if seen else "denied"
+            rows = ("aggregated" if view.rows.aggregated else "clear") if seen else "denied"
             why = f"{probe.persona} {'sees' if seen else 'is not granted'} the {dim} {value} rows of {d}"
         else:
             rows = view.row_disposition
             why = f"{d} shows {probe.persona} {_rows_text(view.rows)}"
+    if ds.aggregation is not None and rows == "aggregated":
+        deciders.append(("datasets", d, "aggregation"))
+        why += (
+            f"; an aggregation policy answers {probe.persona} only aggregates over groups of at "
+            f"least {ds.aggregation.min_group_size} rows"
+        )
     if place.column is None or rows in (None, "denied"):
         return Answer(rows, place, why, tuple(deciders))
     cv = view.column(place.column)
@@ -205,6 +225,12 @@ def answer(
         )
     else:
         why += f"; {d}.{cv.column} has no mask"
+    if cv.disposition == "hidden" and spec is not None and spec.projection is not None:
+        deciders.append((*column_path(model, d, place.column), "projection"))
+        why += (
+            f"; a projection policy lets only {', '.join(spec.projection.allowed_for) or 'nobody'}"
+            f" select {d}.{cv.column}"
+        )
     return Answer(cv.disposition, place, why, tuple(deciders))
 
 

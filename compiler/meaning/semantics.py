@@ -9,7 +9,10 @@ Vocabulary:
 * a :class:`RowSet` says which rows a persona sees: every row, the rows whose entitlement
   value is in a set, or the rows a hand-written predicate admits (opaque here: verification
   executes it);
-* a *disposition* is one of ``clear``, ``masked``, ``filtered``, ``denied``, ``ungoverned``;
+* a *disposition* is one of ``clear``, ``masked``, ``filtered``, ``denied``, ``ungoverned``,
+  and on Snowflake ``hidden`` (a projection policy: the column cannot be selected) and
+  ``aggregated`` (an aggregation policy: only aggregates over groups of a least size); their
+  order is :mod:`compiler.meaning.order`'s;
 * a :class:`DatasetView` is a persona's view of one dataset through one surface (or directly
   on its platform when no surface is named).
 
@@ -19,6 +22,7 @@ views by :mod:`compiler.meaning.divergence`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,7 +38,7 @@ from accord.compiler.model.identities import holders as identity_holders
 from accord.compiler.model.schema import Dataset, Mask, PolicyModel, Surface
 from accord.compiler.model.types import shown_whole
 
-Disposition = Literal["clear", "masked", "filtered", "denied", "ungoverned"]
+Disposition = Literal["clear", "masked", "filtered", "denied", "ungoverned", "hidden", "aggregated"]
 
 #: Runtimes below which governed Databricks tables return no rows (platform facts).
 MIN_RUNTIME_TABLE = (12, 2)
@@ -105,6 +109,9 @@ class RowSet:
     #: ``values`` then holds the admitted values as ``dimension=value`` and ``dimension`` the
     #: dimensions joined by ``+`` (:func:`multi_dimension`), for what reports and diffs
     dims: tuple[tuple[str, frozenset[str] | None], ...] = ()
+    #: an aggregation policy: the rows are answered only in aggregates over groups of at least
+    #: this many rows (0: row by row)
+    aggregated: int = 0
 
     @property
     def nothing(self) -> bool:
@@ -144,7 +151,19 @@ class RowSet:
         return True
 
     def covers(self, other: RowSet) -> bool | None:
-        """True if every row ``other`` admits is admitted here; None when incomparable."""
+        """True if every row ``other`` admits is admitted here, as openly (row by row, or in
+        groups no larger: an aggregation policy); None when a hand-written predicate makes
+        them incomparable. Row by row and in aggregates, neither covering the other, is
+        False both ways (:func:`compiler.meaning.order.compare`: incomparable)."""
+        if other.nothing:
+            return True
+        found = self._covers_values(other)
+        if found is None or self.aggregated == other.aggregated:
+            return found
+        openly = self.aggregated == 0 or 0 < self.aggregated <= other.aggregated
+        return found and openly
+
+    def _covers_values(self, other: RowSet) -> bool | None:
         if self.expression or other.expression:
             return None if not (self.all or other.nothing) else True
         if self.all or other.nothing:
@@ -317,8 +336,9 @@ class DatasetView:
 
 
 def governed_columns(ds: Dataset) -> list[str]:
-    """Columns that are masked or carry an identifier, in declaration order."""
-    return [n for n, c in ds.columns.items() if c.mask or c.identifier]
+    """Columns that are masked, hidden by a projection policy or carry an identifier, in
+    declaration order."""
+    return [n for n, c in ds.columns.items() if c.mask or c.identifier or c.projection]
 
 
 def dataset_view(
@@ -375,11 +395,15 @@ def shape_key(ds: Dataset, columns: Iterable[str]) -> tuple[object, ...]:
             )
         else:
             rows = ("entitlement", rf.entitlement, tuple(rf.unfiltered_for))
-    masks = []
+    masks: list[object] = []
     for c in columns:
         spec = ds.columns.get(c)
-        masks.append(spec.mask if spec is not None else None)
-    return (ds.platform, ds.governed, rows, tuple(masks))
+        rule = spec.projection if spec is not None else None
+        hidden = (tuple(rule.allowed_for), rule.enforcement) if rule is not None else None
+        masks.append((spec.mask, hidden) if spec is not None else None)
+    agg = ds.aggregation
+    aggregated = (agg.min_group_size, tuple(agg.unrestricted_for)) if agg is not None else None
+    return (ds.platform, ds.governed, rows, tuple(masks), aggregated)
 
 
 class Perspective:
@@ -418,7 +442,18 @@ class Perspective:
         return found
 
     def rows(self, dataset: str) -> RowSet:
+        """The rows the persona sees of ``dataset`` as a caller: its row filter's, answered in
+        aggregates only when an aggregation policy applies to the persona."""
         ds = self.model.datasets[dataset]
+        found = self._filtered(ds)
+        agg = ds.aggregation
+        if agg is None or found.nothing:
+            return found
+        if not self.principals(ds.platform).isdisjoint(agg.unrestricted_for):
+            return found
+        return dataclasses.replace(found, aggregated=agg.min_group_size)
+
+    def _filtered(self, ds: Dataset) -> RowSet:
         rf = ds.row_filter
         if rf is None:
             return ALL_ROWS
@@ -516,11 +551,19 @@ class Perspective:
             and not reveals_all(self.model, ds, column)
         ):
             seen = "masked"
+        if (
+            spec is not None
+            and spec.projection is not None
+            and self.principals(ds.platform).isdisjoint(spec.projection.allowed_for)
+        ):
+            seen = "hidden"  # a projection policy: the column cannot be selected at all
         key = ("column", name, column, seen)
         found = self._shared.get(key)
         if found is None:
-            if spec is None or spec.mask is None:
+            if spec is None or (spec.mask is None and seen == "clear"):
                 found = ColumnView(column, "clear", identifier=spec.identifier if spec else None)
+            elif spec.mask is None:
+                found = ColumnView(column, seen, identifier=spec.identifier)
             else:
                 strategy = self.model.masks[spec.mask].strategy
                 found = ColumnView(column, seen, spec.mask, strategy, spec.identifier)
@@ -642,6 +685,8 @@ class Perspective:
     def _rows_through(self, dataset: str, ds: Dataset, mode: str) -> tuple[RowSet, Disposition]:
         if mode == "catalog" or not ds.governed:
             rows = self.rows(dataset)
+            if rows.aggregated and not rows.nothing:
+                return rows, "aggregated"
             if ds.row_filter is None:
                 return rows, "clear" if ds.governed else "ungoverned"
             if rows.all:
@@ -657,7 +702,11 @@ class Perspective:
         self, dataset: str, ds: Dataset, mode: str, rows: RowSet, column: str
     ) -> ColumnView:
         if mode == "catalog" and ds.governed and not rows.nothing:
-            return self._column(dataset, ds, column)
+            found = self._column(dataset, ds, column)
+            if rows.aggregated and found.disposition == "clear":
+                # a clear column of rows answered only in aggregates
+                return dataclasses.replace(found, disposition="aggregated")
+            return found
         spec = ds.columns.get(column)
         identifier = spec.identifier if spec else None
         if not ds.governed:

@@ -37,6 +37,7 @@ from accord.compiler.model.schema import (
     RowFilter,
     SnowflakePlatform,
     Surface,
+    Unmanaged,
 )
 
 #: the line after which a skeleton's example starts (each line commented with ``# ``)
@@ -422,6 +423,41 @@ def _policy_files(c: Choices) -> dict[str, str]:
         "# Keys:",
         *_keys(Mesh),
         *_example(["mesh:", '  a2a_version: "1.0"']),
+    ]
+    if sf:
+        console = (
+            "snowflake",
+            "masking_policy",
+            f"{c.snowflake}.CONSOLE_NOTES_MASK",
+            f"CREATE MASKING POLICY {c.snowflake}.CONSOLE_NOTES_MASK AS (val VARCHAR) RETURNS "
+            "VARCHAR -> CASE WHEN IS_ROLE_IN_SESSION('ANALYST') THEN val ELSE '***' END;",
+        )
+    else:
+        console = (
+            "databricks",
+            "masking_policy",
+            f"{c.databricks}.console_notes_mask",
+            f"CREATE FUNCTION {c.databricks}.console_notes_mask(val STRING) RETURNS STRING "
+            "RETURN CASE WHEN is_account_group_member('analysts') THEN val ELSE '***' END;",
+        )
+    files["unmanaged.yaml"] = [
+        "# unmanaged: what a platform holds that the model does not express, kept verbatim",
+        "# (accord import writes them): lint reads each entry's sql, drift and plan leave the",
+        "# object it names alone and list it, analyze counts what it reaches as unknown.",
+        "#",
+        "# Keys of each entry:",
+        *_keys(Unmanaged),
+        *_example(
+            [
+                "unmanaged:",
+                "  console_notes_mask:",
+                f"    platform: {console[0]}",
+                f"    kind: {console[1]}",
+                f"    name: {console[2]}",
+                f'    sql: "{console[3]}"',
+                "    why: written in the console; kept until the model says it",
+            ]
+        ),
     ]
     return {name: "\n".join(lines) + "\n" for name, lines in files.items()}
 

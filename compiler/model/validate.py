@@ -36,6 +36,7 @@ from accord.compiler.model.types import (
     parse_type,
     type_limit,
 )
+from accord.compiler.model.unmanaged import unmanaged_problems
 
 
 @dataclass
@@ -404,6 +405,8 @@ def _resolve(project: Project) -> list[Diagnostic]:
     for persona, principals in m.personas.items():
         for i, p in enumerate(principals):
             need("principal", m.principals, p, ("personas", persona, i))
+    for path, message in unmanaged_problems(m):
+        bad(path, message)
 
     tables: dict[str, str] = {}
     predicates: dict[str, Any] = {}  # what the hand-written predicates' check computes once
@@ -440,6 +443,7 @@ def _resolve(project: Project) -> list[Diagnostic]:
                         f"mask {spec.mask!r} uses strategy {strategy}, which applies to string "
                         f"columns only; {col} is {spec.type}",
                     )
+        out.extend(_constraint_problems(project, name, need))
         seen_cols: dict[str, str] = {}
         for col in ds.columns:
             folded = facts(ds.platform).fold(col)
@@ -563,6 +567,58 @@ def _resolve(project: Project) -> list[Diagnostic]:
         recognised.setdefault(key, name)
     if m.probes:  # reach is computed only when every other reference resolved
         out.extend(_check_probes(project, need, reach=not out))
+    return out
+
+
+def _constraint_problems(project: Project, name: str, need: Any) -> list[Diagnostic]:
+    """A dataset's projection, aggregation and join policies: on a platform that has them
+    (Snowflake), naming declared principals, a join's keys distinct."""
+    m = project.model
+    ds = m.datasets[name]
+    base = ("datasets", name)
+    has = facts(ds.platform).constraint_policies
+    out: list[Diagnostic] = []
+    places: list[tuple[str, tuple[Any, ...], list[str], str]] = [
+        (
+            "projection",
+            (*base, "columns", col, "projection"),
+            spec.projection.allowed_for,
+            "allowed_for",
+        )
+        for col, spec in ds.columns.items()
+        if spec.projection is not None
+    ]
+    if ds.aggregation is not None:
+        rule = ds.aggregation
+        places.append(
+            ("aggregation", (*base, "aggregation"), rule.unrestricted_for, "unrestricted_for")
+        )
+    if ds.join is not None:
+        places.append(("join", (*base, "join"), ds.join.unrestricted_for, "unrestricted_for"))
+        seen: set[str] = set()
+        for i, key in enumerate(ds.join.allowed_join_keys):
+            if facts(ds.platform).fold(key) in seen:
+                out.append(
+                    Diagnostic(
+                        project.loc(*base, "join", "allowed_join_keys", i),
+                        f"join key {key} is listed twice",
+                    )
+                )
+            seen.add(facts(ds.platform).fold(key))
+    for what, path, principals, key in places:
+        if what not in has:
+            owners = [f.title for f in FACTS.values() if what in f.constraint_policies]
+            out.append(
+                Diagnostic(
+                    project.loc(*path),
+                    f"{what} policies exist on {' and '.join(owners)} only; {name} is on "
+                    f"{facts(ds.platform).title} (say what it should answer with a row filter "
+                    "or masks there)",
+                )
+            )
+            continue
+        for i, p in enumerate(principals):
+            need("principal", m.principals, p, (*path, key, i))
     return out
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from accord.compiler.plan.index import Places
 from accord.compiler.plan.state import Column, PlanError, State, covers
 from accord.compiler.plan.steps import Statements, Step
-from accord.targets.identity import is_definition
+from accord.targets.identity import ConstraintAttachment, is_definition
 from accord.targets.objects import (
     AbacPolicy,
     MaskAttachment,
@@ -51,6 +51,16 @@ def protected_places(
     return keep_tables, keep_columns
 
 
+def constrained_places(before: State, after: State) -> list[tuple[str, ...]]:
+    """The places of projection, aggregation and join policies held both before and after the
+    plan: each must hold one at every statement (a swap is one ``SET ... FORCE``)."""
+    return sorted(
+        k
+        for k, p in before.places.items()
+        if isinstance(p, ConstraintAttachment) and k in after.places
+    )
+
+
 class Prover:
     """Replays one platform's stages on its simulator. ``protect``: columns to keep masked
     besides those masked both before and after (none, but for tests of a refusal)."""
@@ -68,6 +78,7 @@ class Prover:
         self.st = st
         self.protected_tables, self.protected_columns = protected_places(before, after, domains)
         self.protected_columns += [c for c in protect if c not in self.protected_columns]
+        self.constrained = constrained_places(before, after)
         #: availability lost during the stage being replayed: what -> statement numbers
         self.degraded: dict[str, list[int]] = {}
         self.at = 0
@@ -176,7 +187,8 @@ class Prover:
     def asked_afresh(self, state: State) -> Answers:
         """:meth:`answers`, neither remembered nor derived."""
         return (
-            state.unprotected(self.protected_tables, self.protected_columns),
+            state.unprotected(self.protected_tables, self.protected_columns)
+            + state.unconstrained(self.constrained),
             state.doubled(self.protected_tables, self.protected_columns),
             state.blocked(self.protected_tables, self.protected_columns),
             self.losses(state.exempt_all(self.watched)),

@@ -47,8 +47,11 @@ from accord.compiler.core.platforms import facts
 from accord.compiler.plan.index import PlaceIndex, Places, index_of
 from accord.targets import abac_conditions
 from accord.targets.identity import (
+    ConstraintAttachment,
+    ConstraintPolicy,
     Definition,
     Placement,
+    describe_object,
     fingerprint,
     is_definition,
     place_key,
@@ -66,6 +69,8 @@ from accord.targets.objects import (
 )
 
 Column = tuple[str, str]
+#: placements that name the policy they apply (``policy``) beside row filters
+Attached = MaskAttachment | ConstraintAttachment
 #: everyone, in an ABAC policy's TO list
 ALL_USERS = "account users"
 
@@ -354,6 +359,11 @@ class State:
 
     # ---- invariants ---------------------------------------------------------------------------
 
+    def unconstrained(self, keys: Iterable[tuple[str, ...]]) -> list[str]:
+        """Of the places of projection, aggregation and join policies ``keys`` (place keys),
+        those left without one."""
+        return [f"{' '.join(k[1:])} has no {k[0]} policy" for k in keys if k not in self.places]
+
     def unprotected(self, tables: Iterable[str], columns: Iterable[Column]) -> list[str]:
         """The protected tables and columns that have lost their filter or mask."""
         index = self._index_of_view(False)
@@ -382,10 +392,9 @@ class State:
         n = name.upper()
         users = []
         for p in self.places.values():
-            if isinstance(p, RowFilterAttachment | MaskAttachment) and p.policy.upper() == n:
-                users.append(
-                    f"{p.table}" + (f".{p.column}" if isinstance(p, MaskAttachment) else "")
-                )
+            if isinstance(p, RowFilterAttachment | Attached) and p.policy.upper() == n:
+                column = getattr(p, "column", None)
+                users.append(f"{p.table}" + (f".{column}" if column else ""))
             elif isinstance(p, AbacPolicy) and p.function.upper() == n:
                 users.append(f"ABAC policy {p.name}")
             elif isinstance(p, TagAssignment) and p.tag.upper() == n:
@@ -405,7 +414,7 @@ class State:
             replaces is None
             and current is not None
             and facts(self.platform).replace_refused_while_attached
-            and isinstance(obj, RowFilterPolicy | MaskPolicy)
+            and isinstance(obj, RowFilterPolicy | MaskPolicy | ConstraintPolicy)
             and self.users_of(name)
         ):
             problems.append(
@@ -446,9 +455,11 @@ class State:
                 problems.append(f"a second row filter added to {obj.table}")
             elif isinstance(obj, MaskAttachment):
                 problems.append(f"mask set on {obj.table}.{obj.column} without FORCE")
+            elif isinstance(obj, ConstraintAttachment):
+                problems.append(f"{describe_object(obj, self.platform)} set without FORCE")
         needed = (
             obj.policy
-            if isinstance(obj, RowFilterAttachment | MaskAttachment)
+            if isinstance(obj, RowFilterAttachment | Attached)
             else obj.function
             if isinstance(obj, AbacPolicy)
             else None

@@ -22,7 +22,7 @@ from accord.compiler.plan.state import State
 from accord.compiler.plan.steps import Statements, Step
 from accord.targets import sql
 from accord.targets.checks import MetadataCheck
-from accord.targets.identity import place_key, references
+from accord.targets.identity import ConstraintAttachment, place_key, references
 from accord.targets.kinds import kind
 from accord.targets.objects import (
     AbacPolicy,
@@ -35,6 +35,9 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
+
+#: the placements whose check is their policy's reference (``place``)
+Attachment = RowFilterAttachment | MaskAttachment | ConstraintAttachment
 
 #: the identifier whose digest shows a salt at work (never a real identifier)
 CANARY = "accord-canary"
@@ -100,12 +103,10 @@ def _policy_check(obj: RowFilterPolicy | MaskPolicy, after: State, st: Statement
     return ("policy", obj.name), _policy(current.name, read, st)
 
 
-def _place_check(
-    obj: RowFilterAttachment | MaskAttachment, after: State, st: Statements
-) -> Keyed | None:
+def _place_check(obj: Attachment, after: State, st: Statements) -> Keyed | None:
     key = place_key(obj)
     now = after.places.get(key)
-    assert now is None or isinstance(now, RowFilterAttachment | MaskAttachment)
+    assert now is None or isinstance(now, type(obj))
     return ("place", *key), _placement(obj, now, st)
 
 
@@ -220,16 +221,17 @@ def _tag(obj: TagAssignment, now: TagAssignment | None, st: Statements) -> Check
     return Check(what, check.line())
 
 
-def _placement(
-    obj: RowFilterAttachment | MaskAttachment,
-    now: RowFilterAttachment | MaskAttachment | None,
-    st: Statements,
-) -> Check:
-    column = obj.column if isinstance(obj, MaskAttachment) else None
+def _placement(obj: Attachment, now: Attachment | None, st: Statements) -> Check:
+    column = getattr(obj, "column", None)
     where = f"{obj.table}.{column}" if column else obj.table
-    what = f"{'mask' if column else 'row filter'} of {where}"
+    occupies = place_key(obj)[0]
+    if isinstance(obj, RowFilterAttachment | MaskAttachment):
+        what = f"{'mask' if column else 'row filter'} of {where}"
+        query = st.sql.placement_check(obj.table, column, now.policy if now else None)
+    else:  # a projection, aggregation or join policy
+        what = f"{occupies} policy of {where}"
+        query = st.sql.placement_check(obj.table, column, now.policy if now else None, occupies)
     expected = f"{what} is {now.policy}" if now else f"{what} is removed"
-    query = st.sql.placement_check(obj.table, column, now.policy if now else None)
     if query is not None:
         return Check(expected, query)
     # Databricks: table metadata through the SDK (tables.get), not information_schema, whose

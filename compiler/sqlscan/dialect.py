@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlglot.tokens import Token
+from sqlglot.tokens import Token, TokenType
 
 from accord.compiler.sqlscan.notebooks import immediate_string
 from accord.compiler.sqlscan.statements import DIALECTS, LineIndex, ScanError
@@ -36,7 +36,17 @@ def dialect_from_suffix(filename: str) -> str | None:
     return None
 
 
-_SNOWFLAKE_SIGNALS = (("ROW", "ACCESS", "POLICY"), ("MASKING", "POLICY"))
+_SNOWFLAKE_SIGNALS = (
+    ("ROW", "ACCESS", "POLICY"),
+    ("MASKING", "POLICY"),
+    # attachments of projection, aggregation and join policies (alter-table)
+    ("SET", "PROJECTION", "POLICY"),
+    ("UNSET", "PROJECTION", "POLICY"),
+    ("SET", "AGGREGATION", "POLICY"),
+    ("UNSET", "AGGREGATION", "POLICY"),
+    ("SET", "JOIN", "POLICY"),
+    ("UNSET", "JOIN", "POLICY"),
+)
 _DATABRICKS_SIGNALS = (
     ("SET", "ROW", "FILTER"),
     ("DROP", "ROW", "FILTER"),
@@ -47,6 +57,25 @@ _DATABRICKS_SIGNALS = (
 
 
 _SIGNAL_STARTS = frozenset(w[0] for w in _SNOWFLAKE_SIGNALS + _DATABRICKS_SIGNALS)
+
+#: the datasets only a Databricks pipeline defines (``CREATE [OR REFRESH] STREAMING TABLE``,
+#: ``LIVE TABLE``, ``LIVE VIEW``); a materialized view exists on both platforms
+_PIPELINE_WORDS = (("STREAMING",), ("LIVE",))
+
+#: calls only one platform has: a body or view calling one is that platform's SQL
+#: (functions/is_member, is_account_group_member; functions/current_role,
+#: current_available_roles, is_role_in_session, invoker_role, is_granted_to_invoker_role,
+#: is_database_role_in_session)
+_CALLS = {
+    "IS_MEMBER": "databricks",
+    "IS_ACCOUNT_GROUP_MEMBER": "databricks",
+    "CURRENT_ROLE": "snowflake",
+    "CURRENT_AVAILABLE_ROLES": "snowflake",
+    "IS_ROLE_IN_SESSION": "snowflake",
+    "INVOKER_ROLE": "snowflake",
+    "IS_GRANTED_TO_INVOKER_ROLE": "snowflake",
+    "IS_DATABASE_ROLE_IN_SESSION": "snowflake",
+}
 
 
 def _statement_signal(toks: Sequence[Token]) -> str | None:
@@ -62,9 +91,32 @@ def _statement_signal(toks: Sequence[Token]) -> str | None:
             return "snowflake"
         if any(c.is_kw(*words, k=k) for words in _DATABRICKS_SIGNALS):
             return "databricks"
+    verb = c.peek()
+    if verb is not None and any(is_kw(verb, v) for v in ("CREATE", "ALTER", "DROP")):
+        # ``{CREATE|ALTER|DROP} <kind> POLICY``: every kind of policy with a name before POLICY
+        # is Snowflake's (Databricks' ABAC policy is ``CREATE POLICY``)
+        k = 1
+        if c.is_kw("OR", "REPLACE", k=1) or c.is_kw("OR", "ALTER", k=1):
+            k = 3
+        first = k
+        while (tok := c.peek(k)) is not None and is_word(tok) and not is_kw(tok, "POLICY"):
+            k += 1
+        if k > first and k - first <= 3 and c.is_kw("POLICY", k=k):
+            return "snowflake"
     if c.accept("CREATE"):
+        if c.accept("OR", "REFRESH"):
+            return "databricks"  # only a pipeline's datasets are refreshed
         c.accept("OR", "REPLACE")
         if c.is_kw("POLICY"):
+            return "databricks"
+        while c.accept("TEMPORARY") or c.accept("TEMP") or c.accept("PRIVATE"):
+            pass
+        if any(c.is_kw(*w) for w in _PIPELINE_WORDS) and (
+            c.is_kw("STREAMING", "TABLE")
+            or c.is_kw("STREAMING", "LIVE", "TABLE")
+            or c.is_kw("LIVE", "TABLE")
+            or c.is_kw("LIVE", "VIEW")
+        ):
             return "databricks"
         secure = False
         while True:
@@ -101,7 +153,19 @@ def _function_signal(toks: Sequence[Token]) -> str | None:
             and toks[k + 1].token_type in BODY_STRING_TYPES
         ):
             body_as = True
+        elif (
+            depth == 0
+            and any(is_kw(tok, w) for w in _STAGED)
+            and k + 1 < len(toks)
+            and toks[k + 1].token_type is TokenType.EQ
+        ):
+            return "snowflake"  # IMPORTS = (...), HANDLER = '...': Snowflake's properties
     return "snowflake" if body_as and language in (None, "SQL") else None
+
+
+#: Snowflake function properties written ``NAME = value`` (create-function: Python, Java and
+#: Scala handlers; Databricks' CREATE FUNCTION has no such properties and always has a body)
+_STAGED = ("HANDLER", "IMPORTS", "RUNTIME_VERSION", "PACKAGES", "TARGET_PATH")
 
 
 def _is_function_statement(toks: Sequence[Token]) -> bool:
@@ -136,32 +200,89 @@ def detect_dialect(text: str, filename: str) -> str | None:
 
 
 def detect_from_tokens(text: str) -> tuple[str | None, Tokens | None, int | None]:
-    """Detect from statements. Returns the dialect, the tokens when they were read in that
+    """Detect from statements, else from the calls only one platform has (:data:`_CALLS`:
+    ``is_member()`` is Databricks, ``IS_ROLE_IN_SESSION()`` Snowflake) when the file calls
+    those of one platform only. Returns the dialect, the tokens when they were read in that
     dialect (so scan() need not tokenize again), and the offset of the first token."""
     first: int | None = None
+    reads: list[tuple[str, Tokens]] = []
     for dialect in DIALECTS:
         read = tokenize(text, dialect)
+        reads.append((dialect, read))
         if read.tokens and first is None:
             first = read.tokens[0].start
         found = _signal(read.tokens)
         if found is not None:
             return found, read if found == dialect else None, first
+    for dialect, read in reads:
+        called = {platform for platform, _ in platform_calls(read.tokens)}
+        if len(called) == 1:
+            found = called.pop()
+            return found, read if found == dialect else None, first
     return None, None, first
+
+
+def platform_calls(tokens: Sequence[Token]) -> list[tuple[str, Token]]:
+    """(platform, token) of every call of a function only one platform has."""
+    out = []
+    for k, tok in enumerate(tokens[:-1]):
+        platform = _CALLS.get(tok.text.upper()) if is_word(tok) else None
+        if platform is not None and tokens[k + 1].token_type is TokenType.L_PAREN:
+            out.append((platform, tok))
+    return out
+
+
+#: calls that make a view or a pipeline's dataset decide access per caller
+_ACCESS_WORDS = frozenset({*_CALLS, "CURRENT_USER", "SESSION_USER"})
+
+
+def _needs_dialect(toks: Sequence[Token]) -> str | None:
+    """What makes this statement need a dialect: a function (a policy statement whatever its
+    dialect), or a view or a pipeline's dataset whose query decides access per caller."""
+    if _is_function_statement(toks):
+        return "function"
+    c = Cursor(toks, "")
+    if not c.accept("CREATE"):
+        return None
+    head = [t.text.upper() for t in toks[:8] if is_word(t)]
+    if not any(w in head for w in ("VIEW", "TABLE")):
+        return None
+    for k, tok in enumerate(toks[:-1]):
+        if (
+            is_word(tok)
+            and tok.text.upper() in _ACCESS_WORDS
+            and toks[k + 1].token_type is TokenType.L_PAREN
+        ):
+            return "view" if "VIEW" in head else "table"
+    return None
 
 
 def unknown_dialect(
     text: str, file: str, lines: LineIndex, breaks: Sequence[tuple[int, bool]]
 ) -> tuple[ScanError, ...]:
-    """The error for a file of unknown dialect: located at its first function, if any."""
+    """The error for a file of unknown dialect: located at its first function, or view or
+    pipeline dataset that decides access per caller, if any, with the reason the dialect
+    cannot be told (nothing tells, or calls of both platforms)."""
     for dialect in DIALECTS:
         read = tokenize(text, dialect)
+        calls = platform_calls(read.tokens)
         for toks, _ in split_with_prev(read.tokens, breaks):
-            if _is_function_statement(toks):
-                line, column = lines.position(toks[0].start)
-                message = (
-                    "cannot tell whether this function is Snowflake or Databricks SQL: name the "
-                    "file *.snowflake.sql or *.databricks.sql, or pass --dialect"
+            what = _needs_dialect(toks)
+            if what is None:
+                continue
+            line, column = lines.position(toks[0].start)
+            by = {p: t for p, t in reversed(calls)}
+            if len(by) > 1:
+                why = (
+                    f"the file calls {by['databricks'].text}() (Databricks only) and "
+                    f"{by['snowflake'].text}() (Snowflake only)"
                 )
-                span = (toks[0].start, toks[-1].end + 1)
-                return (ScanError(file, line, column, message, "dialect", span),)
+            else:
+                why = "nothing in the file tells"
+            message = (
+                f"cannot tell whether this {what} is Snowflake or Databricks SQL ({why}): name "
+                "the file *.snowflake.sql or *.databricks.sql, or pass --dialect"
+            )
+            span = (toks[0].start, toks[-1].end + 1)
+            return (ScanError(file, line, column, message, "dialect", span),)
     return ()

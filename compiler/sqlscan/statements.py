@@ -22,14 +22,28 @@ KINDS: frozenset[str] = frozenset(
     {
         "row_access_policy",
         "masking_policy",
+        "projection_policy",
+        "aggregation_policy",
+        "join_policy",
+        "policy",
         "alter_policy_body",
         "drop_row_access_policy",
         "drop_masking_policy",
+        "drop_projection_policy",
+        "drop_aggregation_policy",
+        "drop_join_policy",
         "function",
         "add_row_access",
         "drop_row_access",
         "set_masking_policy",
         "unset_masking_policy",
+        "set_projection_policy",
+        "unset_projection_policy",
+        "set_aggregation_policy",
+        "unset_aggregation_policy",
+        "set_join_policy",
+        "unset_join_policy",
+        "pipeline_view",
         "set_row_filter",
         "drop_row_filter",
         "set_mask",
@@ -145,6 +159,13 @@ class Statement:
     column: int
     text: str
     name: str | None = None
+    #: a Snowflake policy's kind in the words before POLICY (``ROW ACCESS``, ``MASKING``,
+    #: ``PROJECTION``, ``AGGREGATION``, ``JOIN``, or one accord does not model), on its CREATE,
+    #: ``ALTER ... SET BODY`` and DROP statements
+    policy_kind: str | None = None
+    #: what a pipeline dataset (kind ``pipeline_view``) is: ``STREAMING TABLE``, ``LIVE VIEW``,
+    #: ``MATERIALIZED VIEW``...
+    dataset_kind: str | None = None
     params: tuple[Param, ...] = ()
     returns: str | None = None
     body: exp.Expression | None = None

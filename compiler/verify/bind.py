@@ -174,6 +174,7 @@ class Binder:
         body = self._substitute(routine, routine.body.copy(), args)
         body = self._rename_tables(routine, body)
         body = self._contextualize(body)
+        body = self._platform_semantics(body)
         return self._inline(body, depth)
 
     def _substitute(
@@ -238,6 +239,46 @@ class Binder:
             table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
             table.meta["accord_bound"] = True
         return body
+
+    def _platform_semantics(self, body: exp.Expression) -> exp.Expression:
+        """Where DuckDB's function of the same name means something else, the platform's
+        meaning (found by executing the same bodies on Spark, ``accord verify --engine all``):
+        a ``substr`` length below 1 gives the empty string on both platforms ("If len is less
+        than 1 the result is empty", Databricks' substr; "If the length is a negative number,
+        the function returns an empty string", Snowflake's), where DuckDB counts backwards;
+        a start of 0 is the first character where the platform says so
+        (:attr:`~compiler.core.platforms.PlatformFacts.substring_zero_is_first`)."""
+        zero_is_first = facts(self.platform).substring_zero_is_first
+
+        def fix(node: exp.Expression) -> exp.Expression:
+            if not isinstance(node, exp.Substring):
+                return node
+            length = node.args.get("length")
+            if length is not None:
+                node.set("length", _at_least(length, 0))
+            start = node.args.get("start")
+            if zero_is_first and start is not None:
+                if isinstance(start, exp.Literal) and not start.is_string:
+                    if start.to_py() == 0:
+                        node.set("start", exp.Literal.number(1))
+                else:
+                    node.set(
+                        "start",
+                        exp.Case(
+                            ifs=[
+                                exp.If(
+                                    this=exp.EQ(
+                                        this=start.copy(), expression=exp.Literal.number(0)
+                                    ),
+                                    true=exp.Literal.number(1),
+                                )
+                            ],
+                            default=start.copy(),
+                        ),
+                    )
+            return node
+
+        return _post_order(body, fix)
 
     def _context_rule(self, node: exp.Expression) -> Callable[[exp.Expression], exp.Expression]:
         if isinstance(node, exp.Anonymous):
@@ -354,7 +395,6 @@ SAFE_FUNCTIONS: frozenset[type[exp.Expression]] = frozenset(
 SAFE_ANONYMOUS = frozenset(
     [
         "list_contains",
-        "hash",
         "md5",
         "sha1",
         "sha256",
@@ -371,6 +411,21 @@ SAFE_ANONYMOUS = frozenset(
 )
 
 
+def _at_least(value: exp.Expression, floor: int) -> exp.Expression:
+    if isinstance(value, exp.Literal) and not value.is_string:
+        return exp.Literal.number(max(int(value.to_py()), floor))
+    return exp.Greatest(this=value.copy(), expressions=[exp.Literal.number(floor)])
+
+
+#: functions DuckDB has under the same name that compute something else on the platforms:
+#: executing them would answer with DuckDB's value as if it were the platform's
+NOT_THE_PLATFORMS = {
+    "hash": "hash() is the platform's own hash (Spark's Murmur3 on Databricks, a proprietary "
+    "64-bit hash on Snowflake), which DuckDB's hash() is not; check it with "
+    "`accord verify --engine spark` on Databricks",
+}
+
+
 def unknown_function(tree: exp.Expression) -> str:
     """Why ``tree`` may not run on DuckDB (a function verify does not know, a table it did not
     create), or "" when every function in it is one of :data:`SAFE_FUNCTIONS`."""
@@ -378,6 +433,8 @@ def unknown_function(tree: exp.Expression) -> str:
         if isinstance(node, exp.Table) and not isinstance(node.this, exp.Identifier):
             return f"reads {node.this.sql('duckdb')[:60]!r}, which is not a table"
         if isinstance(node, exp.Anonymous):
+            if node.name.lower() in NOT_THE_PLATFORMS:
+                return NOT_THE_PLATFORMS[node.name.lower()]
             if node.name.lower() not in SAFE_ANONYMOUS:
                 return (
                     f"calls {node.name}(), which accord verify does not execute (only the "

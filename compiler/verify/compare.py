@@ -320,7 +320,8 @@ class Comparison:
         """Replicas of one dataset must show every persona the same rows and values."""
         groups: dict[str, list[str]] = {}
         for name in sorted(self.model.datasets):
-            groups.setdefault(self.model.replica_root(name), []).append(name)
+            if name in self.uses:  # an engine compares the datasets it evaluated
+                groups.setdefault(self.model.replica_root(name), []).append(name)
         for members in groups.values():
             for i, a in enumerate(members):
                 for b in members[i + 1 :]:
@@ -443,6 +444,8 @@ class Comparison:
         """An identifier hashed on two platforms must give different digests."""
         by_domain: dict[str, list[tuple[str, str]]] = {}
         for name in sorted(self.model.datasets):
+            if name not in self.uses:
+                continue
             ds = self.model.datasets[name]
             for col, spec in ds.columns.items():
                 if spec.identifier and spec.mask and self.model.masks[spec.mask].strategy == "hash":

@@ -30,6 +30,7 @@ from accord.compiler.model.validate import Project
 from accord.compiler.sqlscan import Statement, node_position
 from accord.compiler.verify.bind import Binder, BindError
 from accord.compiler.verify.compare import Comparison
+from accord.compiler.verify.constraints import ConstraintCheck
 from accord.compiler.verify.data import GenTable, generate
 from accord.compiler.verify.execute import (
     Group,
@@ -78,14 +79,19 @@ class Verifier:
         salts: TestSalts,
         as_of: date | None = None,
         subjects: list[str] | None = None,
+        platforms: set[str] | None = None,
     ) -> None:
         """``subjects``: whom to evaluate beside the model's personas (identities held by no
         persona, :func:`compiler.model.identities.subject`); by default every identity a
-        principal names that no persona holds."""
+        principal names that no persona holds. ``platforms``: the platforms whose SQL DuckDB
+        executes (default: every one; ``accord verify --engine spark`` leaves Databricks to
+        Spark)."""
         self.project = project
         self.model = project.model
         #: the day the policies' CURRENT_DATE() answers and the model's grants are judged at
         self.as_of = as_of or today()
+        #: the platforms whose datasets this engine evaluates
+        self.platforms = platforms
         self.compiled = compiled
         self.salts = salts
         self.con = locked_connection()
@@ -132,6 +138,8 @@ class Verifier:
 
     def build(self) -> None:
         for platform in sorted(self.compiled.platforms):
+            if self.platforms is not None and platform not in self.platforms:
+                continue
             run_table_statements(self.con, self.compiled.platforms[platform])
         for name, cols in self.con.execute(
             "SELECT table_name, list(lower(column_name)) FROM information_schema.columns "
@@ -156,6 +164,15 @@ class Verifier:
             "sf_primary VARCHAR, sf_roles VARCHAR[], sf_available VARCHAR, "
             "sf_available_list VARCHAR[], dbx_groups VARCHAR[], dbx_workspace_groups VARCHAR[])"
         )
+        self.con.executemany(
+            "INSERT INTO accord_personas VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self.persona_rows()
+        )
+
+    def persona_rows(self) -> list[list[Any]]:
+        """Per persona (and :data:`NOBODY`): its name, user name, Snowflake primary role,
+        roles, available roles (as a JSON array string and as a list), Databricks account
+        groups and workspace groups: what the platforms' context functions answer it (the
+        columns of ``accord_personas``; the Spark engine binds the same memberships)."""
         rows = []
         for persona in [*self.personas, NOBODY]:
             if persona == NOBODY:
@@ -188,7 +205,7 @@ class Verifier:
             rows.append(
                 [persona, user_name(persona), primary, roles, available, granted, groups, []]
             )
-        self.con.executemany("INSERT INTO accord_personas VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        return rows
 
     def _listed(self, persona: str) -> set[str]:
         """The Snowflake roles the persona lists itself (not inherited)."""
@@ -311,8 +328,16 @@ class Verifier:
 
     # ---- comparisons ---------------------------------------------------------------------------
 
+    def evaluated(self) -> list[str]:
+        """The datasets this engine evaluates (of its :attr:`platforms`), sorted."""
+        return sorted(
+            name
+            for name, ds in self.model.datasets.items()
+            if self.platforms is None or ds.platform in self.platforms
+        )
+
     def run(self) -> Report:
-        datasets = sorted(self.model.datasets)
+        datasets = self.evaluated()
         self.evaluate(datasets)
         comparison = Comparison(
             self.model,
@@ -330,6 +355,15 @@ class Verifier:
             comparison.compare(dataset, row, columns)
         comparison.compare_replicas()
         comparison.compare_digests()
+        ConstraintCheck(
+            self.model,
+            self.personas,
+            self.con,
+            self.binders,
+            self.sql_for,
+            self.tables,
+            self.report,
+        ).run()
         self.check_shadowing(datasets)
         return self.report
 

@@ -26,7 +26,8 @@ class SqlObject:
 @dataclass(frozen=True)
 class Mismatch:
     #: rows | column | replica-rows | replica-column | digest | refused | shadowed (a policy
-    #: parameter that a column shadows inside a subquery of the body: lint rule ACC104)
+    #: parameter that a column shadows inside a subquery of the body: lint rule ACC104) |
+    #: engines (DuckDB and Spark answer differently: ``--engine all``)
     kind: str
     persona: str | None
     dataset: str
@@ -40,11 +41,22 @@ class Mismatch:
     #: the day it was found at, when the model has grants until a date (``--as-of`` and both
     #: sides of every expiry are evaluated)
     as_of: str | None = None
+    #: ``accord verify --engine spark|all``: the engines whose answers show it ("duckdb",
+    #: "spark", or both joined by "+"); None when only DuckDB ran
+    engine: str | None = None
+    #: kind ``engines`` (the two engines disagree): per engine, (engine, its answer, the SQL
+    #: that produced it)
+    answers: tuple[tuple[str, str, str], ...] = ()
 
     def record(self) -> dict[str, Any]:
         out = asdict(self)
-        if self.as_of is None:
-            del out["as_of"]
+        for key in ("as_of", "engine"):
+            if out[key] is None:
+                del out[key]
+        if self.answers:
+            out["answers"] = [{"engine": e, "answer": a, "sql": q} for e, a, q in self.answers]
+        else:
+            del out["answers"]
         return out
 
 
@@ -72,6 +84,9 @@ class Report:
     #: the days evaluated when the model has grants until a date: ``--as-of`` first, then the
     #: last day of every expiry and the day after it (empty: no grant has a date)
     dates: tuple[str, ...] = ()
+    #: ``--engine spark|all``: platform -> the engines that executed its SQL (empty: DuckDB
+    #: alone, as always)
+    engines: dict[str, list[str]] = field(default_factory=dict)
 
     def summary(self) -> str:
         n = len(self.mismatches)
@@ -82,8 +97,15 @@ class Report:
         return (
             f"accord verify: {self.checks} checks, {self.personas} personas, {self.datasets} "
             f"datasets, {len(self.platforms)} platforms ({', '.join(self.platforms) or 'none'})"
-            f"{self._dates_text()}{probes}: {n} mismatch{'es' if n != 1 else ''}"
+            f"{self._dates_text()}{self._engines_text()}{probes}: "
+            f"{n} mismatch{'es' if n != 1 else ''}"
         )
+
+    def _engines_text(self) -> str:
+        if not self.engines:
+            return ""
+        told = "; ".join(f"{p} on {' and '.join(e)}" for p, e in sorted(self.engines.items()))
+        return f", executed {told}"
 
     def _dates_text(self) -> str:
         if not self.dates:
@@ -109,6 +131,8 @@ class Report:
         }
         if self.probes:
             doc["probes"] = [o.to_json() for o in self.probes]
+        if self.engines:
+            doc["summary"]["engines"] = {p: list(e) for p, e in sorted(self.engines.items())}
         if self.dates:
             doc["summary"]["as_of"] = self.dates[0]
             doc["summary"]["dates"] = list(self.dates)
@@ -120,12 +144,15 @@ class Report:
             who = f"persona {m.persona}" if m.persona else "every persona"
             col = f", column {m.column}" if m.column else ""
             when = f", as of {m.as_of}" if m.as_of else ""
+            on = f" (engine: {m.engine.replace('+', ' and ')})" if m.engine else ""
             lines.append(
-                f"MISMATCH [{m.kind}] {who}, dataset {m.dataset} on {m.platform}{col}{when}"
+                f"MISMATCH [{m.kind}] {who}, dataset {m.dataset} on {m.platform}{col}{when}{on}"
             )
             lines.append(f"  {m.message}")
             lines.append(f"  expected: {m.expected}")
             lines.append(f"  actual:   {m.actual}")
+            for engine, _, sql in m.answers:
+                lines.append(f"  {engine} SQL: {sql}")
             if m.rows:
                 shown = ", ".join(m.rows[:6]) + (" ..." if len(m.rows) > 6 else "")
                 lines.append(f"  rows:     {shown}")

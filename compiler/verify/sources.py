@@ -42,7 +42,8 @@ TABLE_STATEMENTS = (exp.Create, exp.Insert, exp.Merge, exp.Delete, exp.Update, e
 
 @dataclass(frozen=True)
 class Routine:
-    """A masking policy, row access policy or SQL function with a parsed body."""
+    """A masking policy, row access policy, projection, aggregation or join policy, or SQL
+    function with a parsed body."""
 
     name: str
     params: tuple[Param, ...]
@@ -61,6 +62,9 @@ class PlatformSQL:
     placed: Placements = field(init=False)
     #: CREATE TABLE / INSERT / MERGE / DELETE ... in file order
     table_statements: list[Statement] = field(default_factory=list)
+    #: the statements that create routines and fill tables, in file order (the Spark engine
+    #: executes the Databricks ones as written)
+    executed: list[Statement] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.placed = Placements(self.platform)
@@ -172,10 +176,23 @@ def load_sql(files: Mapping[str, str], salt: Callable[[str], str], origin: str) 
     return CompiledSQL(origin, platforms)
 
 
+#: statements that define a routine: policies of every kind accord compiles, functions
+_ROUTINES = (
+    "row_access_policy",
+    "masking_policy",
+    "projection_policy",
+    "aggregation_policy",
+    "join_policy",
+    "function",
+)
+_DROPS = tuple(f"drop_{k}" for k in _ROUTINES if k != "function")
+
+
 def _replay(state: PlatformSQL, stmt: Statement) -> None:
     p = state.platform
     kind = stmt.kind
-    if kind in ("row_access_policy", "masking_policy", "function") and stmt.name:
+    if kind in _ROUTINES and stmt.name:
+        state.executed.append(stmt)
         if stmt.body is not None:
             state.routines[fold(stmt.name, p)] = Routine(stmt.name, stmt.params, stmt.body, stmt)
         else:  # a non-SQL function: it exists, but verification cannot execute it
@@ -184,7 +201,7 @@ def _replay(state: PlatformSQL, stmt: Statement) -> None:
         old = state.routine(stmt.name)
         if old is not None:
             state.routines[fold(stmt.name, p)] = Routine(old.name, old.params, stmt.body, stmt)
-    elif kind in ("drop_masking_policy", "drop_row_access_policy") and stmt.name:
+    elif kind in _DROPS and stmt.name:
         state.routines.pop(fold(stmt.name, p), None)
     elif kind in PLACEMENT_KINDS:
         state.placed.read(stmt)
@@ -192,3 +209,4 @@ def _replay(state: PlatformSQL, stmt: Statement) -> None:
         e = stmt.expression
         if not isinstance(e, exp.Create) or str(e.args.get("kind", "")).upper() == "TABLE":
             state.table_statements.append(stmt)
+            state.executed.append(stmt)

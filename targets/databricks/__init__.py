@@ -11,6 +11,8 @@ The platform's parts, each in its own file (the same files in every platform's f
 - ``inspect.py``: :class:`DatabricksReader`, what is deployed read back through the SDK and
   ``information_schema``, with the group nesting (SCIM Groups) and the one pager of
   ``grants.get_effective``;
+- ``survey.py``: :class:`DatabricksSurvey`, the reader asked what a scope holds without a model
+  (``catalogs.list``, information_schema, ``policies.list_policies``): ``accord import``;
 - ``terraform.py``: the ``databricks/databricks`` provider's resources;
 - ``checks.py``: the stage checks written as data (table metadata, ABAC policies, governed
   tags and grants, read through the SDK).
@@ -26,6 +28,7 @@ from accord.targets.platform import Platform
 if TYPE_CHECKING:
     from accord.targets.checks import MetadataCheck
     from accord.targets.databricks.inspect import DatabricksReader
+    from accord.targets.databricks.survey import DatabricksSurvey
     from accord.targets.databricks.target import DatabricksTarget
     from accord.targets.databricks.terraform import DatabricksResources
 
@@ -42,6 +45,11 @@ class Databricks(Platform):
         from accord.targets.databricks.inspect import DatabricksReader
 
         return DatabricksReader
+
+    def survey(self) -> type[DatabricksSurvey]:
+        from accord.targets.databricks.survey import DatabricksSurvey
+
+        return DatabricksSurvey
 
     def terraform(self) -> type[DatabricksResources]:
         from accord.targets.databricks.terraform import DatabricksResources

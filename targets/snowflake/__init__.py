@@ -8,6 +8,8 @@ The platform's parts, each in its own file (the same files in every platform's f
   ``FORCE`` swaps, ``ALTER TAG``, ``REVOKE``) and the stage checks' queries;
 - ``inspect.py``: :class:`SnowflakeReader`, what is deployed read back (``SHOW``,
   ``DESCRIBE``, ``POLICY_REFERENCES``), with the role hierarchy (``SHOW GRANTS OF ROLE``);
+- ``survey.py``: :class:`SnowflakeSurvey`, the reader asked what a scope holds without a model
+  (``SHOW ... IN ACCOUNT``, ``POLICY_REFERENCES``): ``accord import``;
 - ``terraform.py``: the ``snowflakedb/snowflake`` provider's resources;
 - ``checks.py``: the stage checks written as data (who may still call a salt function).
 """
@@ -22,6 +24,7 @@ from accord.targets.platform import Platform
 if TYPE_CHECKING:
     from accord.targets.checks import MetadataCheck
     from accord.targets.snowflake.inspect import SnowflakeReader
+    from accord.targets.snowflake.survey import SnowflakeSurvey
     from accord.targets.snowflake.target import SnowflakeTarget
     from accord.targets.snowflake.terraform import SnowflakeResources
 
@@ -38,6 +41,11 @@ class Snowflake(Platform):
         from accord.targets.snowflake.inspect import SnowflakeReader
 
         return SnowflakeReader
+
+    def survey(self) -> type[SnowflakeSurvey]:
+        from accord.targets.snowflake.survey import SnowflakeSurvey
+
+        return SnowflakeSurvey
 
     def terraform(self) -> type[SnowflakeResources]:
         from accord.targets.snowflake.terraform import SnowflakeResources

@@ -23,11 +23,17 @@ from accord.targets import sql as tsql
 from accord.targets.identity import parse_body, unparsed
 from accord.targets.inspect import Answer, LiveCatalog, Reader, SaltGrant, norm_type
 from accord.targets.objects import (
+    AggregationAttachment,
+    AggregationPolicy,
     CatalogObject,
+    JoinAttachment,
+    JoinPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
     Param,
+    ProjectionAttachment,
+    ProjectionPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
@@ -106,6 +112,44 @@ SF_GLOBAL = {
         "drift of the tags and their masking policies",
     ),
 }
+
+#: Snowflake's projection, aggregation and join policies, read as the other kinds are:
+#: kind -> (SHOW ... POLICIES, the catalog object, its POLICY_REFERENCES' POLICY_KIND, the global
+#: APPLY privilege that lets a role see them all). sql-reference/sql/show-projection-policies,
+#: show-aggregation-policies, show-join-policies (``name``, ``database_name``, ``schema_name``,
+#: ``owner``, ``comment``); desc-projection-policy, desc-aggregation-policy, desc-join-policy
+#: (``name``, ``signature``, ``return_type``, ``body``, as for masking policies: UNCONFIRMED
+#: beyond ``body``, the one column read); POLICY_KIND AGGREGATION_POLICY and PROJECTION_POLICY as
+#: snowflakedb/terraform-provider-snowflake reads them (pkg/sdk/policy_references.go), JOIN_POLICY
+#: by the same pattern (UNCONFIRMED); the aggregation policy's entity key and the join policy's
+#: allowed join keys in REF_ARG_COLUMN_NAMES (the provider reads the entity key there; the join
+#: keys UNCONFIRMED)
+CONSTRAINTS: dict[str, tuple[str, type, str, str]] = {
+    "PROJECTION": (
+        "PROJECTION POLICIES",
+        ProjectionPolicy,
+        "PROJECTION_POLICY",
+        "APPLY PROJECTION POLICY",
+    ),
+    "AGGREGATION": (
+        "AGGREGATION POLICIES",
+        AggregationPolicy,
+        "AGGREGATION_POLICY",
+        "APPLY AGGREGATION POLICY",
+    ),
+    "JOIN": ("JOIN POLICIES", JoinPolicy, "JOIN_POLICY", "APPLY JOIN POLICY"),
+}
+SF_GLOBAL.update(
+    {
+        apply: (
+            f"every {kind.lower()} policy's associations and bodies",
+            f"SHOW {show}, DESCRIBE {kind} POLICY and POLICY_REFERENCES answer only for the "
+            "policies it holds APPLY or OWNERSHIP on",
+            f"drift of the {kind.lower()} policies of the governed tables",
+        )
+        for kind, (show, _, _, apply) in CONSTRAINTS.items()
+    }
+)
 
 #: POLICY_STATUS of a policy reference that is in effect (a direct mask on a column that a tag
 #: also masks reads MULTIPLE_...: the direct one is, user-guide/tag-based-masking-policies)
@@ -241,6 +285,7 @@ class SnowflakeReader(Reader):
             "APPLY MASKING POLICY": bool(e.of(MaskPolicy) or e.of(MaskAttachment)),
             "APPLY ROW ACCESS POLICY": bool(e.of(RowFilterPolicy) or e.of(RowFilterAttachment)),
             "APPLY TAG": bool(e.of(Tag)),
+            **{apply: bool(e.of(cls)) for _, cls, _, apply in CONSTRAINTS.values()},
         }
         for privilege, needed in needs_global.items():
             if needed and not has(privilege, "ACCOUNT"):
@@ -319,6 +364,7 @@ class SnowflakeReader(Reader):
         gov, objects, live = self.start()
         self.progress(f"snowflake: policies in {gov}")
         kinds = (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES"))
+        kinds += tuple((k, show) for k, (show, *_) in CONSTRAINTS.items())
         defined: list[tuple[str, str, dict[str, Any]]] = []
         for kind, show in kinds:
             for row in self._show(show, f"SCHEMA {_sf_name(gov)}"):
@@ -344,6 +390,8 @@ class SnowflakeReader(Reader):
                 obj: CatalogObject = RowFilterPolicy(
                     name, _params(d["signature"]), body, None, comment
                 )
+            elif kind in CONSTRAINTS:
+                obj = CONSTRAINTS[kind][1](name, body, comment)
             else:
                 obj = MaskPolicy(
                     name,
@@ -415,7 +463,9 @@ class SnowflakeReader(Reader):
         self.progress("snowflake: policy references")
         governed = {t.upper(): t for t in self.governed_tables()}
         policies = []
-        for _, show in (("ROW ACCESS", "ROW ACCESS POLICIES"), ("MASKING", "MASKING POLICIES")):
+        shows = ["ROW ACCESS POLICIES", "MASKING POLICIES"]
+        shows += [show for show, *_ in CONSTRAINTS.values()]
+        for show in shows:
             for row in self._show(show, "ACCOUNT"):
                 policies.append(
                     f"{row.get('database_name', '')}.{row.get('schema_name', '')}."
@@ -466,6 +516,12 @@ class SnowflakeReader(Reader):
                         self.keep(MaskAttachment(table, column, policy, "", tuple(args)))
                     )
                     direct.append((table, column, policy, status))
+                elif r["policy_kind"] == "PROJECTION_POLICY":
+                    objects.append(self.keep(ProjectionAttachment(table, column, policy, "")))
+                elif r["policy_kind"] == "AGGREGATION_POLICY":
+                    objects.append(self.keep(AggregationAttachment(table, policy, "")))
+                elif r["policy_kind"] == "JOIN_POLICY":
+                    objects.append(self.keep(JoinAttachment(table, policy, "", tuple(args))))
                 if status not in _SF_STATUS_OK:
                     where = f"{table}.{column}" if column else table
                     live.not_in_effect.append(f"{policy} on {where}: POLICY_STATUS {status}")

@@ -1,4 +1,5 @@
-"""Snowflake: row access policies, masking policies, IS_ROLE_IN_SESSION, ``||``.
+"""Snowflake: row access, masking, projection, aggregation and join policies,
+IS_ROLE_IN_SESSION, ``||``.
 
 ``style: column`` attaches each masking policy column by column. ``style: tag`` attaches masks
 through tags (tag-based masking): a tag holds at most one masking policy per data type, so each
@@ -24,10 +25,16 @@ from accord.targets import sql
 from accord.targets.base import Target
 from accord.targets.migration import MigrationSQL
 from accord.targets.objects import (
+    AggregationAttachment,
+    AggregationPolicy,
     CatalogObject,
+    JoinAttachment,
+    JoinPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
+    ProjectionAttachment,
+    ProjectionPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
@@ -154,6 +161,59 @@ class SnowflakeTarget(Target):
             f"  COMMENT = {self.lit(p.comment)};"
         )
         return "040_masking_policies.sql", text
+
+    # Projection, aggregation and join policies document CREATE [OR REPLACE] only, not OR ALTER
+    # (sql-reference/sql/create-projection-policy, create-aggregation-policy, create-join-policy):
+    # compiled SQL is a first deployment, and a plan changes an existing one in place with
+    # ALTER <kind> POLICY ... SET BODY (alter-projection-policy, alter-aggregation-policy,
+    # alter-join-policy), never by replacing it while it is attached.
+
+    def _constraint_sql(
+        self, kind: str, returns: str, p: ProjectionPolicy | AggregationPolicy | JoinPolicy
+    ) -> str:
+        return (
+            f"CREATE OR REPLACE {kind} POLICY {self.q(p.name)}\n"
+            f"  AS () RETURNS {returns} ->\n"
+            f"{self.body_sql(p.body)}\n"
+            f"  COMMENT = {self.lit(p.comment)};"
+        )
+
+    def render_projection_policy(self, p: ProjectionPolicy) -> tuple[str, str]:
+        text = self._constraint_sql("PROJECTION", "PROJECTION_CONSTRAINT", p)
+        return "041_projection_policies.sql", text
+
+    def render_aggregation_policy(self, p: AggregationPolicy) -> tuple[str, str]:
+        text = self._constraint_sql("AGGREGATION", "AGGREGATION_CONSTRAINT", p)
+        return "042_aggregation_policies.sql", text
+
+    def render_join_policy(self, p: JoinPolicy) -> tuple[str, str]:
+        return "043_join_policies.sql", self._constraint_sql("JOIN", "JOIN_CONSTRAINT", p)
+
+    # attachments (sql-reference/sql/alter-table: ``{ALTER | MODIFY} [COLUMN] c SET PROJECTION
+    # POLICY p [FORCE]``, ``SET AGGREGATION POLICY p [ENTITY KEY (...)] [FORCE]``, ``SET JOIN
+    # POLICY p [FORCE]``; the allowed join keys as user-guide/join-policies writes them:
+    # ``SET JOIN POLICY p ALLOWED JOIN KEYS (c, ...)``)
+
+    def render_projection_attachment(self, a: ProjectionAttachment) -> tuple[str, str]:
+        text = (
+            f"ALTER TABLE {self.q(a.table)} MODIFY COLUMN {self.q(a.column)} "
+            f"SET PROJECTION POLICY {self.q(a.policy)};"
+        )
+        return "050_attachments.sql", text
+
+    def render_aggregation_attachment(self, a: AggregationAttachment) -> tuple[str, str]:
+        text = f"ALTER TABLE {self.q(a.table)} SET AGGREGATION POLICY {self.q(a.policy)};"
+        return "050_attachments.sql", text
+
+    def render_join_attachment(self, a: JoinAttachment) -> tuple[str, str]:
+        return "050_attachments.sql", self.join_attachment_sql(a) + ";"
+
+    def join_attachment_sql(self, a: JoinAttachment, force: bool = False) -> str:
+        keys = ", ".join(self.q(c) for c in a.allowed_join_keys)
+        text = f"ALTER TABLE {self.q(a.table)} SET JOIN POLICY {self.q(a.policy)}"
+        if keys:
+            text += f" ALLOWED JOIN KEYS ({keys})"
+        return text + (" FORCE" if force else "")
 
     def render_row_filter_attachment(self, a: RowFilterAttachment) -> tuple[str, str]:
         cols = ", ".join(self.q(c) for c in a.columns)

@@ -8,6 +8,17 @@ sensitive variable; row access policy: ``snowflake_row_access_policy``; masking 
 attachment resource for tables and documents this workaround); mask attachment:
 ``snowflake_table_column_masking_policy_application``; tag-based masking: ``snowflake_tag`` with
 ``masking_policies`` and one ``snowflake_tag_association`` per tag and value.
+
+Projection, aggregation and join policies and their attachments: ``snowflake_execute``. The
+provider (v2.20.0, and its default branch when this was written: docs/resources/) has no
+resource for these policies, and attaches aggregation and projection policies only on
+``snowflake_view`` (``aggregation_policy``, ``column.projection_policy``), never on a table, and
+join policies nowhere: each is one ``snowflake_execute`` running accord's own statement (the
+policy: its CREATE, reverted by DROP; an attachment: its SET, reverted by UNSET). A changed body
+or attachment replaces the resource (drop, then create), which Snowflake refuses for an
+attached policy and which leaves the table unconstrained in between for an attachment: such a
+plan is refused (targets/terraform/guard.py); change them through ``accord plan`` (``ALTER ...
+SET BODY``, ``SET ... FORCE``).
 """
 
 from __future__ import annotations
@@ -21,16 +32,24 @@ from accord.compiler.core.platforms import SNOWFLAKE
 from accord.targets import sql
 from accord.targets.base import row_values
 from accord.targets.objects import (
+    AggregationAttachment,
+    AggregationPolicy,
     Catalog,
+    JoinAttachment,
+    JoinPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
+    ProjectionAttachment,
+    ProjectionPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
     Tag,
     TagAssignment,
 )
+from accord.targets.snowflake.migration import SnowflakeMigrationSQL
+from accord.targets.snowflake.target import SnowflakeTarget
 from accord.targets.terraform.document import REVERT_ROWS, Document, Ref
 from accord.targets.terraform.document import address_name as _address_name
 
@@ -98,6 +117,53 @@ class SnowflakeResources:
             by_tag[(ta.tag, ta.value)].append(ta)
         for (tag_name, value), assignments in sorted(by_tag.items()):
             self.tag_association(tag_name, value, assignments)
+        for c in (
+            *catalog.of(ProjectionPolicy),
+            *catalog.of(AggregationPolicy),
+            *catalog.of(JoinPolicy),
+        ):
+            self.constraint_policy(c)
+        for a in (
+            *catalog.of(ProjectionAttachment),
+            *catalog.of(AggregationAttachment),
+            *catalog.of(JoinAttachment),
+        ):
+            self.constraint_attachment(a)
+
+    def _statement(self, text: str) -> str:
+        """One statement of accord's SQL for ``snowflake_execute``: without its ``;``."""
+        return text.strip().removesuffix(";")
+
+    def constraint_policy(self, p: ProjectionPolicy | AggregationPolicy | JoinPolicy) -> None:
+        target = SnowflakeTarget()
+        rendered = target.render_object(p)
+        assert rendered is not None
+        self.address[p.name] = self.doc.add(
+            "snowflake_execute",
+            _address_name(p.name),
+            {
+                "execute": self._statement(rendered[1]),
+                "revert": self._statement(SnowflakeMigrationSQL(target).drop(p)),
+            },
+        )
+
+    def constraint_attachment(
+        self, a: ProjectionAttachment | AggregationAttachment | JoinAttachment
+    ) -> None:
+        target = SnowflakeTarget()
+        rendered = target.render_object(a)
+        assert rendered is not None
+        column = getattr(a, "column", None)
+        what = type(a).__name__.removesuffix("Attachment").lower()
+        self.doc.add(
+            "snowflake_execute",
+            _address_name(a.table, *((column,) if column else ()), f"{what}_policy"),
+            {
+                "execute": self._statement(rendered[1]),
+                "revert": self._statement(SnowflakeMigrationSQL(target).detach(a)),
+                "depends_on": [self.address[a.policy]],
+            },
+        )
 
     def mapping_table(self, t: MappingTable) -> None:
         name = _address_name(t.name)

@@ -12,6 +12,11 @@ and refuses a plan that
   old application is removed before the new one is created;
 * replaces or changes an existing row access attachment (``snowflake_execute`` running
   ``ADD ROW ACCESS POLICY``): its revert drops the policy before the new one is added;
+* replaces or changes a projection, aggregation or join policy or attachment (a
+  ``snowflake_execute`` running ``CREATE ... POLICY`` or ``SET {PROJECTION | AGGREGATION | JOIN}
+  POLICY``: the provider has no resource for them): the old resource's revert runs first, and
+  drops a policy Snowflake refuses to drop while attached, or unsets the table's or column's
+  policy before the new one is set;
 * replaces a mapping table's rows (the ``snowflake_execute`` named ``<table>__rows``) so that
   the table is emptied: destroying the old rows before creating the new ones, or (state made
   by an accord before ``create_before_destroy``) running an old revert that deletes the rows
@@ -25,6 +30,7 @@ POLICY ...``).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from accord.targets.terraform.document import REVERT_ROWS
@@ -34,6 +40,13 @@ ALTERNATIVE = (
     "MASKING POLICY ... FORCE, SET MASKING POLICY ... FORCE, or DROP ROW ACCESS POLICY ..., "
     "ADD ROW ACCESS POLICY ...), apply it with `accord migrate apply`, then recompile and "
     "plan Terraform again (or `terraform import` the result)"
+)
+
+
+#: what a ``snowflake_execute`` of a projection, aggregation or join policy or attachment runs
+_CONSTRAINT = re.compile(
+    r"\b(?:CREATE\s+OR\s+REPLACE\s+|SET\s+)(?:PROJECTION|AGGREGATION|JOIN)\s+POLICY\b",
+    re.IGNORECASE,
 )
 
 
@@ -76,6 +89,14 @@ def unsafe_changes(plan: dict[str, Any]) -> list[str]:
         elif kind == "snowflake_execute" and str(rc.get("name") or address).endswith("__rows"):
             if replaced:
                 out += _rows_replacement(address, actions, before)
+        elif kind == "snowflake_execute" and _CONSTRAINT.search(str(before.get("execute"))):
+            out.append(
+                f"{address}: a projection, aggregation or join policy (or its attachment) is "
+                f"{'replaced' if replaced else 'changed'}; its revert drops the policy (refused "
+                "while it is attached) or unsets the attachment before the new one is set, "
+                "leaving the table or column unconstrained in between (accord plan changes it "
+                "in place: ALTER ... SET BODY, SET ... FORCE)"
+            )
         elif kind == "snowflake_execute" and "ROW ACCESS POLICY" in str(before.get("execute")):
             out.append(
                 f"{address}: the row access attachment is "

@@ -96,6 +96,8 @@ class DatabricksEstate(Estate):
         self.reader = "accord-ci@example.com"
         #: principals that see everything (metastore admins)
         self.admins: set[str] = {self.reader}
+        #: principals holding READ METADATA on the metastore: they list its ABAC policies
+        self.metastore_readers: set[str] = set()
         #: (securable type, lower-case full name, privilege as the REST enum, principal)
         self.privileges: set[tuple[str, str, str, str]] = set()
         #: (securable type, lower-case full name) -> owner, for catalogs and schemas
@@ -736,7 +738,12 @@ class DatabricksEstate(Estate):
 
     def policies_on(self, securable_type: str, securable: str) -> list[dict[str, Any]]:
         """Viewing policies needs READ METADATA or MANAGE on the securable, or ownership
-        (unity-catalog/abac/policies, Requirements)."""
+        (unity-catalog/abac/policies, Requirements); those on the metastore (Beta), READ
+        METADATA on it or the metastore admin role (unity-catalog/abac/metastore-policies)."""
+        if securable_type.upper() == "METASTORE":
+            if self.caller not in self.admins and self.caller not in self.metastore_readers:
+                raise self.refuse("READ METADATA on the metastore (or the metastore admin role)")
+            return [i for (kind, _, _), i in sorted(self.abac.items()) if kind == "METASTORE"]
         if not self.holds(self.caller, securable_type, securable, "MANAGE", "READ_METADATA"):
             raise self.refuse(f"MANAGE or READ METADATA on {securable_type.lower()} {securable}")
         return [
@@ -879,6 +886,16 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 # the metastore's owner is its admin (the first of ``admins``)
                 owner = min(estate.admins) if estate.admins else "metastore-admins"
                 return 200, {"metastore_id": "ms-standin", "name": "standin", "owner": owner}
+            if path == uc + "catalogs":
+                # catalogs.list: "only catalogs owned by the caller (or for which the caller
+                # has the USE_CATALOG privilege) will be retrieved", all of them for a metastore
+                # admin (databricks-sdk service/catalog.py, CatalogsAPI.list)
+                names = sorted(
+                    c
+                    for c in estate._catalogs
+                    if estate.holds(estate.caller, "CATALOG", c, "USE_CATALOG")
+                )
+                return 200, {"catalogs": [{"name": c, "full_name": c} for c in names]}
             for kind in ("catalogs", "schemas"):
                 if path.startswith(f"{uc}{kind}/"):
                     name = path[len(f"{uc}{kind}/") :]

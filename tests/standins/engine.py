@@ -69,7 +69,9 @@ def missing(platform: str, what: str, name: str) -> SqlError:
 class Policy:
     """A Snowflake policy or a Databricks function (filters, masks and salts are functions)."""
 
-    kind: str  # ROW_ACCESS_POLICY | MASKING_POLICY | FUNCTION
+    #: ROW_ACCESS_POLICY | MASKING_POLICY | PROJECTION_POLICY | AGGREGATION_POLICY |
+    #: JOIN_POLICY | FUNCTION
+    kind: str
     name: str
     params: tuple[tuple[str, str], ...]
     returns: str
@@ -89,6 +91,12 @@ class Table:
     masks: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     #: (UPPER column or "", tag) -> value
     tags: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Snowflake: UPPER column -> its projection policy
+    projections: dict[str, str] = field(default_factory=dict)
+    #: Snowflake: (policy, entity key) of the aggregation policy, (policy, allowed join keys)
+    #: of the join policy
+    aggregation: tuple[str, tuple[str, ...]] | None = None
+    join: tuple[str, tuple[str, ...]] | None = None
 
 
 @dataclass
@@ -242,6 +250,8 @@ class Estate:
             if t.row_filter and self.key(t.row_filter[0]) == key:
                 where.append(t.name)
             where += [f"{t.name}.{c}" for c, (p, _) in t.masks.items() if self.key(p) == key]
+            where += [f"{t.name}.{c}" for c, p in t.projections.items() if self.key(p) == key]
+            where += [t.name for a in (t.aggregation, t.join) if a and self.key(a[0]) == key]
         where += [
             tag.name for tag in self.tags.values() if key in map(self.key, tag.masking_policies)
         ]

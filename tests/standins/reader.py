@@ -11,7 +11,12 @@ It reads the fixed shapes of the platforms' governance DDL, as documented:
   ...] [COMMENT = '...']``, ``ALTER TAG t {SET|UNSET} MASKING POLICY p[, MASKING POLICY p2]``,
   and on ``ALTER TABLE``: ``{ADD|DROP} ROW ACCESS POLICY``, ``DROP ALL ROW ACCESS POLICIES``,
   ``SET TAG t = 'v'`` and ``MODIFY [(] [COLUMN] c {SET MASKING POLICY p [USING (...)]
-  [FORCE] | UNSET MASKING POLICY | SET TAG t = 'v'} [, ...] [)]``.
+  [FORCE] | UNSET MASKING POLICY | SET TAG t = 'v'} [, ...] [)]``. Projection, aggregation and
+  join policies (sql-reference/sql/create-projection-policy, create-aggregation-policy,
+  create-join-policy, alter-table): their ``CREATE``, ``ALTER ... SET BODY`` and ``DROP`` as
+  above, ``MODIFY [COLUMN] c {SET PROJECTION POLICY p [FORCE] | UNSET PROJECTION POLICY}``,
+  ``SET AGGREGATION POLICY p [ENTITY KEY (...)] [FORCE]``, ``SET JOIN POLICY p [ALLOWED JOIN
+  KEYS (...)] [FORCE]`` and their ``UNSET``.
 * Databricks: ``CREATE [OR REPLACE] FUNCTION f(...) RETURNS type ... RETURN expr``, ``CREATE
   [OR REPLACE] POLICY p ON {CATALOG|SCHEMA|TABLE} x [COMMENT '...'] {ROW FILTER|COLUMN MASK} f
   TO ... [EXCEPT ...] FOR TABLES [WHEN ...] [MATCH COLUMNS cond [AS] alias, ...] [ON COLUMN a]
@@ -277,6 +282,12 @@ class _Reader:
                 return [self.policy(c, text, "row_access_policy", or_replace)]
             if c.take("MASKING", "POLICY"):
                 return [self.policy(c, text, "masking_policy", or_replace)]
+            # docs.snowflake.com/en/sql-reference/sql/create-projection-policy,
+            # create-aggregation-policy, create-join-policy: CREATE [OR REPLACE] <kind> POLICY
+            # [IF NOT EXISTS] name AS () RETURNS <KIND>_CONSTRAINT -> body [COMMENT = '...']
+            for kind in _CONSTRAINT_KINDS:
+                if c.take(kind.upper(), "POLICY"):
+                    return [self.policy(c, text, f"{kind}_policy", or_replace)]
             if c.take("POLICY"):
                 return [self.abac(c, text, or_replace)]
             if c.take("TAG"):
@@ -296,7 +307,11 @@ class _Reader:
                 found_actions = self.alter_table(c, text)
                 if found_actions is not None:
                     return found_actions
-            elif c.take("MASKING", "POLICY") or c.take("ROW", "ACCESS", "POLICY"):
+            elif (
+                c.take("MASKING", "POLICY")
+                or c.take("ROW", "ACCESS", "POLICY")
+                or any(c.take(k.upper(), "POLICY") for k in _CONSTRAINT_KINDS)
+            ):
                 c.take("IF", "EXISTS")
                 name = c.name()
                 if c.take("SET", "BODY"):
@@ -327,6 +342,7 @@ class _Reader:
             for words, kind in (
                 (("MASKING", "POLICY"), "drop_masking_policy"),
                 (("ROW", "ACCESS", "POLICY"), "drop_row_access_policy"),
+                *(((k.upper(), "POLICY"), f"drop_{k}_policy") for k in _CONSTRAINT_KINDS),
             ):
                 if c.take(*words):
                     c.take("IF", "EXISTS")
@@ -665,6 +681,26 @@ class _Reader:
             return [{"kind": "unset_tags", "tags": self.databricks_tags(c)}]
         if c.take("SET", "TAG"):
             return [{"kind": "set_table_tag", "tags": self.snowflake_tags(c)}]
+        # alter-table: SET AGGREGATION POLICY p [ENTITY KEY (...)] [FORCE], SET JOIN POLICY p
+        # [ALLOWED JOIN KEYS (...)] [FORCE] (user-guide/join-policies), UNSET ... POLICY
+        for kind, keys in (
+            ("aggregation", ("ENTITY", "KEY")),
+            ("join", ("ALLOWED", "JOIN", "KEYS")),
+        ):
+            if c.take("SET", kind.upper(), "POLICY"):
+                policy = c.name()
+                columns = c.columns() if c.take(*keys) else ()
+                force = c.take("FORCE")
+                return [
+                    {
+                        "kind": f"set_{kind}_policy",
+                        "policy": policy,
+                        "columns": columns,
+                        "force": force,
+                    }
+                ]
+            if c.take("UNSET", kind.upper(), "POLICY"):
+                return [{"kind": f"unset_{kind}_policy"}]
         if _word(c.at()) in ("MODIFY", "ALTER", "CHANGE"):
             mark = c.i
             c.i += 1
@@ -677,6 +713,8 @@ class _Reader:
     _COLUMN_ACTIONS = (
         ("SET", "MASKING", "POLICY"),
         ("UNSET", "MASKING", "POLICY"),
+        ("SET", "PROJECTION", "POLICY"),
+        ("UNSET", "PROJECTION", "POLICY"),
         ("SET", "MASK"),
         ("DROP", "MASK"),
         ("SET", "TAGS"),
@@ -714,6 +752,11 @@ class _Reader:
                 item["force"] = c.take("FORCE")
             elif c.take("UNSET", "MASKING", "POLICY"):
                 item["kind"] = "unset_masking_policy"
+            elif c.take("SET", "PROJECTION", "POLICY"):  # alter-table: ... [FORCE]
+                item.update(kind="set_projection_policy", policy=c.name())
+                item["force"] = c.take("FORCE")
+            elif c.take("UNSET", "PROJECTION", "POLICY"):
+                item["kind"] = "unset_projection_policy"
             elif c.take("SET", "MASK"):
                 item.update(kind="set_mask", policy=c.name())
                 if c.take("USING", "COLUMNS"):
@@ -770,6 +813,10 @@ class _Reader:
             if nxt is None or nxt.token_type is not TokenType.COMMA or self.column_action_at(c, 1):
                 return tuple(out)
             c.i += 1
+
+
+#: Snowflake's projection, aggregation and join policies, as their statements name them
+_CONSTRAINT_KINDS = ("projection", "aggregation", "join")
 
 
 def read(sql: str, dialect: str) -> list[Stmt]:

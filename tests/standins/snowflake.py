@@ -11,7 +11,8 @@ column), so it cannot hold what accord deploys: this stand-in holds it in :class
 
 Output columns are the documented ones, lower-case as SHOW and DESCRIBE return them
 (docs.snowflake.com/en/sql-reference/sql/show-masking-policies, show-row-access-policies,
-desc-masking-policy, show-user-functions, show-grants, show-tags; POLICY_REFERENCES:
+desc-masking-policy, show-user-functions, show-grants, show-tags; show-projection-policies,
+show-aggregation-policies, show-join-policies, desc-*-policy; POLICY_REFERENCES:
 sql-reference/functions/policy_references).
 
 Roles (issue 26): ``CREATE ROLE``, ``GRANT ROLE a TO ROLE b`` / ``REVOKE ROLE a FROM ROLE b``
@@ -455,6 +456,74 @@ class SnowflakeEstate(Estate):
                 return {column: (policy, ())}
         return {}
 
+    # ---- projection, aggregation and join policies (sql-reference/sql/create-projection-policy,
+    # create-aggregation-policy, create-join-policy, alter-table): attached with SET, replaced
+    # in one statement with SET ... FORCE (without it, a second one is refused, as a second
+    # masking policy is), removed with UNSET; an attached policy cannot be dropped
+
+    def _do_projection_policy(self, stmt: Stmt) -> Any:
+        return self._define(stmt, "PROJECTION_POLICY")
+
+    def _do_aggregation_policy(self, stmt: Stmt) -> Any:
+        return self._define(stmt, "AGGREGATION_POLICY")
+
+    def _do_join_policy(self, stmt: Stmt) -> Any:
+        return self._define(stmt, "JOIN_POLICY")
+
+    def _do_drop_projection_policy(self, stmt: Stmt) -> Any:
+        return self._drop_policy(stmt.name)
+
+    def _do_drop_aggregation_policy(self, stmt: Stmt) -> Any:
+        return self._drop_policy(stmt.name)
+
+    def _do_drop_join_policy(self, stmt: Stmt) -> Any:
+        return self._drop_policy(stmt.name)
+
+    def _occupied(self, what: str, where: str) -> SqlError:
+        return SqlError(
+            "003157",
+            "0A000",
+            f"SQL compilation error:\n{where} already has a {what} policy attached; use FORCE to "
+            "replace it.",
+        )
+
+    def _do_set_projection_policy(self, stmt: Stmt) -> Any:
+        table = self.table(stmt.table)
+        column = self._column(table, stmt.column_name)
+        policy = self._policy(stmt.policy)
+        if column in table.projections and not stmt.force:
+            raise self._occupied("projection", f"Column {table.name}.{column}")
+        table.projections[column] = policy.name
+        return self._ok("Statement executed successfully.")
+
+    def _do_unset_projection_policy(self, stmt: Stmt) -> Any:
+        table = self.table(stmt.table)
+        table.projections.pop(self._column(table, stmt.column_name), None)
+        return self._ok("Statement executed successfully.")
+
+    def _set_table_policy(self, stmt: Stmt, what: str) -> Any:
+        table = self.table(stmt.table)
+        policy = self._policy(stmt.policy)
+        if getattr(table, what) is not None and not stmt.force:
+            raise self._occupied(what, f"Table {table.name}")
+        keys = tuple(self._column(table, c) for c in stmt.columns)
+        setattr(table, what, (policy.name, keys))
+        return self._ok("Statement executed successfully.")
+
+    def _do_set_aggregation_policy(self, stmt: Stmt) -> Any:
+        return self._set_table_policy(stmt, "aggregation")
+
+    def _do_set_join_policy(self, stmt: Stmt) -> Any:
+        return self._set_table_policy(stmt, "join")
+
+    def _do_unset_aggregation_policy(self, stmt: Stmt) -> Any:
+        self.table(stmt.table).aggregation = None
+        return self._ok("Statement executed successfully.")
+
+    def _do_unset_join_policy(self, stmt: Stmt) -> Any:
+        self.table(stmt.table).join = None
+        return self._ok("Statement executed successfully.")
+
     # SHOW ... is a command sqlglot does not parse: read its tokens
     def _command(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         tokens = Dialect.get_or_raise("snowflake").tokenizer_class().tokenize(sql)
@@ -477,6 +546,23 @@ class SnowflakeEstate(Estate):
             return self._show_policies("ROW_ACCESS_POLICY", None)
         if text == "SHOW MASKING POLICIES IN ACCOUNT":
             return self._show_policies("MASKING_POLICY", None)
+        # {DESC | DESCRIBE} <kind> POLICY p (desc-projection-policy, desc-aggregation-policy,
+        # desc-join-policy), which sqlglot does not parse as DESCRIBE: as a masking policy's
+        if words[:1] in (["DESC"], ["DESCRIBE"]) and words[2:3] == ["POLICY"]:
+            policy = self.policies.get(self.key(name_after(3)))
+            if policy is None or not self.sees_policy(policy):
+                raise missing("snowflake", "Policy", self.key(name_after(3)))
+            return (
+                ["name", "signature", "return_type", "body"],
+                [(policy.name.split(".")[-1], "()", policy.returns, policy.body)],
+            )
+        # sql-reference/sql/show-projection-policies, show-aggregation-policies,
+        # show-join-policies: SHOW <kind> POLICIES [IN {ACCOUNT | SCHEMA s}]
+        for kind in ("PROJECTION", "AGGREGATION", "JOIN"):
+            if text.startswith(f"SHOW {kind} POLICIES IN SCHEMA"):
+                return self._show_policies(f"{kind}_POLICY", name_after(5))
+            if text == f"SHOW {kind} POLICIES IN ACCOUNT":
+                return self._show_policies(f"{kind}_POLICY", None)
         if text.startswith("SHOW GRANTS TO ROLE"):
             quoted = len(tokens) > 4 and tokens[4].token_type == TokenType.IDENTIFIER
             role = tokens[4].text if quoted else self.key(name_after(4))
@@ -560,7 +646,14 @@ class SnowflakeEstate(Estate):
             raise missing("snowflake", "Role", role)
         granted = set(self.role_grants.get(role, ()))
         if role in self.all_seeing:
-            for priv in ("APPLY MASKING POLICY", "APPLY ROW ACCESS POLICY", "APPLY TAG"):
+            for priv in (
+                "APPLY MASKING POLICY",
+                "APPLY ROW ACCESS POLICY",
+                "APPLY PROJECTION POLICY",
+                "APPLY AGGREGATION POLICY",
+                "APPLY JOIN POLICY",
+                "APPLY TAG",
+            ):
                 granted.add((priv, "ACCOUNT", ""))
             granted.add(("MANAGE GRANTS", "ACCOUNT", ""))
             granted |= self._owned()
@@ -818,8 +911,9 @@ class SnowflakeEstate(Estate):
                 raise missing("snowflake", "Table", t.name)
             on = [p for p, _ in ([t.row_filter] if t.row_filter else [])]
             on += [p for p, _ in t.masks.values()]
+            on += [*t.projections.values(), *(a[0] for a in (t.aggregation, t.join) if a)]
             on += [f[0] for c in t.columns if (f := self._tag_policy(t, c))]
-            kinds = ("MASKING_POLICY", "ROW_ACCESS_POLICY")
+            kinds = ("MASKING_POLICY", "ROW_ACCESS_POLICY", *_CONSTRAINT_KINDS)
             if not any(self._global(k) for k in kinds) and not any(
                 self._policy_kind_visible(p, self.policies[self.key(p)].kind) for p in on
             ):
@@ -880,8 +974,20 @@ class SnowflakeEstate(Estate):
                     add(direct[0], "MASKING_POLICY", t.name, column, direct[1], None, status)
                 if by_tag is not None:
                     add(by_tag[0], "MASKING_POLICY", t.name, column, (), by_tag[1], status)
+                if column in t.projections:
+                    add(t.projections[column], "PROJECTION_POLICY", t.name, column, (), None)
+            # the aggregation policy's entity key and the join policy's allowed join keys in
+            # REF_ARG_COLUMN_NAMES (the provider reads the entity key there,
+            # pkg/sdk/policy_references.go; the join keys by the same pattern)
+            if t.aggregation is not None:
+                add(t.aggregation[0], "AGGREGATION_POLICY", t.name, None, t.aggregation[1], None)
+            if t.join is not None:
+                add(t.join[0], "JOIN_POLICY", t.name, None, t.join[1], None)
         return rows
 
+
+#: POLICY_KIND of projection, aggregation and join policies (account-usage/policy_references)
+_CONSTRAINT_KINDS = ("PROJECTION_POLICY", "AGGREGATION_POLICY", "JOIN_POLICY")
 
 GRANT_COLUMNS = ["created_on", "privilege", "granted_on", "name", "granted_to", "grantee_name"]
 GRANT_COLUMNS += ["grant_option", "granted_by"]

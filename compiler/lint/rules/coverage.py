@@ -99,10 +99,15 @@ def _unrecognised(result: ScanResult) -> Iterator[SqlHit]:
         return
     starts = _offsets(template.variants[0])
     for stmt in result.statements:
-        if stmt.kind != "other" or not _policy_like(stmt):
-            continue
         start = _offset(starts, stmt.line, stmt.column)
-        inside = template.constructs_in(start, start + len(stmt.text))
+        if stmt.kind == "policy":  # a policy of a kind accord does not model: is its kind
+            # (the words before POLICY) an expression standing for a keyword?
+            header = re.search(r"\bPOLICY\b", stmt.text, re.IGNORECASE)
+            inside = template.constructs_in(start, start + (header.start() if header else 0))
+        elif stmt.kind != "other" or not _policy_like(stmt):
+            continue
+        else:
+            inside = template.constructs_in(start, start + len(stmt.text))
         if not inside:
             continue
         construct = inside[0]
@@ -188,11 +193,15 @@ def unanalysed_policy(ctx: SqlContext) -> Iterator[SqlHit]:
     """A policy statement in a SQL file could not be analysed.
 
     ## What it does
-    Reports every policy statement accord could not read: a masking or row access policy, a
-    filter or mask function, an ABAC policy, an attachment, or a view that decides access
-    per caller (a Databricks dynamic view, a Snowflake secure view) with a syntax error (at the
-    line and column of the error), text after an unterminated quote, a function in a file
-    whose dialect cannot be told, a Jinja template with a syntax error, a template
+    Reports every policy statement accord could not read: a policy of any kind (row access,
+    masking, projection, aggregation, join, or a `CREATE ... POLICY` of a kind accord does not
+    model that is written with a body), a filter or mask function, an ABAC policy, an
+    attachment, or a view that decides access per caller (a Databricks dynamic view, a
+    pipeline's live view, materialized view or streaming table, a Snowflake secure view) with a
+    syntax error (at the line and column of the error), text after an unterminated quote, a
+    function or an access-deciding view in a file whose dialect cannot be told (nothing in the
+    file tells, or it calls functions only Snowflake has beside functions only Databricks has:
+    the message says which), a Jinja template with a syntax error, a template
     statement whose keywords come from an expression accord cannot resolve (an expression
     standing for an object kind, `alter {{ materialization }} ...`, is read as each kind it
     can take: the string constants its `{% set %}` assigns, else a table and a view), or a policy

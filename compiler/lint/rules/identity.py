@@ -32,8 +32,10 @@ def current_role(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Flags `CURRENT_ROLE()` and `CURRENT_AVAILABLE_ROLES()` in Snowflake policy expressions:
-    hand-written `row_filter.expression.snowflake` predicates, and the bodies of row access
-    policies, masking policies and functions in Snowflake SQL files.
+    hand-written `row_filter.expression.snowflake` predicates, and the bodies of policies of
+    every kind (row access, masking, projection, aggregation, join, and a kind accord does not
+    model that is written with a body), functions and secure views in Snowflake SQL files
+    (plain, in notebooks and in dbt macros).
 
     ## Why is this bad?
     `CURRENT_ROLE()` is the session's *primary* role only. A user whose grant sits on a
@@ -125,8 +127,8 @@ def invoker_role(ctx: Context) -> Iterator[Finding]:
     ## What it does
     Flags `INVOKER_ROLE()` and `IS_GRANTED_TO_INVOKER_ROLE(...)` in Snowflake policy
     expressions: hand-written `row_filter.expression.snowflake` predicates, and the bodies of
-    row access policies, masking policies, functions and secure views in Snowflake SQL files
-    (plain, in notebooks and in dbt macros).
+    policies of every kind (row access, masking, projection, aggregation, join...), functions
+    and secure views in Snowflake SQL files (plain, in notebooks and in dbt macros).
 
     ## Why is this bad?
     Both functions evaluate one role: the account role of the object executing the query.
@@ -203,8 +205,10 @@ def workspace_group_check(ctx: Context) -> Iterator[Finding]:
 
     ## What it does
     Flags `is_member(...)` in Databricks policy expressions: hand-written
-    `row_filter.expression.databricks` predicates and function bodies in Databricks SQL
-    files.
+    `row_filter.expression.databricks` predicates, function bodies, and the queries of views
+    that decide access per caller in Databricks SQL files: dynamic views, and a pipeline's live
+    views, materialized views and streaming tables (`CREATE OR REFRESH STREAMING TABLE ... AS
+    SELECT ... is_member(...)`), in plain files, notebooks and dbt macros.
 
     ## Why is this bad?
     `is_member()` checks *workspace-local* groups. Unity Catalog grants, and the groups

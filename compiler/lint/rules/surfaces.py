@@ -218,6 +218,15 @@ def loosest_surface(ctx: Context) -> Iterator[Finding]:
     dataset while seeing a masked identifier in another is not a divergence, nor are two
     datasets read by the same surface (a surface is not looser than itself).
 
+    Answers are compared by the order of dispositions: for a column, `clear` (and
+    `ungoverned`) is looser than `masked`, which is looser than `hidden` (a Snowflake
+    projection policy: the column cannot be selected); for rows, `clear` is looser than
+    `filtered`, which is looser than `denied` and `empty`; `aggregated` (a Snowflake
+    aggregation policy: only aggregates over groups of a least size) is looser than `denied`,
+    tighter than `clear`, and incomparable with `masked` and `filtered`. Two surfaces whose
+    answers are incomparable diverge too: the one that answers row by row is reported against
+    the one that answers in aggregates, and the message says neither answers less.
+
     A surface whose runtime returns no rows (ACC401) is compared by what its catalog's
     policies intend: its failure is reported by ACC401 and is not a restriction.
     `accord analyze` reports the same divergences (one function computes them), and
@@ -240,10 +249,26 @@ def loosest_surface(ctx: Context) -> Iterator[Finding]:
     The CRO collaborator sees CNS-204 rows of `variant_calls` through the agent and every row
     through the pipeline.
 
+    ```yaml
+    datasets:
+      trial_outcomes:                   # Snowflake: aggregates over groups of 5 only
+        platform: snowflake
+        table: CLINICAL.OUTCOMES.TRIAL_OUTCOMES
+        aggregation: {min_group_size: 5}
+      trial_outcomes_lake:              # its lakehouse copy: no aggregation policy there
+        platform: databricks
+        table: clinical_lake.outcomes.trial_outcomes
+        replica_of: trial_outcomes
+    ```
+    The lakehouse agent answers row by row what the warehouse agent answers only in aggregates:
+    the table leaks through the lakehouse.
+
     ## How to fix
     Make the loose surface enforce what the strict one does: read through a caller-identity
     surface on a catalog, give replicas the same row filter and masks as their original, and
-    mask every column of an identifier domain alike; or stop reading the facts there.
+    mask every column of an identifier domain alike; or stop reading the facts there (a copy on
+    a platform without the strict surface's kind of policy, such as an aggregation-only table
+    copied to Databricks, cannot be made to answer alike: withdraw it, or copy the aggregates).
     """
     m = ctx.model
     group_size = Counter(m.replica_root(d) for d in m.datasets)

@@ -6,8 +6,8 @@ section as docs/policy-format.md orders them.
 * :mod:`~compiler.model.schema.platforms`, :mod:`~compiler.model.schema.principals`,
   :mod:`~compiler.model.schema.entitlements`, :mod:`~compiler.model.schema.masks`,
   :mod:`~compiler.model.schema.datasets`, :mod:`~compiler.model.schema.indexes`,
-  :mod:`~compiler.model.schema.surfaces` (with ``mesh``), :mod:`~compiler.model.schema.probes`:
-  one section each (``personas`` is a plain mapping of :class:`PolicyModel`);
+  :mod:`~compiler.model.schema.surfaces` (with ``mesh``), :mod:`~compiler.model.schema.probes`,
+  :mod:`~compiler.model.schema.unmanaged`: one section each (``personas`` is a plain mapping of :class:`PolicyModel`);
 * :mod:`~compiler.model.schema.model`: :class:`PolicyModel`, the whole project.
 
 These classes check the shape of each entry (keys, types, identifier syntax, per-strategy
@@ -33,9 +33,12 @@ from accord.compiler.model.schema.base import (
     Text,
 )
 from accord.compiler.model.schema.datasets import (
+    Aggregation,
     ColumnSpec,
     Dataset,
     DimensionFilter,
+    JoinRule,
+    Projection,
     Replaces,
     RowFilter,
 )
@@ -69,10 +72,12 @@ from accord.compiler.model.schema.surfaces import (
     Surface,
     SurfaceTraffic,
 )
+from accord.compiler.model.schema.unmanaged import Unmanaged, UnmanagedKind
 
 __all__ = [
     "PLATFORMS",
     "A2AEndpoint",
+    "Aggregation",
     "CatalogPlatform",
     "ColumnName",
     "ColumnSpec",
@@ -86,6 +91,7 @@ __all__ = [
     "GrantEntry",
     "Ignore",
     "Index",
+    "JoinRule",
     "Mask",
     "Mesh",
     "Name",
@@ -95,6 +101,7 @@ __all__ = [
     "Probe",
     "ProbeControl",
     "ProbeDisposition",
+    "Projection",
     "Replaces",
     "RowFilter",
     "RuleId",
@@ -108,4 +115,6 @@ __all__ = [
     "SurfaceTraffic",
     "TableName",
     "Text",
+    "Unmanaged",
+    "UnmanagedKind",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -26,6 +26,26 @@ from accord.compiler.model.schema.base import (
 )
 
 
+class Projection(Strict):
+    """A Snowflake projection policy on a column (sql-reference/sql/create-projection-policy):
+    identities outside `allowed_for` cannot select the column (it may still appear in a WHERE
+    or a JOIN). Disposition: `hidden`.
+
+    ```yaml
+    columns:
+      SUBJECT_ID: {type: VARCHAR, projection: {allowed_for: [clinical_unblinded]}}
+    ```"""
+
+    allowed_for: list[Name] = Field(
+        default_factory=empty_list, description="principals who may select the column"
+    )
+    enforcement: Literal["fail", "nullify"] = Field(
+        "fail",
+        description="fail (default): a query selecting the column fails; nullify: the column "
+        "reads as NULL",
+    )
+
+
 class ColumnSpec(Strict):
     """A column of a dataset that is masked or carries an identifier; other columns may be
     left out. Columns in different datasets with the same `identifier` domain hold the same
@@ -41,6 +61,55 @@ class ColumnSpec(Strict):
     mask: Name | None = Field(None, description="a mask from `masks`")
     identifier: Name | None = Field(
         None, description="identifier domain: columns of one domain hold the same identifiers"
+    )
+    projection: Projection | None = Field(
+        None,
+        description="Snowflake only: a projection policy, {allowed_for: [principal, ...], "
+        "enforcement: fail | nullify}",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # no ``projection`` is not written: a model's dump (its fingerprint, which plans
+        # record) is what it was before the key existed
+        data = handler(self)
+        if isinstance(data, dict) and self.projection is None:
+            data.pop("projection", None)
+        return data
+
+
+class Aggregation(Strict):
+    """A Snowflake aggregation policy on a dataset (sql-reference/sql/create-aggregation-policy):
+    identities outside `unrestricted_for` get only aggregates over groups of at least
+    `min_group_size` rows. Disposition: `aggregated`.
+
+    ```yaml
+    aggregation: {min_group_size: 10, unrestricted_for: [data_steward]}
+    ```"""
+
+    min_group_size: int = Field(
+        ge=1, description="the fewest rows a group an aggregate answers may hold (at least 1)"
+    )
+    unrestricted_for: list[Name] = Field(
+        default_factory=empty_list, description="principals who may read rows unaggregated"
+    )
+
+
+class JoinRule(Strict):
+    """A Snowflake join policy on a dataset (sql-reference/sql/create-join-policy): identities
+    outside `unrestricted_for` may read the table only joined to another one, on the listed
+    keys.
+
+    ```yaml
+    join: {allowed_join_keys: [PROGRAMME_CODE], unrestricted_for: [data_steward]}
+    ```"""
+
+    allowed_join_keys: list[ColumnName] = Field(
+        default_factory=empty_list,
+        description="the columns a join must be on (ALLOWED JOIN KEYS); empty: any column",
+    )
+    unrestricted_for: list[Name] = Field(
+        default_factory=empty_list, description="principals who may read the table unjoined"
     )
 
 
@@ -253,6 +322,16 @@ class Dataset(Strict):
     columns: dict[ColumnName, ColumnSpec] = Field(
         default_factory=dict, description="masked and identifier columns, by name"
     )
+    aggregation: Aggregation | None = Field(
+        None,
+        description="Snowflake only: an aggregation policy, {min_group_size: N, "
+        "unrestricted_for: [principal, ...]}",
+    )
+    join: JoinRule | None = Field(
+        None,
+        description="Snowflake only: a join policy, {allowed_join_keys: [column, ...], "
+        "unrestricted_for: [principal, ...]}",
+    )
     omits: list[ColumnName] = Field(
         default_factory=empty_list,
         description="replicas only: masked columns of the source this table physically lacks "
@@ -272,6 +351,9 @@ class Dataset(Strict):
             data.pop("omits", None)
         if isinstance(data, dict) and self.replaces is None:
             data.pop("replaces", None)
+        for key in ("aggregation", "join"):
+            if isinstance(data, dict) and getattr(self, key) is None:
+                data.pop(key, None)
         return data
 
     @property
@@ -282,7 +364,19 @@ class Dataset(Strict):
 
     @property
     def governed(self) -> bool:
-        return self.row_filter is not None or any(c.mask for c in self.columns.values())
+        """A row filter, a masked column, or (Snowflake) a projection, aggregation or join
+        policy."""
+        return (
+            self.row_filter is not None
+            or any(c.mask or c.projection for c in self.columns.values())
+            or self.aggregation is not None
+            or self.join is not None
+        )
+
+    @property
+    def projected_columns(self) -> dict[str, ColumnSpec]:
+        """Columns with a projection policy."""
+        return {n: c for n, c in self.columns.items() if c.projection is not None}
 
     @property
     def filter_dimensions(self) -> list[tuple[str, str, list[str]]]:

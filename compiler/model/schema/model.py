@@ -16,6 +16,7 @@ from accord.compiler.model.schema.platforms import DatabricksPlatform, Platforms
 from accord.compiler.model.schema.principals import Principal
 from accord.compiler.model.schema.probes import Probe
 from accord.compiler.model.schema.surfaces import Mesh, Surface
+from accord.compiler.model.schema.unmanaged import Unmanaged
 
 
 class PolicyModel(Strict):
@@ -63,13 +64,20 @@ class PolicyModel(Strict):
         description="expected dispositions per persona and surface (optional)",
     )
     mesh: Mesh | None = Field(None, description='the agent mesh: {a2a_version: "1.0"}')
+    unmanaged: dict[Name, Unmanaged] = Field(
+        default_factory=dict,
+        description="what a platform holds that the model does not express, kept verbatim",
+    )
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
-        # a model without ``mesh`` dumps (and so fingerprints) as it did before the key existed
+        # a model without ``mesh`` (or ``unmanaged``) dumps, and so fingerprints, as it did
+        # before the key existed
         data = handler(self)
         if isinstance(data, dict) and self.mesh is None:
             data.pop("mesh", None)
+        if isinstance(data, dict) and not self.unmanaged:
+            data.pop("unmanaged", None)
         return data
 
     # ---- convenience used throughout the compiler -------------------------------------------

@@ -13,7 +13,9 @@ from accord.compiler.model.schema.entitlements import EntitlementValue
 #: what a surface answers of a probe's fact: the dispositions of ``accord analyze`` and
 #: ``empty`` (the surface returns no rows although nothing withholds them: a runtime too old
 #: to apply the policies, ACC401)
-ProbeDisposition = Literal["clear", "masked", "filtered", "denied", "ungoverned", "empty"]
+ProbeDisposition = Literal[
+    "clear", "masked", "filtered", "denied", "ungoverned", "empty", "hidden", "aggregated"
+]
 
 
 class ProbeControl(Strict):

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlglot.tokens import Token
+from sqlglot.tokens import Token, TokenType
 
 from accord.compiler.sqlscan.bodies import Context
 from accord.compiler.sqlscan.readers import databricks, shared, snowflake
+from accord.compiler.sqlscan.readers.databricks import read_pipeline
 from accord.compiler.sqlscan.readers.shapes import ShapeReader
 from accord.compiler.sqlscan.readers.shared import (
     Entry,
@@ -23,6 +24,7 @@ from accord.compiler.sqlscan.readers.shared import (
     read_alter_table,
     read_create_function,
 )
+from accord.compiler.sqlscan.readers.snowflake import read_policy
 from accord.compiler.sqlscan.statements import Fields
 from accord.compiler.sqlscan.tokens import Cursor, is_word
 
@@ -43,8 +45,46 @@ def _table(*tables: tuple[Entry, ...]) -> dict[str, dict[str, _Candidates]]:
 
 STATEMENT_READERS = _table(snowflake.READERS, databricks.READERS, shared.READERS)
 
+
+def _read_create(ctx: Context, c: Cursor, or_replace: bool) -> list[Fields]:
+    """What ``CREATE`` reads when none of the table's words follows it: a function, a pipeline
+    dataset (:func:`.databricks.read_pipeline`), or a kind of policy accord does not model
+    (``CREATE <words> POLICY``): one written with a body (``AS (...) RETURNS type -> body``) is
+    read as Snowflake's policies are, so its body is linted and a statement that cannot be read
+    is ACC001, present kind or future; one without a body (a network or password policy: its
+    properties only) is not a policy statement lint reads."""
+    mark = c.i
+    found = read_create_function(ctx, c, or_replace)
+    if found != other():
+        return found
+    c.i = mark
+    found = read_pipeline(ctx, c, or_replace)
+    if found != other():
+        return found
+    c.i = mark
+    words: list[str] = []
+    while (tok := c.peek()) is not None and is_word(tok) and len(words) < 4:
+        if c.is_kw("POLICY"):
+            break
+        words.append(tok.text.upper())
+        c.i += 1
+    if not words or not c.accept("POLICY"):
+        return other()
+    rest = c.toks[c.i :]
+    body = any(t.token_type is TokenType.ARROW for t in rest)
+    # ``AS (...) RETURNS``: the signature of a policy with a body, whose ``->`` or body may be
+    # what is broken; a policy of properties only (network, password) has neither
+    signed = any(is_word(t) and t.text.upper() == "RETURNS" for t in rest) and any(
+        is_word(t) and t.text.upper() == "AS" for t in rest
+    )
+    if not body and not signed:
+        return other()
+    what = " ".join(words).lower() + " policy"
+    return read_policy(ctx, c, or_replace, "policy", what, tuple(words))
+
+
 #: what a verb reads when none of the table's words follows it
-_FALLBACK: dict[str, Reader] = {"CREATE": read_create_function}
+_FALLBACK: dict[str, Reader] = {"CREATE": _read_create}
 
 
 #: whether ``ALTER TABLE`` statements are read once per shape (:mod:`.shapes`); the tests

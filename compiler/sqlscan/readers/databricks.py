@@ -1,5 +1,7 @@
-"""Databricks' policy statements: ABAC ``CREATE POLICY`` / ``DROP POLICY`` and ``{CREATE|ALTER|
-DROP} GOVERNED TAG``.
+"""Databricks' policy statements: ABAC ``CREATE POLICY`` / ``DROP POLICY``, ``{CREATE|ALTER|
+DROP} GOVERNED TAG``, and the datasets of a pipeline whose definition is a query (``LIVE VIEW``,
+``LIVE TABLE``, ``MATERIALIZED VIEW``, ``STREAMING TABLE``): read as what they are, so a
+definition that checks group membership is linted like a view's (ACC102), never skipped whole.
 
 :data:`READERS` is the keyword table :mod:`compiler.sqlscan.readers` dispatches on. Databricks'
 ``ALTER TABLE`` actions (row filters, masks, tags) and ``CREATE FUNCTION`` are read in
@@ -16,7 +18,14 @@ from sqlglot.tokens import Token, TokenType
 from accord.compiler.sqlscan.bodies import Context
 from accord.compiler.sqlscan.readers.shared import Entry, other
 from accord.compiler.sqlscan.statements import AbacPolicy, Fields
-from accord.compiler.sqlscan.tokens import STRING_TYPES, Cursor, Fail, is_ident, is_kw, is_word
+from accord.compiler.sqlscan.tokens import (
+    STRING_TYPES,
+    Cursor,
+    Fail,
+    is_ident,
+    is_kw,
+    is_word,
+)
 
 
 def _governed_tag(ctx: Context, c: Cursor, or_replace: bool, *, kind: str) -> list[Fields]:
@@ -169,6 +178,76 @@ def _split_alias(item: list[Token]) -> tuple[list[Token], str | None]:
     ):
         return item[:-1], item[-1].text
     return item, None
+
+
+#: the datasets a pipeline defines by a query, as ``CREATE`` spells them (after ``OR REPLACE`` /
+#: ``OR REFRESH``, ``TEMPORARY`` or ``PRIVATE``): docs.databricks.com/aws/en/dlt-ref/dlt-sql-ref-
+#: create-materialized-view, dlt-sql-ref-create-streaming-table, and the Lakeflow SQL reference's
+#: ``CREATE [OR REFRESH] [TEMPORARY] {STREAMING TABLE | LIVE TABLE | MATERIALIZED VIEW}``; the
+#: legacy ``LIVE VIEW`` and ``STREAMING LIVE TABLE`` forms are still read by pipelines
+_DATASETS: tuple[tuple[str, ...], ...] = (
+    ("STREAMING", "LIVE", "TABLE"),
+    ("STREAMING", "TABLE"),
+    ("LIVE", "TABLE"),
+    ("LIVE", "VIEW"),
+    ("MATERIALIZED", "VIEW"),
+)
+
+#: calls that make a definition decide access per caller (as compiler.lint.bodies reads views)
+_ACCESS_CALLS = frozenset(
+    {"IS_MEMBER", "IS_ACCOUNT_GROUP_MEMBER", "CURRENT_USER", "SESSION_USER", "IS_ROLE_IN_SESSION"}
+)
+
+
+def read_pipeline(ctx: Context, c: Cursor, or_replace: bool) -> list[Fields]:
+    """``CREATE [OR REFRESH] [TEMPORARY|PRIVATE] {STREAMING [LIVE] TABLE | LIVE {TABLE|VIEW} |
+    MATERIALIZED VIEW} [IF NOT EXISTS] name [(columns, constraints)] [clauses] [AS query]``:
+    kind ``pipeline_view``, its query as ``body``. A definition sqlglot cannot parse is an
+    error (ACC001) when it calls a membership or user function, else kind "other" (a dataset
+    that decides nothing per caller needs no reading); one without ``AS`` (a streaming table
+    fed by flows) has no body."""
+    c.accept("OR", "REFRESH")
+    while c.accept("TEMPORARY") or c.accept("TEMP") or c.accept("PRIVATE"):
+        pass
+    words = next((w for w in _DATASETS if c.accept(*w)), None)
+    if words is None:
+        return other()
+    c.accept("IF", "NOT", "EXISTS")
+    name = c.name("the dataset name")
+    what = f"the {' '.join(words).lower()} {name}'s definition"
+    query: list[Token] = []
+    while (tok := c.peek()) is not None:
+        if is_kw(tok, "AS"):
+            query = list(c.toks[c.i + 1 :])
+            break
+        if tok.token_type in (TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.L_BRACE):
+            c.balanced()
+        else:
+            c.i += 1
+    fields: Fields = {"kind": "pipeline_view", "name": name, "dataset_kind": " ".join(words)}
+    if not query:
+        return [fields]
+    try:
+        tree = ctx.parse_tokens(query, what, ctx.text, 0)
+    except Fail:
+        if any(is_word(t) and t.text.upper() in _ACCESS_CALLS for t in query):
+            raise
+        return other()
+    if not isinstance(tree, exp.Query):
+        if any(is_word(t) and t.text.upper() in _ACCESS_CALLS for t in query):
+            raise Fail(query[0].start, f"expected a query after AS in {what}")
+        return other()
+    line, column = ctx.lines.position(query[0].start)
+    return [
+        {
+            **fields,
+            "body": tree,
+            "body_text": ctx.text[query[0].start : query[-1].end + 1],
+            "body_line": line,
+            "body_column": column,
+            "_roots": ((tree, 0),),
+        }
+    ]
 
 
 #: Databricks' statements: (verb, the words after it, the reader)

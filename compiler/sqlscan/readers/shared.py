@@ -147,6 +147,7 @@ def _read_function(ctx: Context, c: Cursor, or_replace: bool, secure: bool) -> l
     comment: str | None = None
     fields: Fields | None = None
     string_body: Token | None = None
+    staged = False
     while (tok := c.peek()) is not None:
         if c.accept("RETURNS"):
             if c.accept("NULL"):  # RETURNS NULL ON NULL INPUT
@@ -172,9 +173,14 @@ def _read_function(ctx: Context, c: Cursor, or_replace: bool, secure: bool) -> l
         elif tok.token_type in OPEN:
             c.balanced()
         else:
+            staged = staged or (is_kw(tok, "HANDLER") and c.is_kw("HANDLER") and _assigns(c))
             c.i += 1
     if string_body is not None:
         fields = string_body_fields(ctx, string_body, language)
+    if fields is None and staged and language not in (None, "SQL"):
+        # Snowflake: a Python, Java or Scala function whose code is in a staged file
+        # (``IMPORTS = ('@stage/f.py') HANDLER = 'f.run'``, no AS body): nothing to read
+        fields = {}
     if fields is None:
         raise c.fail("RETURN <expression> or AS '<body>' in CREATE FUNCTION")
     return [
@@ -191,6 +197,12 @@ def _read_function(ctx: Context, c: Cursor, or_replace: bool, secure: bool) -> l
             **fields,
         }
     ]
+
+
+def _assigns(c: Cursor) -> bool:
+    """Is the word at the cursor followed by ``=`` (a Snowflake property: ``HANDLER = '...'``)?"""
+    nxt = c.peek(1)
+    return nxt is not None and nxt.token_type is TokenType.EQ
 
 
 # ALTER TABLE actions ---------------------------------------------------------
@@ -235,6 +247,25 @@ def _read_table_action(c: Cursor, table: str) -> list[Fields] | None:
         return [{**base, "kind": "drop_row_access", "policy": policy}]
     if c.accept("DROP", "ALL", "ROW", "ACCESS", "POLICIES"):
         return [{**base, "kind": "drop_row_access", "policy": None}]
+    # Snowflake: aggregation and join policies (alter-table: ``SET AGGREGATION POLICY p [ENTITY
+    # KEY (c, ...)] [FORCE]``, ``UNSET AGGREGATION POLICY``, ``SET JOIN POLICY p [ALLOWED JOIN
+    # KEYS (c, ...)] [FORCE]``, ``UNSET JOIN POLICY``)
+    if c.accept("SET", "AGGREGATION", "POLICY"):
+        policy = c.name("the aggregation policy name")
+        keys = c.column_list("ENTITY KEY") if c.accept("ENTITY", "KEY") else ()
+        force = c.accept("FORCE")
+        item = {"kind": "set_aggregation_policy", "policy": policy, "columns": keys}
+        return [{**base, **item, "force": force}]
+    if c.accept("UNSET", "AGGREGATION", "POLICY"):
+        return [{**base, "kind": "unset_aggregation_policy"}]
+    if c.accept("SET", "JOIN", "POLICY"):
+        policy = c.name("the join policy name")
+        keys = c.column_list("ALLOWED JOIN KEYS") if c.accept("ALLOWED", "JOIN", "KEYS") else ()
+        force = c.accept("FORCE")
+        item = {"kind": "set_join_policy", "policy": policy, "columns": keys}
+        return [{**base, **item, "force": force}]
+    if c.accept("UNSET", "JOIN", "POLICY"):
+        return [{**base, "kind": "unset_join_policy"}]
     # Databricks: row filters, tags
     if c.accept("SET", "ROW", "FILTER"):
         policy = c.name("the row filter function name")
@@ -273,6 +304,8 @@ def _column_action_follows(c: Cursor, k: int = 0) -> bool:
         for words in (
             ("SET", "MASKING", "POLICY"),
             ("UNSET", "MASKING", "POLICY"),
+            ("SET", "PROJECTION", "POLICY"),
+            ("UNSET", "PROJECTION", "POLICY"),
             ("SET", "MASK"),
             ("DROP", "MASK"),
             ("SET", "TAGS"),
@@ -302,6 +335,11 @@ def _read_column_actions(c: Cursor, base: Fields) -> list[Fields] | None:
             item["force"] = c.accept("FORCE")
         elif c.accept("UNSET", "MASKING", "POLICY"):  # Snowflake
             item["kind"] = "unset_masking_policy"
+        elif c.accept("SET", "PROJECTION", "POLICY"):  # Snowflake (alter-table: ... [FORCE])
+            item.update(kind="set_projection_policy", policy=c.name("the projection policy name"))
+            item["force"] = c.accept("FORCE")
+        elif c.accept("UNSET", "PROJECTION", "POLICY"):  # Snowflake
+            item["kind"] = "unset_projection_policy"
         elif c.accept("SET", "MASK"):  # Databricks
             item.update(kind="set_mask", policy=c.name("the mask function name"))
             if c.accept("USING", "COLUMNS"):

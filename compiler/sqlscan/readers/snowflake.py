@@ -1,12 +1,25 @@
-"""Snowflake's policy statements: ``CREATE`` / ``ALTER ... SET BODY`` / ``DROP`` of row access
-and masking policies, ``CREATE TAG`` and ``ALTER TAG ... {SET|UNSET} MASKING POLICY``.
+"""Snowflake's policy statements: ``CREATE`` / ``ALTER ... SET BODY`` / ``DROP`` of the five
+kinds of Snowflake policy (row access, masking, projection, aggregation, join), ``CREATE`` of a
+policy kind accord does not model (read the same way, so its body is linted and a statement
+that cannot be read is reported, never passed), ``CREATE TAG`` and ``ALTER TAG ... {SET|UNSET}
+MASKING POLICY``.
 
 :data:`READERS` is the keyword table :mod:`compiler.sqlscan.readers` dispatches on. Snowflake's
 ``ALTER TABLE`` actions and ``CREATE [SECURE] FUNCTION`` are read in :mod:`.shared`.
+
+Sources (docs.snowflake.com/en/sql-reference/sql/...): create-row-access-policy,
+create-masking-policy, create-projection-policy, create-aggregation-policy and create-join-policy
+all document ``CREATE [OR REPLACE] <kind> POLICY [IF NOT EXISTS] <name> AS (<signature>)
+RETURNS <type> -> <body> [COMMENT = '<string_literal>']``; projection, aggregation and join
+policies take no argument (``AS ()``) and return ``PROJECTION_CONSTRAINT``,
+``AGGREGATION_CONSTRAINT``, ``JOIN_CONSTRAINT``. alter-projection-policy,
+alter-aggregation-policy and alter-join-policy document ``ALTER <kind> POLICY [IF EXISTS]
+<name> SET BODY -> <expression>`` as for masking and row access policies.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from sqlglot.tokens import Token, TokenType
@@ -14,20 +27,99 @@ from sqlglot.tokens import Token, TokenType
 from accord.compiler.sqlscan.bodies import Context, body_fields
 from accord.compiler.sqlscan.readers.shared import Entry, other, read_params
 from accord.compiler.sqlscan.statements import Fields
-from accord.compiler.sqlscan.tokens import Cursor, is_kw, type_text
+from accord.compiler.sqlscan.tokens import Cursor, Fail, is_kw, type_text
 
 _POLICY_PROPERTIES = ("COMMENT", "EXEMPT_OTHER_POLICIES")
 
 
-def _create_policy(ctx: Context, c: Cursor, or_replace: bool, *, kind: str) -> list[Fields]:
-    """Snowflake ``CREATE [OR REPLACE] {ROW ACCESS|MASKING} POLICY [IF NOT EXISTS] name
-    AS (arg type, ...) RETURNS type -> body [COMMENT = '...'] [EXEMPT_OTHER_POLICIES = b]``."""
-    what = "row access policy" if kind == "row_access_policy" else "masking policy"
+@dataclass(frozen=True)
+class PolicyKind:
+    """One kind of Snowflake policy as its statements spell it."""
+
+    #: the words before POLICY: ``("ROW", "ACCESS")``
+    words: tuple[str, ...]
+    #: the statement kind of its CREATE (:data:`compiler.sqlscan.statements.KINDS`)
+    kind: str
+    #: the one return type the kind has, or None (a masking policy returns its value's type)
+    returns: str | None = None
+    #: the only signature the kind takes is ``()``
+    no_arguments: bool = False
+
+    @property
+    def what(self) -> str:
+        return " ".join(self.words).lower() + " policy"
+
+
+#: the kinds of Snowflake policy accord models, as their statements spell them
+POLICY_KINDS: tuple[PolicyKind, ...] = (
+    PolicyKind(("ROW", "ACCESS"), "row_access_policy", "BOOLEAN"),
+    PolicyKind(("MASKING",), "masking_policy"),
+    PolicyKind(("PROJECTION",), "projection_policy", "PROJECTION_CONSTRAINT", True),
+    PolicyKind(("AGGREGATION",), "aggregation_policy", "AGGREGATION_CONSTRAINT", True),
+    PolicyKind(("JOIN",), "join_policy", "JOIN_CONSTRAINT", True),
+)
+
+
+def _create_policy(ctx: Context, c: Cursor, or_replace: bool, *, kind: PolicyKind) -> list[Fields]:
+    """Snowflake ``CREATE [OR REPLACE] <kind> POLICY [IF NOT EXISTS] name AS (arg type, ...)
+    RETURNS type -> body [COMMENT = '...'] [EXEMPT_OTHER_POLICIES = b]``."""
+    return read_policy(ctx, c, or_replace, kind.kind, kind.what, kind.words, kind)
+
+
+def read_policy(
+    ctx: Context,
+    c: Cursor,
+    or_replace: bool,
+    kind: str,
+    what: str,
+    words: tuple[str, ...],
+    known: PolicyKind | None = None,
+) -> list[Fields]:
+    """The fields of a Snowflake ``CREATE ... POLICY`` with a body, the cursor after POLICY;
+    ``known`` checks the signature and return type the kind documents."""
     if_not_exists = c.accept("IF", "NOT", "EXISTS")
     name = c.name(f"the {what} name")
     c.expect("AS")
+    signature = c.peek()
     params = read_params(c, f"the {what} signature")
+    if known is not None and known.no_arguments and params and signature is not None:
+        raise Fail(signature.start, f"a {what} takes no arguments: its signature is AS ()")
     c.expect("RETURNS")
+    returns_at = c.peek()
+    returns = type_text(_read_simple_type(c, "the return type after RETURNS"), ctx.text)
+    if (
+        known is not None
+        and known.returns is not None
+        and returns.upper() != known.returns
+        and returns_at is not None
+    ):
+        raise Fail(returns_at.start, f"a {what} RETURNS {known.returns}, not {returns}")
+    c.expect_type(TokenType.ARROW, "'->' before the policy body")
+    body_tokens = list(c.toks[c.i :])
+    comment = None
+    while (
+        len(body_tokens) >= 3
+        and body_tokens[-2].token_type is TokenType.EQ
+        and any(is_kw(body_tokens[-3], p) for p in _POLICY_PROPERTIES)
+    ):
+        if is_kw(body_tokens[-3], "COMMENT"):
+            comment = body_tokens[-1].text
+        body_tokens = body_tokens[:-3]
+    fields = body_fields(ctx, body_tokens, f"the {what} body", c.toks[c.i - 1])
+    return [
+        {
+            "kind": kind,
+            "name": name,
+            "policy_kind": " ".join(words),
+            "params": params,
+            "returns": returns,
+            "or_replace": or_replace,
+            "if_not_exists": if_not_exists,
+            "comment": comment,
+            **fields,
+        }
+    ]
+
     returns = _read_simple_type(c, "the return type after RETURNS")
     c.expect_type(TokenType.ARROW, "'->' before the policy body")
     body_tokens = list(c.toks[c.i :])
@@ -71,24 +163,26 @@ def _read_simple_type(c: Cursor, what: str) -> list[Token]:
     return list(c.toks[start : c.i])
 
 
-def _alter_policy(ctx: Context, c: Cursor, or_replace: bool, *, what: str) -> list[Fields]:
-    """Snowflake ``ALTER {MASKING|ROW ACCESS} POLICY [IF EXISTS] p SET BODY -> expr``; other
-    ALTER POLICY forms (RENAME, SET COMMENT, SET TAG ...) are kind "other"."""
+def _alter_policy(ctx: Context, c: Cursor, or_replace: bool, *, kind: PolicyKind) -> list[Fields]:
+    """Snowflake ``ALTER <kind> POLICY [IF EXISTS] p SET BODY -> expr``; other ALTER POLICY
+    forms (RENAME, SET COMMENT, SET TAG ...) are kind "other"."""
     c.accept("IF", "EXISTS")
-    name = c.name(f"the {what} name")
+    name = c.name(f"the {kind.what} name")
     if not c.accept("SET", "BODY"):
         return other()
     arrow = c.expect_type(TokenType.ARROW, "'->' after SET BODY")
-    fields = body_fields(ctx, c.toks[c.i :], f"the {what} body", arrow)
-    return [{"kind": "alter_policy_body", "name": name, **fields}]
+    fields = body_fields(ctx, c.toks[c.i :], f"the {kind.what} body", arrow)
+    return [
+        {"kind": "alter_policy_body", "name": name, "policy_kind": " ".join(kind.words), **fields}
+    ]
 
 
-def _drop_policy(ctx: Context, c: Cursor, or_replace: bool, *, kind: str) -> list[Fields]:
-    """Snowflake ``DROP {MASKING|ROW ACCESS} POLICY [IF EXISTS] p``."""
+def _drop_policy(ctx: Context, c: Cursor, or_replace: bool, *, kind: PolicyKind) -> list[Fields]:
+    """Snowflake ``DROP <kind> POLICY [IF EXISTS] p``."""
     c.accept("IF", "EXISTS")
     name = c.name("the policy name")
     c.expect_end("the policy name")
-    return [{"kind": kind, "name": name}]
+    return [{"kind": f"drop_{kind.kind}", "name": name, "policy_kind": " ".join(kind.words)}]
 
 
 def _create_tag(ctx: Context, c: Cursor, or_replace: bool) -> list[Fields]:
@@ -144,12 +238,15 @@ def _alter_tag(ctx: Context, c: Cursor, or_replace: bool) -> list[Fields]:
 
 #: Snowflake's statements: (verb, the words after it, the reader)
 READERS: tuple[Entry, ...] = (
-    ("CREATE", ("ROW", "ACCESS", "POLICY"), partial(_create_policy, kind="row_access_policy")),
-    ("CREATE", ("MASKING", "POLICY"), partial(_create_policy, kind="masking_policy")),
+    *(
+        (verb, (*kind.words, "POLICY"), partial(reader, kind=kind))
+        for kind in POLICY_KINDS
+        for verb, reader in (
+            ("CREATE", _create_policy),
+            ("ALTER", _alter_policy),
+            ("DROP", _drop_policy),
+        )
+    ),
     ("CREATE", ("TAG",), _create_tag),
-    ("ALTER", ("MASKING", "POLICY"), partial(_alter_policy, what="masking policy")),
-    ("ALTER", ("ROW", "ACCESS", "POLICY"), partial(_alter_policy, what="row access policy")),
     ("ALTER", ("TAG",), _alter_tag),
-    ("DROP", ("MASKING", "POLICY"), partial(_drop_policy, kind="drop_masking_policy")),
-    ("DROP", ("ROW", "ACCESS", "POLICY"), partial(_drop_policy, kind="drop_row_access_policy")),
 )

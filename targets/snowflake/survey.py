@@ -1,0 +1,161 @@
+"""Snowflake's reader, asked what a scope holds without a model (``accord import``).
+
+The ordinary read (:class:`~targets.snowflake.inspect.SnowflakeReader`) is told by the model
+where to look. A survey finds the places: every row access and masking policy the reading role
+may see (``SHOW ... POLICIES IN ACCOUNT``), where each is in force (``POLICY_REFERENCES
+(POLICY_NAME => ...)``: tables, columns, and the tags a masking policy is set on with the
+columns they mask), and the body of each policy that is in force in the scope or lives in it
+(``DESCRIBE ... POLICY``). Sources as the reader's (docs.snowflake.com/en/sql-reference:
+show-row-access-policies, show-masking-policies, functions/policy_references,
+desc-masking-policy, desc-row-access-policy).
+
+What the reading role cannot see is said, never passed: ``SHOW ... IN ACCOUNT`` and
+``POLICY_REFERENCES`` answer only for the policies the role holds APPLY or OWNERSHIP on unless
+it holds the global APPLY privilege of the kind (functions/policy_references, usage notes), so
+a survey without it records what it cannot see in the coverage.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from accord.targets.identity import parse_body, unparsed
+from accord.targets.inspect import norm_type
+from accord.targets.objects import (
+    CatalogObject,
+    MaskAttachment,
+    MaskPolicy,
+    RowFilterAttachment,
+    RowFilterPolicy,
+    TagAssignment,
+)
+from accord.targets.snowflake.inspect import (
+    SF_GLOBAL,
+    SnowflakeReader,
+    _params,
+    _sf_literal,
+    _sf_name,
+)
+
+_KINDS = (
+    ("ROW ACCESS", "ROW ACCESS POLICIES", "ROW_ACCESS_POLICY"),
+    ("MASKING", "MASKING POLICIES", "MASKING_POLICY"),
+)
+
+
+class SnowflakeSurvey(SnowflakeReader):
+    """The Snowflake reader with one more question: what does a scope hold?"""
+
+    def survey(self, scopes: list[str]) -> list[CatalogObject]:
+        """Every policy in force on a table of ``scopes`` (``DB`` or ``DB.SCHEMA``; none: the
+        whole account) or defined in one, with its body, and every placement of one on such a
+        table: row filter and mask attachments, and the columns a mask's tag masks (as tag
+        assignments whose value the ordinary read fills in)."""
+        wanted = [s.upper() for s in scopes]
+
+        def inside(name: str) -> bool:
+            up = name.upper()
+            return not wanted or any(up == s or up.startswith(s + ".") for s in wanted)
+
+        self.check_survey()
+        self.progress("snowflake: policies in the account")
+        defined: dict[str, tuple[str, dict[str, Any]]] = {}
+        for kind, show, _ in _KINDS:
+            for row in self.query(f"SHOW {show} IN ACCOUNT", f"SHOW {show} IN ACCOUNT") or []:
+                name = ".".join(
+                    str(row.get(k) or "") for k in ("database_name", "schema_name", "name")
+                )
+                defined[name] = (kind, row)
+        names = sorted(defined)
+        answers = self.each(
+            lambda p: self.information_schema(
+                p, f"POLICY_REFERENCES(POLICY_NAME => {_sf_literal(p)})", f"references of {p}"
+            ),
+            names,
+        )
+        placed: list[CatalogObject] = []
+        used: set[str] = set()
+        for policy, rows in zip(names, answers, strict=True):
+            for r in rows or []:
+                named = ".".join(
+                    str(r.get(k) or "") for k in ("policy_db", "policy_schema", "policy_name")
+                )
+                if not self.about(named, policy, f"references of {policy}"):
+                    continue
+                entity = ".".join(
+                    str(r.get(k) or "")
+                    for k in ("ref_database_name", "ref_schema_name", "ref_entity_name")
+                )
+                if str(r.get("ref_entity_domain") or "TABLE").upper() == "TAG" or not inside(
+                    entity
+                ):
+                    continue
+                column = str(r.get("ref_column_name") or "")
+                args = (
+                    json.loads(r["ref_arg_column_names"]) if r.get("ref_arg_column_names") else []
+                )
+                used.add(policy)
+                if r["policy_kind"] == "ROW_ACCESS_POLICY":
+                    placed.append(RowFilterAttachment(entity, policy, tuple(args), ""))
+                elif r.get("tag_name"):
+                    tag = ".".join(
+                        str(r.get(k) or "") for k in ("tag_database", "tag_schema", "tag_name")
+                    )
+                    placed.append(TagAssignment(entity, column, tag, "", ""))
+                else:
+                    placed.append(MaskAttachment(entity, column, policy, "", tuple(args)))
+        chosen = [p for p in names if p in used or inside(p)]
+        described = self.each(
+            lambda p: self.query(
+                f"DESCRIBE {defined[p][0]} POLICY {_sf_name(p)}",
+                f"DESCRIBE {defined[p][0]} POLICY {p}",
+            ),
+            chosen,
+        )
+        out: list[CatalogObject] = []
+        for name, desc in zip(chosen, described, strict=True):
+            if not desc:
+                continue
+            d, (kind, row) = desc[0], defined[name]
+            body = parse_body(str(d["body"]), self.platform)
+            if body is None:
+                self.cannot_see(name, unparsed(str(d["body"])), f"the import of {name}")
+                continue
+            comment = row.get("comment") or ""
+            if kind == "ROW ACCESS":
+                out.append(RowFilterPolicy(name, _params(d["signature"]), body, None, comment))
+            else:
+                out.append(
+                    MaskPolicy(
+                        name,
+                        _params(d["signature"]),
+                        norm_type(d["return_type"]),
+                        body,
+                        "",
+                        "",
+                        comment,
+                    )
+                )
+        self.coverage.saw("policies surveyed", len(out))
+        return out + sorted(set(placed), key=repr)
+
+    def check_survey(self) -> None:
+        """Whether the reading role sees every policy of the account: the global APPLY
+        privileges (functions/policy_references, usage notes), else what it misses is said."""
+        rows = self.query("SELECT CURRENT_ROLE() AS ROLE", "the reading role (CURRENT_ROLE())")
+        role = str(next(iter(rows[0].values())) or "") if rows else ""
+        if not role:
+            return
+        self.coverage.reader = role
+        held = {(p, on) for p, on, _ in self.reader_grants(role)}
+        for privilege in ("APPLY ROW ACCESS POLICY", "APPLY MASKING POLICY"):
+            if (privilege, "ACCOUNT") in held:
+                self.coverage.privileges.append(f"{privilege} on ACCOUNT")
+                continue
+            what, why, _ = SF_GLOBAL[privilege]
+            self.cannot_see(
+                what,
+                f"it lacks the global {privilege} privilege: {why}",
+                "the import of every policy it holds no privilege on",
+            )
