@@ -3,6 +3,7 @@ from __future__ import annotations
 import click
 
 from accord.compiler.commands.options import (
+    Choice,
     compiled_option,
     directory_argument,
     format_option,
@@ -30,7 +31,7 @@ from accord.compiler.model.validate import load_project
 )
 @click.option(
     "--engine",
-    type=click.Choice(["duckdb", "spark", "all"]),
+    type=Choice(["duckdb", "spark", "all"]),
     default="duckdb",
     show_default=True,
     help="duckdb: both platforms' SQL on embedded DuckDB, translated by sqlglot. spark: the "
