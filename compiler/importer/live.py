@@ -58,6 +58,7 @@ def read_live(
     platform: str, options: Any, scopes: list[str], progress: Callable[[str], None]
 ) -> Found:
     """What ``platform`` holds in ``scopes`` (none: everything the reader sees)."""
+    progress(f"{platform}: connecting")
     executor = open_executor(platform, options)
     try:
         reader = platform_named(platform).survey()(
