@@ -246,6 +246,7 @@ def _constraint(cls: type) -> Kind:
         model_only=bookkeeping,
         plain=False,
         changed=lambda old, new: "body",
+        keyword=what.replace(" ", "_"),
     )
 
 
@@ -271,6 +272,8 @@ def _constraint_attachment(cls: type, what: str, plural: str) -> Kind:
         model_only=("dataset",),
         changed=lambda old, new: "placement",
         source=lambda o, m: _constraint_path(o, what, m),
+        keyword=f"{what}_attachment",
+        label=lambda o: o.table + (f".{o.column}" if getattr(o, "column", None) else ""),
     )
 
 
