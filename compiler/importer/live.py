@@ -35,7 +35,7 @@ from accord.targets import get_target
 from accord.targets.abac import MASK_TAG, ROW_KEY_TAG
 from accord.targets.base import UnsafeOutput
 from accord.targets.identity import identity
-from accord.targets.inspect import LiveCatalog, sort_objects, unreadable
+from accord.targets.inspect import AccessPolicy, LiveCatalog, sort_objects, unreadable
 from accord.targets.objects import (
     AbacPolicy,
     AggregationAttachment,
@@ -105,7 +105,10 @@ def read_live(
     objects = sort_objects([*live.catalog.objects, *foreign])
     keyed: dict[str, tuple[str, ...]] = getattr(reader, "entity_keys", {})
     items = [_item(platform, o, keyed) for o in objects]
-    notes = [f"ignored: {what}" for what in live.ignored]
+    access = {a.label: a for a in [*getattr(reader, "surveyed_access", []), *live.access_policies]}
+    items += [_access_item(platform, a) for _, a in sorted(access.items())]
+    said = tuple(f"{_where(a)}:" for a in access.values())
+    notes = [f"ignored: {what}" for what in live.ignored if not what.startswith(said)]
     if foreign:
         notes.append(
             f"{len(foreign)} polic{'y' if len(foreign) == 1 else 'ies'} in force in the scope "
@@ -173,6 +176,32 @@ def expected_catalog(platform: str, surveyed: list[CatalogObject]) -> Catalog:
     objects += [o for o in surveyed if isinstance(o, _ATTACHMENTS)]
     objects += tagged + abac
     return Catalog(platform, gov, style, tuple(objects))  # type: ignore[arg-type]
+
+
+def _where(a: AccessPolicy) -> str:
+    return f"ABAC policy {a.name} on {a.securable_type.lower()} {a.securable}"
+
+
+def _access_item(platform: str, a: AccessPolicy) -> Item:
+    """A Databricks ABAC GRANT or DENY policy as an item kept unmanaged: the policies API answers
+    its fields, not SQL, so its SQL is what was read, in comment lines (lint reads nothing
+    in them); the model has no such policies."""
+    except_ = f" EXCEPT {', '.join(a.except_)}" if a.except_ else ""
+    text = (
+        f"-- {_where(a)}, as the Unity Catalog policies API answered it (no SQL is read back):\n"
+        f"-- {a.verb} {', '.join(a.privileges) or 'no privilege'} TO "
+        f"{', '.join(a.to) or 'nobody'}{except_}\n"
+    )
+    what = "grants privileges" if a.verb == "GRANT" else "denies privileges"
+    why = (
+        f"an ABAC {a.verb} policy ({what} on the securables its conditions match): the model "
+        "governs rows and columns, not privileges"
+    )
+    if a.widens:
+        why += "; it widens what identities reach on the governed tables it covers: review it"
+    return Item(
+        platform, None, text, f"{platform} (live)", label_=a.label, why=why, kind_="abac_policy"
+    )
 
 
 def _item(platform: str, obj: CatalogObject, entity_keys: dict[str, tuple[str, ...]]) -> Item:

@@ -141,6 +141,13 @@ class Placer:
         pol = item.obj
         assert isinstance(pol, AbacPolicy)
         platform, fold = self.platform, self.fold
+        if pol.securable_type == "METASTORE":
+            self.keep(
+                item,
+                "an ABAC policy at metastore scope (Beta), which applies to every catalog: the "
+                "model's ABAC policies are set on a schema or a table",
+            )
+            return []
         if pol.when or pol.to != ("account users",):
             self.keep(
                 item,
