@@ -401,7 +401,8 @@ KINDS: dict[type, Kind] = {
                 _dataset_path(o.datasets[0], m, o.kind == "ROW FILTER") if o.datasets else ()
             ),
             keyword="abac_policy",
-            label=lambda o: f"{o.name} ON {o.securable_type} {o.securable}",
+            # a metastore-level policy read from SQL names no metastore (ON METASTORE)
+            label=lambda o: f"{o.name} ON {o.securable_type} {o.securable}".rstrip(),
         ),
     )
 }
