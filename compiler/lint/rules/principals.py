@@ -78,8 +78,7 @@ def unused(ctx: Context) -> Iterator[Finding]:
     ## What it does
     Flags (as a warning) a principal that no persona, entitlement, `unmasked_for`,
     `unfiltered_for`, `allowed_for` (projection) or `unrestricted_for` (aggregation, join)
-    names; a mask that no column uses; an entitlement dimension that no
-    `row_filter` uses.
+    names; a mask that no column uses; an entitlement dimension that no `row_filter` uses.
 
     ## Why is this bad?
     An unused declaration is usually a mistake elsewhere: a column that was meant to carry
