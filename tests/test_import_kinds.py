@@ -332,3 +332,21 @@ def test_a_metastore_level_policy_is_kept_and_read_by_lint(tmp_path: Path) -> No
     metastore = kept["org_ssn ON METASTORE"]
     assert metastore["kind"] == "abac_policy" and "at metastore scope" in metastore["why"]
     assert not [f for f in lint(out) if f[0] == "ACC001"]
+
+
+def test_sql_that_names_no_governance_schema_still_imports_and_keeps_it(tmp_path: Path) -> None:
+    """A Databricks ``CREATE POLICY`` with a GRANT body (whose grammar accord could not confirm:
+    lint reads it as ACC001) and nothing else: no governance schema is read, yet the statement
+    is kept with lint's reason, and the platform is declared with a schema IMPORT.md asks to
+    set (before, the import refused its own model: platform not declared)."""
+    sql = tmp_path / "grants.databricks.sql"
+    sql.write_text("CREATE POLICY g ON CATALOG omics GRANT SELECT TO contractors FOR TABLES;\n")
+    out = tmp_path / "out"
+    code, stdout, err = imported([sql], out)
+    assert code == 1, stdout + err
+    model = data(out)
+    assert model["platforms"] == {"databricks": {"governance_schema": "governance.policies"}}
+    (entry,) = model["unmanaged"].values()
+    assert entry["kind"] == "statement" and entry["why"].startswith("accord could not read it")
+    assert "platforms.databricks.governance_schema: no policy" in (out / "IMPORT.md").read_text()
+    assert ("ACC001", "") in lint(out)

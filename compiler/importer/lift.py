@@ -137,6 +137,8 @@ class _Lift:
         self.mask_specs: dict[str, dict[str, _Mask]] = defaultdict(dict)
         #: dataset name -> spec (plain data, principals as (platform, identity))
         self.datasets: dict[str, dict[str, Any]] = {}
+        #: platforms whose read holds something but names no governance schema
+        self.unplaced: list[str] = []
 
     # ---------------------------------------------------------------------------- helpers
 
@@ -158,7 +160,12 @@ class _Lift:
         for found in self.founds:
             if found.governance_schema is None:
                 for item in found.items:
-                    self.keep(item, "the read found no governance schema to express it in")
+                    self.keep(
+                        item,
+                        item.why or (_STATEMENT if item.obj is None else _NO_GOVERNANCE_SCHEMA),
+                    )
+                if found.items:
+                    self.unplaced.append(found.platform)
                 continue
             self.platforms[found.platform] = self.index(found)
         for p in self.platforms.values():
@@ -179,11 +186,7 @@ class _Lift:
         for item in found.items:
             obj = item.obj
             if obj is None or item.why:
-                self.keep(
-                    item,
-                    item.why
-                    or "a statement that decides access, no catalog object the model expresses",
-                )
+                self.keep(item, item.why or _STATEMENT)
             elif isinstance(obj, MappingTable):
                 p.tables[fold(obj.name)] = item
             elif isinstance(obj, SaltFunction):
@@ -545,6 +548,15 @@ class _Lift:
             if style and style != _default_style(platform):
                 entry["style"] = style
             data["platforms"][platform] = entry
+        for platform in self.unplaced:
+            # what is kept must name a declared platform: the schema is accord's usual one
+            gov = _PLACEHOLDER_SCHEMA[platform]
+            data["platforms"][platform] = {"governance_schema": gov}
+            self.notes.append(
+                f"platforms.{platform}.governance_schema: no policy, mapping table or salt "
+                f"function read says where accord's objects live on {platform}: {gov} is "
+                "written; set it before planning"
+            )
         if principals:
             data["principals"] = principals
         entitlements: dict[str, dict[str, list[Any]]] = {}
@@ -674,6 +686,12 @@ def _shadowed(
         if param.lower() != column.lower() and column.lower() in read:
             return param, column
     return None
+
+
+_STATEMENT = "a statement that decides access, no catalog object the model expresses"
+_NO_GOVERNANCE_SCHEMA = "the read found no governance schema to express it in"
+#: the governance schema written for a platform whose read names none (the docs' example)
+_PLACEHOLDER_SCHEMA = {"snowflake": "GOVERNANCE.POLICIES", "databricks": "governance.policies"}
 
 
 def _dataset(platform: str, table: str) -> dict[str, Any]:

@@ -236,7 +236,9 @@ def report(
         "- Datasets are named from their tables. No catalog and no SQL says which surfaces read "
         "them (agents, pipelines, indexes), which personas ask, which columns hold one "
         "identifier domain, or which table is a replica of which: add `surfaces`, `indexes`, "
-        "`personas`, `identifier` and `replica_of`, then `accord analyze`.",
+        "`personas`, `identifier` and `replica_of`, then `accord analyze` (a replica that "
+        "answers row by row what an aggregation or projection policy guards on Snowflake is "
+        "ACC403 only once `replica_of` or `identifier` says they hold the same facts).",
     ]
     found = sorted(findings)
     lines += ["", "## Findings", ""]
