@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlglot import exp
 
 from accord.compiler.core.platforms import facts
-from accord.compiler.importer.found import Item
+from accord.compiler.importer.found import Item, ItemKey
 from accord.compiler.importer.places import not_a_place
 from accord.compiler.importer.principals import not_an_identity
 from accord.compiler.importer.shapes import members
@@ -45,9 +45,6 @@ from accord.targets.objects import (
     ProjectionAttachment,
     ProjectionPolicy,
 )
-
-if TYPE_CHECKING:
-    from accord.compiler.importer.lift import _Lift, _Platform
 
 #: a projection, aggregation or join policy
 ConstraintPolicy = ProjectionPolicy | AggregationPolicy | JoinPolicy
@@ -63,6 +60,28 @@ _WHAT: dict[type, tuple[str, str, str]] = {
     JoinPolicy: ("join", "JOIN_CONSTRAINT(JOIN_REQUIRED => TRUE)",
                  "JOIN_CONSTRAINT(JOIN_REQUIRED => FALSE)"),
 }  # fmt: skip
+
+
+class Raise(Protocol):
+    """What this module uses of the raise (:class:`compiler.importer.lift._Lift`), and of one
+    platform's read there (``p``: its ``found``, ``constraints`` and ``constraint_places``)."""
+
+    datasets: dict[str, dict[str, Any]]
+    claims: Any
+    notes: list[str]
+    kept_keys: set[ItemKey]
+
+    def usable(self, item: Item) -> bool: ...
+
+    def keep(self, item: Item, why: str) -> None: ...
+
+    def outside(self, p: Any, item: Item) -> bool: ...
+
+    def hint(
+        self, platform: str, identities: tuple[str, ...], names: list[str], ordered: bool = True
+    ) -> None: ...
+
+    def dataset_name(self, p: Any, table: str, said: str | None) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -204,7 +223,7 @@ class _Read:
     shape: ConstraintShape
 
 
-def read_constraints(lift: _Lift, p: _Platform) -> dict[str, _Read]:
+def read_constraints(lift: Raise, p: Any) -> dict[str, _Read]:
     """Each usable projection, aggregation and join policy of ``p`` whose body the model
     says, by folded name; the others kept, with why."""
     platform = p.found.platform
@@ -227,7 +246,7 @@ def read_constraints(lift: _Lift, p: _Platform) -> dict[str, _Read]:
     return out
 
 
-def place_constraints(lift: _Lift, p: _Platform, read: dict[str, _Read]) -> None:
+def place_constraints(lift: Raise, p: Any, read: dict[str, _Read]) -> None:
     """The attachments of ``p``'s projection, aggregation and join policies, as the fields of
     the datasets of their tables (named as the other placements name them)."""
     platform = p.found.platform

@@ -23,10 +23,14 @@ the items it expresses (:attr:`~compiler.importer.found.Lifted.claims`):
    masking, the columns a mask's tag is set on) are the datasets' row filters and masked
    columns; a dataset is named from its table (from a hand-written filter's name where it
    says the dataset's), and its columns' types are the policies' parameter types;
-5. *principals* (:mod:`compiler.importer.principals`): every identity named.
+5. *projection, aggregation and join policies* (Snowflake) of the shapes accord compiles, with
+   their attachments: a column's ``projection``, a dataset's ``aggregation`` and ``join``
+   (:mod:`compiler.importer.constraints`);
+6. *principals* (:mod:`compiler.importer.principals`): every identity named.
 
 Everything else is kept (:class:`~compiler.importer.found.Kept`) with why: a policy of no
-shape the model has (a literal salt, a weak hash, a CASE on CURRENT_ROLE()), a placement of
+shape the model has (a literal salt, a weak hash, a CASE on CURRENT_ROLE(), an ABAC GRANT or
+DENY policy, a policy at metastore scope, an aggregation set with an entity key), a placement of
 a policy the model does not express, conditional masking, a statement. Items the caller
 excludes (what did not lower back exactly: :mod:`compiler.importer.exact`) are kept with the
 caller's reason.
