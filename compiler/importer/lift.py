@@ -703,7 +703,7 @@ def _dataset(platform: str, table: str) -> dict[str, Any]:
 
 
 def _default_style(platform: str) -> str:
-    return "column" if platform == "snowflake" else "table"
+    return facts(platform).styles[0]
 
 
 def _spec(m: _Mask) -> tuple[Any, ...]:

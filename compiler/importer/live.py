@@ -140,8 +140,9 @@ def expected_catalog(platform: str, surveyed: list[CatalogObject]) -> Catalog:
         )
     abac = [o for o in surveyed if isinstance(o, AbacPolicy)]
     tagged = [o for o in surveyed if isinstance(o, TagAssignment)]
-    if platform == "databricks":
-        style = "abac" if abac else "table"
+    plain, tagged_style = facts(platform).styles
+    if not facts(platform).tag_masking:  # the governance tags are those ABAC policies match
+        style = tagged_style if abac else plain
         keys = {
             k
             for k in (MASK_TAG, ROW_KEY_TAG)
@@ -150,7 +151,7 @@ def expected_catalog(platform: str, surveyed: list[CatalogObject]) -> Catalog:
         tags = [Tag(k) for k in sorted(keys)]
         tagged = [t for t in tagged if t.tag in keys]
     else:
-        style = "tag" if tagged else "column"
+        style = tagged_style if tagged else plain
         tags = [Tag(n) for n in sorted({t.tag for t in tagged})]
     objects: list[CatalogObject] = []
     seen: set[str] = set()

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from pydantic import TypeAdapter, ValidationError
 
-from accord.compiler.core.platforms import PLATFORMS
+from accord.compiler.core.platforms import PLATFORMS, facts
 from accord.compiler.model.schema import DatabricksGroup, SnowflakeRole
 
 _SNAKE = re.compile(r"[^a-z0-9]+")
@@ -89,7 +89,7 @@ class Naming:
         hints = self.hints.get(ident, set())
         if len(hints) == 1:
             return next(iter(hints))
-        return snake(ident[1], "r" if ident[0] == "snowflake" else "g")
+        return snake(ident[1], facts(ident[0]).principal_kind[0])  # r: a role, g: a group
 
     def _facts(self, ident: Ident, dims: list[str]) -> tuple[object, ...]:
         platform, identity = ident

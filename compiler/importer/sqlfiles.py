@@ -463,9 +463,10 @@ class _Replay:
         return min(s for s, n in schemas.items() if n == top)
 
     def style(self) -> str:
-        if self.platform == "databricks":
-            return "abac" if self.placements.abac else "table"
-        return "tag" if self.placements.tag_policies else "column"
+        plain, tagged = facts(self.platform).styles
+        if facts(self.platform).tag_masking:
+            return tagged if self.placements.tag_policies else plain
+        return tagged if self.placements.abac else plain
 
 
 #: a projection, aggregation or join policy
