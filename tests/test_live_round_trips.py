@@ -23,6 +23,7 @@ import pytest
 
 from accord.compiler.model.validate import load_project
 from accord.targets import lower_all
+from accord.targets.objects import TagAssignment
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.live_helpers import (
@@ -100,7 +101,8 @@ def test_snowflake_style_tag_reads_tags_per_database_not_per_table(
         monkeypatch.setenv("SNOWFLAKE_ROLE", SNOWFLAKE_READER)
         few, doc = introspect(platforms, "snowflake", base)
         assert doc["coverage"]["complete"] is True, doc["coverage"]
-        assert any(o["kind"] == "tag_assignment" for o in doc["objects"])  # tags were read
+        tags = [o for o in doc["objects"] if o["kind"] == "TagAssignment"]
+        assert len(tags) == len(expected.of(TagAssignment)) > 0  # every table's tags were read
         trips.append(few)
         tables.append(len(_tables(expected)))
     assert tables[1] >= 3 * tables[0] > 0

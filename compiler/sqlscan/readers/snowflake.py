@@ -95,16 +95,7 @@ def read_policy(
     ):
         raise Fail(returns_at.start, f"a {what} RETURNS {known.returns}, not {returns}")
     c.expect_type(TokenType.ARROW, "'->' before the policy body")
-    body_tokens = list(c.toks[c.i :])
-    comment = None
-    while (
-        len(body_tokens) >= 3
-        and body_tokens[-2].token_type is TokenType.EQ
-        and any(is_kw(body_tokens[-3], p) for p in _POLICY_PROPERTIES)
-    ):
-        if is_kw(body_tokens[-3], "COMMENT"):
-            comment = body_tokens[-1].text
-        body_tokens = body_tokens[:-3]
+    body_tokens, comment = _body_and_comment(c)
     fields = body_fields(ctx, body_tokens, f"the {what} body", c.toks[c.i - 1])
     return [
         {
@@ -122,16 +113,7 @@ def read_policy(
 
     returns = _read_simple_type(c, "the return type after RETURNS")
     c.expect_type(TokenType.ARROW, "'->' before the policy body")
-    body_tokens = list(c.toks[c.i :])
-    comment = None
-    while (
-        len(body_tokens) >= 3
-        and body_tokens[-2].token_type is TokenType.EQ
-        and any(is_kw(body_tokens[-3], p) for p in _POLICY_PROPERTIES)
-    ):
-        if is_kw(body_tokens[-3], "COMMENT"):
-            comment = body_tokens[-1].text
-        body_tokens = body_tokens[:-3]
+    body_tokens, comment = _body_and_comment(c)
     fields = body_fields(ctx, body_tokens, f"the {what} body", c.toks[c.i - 1])
     return [
         {
@@ -250,3 +232,19 @@ READERS: tuple[Entry, ...] = (
     ("CREATE", ("TAG",), _create_tag),
     ("ALTER", ("TAG",), _alter_tag),
 )
+
+
+def _body_and_comment(c: Cursor) -> tuple[list[Token], str | None]:
+    """The tokens of a policy's body after ``->``, without the trailing properties
+    (``COMMENT = '...'`` and the others of :data:`_POLICY_PROPERTIES`), and its comment."""
+    body_tokens = list(c.toks[c.i :])
+    comment = None
+    while (
+        len(body_tokens) >= 3
+        and body_tokens[-2].token_type is TokenType.EQ
+        and any(is_kw(body_tokens[-3], p) for p in _POLICY_PROPERTIES)
+    ):
+        if is_kw(body_tokens[-3], "COMMENT"):
+            comment = body_tokens[-1].text
+        body_tokens = body_tokens[:-3]
+    return body_tokens, comment
