@@ -68,9 +68,9 @@ def deploy(base: Path, scratch: Path, platforms: list[str]) -> dict[str, object]
     """The stand-ins, seeded with the estate's tables and holding what its compiled SQL
     deploys."""
     from accord.compiler.model.validate import load_project
+    from accord.sandbox.standins.databricks import DatabricksEstate
+    from accord.sandbox.standins.snowflake import SnowflakeEstate
     from tests.live_helpers import deploy_compiled, seed_model
-    from tests.standins.databricks import DatabricksEstate
-    from tests.standins.snowflake import SnowflakeEstate
 
     out = scratch / "compiled"
     subprocess.run(
@@ -117,10 +117,10 @@ def env_for(params: dict[str, object] | None, host: str | None) -> dict[str, str
 
 
 def measure(n: int, latency: float, jobs: int, platforms: list[str]) -> list[Row]:
+    from accord.sandbox.standins.databricks import workspace
+    from accord.sandbox.standins.snowflake import account
     from accord.targets import lower_all
     from accord.targets.objects import MaskPolicy, RowFilterPolicy
-    from tests.standins.databricks import workspace
-    from tests.standins.snowflake import account
 
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="accord-live-bench-") as tmp:

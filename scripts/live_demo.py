@@ -40,10 +40,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from accord.compiler.model.validate import load_project  # noqa: E402
+from accord.sandbox.standins.databricks import DatabricksEstate, workspace  # noqa: E402
+from accord.sandbox.standins.snowflake import SnowflakeEstate, account  # noqa: E402
 from tests.live_helpers import SALTS, seed_model  # noqa: E402
 from tests.probe_catalog_standin import StandinRunner  # noqa: E402
-from tests.standins.databricks import DatabricksEstate, workspace  # noqa: E402
-from tests.standins.snowflake import SnowflakeEstate, account  # noqa: E402
 
 POLICIES = "policies"
 #: the most one accord command may take (a stand-in that stopped answering must not hang)

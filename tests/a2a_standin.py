@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
 
-from tests.standins.http import base_url, running
+from accord.sandbox.standins.http import base_url, running
 
 
 def task(state: str, text: str | None = None, **extra: Any) -> dict[str, Any]:

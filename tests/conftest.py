@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from accord.sandbox.standins import http
 from tests.estates import write_files
-from tests.standins import http
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,8 +15,8 @@ import pytest
 
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.validate import load_project
-from tests.standins.databricks import DatabricksEstate, workspace
-from tests.standins.snowflake import SnowflakeEstate, account
+from accord.sandbox.standins.databricks import DatabricksEstate, workspace
+from accord.sandbox.standins.snowflake import SnowflakeEstate, account
 
 ROOT = Path(__file__).resolve().parent.parent
 SALTS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}

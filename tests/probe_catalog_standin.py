@@ -20,10 +20,10 @@ from typing import Any
 
 from accord.compiler.model.validate import Project
 from accord.compiler.probe_live.catalog import QueryError
+from accord.sandbox.standins.databricks import DatabricksEstate
+from accord.sandbox.standins.engine import SqlError
+from accord.sandbox.standins.snowflake import Session, SnowflakeEstate
 from accord.targets.render import render_files
-from tests.standins.databricks import DatabricksEstate
-from tests.standins.engine import SqlError
-from tests.standins.snowflake import Session, SnowflakeEstate
 
 #: the probe user of the Snowflake stand-in
 PROBE_USER = "ACCORD_PROBE"

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from accord.compiler.model.validate import load_project
+from accord.sandbox.standins.databricks import DatabricksEstate
 from accord.targets import lower_all
 from accord.targets.objects import Tag
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.standins.databricks import DatabricksEstate
 
 POLICIES = str(ROOT / "policies")
 DBX = ["--platform", "databricks"]
@@ -469,7 +469,7 @@ def test_all_privileges_is_revoked_in_two_words(platforms: Platforms, tmp_path: 
     """Fact 15 (sql-ref-privileges: ALL PRIVILEGES; the REST enum Privilege.ALL_PRIVILEGES):
     a salt grant read as ALL_PRIVILEGES is revoked with `REVOKE ALL PRIVILEGES`, which the
     stand-in accepts and ALL_PRIVILEGES it refuses."""
-    from tests.standins.engine import SqlError
+    from accord.sandbox.standins.engine import SqlError
 
     dbx = platforms.databricks
     deploy(POLICIES, tmp_path / "m1")

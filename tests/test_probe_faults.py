@@ -51,13 +51,13 @@ from accord.compiler.probe_live.canary import Canary
 from accord.compiler.probe_live.catalog import FAULTS, QueryError, ask_catalog
 from accord.compiler.probe_live.result import digest
 from accord.compiler.probe_live.run import LiveOptions, run_live
+from accord.sandbox.standins.databricks import DatabricksEstate, workspace
+from accord.sandbox.standins.engine import SqlError
+from accord.sandbox.standins.snowflake import SnowflakeEstate
 from tests.a2a_standin import a2a_standin, url
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, SALTS, SharedPlatforms
 from tests.probe_catalog_standin import StandinRunner, deployed
-from tests.standins.databricks import DatabricksEstate, workspace
-from tests.standins.engine import SqlError
-from tests.standins.snowflake import SnowflakeEstate
 from tests.test_probe_live_snowflake import RESULTS, ROWS, deploy_snowflake, outcomes
 
 POLICIES = ROOT / "policies"

@@ -27,9 +27,9 @@ from accord.compiler.probe_sample.filters import restricted_values
 from accord.compiler.probe_sample.history import Read, secondary_roles
 from accord.compiler.probe_sample.mapping import Fact, Mapper, Unmappable
 from accord.compiler.probe_sample.report import covers
+from accord.sandbox.standins.history import history_of
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.standins.history import history_of
 
 POLICIES = ROOT / "policies"
 RESULTS = "DISCOVERY.ASSAYS.RESULTS"
@@ -340,7 +340,7 @@ def test_databricks_traffic_is_sampled_end_to_end(
 def test_a_history_the_reader_may_not_read_is_reported_not_passed(
     platforms: Platforms, tmp_path: Path
 ) -> None:
-    from tests.standins.engine import SqlError
+    from accord.sandbox.standins.engine import SqlError
 
     root = estate(tmp_path)
     history = history_of(platforms.snowflake)
@@ -670,7 +670,7 @@ def test_sampling_an_unreachable_workspace_ends_at_its_connect_timeout(
     """A workspace that never answers ends the sample within ``--connect-timeout`` with one
     line naming the option, exit 2 (every network call has a timeout; the message must not
     name an option the command does not take)."""
-    from tests.standins.http import silent_host
+    from accord.sandbox.standins.http import silent_host
 
     with silent_host() as port:
         monkeypatch.setenv("DATABRICKS_HOST", f"http://127.0.0.1:{port}")

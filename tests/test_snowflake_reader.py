@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from accord.compiler.model.validate import load_project
+from accord.sandbox.standins.engine import SqlError
+from accord.sandbox.standins.snowflake import Session, SnowflakeEstate
 from accord.targets import lower_all
 from accord.targets.identity import ConstraintAttachment
 from accord.targets.objects import MappingTable, MaskAttachment, RowFilterAttachment, TagAssignment
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.standins.engine import SqlError
-from tests.standins.snowflake import Session, SnowflakeEstate
 
 READER = "ACCORD_READER"
 SF = ["--platform", "snowflake"]

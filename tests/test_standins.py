@@ -115,7 +115,7 @@ def test_a_client_that_went_away_prints_nothing_into_a_later_test() -> None:
     import io
     from http.server import ThreadingHTTPServer
 
-    from tests.standins.http import Handler, running
+    from accord.sandbox.standins.http import Handler, running
 
     with running(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as server:
         for error in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(), ValueError("x")):
@@ -135,8 +135,8 @@ def test_a_restored_estate_is_its_snapshot() -> None:
     """What a test of a file sharing one deploy may change (tests/live_helpers.py: snapshot,
     restore): rows, a dropped or created table, a new catalog, policies, grants, a session
     policy, the statements seen; restored, the estate is the snapshot's."""
+    from accord.sandbox.standins.snowflake import SnowflakeEstate
     from tests.live_helpers import restore, seed, snapshot
-    from tests.standins.snowflake import SnowflakeEstate
 
     sf = SnowflakeEstate()
     seed(sf)

@@ -62,9 +62,9 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 from sqlglot import exp
 
-from tests.standins.engine import Estate, SqlError, TagDef, missing
-from tests.standins.history import history_of
-from tests.standins.http import Handler, serve
+from accord.sandbox.standins.engine import Estate, SqlError, TagDef, missing
+from accord.sandbox.standins.history import history_of
+from accord.sandbox.standins.http import Handler, serve
 
 #: answers a statement for a persona with its rows (or raises SqlError)
 Answer = Callable[[str, str], list[tuple[Any, ...]]]

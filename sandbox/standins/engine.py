@@ -36,7 +36,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from tests.standins.reader import ReadError, Stmt, read
+from accord.sandbox.standins.reader import ReadError, Stmt, read
 
 
 class SqlError(Exception):

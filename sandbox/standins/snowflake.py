@@ -37,10 +37,10 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from tests.standins.engine import Estate, SqlError, Table, missing
-from tests.standins.history import history_of
-from tests.standins.http import Handler, serve
-from tests.standins.reader import Stmt
+from accord.sandbox.standins.engine import Estate, SqlError, Table, missing
+from accord.sandbox.standins.history import history_of
+from accord.sandbox.standins.http import Handler, serve
+from accord.sandbox.standins.reader import Stmt
 
 CREATED = "2026-11-03 10:00:00.000 +0000"
 POLICY_REFERENCE_COLUMNS = [
