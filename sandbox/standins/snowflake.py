@@ -1154,9 +1154,10 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
 
 
 @contextmanager
-def account(estate: SnowflakeEstate) -> Iterator[dict[str, Any]]:
-    """Serve ``estate``; yields the connector parameters that reach it."""
-    with serve(handler_for(estate)) as port:
+def account(estate: SnowflakeEstate, port: int = 0) -> Iterator[dict[str, Any]]:
+    """Serve ``estate`` (on ``port``, else a free one); yields the connector parameters that
+    reach it."""
+    with serve(handler_for(estate), port) as port:
         yield {
             "account": "standin",
             "user": "accord_ci",
