@@ -323,7 +323,8 @@ def run(
         except OSError as err:
             where = f"127.0.0.1:{port} and {port + 1}" if port else "a free port of 127.0.0.1"
             raise UsageError(f"cannot serve on {where}: {err.strerror or err}") from None
-        found = settings(project.model, served, Path(out).resolve())
+        # absolute, but not resolved: a link is refused, never followed
+        found = settings(project.model, served, Path(os.path.abspath(out)))
         made: list[Path] = []
         stack.callback(remove_settings, found, made)  # what was written, even if not all of it
         try:
