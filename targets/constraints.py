@@ -19,11 +19,12 @@ ENFORCEMENT => 'FAIL' | 'NULLIFY')`` (create-projection-policy), ``AGGREGATION_C
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sqlglot import exp
 
-from accord.compiler.model.schema import PolicyModel
+from accord.compiler.core.platforms import PlatformFacts
+from accord.compiler.model.schema import Dataset, PolicyModel
 from accord.targets import sql
 from accord.targets.objects import (
     AggregationAttachment,
@@ -35,8 +36,20 @@ from accord.targets.objects import (
     ProjectionPolicy,
 )
 
-if TYPE_CHECKING:
-    from accord.targets.base import Target
+
+class Target(Protocol):
+    """What lowering the constraint policies asks of a target (:class:`targets.base.Target`
+    has it; a protocol, so this module, which the target calls, imports nothing of it)."""
+
+    facts: PlatformFacts
+
+    def member(self, principal: exp.Expression) -> exp.Expression: ...
+
+    def identities(self, model: PolicyModel, principals: list[str]) -> tuple[str, ...]: ...
+
+    def qualified(self, model: PolicyModel, name: str) -> str: ...
+
+    def datasets(self, model: PolicyModel) -> list[tuple[str, Dataset]]: ...
 
 
 def call(function: str, **arguments: exp.Expression) -> exp.Expression:

@@ -23,7 +23,8 @@ from sqlglot import exp
 from accord.compiler.model.validate import load_project
 from accord.sandbox.standins.snowflake import SnowflakeEstate
 from accord.targets import lower_all
-from accord.targets.objects import MappingTable, MaskAttachment, RowFilterAttachment
+from accord.targets.identity import ConstraintAttachment
+from accord.targets.objects import MappingTable, MaskAttachment, RowFilterAttachment, TagAssignment
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
 from tests.test_databricks_truth import GOVERNED
@@ -55,6 +56,7 @@ def reader_of_everything_but_the_mapping_table(sf: SnowflakeEstate, role: str) -
     for privilege in GLOBALS:
         sf.grant_to_role(role, privilege, "ACCOUNT")
     tables = {o.table for o in expected if isinstance(o, MaskAttachment | RowFilterAttachment)}
+    tables |= {o.table for o in expected if isinstance(o, TagAssignment | ConstraintAttachment)}
     for table in sorted(tables):
         db, schema, _ = table.split(".")
         sf.grant_to_role(role, "USAGE", "DATABASE", db)

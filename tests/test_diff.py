@@ -377,7 +377,7 @@ def test_repair_cli_text_and_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
     )[1]
     assert code == 0 and md == again
     assert md.index("#### Widenings") < md.index("#### Narrowings")
-    assert "#### Resolved divergences (ACC403): 3" in md
+    assert "#### Resolved divergences (ACC403): 5" in md
     assert "widenings, " in md  # counted as the rows printed: tests/test_first_use.py
     assert "`policies/datasets.yaml:" in md
 

@@ -30,9 +30,15 @@ from accord.compiler.model.salts import materialize
 from accord.compiler.sqlscan import scan
 from accord.targets import lower_all, sql
 from accord.targets.objects import (
+    AggregationAttachment,
+    AggregationPolicy,
+    JoinAttachment,
+    JoinPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
+    ProjectionAttachment,
+    ProjectionPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
@@ -152,6 +158,18 @@ def _expected(obj: object, platform: str) -> int:
         return 2  # CREATE, MERGE
     if isinstance(
         obj, SaltFunction | RowFilterPolicy | MaskPolicy | RowFilterAttachment | MaskAttachment
+    ):
+        return 1
+    # Snowflake's projection, aggregation and join policies: one CREATE each, one ALTER TABLE
+    # ... SET per attachment
+    if isinstance(
+        obj,
+        ProjectionPolicy
+        | AggregationPolicy
+        | JoinPolicy
+        | ProjectionAttachment
+        | AggregationAttachment
+        | JoinAttachment,
     ):
         return 1
     raise AssertionError(f"an object this property does not know: {type(obj).__name__}")

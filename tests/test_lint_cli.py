@@ -48,7 +48,7 @@ def test_as_found_text_report() -> None:
     i = lines.index("    20 |   subject_pseudonym:")
     assert lines[i + 1] == "       |   ^"
     assert "fix: " in out
-    assert out.rstrip().endswith("accord lint: 20 errors, 0 warnings in 7 files")
+    assert out.rstrip().endswith("accord lint: 21 errors, 0 warnings in 7 files")
     assert "\x1b[" not in out  # no colour off a terminal
 
 
@@ -57,7 +57,7 @@ def test_json_shape_exactly_as_the_cli_spec() -> None:
     assert run.returncode == 1
     doc = json.loads(run.stdout)
     assert set(doc) == {"findings", "summary"}
-    assert doc["summary"] == {"error": 20, "warning": 0, "suppressed": 0}
+    assert doc["summary"] == {"error": 21, "warning": 0, "suppressed": 0}
     keys = ["rule", "name", "severity", "file", "line", "column", "object", "message", "fix"]
     for f in doc["findings"]:
         assert list(f) == keys
@@ -98,7 +98,7 @@ def test_sarif_validates_against_the_2_1_0_schema() -> None:
         assert r["name"] and r["shortDescription"]["text"] and r["fullDescription"]["text"]
         assert "## How to fix" in r["help"]["markdown"]
     results = run_["results"]
-    assert len(results) == 23
+    assert len(results) == 24
     for result in results:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         assert result["level"] == "error"
@@ -325,4 +325,4 @@ def test_colour_only_when_asked(color: bool) -> None:
     findings = lint_project(load_project(ROOT / AS_FOUND))
     text = render_text(findings, files=7, color=color)
     assert ("\x1b[" in text) is color
-    assert text.rstrip().endswith("accord lint: 20 errors, 0 warnings in 7 files")
+    assert text.rstrip().endswith("accord lint: 21 errors, 0 warnings in 7 files")

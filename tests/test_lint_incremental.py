@@ -1021,7 +1021,8 @@ def test_an_undeclared_rule_is_re_run(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_the_plain_column_checks_are_the_schemas() -> None:
     """What compiler/lint/incremental/verdict.py checks of a plain column is what the schema checks: a
-    column spec has only ``type`` (a ``Text``) besides ``mask`` and ``identifier``, and the
+    column spec has only ``type`` (a ``Text``) besides ``mask``, ``identifier`` and
+    ``projection`` (any of them keeps the column in the governance view), and the
     name and text checks it calls are the schema's own validators, so a name or type it
     accepts the schema accepts, and one it refuses the schema refuses."""
     from pydantic import TypeAdapter, ValidationError
@@ -1029,9 +1030,9 @@ def test_the_plain_column_checks_are_the_schemas() -> None:
     from accord.compiler.lint.incremental import verdict
     from accord.compiler.model.schema import ColumnName, ColumnSpec
 
-    assert set(ColumnSpec.model_fields) == {"type", "mask", "identifier"}
-    assert ColumnSpec.model_fields["mask"].default is None
-    assert ColumnSpec.model_fields["identifier"].default is None
+    assert set(ColumnSpec.model_fields) == {"type", "mask", "identifier", "projection"}
+    for field in ("mask", "identifier", "projection"):
+        assert ColumnSpec.model_fields[field].default is None
     columns = TypeAdapter(dict[ColumnName, ColumnSpec])
     data: dict[str, Any] = {"datasets": {"d": {"platform": "snowflake", "columns": {}}}}
     for name in ["ok", "OK_2", "a$b", "two words", "bad-name", "1st", "naïve", " x", "x" * 300]:

@@ -752,6 +752,8 @@ AS_FOUND_FINDINGS: list[tuple[str, str, tuple[Any, ...]]] = [
     ("ACC402", "value", ("surfaces", "variant_annotation", "reads", 0)),
     ("ACC403", "value", ("surfaces", "variant_annotation", "reads", 0)),  # variant_calls
     ("ACC403", "value", ("surfaces", "variant_annotation", "reads", 0)),  # subject ids
+    # an aggregation-only Snowflake table whose lakehouse replica answers row by row
+    ("ACC403", "value", ("surfaces", "lakehouse_agent", "reads", 2)),  # trial_outcomes_lake
     # the governance team's probes (examples/as-found/probes.yaml), at their expect entries:
     # the CRO collaborator through the no-catalog pipeline ...
     *[
@@ -799,7 +801,7 @@ def test_as_found_estate_has_every_defect_located() -> None:
     assert platforms == ["databricks", "snowflake"]
     assert all(f.location.column >= 1 and f.fix for f in findings)
     loosest = {f.object for f in findings if f.rule == "ACC403"}
-    assert loosest == {"surfaces.variant_annotation"}
+    assert loosest == {"surfaces.variant_annotation", "surfaces.lakehouse_agent"}
 
 
 def test_reference_estate_is_clean() -> None:

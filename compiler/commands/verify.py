@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import click
 
-from accord.compiler.commands.options import compiled_option, directory_argument, format_option
+from accord.compiler.commands.options import (
+    Choice,
+    compiled_option,
+    directory_argument,
+    format_option,
+)
 from accord.compiler.core.errors import UsageError
 from accord.compiler.core.today import parse_day
 from accord.compiler.model.validate import load_project
@@ -25,7 +30,7 @@ from accord.compiler.model.validate import load_project
 )
 @click.option(
     "--engine",
-    type=click.Choice(["duckdb", "spark", "all"]),
+    type=Choice(["duckdb", "spark", "all"]),
     default="duckdb",
     show_default=True,
     help="duckdb: both platforms' SQL on embedded DuckDB, translated by sqlglot. spark: the "
