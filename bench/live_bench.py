@@ -1,7 +1,7 @@
 """The live benchmark: ``make bench-live``.
 
 Round trips and wall time of ``accord introspect`` and ``accord drift`` against the local
-platform stand-ins (tests/standins/: the Snowflake connector's and the Databricks SDK's real
+platform stand-ins (sandbox/standins/: the Snowflake connector's and the Databricks SDK's real
 protocols on 127.0.0.1) with a fixed latency per request, at N generated datasets
 (``bench/lint_bench.py``'s generator, the suite's settings: two thirds on Snowflake, one
 third on Databricks). The estate is deployed into the stand-ins first (its compiled SQL run

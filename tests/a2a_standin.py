@@ -86,7 +86,7 @@ def scenario(path: str, canary_text: str = "") -> Any:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
-    #: TCP_NODELAY: an answer's headers and body are two sends (see tests/standins/http.py)
+    #: TCP_NODELAY: an answer's headers and body are two sends (see sandbox/standins/http.py)
     disable_nagle_algorithm = True
 
     def log_message(self, *args: Any) -> None:  # quiet

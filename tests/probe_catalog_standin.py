@@ -1,5 +1,5 @@
 """A catalog for `accord probe --live` on both platforms: the compiled SQL deployed on the
-platform stand-ins (tests/standins), rows seeded under the governed tables, and a runner that
+platform stand-ins (sandbox/standins), rows seeded under the governed tables, and a runner that
 answers a probe's statements as the platform would, the deployed policies evaluated by the
 stand-in's own engine (not by `accord verify`'s evaluation, which is the depth it is compared
 with).

@@ -1,7 +1,7 @@
 """What Unity Catalog answers a reader that is not an administrator, and what accord does with
 it (issue 20, Databricks facts 9-15; issue 22 item 17's Databricks deadline).
 
-Each test runs accord's real commands against the Databricks stand-in (tests/standins/
+Each test runs accord's real commands against the Databricks stand-in (sandbox/standins/
 databricks.py, 127.0.0.1 only), whose privilege model answers as the platform documents, and
 names the fact and the page it stands for. Each fails if accord ignores the behaviour: a
 reader that took ``grants.get`` for the whole truth, read only the first result chunk, took a

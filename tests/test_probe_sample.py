@@ -2,8 +2,8 @@
 
 End to end per platform: three personas query through two surfaces of a copy of the reference
 estate, with the real snowflake-connector-python and databricks-sdk clients, against the
-stand-ins (tests/standins/), which record every answered query and serve it back through the
-history views in their documented shapes (tests/standins/history.py). One persona reads a
+stand-ins (sandbox/standins/), which record every answered query and serve it back through the
+history views in their documented shapes (sandbox/standins/history.py). One persona reads a
 column no probe covers; `probe sample` reports the coverage, lists that fact first, and its
 proposed probe validates and passes `accord probe`. Reads that cannot be mapped (an unknown
 table, a role or group in no persona, an unrecognised client, a table the surface is not

@@ -1,7 +1,7 @@
 """A Snowflake reader that proves it saw everything (issue 20, Snowflake facts 1-5, 7, 8).
 
 The Snowflake stand-in answers as the platform answers a role with limited privileges
-(tests/standins/snowflake.py: the reading role is the login's ``role``, its privileges are what
+(sandbox/standins/snowflake.py: the reading role is the login's ``role``, its privileges are what
 ``SHOW GRANTS TO ROLE`` lists for it and for the roles under it). Each test names the fact and
 the vendor page it stands for, and fails if accord ignores the fact: a drift that exits 0
 where the reader could not see, a tag inherited from the table taken for the column's own, a

@@ -110,7 +110,7 @@ def test_a_persona_session_binds_the_context_functions(platforms: Platforms) -> 
 def test_a_client_that_went_away_prints_nothing_into_a_later_test() -> None:
     """A handler writing to a client that gave up (a timeout test) is no error of the stand-in:
     socketserver would print its traceback from the handler's thread, seconds later, into
-    whatever test runs then (tests/standins/http.py). Any other exception is still printed."""
+    whatever test runs then (sandbox/standins/http.py). Any other exception is still printed."""
     import contextlib
     import io
     from http.server import ThreadingHTTPServer
