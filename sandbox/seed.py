@@ -1,6 +1,7 @@
 """What a platform holds before accord deploys anything, as plain data: its data tables (their
-columns, and sample rows), and who logs in (Snowflake users and the roles granted to them,
-Databricks principals and the account groups they belong to).
+columns, and sample rows), who logs in (Snowflake users and the roles granted to them,
+Databricks principals and the account groups they belong to), and the roles or account groups
+an administrator keeps, with their hierarchy.
 
 A seed is made from an estate's model by accord (``accord sandbox``, the live tests: one
 function, ``accord.compiler.live.sandbox.seed_of``) and planted here in a stand-in, which never
@@ -28,11 +29,16 @@ class Table:
 
 @dataclass(frozen=True)
 class PlatformSeed:
-    """One platform's tables, and its logins: a Snowflake user -> the roles granted to it, or
-    a Databricks principal -> the account groups it belongs to."""
+    """One platform's tables; its logins (``members``: a Snowflake user -> the roles granted
+    to it, or a Databricks principal -> the account groups it belongs to); its roles or account
+    groups (``identities``) and their hierarchy (``hierarchy``: (holder, held) pairs, the
+    holder holding everything the held one does: on Snowflake ``GRANT ROLE held TO ROLE
+    holder``, on Databricks the holder's group nested in the held one's)."""
 
     tables: tuple[Table, ...] = ()
     members: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    identities: tuple[str, ...] = ()
+    hierarchy: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,8 +82,28 @@ def plant_members(estate: Estate, members: dict[str, tuple[str, ...]]) -> None:
             estate.member_of[who] = set(held)
 
 
+def plant_identities(
+    estate: Estate, identities: tuple[str, ...], hierarchy: tuple[tuple[str, str], ...]
+) -> None:
+    """Snowflake: each role created (``CREATE ROLE``), and each held role granted to its holder
+    (``GRANT ROLE held TO ROLE holder``, sql-reference/sql/grant-role); Databricks: each account
+    group assigned to the workspace, and each holder's group nested in the held one's (as an
+    administrator nests them)."""
+    for name in identities:
+        if isinstance(estate, SnowflakeEstate):
+            estate.create_role(name)
+        else:
+            estate.group_members.setdefault(name, set())
+    for holder, held in hierarchy:
+        if isinstance(estate, SnowflakeEstate):
+            estate.grant_to_role(holder, "USAGE", "ROLE", held)
+        else:
+            estate.nest(holder, held)
+
+
 def plant(estate: Estate, seed: PlatformSeed) -> None:
-    """Everything of ``seed``: the tables, their rows, the logins."""
+    """Everything of ``seed``: the tables, their rows, the logins, the roles or groups."""
     plant_tables(estate, seed.tables)
     plant_rows(estate, seed.tables)
     plant_members(estate, seed.members)
+    plant_identities(estate, seed.identities, seed.hierarchy)

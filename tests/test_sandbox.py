@@ -53,8 +53,13 @@ def test_the_seed_is_the_estates_tables_rows_and_logins() -> None:
     (trips,) = seed.snowflake.tables
     assert trips.name == "RIDES.CORE.TRIPS"
     assert trips.columns == {"RIDER_PHONE": "VARCHAR", "CITY": "VARCHAR", "RESULT_VALUE": "VARCHAR"}
-    # a row per city, each cell naming its column and the row's city
-    assert [r["CITY"] for r in trips.rows] == ["LISBON", "OSLO"]
+    # a row per city, each cell naming its column and the row's city; then the probe's canary
+    # row, of the probe's city
+    assert [(r["CITY"], r["RIDER_PHONE"]) for r in trips.rows] == [
+        ("LISBON", "rider_phone-LISBON"),
+        ("OSLO", "rider_phone-OSLO"),
+        ("LISBON", "+351 910 000 001"),
+    ]
     assert trips.rows[0] == {
         "RIDER_PHONE": "rider_phone-LISBON",
         "CITY": "LISBON",
@@ -81,6 +86,67 @@ def test_a_probe_canary_is_a_row_of_its_where_value() -> None:
     ((_, value),) = probe.where.items()
     column = next(c for c in table.columns if c.upper() == probe.column.upper())
     assert any(r[column] == probe.canary and value in r.values() for r in table.rows)
+
+
+BANK_PROBES = """\
+probes:
+  banker_eu_retail:
+    owner: risk
+    persona: banker
+    dataset: customers
+    where: {region: EU, business_line: RETAIL}
+    column: EMAIL
+    canary: eu-retail@example.com
+    expect: {warehouse_agent: masked, lake_agent: masked}
+  auditor_us:
+    owner: risk
+    persona: auditor
+    dataset: customers
+    where: {region: US}
+    column: EMAIL
+    canary: us@example.com
+    expect: {warehouse_agent: masked, lake_agent: masked}
+"""
+
+
+def test_a_filter_over_several_dimensions_gets_a_row_of_each_combination() -> None:
+    """Rows of every combination of the dimensions' values; a canary row for each probe's
+    ``where`` values, with each value of a dimension it leaves out, on the fact and its
+    replica."""
+    from tests.test_several_dimensions import bank, project_of
+
+    seed = seed_of(project_of(bank() + BANK_PROBES).model)
+    (customers,) = seed.snowflake.tables
+    keyed = [(r["REGION"], r["BUSINESS_LINE"], r["EMAIL"]) for r in customers.rows]
+    assert keyed == [
+        ("EU", "CORPORATE", "email-EU-CORPORATE"),
+        ("EU", "RETAIL", "email-EU-RETAIL"),
+        ("US", "CORPORATE", "email-US-CORPORATE"),
+        ("US", "RETAIL", "email-US-RETAIL"),
+        ("EU", "RETAIL", "eu-retail@example.com"),
+        ("US", "CORPORATE", "us@example.com"),
+        ("US", "RETAIL", "us@example.com"),
+    ]
+    (lake,) = seed.databricks.tables
+    canaries = [(r["region"], r["business_line"]) for r in lake.rows if "@" in r["email"]]
+    assert canaries == [("EU", "RETAIL"), ("US", "CORPORATE"), ("US", "RETAIL")]
+
+
+def test_an_abac_estate_is_told_what_the_stand_in_does_not_apply(tmp_path: Path) -> None:
+    """The Databricks stand-in keeps ABAC policies but evaluates no query through them: the
+    sandbox says so for a `style: abac` estate, and only for one."""
+    from accord.compiler.live.sandbox import describe, settings
+    from accord.sandbox.serve import Serving
+    from accord.sandbox.standins.databricks import DatabricksEstate
+    from accord.sandbox.standins.snowflake import SnowflakeEstate
+    from tests.test_several_dimensions import bank, project_of
+
+    for style, told in (("abac", True), ("table", False)):
+        project = project_of(bank(style))
+        served = Serving(SnowflakeEstate(), DatabricksEstate(), 1, "http://127.0.0.1:2", {})
+        found = settings(project.model, served, tmp_path)
+        text = describe(project, "policies", served, found, "out")
+        assert ("does not apply them to queries" in text) is told, style
 
 
 # ------------------------------------------------------------------ the stand-ins it serves

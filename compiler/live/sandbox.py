@@ -7,13 +7,16 @@ The stand-ins (``accord.sandbox``: the ones the live tests run against) never re
 
 * per dataset, its table with the columns the model declares, the key column of each
   entitlement dimension and each join key, and ``RESULT_VALUE`` (a column nobody governs);
-  and rows: one per value of the row filter's entitlement dimension, and for each probe with a
-  ``canary`` and a ``where`` value, a row of that value holding the canary in the probe's
-  column (so ``accord probe --live`` tells clear from masked);
+  and rows: one per value of the row filter's entitlement dimension (per combination of
+  values, for several), and for each probe with a ``canary`` and a ``where``, rows of its
+  ``where`` values holding the canary in the probe's column (so ``accord probe --live`` tells
+  clear from masked);
 * on Snowflake, the probe user :data:`PROBE_USER`, granted every principal's role (the
   persona sessions of ``accord probe --live`` switch roles: docs/probes.md);
 * on Databricks, one principal per persona, in exactly the persona's account groups (group
-  membership cannot be switched per session: one SDK profile per persona).
+  membership cannot be switched per session: one SDK profile per persona);
+* the principals' roles and account groups, and their hierarchy (``inherits``), as an
+  administrator keeps them (accord reads it, never changes it).
 
 The settings are files (:func:`settings`), written into the sandbox's own directory and
 printed: a ``connections.toml`` with the deployer's connection and the probe user's, a
@@ -26,12 +29,13 @@ references are named, for the user to set where ``accord migrate apply`` runs.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import shlex
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +80,8 @@ SHADOWING = (
     "DATABRICKS_CLIENT_SECRET",
     "DATABRICKS_AUTH_TYPE",
 )
+#: the most rows seeded for one table's values, or one probe's canary
+MAX_ROWS = 256
 #: the files of the sandbox's directory, in the order they are printed
 FILES = ("connections.toml", "databrickscfg", "probe.yaml", "env")
 
@@ -86,14 +92,29 @@ FILES = ("connections.toml", "databrickscfg", "probe.yaml", "env")
 
 def seed_of(model: PolicyModel) -> Seed:
     """The neutral seed of ``model``'s estate (module docstring)."""
-    roles = sorted({p.snowflake for p in model.principals.values() if p.snowflake})
+
+    def identity(name: str, platform: str) -> str | None:
+        principal = model.principals.get(name)
+        return principal.identity(platform) if principal is not None else None
+
+    def platform_seed(platform: str, members: dict[str, tuple[str, ...]]) -> PlatformSeed:
+        names = sorted({i for n in model.principals if (i := identity(n, platform))})
+        edges = {
+            (holder, held)
+            for name, principal in model.principals.items()
+            for parent in principal.inherits
+            if (holder := identity(name, platform)) and (held := identity(parent, platform))
+        }
+        return PlatformSeed(_tables(model, platform), members, tuple(names), tuple(sorted(edges)))
+
+    snowflake = platform_seed("snowflake", {})
     groups = {
-        persona: tuple(sorted({model.principals[p].databricks or "" for p in held} - {""}))
+        persona: tuple(sorted({g for p in held if (g := identity(p, "databricks"))}))
         for persona, held in sorted(model.personas.items())
     }
     return Seed(
-        snowflake=PlatformSeed(_tables(model, "snowflake"), {PROBE_USER: tuple(roles)}),
-        databricks=PlatformSeed(_tables(model, "databricks"), groups),
+        snowflake=replace(snowflake, members={PROBE_USER: snowflake.identities}),
+        databricks=platform_seed("databricks", groups),
     )
 
 
@@ -114,31 +135,32 @@ def _tables(model: PolicyModel, platform: str) -> tuple[Table, ...]:
 
 
 def _rows(model: PolicyModel, ds: Any, columns: dict[str, str]) -> tuple[dict[str, str], ...]:
-    """A row of each value of the row filter's entitlement dimension, and a row of each probe's
-    ``where`` value holding the probe's canary in the probe's column; every other cell holds
-    ``<column>-<value>``."""
+    """A row of each value of the row filter's entitlement dimension (of each combination of
+    values, for a filter over several dimensions; at most :data:`MAX_ROWS`), and for each probe
+    with a ``canary`` and a ``where`` naming dimensions of this table, rows of the ``where``
+    values (with each value of the dimensions it does not name) holding the canary in the
+    probe's column. Every other cell holds ``<column>-<values>``."""
     by_upper = {c.upper(): c for c in columns}
-    rf = ds.row_filter
-    key = getattr(rf, "column", None) if rf is not None else None
-    entitlement = getattr(rf, "entitlement", None) if rf is not None else None
-    values = sorted(model.entitlements[entitlement]) if entitlement else [""]
+    keys = {dim: by_upper[col.upper()] for dim, col, _ in ds.filter_dimensions}
 
-    def row(value: str) -> dict[str, str]:
-        out = {name: f"{name.lower()}-{value}" for name in columns}
-        if key:
-            out[by_upper[key.upper()]] = value
+    def rows_of(fixed: dict[str, str]) -> list[dict[str, str]]:
+        free = [(keys[d], sorted(model.entitlements[d])) for d in keys if d not in fixed]
+        out = []
+        for chosen in itertools.islice(itertools.product(*(v for _, v in free)), MAX_ROWS):
+            values = {keys[d]: v for d, v in fixed.items()}
+            values |= {column: v for (column, _), v in zip(free, chosen, strict=True)}
+            label = "-".join(values[keys[d]] for d in keys)
+            out.append({name: f"{name.lower()}-{label}" for name in columns} | values)
         return out
 
-    rows = [row(value) for value in values]
+    rows = rows_of({})
     for probe in model.probes.values():
-        if not (probe.canary and probe.column and probe.where and key):
+        if not (probe.canary and probe.column and probe.where and keys):
             continue
-        ((dim, value),) = probe.where.items()
-        if dim != entitlement or probe.column.upper() not in by_upper:
+        if not set(probe.where) <= set(keys) or probe.column.upper() not in by_upper:
             continue
-        canary = row(value)
-        canary[by_upper[probe.column.upper()]] = probe.canary
-        rows.append(canary)
+        for canary in rows_of(dict(probe.where)):
+            rows.append(canary | {by_upper[probe.column.upper()]: probe.canary})
     return tuple(rows)
 
 
@@ -279,6 +301,13 @@ def describe(project: Project, directory: str, served: Serving, found: Settings,
         lines.append(f"# {shown}/{name}: {what[name]}")
         lines += found.files[name].rstrip("\n").split("\n")
         lines.append("")
+    dbx = model.platforms.databricks
+    if dbx is not None and dbx.style == "abac":
+        lines.append(
+            "Note: the Databricks stand-in keeps ABAC policies (deployed, introspected, "
+            "drifted) but does not apply them to queries: accord probe --live answers its "
+            "surfaces as if no ABAC policy were set."
+        )
     lines.append(f"Point accord at them in each shell that runs it: . {shown}/env")
     env = [r.removeprefix("env:") for r in found.salts if r.startswith("env:")]
     files = [r.removeprefix("file:") for r in found.salts if r.startswith("file:")]
