@@ -87,6 +87,33 @@ class SaltGrant:
         return out
 
 
+@dataclass(frozen=True)
+class AccessPolicy:
+    """A Databricks ABAC GRANT or DENY policy (databricks-sdk ``PolicyInfo`` of policy type
+    POLICY_TYPE_GRANT / POLICY_TYPE_DENY): what it gives or takes, as the policies API answers
+    it. accord deploys none; the model cannot say one (an ``unmanaged`` entry of kind
+    ``abac_policy`` names it by :attr:`label`, as an ABAC row filter or column mask is named)."""
+
+    name: str
+    #: METASTORE, CATALOG, SCHEMA or TABLE
+    securable_type: str
+    securable: str
+    #: GRANT | DENY
+    verb: str
+    privileges: tuple[str, ...]
+    to: tuple[str, ...]
+    except_: tuple[str, ...]
+    #: what it does, in words (drift's message)
+    text: str
+    #: a GRANT over a governed table: it widens what identities reach beyond the model (drift:
+    #: ACC702)
+    widens: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ON {self.securable_type} {self.securable}"
+
+
 @dataclass
 class LiveCatalog:
     """What a platform holds, as catalog objects, plus what only a live platform has."""
@@ -112,10 +139,11 @@ class LiveCatalog:
     #: tags a governed column inherits (from its table) or gets by propagation, in words: not
     #: the column's own, so never taken for an assignment the model makes
     inherited_tags: list[str] = field(default_factory=list)
-    #: ABAC GRANT and DENY policies whose scope holds a governed table (the table, its schema or
-    #: catalog, the metastore): what they give or take, in words. accord deploys none: each is
-    #: part of what an identity can reach that the model did not put there (drift: ACC702)
-    access_policies: list[str] = field(default_factory=list)
+    #: ABAC GRANT and DENY policies read: what they give or take. accord deploys none: a GRANT
+    #: whose scope holds a governed table (the table, its schema or catalog, the metastore) is
+    #: part of what an identity can reach that the model did not put there (``widens``; drift:
+    #: ACC702)
+    access_policies: list[AccessPolicy] = field(default_factory=list)
     #: answers about objects that were not asked about, in words: ignored, never planned
     #: against or taken for the object that was asked about
     ignored: list[str] = field(default_factory=list)

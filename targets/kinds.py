@@ -246,6 +246,7 @@ def _constraint(cls: type) -> Kind:
         model_only=bookkeeping,
         plain=False,
         changed=lambda old, new: "body",
+        keyword=what.replace(" ", "_"),
     )
 
 
@@ -271,6 +272,8 @@ def _constraint_attachment(cls: type, what: str, plural: str) -> Kind:
         model_only=("dataset",),
         changed=lambda old, new: "placement",
         source=lambda o, m: _constraint_path(o, what, m),
+        keyword=f"{what}_attachment",
+        label=lambda o: o.table + (f".{o.column}" if getattr(o, "column", None) else ""),
     )
 
 
@@ -398,7 +401,8 @@ KINDS: dict[type, Kind] = {
                 _dataset_path(o.datasets[0], m, o.kind == "ROW FILTER") if o.datasets else ()
             ),
             keyword="abac_policy",
-            label=lambda o: f"{o.name} ON {o.securable_type} {o.securable}",
+            # a metastore-level policy read from SQL names no metastore (ON METASTORE)
+            label=lambda o: f"{o.name} ON {o.securable_type} {o.securable}".rstrip(),
         ),
     )
 }

@@ -5,7 +5,8 @@ does not express, by its kind's keyword and its name (:mod:`compiler.model.unman
 kind's row in :mod:`targets.kinds` says how it is named). What a live read finds that an entry
 names is taken out of the live catalog before anything compares it with the model, so drift
 reports nothing about it and a plan never changes or drops it; each is listed in the read's
-coverage instead (``left alone``). An entry that names what the model itself compiles (the
+coverage instead (``left alone``). A Databricks ABAC GRANT or DENY policy (no catalog object:
+:class:`~targets.inspect.AccessPolicy`) is named as an ABAC policy is, and left alone alike. An entry that names what the model itself compiles (the
 same place or name) does not take it out: the model manages it, and the entry is said to be
 stale.
 """
@@ -19,7 +20,7 @@ from accord.compiler.model.unmanaged import entry_key, key
 from accord.targets.identity import describe_object, identity
 from accord.targets.inspect import LiveCatalog
 from accord.targets.kinds import KINDS
-from accord.targets.objects import Catalog, CatalogObject
+from accord.targets.objects import AbacPolicy, Catalog, CatalogObject
 
 
 def unmanaged_key(obj: CatalogObject, platform: str) -> tuple[str, str, str]:
@@ -61,4 +62,14 @@ def leave_alone(model: PolicyModel, expected: Catalog, live: LiveCatalog) -> Liv
         elif live.coverage is not None:
             live.coverage.leave(f"{what} (unmanaged entry {name!r})")
     live.catalog = dataclasses.replace(live.catalog, objects=tuple(kept))
+    access = []
+    for policy in live.access_policies:  # Databricks ABAC GRANT / DENY policies
+        name = entries.get(key(platform, KINDS[AbacPolicy].keyword, policy.label))
+        if name is None:
+            access.append(policy)
+        elif live.coverage is not None:
+            live.coverage.leave(
+                f"ABAC {policy.verb} policy {policy.label} (unmanaged entry {name!r})"
+            )
+    live.access_policies = access
     return live

@@ -77,6 +77,18 @@ def _cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user_cache")))
 
 
+@pytest.fixture
+def git_defaults(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """git as a new machine has it, the same on every machine: no system configuration, and a
+    user configuration holding only ``init.defaultBranch = main`` (the last place init looks
+    for the branch, where a folder that is no repository yet gets it). Returns that file."""
+    config = tmp_path_factory.mktemp("git-home") / "gitconfig"
+    config.write_text("[init]\n\tdefaultBranch = main\n", encoding="utf-8")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    return config
+
+
 @pytest.fixture(autouse=True)
 def _known_secrets() -> None:
     """The secrets one test made known (compiler/core/secrets.py) are forgotten before the

@@ -210,7 +210,9 @@ def test_a_statement_nested_3000_deep_filters_on_nothing() -> None:
 
 def test_init_refuses_a_gitignore_that_is_not_utf8_located(tmp_path: Path) -> None:
     (tmp_path / ".gitignore").write_bytes(b"node_modules/\nbuild/\xff\xfe\n")
-    code, _, err = run_cli(["init", str(tmp_path), "--snowflake-schema", "GOV.POL"])
+    code, _, err = run_cli(
+        ["init", str(tmp_path), "--snowflake-schema", "GOV.POL", "--branch", "main"]
+    )
     assert code == 2 and "Traceback" not in err, err
     assert f"{tmp_path / '.gitignore'}:2:7: .gitignore is not valid UTF-8 (byte 0xff)" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore"]
@@ -398,7 +400,9 @@ def test_a_package_line_may_end_with_a_comment(tmp_path: Path) -> None:
 
 def test_init_refused_for_a_vscode_file_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / ".vscode").write_text("not a directory\n")
-    code, _, err = run_cli(["init", str(tmp_path), "--snowflake-schema", "GOV.POL"])
+    code, _, err = run_cli(
+        ["init", str(tmp_path), "--snowflake-schema", "GOV.POL", "--branch", "main"]
+    )
     assert code == 2 and "nothing was written" in err, err
     assert f"{tmp_path / '.vscode'}:1:1: exists and is not a directory" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == [".vscode"]
@@ -419,7 +423,9 @@ def test_init_removes_the_folders_it_made_when_a_write_fails(
         return real_open(path, mode, *args, **kwargs)
 
     monkeypatch.setattr(init, "open", failing, raising=False)
-    code, _, err = run_cli(["init", str(tmp_path), "--snowflake-schema", "GOV.POL"])
+    code, _, err = run_cli(
+        ["init", str(tmp_path), "--snowflake-schema", "GOV.POL", "--branch", "main"]
+    )
     assert code == 2 and "nothing was written" in err, err
     assert list(tmp_path.iterdir()) == []
 

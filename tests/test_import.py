@@ -131,6 +131,16 @@ def test_the_compiled_reference_estate_imports_whole_with_no_change_in_exposure(
         "databricks": "env:SUBJECT_PSEUDONYM_SALT_DATABRICKS",
     }
     assert "salt to fill: masks.subject_pseudonym.salt.snowflake" in stdout
+    # the aggregation, join and projection policies of the outcomes table (issue 40)
+    assert model["datasets"]["trial_outcomes"] == {
+        "platform": "snowflake",
+        "table": "CLINICAL.OUTCOMES.TRIAL_OUTCOMES",
+        "aggregation": {"min_group_size": 10, "unrestricted_for": ["data_steward"]},
+        "join": {"allowed_join_keys": ["PROGRAMME_CODE"], "unrestricted_for": ["data_steward"]},
+        "columns": {
+            "SUBJECT_ID": {"type": "VARCHAR", "projection": {"allowed_for": ["clinical_unblinded"]}}
+        },
+    }
     # the principals of accord's own comments and grants: the reference's, paired alike
     assert model["principals"] == load_project(ROOT / "policies").model.model_dump()["principals"]
     code, stdout, err = run_cli(["lint", str(out)])

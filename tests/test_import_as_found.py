@@ -1,7 +1,8 @@
 """``accord import --platform P`` of ``examples/as-found`` deployed on the stand-ins (issue 43's
 done-when): the estate as first found comes back with its defects as they are, never repaired:
 the warehouse's CURRENT_ROLE() lookup is a hand-written predicate (ACC101), the unsalted subject
-masks are hashes without a salt (ACC201); the lakehouse's ABAC policies, governed tags and mask
+masks are hashes without a salt (ACC201), its outcomes table keeps its aggregation and projection
+policies; the lakehouse's ABAC policies, governed tags and mask
 functions come back as ``style: abac``; and ``accord plan DIR --base live:P`` right after plans
 no change."""
 
@@ -56,10 +57,20 @@ def test_the_warehouse_as_found_keeps_its_defects_and_plans_no_change(
     code, stdout, err = import_live("snowflake", out)
     assert code == 0, stdout + err
     found = model(out)
-    (results,) = found["datasets"].values()
+    results = found["datasets"]["assay_results"]
     # named from its hand-written filter (accord's own name for it): the round trip needs it
-    assert found["datasets"] == {"assay_results": results}
+    assert sorted(found["datasets"]) == ["assay_results", "trial_outcomes"]
     assert "CURRENT_ROLE()" in results["row_filter"]["expression"]["snowflake"]
+    # the outcomes shared as aggregates only (issue 40): its aggregation and projection
+    # policies, as they are (groups of 5: the as-found defect is ACC403 once a replica is said)
+    assert found["datasets"]["trial_outcomes"] == {
+        "platform": "snowflake",
+        "table": "CLINICAL.OUTCOMES.TRIAL_OUTCOMES",
+        "aggregation": {"min_group_size": 5},
+        "columns": {
+            "SUBJECT_ID": {"type": "VARCHAR", "projection": {"allowed_for": ["clinical_unblinded"]}}
+        },
+    }
     assert found["masks"]["subject_pseudonym"] == {
         "strategy": "hash",
         "unmasked_for": ["clinical_unblinded"],

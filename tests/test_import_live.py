@@ -111,6 +111,19 @@ def test_the_reference_estate_imports_whole_and_plans_no_change(
         platform: f"env:SUBJECT_PSEUDONYM_SALT_{platform.upper()}"
     }
     assert f"coverage {platform}" in stdout and "complete" in stdout
+    if platform == "snowflake":  # its aggregation, join and projection policies (issue 40)
+        assert found["datasets"]["trial_outcomes"] == {
+            "platform": "snowflake",
+            "table": "CLINICAL.OUTCOMES.TRIAL_OUTCOMES",
+            "aggregation": {"min_group_size": 10, "unrestricted_for": ["data_steward"]},
+            "join": {"allowed_join_keys": ["PROGRAMME_CODE"], "unrestricted_for": ["data_steward"]},
+            "columns": {
+                "SUBJECT_ID": {
+                    "type": "VARCHAR",
+                    "projection": {"allowed_for": ["clinical_unblinded"]},
+                }
+            },
+        }
     assert lint(out) == set()
     plans_no_change(out, platform, tmp_path)
 

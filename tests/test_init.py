@@ -20,6 +20,8 @@ from accord.compiler.model.schema import PolicyModel
 from tests.cli import run_cli
 
 BOTH = ["--snowflake-schema", "GOV.POLICIES", "--databricks-schema", "governance.policies"]
+#: git as a new machine has it (tests/conftest.py, git_defaults)
+pytestmark = pytest.mark.usefixtures("git_defaults")
 VARIANTS = {
     "both": BOTH,
     "snowflake": ["--snowflake-schema", "GOV.POLICIES", "--snowflake-style", "tag"],
@@ -104,10 +106,16 @@ def test_a_nested_policy_directory_and_no_editor(tmp_path: Path) -> None:
     assert not (tmp_path / ".vscode").exists()
     text = (tmp_path / "governance" / "policies" / "masks.yaml").read_text()
     assert "yaml-language-server" not in text
+    # the hook and the lint steps lint the repository; the other steps name the directory
     hook = yaml.safe_load((tmp_path / ".pre-commit-config.yaml").read_text())
     (only,) = hook["repos"][0]["hooks"]
-    assert only["entry"] == "accord lint governance/policies"
-    assert only["files"] == "^governance/policies/" and only["types_or"] == ["yaml", "sql"]
+    assert only["entry"] == "accord lint ." and "files" not in only
+    workflow = yaml.safe_load((tmp_path / ".github/workflows/accord.yml").read_text())
+    assert accord_lines(workflow, "lint") == [
+        "accord lint . --format sarif > accord.sarif",
+        "accord lint . --format github",
+    ]
+    assert accord_lines(workflow, "verify") == ["accord verify governance/policies"]
 
 
 def test_it_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
@@ -177,6 +185,7 @@ def test_the_branch_is_a_string_to_yaml(tmp_path: Path, branch: str) -> None:
     init(tmp_path, *BOTH, "--branch", branch)
     workflow = yaml.safe_load((tmp_path / ".github/workflows/accord.yml").read_text())
     assert workflow[True]["push"]["branches"] == [branch]  # YAML 1.1 reads `on` as true
+    assert workflow[True]["pull_request"]["branches"] == [branch]
     assert f"--base origin/{branch} " in (tmp_path / ".github/workflows/accord.yml").read_text()
 
 
@@ -252,6 +261,18 @@ def accord_lines(workflow: dict, job: str) -> list[str]:
     return lines
 
 
+#: pre-commit's file types: identify's tags by extension (pre-commit/identify,
+#: identify/extensions.py, EXTENSIONS), the ones a policy repository holds
+IDENTIFY_TAGS = {
+    "yaml": {"text", "yaml"},
+    "yml": {"text", "yaml"},
+    "sql": {"text", "sql"},
+    "py": {"text", "python"},
+    "toml": {"text", "toml"},
+    "md": {"text", "markdown"},
+}
+
+
 def run_line(line: str, cwd: Path, env: dict[str, str | None] | None = None) -> int:
     """One workflow line as bash runs it: ``accord ARGS [> FILE]``."""
     words = shlex.split(line)
@@ -290,8 +311,8 @@ def test_the_workflow_has_the_jobs_it_promises(repo: Path) -> None:
     assert upload["with"]["sarif_file"] == "accord.sarif" and upload["if"] == "always()"
     assert lint["permissions"]["security-events"] == "write"
     assert accord_lines(workflow, "lint") == [
-        "accord lint policies --format sarif > accord.sarif",
-        "accord lint policies --format github",
+        "accord lint . --format sarif > accord.sarif",
+        "accord lint . --format github",
     ]
     assert accord_lines(workflow, "exposure") == [
         "accord diff policies --base origin/main --format markdown > exposure.md",
@@ -333,15 +354,22 @@ def test_the_workflow_commands_run_as_written(repo: Path) -> None:
 
 def test_the_pre_commit_hook_runs_as_written(repo: Path) -> None:
     """The hook as pre-commit runs a `language: system` hook with `pass_filenames: false`:
-    its entry, split as a shell would, in the repository; on a change its `files` matches."""
-    import re
-
+    its entry, split as a shell would, in the repository; it runs on a change of any file whose
+    type (pre-commit's, identify's tags) is among its `types_or`."""
     config = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text())
     (hook,) = config["repos"][0]["hooks"]
     assert config["repos"][0]["repo"] == "local" and hook["language"] == "system"
-    assert hook["pass_filenames"] is False
-    assert re.search(hook["files"], "policies/masks.yaml")
-    assert not re.search(hook["files"], "src/app.py")
+    assert hook["pass_filenames"] is False and "files" not in hook
+    for changed in (
+        "policies/masks.yaml",
+        "macros/mask.sql",
+        "notebooks/masks.py",  # a Databricks notebook
+        "pyproject.toml",  # lint's configuration
+        "accord.toml",
+        "dbt_project.yml",
+    ):
+        assert IDENTIFY_TAGS[changed.rsplit(".", 1)[1]] & set(hook["types_or"]), changed
+    assert not IDENTIFY_TAGS["md"] & set(hook["types_or"])
     words = shlex.split(hook["entry"])
     assert words[0] == "accord"
     assert run_cli(words[1:], cwd=repo).returncode == 0
@@ -368,51 +396,3 @@ def test_the_live_job_runs_against_the_stand_ins(
     with running_platforms(monkeypatch):
         for line in accord_lines(workflow, "live"):
             assert run_line(line, tmp_path, env={"ACCORD_PROBE_CONFIG": str(config)}) == 0, line
-
-
-def test_ci_installs_the_commit_accord_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PEP 610: an accord installed from a git URL makes CI install that commit; one installed
-    from a path (this checkout) pins its version and says so."""
-    import importlib.metadata as md
-
-    real = md.distribution("accord")
-
-    class FromGit:
-        version = real.version
-
-        def read_text(self, name: str) -> str | None:
-            assert name == "direct_url.json"
-            return json.dumps(
-                {
-                    "url": "https://github.com/example/accord",
-                    "vcs_info": {
-                        "vcs": "git",
-                        "commit_id": "0123abcd" * 5,
-                        "requested_revision": "v1",
-                    },
-                }
-            )
-
-    monkeypatch.setattr(md, "distribution", lambda name: FromGit())
-    spec, note = init_command.installed_from()
-    assert (
-        spec
-        == "accord[snowflake,databricks] @ git+https://github.com/example/accord@" + "0123abcd" * 5
-    )
-    assert note is None
-    monkeypatch.setattr(md, "distribution", lambda name: real)
-    spec, note = init_command.installed_from()
-    assert spec == f"accord[snowflake,databricks]=={real.version}"
-    assert note is not None and "--install" in note
-
-
-def test_the_default_install_is_written_and_told(tmp_path: Path) -> None:
-    run = run_cli(["init", str(tmp_path), *BOTH])
-    spec, note = init_command.installed_from()
-    workflow = yaml.safe_load((tmp_path / ".github/workflows/accord.yml").read_text())
-    assert workflow["env"]["ACCORD_INSTALL"] == spec
-    assert (note is None) or (f"note: {note}" in run.stdout)
-    given = tmp_path / "given"
-    init(given, *BOTH, "--install", "git+https://example.com/accord@v1")
-    workflow = yaml.safe_load((given / ".github/workflows/accord.yml").read_text())
-    assert workflow["env"]["ACCORD_INSTALL"] == "git+https://example.com/accord@v1"

@@ -676,6 +676,26 @@ CASES = [
         "entitlement dimension desk",
     ),
     Case(
+        "near-miss: principals named by a projection, an aggregation and a join only",
+        "ACC503",
+        {
+            "principals": {
+                "unblinded": {"snowflake": "UNBLINDED"},
+                "steward": {"snowflake": "STEWARD"},
+                "joiner": {"snowflake": "JOINER"},
+            },
+            "datasets": {
+                "customers": {
+                    "aggregation": {"min_group_size": 5, "unrestricted_for": ["steward"]},
+                    "join": {"unrestricted_for": ["joiner"]},
+                    "columns": {
+                        "EMAIL": {"type": "VARCHAR", "projection": {"allowed_for": ["unblinded"]}}
+                    },
+                }
+            },
+        },
+    ),
+    Case(
         "near-miss: a principal named by a persona only",
         "ACC503",
         {

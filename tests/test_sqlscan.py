@@ -649,6 +649,28 @@ DATABRICKS_CASES = [
         },
         id="drop_abac_policy",
     ),
+    # a metastore-level policy (Beta, Runtime 19) names no metastore: "the policy targets the
+    # metastore you are operating on" (data-governance/unity-catalog/abac/metastore-policies)
+    pytest.param(
+        "CREATE POLICY org_ssn ON METASTORE COLUMN MASK gov.m TO `account users` FOR TABLES"
+        " MATCH COLUMNS has_tag_value('pii', 'ssn') AS ssn ON COLUMN ssn",
+        {
+            "kind": "abac_policy",
+            "name": "org_ssn",
+            "policy": "gov.m",
+            "column_name": "ssn",
+            "abac": {
+                "securable_type": "METASTORE",
+                "securable": "",
+                "kind": "COLUMN MASK",
+                "function": "gov.m",
+                "to": ("account users",),
+                "match_columns": [("HAS_TAG_VALUE('pii', 'ssn')", "ssn")],
+                "on_column": "ssn",
+            },
+        },
+        id="abac_metastore",
+    ),
     # a pipeline's datasets, in the forms the Lakeflow / DLT SQL reference documents
     # (docs.databricks.com dlt-sql-ref-create-streaming-table, -create-materialized-view)
     pytest.param(
@@ -1175,7 +1197,7 @@ def test_databricks_fixture() -> None:
             "CREATE POLICY p ON VOLUME v ROW FILTER f TO a FOR TABLES;\nSELECT 2;",
             1,
             20,
-            "expected CATALOG, SCHEMA or TABLE after ON, found 'VOLUME'",
+            "expected CATALOG, SCHEMA, TABLE or METASTORE after ON, found 'VOLUME'",
             id="abac-securable",
         ),
         pytest.param(

@@ -38,7 +38,7 @@ def command(directory: str, platform: str, fmt: str, **kwargs: Any) -> int:
         try:
             project = load_project(directory)
             live = connections.enter_context(
-                session(project, platforms_of(platform), options, progress())
+                session(project, platforms_of(platform), options, progress(fmt))
             )
             read_hierarchies(project, live, options.jobs)  # with `inherits` in the model
         except (InputError, UsageError) as err:

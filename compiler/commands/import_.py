@@ -68,7 +68,7 @@ def command(
         list(scopes),
         options,
         dialect,
-        progress() if platform else (lambda _: None),
+        progress(),
     )
     for line in outcome.lines:
         say(line)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -34,9 +35,9 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
 
     project = load_project(directory)
     if check_reader:
-        return _check_reader(project, platform, fmt, options_from(kwargs))
+        return _check_reader(project, platform, fmt, options_from(kwargs), progress(fmt))
     options = options_from(kwargs)
-    with session(project, [platform], options, progress()) as read:
+    with session(project, [platform], options, progress(fmt)) as read:
         read_hierarchies(project, read, options.jobs)  # with `inherits` in the model
         live = read.catalogs[platform]
     if fmt == "json":
@@ -75,21 +76,27 @@ def command(platform: str, directory: str, fmt: str, check_reader: bool, **kwarg
     return 0
 
 
-def _check_reader(project: Any, platform: str, fmt: str, options: Any) -> int:
+def _check_reader(
+    project: Any, platform: str, fmt: str, options: Any, shown: Callable[[str], None]
+) -> int:
     """What the reading role can see, before any read is trusted: exit 1 when it lacks a
     privilege drift needs (every missing one named, with what it leaves unproven)."""
     from accord.compiler.connect.executor import open_executor
+    from accord.compiler.core.progress import finished
     from accord.compiler.live.session import expected_catalogs
     from accord.targets.inspect import reader_for
 
     expected = expected_catalogs(project, [platform])[platform]
+    shown(f"{platform}: connecting")
     executor = open_executor(platform, options)
     try:
+        shown(f"{platform}: what the reading role can see")
         reader = reader_for(platform, executor, expected)
         reader.check_reader()
         _check_hierarchy(project, platform, executor, expected, reader.coverage, options.jobs)
     finally:
         executor.close()
+        finished(shown)
     coverage = reader.coverage
     if fmt == "json":
         click.echo(json.dumps(plain({"coverage": coverage.to_json()}), indent=2, sort_keys=True))

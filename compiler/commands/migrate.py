@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from accord.compiler.commands.options import Choice, live_options, options_from, say
+from accord.compiler.commands.options import Choice, live_options, options_from, progress, say
+from accord.compiler.core.progress import finished
 
 if TYPE_CHECKING:
     from accord.compiler.plan.apply import Outcome
@@ -134,17 +136,16 @@ def apply_command(
     if changed:
         say(f"accord migrate apply: refused, nothing ran: {changed}", err=True)
         return 1
-    from accord.compiler.commands.options import progress, terminal
-
-    shown = progress() if terminal() else None
+    shown, echo = _progress()
     outcome = runner.apply(
         plans,
         path,
         platform,
         lambda: open_executor(platform, options, shown),
-        say,
+        echo,
         settle_minutes=abac_settle,
     )
+    finished(shown)  # the report is not drawn over
     return _report(outcome, f"nothing pending on {platform}", "apply")
 
 
@@ -159,14 +160,28 @@ def rollback_command(platform: str, plans: str, ledger: str | None, **kwargs: An
     from accord.compiler.plan import apply as runner
 
     options = options_from(kwargs)
+    shown, echo = _progress()
     outcome = runner.rollback(
         plans,
         _ledger(plans, ledger),
         platform,
-        lambda: open_executor(platform, options),
-        say,
+        lambda: open_executor(platform, options, shown),
+        echo,
     )
+    finished(shown)
     return _report(outcome, f"nothing applied on {platform}", "rollback")
+
+
+def _progress() -> tuple[Callable[[str], None], Callable[[str], None]]:
+    """The statements' progress (a bar on a terminal, else nothing), and how the run says a
+    line on standard output: the bar cleared first, so that the line is not drawn over."""
+    shown = progress()
+
+    def echo(line: str) -> None:
+        finished(shown)
+        say(line)
+
+    return shown, echo
 
 
 def _report(outcome: Outcome, nothing: str, verb: str) -> int:

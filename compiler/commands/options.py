@@ -98,19 +98,19 @@ def options_from(kwargs: dict[str, Any]) -> Any:
     )
 
 
-def progress() -> Callable[[str], None]:
-    """What a live command shows as it works, on standard error (``compiler.core.progress``):
-    on a terminal a transient rich bar (the stage, ``done/total``, the time), in CI or when
-    standard error is not a terminal one plain line a stage. Ended with the command."""
-    from accord.compiler.core.progress import Bar, Lines
+def progress(fmt: str = "text") -> Callable[[str], None]:
+    """What a command that can take more than a second shows as it works
+    (``compiler.core.progress``): a transient rich bar on standard error (the stage,
+    ``done/total``, the time) when standard error is a terminal a person watches
+    (:func:`terminal`) and the output ``fmt`` is text; else nothing at all, so that a pipe, a
+    CI log or a machine format holds only what the command says. Ended with the command."""
+    from accord.compiler.core.progress import Bar, silent
 
-    shown: Bar | Lines
-    if terminal():
-        # rich draws on the stream under the guard of the standard streams: what it shows is
-        # rendered visibly here, and its own escape sequences and carriage returns must pass
-        shown = Bar(getattr(sys.stderr, "_stream", sys.stderr))
-    else:
-        shown = Lines(lambda: sys.stderr)
+    if fmt != "text" or not terminal():
+        return silent
+    # rich draws on the stream under the guard of the standard streams: what it shows is
+    # rendered visibly here, and its own escape sequences and carriage returns must pass
+    shown = Bar(getattr(sys.stderr, "_stream", sys.stderr))
     context = click.get_current_context(silent=True)
     if context is not None:
         context.call_on_close(shown.done)
@@ -130,8 +130,16 @@ def platforms_of(platform: str) -> list[str]:
 
 
 def terminal() -> bool:
-    """Whether standard error is a terminal a person watches (not a CI log: ``CI`` unset)."""
-    return sys.stderr.isatty() and not os.environ.get("CI")
+    """Whether standard error is a terminal a person watches: a terminal that can redraw a line
+    (``TERM`` not ``dumb``), and not a CI job's (:func:`in_ci`), whose log keeps every
+    redraw."""
+    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb" and not in_ci()
+
+
+def in_ci() -> bool:
+    """Whether this runs in CI: ``CI`` set to anything but empty, ``0`` or ``false`` (GitHub
+    Actions, GitLab CI and most others set ``CI=true``)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
 
 
 def _close_matches(word: str, possibilities: Any, n: int = 3, cutoff: float = 0.6) -> list[str]:

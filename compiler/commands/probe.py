@@ -174,7 +174,7 @@ def command(
                 compiled=compiled,
                 connection=connection,
                 warehouse_id=warehouse_id,
-                progress=progress(),
+                progress=progress(fmt),
             ),
         )
         if out:
@@ -303,7 +303,7 @@ def _sample(
     )
     result = sample(
         project,
-        SampleOptions(platform=platform, since=since, top=top, live=live, progress=progress()),
+        SampleOptions(platform=platform, since=since, top=top, live=live, progress=progress(fmt)),
     )
     if out:
         write_proposals(directory, result, out)

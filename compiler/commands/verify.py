@@ -7,6 +7,7 @@ from accord.compiler.commands.options import (
     compiled_option,
     directory_argument,
     format_option,
+    progress,
 )
 from accord.compiler.core.errors import UsageError
 from accord.compiler.core.today import parse_day
@@ -55,6 +56,6 @@ def command(directory: str, compiled: str | None, fmt: str, as_of: str | None, e
 
         if not available():
             raise missing()
-    report = verify(project, compiled, day, engine)
+    report = verify(project, compiled, day, engine, progress=progress(fmt))
     click.echo(report.to_json() if fmt == "json" else report.to_text())
     return 1 if report.mismatches else 0

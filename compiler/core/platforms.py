@@ -82,6 +82,10 @@ class PlatformFacts:
     #: Databricks SQL descends from: ``UTF8String.substringSQL``, seen on Spark 4.2); DuckDB's
     #: ``substring`` counts position 0 as the one before the first
     substring_zero_is_first: bool = False
+    #: the format's ``platforms.<p>.style`` values: the plain one (the default: a policy
+    #: attached to each column or table) and the one driven by governance tags (Snowflake's
+    #: tag-based masking, Databricks' ABAC policies)
+    styles: tuple[str, str] = ("column", "tag")
 
     def fold(self, name: str) -> str:
         """An unquoted identifier as the platform stores it (a table, column or role name)."""
@@ -162,6 +166,7 @@ DATABRICKS = PlatformFacts(
     secure_views=False,
     qualified_parameters=True,
     substring_zero_is_first=True,
+    styles=("table", "abac"),
 )
 
 #: platform name -> its facts, in accord's order

@@ -1,19 +1,19 @@
-"""How a long live run shows what it is doing: on standard error only, never on standard output
-(whatever a command prints there is the same with and without a terminal).
+"""How a command that can take more than a second shows what it is doing: on a terminal a
+person watches, on standard error only, and only beside text output. Never on standard output
+(whatever a command prints there is byte-identical with and without a terminal), never beside
+a machine format (json, sarif, yaml, junit), never in a pipe or a CI log
+(``compiler.commands.options.progress`` decides; this module draws).
 
 A progress is called with each *stage* (``progress("databricks: grants in main")``) and, when
-the stage reads many objects, told how many (:meth:`Bar.count`, which gives back what to call
-as each one is done). Two kinds:
+the stage does many things, told how many (:meth:`Bar.count`, which gives back what to call as
+each one is done). :class:`Bar` is one transient line drawn by rich (imported only here, and
+only when a bar is shown: ``accord lint`` never imports it): a spinner, the stage, a bar,
+``done/total`` and the time spent; cleared when the run ends (:func:`finished`), so that what
+the command prints next is not drawn over.
 
-* :class:`Bar`, on a terminal: one transient line drawn by rich (imported only here, and only
-  when a bar is shown: ``accord lint`` never imports it): the stage, a bar, ``done/total`` and
-  the time spent; cleared when the run ends (:meth:`Bar.done`).
-* :class:`Lines`, in CI or when standard error is not a terminal: one plain line a stage,
-  ``accord: snowflake: policy references (21)`` (the count when the stage has one), no carriage
-  return, no escape sequence.
-
-Any plain callable taking the stage's text is a progress too (what the readers get by
-default: ``lambda _: None``); :func:`counted` asks it for a count only when it can take one.
+Any plain callable taking the stage's text is a progress too: :func:`silent` where nothing is
+shown, the default of every reader; :func:`counted` asks it for a count only when it can take
+one.
 """
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ WIDTH = 90
 
 def _nothing() -> None:
     pass
+
+
+def silent(_stage: str) -> None:
+    """The progress that shows nothing (not a terminal, a machine format, CI)."""
 
 
 def ticker(progress: Callable[[str], None], total: int) -> Callable[[], None]:
@@ -78,40 +82,6 @@ def finished(progress: Callable[[str], None]) -> None:
     done = getattr(progress, "done", None)
     if done is not None:
         done()
-
-
-class Lines:
-    """One line a stage on ``stream``: written when its count is known, or when the next stage
-    starts or the run ends (a stage without a count)."""
-
-    def __init__(self, stream: Callable[[], TextIO]) -> None:
-        self._stream = stream
-        self._pending: str | None = None
-        self._lock = threading.Lock()
-
-    def _write(self, line: str) -> None:
-        out = self._stream()
-        out.write(visible(f"accord: {line}")[: WIDTH + 8] + "\n")
-        out.flush()
-
-    def __call__(self, text: str) -> None:
-        with self._lock:
-            if self._pending is not None and self._pending != text:
-                self._write(self._pending)
-            self._pending = text
-
-    def count(self, total: int) -> Callable[[], None]:
-        with self._lock:
-            if self._pending is not None:
-                self._write(f"{self._pending} ({total:,})")
-                self._pending = None
-        return _nothing
-
-    def done(self) -> None:
-        with self._lock:
-            if self._pending is not None:
-                self._write(self._pending)
-                self._pending = None
 
 
 class Bar:

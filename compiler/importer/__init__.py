@@ -8,11 +8,12 @@ each with its SQL and where it was read.
   (:mod:`targets.inspect`), least-privilege, coverage reported: a survey of the scope first
   (``targets/<platform>/survey.py``: what is there, without a model), then the ordinary read
   of what the survey found, as ``accord drift`` and ``accord plan --base live:P`` read it;
-* :mod:`~compiler.importer.sql` reads SQL files as ``accord lint`` reads them (plain SQL,
+* :mod:`~compiler.importer.sqlfiles` reads SQL files as ``accord lint`` reads them (plain SQL,
   dbt/Jinja templates, notebooks), and replays the statements into the same objects.
 
 Then one *raise* step (:mod:`~compiler.importer.lift`, with the body shapes of
-:mod:`~compiler.importer.shapes`, the placements of :mod:`~compiler.importer.places` and the
+:mod:`~compiler.importer.shapes`, the placements of :mod:`~compiler.importer.places`, Snowflake's
+projection, aggregation and join policies of :mod:`~compiler.importer.constraints` and the
 principals of :mod:`~compiler.importer.principals`)
 recognises what the model expresses and keeps the rest, verbatim, as ``unmanaged`` entries
 with the reason. What was read live must come back exactly: :mod:`~compiler.importer.exact`

@@ -26,6 +26,9 @@ from accord.targets.objects import CatalogObject
 
 Part = tuple[str, ...]
 
+#: the parts of the model a dataset holds (:attr:`~compiler.importer.found.Lifted.claims`)
+_DATASET_PARTS = ("filter", "column", "projection", "aggregation", "join")
+
 
 def differences(project: Project, founds: Iterable[Found], lifted: Lifted) -> dict[ItemKey, str]:
     """The items read live that the model does not lower back to, with why."""
@@ -105,13 +108,15 @@ def _parts(source: tuple[str | int, ...], lifted: Lifted) -> list[Part]:
         return [("mask", str(source[1]))]
     if len(source) >= 3 and source[0] == "datasets" and source[2] == "row_filter":
         return [("filter", str(source[1]))]
+    if len(source) >= 5 and source[0] == "datasets" and source[4] == "projection":
+        return [("projection", str(source[1]), str(source[3]))]
+    if len(source) >= 3 and source[0] == "datasets" and source[2] in ("aggregation", "join"):
+        return [(str(source[2]), str(source[1]))]
     if len(source) >= 4 and source[0] == "datasets" and source[2] == "columns":
         return [("column", str(source[1]), str(source[3]))]
     if len(source) >= 2 and source[0] == "datasets":
         name = str(source[1])
-        return [
-            p for p in lifted.claims if len(p) > 1 and p[0] in ("filter", "column") and p[1] == name
-        ]
+        return [p for p in lifted.claims if len(p) > 1 and p[0] in _DATASET_PARTS and p[1] == name]
     return []
 
 

@@ -36,10 +36,15 @@ class Item:
     why: str = ""
     #: read live: the model must lower back to exactly this object
     exact: bool = False
+    #: the kind a thing read that is no catalog object is named by (a Databricks ABAC GRANT or
+    #: DENY policy: ``abac_policy``); "" for a statement
+    kind_: str = ""
 
     @property
     def kind(self) -> str:
-        return KINDS[type(self.obj)].keyword if self.obj is not None else "statement"
+        if self.obj is not None:
+            return KINDS[type(self.obj)].keyword
+        return self.kind_ or "statement"
 
     @property
     def label(self) -> str:

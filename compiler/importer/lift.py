@@ -23,10 +23,14 @@ the items it expresses (:attr:`~compiler.importer.found.Lifted.claims`):
    masking, the columns a mask's tag is set on) are the datasets' row filters and masked
    columns; a dataset is named from its table (from a hand-written filter's name where it
    says the dataset's), and its columns' types are the policies' parameter types;
-5. *principals* (:mod:`compiler.importer.principals`): every identity named.
+5. *projection, aggregation and join policies* (Snowflake) of the shapes accord compiles, with
+   their attachments: a column's ``projection``, a dataset's ``aggregation`` and ``join``
+   (:mod:`compiler.importer.constraints`);
+6. *principals* (:mod:`compiler.importer.principals`): every identity named.
 
 Everything else is kept (:class:`~compiler.importer.found.Kept`) with why: a policy of no
-shape the model has (a literal salt, a weak hash, a CASE on CURRENT_ROLE()), a placement of
+shape the model has (a literal salt, a weak hash, a CASE on CURRENT_ROLE(), an ABAC GRANT or
+DENY policy, a policy at metastore scope, an aggregation set with an entity key), a placement of
 a policy the model does not express, conditional masking, a statement. Items the caller
 excludes (what did not lower back exactly: :mod:`compiler.importer.exact`) are kept with the
 caller's reason.
@@ -36,17 +40,22 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
 from sqlglot import exp
 
 from accord.compiler.core.platforms import facts
+from accord.compiler.importer.constraints import (
+    ConstraintAttachment,
+    ConstraintPolicy,
+    place_constraints,
+    read_constraints,
+    written,
+)
 from accord.compiler.importer.found import Found, Item, ItemKey, Kept, Lifted
-from accord.compiler.importer.places import Place, Placer
-from accord.compiler.importer.principals import Naming, snake
+from accord.compiler.importer.places import Place, Placer, not_a_place
+from accord.compiler.importer.principals import Naming, not_an_identity, snake
 from accord.compiler.importer.shapes import (
     FilterShape,
     MaskShape,
@@ -55,7 +64,6 @@ from accord.compiler.importer.shapes import (
     rename_columns,
 )
 from accord.compiler.model.grants import EXPIRY_COLUMN
-from accord.compiler.model.schema import ColumnName, DatabricksGroup, SnowflakeRole, TableName
 from accord.targets import sql as tsql
 from accord.targets.base import type_suffix
 from accord.targets.objects import (
@@ -100,6 +108,9 @@ class _Platform:
     masks: dict[str, Item] = field(default_factory=dict)
     tags: dict[str, Item] = field(default_factory=dict)
     places: list[Item] = field(default_factory=list)
+    #: projection, aggregation and join policies (folded name), and their attachments
+    constraints: dict[str, Item] = field(default_factory=dict)
+    constraint_places: list[Item] = field(default_factory=list)
     #: folded mapping table -> dimension
     dimension_of: dict[str, str] = field(default_factory=dict)
     read_filters: dict[str, _Filter] = field(default_factory=dict)
@@ -130,6 +141,8 @@ class _Lift:
         self.mask_specs: dict[str, dict[str, _Mask]] = defaultdict(dict)
         #: dataset name -> spec (plain data, principals as (platform, identity))
         self.datasets: dict[str, dict[str, Any]] = {}
+        #: platforms whose read holds something but names no governance schema
+        self.unplaced: list[str] = []
 
     # ---------------------------------------------------------------------------- helpers
 
@@ -151,7 +164,12 @@ class _Lift:
         for found in self.founds:
             if found.governance_schema is None:
                 for item in found.items:
-                    self.keep(item, "the read found no governance schema to express it in")
+                    self.keep(
+                        item,
+                        item.why or (_STATEMENT if item.obj is None else _NO_GOVERNANCE_SCHEMA),
+                    )
+                if found.items:
+                    self.unplaced.append(found.platform)
                 continue
             self.platforms[found.platform] = self.index(found)
         for p in self.platforms.values():
@@ -161,6 +179,8 @@ class _Lift:
             self.masks(p)
         for p in self.platforms.values():
             self.place(p)
+        for p in self.platforms.values():
+            place_constraints(self, p, read_constraints(self, p))
         return self.assemble()
 
     def index(self, found: Found) -> _Platform:
@@ -169,12 +189,8 @@ class _Lift:
         p = _Platform(found, fold(found.governance_schema))
         for item in found.items:
             obj = item.obj
-            if obj is None:
-                self.keep(
-                    item,
-                    item.why
-                    or "a statement that decides access, no catalog object the model expresses",
-                )
+            if obj is None or item.why:
+                self.keep(item, item.why or _STATEMENT)
             elif isinstance(obj, MappingTable):
                 p.tables[fold(obj.name)] = item
             elif isinstance(obj, SaltFunction):
@@ -185,6 +201,10 @@ class _Lift:
                 p.masks[fold(obj.name)] = item
             elif isinstance(obj, Tag):
                 p.tags[fold(obj.name)] = item
+            elif isinstance(obj, ConstraintPolicy):
+                p.constraints[fold(obj.name)] = item
+            elif isinstance(obj, ConstraintAttachment):
+                p.constraint_places.append(item)
             else:
                 p.places.append(item)
         return p
@@ -216,7 +236,7 @@ class _Lift:
                     "the policies that read it are kept as written",
                 )
                 continue
-            bad = _not_an_identity(p.found.platform, sorted({str(r[1]) for r in t.rows}))
+            bad = not_an_identity(p.found.platform, sorted({str(r[1]) for r in t.rows}))
             if bad:
                 self.keep(item, f"a mapping table whose rows the model cannot hold: {bad}")
                 continue
@@ -271,7 +291,7 @@ class _Lift:
                 *(shape.exempt if shape else ()),
                 *(i for k in (shape.lookups if shape else ()) for i in k.exempt),
             ]
-            bad = _not_an_identity(platform, named)
+            bad = not_an_identity(platform, named)
             if bad:
                 self.keep(item, f"the model cannot express this row filter: {bad}")
                 continue
@@ -321,7 +341,7 @@ class _Lift:
             if isinstance(shape, str):
                 self.keep(item, f"the model cannot express this mask: {shape}")
                 continue
-            bad = _not_an_identity(platform, shape.clear)
+            bad = not_an_identity(platform, shape.clear)
             if bad:
                 self.keep(item, f"the model cannot express this mask: {bad}")
                 continue
@@ -352,7 +372,7 @@ class _Lift:
         )
         kept = []
         for place in places:
-            bad = _not_a_place(place.table, place.column) or _not_an_identity(
+            bad = not_a_place(place.table, place.column) or not_an_identity(
                 p.found.platform, place.excepted or ()
             )
             if bad:
@@ -532,6 +552,15 @@ class _Lift:
             if style and style != _default_style(platform):
                 entry["style"] = style
             data["platforms"][platform] = entry
+        for platform in self.unplaced:
+            # what is kept must name a declared platform: the schema is accord's usual one
+            gov = _PLACEHOLDER_SCHEMA[platform]
+            data["platforms"][platform] = {"governance_schema": gov}
+            self.notes.append(
+                f"platforms.{platform}.governance_schema: no policy, mapping table or salt "
+                f"function read says where accord's objects live on {platform}: {gov} is "
+                "written; set it before planning"
+            )
         if principals:
             data["principals"] = principals
         entitlements: dict[str, dict[str, list[Any]]] = {}
@@ -605,8 +634,15 @@ class _Lift:
                     }
             elif rf is not None:
                 out["row_filter"] = rf
+            out.update(written(ds, names))
             if ds["columns"]:
-                out["columns"] = dict(sorted(ds["columns"].items()))
+                out["columns"] = {
+                    c: {
+                        **{k: v for k, v in spec.items() if k != "projection"},
+                        **written(spec, names),
+                    }
+                    for c, spec in sorted(ds["columns"].items())
+                }
             datasets[name] = out
         if datasets:
             data["datasets"] = datasets
@@ -633,11 +669,12 @@ class _Lift:
             (p.filters, "a row filter no table the model governs is filtered by"),
             (p.masks, "a mask no column the model governs is masked by"),
             (p.tags, "a tag no policy the model expresses reads"),
+            (p.constraints, "a policy no table or column the model governs carries"),
         ):
             for item in group.values():
                 if item.key not in claimed or item.key in self.exclude:
                     self.keep(item, why)
-        for item in p.places:
+        for item in [*p.places, *p.constraint_places]:
             if item.key not in claimed or item.key in self.exclude:
                 self.keep(item, "a placement the model does not express")
 
@@ -655,12 +692,18 @@ def _shadowed(
     return None
 
 
+_STATEMENT = "a statement that decides access, no catalog object the model expresses"
+_NO_GOVERNANCE_SCHEMA = "the read found no governance schema to express it in"
+#: the governance schema written for a platform whose read names none (the docs' example)
+_PLACEHOLDER_SCHEMA = {"snowflake": "GOVERNANCE.POLICIES", "databricks": "governance.policies"}
+
+
 def _dataset(platform: str, table: str) -> dict[str, Any]:
     return {"platform": platform, "table": table, "columns": {}}
 
 
 def _default_style(platform: str) -> str:
-    return "column" if platform == "snowflake" else "table"
+    return facts(platform).styles[0]
 
 
 def _spec(m: _Mask) -> tuple[Any, ...]:
@@ -729,35 +772,3 @@ def _matched(identities: tuple[str, ...], names: list[str], ordered: bool) -> li
             rest.append(name)
     out += list(zip(left, rest, strict=True))
     return out
-
-
-_IDENTITY = {
-    "snowflake": TypeAdapter(SnowflakeRole),
-    "databricks": TypeAdapter(DatabricksGroup),
-}
-_TABLE = TypeAdapter(TableName)
-_COLUMN = TypeAdapter(ColumnName)
-
-
-def _not_an_identity(platform: str, identities: Iterable[str]) -> str:
-    """Why the first of ``identities`` the model's principals cannot hold is not one (a
-    Snowflake role the policy names in another case than the stored one denies everyone
-    granted it), or ""."""
-    for identity in identities:
-        try:
-            _IDENTITY[platform].validate_python(identity)
-        except ValidationError as err:
-            return f"it names {identity!r}, which no principal of the model can be: {err.errors()[0]['msg']}"
-    return ""
-
-
-def _not_a_place(table: str, column: str | None) -> str:
-    """Why a table or column name is not one the model can write (quoted, other characters),
-    or ""."""
-    try:
-        _TABLE.validate_python(table)
-        if column is not None:
-            _COLUMN.validate_python(column)
-    except ValidationError as err:
-        return f"the model cannot name {table}{'.' + column if column else ''}: {err.errors()[0]['msg']}"
-    return ""

@@ -35,14 +35,20 @@ from accord.targets import get_target
 from accord.targets.abac import MASK_TAG, ROW_KEY_TAG
 from accord.targets.base import UnsafeOutput
 from accord.targets.identity import identity
-from accord.targets.inspect import LiveCatalog, sort_objects, unreadable
+from accord.targets.inspect import AccessPolicy, LiveCatalog, sort_objects, unreadable
 from accord.targets.objects import (
     AbacPolicy,
+    AggregationAttachment,
+    AggregationPolicy,
     Catalog,
     CatalogObject,
+    JoinAttachment,
+    JoinPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
+    ProjectionAttachment,
+    ProjectionPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
@@ -53,11 +59,23 @@ from accord.targets.platform import platform as platform_named
 
 _DEFAULT_STYLE = {"snowflake": "column", "databricks": "table"}
 
+#: the kinds of policy a survey finds defined (a governance schema holds them)
+_POLICIES = (RowFilterPolicy, MaskPolicy, ProjectionPolicy, AggregationPolicy, JoinPolicy)
+#: the attachments a survey finds, which the ordinary read reads on the governed tables
+_ATTACHMENTS = (
+    RowFilterAttachment,
+    MaskAttachment,
+    ProjectionAttachment,
+    AggregationAttachment,
+    JoinAttachment,
+)
+
 
 def read_live(
     platform: str, options: Any, scopes: list[str], progress: Callable[[str], None]
 ) -> Found:
     """What ``platform`` holds in ``scopes`` (none: everything the reader sees)."""
+    progress(f"{platform}: connecting")
     executor = open_executor(platform, options)
     try:
         reader = platform_named(platform).survey()(
@@ -81,13 +99,17 @@ def read_live(
     foreign = [
         o
         for o in surveyed
-        if isinstance(o, RowFilterPolicy | MaskPolicy)
+        if isinstance(o, _POLICIES)
         and fold(o.name.rsplit(".", 1)[0]) != fold(gov)
         and identity(o) not in read
     ]
     objects = sort_objects([*live.catalog.objects, *foreign])
-    items = [_item(platform, o) for o in objects]
-    notes = [f"ignored: {what}" for what in live.ignored]
+    keyed: dict[str, tuple[str, ...]] = getattr(reader, "entity_keys", {})
+    items = [_item(platform, o, keyed) for o in objects]
+    access = {a.label: a for a in [*getattr(reader, "surveyed_access", []), *live.access_policies]}
+    items += [_access_item(platform, a) for _, a in sorted(access.items())]
+    said = tuple(f"{_where(a)}:" for a in access.values())
+    notes = [f"ignored: {what}" for what in live.ignored if not what.startswith(said)]
     if foreign:
         notes.append(
             f"{len(foreign)} polic{'y' if len(foreign) == 1 else 'ies'} in force in the scope "
@@ -107,7 +129,7 @@ def read_live(
 def expected_catalog(platform: str, surveyed: list[CatalogObject]) -> Catalog:
     """The catalog the ordinary read expects, from what the survey found."""
     fold = facts(platform).fold
-    policies = [o for o in surveyed if isinstance(o, RowFilterPolicy | MaskPolicy)]
+    policies = [o for o in surveyed if isinstance(o, _POLICIES)]
     schemas = Counter(fold(o.name.rsplit(".", 1)[0]) for o in policies if o.name.count(".") == 2)
     gov = ""
     if schemas:
@@ -118,8 +140,9 @@ def expected_catalog(platform: str, surveyed: list[CatalogObject]) -> Catalog:
         )
     abac = [o for o in surveyed if isinstance(o, AbacPolicy)]
     tagged = [o for o in surveyed if isinstance(o, TagAssignment)]
-    if platform == "databricks":
-        style = "abac" if abac else "table"
+    plain, tagged_style = facts(platform).styles
+    if not facts(platform).tag_masking:  # the governance tags are those ABAC policies match
+        style = tagged_style if abac else plain
         keys = {
             k
             for k in (MASK_TAG, ROW_KEY_TAG)
@@ -128,7 +151,7 @@ def expected_catalog(platform: str, surveyed: list[CatalogObject]) -> Catalog:
         tags = [Tag(k) for k in sorted(keys)]
         tagged = [t for t in tagged if t.tag in keys]
     else:
-        style = "tag" if tagged else "column"
+        style = tagged_style if tagged else plain
         tags = [Tag(n) for n in sorted({t.tag for t in tagged})]
     objects: list[CatalogObject] = []
     seen: set[str] = set()
@@ -144,7 +167,7 @@ def expected_catalog(platform: str, surveyed: list[CatalogObject]) -> Catalog:
                             name, "", look.key_column, look.principal_column, (), look.expiry_column
                         )
                     )
-        elif o.params:
+        elif isinstance(o, MaskPolicy) and o.params:
             shape = mask_shape(o.body, o.params[0].name, platform)
             salt = shape.salt_function if not isinstance(shape, str) else None
             if salt is not None and salt.count(".") == 2 and fold(salt) not in seen:
@@ -152,14 +175,51 @@ def expected_catalog(platform: str, surveyed: list[CatalogObject]) -> Catalog:
                 objects.append(SaltFunction(salt, "", ""))
     objects += [o for o in policies if fold(o.name.rsplit(".", 1)[0]) == fold(gov)]
     objects += tags
-    objects += [o for o in surveyed if isinstance(o, RowFilterAttachment | MaskAttachment)]
+    objects += [o for o in surveyed if isinstance(o, _ATTACHMENTS)]
     objects += tagged + abac
     return Catalog(platform, gov, style, tuple(objects))  # type: ignore[arg-type]
 
 
-def _item(platform: str, obj: CatalogObject) -> Item:
-    """``obj`` as an item: its SQL as the platform's renderer writes it (never a salt)."""
+def _where(a: AccessPolicy) -> str:
+    return f"ABAC policy {a.name} on {a.securable_type.lower()} {a.securable}"
+
+
+def _access_item(platform: str, a: AccessPolicy) -> Item:
+    """A Databricks ABAC GRANT or DENY policy as an item kept unmanaged: the policies API answers
+    its fields, not SQL, so its SQL is what was read, in comment lines (lint reads nothing
+    in them); the model has no such policies."""
+    except_ = f" EXCEPT {', '.join(a.except_)}" if a.except_ else ""
+    text = (
+        f"-- {_where(a)}, as the Unity Catalog policies API answered it (no SQL is read back):\n"
+        f"-- {a.verb} {', '.join(a.privileges) or 'no privilege'} TO "
+        f"{', '.join(a.to) or 'nobody'}{except_}\n"
+    )
+    what = "grants privileges" if a.verb == "GRANT" else "denies privileges"
+    why = (
+        f"an ABAC {a.verb} policy ({what} on the securables its conditions match): the model "
+        "governs rows and columns, not privileges"
+    )
+    if a.widens:
+        why += "; it widens what identities reach on the governed tables it covers: review it"
+    return Item(
+        platform, None, text, f"{platform} (live)", label_=a.label, why=why, kind_="abac_policy"
+    )
+
+
+def _item(platform: str, obj: CatalogObject, entity_keys: dict[str, tuple[str, ...]]) -> Item:
+    """``obj`` as an item: its SQL as the platform's renderer writes it (never a salt); an
+    aggregation attachment set with an entity key (the survey's ``entity_keys``, by table),
+    with why the model cannot say it."""
     origin = f"{platform} (live)"
+    keyed = entity_keys.get(obj.table.upper()) if isinstance(obj, AggregationAttachment) else None
+    if keyed:
+        text = get_target(platform).render_object(obj)[1].rstrip(";")
+        keys = ", ".join(keyed)
+        why = (
+            f"an aggregation policy set with ENTITY KEY ({keys}): the model's `aggregation` "
+            "has no entity key"
+        )
+        return Item(platform, obj, f"{text} ENTITY KEY ({keys});", origin, why=why, exact=True)
     if isinstance(obj, RowFilterPolicy | MaskPolicy) and not obj.params:
         # a function of nothing is a salt function: its body (the salt) is dropped unseen
         obj = SaltFunction(obj.name, "", "")

@@ -17,10 +17,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pydantic import TypeAdapter, ValidationError
 from sqlglot.errors import ParseError, TokenError
 
 from accord.compiler.core.platforms import facts
 from accord.compiler.importer.found import Item
+from accord.compiler.model.schema import ColumnName, TableName
 from accord.targets import abac_conditions as cond
 from accord.targets.abac import MASK_TAG, ROW_KEY_TAG
 from accord.targets.objects import (
@@ -30,6 +32,21 @@ from accord.targets.objects import (
     Tag,
     TagAssignment,
 )
+
+_TABLE = TypeAdapter(TableName)
+_COLUMN = TypeAdapter(ColumnName)
+
+
+def not_a_place(table: str, column: str | None) -> str:
+    """Why a table or column name is not one the model can write (quoted, other characters),
+    or ""."""
+    try:
+        _TABLE.validate_python(table)
+        if column is not None:
+            _COLUMN.validate_python(column)
+    except ValidationError as err:
+        return f"the model cannot name {table}{'.' + column if column else ''}: {err.errors()[0]['msg']}"
+    return ""
 
 
 @dataclass
@@ -124,6 +141,13 @@ class Placer:
         pol = item.obj
         assert isinstance(pol, AbacPolicy)
         platform, fold = self.platform, self.fold
+        if pol.securable_type == "METASTORE":
+            self.keep(
+                item,
+                "an ABAC policy at metastore scope (Beta), which applies to every catalog: the "
+                "model's ABAC policies are set on a schema or a table",
+            )
+            return []
         if pol.when or pol.to != ("account users",):
             self.keep(
                 item,

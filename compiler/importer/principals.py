@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 
-from accord.compiler.core.platforms import PLATFORMS
+from pydantic import TypeAdapter, ValidationError
+
+from accord.compiler.core.platforms import PLATFORMS, facts
+from accord.compiler.model.schema import DatabricksGroup, SnowflakeRole
 
 _SNAKE = re.compile(r"[^a-z0-9]+")
 
@@ -32,6 +36,24 @@ def snake(text: str, prefix: str = "p") -> str:
     if not name:
         return prefix
     return name if name[0].isalpha() else f"{prefix}_{name}"
+
+
+_IDENTITY = {
+    "snowflake": TypeAdapter(SnowflakeRole),
+    "databricks": TypeAdapter(DatabricksGroup),
+}
+
+
+def not_an_identity(platform: str, identities: Iterable[str]) -> str:
+    """Why the first of ``identities`` the model's principals cannot hold is not one (a
+    Snowflake role the policy names in another case than the stored one denies everyone
+    granted it), or ""."""
+    for identity in identities:
+        try:
+            _IDENTITY[platform].validate_python(identity)
+        except ValidationError as err:
+            return f"it names {identity!r}, which no principal of the model can be: {err.errors()[0]['msg']}"
+    return ""
 
 
 class Naming:
@@ -67,7 +89,7 @@ class Naming:
         hints = self.hints.get(ident, set())
         if len(hints) == 1:
             return next(iter(hints))
-        return snake(ident[1], "r" if ident[0] == "snowflake" else "g")
+        return snake(ident[1], facts(ident[0]).principal_kind[0])  # r: a role, g: a group
 
     def _facts(self, ident: Ident, dims: list[str]) -> tuple[object, ...]:
         platform, identity = ident

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from accord.compiler.core.errors import InputError, UsageError
+from accord.compiler.core.progress import finished, silent
 from accord.compiler.importer.exact import differences
 from accord.compiler.importer.found import Found, ItemKey, Lifted
 from accord.compiler.importer.lift import lift
@@ -80,7 +81,23 @@ def run_import(
     scopes: list[str],
     options: Any,
     dialect: str | None = None,
-    progress: Callable[[str], None] = lambda _: None,
+    progress: Callable[[str], None] = silent,
+) -> Outcome:
+    """Import into ``out``; ``progress`` is told each stage (``compiler.core.progress``)."""
+    try:
+        return _import(out, paths, platforms, scopes, options, dialect, progress)
+    finally:
+        finished(progress)  # what the command says next is not drawn over
+
+
+def _import(
+    out: str,
+    paths: list[str],
+    platforms: list[str],
+    scopes: list[str],
+    options: Any,
+    dialect: str | None,
+    progress: Callable[[str], None],
 ) -> Outcome:
     target = check_out(out)
     if not paths and not platforms:
@@ -96,6 +113,7 @@ def run_import(
             founds.append(found)
             sources.append(f"live {platform}" + (f" ({', '.join(scopes)})" if scopes else ""))
     if paths:
+        progress("import: reading the SQL")
         sql_founds, said = read_sql(paths, dialect)
         founds += sql_founds
         read += said
@@ -106,7 +124,9 @@ def run_import(
     parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.accord-import-", dir=parent))
     try:
+        progress("import: writing the model and checking its round trip")
         lifted, remaining = _rounds(founds, work, source)
+        progress("import: linting what was written")
         findings = _lint(work)
         text = report(lifted, founds, source, read, findings, remaining)
         (work / "IMPORT.md").write_text(text, encoding="utf-8")

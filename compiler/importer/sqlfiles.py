@@ -10,11 +10,16 @@ as lint decides it. Statements are replayed in file order, files in path order:
 * ``CREATE ... ROW ACCESS POLICY`` / ``MASKING POLICY``, a Databricks ``CREATE FUNCTION ...
   RETURN`` with parameters (``BOOLEAN``: a row filter; else a mask), ``ALTER ... SET BODY``
   and ``DROP`` into :class:`~targets.objects.RowFilterPolicy` /
-  :class:`~targets.objects.MaskPolicy`;
+  :class:`~targets.objects.MaskPolicy`; Snowflake's ``CREATE ... PROJECTION | AGGREGATION |
+  JOIN POLICY`` (and their ``SET BODY`` and ``DROP``) into :class:`~targets.objects.
+  ProjectionPolicy` / :class:`~targets.objects.AggregationPolicy` / :class:`~targets.objects.
+  JoinPolicy`;
 * a function of no parameters into a :class:`~targets.objects.SaltFunction`: its body is
   taken for a salt and never kept;
-* attachments, tags and ABAC policies through :class:`targets.read.Placements`, as ``accord
-  verify`` reads the SQL that ships;
+* attachments (of every policy kind: ``ALTER TABLE ... SET PROJECTION | AGGREGATION | JOIN
+  POLICY`` too), tags and ABAC policies through :class:`targets.read.Placements`, as ``accord
+  verify`` reads the SQL that ships; an aggregation policy set with an ``ENTITY KEY`` is
+  marked with why the model cannot say it (its ``aggregation`` has no entity key);
 * the tables policies look values up in, with the rows ``INSERT`` / ``MERGE ... VALUES``
   write into them (``DELETE`` empties them), into :class:`~targets.objects.MappingTable`;
 * a view that decides access per caller (lint reads it for ACC101, ACC102, ACC201, ACC204)
@@ -50,10 +55,16 @@ from accord.compiler.model.types import policy_type
 from accord.compiler.sqlscan import ScanResult, Statement
 from accord.targets.objects import (
     AbacPolicy,
+    AggregationAttachment,
+    AggregationPolicy,
+    JoinAttachment,
+    JoinPolicy,
     MappingTable,
     MaskAttachment,
     MaskPolicy,
     Param,
+    ProjectionAttachment,
+    ProjectionPolicy,
     RowFilterAttachment,
     RowFilterPolicy,
     SaltFunction,
@@ -174,7 +185,7 @@ class _Replay:
     def __init__(self, platform: str) -> None:
         self.platform = platform
         self.fold = facts(platform).fold
-        self.policies: dict[str, tuple[RowFilterPolicy | MaskPolicy | SaltFunction, str, str]] = {}
+        self.policies: dict[str, tuple[_Policy, str, str]] = {}
         self.placements = Placements(platform)
         self.tag_texts: dict[tuple[str, ...], str] = {}
         #: folded table -> (name as written, columns as written, its text, where)
@@ -192,6 +203,8 @@ class _Replay:
         self.templated: dict[str, str] = {}
         #: functions written without RETURNS: a filter or a mask as their placements say
         self.untyped: set[str] = set()
+        #: folded table -> the ENTITY KEY its aggregation policy was set with (empty: none)
+        self.entity_keys: dict[str, tuple[str, ...]] = {}
 
     def statement(self, text: str, origin: str, label: str, why: str) -> None:
         self.statements.append(Item(self.platform, None, text, origin, label, why=why))
@@ -202,9 +215,13 @@ class _Replay:
         if kind in PLACEMENT_KINDS:
             if self.placements.read(stmt):
                 self.tag_texts[_place_key(stmt, self.fold)] = stmt.text
+                if kind.endswith("_aggregation_policy") and stmt.table:
+                    # an ENTITY KEY (alter-table): the model's aggregation has none
+                    keyed = tuple(stmt.columns) if kind.startswith("set_") else ()
+                    self.entity_keys[self.fold(stmt.table)] = keyed
                 return True
             return False
-        if kind in ("row_access_policy", "masking_policy", "function") and stmt.name:
+        if kind in ("row_access_policy", "masking_policy", "function", *_CONSTRAINTS) and stmt.name:
             return self.define(stmt, file_text)
         if kind == "alter_policy_body" and stmt.name and stmt.body is not None:
             found = self.policies.get(self.fold(stmt.name))
@@ -214,7 +231,7 @@ class _Replay:
                 new = type(obj)(**{**obj.__dict__, "body": stmt.body})  # type: ignore[arg-type]
                 self.policies[self.fold(stmt.name)] = (new, text, found[2])
             return True
-        if kind in ("drop_row_access_policy", "drop_masking_policy") and stmt.name:
+        if kind.startswith("drop_") and kind.endswith("_policy") and stmt.name:
             self.policies.pop(self.fold(stmt.name), None)
             return True
         if kind in ("snowflake_tag", "governed_tag") and stmt.name:
@@ -278,6 +295,10 @@ class _Replay:
         if stmt.body is None:
             return False
         returns = _type(stmt.returns, self.platform) if stmt.returns else ""
+        if stmt.kind in _CONSTRAINTS:
+            made = _CONSTRAINTS[stmt.kind](name, stmt.body, comment)
+            self.policies[self.fold(name)] = (made, self.kept_text(stmt, file_text), _origin(stmt))
+            return True
         if stmt.kind == "row_access_policy" or (stmt.kind == "function" and returns == "BOOLEAN"):
             obj: RowFilterPolicy | MaskPolicy = RowFilterPolicy(
                 name, params, stmt.body, None, comment
@@ -308,6 +329,7 @@ class _Replay:
         applied = [a.policy for a in self.placements.row_filters.values()]
         applied += [a.policy for a in self.placements.masks.values()]
         applied += [a.function for a in self.placements.abac.values()]
+        applied += [a.policy for a in self.placements.constraints.values()]
         for folded, written in sorted(self.templated.items()):
             leaf = folded.rsplit(".", 1)[-1]
             named = sorted({n for n in applied if self.fold(n).rsplit(".", 1)[-1] == leaf})
@@ -375,7 +397,18 @@ class _Replay:
             stmt = self.placements.sources.get(key)
             text = self.restored(stmt.text if stmt is not None else self.tag_texts.get(key, ""))
             origin = _origin(stmt) if stmt is not None else "sql"
-            items.append(Item(self.platform, obj, text, origin))
+            keyed = (
+                self.entity_keys.get(self.fold(obj.table))
+                if isinstance(obj, AggregationAttachment)
+                else None
+            )
+            why = (
+                f"an aggregation policy set with ENTITY KEY ({', '.join(keyed)}): the model's "
+                "`aggregation` has no entity key"
+                if keyed
+                else ""
+            )
+            items.append(Item(self.platform, obj, text, origin, why=why))
         items += self.statements
         return Found(self.platform, self.governance_schema(items), self.style(), items)
 
@@ -418,7 +451,10 @@ class _Replay:
         schemas = Counter(
             self.fold(i.obj.name.rsplit(".", 1)[0])  # type: ignore[union-attr]
             for i in items
-            if isinstance(i.obj, RowFilterPolicy | MaskPolicy | SaltFunction | MappingTable)
+            if isinstance(
+                i.obj,
+                RowFilterPolicy | MaskPolicy | SaltFunction | MappingTable | _ConstraintPolicy,
+            )
             and i.obj.name.count(".") == 2
         )
         if not schemas:
@@ -427,9 +463,22 @@ class _Replay:
         return min(s for s, n in schemas.items() if n == top)
 
     def style(self) -> str:
-        if self.platform == "databricks":
-            return "abac" if self.placements.abac else "table"
-        return "tag" if self.placements.tag_policies else "column"
+        plain, tagged = facts(self.platform).styles
+        if facts(self.platform).tag_masking:
+            return tagged if self.placements.tag_policies else plain
+        return tagged if self.placements.abac else plain
+
+
+#: a projection, aggregation or join policy
+_ConstraintPolicy = ProjectionPolicy | AggregationPolicy | JoinPolicy
+#: what a definition replayed is
+_Policy = RowFilterPolicy | MaskPolicy | SaltFunction | _ConstraintPolicy
+#: statement kind -> the catalog object of a projection, aggregation or join policy
+_CONSTRAINTS: dict[str, type[_ConstraintPolicy]] = {
+    "projection_policy": ProjectionPolicy,
+    "aggregation_policy": AggregationPolicy,
+    "join_policy": JoinPolicy,
+}
 
 
 def _type(text: str, platform: str) -> str:
@@ -476,5 +525,12 @@ def _object_key(obj: object, fold: Callable[[str], str]) -> tuple[str, ...]:
         return ("mask", fold(obj.table), fold(obj.column))
     if isinstance(obj, AbacPolicy):
         return ("abac", fold(obj.name), fold(obj.securable))
+    if isinstance(obj, ProjectionAttachment):
+        return ("projection", fold(obj.table), fold(obj.column))
+    if isinstance(obj, AggregationAttachment | JoinAttachment):
+        return (
+            "aggregation" if isinstance(obj, AggregationAttachment) else "join",
+            fold(obj.table),
+        )
     assert isinstance(obj, TagAssignment)
     return ("tag", fold(obj.table), fold(obj.column or ""))

@@ -19,6 +19,7 @@ from accord.compiler.core import markdown
 from accord.compiler.importer.found import Found, Item, Kept, Lifted
 from accord.compiler.importer.principals import snake
 from accord.compiler.lint.finding import Finding
+from accord.targets.kinds import KINDS
 
 #: file -> the sections it holds, in order
 LAYOUT = {
@@ -93,15 +94,13 @@ def unmanaged_entries(kept: list[Kept]) -> dict[str, dict[str, str]]:
     return out
 
 
+#: the keywords of the definition kinds (named by their last name part)
+_DEFINITIONS = frozenset(k.keyword for k in KINDS.values() if k.definition)
+
+
 def _entry_name(item: Item) -> str:
     """``<platform>_<name>``: a definition's last name part, a placement's whole place."""
-    definition = item.kind in (
-        "mapping_table",
-        "salt_function",
-        "row_filter_policy",
-        "masking_policy",
-        "tag",
-    )
+    definition = item.kind in _DEFINITIONS
     name = item.label.rsplit(".", 1)[-1] if definition else item.label
     kind = "" if definition else f"{item.kind.split('_')[0]}_"
     return snake(f"{item.platform}_{kind}{name}", "u")
@@ -237,7 +236,9 @@ def report(
         "- Datasets are named from their tables. No catalog and no SQL says which surfaces read "
         "them (agents, pipelines, indexes), which personas ask, which columns hold one "
         "identifier domain, or which table is a replica of which: add `surfaces`, `indexes`, "
-        "`personas`, `identifier` and `replica_of`, then `accord analyze`.",
+        "`personas`, `identifier` and `replica_of`, then `accord analyze` (a replica that "
+        "answers row by row what an aggregation or projection policy guards on Snowflake is "
+        "ACC403 only once `replica_of` or `identifier` says they hold the same facts).",
     ]
     found = sorted(findings)
     lines += ["", "## Findings", ""]
@@ -280,4 +281,8 @@ def _part_text(part: tuple[str, ...]) -> str:
         return f"datasets.{rest[0]}.row_filter"
     if kind == "column":
         return f"datasets.{rest[0]}.columns.{rest[1]}"
+    if kind == "projection":
+        return f"datasets.{rest[0]}.columns.{rest[1]}.projection"
+    if kind in ("aggregation", "join"):
+        return f"datasets.{rest[0]}.{kind}"
     return ".".join(part)

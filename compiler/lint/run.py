@@ -415,11 +415,13 @@ def _policies_inside(path: str, config: LintConfig) -> str | None:
 
 
 def is_repository(path: str, policies: str | None) -> bool:
-    """A dbt project; or a directory with no YAML file of its own that holds a policy
-    directory (configured, or ``policies/``), SQL files, or no YAML at all. Anything else
-    (YAML files, at the top or in sub-folders) is a policy directory."""
+    """A dbt project; the top of a git work tree (``.git``: a folder, or a file in a worktree
+    or a submodule), where ``accord init``'s hook and workflow lint, whatever other YAML the
+    repository keeps there (``mkdocs.yml``); or a directory with no YAML file of its own that
+    holds a policy directory (configured, or ``policies/``), SQL files, or no YAML at all.
+    Anything else (YAML files, at the top or in sub-folders) is a policy directory."""
     names = os.listdir(path)
-    if "dbt_project.yml" in names or "dbt_project.yaml" in names:
+    if "dbt_project.yml" in names or "dbt_project.yaml" in names or ".git" in names:
         return True
     own_yaml = any(
         n.endswith((".yaml", ".yml"))

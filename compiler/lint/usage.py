@@ -52,7 +52,8 @@ def usage(ctx: Context) -> Usage:
 
 def referenced_principals(ctx: Context) -> frozenset[str]:
     """Every principal something refers to: a persona, an entitlement, a mask's
-    ``unmasked_for``, a row filter's ``unfiltered_for``, another principal's ``inherits``."""
+    ``unmasked_for``, a row filter's ``unfiltered_for``, a projection's ``allowed_for``, an
+    aggregation's or a join's ``unrestricted_for``, another principal's ``inherits``."""
 
     def compute() -> frozenset[str]:
         m = ctx.model
@@ -62,6 +63,10 @@ def referenced_principals(ctx: Context) -> frozenset[str]:
                 for _, _, unfiltered in ds.filter_dimensions:
                     referenced.update(unfiltered)
                 referenced.update(ds.row_filter.unfiltered_for)
+            for rule in (ds.aggregation, ds.join):
+                referenced.update(rule.unrestricted_for if rule is not None else ())
+            for spec in ds.columns.values():
+                referenced.update(spec.projection.allowed_for if spec.projection else ())
         for principals in m.personas.values():
             referenced.update(principals)
         for values in m.entitlements.values():

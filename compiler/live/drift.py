@@ -329,7 +329,10 @@ def drift_platform(
             "policies that call it, may)",
             spelling.revoke_hint(g.function, g.privilege, g.grantee, g.via, g.kind),
         )
-    for what in live.access_policies:  # ABAC GRANT / DENY policies over governed tables
+    for access in live.access_policies:  # ABAC GRANT policies over governed tables
+        if not access.widens:
+            continue
+        what = access.text
         findings.append(
             Finding(
                 project.loc("platforms", platform),

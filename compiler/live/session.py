@@ -60,8 +60,9 @@ def session(
     catalogs: dict[str, LiveCatalog] = {}
     try:
         for p in platforms:
-            executors[p] = open_executor(p, options)
             try:
+                progress(f"{p}: connecting")
+                executors[p] = open_executor(p, options)
                 read = introspect(p, executors[p], expected[p], progress, options.jobs)
                 catalogs[p] = leave_alone(project.model, expected[p], read)
             except UnreadableAnswer as err:  # located where the model names what was read

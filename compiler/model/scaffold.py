@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,15 @@ GITIGNORE = (".accord_cache/", ".accord/")
 SCHEMA_FILE = ".vscode/accord.schema.json"
 WORKFLOW = ".github/workflows/accord.yml"
 PRE_COMMIT = ".pre-commit-config.yaml"
+#: what CI runs ``pip install`` on, one line of the workflow (``accord init --install`` on an
+#: existing scaffold rewrites this line and nothing else)
+INSTALL_KEY = "ACCORD_INSTALL"
+#: the line as :func:`install_line` writes it (``--install`` holds no quote or backslash)
+INSTALL_LINE = re.compile(rf'  {INSTALL_KEY}: "[^"\\]*"')
+#: what CI installs when accord cannot tell where it came from: no requirement pip can
+#: resolve (never a name on a public index, which anyone may publish), so the step fails
+#: until it is filled in
+PLACEHOLDER = "<fill in: a git URL or a path of accord>"
 
 
 @dataclass(frozen=True)
@@ -60,7 +70,7 @@ class Choices:
     databricks_style: str = "table"
     policies: str = "policies"
     branch: str = "main"
-    install: str = "accord[snowflake,databricks]"
+    install: str = PLACEHOLDER
     editor: bool = True
 
     @property
@@ -90,11 +100,7 @@ def check_choices(choices: Choices) -> list[str]:
     parts = policies.split("/")
     # every value below is written into command lines (`accord lint DIR`, `pip install ...`,
     # `--base origin/BRANCH`): one that starts with '-' is read as an option there
-    for option, value in (
-        ("--policies", choices.policies),
-        ("--branch", choices.branch),
-        ("--install", choices.install),
-    ):
+    for option, value in (("--policies", choices.policies), ("--branch", choices.branch)):
         if any(part.startswith("-") for part in value.replace("\\", "/").split("/")):
             problems.append(f"{option} {value!r}: starts with '-', as an option does")
     if (
@@ -107,16 +113,29 @@ def check_choices(choices: Choices) -> list[str]:
             f"--policies {choices.policies!r}: a relative folder of the repository (letters, "
             "digits, _ - .), not hidden and not outside it"
         )
-    if not _plain(choices.branch.replace("/", "_")):
+    if not plain_branch(choices.branch):
         problems.append(f"--branch {choices.branch!r} is not a plain branch name")
-    if any(_control(c) for c in choices.install):
-        problems.append(
-            f"--install {choices.install!r}: a control character, which no requirement, path "
-            "or URL holds"
-        )
-    elif not choices.install.strip() or any(c in choices.install for c in "\"'`$\\"):
-        problems.append(f"--install {choices.install!r}: a pip requirement, path or URL")
+    problems += install_problems(choices.install)
     return problems
+
+
+def plain_branch(name: str) -> bool:
+    """A branch name written as it is in the workflow (letters, digits, ``_ - . /``)."""
+    return _plain(name.replace("/", "_"))
+
+
+def install_problems(install: str) -> list[str]:
+    """What is wrong with ``install`` as the workflow's install line (nothing: it can be
+    written)."""
+    if any(_control(c) for c in install):
+        return [
+            f"--install {install!r}: a control character, which no requirement, path or URL holds"
+        ]
+    if not install.strip() or any(c in install for c in "\"'`$\\"):
+        return [f"--install {install!r}: a pip requirement, path or URL"]
+    if any(part.startswith("-") for part in install.replace("\\", "/").split("/")):
+        return [f"--install {install!r}: starts with '-', as an option does"]
+    return []
 
 
 def _control(c: str) -> bool:
@@ -448,28 +467,35 @@ def _policy_files(c: Choices) -> dict[str, str]:
 
 
 def _pre_commit(c: Choices) -> str:
-    d = c.policies.rstrip("/")
     return (
         "# pre-commit (https://pre-commit.com), written by `accord init`. `repo: local` runs the\n"
         "# accord installed where you commit (pip, pipx or a virtual environment): nothing is\n"
-        "# fetched. A policy directory is one model merged from all its files, so the hook\n"
-        "# lints the whole directory on any change in it, never only the changed files.\n"
+        "# fetched. It lints the repository (`accord lint .`, as CI does): the policy directory,\n"
+        "# every policy file outside it, and every SQL file, dbt macro and Databricks notebook.\n"
+        "# A policy directory is one model merged from all its files, so the hook lints all of\n"
+        "# it on any change, never only the changed files.\n"
         "repos:\n"
         "  - repo: local\n"
         "    hooks:\n"
         "      - id: accord-lint\n"
-        "        name: accord lint (policy directory)\n"
-        f"        entry: accord lint {d}\n"
+        "        name: accord lint (the repository)\n"
+        f"        entry: {LINT}\n"
         "        language: system\n"
-        f"        files: ^{_regex(d)}/\n"
-        "        types_or: [yaml, sql]\n"
+        "        types_or: [yaml, sql, python, toml]   # policy files, SQL, notebooks, settings\n"
         "        pass_filenames: false\n"
         "        require_serial: true\n"
     )
 
 
-def _regex(path: str) -> str:
-    return "".join("\\" + ch if ch in ".+-" else ch for ch in path)
+#: how the hook and the workflow lint: the repository, from its top (``accord lint``'s
+#: repository mode: the policy directory, the policy files outside it, SQL files, dbt macros
+#: and notebooks, whatever else the top holds)
+LINT = "accord lint ."
+
+
+def install_line(install: str) -> str:
+    """The workflow's install line (:data:`INSTALL_LINE`), without its line break."""
+    return f'  {INSTALL_KEY}: "{install}"'
 
 
 def _workflow(c: Choices) -> str:
@@ -496,13 +522,15 @@ def _workflow(c: Choices) -> str:
         "  push:\n"
         # quoted: YAML reads 1.10 as a number, null as no value, 0x1F as 31
         f'    branches: ["{c.branch}"]\n'
-        "  pull_request:\n"
+        "  pull_request:                       # into the branch the exposure is compared with\n"
+        f'    branches: ["{c.branch}"]\n'
         "  schedule:\n"
         '    - cron: "17 5 * * *"             # the live checks, daily\n'
         "  workflow_dispatch:\n"
         "env:\n"
-        "  # what CI installs accord from: a requirement, a path or a git URL (git+https://...)\n"
-        f'  ACCORD_INSTALL: "{c.install}"\n'
+        "  # what CI installs accord from: a git URL (git+https://...@COMMIT) or a path; never\n"
+        "  # a bare name, which a public package index would resolve to whoever published it\n"
+        f"{install_line(c.install)}\n"
         "jobs:\n"
         "  lint:\n"
         "    if: github.event_name == 'push' || github.event_name == 'pull_request'\n"
@@ -513,12 +541,13 @@ def _workflow(c: Choices) -> str:
         "    steps:\n"
         "      - uses: actions/checkout@v4\n"
         f"{setup}"
-        f"      - run: accord lint {d} --format sarif > accord.sarif\n"
+        "      # the repository: the policy directory, SQL files, dbt macros and notebooks\n"
+        f"      - run: {LINT} --format sarif > accord.sarif\n"
         "      - uses: github/codeql-action/upload-sarif@v3\n"
         "        if: always()\n"
         "        with: {sarif_file: accord.sarif, category: accord}\n"
         "      - if: always()\n"
-        f"        run: accord lint {d} --format github\n"
+        f"        run: {LINT} --format github\n"
         "  verify:\n"
         "    if: github.event_name == 'push' || github.event_name == 'pull_request'\n"
         "    runs-on: ubuntu-latest\n"
@@ -553,8 +582,8 @@ def _workflow(c: Choices) -> str:
         "    permissions:\n"
         "      contents: read\n"
         "    env:\n"
-        "      # read-only credentials (see the README of accord, Live platforms); the probe\n"
-        "      # config (tokens, probe users) is a file outside the checkout\n"
+        "      # read-only credentials (accord's docs/live.md#reader-grants); the probe config\n"
+        "      # (tokens, probe users) is a file outside the checkout\n"
         f"{env}"
         "      ACCORD_PROBE_CONFIG: ${{ github.workspace }}/../probe.yaml\n"
         "    steps:\n"

@@ -7,7 +7,8 @@ by). ``accord drift`` and ``accord plan --base live:P`` leave every live object 
 names alone (:func:`key`); ``accord analyze`` counts what an entry reaches (:func:`reaches`)
 as unknown. A placement's name says where it is: a row filter attachment's table, a mask
 attachment's ``TABLE.COLUMN``, a tag assignment's ``TABLE[.COLUMN] TAG tag``, an ABAC
-policy's ``NAME ON <SECURABLE TYPE> securable``.
+policy's ``NAME ON <SECURABLE TYPE> securable``; an aggregation or join attachment's table, a
+projection attachment's ``TABLE.COLUMN``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from accord.compiler.core.platforms import facts
 from accord.compiler.model.schema import PolicyModel, Unmanaged
 
 #: the placement kinds, whose name says where they are
-PLACEMENT_KINDS = ("row_filter_attachment", "mask_attachment", "tag_assignment", "abac_policy")
+PLACEMENT_KINDS = (
+    "row_filter_attachment",
+    "mask_attachment",
+    "projection_attachment",
+    "aggregation_attachment",
+    "join_attachment",
+    "tag_assignment",
+    "abac_policy",
+)
 
 
 def key(platform: str, kind: str, name: str) -> tuple[str, str, str]:
@@ -37,9 +46,9 @@ def reaches(entry: Unmanaged) -> tuple[str, str | None] | None:
     """The table (and column) a placement entry is on, from its name; None for a definition
     or a statement (what a statement reaches is read from its SQL, one layer up)."""
     name = " ".join(entry.name.split())
-    if entry.kind == "row_filter_attachment":
+    if entry.kind in ("row_filter_attachment", "aggregation_attachment", "join_attachment"):
         return (name, None)
-    if entry.kind == "mask_attachment":
+    if entry.kind in ("mask_attachment", "projection_attachment"):
         table, _, column = name.rpartition(".")
         return (table, column) if table.count(".") == 2 else None
     if entry.kind == "tag_assignment":

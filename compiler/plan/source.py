@@ -19,13 +19,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import posixpath
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from accord.compiler.core.errors import Diagnostic, InputError, Location, UsageError
+from accord.compiler.core.git import GitMissing, run_git
 from accord.compiler.core.jsonfile import MAX_FILE_BYTES, decode
 from accord.compiler.lint.config import (
     CONFIG_FILES,
@@ -125,23 +125,12 @@ def _is_dir(path: str) -> bool:
 
 
 def _run_git(args: list[str], cwd: Path, failure: str) -> subprocess.CompletedProcess[bytes]:
-    """Run git in ``cwd`` with a timeout, its messages in English (they are matched), and no
-    bare repository a pull request could commit (``HEAD``, ``objects/``, ``refs/`` in a
-    folder) taken for one."""
-    git = shutil.which("git")
-    if git is None:
-        raise UsageError(f"{failure} (git is not installed)")
-    options = ["-c", "safe.bareRepository=explicit", "-c", "core.warnAmbiguousRefs=true"]
+    """Run git in ``cwd`` (:func:`compiler.core.git.run_git`); what stops it raises
+    ``failure`` with the reason."""
     try:
-        return subprocess.run(
-            [git, *options, *args],
-            cwd=cwd,
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            check=False,
-            timeout=GIT_TIMEOUT,
-            env={**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"},
-        )
+        return run_git(args, cwd, GIT_TIMEOUT)
+    except GitMissing:
+        raise UsageError(f"{failure} (git is not installed)") from None
     except subprocess.TimeoutExpired:
         raise UsageError(f"{failure} (git did not answer within {GIT_TIMEOUT:g} s)") from None
     except OSError as err:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 from accord.compiler.core.platforms import DATABRICKS
+from accord.compiler.core.progress import finished, silent
 from accord.compiler.core.today import today
 from accord.compiler.model.grants import expiry_dates
 from accord.compiler.model.validate import Project
@@ -42,6 +44,7 @@ def verify(
     as_of: date | None = None,
     engine: str = "duckdb",
     spark: LocalSpark | None = None,
+    progress: Callable[[str], None] = silent,
 ) -> Report:
     """Verify the SQL compiled from ``project`` (in memory), or the files under ``compiled``
     (a directory written by ``accord compile``) as they are now, at ``as_of`` (default:
@@ -49,18 +52,24 @@ def verify(
     every expiry. ``engine``: ``duckdb``, ``spark`` (the Databricks SQL on Spark, the
     Snowflake SQL on DuckDB) or ``all`` (both, and each compared with the other:
     :mod:`compiler.verify.engines`). ``spark``: a started session to use (the tests share one);
-    by default one is started for the run and stopped after it."""
-    if engine == "duckdb":
-        return _verify(project, compiled, as_of, None)
-    from accord.compiler.verify.spark import session  # noqa: PLC0415 - pyspark: only for --engine spark|all
-
-    own = spark is None
-    spark = spark or session.start()
+    by default one is started for the run and stopped after it. ``progress`` is told each
+    stage (``compiler.core.progress``)."""
     try:
-        return _verify(project, compiled, as_of, (engine, spark))
-    finally:
+        if engine == "duckdb":
+            return _verify(project, compiled, as_of, None, progress)
+        from accord.compiler.verify.spark import session  # noqa: PLC0415 - pyspark: only for --engine spark|all
+
+        own = spark is None
         if own:
-            spark.stop()
+            progress("verify: starting a local Spark")
+        spark = spark or session.start()
+        try:
+            return _verify(project, compiled, as_of, (engine, spark), progress)
+        finally:
+            if own:
+                spark.stop()
+    finally:
+        finished(progress)  # the report printed next is not drawn over
 
 
 def _verify(
@@ -68,11 +77,13 @@ def _verify(
     compiled: str | None,
     as_of: date | None,
     engines: tuple[str, LocalSpark] | None,
+    progress: Callable[[str], None],
 ) -> Report:
     day = as_of or today()
     days = evaluation_dates(project, day)
 
     salts = TestSalts()
+    progress("verify: compiling" if compiled is None else f"verify: reading {compiled}")
     if compiled is None:
         files = render_sql(project)
         origin = "the SQL `accord compile` writes for this model (compiled in memory)"
@@ -87,15 +98,16 @@ def _verify(
         harness = SparkHarness(engines[1], sql)
     try:
         if harness is not None:
+            progress("verify: the compiled Databricks SQL on Spark")
             harness.set_up()  # once: the compiled statements are the same every day
-        report = _one_day(project, sql, salts, day, harness, engines)
+        report = _one_day(project, sql, salts, day, harness, engines, progress)
         if len(days) == 1 and not expiry_dates(project.model):
             return report
         report.dates = tuple(d.isoformat() for d in days)
         report.mismatches = [replace(m, as_of=day.isoformat()) for m in report.mismatches]
         for other in days[1:]:
             # the compiled statements are read once; each day runs on its own DuckDB database
-            extra = _one_day(project, sql, salts, other, harness, engines)
+            extra = _one_day(project, sql, salts, other, harness, engines, progress)
             report.checks += extra.checks
             report.mismatches += [replace(m, as_of=other.isoformat()) for m in extra.mismatches]
             report.observations += [o for o in extra.observations if o not in report.observations]
@@ -112,13 +124,16 @@ def _one_day(
     day: date,
     harness: SparkHarness | None,
     engines: tuple[str, LocalSpark] | None,
+    progress: Callable[[str], None],
 ) -> Report:
     """One day's verification: DuckDB's, and Spark's when it runs (with ``--engine spark``
     DuckDB leaves the Databricks datasets to Spark, and the probes read Spark's answers)."""
+    progress(f"verify: every persona's answers on DuckDB, as of {day.isoformat()}")
     if harness is None or engines is None:
         verifier = Verifier(project, sql, salts, day)
         report = verifier.run()
         if project.model.probes:
+            progress("verify: the probes")
             report.probes = check_probes(verifier)
         return report
     from accord.compiler.verify.engines import (  # noqa: PLC0415 - as above
@@ -131,6 +146,7 @@ def _one_day(
     others = {d.platform for d in project.model.datasets.values()} - {PLATFORM}
     verifier = Verifier(project, sql, salts, day, platforms=None if engine == "all" else others)
     report = verifier.run()
+    progress(f"verify: every persona's answers on Spark, as of {day.isoformat()}")
     result = harness.evaluate(verifier)
     found, checks = model_with_spark(verifier, result)
     if engine == "all":
@@ -141,5 +157,6 @@ def _one_day(
     verifier.uses.update(result.uses)  # type: ignore[arg-type]
     verifier.parts_of.update(result.parts_of)
     if project.model.probes:
+        progress("verify: the probes")
         report.probes = check_probes(verifier)
     return combine("spark", report, found, checks)

@@ -13,6 +13,7 @@ the workspace's SCIM Groups API.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, ClassVar
@@ -25,7 +26,14 @@ from accord.compiler.core.errors import UsageError, one_line
 from accord.targets import abac_conditions as cond
 from accord.targets import sql as tsql
 from accord.targets.identity import parse_body, unparsed
-from accord.targets.inspect import Answer, LiveCatalog, Reader, SaltGrant, norm_type
+from accord.targets.inspect import (
+    AccessPolicy,
+    Answer,
+    LiveCatalog,
+    Reader,
+    SaltGrant,
+    norm_type,
+)
 from accord.targets.objects import (
     AbacPolicy,
     CatalogObject,
@@ -542,7 +550,8 @@ class DatabricksReader(Reader):
 
     def policy(self, p: Any, kind: str, securable: str, live: LiveCatalog) -> AbacPolicy | None:
         """A row filter or column mask policy as an AbacPolicy; a GRANT policy that gives
-        EXECUTE where the salts are, as salt grants; a DENY policy is neither (fact 12)."""
+        EXECUTE where the salts are, as salt grants; a DENY policy is neither (fact 12). Every
+        GRANT and DENY policy is also recorded as read (``live.access_policies``)."""
         from databricks.sdk.service.catalog import PolicyType
 
         where = f"ABAC policy {p.name} on {kind.lower()} {securable}"
@@ -550,6 +559,7 @@ class DatabricksReader(Reader):
             return _abac(p, kind, securable)
         if p.policy_type == PolicyType.POLICY_TYPE_GRANT:
             privileges = {str(v).upper() for v in (p.grant.privileges if p.grant else None) or []}
+            access = self.access_policy(p, kind, securable, "GRANT", privileges)
             gov = self.expected.governance_schema.lower()
             covers = securable.lower() in (gov, gov.split(".")[0])
             covers = covers or kind == "METASTORE"
@@ -563,14 +573,16 @@ class DatabricksReader(Reader):
                             SaltGrant(salt.name, granted, principal, f"policy {p.name} on {kind.lower()} {securable}")
                         )  # fmt: skip
             elif self.holds_governed(kind, securable):
-                live.access_policies.append(self.access_text(p, where, "GRANT", privileges))
+                access = dataclasses.replace(access, widens=True)
             else:
                 self.ignored.append(
                     f"{where}: a GRANT policy of {', '.join(sorted(privileges))}; not compared"
                 )
+            live.access_policies.append(access)
             return None
         if p.policy_type == PolicyType.POLICY_TYPE_DENY:
             denied = sorted(str(v) for v in (p.deny.privileges if p.deny else None) or [])
+            live.access_policies.append(self.access_policy(p, kind, securable, "DENY", set(denied)))
             self.ignored.append(f"{where}: a DENY policy of {', '.join(denied)}; not compared")
             if self.holds_governed(kind, securable):
                 # it can only take reach away (DENY wins over every grant: abac/policy-
@@ -595,6 +607,22 @@ class DatabricksReader(Reader):
         name = securable.lower()
         return any(
             t.lower() == name or t.lower().startswith(name + ".") for t in self.governed_tables()
+        )
+
+    def access_policy(
+        self, p: Any, kind: str, securable: str, verb: str, privileges: set[str]
+    ) -> AccessPolicy:
+        """A GRANT or DENY policy as read (:class:`~targets.inspect.AccessPolicy`)."""
+        where = f"ABAC policy {p.name} on {kind.lower()} {securable}"
+        return AccessPolicy(
+            str(p.name or ""),
+            kind,
+            securable,
+            verb,
+            tuple(sorted(privileges)),
+            tuple(p.to_principals or ()),
+            tuple(p.except_principals or ()),
+            self.access_text(p, where, verb, privileges),
         )
 
     def access_text(self, p: Any, where: str, verb: str, privileges: set[str]) -> str:

@@ -7,8 +7,11 @@ by the caller (or for which the caller has the USE_CATALOG privilege)", databric
 service/catalog.py): the row filters, column masks and column tags of its tables
 (``information_schema.row_filters`` / ``column_masks`` / ``column_tags``, one statement each, as
 the reader reads them), the ABAC policies on the catalog, its schemas and the tables that carry
-one (``policies.list_policies``), and the definition of every function those apply
-(``functions.get``: parameters, return type, body, comment). A function of no parameters is
+one (``policies.list_policies``: row filters and column masks as what they place, GRANT and
+DENY policies as read, :attr:`~DatabricksSurvey.surveyed_access`), and the definition of every
+function those apply (``functions.get``: parameters, return type, body, comment). The
+metastore's own policies (Beta) are listed by the ordinary read that follows, as drift lists
+them. A function of no parameters is
 never asked for: a filter or a mask takes the column it reads, and a salt function's body is
 its secret.
 
@@ -31,7 +34,7 @@ from accord.targets.databricks.inspect import (
     _table_of,
 )
 from accord.targets.identity import parse_body, unparsed
-from accord.targets.inspect import LiveCatalog, norm_type
+from accord.targets.inspect import AccessPolicy, LiveCatalog, norm_type
 from accord.targets.objects import (
     AbacPolicy,
     Catalog,
@@ -50,6 +53,12 @@ class DatabricksSurvey(DatabricksReader):
 
     #: the principal is a metastore admin: it sees every schema whole
     admin = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: the ABAC GRANT and DENY policies on the scope's securables (no catalog object: the
+        #: model has none; ``accord import`` keeps each unmanaged)
+        self.surveyed_access: list[AccessPolicy] = []
 
     def survey(self, scopes: list[str]) -> list[CatalogObject]:
         """Every filter, mask and ABAC policy on a table of ``scopes`` (``catalog`` or
@@ -110,6 +119,7 @@ class DatabricksSurvey(DatabricksReader):
                 policy = self.policy(p, kind, name, live)
                 if policy is not None:
                     out.append(policy)
+        self.surveyed_access = list(live.access_policies)
         applied = sorted(
             {o.policy for o in out if isinstance(o, RowFilterAttachment | MaskAttachment)}
             | {o.function for o in out if isinstance(o, AbacPolicy)}

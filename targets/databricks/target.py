@@ -232,9 +232,13 @@ class DatabricksTarget(Target):
                 sql.render(exp.to_identifier(n, quoted=True), self.platform) for n in names
             )
 
+        # a metastore-level policy (Beta) read live: ``ON METASTORE`` names no metastore, "the
+        # policy targets the metastore you are operating on" (data-governance/unity-catalog/
+        # abac/metastore-policies); accord compiles none
+        where = "" if p.securable_type == "METASTORE" else f" {self.q(p.securable)}"
         lines = [
             f"CREATE OR REPLACE POLICY {self.q(p.name)}",
-            f"ON {p.securable_type} {self.q(p.securable)}",
+            f"ON {p.securable_type}{where}",
             f"COMMENT {self.lit(p.comment)}",
             f"{p.kind} {self.q(p.function)}",
             f"TO {principals(p.to)}",

@@ -1,13 +1,17 @@
 """Snowflake's reader, asked what a scope holds without a model (``accord import``).
 
 The ordinary read (:class:`~targets.snowflake.inspect.SnowflakeReader`) is told by the model
-where to look. A survey finds the places: every row access and masking policy the reading role
-may see (``SHOW ... POLICIES IN ACCOUNT``), where each is in force (``POLICY_REFERENCES
-(POLICY_NAME => ...)``: tables, columns, and the tags a masking policy is set on with the
-columns they mask), and the body of each policy that is in force in the scope or lives in it
+where to look. A survey finds the places: every row access, masking, projection, aggregation
+and join policy the reading role may see (``SHOW ... POLICIES IN ACCOUNT``), where each is in
+force (``POLICY_REFERENCES(POLICY_NAME => ...)``: tables, columns, the tags a masking policy is
+set on with the columns they mask, an aggregation policy's entity key and a join policy's
+allowed join keys), and the body of each policy that is in force in the scope or lives in it
 (``DESCRIBE ... POLICY``). Sources as the reader's (docs.snowflake.com/en/sql-reference:
-show-row-access-policies, show-masking-policies, functions/policy_references,
-desc-masking-policy, desc-row-access-policy).
+show-row-access-policies, show-masking-policies, show-projection-policies,
+show-aggregation-policies, show-join-policies, functions/policy_references,
+desc-masking-policy, desc-row-access-policy, desc-projection-policy, desc-aggregation-policy,
+desc-join-policy; the reader's :data:`~targets.snowflake.inspect.CONSTRAINTS` says what of
+these is unconfirmed).
 
 What the reading role cannot see is said, never passed: ``SHOW ... IN ACCOUNT`` and
 ``POLICY_REFERENCES`` answer only for the policies the role holds APPLY or OWNERSHIP on unless
@@ -23,14 +27,18 @@ from typing import Any
 from accord.targets.identity import parse_body, unparsed
 from accord.targets.inspect import norm_type
 from accord.targets.objects import (
+    AggregationAttachment,
     CatalogObject,
+    JoinAttachment,
     MaskAttachment,
     MaskPolicy,
+    ProjectionAttachment,
     RowFilterAttachment,
     RowFilterPolicy,
     TagAssignment,
 )
 from accord.targets.snowflake.inspect import (
+    CONSTRAINTS,
     SF_GLOBAL,
     SnowflakeReader,
     _params,
@@ -38,20 +46,29 @@ from accord.targets.snowflake.inspect import (
     _sf_name,
 )
 
+#: (the kind as DESCRIBE names it, SHOW ... IN ACCOUNT, the global APPLY privilege)
 _KINDS = (
-    ("ROW ACCESS", "ROW ACCESS POLICIES", "ROW_ACCESS_POLICY"),
-    ("MASKING", "MASKING POLICIES", "MASKING_POLICY"),
+    ("ROW ACCESS", "ROW ACCESS POLICIES", "APPLY ROW ACCESS POLICY"),
+    ("MASKING", "MASKING POLICIES", "APPLY MASKING POLICY"),
+    *((kind, show, apply) for kind, (show, _, _, apply) in CONSTRAINTS.items()),
 )
 
 
 class SnowflakeSurvey(SnowflakeReader):
     """The Snowflake reader with one more question: what does a scope hold?"""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: table (upper case) -> the ENTITY KEY its aggregation policy is set with
+        self.entity_keys: dict[str, tuple[str, ...]] = {}
+
     def survey(self, scopes: list[str]) -> list[CatalogObject]:
         """Every policy in force on a table of ``scopes`` (``DB`` or ``DB.SCHEMA``; none: the
         whole account) or defined in one, with its body, and every placement of one on such a
-        table: row filter and mask attachments, and the columns a mask's tag masks (as tag
-        assignments whose value the ordinary read fills in)."""
+        table: row filter, mask, projection, aggregation and join attachments, and the columns
+        a mask's tag masks (as tag assignments whose value the ordinary read fills in). The
+        entity key an aggregation policy is set with (REF_ARG_COLUMN_NAMES), which the model
+        cannot say, is recorded in :attr:`entity_keys`."""
         wanted = [s.upper() for s in scopes]
 
         def inside(name: str) -> bool:
@@ -96,8 +113,17 @@ class SnowflakeSurvey(SnowflakeReader):
                     json.loads(r["ref_arg_column_names"]) if r.get("ref_arg_column_names") else []
                 )
                 used.add(policy)
-                if r["policy_kind"] == "ROW_ACCESS_POLICY":
+                kind = r["policy_kind"]
+                if kind == "ROW_ACCESS_POLICY":
                     placed.append(RowFilterAttachment(entity, policy, tuple(args), ""))
+                elif kind == "PROJECTION_POLICY":
+                    placed.append(ProjectionAttachment(entity, column, policy, ""))
+                elif kind == "AGGREGATION_POLICY":
+                    placed.append(AggregationAttachment(entity, policy, ""))
+                    if args:
+                        self.entity_keys[entity.upper()] = tuple(args)
+                elif kind == "JOIN_POLICY":
+                    placed.append(JoinAttachment(entity, policy, "", tuple(args)))
                 elif r.get("tag_name"):
                     tag = ".".join(
                         str(r.get(k) or "") for k in ("tag_database", "tag_schema", "tag_name")
@@ -125,6 +151,8 @@ class SnowflakeSurvey(SnowflakeReader):
             comment = row.get("comment") or ""
             if kind == "ROW ACCESS":
                 out.append(RowFilterPolicy(name, _params(d["signature"]), body, None, comment))
+            elif kind in CONSTRAINTS:
+                out.append(CONSTRAINTS[kind][1](name, body, comment))
             else:
                 out.append(
                     MaskPolicy(
@@ -149,7 +177,7 @@ class SnowflakeSurvey(SnowflakeReader):
             return
         self.coverage.reader = role
         held = {(p, on) for p, on, _ in self.reader_grants(role)}
-        for privilege in ("APPLY ROW ACCESS POLICY", "APPLY MASKING POLICY"):
+        for privilege in (apply for _, _, apply in _KINDS):
             if (privilege, "ACCOUNT") in held:
                 self.coverage.privileges.append(f"{privilege} on ACCOUNT")
                 continue

@@ -76,9 +76,9 @@ def unused(ctx: Context) -> Iterator[Finding]:
     """A principal, mask or entitlement dimension is declared and nothing refers to it.
 
     ## What it does
-    Flags (as a warning) a principal that no persona, entitlement, `unmasked_for` or
-    `unfiltered_for` names; a mask that no column uses; an entitlement dimension that no
-    `row_filter` uses.
+    Flags (as a warning) a principal that no persona, entitlement, `unmasked_for`,
+    `unfiltered_for`, `allowed_for` (projection) or `unrestricted_for` (aggregation, join)
+    names; a mask that no column uses; an entitlement dimension that no `row_filter` uses.
 
     ## Why is this bad?
     An unused declaration is usually a mistake elsewhere: a column that was meant to carry
@@ -102,7 +102,8 @@ def unused(ctx: Context) -> Iterator[Finding]:
             "principals",
             "principal {}",
             referenced_principals(ctx),
-            "is declared but no persona, entitlement, unmasked_for or unfiltered_for refers to it",
+            "is declared but no persona, entitlement, unmasked_for, unfiltered_for, allowed_for "
+            "or unrestricted_for refers to it",
             "refer to {} where it was meant to be granted, or delete it",
         ),
         (

@@ -17,9 +17,15 @@ UnmanagedKind = Literal[
     "salt_function",
     "row_filter_policy",
     "masking_policy",
+    "projection_policy",
+    "aggregation_policy",
+    "join_policy",
     "tag",
     "row_filter_attachment",
     "mask_attachment",
+    "projection_attachment",
+    "aggregation_attachment",
+    "join_attachment",
     "tag_assignment",
     "abac_policy",
     "statement",
@@ -55,9 +61,10 @@ class Unmanaged(Strict):
     reaches as unknown, never as governed.
 
     `name` is what the object is known by: a definition's qualified name
-    (`GOVERNANCE.POLICIES.NOTES_MASK`), a row filter attachment's table, a mask attachment's
-    `TABLE.COLUMN`, a tag assignment's `TABLE[.COLUMN] TAG tag`, an ABAC policy's `NAME ON
-    SCHEMA|CATALOG|TABLE securable`; a `statement` is named freely. A salt never reaches
+    (`GOVERNANCE.POLICIES.NOTES_MASK`), a row filter, aggregation or join attachment's table,
+    a mask or projection attachment's `TABLE.COLUMN`, a tag assignment's `TABLE[.COLUMN] TAG
+    tag`, an ABAC policy's (row filter, column mask, GRANT or DENY) `NAME ON
+    SCHEMA|CATALOG|TABLE|METASTORE securable`; a `statement` is named freely. A salt never reaches
     `sql`: `accord import` writes a salt function as a reference to fill, and a literal salt
     in a policy body as a placeholder, and says so."""
 

@@ -61,10 +61,15 @@ def _drop_abac(ctx: Context, c: Cursor, or_replace: bool) -> list[Fields]:
 
 
 def _securable(c: Cursor) -> tuple[str, str]:
+    """``CATALOG c``, ``SCHEMA s``, ``TABLE t``, or ``METASTORE`` (Beta, Runtime 19: a
+    metastore-level policy names no metastore, "the policy targets the metastore you are
+    operating on", data-governance/unity-catalog/abac/metastore-policies): (type, name)."""
+    if c.accept("METASTORE"):
+        return "METASTORE", ""
     for kind in ("CATALOG", "SCHEMA", "TABLE"):
         if c.accept(kind):
             return kind, c.name(f"the {kind.lower()} name")
-    raise c.fail("CATALOG, SCHEMA or TABLE after ON")
+    raise c.fail("CATALOG, SCHEMA, TABLE or METASTORE after ON")
 
 
 def _principals(c: Cursor, what: str) -> tuple[str, ...]:
