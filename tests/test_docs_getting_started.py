@@ -69,6 +69,7 @@ def test_the_page_walks_the_live_loop_in_order() -> None:
     commands = [s.command or "" for s in live_steps()]
     wanted = [
         "pip install ",
+        "git init",
         "accord init ",
         "accord sandbox &",
         ". .accord/sandbox/env",
