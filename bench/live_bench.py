@@ -1,7 +1,7 @@
 """The live benchmark: ``make bench-live``.
 
 Round trips and wall time of ``accord introspect`` and ``accord drift`` against the local
-platform stand-ins (tests/standins/: the Snowflake connector's and the Databricks SDK's real
+platform stand-ins (sandbox/standins/: the Snowflake connector's and the Databricks SDK's real
 protocols on 127.0.0.1) with a fixed latency per request, at N generated datasets
 (``bench/lint_bench.py``'s generator, the suite's settings: two thirds on Snowflake, one
 third on Databricks). The estate is deployed into the stand-ins first (its compiled SQL run
@@ -68,9 +68,9 @@ def deploy(base: Path, scratch: Path, platforms: list[str]) -> dict[str, object]
     """The stand-ins, seeded with the estate's tables and holding what its compiled SQL
     deploys."""
     from accord.compiler.model.validate import load_project
+    from accord.sandbox.standins.databricks import DatabricksEstate
+    from accord.sandbox.standins.snowflake import SnowflakeEstate
     from tests.live_helpers import deploy_compiled, seed_model
-    from tests.standins.databricks import DatabricksEstate
-    from tests.standins.snowflake import SnowflakeEstate
 
     out = scratch / "compiled"
     subprocess.run(
@@ -117,10 +117,10 @@ def env_for(params: dict[str, object] | None, host: str | None) -> dict[str, str
 
 
 def measure(n: int, latency: float, jobs: int, platforms: list[str]) -> list[Row]:
+    from accord.sandbox.standins.databricks import workspace
+    from accord.sandbox.standins.snowflake import account
     from accord.targets import lower_all
     from accord.targets.objects import MaskPolicy, RowFilterPolicy
-    from tests.standins.databricks import workspace
-    from tests.standins.snowflake import account
 
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="accord-live-bench-") as tmp:

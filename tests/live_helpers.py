@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
+from accord.compiler.live.sandbox import seed_of
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.validate import load_project
-from tests.standins.databricks import DatabricksEstate, workspace
-from tests.standins.snowflake import SnowflakeEstate, account
+from accord.sandbox.seed import plant_tables
+from accord.sandbox.standins.databricks import DatabricksEstate, workspace
+from accord.sandbox.standins.snowflake import SnowflakeEstate, account
 
 ROOT = Path(__file__).resolve().parent.parent
 SALTS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}
@@ -28,18 +30,9 @@ def seed(estate: SnowflakeEstate | DatabricksEstate, directory: Path = ROOT / "p
 
 
 def seed_model(estate: SnowflakeEstate | DatabricksEstate, model: PolicyModel) -> None:
-    """The platform's own data tables, as ``model``'s datasets declare them."""
-    for ds in model.datasets.values():
-        if ds.platform == estate.platform:
-            string = "VARCHAR" if estate.platform == "snowflake" else "STRING"
-            columns = {c: spec.type for c, spec in ds.columns.items()}
-            for _, key, _ in ds.filter_dimensions:  # every dimension's key column
-                columns.setdefault(key, string)
-            for key in ds.join.allowed_join_keys if ds.join is not None else ():  # join keys
-                columns.setdefault(key, string)
-            # a column nobody governs (where a console policy can land)
-            columns["RESULT_VALUE" if estate.platform == "snowflake" else "result_value"] = string
-            estate.seed_table(ds.table, columns)
+    """The platform's own data tables, as ``model``'s datasets declare them: the tables of the
+    seed ``accord sandbox`` plants (compiler/live/sandbox.py), without their rows."""
+    plant_tables(estate, seed_of(model).of(estate.platform).tables)
 
 
 @dataclass

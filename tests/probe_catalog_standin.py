@@ -1,5 +1,5 @@
 """A catalog for `accord probe --live` on both platforms: the compiled SQL deployed on the
-platform stand-ins (tests/standins), rows seeded under the governed tables, and a runner that
+platform stand-ins (sandbox/standins), rows seeded under the governed tables, and a runner that
 answers a probe's statements as the platform would, the deployed policies evaluated by the
 stand-in's own engine (not by `accord verify`'s evaluation, which is the depth it is compared
 with).
@@ -18,20 +18,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from accord.compiler.live.sandbox import PROBE_USER, seed_of
 from accord.compiler.model.validate import Project
 from accord.compiler.probe_live.catalog import QueryError
+from accord.sandbox.seed import plant_members, plant_rows
+from accord.sandbox.standins.databricks import DatabricksEstate
+from accord.sandbox.standins.engine import SqlError
+from accord.sandbox.standins.snowflake import Session, SnowflakeEstate
 from accord.targets.render import render_files
-from tests.standins.databricks import DatabricksEstate
-from tests.standins.engine import SqlError
-from tests.standins.snowflake import Session, SnowflakeEstate
-
-#: the probe user of the Snowflake stand-in
-PROBE_USER = "ACCORD_PROBE"
 
 
 def deployed(project: Project, platform: str) -> SnowflakeEstate | DatabricksEstate:
     """A stand-in holding ``project``'s data tables, its compiled policies deployed on them
-    (salts from the environment, as `migrate apply` reads them), and rows seeded under them."""
+    (salts from the environment, as `migrate apply` reads them), then the rest of the seed
+    ``accord sandbox`` plants (compiler/live/sandbox.py): rows under the governed tables and,
+    on Snowflake, the probe user holding every persona's role."""
     from tests.live_helpers import deploy_compiled, seed_model
 
     estate: SnowflakeEstate | DatabricksEstate = (
@@ -44,54 +45,10 @@ def deployed(project: Project, platform: str) -> SnowflakeEstate | DatabricksEst
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         deploy_compiled(estate, Path(out))
-    _seed_rows(project, estate)
-    if isinstance(estate, SnowflakeEstate):
-        roles = sorted({p.snowflake for p in project.model.principals.values() if p.snowflake})
-        estate.grant_roles(PROBE_USER, roles)
+    seed = seed_of(project.model).of(platform)
+    plant_rows(estate, seed.tables)
+    plant_members(estate, seed.members)
     return estate
-
-
-def _seed_rows(project: Project, estate: SnowflakeEstate | DatabricksEstate) -> None:
-    """Per governed table: a row of each value of its row filter's entitlement, and a row of
-    each probe's ``where`` value holding the probe's canary in the probe's column."""
-    model = project.model
-    for ds in model.datasets.values():
-        if ds.platform != estate.platform:
-            continue
-        table = estate.table(ds.table)
-        rf = ds.row_filter
-        key = getattr(rf, "column", None) if rf is not None else None
-        entitlement = getattr(rf, "entitlement", None) if rf is not None else None
-        values = sorted(model.entitlements[entitlement]) if entitlement else [""]
-        rows: list[dict[str, Any]] = []
-        for value in values:
-            row = {name: f"{name.lower()}-{value}" for name, _ in table.columns.values()}
-            if key:
-                row[table.columns[key.upper()][0]] = value
-            rows.append(row)
-        for probe in model.probes.values():
-            if not (probe.canary and probe.column and probe.where and key):
-                continue
-            ((dim, value),) = probe.where.items()
-            if dim != entitlement or probe.column.upper() not in table.columns:
-                continue
-            row = {name: f"{name.lower()}-{value}" for name, _ in table.columns.values()}
-            row[table.columns[key.upper()][0]] = value
-            row[table.columns[probe.column.upper()][0]] = probe.canary
-            rows.append(row)
-        _insert(estate, ds.table, rows)
-
-
-def _insert(
-    estate: SnowflakeEstate | DatabricksEstate, name: str, rows: list[dict[str, Any]]
-) -> None:
-    t = estate.table(name)
-    for row in rows:
-        cols = ", ".join(f'"{c}"' for c in row)
-        marks = ", ".join("?" for _ in row)
-        estate.db.execute(
-            f"INSERT INTO {estate._quoted(t.name)} ({cols}) VALUES ({marks})", list(row.values())
-        )
 
 
 class StandinRunner:

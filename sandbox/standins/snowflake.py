@@ -37,10 +37,10 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from tests.standins.engine import Estate, SqlError, Table, missing
-from tests.standins.history import history_of
-from tests.standins.http import Handler, serve
-from tests.standins.reader import Stmt
+from accord.sandbox.standins.engine import Estate, SqlError, Table, missing
+from accord.sandbox.standins.history import history_of
+from accord.sandbox.standins.http import Handler, serve
+from accord.sandbox.standins.reader import Stmt
 
 CREATED = "2026-11-03 10:00:00.000 +0000"
 POLICY_REFERENCE_COLUMNS = [
@@ -1154,9 +1154,10 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
 
 
 @contextmanager
-def account(estate: SnowflakeEstate) -> Iterator[dict[str, Any]]:
-    """Serve ``estate``; yields the connector parameters that reach it."""
-    with serve(handler_for(estate)) as port:
+def account(estate: SnowflakeEstate, port: int = 0) -> Iterator[dict[str, Any]]:
+    """Serve ``estate`` (on ``port``, else a free one); yields the connector parameters that
+    reach it."""
+    with serve(handler_for(estate), port) as port:
         yield {
             "account": "standin",
             "user": "accord_ci",
