@@ -30,9 +30,10 @@ demo: $(BIN)/accord
 	$(BIN)/accord analyze policies --format markdown
 	$(BIN)/accord probe policies
 
-# The live loop without an account: deploy policies/ on the local Snowflake and Databricks
-# stand-ins (loopback ports), drift, tamper, drift, repair, drift, probe --live; every server
-# stops at the end or on Ctrl-C (scripts/live_demo.py).
+# The live loop without an account, over `accord sandbox policies` (local Snowflake and
+# Databricks stand-ins on loopback ports): deploy, drift, tamper, drift, repair, drift, probe
+# --live; the sandbox stops with Ctrl-C at the end, or when the demo is interrupted
+# (scripts/live_demo.py).
 live-demo: $(BIN)/accord
 	$(BIN)/python scripts/live_demo.py
 

@@ -8,7 +8,7 @@ subpackage found beneath them, so installing accord never shadows another distri
 
 from setuptools import find_packages, setup
 
-FOLDERS = ("compiler", "targets")
+FOLDERS = ("compiler", "targets", "sandbox")
 packages = ["accord"] + [
     f"accord.{name}" for name in find_packages(include=[f"{f}*" for f in FOLDERS]) if name
 ]

@@ -1,7 +1,7 @@
 """The live benchmark: ``make bench-live``.
 
 Round trips and wall time of ``accord introspect`` and ``accord drift`` against the local
-platform stand-ins (tests/standins/: the Snowflake connector's and the Databricks SDK's real
+platform stand-ins (sandbox/standins/: the Snowflake connector's and the Databricks SDK's real
 protocols on 127.0.0.1) with a fixed latency per request, at N generated datasets
 (``bench/lint_bench.py``'s generator, the suite's settings: two thirds on Snowflake, one
 third on Databricks). The estate is deployed into the stand-ins first (its compiled SQL run
@@ -77,6 +77,8 @@ def deploy(base: Path, scratch: Path, platform: str, reader: str) -> object:
     SQL deploys; with ``reader`` "least", the reading role or principal holds the README's
     reader grants only."""
     from accord.compiler.model.validate import load_project
+    from accord.sandbox.standins.databricks import DatabricksEstate
+    from accord.sandbox.standins.snowflake import SnowflakeEstate
     from accord.targets import lower_all
     from tests.live_helpers import (
         databricks_reader,
@@ -84,8 +86,6 @@ def deploy(base: Path, scratch: Path, platform: str, reader: str) -> object:
         seed_model,
         snowflake_reader,
     )
-    from tests.standins.databricks import DatabricksEstate
-    from tests.standins.snowflake import SnowflakeEstate
 
     out = scratch / "compiled"
     subprocess.run(
@@ -152,11 +152,11 @@ def measure(
     n: int, latency: float, jobs: int, platforms: list[str], styles: list[str], readers: list[str]
 ) -> list[Row]:
     from accord.compiler.model.validate import load_project
+    from accord.sandbox.standins.databricks import workspace
+    from accord.sandbox.standins.snowflake import account
     from accord.targets import lower_all
     from accord.targets.objects import MaskPolicy, RowFilterPolicy
     from tests.live_helpers import SNOWFLAKE_READER
-    from tests.standins.databricks import workspace
-    from tests.standins.snowflake import account
 
     rows: list[Row] = []
     generated = estate(n, principals=PRINCIPALS, programmes=PROGRAMMES, defects=False)

@@ -1,7 +1,7 @@
 """``accord probe sample`` over a long history: ``make bench-sample``.
 
 N queries of history (default 1,000,000) are generated in each platform stand-in's history
-views (tests/standins/history.py: DuckDB tables in this process, standing in for the
+views (sandbox/standins/history.py: DuckDB tables in this process, standing in for the
 warehouse that holds the history), then ``accord probe sample --since 30 --format json`` runs
 as a fresh process against the stand-in with a fixed latency per request, reading as the
 least-privilege principal of docs/probes.md (Snowflake: a role holding IMPORTED PRIVILEGES on
@@ -139,9 +139,9 @@ def groups(u: int) -> list[str]:
 
 def prepare(platform: str, rows: int, distinct: bool) -> Any:
     """The platform's stand-in holding ``rows`` queries of history, and its sampler."""
-    from tests.standins.databricks import DatabricksEstate
-    from tests.standins.history import history_of
-    from tests.standins.snowflake import SnowflakeEstate
+    from accord.sandbox.standins.databricks import DatabricksEstate
+    from accord.sandbox.standins.history import history_of
+    from accord.sandbox.standins.snowflake import SnowflakeEstate
 
     if platform == "snowflake":
         e: Any = SnowflakeEstate()
@@ -216,8 +216,8 @@ def measure(platform: str, rows: int, history: str, latency: float) -> str:
     e = prepare(platform, rows, history == "distinct")
     made = time.perf_counter() - started
     with tempfile.TemporaryDirectory(prefix="accord-sample-bench-") as tmp, ExitStack() as stack:
-        from tests.standins.databricks import workspace
-        from tests.standins.snowflake import account
+        from accord.sandbox.standins.databricks import workspace
+        from accord.sandbox.standins.snowflake import account
 
         root = estate(Path(tmp))
         if platform == "snowflake":

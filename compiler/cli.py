@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("gate", "Evaluate the promotion policy over a mesh manifest; test a policy."),
     "init": ("init", "Scaffold a policy directory and its CI wiring; never overwrites."),
     "import": ("import_", "Write a policy directory from what is deployed and from SQL."),
+    "sandbox": ("sandbox", "Serve local stand-ins of both platforms for an estate, until Ctrl-C."),
 }
 
 

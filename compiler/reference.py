@@ -53,6 +53,7 @@ EXIT_ONE: dict[str, str | None] = {
     "plan": "no safe plan exists (nothing is written)",
     "probe": "an answer differs from `expect`, or two surfaces disagree",
     "rules": None,
+    "sandbox": None,
     "schema": None,
     "terraform apply": "the saved plan's digest does not match, or Terraform failed",
     "terraform plan": "the plan holds a change accord refuses (nothing is saved), or Terraform "

@@ -1,53 +1,56 @@
 """``make live-demo``: the live loop of accord, end to end, without an account.
 
-It starts the project's Snowflake and Databricks stand-ins on loopback ports (tests/standins:
-the platforms' wire formats served on 127.0.0.1, the policies evaluated by their own engine),
-points accord at them through the environment, and runs, printing each command and what it
-answered:
+It starts ``accord sandbox policies`` (the project's Snowflake and Databricks stand-ins on
+loopback ports, holding the reference estate's tables: docs/live.md), points accord at them
+through the settings the sandbox writes (its ``env`` file), and runs, printing each command and
+what it answered:
 
  1. ``accord plan policies --base live:all`` and ``accord migrate apply`` on both platforms:
     the reference estate deployed from empty;
  2. ``accord drift policies --platform all``: clean;
- 3. a tamper on the Snowflake side, as someone at the console would: a masking policy unset
-    from a column, and an extra row in a mapping table (a grant nobody reviewed);
+ 3. a tamper on the Snowflake side, as someone at the console would type it (through the
+    connector, on the sandbox's own connection): a masking policy unset from a column, and an
+    extra row in a mapping table (a grant nobody reviewed);
  4. ``accord drift``: both differences, located in the YAML (exit 1);
  5. the repair: ``accord plan --base live:all`` and ``accord migrate apply``;
  6. ``accord drift``: clean again, and ``accord probe policies --live``: every probe passes,
     each persona asked on each surface (Snowflake through the connector with the persona's
     primary and secondary roles, Databricks through the SDK with one profile per persona).
 
-Every server it started is stopped when it ends, fails, or is interrupted (Ctrl-C, SIGTERM:
-exit 130); it needs no terminal. Its temporary files (plans, the probe configuration, the SDK
-profiles) are removed. Exit 0 when every step answered as it should, else 1.
+Then it stops the sandbox as a user does, with Ctrl-C (SIGINT): both stand-ins stop and the
+settings are removed. It needs no terminal. When it fails or is interrupted (Ctrl-C, SIGTERM:
+exit 130) the sandbox is stopped the same way, and every process it started is ended; its
+temporary files (plans, the sandbox's settings) are removed. Exit 0 when every step answered as
+it should, else 1.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
+import queue
+import re
 import shlex
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import tomllib
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from accord.compiler.model.validate import load_project  # noqa: E402
-from tests.live_helpers import SALTS, persona_groups, seed_model  # noqa: E402
-from tests.standins.databricks import DatabricksEstate, workspace  # noqa: E402
-from tests.standins.probe_runner import StandinRunner  # noqa: E402
-from tests.standins.snowflake import SnowflakeEstate, account  # noqa: E402
-
 POLICIES = "policies"
-#: the most one accord command may take (a stand-in that stopped answering must not hang)
+#: the entry point, as the ``accord`` script runs it
+ACCORD = [sys.executable, "-c", "from accord.compiler.cli import main; main()"]
+#: the most one accord command may take, and the sandbox to start or stop (a stand-in that
+#: stopped answering must not hang the demo)
 COMMAND_TIMEOUT = 60.0
+READY = "accord sandbox: ready; Ctrl-C stops it"
 #: the tamper, as a console user would type it
 UNSET_MASK = "ALTER TABLE DISCOVERY.ASSAYS.RESULTS MODIFY COLUMN NOTES UNSET MASKING POLICY"
 EXTRA_GRANT = (
@@ -72,7 +75,7 @@ def accord(env: dict[str, str], *args: str, expect: int = 0) -> str:
     """Run ``accord ARGS`` as a user would, print it and its output; fail on another exit."""
     say(f"$ accord {shlex.join(args)}")
     run = subprocess.run(
-        [sys.executable, "-c", "from accord.compiler.cli import main; main()", *args],
+        [*ACCORD, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -90,86 +93,142 @@ def accord(env: dict[str, str], *args: str, expect: int = 0) -> str:
     return run.stdout
 
 
-def seed_rows(project: Any, sf: SnowflakeEstate, dbx: DatabricksEstate) -> None:
-    """Rows under the governed tables: one per entitlement value, and the canary row each
-    probe of policies/probes.yaml names (so a live answer tells clear from masked)."""
-    canary = next(p.canary for p in project.model.probes.values() if p.canary)
-    values = sorted(project.model.entitlements["programme"])
-    for estate, table, key, subject, notes in (
-        (sf, "DISCOVERY.ASSAYS.RESULTS", "PROGRAMME_CODE", "SUBJECT_ID", "NOTES"),
-        (dbx, "discovery_lake.assays.results", "programme_code", "subject_id", "notes"),
-        (dbx, "omics.variants.calls", "programme_code", "subject_id", None),
-    ):
-        rows = [
-            {key: v, subject: f"SUBJ-{v}"} | ({notes: f"note {v}"} if notes else {}) for v in values
-        ]
-        rows.append({key: "CNS-204", subject: canary} | ({notes: "canary note"} if notes else {}))
-        if isinstance(estate, SnowflakeEstate):
-            estate.seed_rows(table, rows)
-            continue
-        for row in rows:
-            columns = ", ".join(row)
-            literals = ", ".join("'" + str(v).replace("'", "''") + "'" for v in row.values())
-            estate.execute(f"INSERT INTO {table} ({columns}) VALUES ({literals})")
+class Sandbox:
+    """``accord sandbox policies`` in a process of its own, its output read as it comes."""
+
+    def __init__(self, out: Path, env: dict[str, str]) -> None:
+        self.out = out
+        say(f"$ accord sandbox {POLICIES} --out {out}")
+        self.proc = subprocess.Popen(
+            [*ACCORD, "sandbox", POLICIES, "--out", str(out)],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def until(self, last: str | None) -> list[str]:
+        """Its lines up to ``last`` (None: until it ends); RuntimeError when it ends first or
+        says nothing for COMMAND_TIMEOUT seconds."""
+        seen: list[str] = []
+        while True:
+            try:
+                line = self.lines.get(timeout=COMMAND_TIMEOUT)
+            except queue.Empty:
+                raise RuntimeError("accord sandbox said nothing in time") from None
+            if line is None:
+                if last is None:
+                    return seen
+                raise RuntimeError("accord sandbox ended:\n" + "\n".join(seen))
+            seen.append(line)
+            if line == last:
+                return seen
+
+    def env(self, base: dict[str, str]) -> dict[str, str]:
+        """``base`` as the sandbox's ``env`` file leaves it (its ``unset`` and ``export``
+        lines, which point accord at the stand-ins)."""
+        env = dict(base)
+        for line in (self.out / "env").read_text(encoding="utf-8").splitlines():
+            words = shlex.split(line)
+            if words[:1] == ["unset"]:
+                for name in words[1:]:
+                    env.pop(name, None)
+            elif words[:1] == ["export"]:
+                for word in words[1:]:
+                    name, _, value = word.partition("=")
+                    env[name] = value
+        return env
+
+    def stop(self) -> int:
+        """Ctrl-C, as a user stops it; its exit code (killed if it does not stop in time)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            code = self.proc.wait(timeout=COMMAND_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return -1
+        return code
+
+
+def tamper(out: Path) -> None:
+    """The tamper, through the connector, on the sandbox's own connection (its deployer)."""
+    import snowflake.connector
+
+    entry = tomllib.loads((out / "connections.toml").read_text(encoding="utf-8"))["sandbox"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the connector's notices of its future defaults
+        conn = snowflake.connector.connect(**entry, login_timeout=int(COMMAND_TIMEOUT))
+        try:
+            for statement in (UNSET_MASK, EXTRA_GRANT):
+                say(f"snowflake> {statement}")
+                conn.cursor().execute(statement)
+        finally:
+            conn.close()
 
 
 @contextlib.contextmanager
-def stand_ins(work: Path) -> Iterator[tuple[SnowflakeEstate, DatabricksEstate, dict[str, str]]]:
-    """Both stand-ins serving on 127.0.0.1, seeded with policies/' data tables, and the
-    environment that points accord at them (nothing else of this machine's configuration)."""
-    project = load_project(ROOT / POLICIES)
-    sf, dbx = SnowflakeEstate(), DatabricksEstate()
-    seed_model(sf, project.model)
-    seed_model(dbx, project.model)
-    with account(sf) as params, workspace(dbx) as host:
-        say(f"stand-ins: Snowflake on 127.0.0.1:{params['port']}, Databricks on {host}")
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("SNOWFLAKE_", "DATABRICKS_", "ACCORD_"))
-        }
-        env |= SALTS
-        env |= {
-            "NO_COLOR": "1",
-            "ACCORD_NO_CACHE": "1",
-            "SNOWFLAKE_HOME": str(work / "snowflake-home"),
-            "SNOWFLAKE_DISABLE_PLATFORM_DETECTION": "true",
-            "AWS_EC2_METADATA_DISABLED": "true",
-            "SNOWFLAKE_ACCOUNT": params["account"],
-            "SNOWFLAKE_USER": params["user"],
-            "SNOWFLAKE_PASSWORD": params["password"],
-            "SNOWFLAKE_HOST": params["host"],
-            "SNOWFLAKE_PORT": str(params["port"]),
-            "SNOWFLAKE_PROTOCOL": "http",
-            "DATABRICKS_HOST": host,
-            "DATABRICKS_TOKEN": "dapi-local-test",
-            "DATABRICKS_WAREHOUSE_ID": "wh-standin",
-            "DATABRICKS_CONFIG_FILE": str(work / "databrickscfg"),
-        }
-        try:
-            yield sf, dbx, env
-        finally:
-            say("stopping the stand-ins")
+def sandbox(work: Path) -> Iterator[tuple[Sandbox, dict[str, str]]]:
+    """``accord sandbox`` serving policies/, and the environment that points accord at it
+    (nothing else of this machine's configuration; the reference estate's salts set, as a
+    deployer sets them where SQL is applied). Stopped with Ctrl-C on leaving."""
+    from accord.compiler.live.sandbox import salt_references
+    from accord.compiler.model.validate import load_project
+
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SNOWFLAKE_", "DATABRICKS_", "ACCORD_"))
+    }
+    base |= {"NO_COLOR": "1", "ACCORD_NO_CACHE": "1"}
+    refs = salt_references(load_project(ROOT / POLICIES).model)
+    salts = {
+        r.removeprefix("env:"): f"demo-{i}" for i, r in enumerate(refs) if r.startswith("env:")
+    }
+    running = Sandbox(work / "sandbox", base)
+    try:
+        lines = running.until(READY)
+        text = "\n".join(lines)
+        m = re.search(r"Snowflake +(\S+) .*\n +Databricks +(\S+) ", text)
+        if m is None:
+            raise RuntimeError("accord sandbox printed no address:\n" + text)
+        say(f"stand-ins: Snowflake on {m[1]}, Databricks on {m[2]}")
+        say(f"  (settings in {running.out}; the salts {', '.join(sorted(salts))} set)")
+        yield running, running.env(base) | salts
+    finally:
+        say("stopping the sandbox (Ctrl-C)")
+        code = running.stop()
+        for line in running.until(None):
+            say(f"  {line}")
+        if code != 0:
+            raise RuntimeError(f"accord sandbox exited {code} on Ctrl-C, expected 0")
 
 
 def demo(work: Path) -> None:
-    project = load_project(ROOT / POLICIES)
     plans = str(work / "migrations")
-    with stand_ins(work) as (sf, dbx, env):
+    with sandbox(work) as (running, env):
         say("\n== 1. deploy policies/ from an empty estate")
         accord(env, "plan", POLICIES, "--base", "live:all", "--out", plans)
         for platform in ("snowflake", "databricks"):
             accord(env, "migrate", "apply", "--platform", platform, "--plans", plans,
                    "--policies", POLICIES)  # fmt: skip
-        seed_rows(project, sf, dbx)
 
         say("\n== 2. drift: the platforms hold what the model compiles to")
         accord(env, "drift", POLICIES, "--platform", "all")
 
         say("\n== 3. tamper, as at the console")
-        for statement in (UNSET_MASK, EXTRA_GRANT):
-            say(f"snowflake> {statement}")
-            sf.execute(statement)
+        tamper(running.out)
 
         say("\n== 4. drift: both differences, located in the YAML")
         found = accord(env, "drift", POLICIES, "--platform", "all", expect=1)
@@ -184,28 +243,7 @@ def demo(work: Path) -> None:
 
         say("\n== 6. drift is clean again, and every probe passes on the live mesh")
         accord(env, "drift", POLICIES, "--platform", "all")
-        personas = sorted(project.model.personas)
-        roles = sorted({p.snowflake for p in project.model.principals.values() if p.snowflake})
-        sf.grant_roles(env["SNOWFLAKE_USER"], roles)  # the probe user switches to each persona
-        lakehouse = StandinRunner(dbx, persona_groups(project))
-        dbx.tokens = {f"tok-{p}": p for p in personas}
-        dbx.answer = lambda persona, sql: lakehouse.run(persona, [sql])
-        (work / "databrickscfg").write_text(
-            "".join(
-                f"[probe-{p}]\nhost = {env['DATABRICKS_HOST']}\ntoken = tok-{p}\n\n"
-                for p in personas
-            )
-        )
-        config = work / "probe.yaml"
-        profiles = "".join(f"    {p}: probe-{p}\n" for p in personas)
-        config.write_text(
-            f"databricks:\n  warehouse_id: wh-standin\n  probe_profiles:\n{profiles}"
-            "timeout_seconds: 10\n"
-        )
-        # each persona's SDK profile decides its host and token (DATABRICKS_HOST and
-        # DATABRICKS_TOKEN would win over the profile)
-        probing = {k: v for k, v in env.items() if k not in ("DATABRICKS_HOST", "DATABRICKS_TOKEN")}
-        accord(probing, "probe", POLICIES, "--live", "--config", str(config))
+        accord(env, "probe", POLICIES, "--live")
 
 
 def stop_children() -> None:
@@ -232,8 +270,6 @@ def main() -> int:
     # Ctrl-C stops the demo even when whoever started it ignores SIGINT (a process started in
     # the background, or by a test runner's worker, inherits the ignored disposition)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    # the stand-ins read SHOW statements with sqlglot, which warns that it keeps them whole
-    logging.getLogger("sqlglot").setLevel(logging.ERROR)
     started = time.monotonic()
     interrupted = False
     try:

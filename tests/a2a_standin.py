@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
 
-from tests.standins.http import base_url, running
+from accord.sandbox.standins.http import base_url, running
 
 
 def task(state: str, text: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -86,7 +86,7 @@ def scenario(path: str, canary_text: str = "") -> Any:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
-    #: TCP_NODELAY: an answer's headers and body are two sends (see tests/standins/http.py)
+    #: TCP_NODELAY: an answer's headers and body are two sends (see sandbox/standins/http.py)
     disable_nagle_algorithm = True
 
     def log_message(self, *args: Any) -> None:  # quiet

@@ -3,7 +3,7 @@ stand-ins; ROOT, the repository; and the two markers (pyproject.toml):
 
 * ``slow``: left out of the fast tier, ``make check`` (``pytest -m "not slow"``); ``make test``
   and CI run every test. :func:`fast_sample` marks all but a few cases of an exhaustive list;
-* ``standin``: the test starts a stand-in (an HTTP server on 127.0.0.1, tests/standins/). A test
+* ``standin``: the test starts a stand-in (an HTTP server on 127.0.0.1, sandbox/standins/). A test
   that asks for the ``platforms`` fixture gets it here; one that starts a stand-in itself is
   marked in its file, and a test that started one unmarked fails (:func:`pytest_runtest_call`).
 
@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from accord.sandbox.standins import http
 from tests.estates import write_files
-from tests.standins import http
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,7 +100,7 @@ def _known_secrets() -> None:
 
 @pytest.fixture
 def platforms(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """Both live stand-ins (tests/standins), seeded with policies/' data tables."""
+    """Both live stand-ins (sandbox/standins), seeded with policies/' data tables."""
     from tests.live_helpers import running_platforms
 
     with running_platforms(monkeypatch) as running:

@@ -14,13 +14,15 @@ from typing import Any
 
 import pytest
 
+from accord.compiler.live.sandbox import seed_of
 from accord.compiler.model.schema import PolicyModel
 from accord.compiler.model.validate import Project, load_project
-from tests.standins.databricks import DatabricksEstate, workspace
-from tests.standins.engine import SqlError
-from tests.standins.probe_runner import PROBE_USER, StandinRunner
-from tests.standins.reader import split
-from tests.standins.snowflake import SnowflakeEstate, account
+from accord.sandbox.seed import plant_tables
+from accord.sandbox.standins.databricks import DatabricksEstate, workspace
+from accord.sandbox.standins.engine import SqlError
+from accord.sandbox.standins.probe_runner import PROBE_USER, StandinRunner
+from accord.sandbox.standins.reader import split
+from accord.sandbox.standins.snowflake import SnowflakeEstate, account
 
 ROOT = Path(__file__).resolve().parent.parent
 SALTS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}
@@ -32,18 +34,9 @@ def seed(estate: SnowflakeEstate | DatabricksEstate, directory: Path = ROOT / "p
 
 
 def seed_model(estate: SnowflakeEstate | DatabricksEstate, model: PolicyModel) -> None:
-    """The platform's own data tables, as ``model``'s datasets declare them."""
-    for ds in model.datasets.values():
-        if ds.platform == estate.platform:
-            string = "VARCHAR" if estate.platform == "snowflake" else "STRING"
-            columns = {c: spec.type for c, spec in ds.columns.items()}
-            for _, key, _ in ds.filter_dimensions:  # every dimension's key column
-                columns.setdefault(key, string)
-            for key in ds.join.allowed_join_keys if ds.join is not None else ():  # join keys
-                columns.setdefault(key, string)
-            # a column nobody governs (where a console policy can land)
-            columns["RESULT_VALUE" if estate.platform == "snowflake" else "result_value"] = string
-            estate.seed_table(ds.table, columns)
+    """The platform's own data tables, as ``model``'s datasets declare them: the tables of the
+    seed ``accord sandbox`` plants (compiler/live/sandbox.py), without their rows."""
+    plant_tables(estate, seed_of(model).of(estate.platform).tables)
 
 
 @dataclass
@@ -208,7 +201,7 @@ def _tables(estate: SnowflakeEstate | DatabricksEstate) -> list[tuple[str, str, 
 def deploy_compiled(estate: SnowflakeEstate | DatabricksEstate, out: Path) -> None:
     """Run the compiled SQL of ``out`` on ``estate`` directly, as accord's apply would: the
     salts filled in memory by accord (the one place that knows the placeholder's grammar), the
-    statements cut by the stand-in's own splitter (tests/standins/reader.py), never accord's."""
+    statements cut by the stand-in's own splitter (sandbox/standins/reader.py), never accord's."""
     from accord.compiler.model.salts import SaltBox, materialize
 
     for path in sorted((out / estate.platform).glob("*.sql")):
@@ -219,7 +212,7 @@ def deploy_compiled(estate: SnowflakeEstate | DatabricksEstate, out: Path) -> No
 
 # --------------------------------------------------------------------------------------------
 # a deployed catalog for `accord probe --live` (the stand-ins' persona sessions:
-# tests/standins/probe_runner.py)
+# sandbox/standins/probe_runner.py)
 
 
 def deployed(project: Project, platform: str) -> SnowflakeEstate | DatabricksEstate:
@@ -227,7 +220,7 @@ def deployed(project: Project, platform: str) -> SnowflakeEstate | DatabricksEst
     (salts from the environment, as `migrate apply` reads them), and rows seeded under them:
     per governed table a row of each value of its row filter's entitlement, and a row of each
     probe's ``where`` value holding the probe's canary in the probe's column. On Snowflake the
-    probe user (tests/standins/probe_runner.py) holds every persona's role."""
+    probe user (sandbox/standins/probe_runner.py) holds every persona's role."""
     from accord.targets.render import render_files
 
     estate: SnowflakeEstate | DatabricksEstate = (

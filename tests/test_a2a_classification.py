@@ -15,7 +15,7 @@ import pytest
 
 from accord.compiler.probe_live.a2a import A2AError, classify_task, send_message
 from accord.compiler.probe_live.canary import Canary
-from tests.standins.http import Handler, serve
+from accord.sandbox.standins.http import Handler, serve
 
 CANARY = Canary("SUBJ-0042", masked=("2f1c" * 16,))
 TRACE = "9" * 64

@@ -21,12 +21,12 @@ import sqlglot
 from sqlglot import exp
 
 from accord.compiler.model.validate import load_project
+from accord.sandbox.standins.snowflake import SnowflakeEstate
 from accord.targets import lower_all
 from accord.targets.identity import ConstraintAttachment
 from accord.targets.objects import MappingTable, MaskAttachment, RowFilterAttachment, TagAssignment
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, SNOWFLAKE_GLOBALS, Platforms
-from tests.standins.snowflake import SnowflakeEstate
 from tests.test_databricks_truth import GOVERNED
 from tests.test_databricks_truth import deploy as deploy_dbx
 from tests.test_databricks_truth import least_privilege as least_privilege_dbx

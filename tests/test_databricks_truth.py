@@ -1,7 +1,7 @@
 """What Unity Catalog answers a reader that is not an administrator, and what accord does with
 it (issue 20, Databricks facts 9-15; issue 22 item 17's Databricks deadline).
 
-Each test runs accord's real commands against the Databricks stand-in (tests/standins/
+Each test runs accord's real commands against the Databricks stand-in (sandbox/standins/
 databricks.py, 127.0.0.1 only), whose privilege model answers as the platform documents, and
 names the fact and the page it stands for. Each fails if accord ignores the behaviour: a
 reader that took ``grants.get`` for the whole truth, read only the first result chunk, took a
@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from accord.compiler.model.validate import load_project
+from accord.sandbox.standins.databricks import DatabricksEstate
 from accord.targets import lower_all
 from accord.targets.objects import Tag
 from tests.cli import run_cli
 from tests.live_helpers import DATABRICKS_READER, ROOT, Platforms, databricks_reader
-from tests.standins.databricks import DatabricksEstate
 
 POLICIES = str(ROOT / "policies")
 DBX = ["--platform", "databricks"]
@@ -460,7 +460,7 @@ def test_all_privileges_is_revoked_in_two_words(platforms: Platforms, tmp_path: 
     """Fact 15 (sql-ref-privileges: ALL PRIVILEGES; the REST enum Privilege.ALL_PRIVILEGES):
     a salt grant read as ALL_PRIVILEGES is revoked with `REVOKE ALL PRIVILEGES`, which the
     stand-in accepts and ALL_PRIVILEGES it refuses."""
-    from tests.standins.engine import SqlError
+    from accord.sandbox.standins.engine import SqlError
 
     dbx = platforms.databricks
     deploy(POLICIES, tmp_path / "m1")

@@ -24,10 +24,10 @@ import pytest
 from accord.compiler.core.errors import UsageError
 from accord.compiler.model.validate import load_project
 from accord.compiler.probe_live.a2a import A2AError, send_message
+from accord.sandbox.standins.http import running
 from accord.targets import lower_all
 from accord.targets.inspect import introspect
 from tests.cli import run_cli
-from tests.standins.http import running
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "as-found"

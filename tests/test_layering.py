@@ -319,21 +319,14 @@ def test_a_circle_hidden_by_a_lazy_import_is_found(tmp_path: Path) -> None:
     assert circles(graph(root)) == [["compiler.lint.engine", "compiler.lint.report"]]
 
 
-# --- the stand-ins play the platforms: none of accord's code
+# --- the stand-ins (sandbox/, installed as accord.sandbox): none of accord's code, one importer
+
+#: the product modules that may import the stand-ins: `accord sandbox`'s work
+SANDBOX_IMPORTERS = {"compiler.live.sandbox"}
 
 
-def standin_modules(root: Path = ROOT) -> list[Path]:
-    """The modules that play a platform or an agent: every module under tests/standins/, and
-    every ``tests/*standin*.py`` that is not a test of them (``test_*``)."""
-    tests = root / "tests"
-    helpers = [p for p in tests.glob("*standin*.py") if not p.name.startswith("test_")]
-    return sorted({*(tests / "standins").rglob("*.py"), *helpers})
-
-
-def standin_imports(path: Path, root: Path = ROOT) -> list[str]:
-    """The imports of a stand-in that reach accord's code: ``accord`` itself, the bare
-    ``compiler`` / ``targets``, and any test module outside tests/standins/ (the helpers import
-    accord), at any depth (a lazy import counts)."""
+def _imported_names(path: Path) -> list[tuple[str, int]]:
+    """Every absolute module name ``path`` imports, at any depth, with its line."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     names: list[tuple[str, int]] = []
     for node in ast.walk(tree):
@@ -341,39 +334,68 @@ def standin_imports(path: Path, root: Path = ROOT) -> list[str]:
             names += [(a.name, node.lineno) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level:
             names.append((node.module or "", node.lineno))
-    rel = path.relative_to(root).as_posix()
+    return names
+
+
+def sandbox_uses_accord(root: Path = ROOT) -> list[str]:
+    """Imports of the stand-ins that reach accord's code (``accord.compiler``,
+    ``accord.targets``, the bare ``compiler`` / ``targets``) or the test suite's, at any depth."""
+    wrong = []
+    for path in sorted((root / "sandbox").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for name, line in _imported_names(path):
+            parts = name.split(".")
+            if parts[0] in ("compiler", "targets", "tests") or parts[:2] in (
+                ["accord", "compiler"],
+                ["accord", "targets"],
+            ):
+                wrong.append(f"{rel}:{line}: imports {name}")
+    return wrong
+
+
+def sandbox_importers(root: Path = ROOT) -> list[str]:
+    """Product modules that import the stand-ins, other than :data:`SANDBOX_IMPORTERS`."""
     return [
-        f"{rel}:{line}: imports {name}"
-        for name, line in names
-        if name.split(".")[0] in ("accord", "compiler", "targets")
-        or (name.startswith("tests.") and not name.startswith("tests.standins"))
+        f"{module}:{line}: imports {name}"
+        for module, path in modules(root).items()
+        if module not in SANDBOX_IMPORTERS
+        for name, line in _imported_names(path)
+        if name.split(".")[:2] == ["accord", "sandbox"]
     ]
 
 
-def test_no_stand_in_uses_accords_code() -> None:
-    """A stand-in answers as the platform documents, never with accord's own code: a misreading
-    in accord's splitter, errors or SQL reader would otherwise be shared by what tests it
-    (CONTRIBUTING.md, tests; issue 41, item 9)."""
-    found = standin_modules()
-    assert ROOT / "tests" / "standins" / "snowflake.py" in found  # the check reads the real tree
-    wrong = [w for path in found for w in standin_imports(path)]
+def test_the_stand_ins_use_none_of_accords_code() -> None:
+    """The stand-ins answer as the platforms document, never with accord's own code (a
+    misreading in accord would otherwise be shared by what tests it); ``accord sandbox`` hands
+    them a neutral seed (sandbox/seed.py) and nothing else."""
+    assert (ROOT / "sandbox" / "standins" / "snowflake.py").exists()  # the check reads the tree
+    wrong = sandbox_uses_accord()
     assert not wrong, "\n".join(wrong)
 
 
-def test_a_stand_in_that_imports_accord_is_found(tmp_path: Path) -> None:
+def test_only_accord_sandbox_imports_the_stand_ins() -> None:
+    assert set(modules()) >= SANDBOX_IMPORTERS
+    wrong = sandbox_importers()
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_stand_in_that_uses_accord_and_a_stray_importer_are_found(tmp_path: Path) -> None:
     root = _tree(
         tmp_path,
         {
-            "tests/standins/ok.py": "import duckdb\nfrom tests.standins.engine import Estate\n",
-            "tests/standins/lazy.py": "def f():\n    from accord.compiler.connect import executor\n",
-            "tests/probe_standin.py": "from tests.live_helpers import seed\n",
-            "tests/test_standins.py": "from accord.compiler.connect import executor\n",
-            "tests/standins/bare.py": "import compiler.core\n",
+            "sandbox/standins/ok.py": "import duckdb\nfrom accord.sandbox.standins import http\n",
+            "sandbox/standins/lazy.py": "def f():\n    from accord.compiler.connect import x\n",
+            "sandbox/seed.py": "import accord.targets.objects\n",
+            "sandbox/bare.py": "from tests.live_helpers import seed\n",
+            "compiler/__init__.py": "",
+            "compiler/live/__init__.py": "",
+            "compiler/live/sandbox.py": "from accord.sandbox.seed import Seed\n",
+            "compiler/live/drift.py": "def f():\n    import accord.sandbox.serve\n",
         },
     )
-    wrong = [w for path in standin_modules(root) for w in standin_imports(path, root)]
-    assert wrong == [
-        "tests/probe_standin.py:1: imports tests.live_helpers",
-        "tests/standins/bare.py:1: imports compiler.core",
-        "tests/standins/lazy.py:2: imports accord.compiler.connect",
+    assert sandbox_uses_accord(root) == [
+        "sandbox/bare.py:1: imports tests.live_helpers",
+        "sandbox/seed.py:1: imports accord.targets.objects",
+        "sandbox/standins/lazy.py:2: imports accord.compiler.connect",
     ]
+    assert sandbox_importers(root) == ["compiler.live.drift:2: imports accord.sandbox.serve"]

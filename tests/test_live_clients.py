@@ -14,9 +14,9 @@ import pytest
 
 from accord.compiler.connect.config import LiveOptions, Timeouts
 from accord.compiler.connect.executor import DatabricksExecutor, DeniedError, ExecutionError
+from accord.sandbox.standins.http import closed_port, silent_host
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.standins.http import closed_port, silent_host
 
 POLICIES = str(ROOT / "policies")
 

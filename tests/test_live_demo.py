@@ -1,6 +1,7 @@
-"""``make live-demo`` (scripts/live_demo.py) runs the live loop end to end on the loopback
-stand-ins without a terminal, and stops every server it started and every process it ran:
-when it finishes, and when it is interrupted (SIGINT, as Ctrl-C sends, and SIGTERM)."""
+"""``make live-demo`` (scripts/live_demo.py) runs the live loop end to end against ``accord
+sandbox`` without a terminal, and stops every server it started and every process it ran: when
+it finishes (the sandbox stopped with Ctrl-C, as a user stops it), and when it is interrupted
+(SIGINT, as Ctrl-C sends, and SIGTERM)."""
 
 from __future__ import annotations
 
@@ -90,6 +91,7 @@ def test_the_live_demo_runs_the_loop_and_leaves_nothing_behind() -> None:
     assert "policies/datasets.yaml" in output and "policies/entitlements.yaml" in output
     assert output.count("accord drift: no findings") == 2
     assert "0 failed, 0 disagreements" in output
+    assert "accord sandbox: stopped; both stand-ins are down and their settings removed" in output
     assert output.rstrip().splitlines()[-1].startswith("live demo: done in")
     nothing_left(output)
 
@@ -109,4 +111,5 @@ def test_an_interrupted_demo_stops_every_server(sig: signal.Signals) -> None:
     output = "".join(seen) + rest
     assert proc.returncode == 130, output
     assert "interrupted: every stand-in stopped" in output
+    assert "accord sandbox: stopped; both stand-ins are down and their settings removed" in output
     nothing_left(output)

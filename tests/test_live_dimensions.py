@@ -249,7 +249,7 @@ def test_plan_from_the_live_one_dimension_version(
         "valid_until"
     ]
     # what a plan that adds it again would meet (the stand-in answers as the platform does)
-    from tests.standins.engine import SqlError
+    from accord.sandbox.standins.engine import SqlError
 
     with pytest.raises(SqlError) as refused:
         platforms.databricks.execute(

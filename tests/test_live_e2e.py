@@ -534,7 +534,7 @@ def test_a_revoke_that_did_not_take_fails_its_stage(
     function's grants again (Snowflake ``SHOW GRANTS ON FUNCTION``: privilege, grantee_name;
     Databricks ``grants.get_effective``: privilege_assignments) and fails while the grantee still holds
     the privilege. Here the stand-in accepts the REVOKE and keeps the grant."""
-    from tests.standins.engine import Estate
+    from accord.sandbox.standins.engine import Estate
 
     deploy(tmp_path / "m1")
     estate = getattr(platforms, platform)

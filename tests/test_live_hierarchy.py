@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from accord.sandbox.standins.databricks import DatabricksEstate
+from accord.sandbox.standins.snowflake import Session, SnowflakeEstate
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.standins.databricks import DatabricksEstate
-from tests.standins.snowflake import Session, SnowflakeEstate
 
 ROLES = ["BENCH_CHEMIST", "CLINICAL_UNBLINDED", "CRO_EXTERNAL", "DATA_STEWARD", "LEAD"]
 GROUPS = ["bench-chemists", "clinical-unblinded", "cro-external", "data-stewards", "leads"]

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from accord.compiler.model.validate import load_project
+from accord.sandbox.standins.snowflake import Session
 from accord.targets import lower_all
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, SNOWFLAKE_READER, Platforms, snowflake_reader
-from tests.standins.snowflake import Session
 
 TAG = "GOVERNANCE.POLICIES.ACCORD_MASK_FREE_TEXT"
 T = "DISCOVERY.ASSAYS.RESULTS"

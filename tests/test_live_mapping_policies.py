@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 
 from accord.compiler.model.validate import load_project
+from accord.sandbox.standins.engine import SqlError
+from accord.sandbox.standins.snowflake import Session
 from accord.targets import lower_all
 from tests.cli import run_cli
 from tests.live_helpers import (
@@ -30,8 +32,6 @@ from tests.live_helpers import (
     databricks_reader,
     snowflake_reader,
 )
-from tests.standins.engine import SqlError
-from tests.standins.snowflake import Session
 
 POLICIES = ROOT / "policies"
 GRANTS = "GOVERNANCE.POLICIES.PROGRAMME_GRANTS"

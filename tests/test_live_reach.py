@@ -20,9 +20,9 @@ import pytest
 
 from accord.compiler.connect.config import LiveOptions, Timeouts, databricks_profile_clients
 from accord.compiler.connect.executor import DatabricksExecutor, SessionError, SnowflakeExecutor
+from accord.sandbox.standins.http import closed_port, silent_host
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.standins.http import closed_port, silent_host
 
 POLICIES = str(ROOT / "policies")
 #: a name that never resolves (RFC 6761: ``.invalid`` is reserved for it)

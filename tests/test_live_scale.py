@@ -4,7 +4,7 @@ exactly what a read with ``--jobs 1`` says.
 
 Two estates from the benchmark's generator (``bench/lint_bench.py``), one three times the other,
 with the same masks and row filters, are deployed into the Snowflake stand-in; the stand-in
-counts the requests it answers (tests/standins/http.py). No timing is asserted: the wall time at
+counts the requests it answers (sandbox/standins/http.py). No timing is asserted: the wall time at
 a latency per request is bench/live_bench.py's (``make bench-live``)."""
 
 from __future__ import annotations

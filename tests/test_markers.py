@@ -13,7 +13,7 @@ pytest_plugins = ["pytester"]
 INNER = """
 import pytest
 
-from tests.standins.http import Handler, serve, silent_host
+from accord.sandbox.standins.http import Handler, serve, silent_host
 
 
 def test_serves_unmarked():

@@ -25,10 +25,10 @@ from accord.compiler.plan.apply import (
     rollback,
     split_statements,
 )
+from accord.sandbox.standins.http import Handler, serve, silent_host
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.plan_helpers import reference_plan
-from tests.standins.http import Handler, serve, silent_host
 
 SECRETS = {"SUBJECT_SALT_SNOWFLAKE": "sf-7c1d-secret", "SUBJECT_SALT_DATABRICKS": "dbx-90aa-secret"}
 CUTOVER_SF = "05_snowflake_cutover_subject"

@@ -26,7 +26,10 @@ def comparisons(path: Path) -> list[tuple[int, str]]:
     """(line, the comparison's source) of every ``==``, ``!=``, ``in`` or ``not in`` in
     ``path`` with a platform's name as a string on either side (or in a tuple, list or set
     compared with ``in``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    source = path.read_text(encoding="utf-8")
+    if not any(name in source for name in PLATFORMS):
+        return []
+    tree = ast.parse(source, str(path))
     names = set(PLATFORMS)
     out = []
     for node in ast.walk(tree):
@@ -37,7 +40,7 @@ def comparisons(path: Path) -> list[tuple[int, str]]:
         for side in (node.left, *node.comparators):
             items = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
             if any(isinstance(i, ast.Constant) and i.value in names for i in items):
-                out.append((node.lineno, ast.get_source_segment(path.read_text(), node) or ""))
+                out.append((node.lineno, ast.get_source_segment(source, node) or ""))
                 break
     return out
 

@@ -996,7 +996,7 @@ def test_terraform_grants_change_never_empties_the_mapping_table(after: str) -> 
     transaction: docs.snowflake.com/en/sql-reference/sql/insert), then the old ``revert``,
     which is a read. Replayed in that order on the Snowflake stand-in, the table never holds
     anything but the old rows or the new ones, and ends with the new ones."""
-    from tests.standins.snowflake import SnowflakeEstate
+    from accord.sandbox.standins.snowflake import SnowflakeEstate
 
     def change(e: dict) -> None:  # type: ignore[type-arg]
         if after == "one more grant":

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from accord.sandbox.standins.engine import SqlError
+from accord.sandbox.standins.snowflake import Session
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.standins.engine import SqlError
-from tests.standins.snowflake import Session
 from tests.test_snowflake_reader import least_privilege
 
 POLICIES = ROOT / "policies"

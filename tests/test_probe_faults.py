@@ -7,7 +7,7 @@ that does not exist, a positive control that fails, or a 403 from the warehouse 
 its own outcome in text, JSON, JUnit and the result file, exit 1, the owner named; never
 `denied`. Each case below would pass (or read `denied`) if accord ignored it.
 
-* Snowflake (snowflake-connector-python against tests/standins/snowflake.py):
+* Snowflake (snowflake-connector-python against sandbox/standins/snowflake.py):
   - a refused USE SECONDARY ROLES: "Each named role must have been granted to the current
     user ... if any role has not been granted, the command fails with an error"
     (https://docs.snowflake.com/en/sql-reference/sql/use-secondary-roles, usage notes);
@@ -20,7 +20,7 @@ its own outcome in text, JSON, JUnit and the result file, exit 1, the owner name
     activated ones (https://docs.snowflake.com/en/sql-reference/functions/current_secondary_roles);
   - a dropped table: 002003 "does not exist or not authorized" (fact 7: a missing table and a
     hidden one look alike, so neither is an answer of the policies).
-* Databricks (databricks-sdk against tests/standins/databricks.py): a warehouse that answers
+* Databricks (databricks-sdk against sandbox/standins/databricks.py): a warehouse that answers
   403 PERMISSION_DENIED; a principal whose account groups are not the persona's
   (``is_account_group_member``: true for a direct or indirect member of an account group,
   https://docs.databricks.com/sql/language-manual/functions/is_account_group_member); a missing
@@ -51,12 +51,12 @@ from accord.compiler.probe_live.canary import Canary
 from accord.compiler.probe_live.catalog import FAULTS, QueryError, ask_catalog
 from accord.compiler.probe_live.result import digest
 from accord.compiler.probe_live.run import LiveOptions, run_live
+from accord.sandbox.standins.databricks import DatabricksEstate, workspace
+from accord.sandbox.standins.probe_runner import StandinRunner
+from accord.sandbox.standins.snowflake import SnowflakeEstate
 from tests.a2a_standin import a2a_standin, url
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, SALTS, SharedPlatforms, deployed, persona_groups
-from tests.standins.databricks import DatabricksEstate, workspace
-from tests.standins.probe_runner import StandinRunner
-from tests.standins.snowflake import SnowflakeEstate
 from tests.test_probe_live_snowflake import RESULTS, ROWS, deploy_snowflake, outcomes
 
 POLICIES = ROOT / "policies"

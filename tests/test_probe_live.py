@@ -45,12 +45,12 @@ from accord.compiler.probe_live.catalog import (
 )
 from accord.compiler.probe_live.result import digest
 from accord.compiler.probe_live.run import LiveOptions, run_live
+from accord.sandbox.standins.databricks import DatabricksEstate, workspace
+from accord.sandbox.standins.engine import SqlError
 from tests.a2a_standin import a2a_standin, base_url, url
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.live_helpers import SALTS
-from tests.standins.databricks import DatabricksEstate, workspace
-from tests.standins.engine import SqlError
 
 POLICIES = ROOT / "policies"
 CANARY = "SUBJ-CANARY-204"
@@ -699,8 +699,8 @@ def test_three_depths_agree_on_the_reference_estate(tmp_path: Path, monkeypatch)
     the real databricks-sdk client, one profile per persona, against the workspace stand-in."""
     from accord.compiler.meaning.probes import evaluate
     from accord.compiler.verify.run import verify
+    from accord.sandbox.standins.probe_runner import StandinRunner
     from tests.live_helpers import SALTS, ProbeRunner, deployed, persona_groups
-    from tests.standins.probe_runner import StandinRunner
 
     for var, value in SALTS.items():
         monkeypatch.setenv(var, value)

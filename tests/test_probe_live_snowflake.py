@@ -1,5 +1,5 @@
 """`accord probe --live` on Snowflake catalog surfaces, through the real
-snowflake-connector-python, against the Snowflake stand-in (tests/standins/snowflake.py).
+snowflake-connector-python, against the Snowflake stand-in (sandbox/standins/snowflake.py).
 
 policies/ is deployed from an empty account through ``plan --base live:snowflake`` +
 ``migrate apply``; rows (with the probes' canaries) are seeded under the governed tables; the

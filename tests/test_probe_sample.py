@@ -2,8 +2,8 @@
 
 End to end per platform: three personas query through two surfaces of a copy of the reference
 estate, with the real snowflake-connector-python and databricks-sdk clients, against the
-stand-ins (tests/standins/), which record every answered query and serve it back through the
-history views in their documented shapes (tests/standins/history.py). One persona reads a
+stand-ins (sandbox/standins/), which record every answered query and serve it back through the
+history views in their documented shapes (sandbox/standins/history.py). One persona reads a
 column no probe covers; `probe sample` reports the coverage, lists that fact first, and its
 proposed probe validates and passes `accord probe`. Reads that cannot be mapped (an unknown
 table, a role or group in no persona, an unrecognised client, a table the surface is not
@@ -27,9 +27,9 @@ from accord.compiler.probe_sample.filters import restricted_values
 from accord.compiler.probe_sample.history import Read, secondary_roles
 from accord.compiler.probe_sample.mapping import Fact, Mapper, Unmappable
 from accord.compiler.probe_sample.report import covers
+from accord.sandbox.standins.history import history_of
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, Platforms
-from tests.standins.history import history_of
 
 POLICIES = ROOT / "policies"
 RESULTS = "DISCOVERY.ASSAYS.RESULTS"
@@ -669,7 +669,7 @@ def test_sampling_an_unreachable_workspace_ends_at_its_connect_timeout(
     """A workspace that never answers ends the sample within ``--connect-timeout`` with one
     line naming the option, exit 2 (every network call has a timeout; the message must not
     name an option the command does not take)."""
-    from tests.standins.http import silent_host
+    from accord.sandbox.standins.http import silent_host
 
     with silent_host() as port:
         monkeypatch.setenv("DATABRICKS_HOST", f"http://127.0.0.1:{port}")

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from accord.compiler.probe_sample import history as sampled
+from accord.sandbox.standins.history import history_of
 from tests.live_helpers import Platforms
-from tests.standins.history import history_of
 from tests.test_probe_sample import RESULTS, estate, sample, sampler_reads_the_system_tables
 
 QUERIES = 30_000

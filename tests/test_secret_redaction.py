@@ -30,9 +30,9 @@ from accord.compiler.connect.executor import ExecutionError, UnreachableError
 from accord.compiler.core import secrets
 from accord.compiler.core.errors import one_line
 from accord.compiler.probe_live.a2a import A2AError
+from accord.sandbox.standins.http import Handler, base_url, running, serve
 from tests.cli import run_process
 from tests.conftest import ROOT
-from tests.standins.http import Handler, base_url, running, serve
 
 PASSWORD = 'Pa55"w/rd+é x&<1>'
 TOKEN = "a2a-tok/4f+d=="

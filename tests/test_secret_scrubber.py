@@ -37,10 +37,10 @@ from accord.compiler.core import markdown, secrets
 from accord.compiler.core.annotations import annotation
 from accord.compiler.core.errors import Location
 from accord.compiler.core.visible import guarded
+from accord.sandbox.standins.http import Handler, serve
 from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.live_helpers import SALTS, SharedPlatforms
-from tests.standins.http import Handler, serve
 from tests.test_secret_redaction import EchoingLogin, leaked
 
 POLICIES = ROOT / "policies"

@@ -1,7 +1,7 @@
 """A Snowflake reader that proves it saw everything (issue 20, Snowflake facts 1-5, 7, 8).
 
 The Snowflake stand-in answers as the platform answers a role with limited privileges
-(tests/standins/snowflake.py: the reading role is the login's ``role``, its privileges are what
+(sandbox/standins/snowflake.py: the reading role is the login's ``role``, its privileges are what
 ``SHOW GRANTS TO ROLE`` lists for it and for the roles under it). Each test names the fact and
 the vendor page it stands for, and fails if accord ignores the fact: a drift that exits 0
 where the reader could not see, a tag inherited from the table taken for the column's own, a
@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 from accord.compiler.model.validate import load_project
+from accord.sandbox.standins.engine import SqlError
+from accord.sandbox.standins.snowflake import Session, SnowflakeEstate
 from accord.targets import lower_all
 from accord.targets.objects import MappingTable
 from tests.cli import run_cli
 from tests.live_helpers import ROOT, SNOWFLAKE_READER, Platforms, snowflake_reader
-from tests.standins.engine import SqlError
-from tests.standins.snowflake import Session, SnowflakeEstate
 
 READER = SNOWFLAKE_READER
 SF = ["--platform", "snowflake"]

@@ -110,12 +110,12 @@ def test_a_persona_session_binds_the_context_functions(platforms: Platforms) -> 
 def test_a_client_that_went_away_prints_nothing_into_a_later_test() -> None:
     """A handler writing to a client that gave up (a timeout test) is no error of the stand-in:
     socketserver would print its traceback from the handler's thread, seconds later, into
-    whatever test runs then (tests/standins/http.py). Any other exception is still printed."""
+    whatever test runs then (sandbox/standins/http.py). Any other exception is still printed."""
     import contextlib
     import io
     from http.server import ThreadingHTTPServer
 
-    from tests.standins.http import Handler, running
+    from accord.sandbox.standins.http import Handler, running
 
     with running(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as server:
         for error in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(), ValueError("x")):
@@ -135,8 +135,8 @@ def test_a_restored_estate_is_its_snapshot() -> None:
     """What a test of a file sharing one deploy may change (tests/live_helpers.py: snapshot,
     restore): rows, a dropped or created table, a new catalog, policies, grants, a session
     policy, the statements seen; restored, the estate is the snapshot's."""
+    from accord.sandbox.standins.snowflake import SnowflakeEstate
     from tests.live_helpers import restore, seed, snapshot
-    from tests.standins.snowflake import SnowflakeEstate
 
     sf = SnowflakeEstate()
     seed(sf)
@@ -171,7 +171,7 @@ def test_the_stand_ins_split_a_script_themselves() -> None:
     """A script is cut at each semicolon outside strings, quoted names and comments, by the
     stand-ins' own reader (tests/live_helpers.deploy_compiled deploys with it, never with
     accord's splitter)."""
-    from tests.standins.reader import split
+    from accord.sandbox.standins.reader import split
 
     script = (
         "-- a comment; not a statement\n"
@@ -194,8 +194,8 @@ def test_a_refusal_in_a_persona_session_comes_back_as_a_failed_statement() -> No
     server's handler, used to end the request without an answer)."""
     from databricks.sdk import WorkspaceClient
 
-    from tests.standins.databricks import DatabricksEstate, workspace
-    from tests.standins.probe_runner import StandinRunner
+    from accord.sandbox.standins.databricks import DatabricksEstate, workspace
+    from accord.sandbox.standins.probe_runner import StandinRunner
 
     lake = DatabricksEstate()
     lake.seed_table("omics.variants.calls", {"programme_code": "STRING"})

@@ -46,7 +46,10 @@ Personas: with ``tokens`` (bearer token -> persona, one SDK profile per persona,
 ``probe_profiles`` configures) a POST without a known token is answered 401, and with
 ``answer`` a statement is answered by ``answer(persona, statement)`` (its rows, or a SqlError
 that comes back FAILED) instead of by the estate; ``statement_requests`` keeps each statement
-request with its persona.
+request with its persona. Without ``answer``, a persona's statement runs on the estate with
+``is_account_group_member`` seeing the account groups ``member_of`` gives the persona's
+principal (``accord sandbox``: one principal and token per persona, as a workspace knows its
+users' groups).
 """
 
 from __future__ import annotations
@@ -62,10 +65,10 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 from sqlglot import exp
 
-from tests.standins.databricks_owners import OwnershipMixin
-from tests.standins.engine import Estate, SqlError, TagDef, missing
-from tests.standins.history import history_of
-from tests.standins.http import Handler, serve
+from accord.sandbox.standins.databricks_owners import OwnershipMixin
+from accord.sandbox.standins.engine import Estate, SqlError, TagDef, missing
+from accord.sandbox.standins.history import history_of
+from accord.sandbox.standins.http import Handler, serve
 
 #: answers a statement for a persona with its rows (or raises SqlError)
 Answer = Callable[[str, str], list[tuple[Any, ...]]]
@@ -91,6 +94,11 @@ class DatabricksEstate(OwnershipMixin, Estate):
         self.accepted: set[str] = set()
         #: when set, statements are answered by it, not by the estate
         self.answer: Answer | None = None
+        #: principal -> the account groups it is a member of: its statements (its token named
+        #: in ``tokens``) see them through ``is_account_group_member``, which asks about "the
+        #: current user" (sql/language-manual/functions/is_account_group_member); a principal
+        #: not listed sees :attr:`Estate.session`
+        self.member_of: dict[str, set[str]] = {}
         #: each POST /api/2.0/sql/statements: {"persona": ..., "body": ...}
         self.statement_requests: list[dict[str, Any]] = []
         #: the principal that calls when no token names a persona (current_user.me's userName)
@@ -328,6 +336,19 @@ class DatabricksEstate(OwnershipMixin, Estate):
 
     def calling(self, principal: str) -> None:
         self._local.caller = principal
+
+    def execute_by(self, principal: str, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """``sql`` as ``principal`` sends it: with the groups ``member_of`` gives it in the
+        session (else with :attr:`Estate.session`, as for any caller)."""
+        groups = self.member_of.get(principal)
+        if groups is None:
+            return self.execute(sql)
+        with self.lock:
+            saved, self.session = self.session, set(groups)
+            try:
+                return self.execute(sql)
+            finally:
+                self.session = saved
 
     @staticmethod
     def parents(kind: str, name: str) -> list[tuple[str, str]]:
@@ -1022,7 +1043,7 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                         rows = estate.answer(persona, statement)
                         names = [f"c{i}" for i in range(len(rows[0]) if rows else 1)]
                     else:
-                        names, rows = estate.execute(statement.strip().rstrip(";"))
+                        names, rows = estate.execute_by(persona, statement.strip().rstrip(";"))
                 except SqlError as failure:
                     err = failure
                 else:
@@ -1091,11 +1112,11 @@ def _error_code(code: str) -> str:
 
 
 @contextmanager
-def workspace(estate: DatabricksEstate) -> Iterator[str]:
-    """Serve ``estate``; yields its host URL."""
+def workspace(estate: DatabricksEstate, port: int = 0) -> Iterator[str]:
+    """Serve ``estate`` (on ``port``, else a free one); yields its host URL."""
     estate.stopped = False
     try:
-        with serve(handler_for(estate)) as port:
+        with serve(handler_for(estate), port) as port:
             yield f"http://127.0.0.1:{port}"
     finally:
         estate.stopped = True

@@ -1,6 +1,6 @@
-"""The one HTTP server helper of the suite: a threaded server on 127.0.0.1 for the duration of
-a test (every stand-in: Snowflake, Databricks, the A2A agent), a JSON handler base, and ports
-that never answer or refuse.
+"""The one HTTP server helper of the stand-ins: a threaded server on 127.0.0.1 for the duration
+of a test or of ``accord sandbox`` (every stand-in: Snowflake, Databricks, the tests' A2A agent),
+a JSON handler base, and ports that never answer or refuse.
 
 Stopping is immediate: ``serve_forever`` polls for the stop request every POLL_INTERVAL
 seconds (the default, 0.5 s, was paid at every test's teardown)."""
@@ -106,9 +106,10 @@ def base_url(server: ThreadingHTTPServer) -> str:
 
 
 @contextmanager
-def serve(handler: type[Handler]) -> Iterator[int]:
-    """Serve ``handler`` on a free port of 127.0.0.1 for the duration of the block."""
-    with running(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as server:
+def serve(handler: type[Handler], port: int = 0) -> Iterator[int]:
+    """Serve ``handler`` on ``port`` of 127.0.0.1 (0: a free one) for the duration of the
+    block; OSError when the port cannot be had."""
+    with running(ThreadingHTTPServer(("127.0.0.1", port), handler)) as server:
         yield server.server_address[1]
 
 

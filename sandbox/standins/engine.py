@@ -1,6 +1,6 @@
 """The state a platform holds, and what accord's SQL does to it.
 
-Statements are recognised by the stand-ins' own reader (``tests/standins/reader.py``: policy
+Statements are recognised by the stand-ins' own reader (``sandbox/standins/reader.py``: policy
 DDL, attachments, functions, tags, built on sqlglot and on nothing of accord's, so that a
 misreading in accord's scanner cannot hide here) and by sqlglot (tables, DML, GRANT/REVOKE,
 SELECT); the *semantics* live here, modelled on the platforms' documented behaviour (the vendor pages cited beside each behaviour):
@@ -36,7 +36,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from tests.standins.reader import ReadError, Stmt, read
+from accord.sandbox.standins.reader import ReadError, Stmt, read
 
 
 class SqlError(Exception):
@@ -79,7 +79,7 @@ class Policy:
     comment: str | None = None
     secure: bool = False
     owner: str = "ACCORD_DEPLOYER"
-    #: a Snowflake masking policy's EXEMPT_OTHER_POLICIES = TRUE (tests/standins/snowflake.py)
+    #: a Snowflake masking policy's EXEMPT_OTHER_POLICIES = TRUE (sandbox/standins/snowflake.py)
     exempt: bool = False
 
 
@@ -139,7 +139,7 @@ class Estate:
         self._temp = itertools.count(1)
         self.lock = threading.RLock()
         #: seconds each answer of the stand-in's server waits (the latency knob: bench/) and
-        #: the requests it answered (tests/standins/http.py)
+        #: the requests it answered (sandbox/standins/http.py)
         self.latency = 0.0
         self.round_trips = 0
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from tests.standins.engine import SqlError
+from accord.sandbox.standins.engine import SqlError
 
 
 class SimulationMixin:
@@ -45,7 +45,7 @@ class SimulationMixin:
             raise self._syntax("POLICY_CONTEXT needs at least one argument")  # type: ignore[attr-defined]
         query = found.group(2).strip()
         self._may_simulate(query)
-        from tests.standins.snowflake import Session
+        from accord.sandbox.standins.snowflake import Session
 
         session = self.current  # type: ignore[attr-defined]
         primary = args.get("CURRENT_ROLE", "").upper() or None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.standins.engine import missing
+from accord.sandbox.standins.engine import missing
 
 
 class TagInheritanceMixin:

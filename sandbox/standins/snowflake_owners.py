@@ -2,7 +2,7 @@
 OWNERSHIP moves with ``GRANT OWNERSHIP`` (docs.snowflake.com/en/sql-reference/sql/
 grant-ownership: ``GRANT OWNERSHIP ON <object_type> <name> TO ROLE <role> [ { REVOKE | COPY }
 CURRENT GRANTS ]``, run by the role that owns the object or one with MANAGE GRANTS). Policies and
-functions keep theirs on :class:`~tests.standins.engine.Policy`; tables here
+functions keep theirs on :class:`~accord.sandbox.standins.engine.Policy`; tables here
 (:attr:`OwnershipMixin.table_owners`, the creator's when not moved). ``SHOW TABLES IN { DATABASE
 | SCHEMA } x`` lists the tables the reading role holds a privilege on (MANAGE GRANTS: every one),
 with their ``owner`` (sql-reference/sql/show-tables). ``SHOW GRANTS ON FUNCTION`` names the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.standins.engine import SqlError, missing
+from accord.sandbox.standins.engine import SqlError, missing
 
 CREATED = "2026-11-03 10:00:00.000 +0000"
 

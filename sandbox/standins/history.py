@@ -2,8 +2,8 @@
 history views are answered in their documented column shapes, so a test can run traffic
 through surfaces and sample it with ``accord probe sample``.
 
-The stand-ins call in here with a few hook lines (tests/standins/snowflake.py,
-tests/standins/databricks.py): a login, each answered statement, and a statement that reads
+The stand-ins call in here with a few hook lines (sandbox/standins/snowflake.py,
+sandbox/standins/databricks.py): a login, each answered statement, and a statement that reads
 a history view (answered here, on the estate's DuckDB, and never recorded itself). SQL is
 read with sqlglot directly, never with accord's own code.
 
@@ -42,7 +42,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from tests.standins.engine import SqlError
+from accord.sandbox.standins.engine import SqlError
 
 #: the views' columns; Snowflake's ARRAY and OBJECT columns (the objects accessed, the
 #: policies referenced) and Databricks' ``query_tags`` map are DuckDB JSON, so that TO_JSON

@@ -37,13 +37,13 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
-from tests.standins.engine import Estate, SqlError, Table, missing
-from tests.standins.history import history_of
-from tests.standins.http import Handler, serve
-from tests.standins.reader import Stmt
-from tests.standins.snowflake_owners import OwnershipMixin
-from tests.standins.snowflake_simulate import SimulationMixin
-from tests.standins.snowflake_tags import TagInheritanceMixin
+from accord.sandbox.standins.engine import Estate, SqlError, Table, missing
+from accord.sandbox.standins.history import history_of
+from accord.sandbox.standins.http import Handler, serve
+from accord.sandbox.standins.reader import Stmt
+from accord.sandbox.standins.snowflake_owners import OwnershipMixin
+from accord.sandbox.standins.snowflake_simulate import SimulationMixin
+from accord.sandbox.standins.snowflake_tags import TagInheritanceMixin
 
 CREATED = "2026-11-03 10:00:00.000 +0000"
 POLICY_REFERENCE_COLUMNS = [
@@ -129,12 +129,12 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, SimulationMixin, Esta
         self.created_roles: set[str] = set()
         #: a hostile account: ``SHOW GRANTS OF ROLE r`` answered with another role's rows
         self.grants_of_answered_as: dict[str, str] = {}
-        #: UPPER table -> its owning role (tests/standins/snowflake_owners.py)
+        #: UPPER table -> its owning role (sandbox/standins/snowflake_owners.py)
         self.table_owners: dict[str, str] = {}
-        #: database and schema tags, and propagated column tags (tests/standins/snowflake_tags.py)
+        #: database and schema tags, and propagated column tags (sandbox/standins/snowflake_tags.py)
         self.container_tags: dict[tuple[str, str], dict[str, str]] = {}
         self.propagated: set[tuple[str, str, str]] = set()
-        #: EXECUTE USING POLICY_CONTEXT (tests/standins/snowflake_simulate.py)
+        #: EXECUTE USING POLICY_CONTEXT (sandbox/standins/snowflake_simulate.py)
         self.simulation_honours_roles = True
         self.simulating = False
 
@@ -911,7 +911,7 @@ class SnowflakeEstate(OwnershipMixin, TagInheritanceMixin, SimulationMixin, Esta
         and those it inherits from its table, schema or database (LEVEL TABLE, SCHEMA,
         DATABASE; APPLY_METHOD INHERITED), the nearest setting of each tag only (fact 3:
         sql-reference/functions/tag_references_all_columns, user-guide/object-tagging/
-        inheritance; tests/standins/snowflake_tags.py). Only for a role with access to the
+        inheritance; sandbox/standins/snowflake_tags.py). Only for a role with access to the
         table."""
         t = self.table(table_name)
         if not self.sees_table(t.name):
@@ -1203,9 +1203,10 @@ def handler_for(estate: SnowflakeEstate) -> type[Handler]:
 
 
 @contextmanager
-def account(estate: SnowflakeEstate) -> Iterator[dict[str, Any]]:
-    """Serve ``estate``; yields the connector parameters that reach it."""
-    with serve(handler_for(estate)) as port:
+def account(estate: SnowflakeEstate, port: int = 0) -> Iterator[dict[str, Any]]:
+    """Serve ``estate`` (on ``port``, else a free one); yields the connector parameters that
+    reach it."""
+    with serve(handler_for(estate), port) as port:
         yield {
             "account": "standin",
             "user": "accord_ci",

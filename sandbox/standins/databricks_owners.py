@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.standins.engine import SqlError
+from accord.sandbox.standins.engine import SqlError
 
 
 class OwnershipMixin:

@@ -7,7 +7,7 @@ every persona's role), so a probe that set the wrong session is answered for the
 (or refused), as the platform would; on Databricks the caller is the persona (one SDK profile
 each) and ``is_account_group_member`` sees the persona's groups.
 
-A refusal is the platform's own error (:class:`~tests.standins.engine.SqlError`, its code and
+A refusal is the platform's own error (:class:`~accord.sandbox.standins.engine.SqlError`, its code and
 SQLSTATE), never accord's: the Databricks workspace answers it as a FAILED statement, and a test
 that hands these sessions to accord's probe runner translates it as accord's executor would
 (tests/live_helpers.py). Nothing here imports accord."""
@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.standins.databricks import DatabricksEstate
-from tests.standins.snowflake import Session, SnowflakeEstate
+from accord.sandbox.standins.databricks import DatabricksEstate
+from accord.sandbox.standins.snowflake import Session, SnowflakeEstate
 
 #: the probe user of the Snowflake stand-in
 PROBE_USER = "ACCORD_PROBE"

@@ -1,0 +1,1 @@
+"""Local stand-ins of Snowflake and Databricks (``accord sandbox``, and the live tests)."""
