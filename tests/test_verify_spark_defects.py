@@ -12,7 +12,10 @@ both engines stand in for (``is_member``, a group name's case) is listed as not 
 checked.
 
 One Spark session serves the whole module. Set ``ACCORD_REGEN_SPARK_DEFECTS=1`` to rewrite the
-report after an intended change.
+report after an intended change. Every defect costs both engines a verify run, so by default
+the suite runs a fixed sample (:data:`SAMPLE`: every fourth defect, and every defect the
+report says one engine alone catches), each row compared with the report's; ``ACCORD_FUZZ=1``
+(and a rewrite) runs all of them and compares the whole report.
 """
 
 from __future__ import annotations
@@ -38,6 +41,22 @@ pytestmark = pytest.mark.slow
 REPORT = ROOT / "tests" / "golden" / "spark_defects.md"
 AS_OF = date(2026, 6, 1)
 ENGINES = ("duckdb", "spark")
+#: every defect, and the whole report compared (else :data:`SAMPLE`)
+EVERY = bool(os.environ.get("ACCORD_FUZZ") or os.environ.get("ACCORD_REGEN_SPARK_DEFECTS"))
+
+
+def _alone_in_report() -> set[str]:
+    """The defects the committed report says one engine alone catches (its last column)."""
+    out = set()
+    for line in REPORT.read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 7 and cells[6] in ("DuckDB", "Spark"):
+            out.add(cells[0].removesuffix(" (stand-in)"))
+    return out
+
+
+#: the defects run by default
+SAMPLE = [d for i, d in enumerate(DEFECTS) if i % 4 == 0 or d.name in _alone_in_report()]
 
 
 @pytest.fixture(scope="module")
@@ -193,10 +212,18 @@ def test_every_seeded_defect_is_caught_by_engine_all(estate, spark) -> None:  # 
     _write(root / "clean", base)
     clean = verify(load_project(str(root / "policies")), str(root / "clean"), AS_OF, "all", spark)
     assert clean.mismatches == []
-    rows = [(d, _outcome(d, estate, spark)) for d in DEFECTS]
+    rows = [(d, _outcome(d, estate, spark)) for d in (DEFECTS if EVERY else SAMPLE)]
     missed = [d.name for d, found in rows if not any(found.values())]
     assert missed == []
     text = _report(rows)
     if os.environ.get("ACCORD_REGEN_SPARK_DEFECTS"):
         REPORT.write_text(text)
-    assert REPORT.read_text() == text
+    if EVERY:
+        assert REPORT.read_text() == text
+    else:  # each sampled defect's row is the report's
+        committed = set(REPORT.read_text().splitlines())
+        lines = text.splitlines()
+        start = lines.index("|---|---|---|---|---|---|---|") + 1
+        table = [line for line in lines[start:] if line.startswith("| ")]
+        assert len(table) == len(SAMPLE) >= 10
+        assert [line for line in table if line not in committed] == []
