@@ -234,12 +234,15 @@ class ProjectionAttachment:
 
 @dataclass(frozen=True)
 class AggregationAttachment:
-    """``ALTER TABLE t SET AGGREGATION POLICY p``."""
+    """``ALTER TABLE t SET AGGREGATION POLICY p [ENTITY KEY (c, ...)]``."""
 
     table: str
     policy: str
     #: the dataset that made it (bookkeeping, never compared)
     dataset: str = field(compare=False)
+    #: the ENTITY KEY the policy is set with (the model's ``aggregation`` sets none; a live
+    #: attachment read with one differs from the model's, so drift reports it)
+    entity_key: tuple[str, ...] = ()
     #: provenance: the model path that made it (targets/kinds.py), never compared
     source: tuple[str | int, ...] = field(default=(), compare=False, repr=False)
 

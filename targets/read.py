@@ -179,7 +179,7 @@ class Placements:
         if what == "projection":
             found = ProjectionAttachment(table, stmt.column_name or "", policy, "")
         elif what == "aggregation":
-            found = AggregationAttachment(table, policy, "")
+            found = AggregationAttachment(table, policy, "", tuple(stmt.columns))
         else:
             found = JoinAttachment(table, policy, "", stmt.columns)
         self.constraints[key] = found

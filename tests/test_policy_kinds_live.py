@@ -90,6 +90,35 @@ def test_a_policy_unset_by_hand_is_missing_and_replanned(
     assert f"ALTER TABLE {TABLE} SET AGGREGATION POLICY {AGG};" in written
 
 
+def test_an_entity_key_set_by_hand_is_drift_and_replanned(
+    platforms: Platforms, tmp_path: Path
+) -> None:
+    """The model's aggregation sets no ENTITY KEY; the same policy set with one by hand counts
+    entities, not rows (sql-reference/sql/alter-table): another placement, never drift-clean,
+    and the plan from live sets it again without the key, in one statement (FORCE)."""
+    deploy("snowflake", tmp_path)
+    platforms.snowflake.execute(
+        f"ALTER TABLE {TABLE} SET AGGREGATION POLICY {AGG} ENTITY KEY (SUBJECT_ID) FORCE"
+    )
+    code, out, err = run_cli(["introspect", *SF, str(POLICIES), "--format", "json"])
+    assert code == 0, err
+    agg = next(o for o in json.loads(out)["objects"] if o["kind"] == "AggregationAttachment")
+    assert agg["entity_key"] == ["SUBJECT_ID"]
+    code, findings = drift("snowflake")
+    assert code == 1 and [f["rule"] for f in findings] == ["ACC703"], findings
+    assert f"aggregation policy of {TABLE}" in findings[0]["message"]
+    plans = tmp_path / "again"
+    code, _, err = run_cli(["plan", str(POLICIES), "--base", "live:snowflake", "--out", str(plans)])
+    assert code == 0, err
+    files = {p.name: p.read_text() for p in plans.rglob("*.sql")}
+    apply = files["01_snowflake_apply.sql"]
+    rollback = files["01_snowflake_apply.rollback.sql"]
+    assert f"ALTER TABLE {TABLE} SET AGGREGATION POLICY {AGG} FORCE;" in apply, files.keys()
+    assert "ENTITY KEY" not in apply
+    # the rollback puts back what was live, key and all
+    assert f"SET AGGREGATION POLICY {AGG} ENTITY KEY (SUBJECT_ID) FORCE;" in rollback
+
+
 def test_a_projection_policy_set_by_hand_is_unmanaged(platforms: Platforms, tmp_path: Path) -> None:
     deploy("snowflake", tmp_path)
     sf = platforms.snowflake

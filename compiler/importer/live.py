@@ -104,8 +104,7 @@ def read_live(
         and identity(o) not in read
     ]
     objects = sort_objects([*live.catalog.objects, *foreign])
-    keyed: dict[str, tuple[str, ...]] = getattr(reader, "entity_keys", {})
-    items = [_item(platform, o, keyed) for o in objects]
+    items = [_item(platform, o) for o in objects]
     access = {a.label: a for a in [*getattr(reader, "surveyed_access", []), *live.access_policies]}
     items += [_access_item(platform, a) for _, a in sorted(access.items())]
     said = tuple(f"{_where(a)}:" for a in access.values())
@@ -206,20 +205,18 @@ def _access_item(platform: str, a: AccessPolicy) -> Item:
     )
 
 
-def _item(platform: str, obj: CatalogObject, entity_keys: dict[str, tuple[str, ...]]) -> Item:
+def _item(platform: str, obj: CatalogObject) -> Item:
     """``obj`` as an item: its SQL as the platform's renderer writes it (never a salt); an
-    aggregation attachment set with an entity key (the survey's ``entity_keys``, by table),
-    with why the model cannot say it."""
+    aggregation attachment set with an entity key with why the model cannot say it."""
     origin = f"{platform} (live)"
-    keyed = entity_keys.get(obj.table.upper()) if isinstance(obj, AggregationAttachment) else None
-    if keyed:
-        text = get_target(platform).render_object(obj)[1].rstrip(";")
-        keys = ", ".join(keyed)
+    if isinstance(obj, AggregationAttachment) and obj.entity_key:
+        text = get_target(platform).render_object(obj)[1]
+        keys = ", ".join(obj.entity_key)
         why = (
             f"an aggregation policy set with ENTITY KEY ({keys}): the model's `aggregation` "
             "has no entity key"
         )
-        return Item(platform, obj, f"{text} ENTITY KEY ({keys});", origin, why=why, exact=True)
+        return Item(platform, obj, text, origin, why=why, exact=True)
     if isinstance(obj, RowFilterPolicy | MaskPolicy) and not obj.params:
         # a function of nothing is a salt function: its body (the salt) is dropped unseen
         obj = SaltFunction(obj.name, "", "")

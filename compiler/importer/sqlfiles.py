@@ -203,8 +203,6 @@ class _Replay:
         self.templated: dict[str, str] = {}
         #: functions written without RETURNS: a filter or a mask as their placements say
         self.untyped: set[str] = set()
-        #: folded table -> the ENTITY KEY its aggregation policy was set with (empty: none)
-        self.entity_keys: dict[str, tuple[str, ...]] = {}
 
     def statement(self, text: str, origin: str, label: str, why: str) -> None:
         self.statements.append(Item(self.platform, None, text, origin, label, why=why))
@@ -215,10 +213,6 @@ class _Replay:
         if kind in PLACEMENT_KINDS:
             if self.placements.read(stmt):
                 self.tag_texts[_place_key(stmt, self.fold)] = stmt.text
-                if kind.endswith("_aggregation_policy") and stmt.table:
-                    # an ENTITY KEY (alter-table): the model's aggregation has none
-                    keyed = tuple(stmt.columns) if kind.startswith("set_") else ()
-                    self.entity_keys[self.fold(stmt.table)] = keyed
                 return True
             return False
         if kind in ("row_access_policy", "masking_policy", "function", *_CONSTRAINTS) and stmt.name:
@@ -397,11 +391,7 @@ class _Replay:
             stmt = self.placements.sources.get(key)
             text = self.restored(stmt.text if stmt is not None else self.tag_texts.get(key, ""))
             origin = _origin(stmt) if stmt is not None else "sql"
-            keyed = (
-                self.entity_keys.get(self.fold(obj.table))
-                if isinstance(obj, AggregationAttachment)
-                else None
-            )
+            keyed = obj.entity_key if isinstance(obj, AggregationAttachment) else ()
             why = (
                 f"an aggregation policy set with ENTITY KEY ({', '.join(keyed)}): the model's "
                 "`aggregation` has no entity key"

@@ -577,7 +577,7 @@ class SnowflakeReader(Reader):
                 elif r["policy_kind"] == "PROJECTION_POLICY":
                     objects.append(self.keep(ProjectionAttachment(table, column, policy, "")))
                 elif r["policy_kind"] == "AGGREGATION_POLICY":
-                    objects.append(self.keep(AggregationAttachment(table, policy, "")))
+                    objects.append(self.keep(AggregationAttachment(table, policy, "", tuple(args))))
                 elif r["policy_kind"] == "JOIN_POLICY":
                     objects.append(self.keep(JoinAttachment(table, policy, "", tuple(args))))
                 if status not in _SF_STATUS_OK:

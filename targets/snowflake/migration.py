@@ -157,10 +157,7 @@ class SnowflakeMigrationSQL(MigrationSQL):
                 f"SET PROJECTION POLICY {self.q(obj.policy)} FORCE;"
             )
         if isinstance(obj, AggregationAttachment):
-            return (
-                f"ALTER TABLE {self.q(obj.table)} SET AGGREGATION POLICY {self.q(obj.policy)} "
-                "FORCE;"
-            )
+            return self.target.aggregation_attachment_sql(obj, force=True) + ";"  # type: ignore[attr-defined]
         if isinstance(obj, JoinAttachment):
             # the order of ALLOWED JOIN KEYS and FORCE is not documented together (UNCONFIRMED:
             # alter-table shows SET JOIN POLICY p [FORCE], user-guide/join-policies the keys)

@@ -57,18 +57,13 @@ _KINDS = (
 class SnowflakeSurvey(SnowflakeReader):
     """The Snowflake reader with one more question: what does a scope hold?"""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        #: table (upper case) -> the ENTITY KEY its aggregation policy is set with
-        self.entity_keys: dict[str, tuple[str, ...]] = {}
-
     def survey(self, scopes: list[str]) -> list[CatalogObject]:
         """Every policy in force on a table of ``scopes`` (``DB`` or ``DB.SCHEMA``; none: the
         whole account) or defined in one, with its body, and every placement of one on such a
         table: row filter, mask, projection, aggregation and join attachments, and the columns
         a mask's tag masks (as tag assignments whose value the ordinary read fills in). The
         entity key an aggregation policy is set with (REF_ARG_COLUMN_NAMES), which the model
-        cannot say, is recorded in :attr:`entity_keys`."""
+        cannot say, is kept on its attachment."""
         wanted = [s.upper() for s in scopes]
 
         def inside(name: str) -> bool:
@@ -119,9 +114,7 @@ class SnowflakeSurvey(SnowflakeReader):
                 elif kind == "PROJECTION_POLICY":
                     placed.append(ProjectionAttachment(entity, column, policy, ""))
                 elif kind == "AGGREGATION_POLICY":
-                    placed.append(AggregationAttachment(entity, policy, ""))
-                    if args:
-                        self.entity_keys[entity.upper()] = tuple(args)
+                    placed.append(AggregationAttachment(entity, policy, "", tuple(args)))
                 elif kind == "JOIN_POLICY":
                     placed.append(JoinAttachment(entity, policy, "", tuple(args)))
                 elif r.get("tag_name"):

@@ -202,8 +202,13 @@ class SnowflakeTarget(Target):
         return "050_attachments.sql", text
 
     def render_aggregation_attachment(self, a: AggregationAttachment) -> tuple[str, str]:
-        text = f"ALTER TABLE {self.q(a.table)} SET AGGREGATION POLICY {self.q(a.policy)};"
-        return "050_attachments.sql", text
+        return "050_attachments.sql", self.aggregation_attachment_sql(a) + ";"
+
+    def aggregation_attachment_sql(self, a: AggregationAttachment, force: bool = False) -> str:
+        text = f"ALTER TABLE {self.q(a.table)} SET AGGREGATION POLICY {self.q(a.policy)}"
+        if a.entity_key:
+            text += f" ENTITY KEY ({', '.join(self.q(c) for c in a.entity_key)})"
+        return text + (" FORCE" if force else "")
 
     def render_join_attachment(self, a: JoinAttachment) -> tuple[str, str]:
         return "050_attachments.sql", self.join_attachment_sql(a) + ";"
