@@ -287,16 +287,19 @@ def sort_objects(objects: Any) -> list[CatalogObject]:
 
 
 def object_json(obj: CatalogObject, platform: str) -> dict[str, Any]:
+    """``obj`` as JSON: ``kind`` is its class; a field of its own named ``kind`` (an ABAC
+    policy's ``ROW FILTER`` or ``COLUMN MASK``) is written as ``policy_kind``."""
     out: dict[str, Any] = {"kind": type(obj).__name__}
     for f in dataclasses.fields(obj):
         if f.name == "source":  # provenance: the model's, never the platform's
             continue
+        key = "policy_kind" if f.name == "kind" else f.name
         value = getattr(obj, f.name)
         if isinstance(value, exp.Expression):
             value = value.sql(dialect=platform)
         elif isinstance(value, tuple):
             value = [dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v for v in value]
-        out[f.name] = value
+        out[key] = value
     return out
 
 

@@ -374,6 +374,9 @@ def test_abac_estate_introspects_equal_drifts_and_repairs(
 
     want = sorted(json.dumps(object_json(o, "databricks"), sort_keys=True) for o in lowered)
     assert sorted(json.dumps(o, sort_keys=True) for o in json.loads(out)["objects"]) == want
+    # an ABAC policy's kind is its class; ROW FILTER or COLUMN MASK is its policy_kind
+    abac = [o for o in json.loads(out)["objects"] if o["kind"] == "AbacPolicy"]
+    assert {o["policy_kind"] for o in abac} == {"ROW FILTER", "COLUMN MASK"}
     assert run_cli(["drift", str(d), *dbx])[0] == 0
     # a console edit widens an ABAC policy's EXCEPT list, and a column loses its governed tag
     platforms.databricks.execute(
