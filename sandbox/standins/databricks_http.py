@@ -76,7 +76,10 @@ def handler_for(estate: DatabricksEstate) -> type[Handler]:
                 body = self.body() if method == "POST" else {}
                 if method == "POST" and path == "/api/2.0/sql/statements":
                     estate.statement_requests.append({"persona": persona, "body": body})
-                    view = history_of(estate).view(body["statement"])  # system.query, .access
+                    # a statement refused for its privileges is refused before it is run
+                    refused = estate.denial_of(body["statement"]) is not None
+                    # system.query, system.access
+                    view = None if refused else history_of(estate).view(body["statement"])
                     status, answer = 200, self._execute(body["statement"], persona, view)
                     if view is None and answer["status"]["state"] == "SUCCEEDED":
                         ua = self.headers.get("User-Agent") or ""

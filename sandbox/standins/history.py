@@ -218,11 +218,12 @@ class _Views:
         cols = ", ".join(f'"{c}" {t}' for c, t in columns)
         db = self.estate.db
         db.execute(f'CREATE TEMP TABLE "{name}" ({cols})')
-        if rows:
-            marks = ", ".join("?" for _ in columns)
-            db.executemany(
-                f'INSERT INTO "{name}" VALUES ({marks})',
-                [[r.get(c) for c, _ in columns] for r in rows],
+        marks = "(" + ", ".join("?" for _ in columns) + ")"
+        for start in range(0, len(rows), 200):  # a VALUES list at a time: executemany is slow
+            batch = rows[start : start + 200]
+            db.execute(
+                f'INSERT INTO "{name}" VALUES ' + ", ".join(marks for _ in batch),
+                [r.get(c) for r in batch for c, _ in columns],
             )
         if not bulk:
             return name
@@ -249,9 +250,16 @@ class _Views:
 
         text = tree.transform(replace).sql(dialect="duckdb")
         with self.estate.lock:
-            cursor = self.estate.db.execute(text)
-            names = [d[0] for d in cursor.description]
-            rows = [tuple(r) for r in cursor.fetchall()]
+            try:
+                cursor = self.estate.db.execute(text)
+                names = [d[0] for d in cursor.description]
+                rows = [tuple(r) for r in cursor.fetchall()]
+            finally:  # the answer's temporary tables (and views over them) go with it
+                for made in tables.values():
+                    if made.endswith("_all"):
+                        self.estate.db.execute(f'DROP VIEW IF EXISTS "{made}"')
+                        made = made.removesuffix("_all")
+                    self.estate.db.execute(f'DROP TABLE IF EXISTS "{made}"')
         self.answered.append(len(rows))
         return names, rows
 
