@@ -309,17 +309,7 @@ def test_import_shows_its_stages(
     assert made[1].stages[0] == "snowflake: connecting"
 
 
-# slow: a local Spark started for the run
-@pytest.mark.slow
-def test_verify_on_two_engines_shows_its_stages(terminal: Callable[[], list[Recorder]]) -> None:
-    pytest.importorskip("pyspark")
-    made = terminal()
-    run = run_cli(["verify", POLICIES, "--engine", "all"])
-    assert run.returncode == 0, run.stdout + run.stderr
-    (recorder,) = made
-    assert recorder.stages[:2] == ["verify: starting a local Spark", "verify: compiling"]
-    assert any(s.startswith("verify: every persona's answers on Spark") for s in recorder.stages)
-    assert not recorder.drawn  # cleared before the report
+# verify --engine all shows its stages: tests/test_verify_spark.py (it shares that file's Spark)
 
 
 # --- the pieces

@@ -7,8 +7,10 @@ located. One Spark session serves the module (slow tier)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,9 +18,11 @@ from accord.compiler.core.errors import InputError
 from accord.compiler.model.validate import load_project
 from accord.compiler.verify.run import verify
 from accord.compiler.verify.sources import load_sql, render_sql
+from tests.cli import run_cli
 from tests.conftest import ROOT
 from tests.estates import databricks_estate, edited, write_estate
 from tests.spark_defects import ESTATE, MASKS, PHONE
+from tests.test_progress import Recorder, terminal  # noqa: F401 - terminal: a fixture
 
 pytestmark = pytest.mark.slow
 
@@ -212,3 +216,33 @@ def test_a_statement_spark_refuses_is_located(spark, tmp_path: Path) -> None:  #
     assert diagnostic.location.line == line
     assert "cannot execute this statement on Spark" in diagnostic.message
     assert "no_such_function" in diagnostic.message.lower()
+
+
+def test_verify_on_two_engines_shows_its_stages(
+    spark,  # type: ignore[no-untyped-def]
+    terminal: Callable[[], list[Recorder]],  # noqa: F811 - the fixture imported above
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a terminal, ``verify --engine all`` says each stage, starting Spark first (tests/
+    test_progress.py holds the other commands' progress); the command is handed this file's
+    Spark, which it stops as it would its own (here: left running)."""
+    from accord.compiler.verify.spark import session
+
+    class Shared:
+        def __init__(self, started: Any) -> None:
+            self.started = started
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.started, name)
+
+        def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(session, "start", lambda: Shared(spark))
+    made = terminal()
+    run = run_cli(["verify", str(ROOT / "policies"), "--engine", "all"])
+    assert run.returncode == 0, run.stdout + run.stderr
+    (recorder,) = made
+    assert recorder.stages[:2] == ["verify: starting a local Spark", "verify: compiling"]
+    assert any(s.startswith("verify: every persona's answers on Spark") for s in recorder.stages)
+    assert not recorder.drawn  # cleared before the report
