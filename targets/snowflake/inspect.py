@@ -15,6 +15,7 @@ hierarchy: ``SHOW GRANTS OF ROLE``.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from accord.compiler.connect.executor import ExecutionError
@@ -164,6 +165,50 @@ SF_GLOBAL.update(
 #: POLICY_STATUS of a policy reference that is in effect (a direct mask on a column that a tag
 #: also masks reads MULTIPLE_...: the direct one is, user-guide/tag-based-masking-policies)
 _SF_STATUS_OK = ("", "ACTIVE", "MULTIPLE_MASKING_POLICY_ASSIGNED_TO_THE_COLUMN")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One row of ``POLICY_REFERENCES`` (sql-reference/functions/policy_references), read:
+    the entity it is on (``db.schema.name``) and its domain (``TABLE``, ``TAG``, ...), the
+    column, the argument columns (a row filter's, a mask's conditional ones, an aggregation
+    policy's entity key, a join policy's allowed join keys), the kind, the status, and for a
+    tag-based mask its tag (``db.schema.name``, else "")."""
+
+    entity: str
+    domain: str
+    column: str
+    args: tuple[str, ...]
+    kind: str
+    status: str
+    tag: str
+
+
+def references(reader: Reader, policy: str, rows: list[dict[str, Any]] | None) -> list[Reference]:
+    """The rows of ``policy``'s ``POLICY_REFERENCES`` that are about it (another policy's row is
+    ignored and said, :meth:`Reader.about`), read."""
+
+    def dotted(r: dict[str, Any], *keys: str) -> str:
+        return ".".join(str(r.get(k) or "") for k in keys)
+
+    out = []
+    for r in rows or []:
+        named = dotted(r, "policy_db", "policy_schema", "policy_name")
+        if not reader.about(named, policy, f"references of {policy}"):
+            continue
+        args = json.loads(r["ref_arg_column_names"]) if r.get("ref_arg_column_names") else []
+        out.append(
+            Reference(
+                dotted(r, "ref_database_name", "ref_schema_name", "ref_entity_name"),
+                str(r.get("ref_entity_domain") or "TABLE").upper(),
+                str(r.get("ref_column_name") or ""),
+                tuple(args),
+                str(r.get("policy_kind") or ""),
+                str(r.get("policy_status") or "").upper(),
+                dotted(r, "tag_database", "tag_schema", "tag_name") if r.get("tag_name") else "",
+            )
+        )
+    return out
 
 
 class SnowflakeReader(Reader):
@@ -540,46 +585,30 @@ class SnowflakeReader(Reader):
         by_tag: dict[tuple[str, str], str] = {}
         direct: list[tuple[str, str, str, str]] = []
         for policy, rows in zip(policies, answers, strict=True):
-            for r in rows or []:
-                named = ".".join(
-                    str(r.get(k) or "") for k in ("policy_db", "policy_schema", "policy_name")
-                )
-                if not self.about(named, policy, f"references of {policy}"):
+            for ref in references(self, policy, rows):
+                if ref.domain == "TAG":
+                    tag_policies.setdefault(ref.entity.upper(), []).append(policy)
                     continue
-                entity = ".".join(
-                    str(r.get(k) or "")
-                    for k in ("ref_database_name", "ref_schema_name", "ref_entity_name")
-                )
-                if str(r.get("ref_entity_domain") or "TABLE").upper() == "TAG":
-                    tag_policies.setdefault(entity.upper(), []).append(policy)
-                    continue
-                table = governed.get(entity.upper())
+                table = governed.get(ref.entity.upper())
                 if table is None:
                     continue  # a table the model does not govern
-                args = (
-                    json.loads(r["ref_arg_column_names"]) if r.get("ref_arg_column_names") else []
-                )
-                status = str(r.get("policy_status") or "").upper()
-                column = str(r.get("ref_column_name") or "")
-                if r["policy_kind"] == "ROW_ACCESS_POLICY":
-                    objects.append(self.keep(RowFilterAttachment(table, policy, tuple(args), "")))
-                elif r["policy_kind"] == "MASKING_POLICY" and r.get("tag_name"):
-                    tag = ".".join(
-                        str(r.get(k) or "") for k in ("tag_database", "tag_schema", "tag_name")
+                column, args, status = ref.column, ref.args, ref.status
+                if ref.kind == "ROW_ACCESS_POLICY":
+                    objects.append(self.keep(RowFilterAttachment(table, policy, args, "")))
+                elif ref.kind == "MASKING_POLICY" and ref.tag:
+                    by_tag[(table.upper(), column.upper())] = (
+                        f"tag {ref.tag}'s masking policy {policy}"
                     )
-                    by_tag[(table.upper(), column.upper())] = f"tag {tag}'s masking policy {policy}"
                     continue
-                elif r["policy_kind"] == "MASKING_POLICY":
-                    objects.append(
-                        self.keep(MaskAttachment(table, column, policy, "", tuple(args)))
-                    )
+                elif ref.kind == "MASKING_POLICY":
+                    objects.append(self.keep(MaskAttachment(table, column, policy, "", args)))
                     direct.append((table, column, policy, status))
-                elif r["policy_kind"] == "PROJECTION_POLICY":
+                elif ref.kind == "PROJECTION_POLICY":
                     objects.append(self.keep(ProjectionAttachment(table, column, policy, "")))
-                elif r["policy_kind"] == "AGGREGATION_POLICY":
-                    objects.append(self.keep(AggregationAttachment(table, policy, "", tuple(args))))
-                elif r["policy_kind"] == "JOIN_POLICY":
-                    objects.append(self.keep(JoinAttachment(table, policy, "", tuple(args))))
+                elif ref.kind == "AGGREGATION_POLICY":
+                    objects.append(self.keep(AggregationAttachment(table, policy, "", args)))
+                elif ref.kind == "JOIN_POLICY":
+                    objects.append(self.keep(JoinAttachment(table, policy, "", args)))
                 if status not in _SF_STATUS_OK:
                     where = f"{table}.{column}" if column else table
                     live.not_in_effect.append(f"{policy} on {where}: POLICY_STATUS {status}")

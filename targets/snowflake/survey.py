@@ -21,7 +21,6 @@ a survey without it records what it cannot see in the coverage.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from accord.targets.identity import parse_body, unparsed
@@ -44,6 +43,7 @@ from accord.targets.snowflake.inspect import (
     _params,
     _sf_literal,
     _sf_name,
+    references,
 )
 
 #: (the kind as DESCRIBE names it, SHOW ... IN ACCOUNT, the global APPLY privilege)
@@ -89,41 +89,23 @@ class SnowflakeSurvey(SnowflakeReader):
         placed: list[CatalogObject] = []
         used: set[str] = set()
         for policy, rows in zip(names, answers, strict=True):
-            for r in rows or []:
-                named = ".".join(
-                    str(r.get(k) or "") for k in ("policy_db", "policy_schema", "policy_name")
-                )
-                if not self.about(named, policy, f"references of {policy}"):
+            for ref in references(self, policy, rows):
+                entity, column, args, kind = ref.entity, ref.column, ref.args, ref.kind
+                if ref.domain == "TAG" or not inside(entity):
                     continue
-                entity = ".".join(
-                    str(r.get(k) or "")
-                    for k in ("ref_database_name", "ref_schema_name", "ref_entity_name")
-                )
-                if str(r.get("ref_entity_domain") or "TABLE").upper() == "TAG" or not inside(
-                    entity
-                ):
-                    continue
-                column = str(r.get("ref_column_name") or "")
-                args = (
-                    json.loads(r["ref_arg_column_names"]) if r.get("ref_arg_column_names") else []
-                )
                 used.add(policy)
-                kind = r["policy_kind"]
                 if kind == "ROW_ACCESS_POLICY":
-                    placed.append(RowFilterAttachment(entity, policy, tuple(args), ""))
+                    placed.append(RowFilterAttachment(entity, policy, args, ""))
                 elif kind == "PROJECTION_POLICY":
                     placed.append(ProjectionAttachment(entity, column, policy, ""))
                 elif kind == "AGGREGATION_POLICY":
-                    placed.append(AggregationAttachment(entity, policy, "", tuple(args)))
+                    placed.append(AggregationAttachment(entity, policy, "", args))
                 elif kind == "JOIN_POLICY":
-                    placed.append(JoinAttachment(entity, policy, "", tuple(args)))
-                elif r.get("tag_name"):
-                    tag = ".".join(
-                        str(r.get(k) or "") for k in ("tag_database", "tag_schema", "tag_name")
-                    )
-                    placed.append(TagAssignment(entity, column, tag, "", ""))
+                    placed.append(JoinAttachment(entity, policy, "", args))
+                elif ref.tag:
+                    placed.append(TagAssignment(entity, column, ref.tag, "", ""))
                 else:
-                    placed.append(MaskAttachment(entity, column, policy, "", tuple(args)))
+                    placed.append(MaskAttachment(entity, column, policy, "", args))
         chosen = [p for p in names if p in used or inside(p)]
         described = self.each(
             lambda p: self.query(
