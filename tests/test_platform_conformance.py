@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from accord.compiler.core.platforms import FACTS, PLATFORMS
+from accord.compiler.model.scaffold import SKELETONS, Choices, check_choices, scaffold
 from accord.compiler.model.validate import load_project
 from accord.compiler.sqlscan import scan
 from accord.targets import lower_all, sql
@@ -188,3 +189,26 @@ def test_a_platform_reads_back_what_it_deployed(
     assert sorted(json.dumps(o, sort_keys=True) for o in live["objects"]) == want
     assert live["coverage"]["complete"] is True
     assert run_cli(["drift", str(d), *on])[0] == 0
+
+
+@pytest.mark.parametrize("name", PLATFORMS)
+def test_accord_init_writes_a_skeleton_for_every_platform_alone(name: str, tmp_path: Path) -> None:
+    """Every platform has its row of the init skeletons (compiler/model/scaffold.py), and a
+    repository that chose that platform alone gets a model whose examples, uncommented, load
+    as a model of that platform alone."""
+    assert set(SKELETONS) == set(PLATFORMS)
+    schema = {"snowflake": "GOVERNANCE.POLICIES", "databricks": "governance.policies"}
+    choices = Choices(**{p: (schema[p] if p == name else None) for p in PLATFORMS})
+    assert check_choices(choices) == []
+    files = scaffold(choices, {})
+    written = tmp_path / "policies"
+    written.mkdir()
+    for rel, text in files.items():
+        if rel.startswith("policies/") and rel.endswith(".yaml"):
+            lines = text.splitlines()
+            if "# Example (uncomment and edit):" in lines:  # the example, uncommented
+                at = lines.index("# Example (uncomment and edit):") + 2
+                lines = [*lines[:at], *(line.removeprefix("# ") for line in lines[at:])]
+            (written / rel.removeprefix("policies/")).write_text("\n".join(lines) + "\n")
+    project = load_project(str(written))
+    assert {d.platform for d in project.model.datasets.values()} == {name}

@@ -16,9 +16,6 @@ ALLOWED = (
     "compiler/core/platforms.py",
     "targets/platform.py",
     *(f"targets/{name}/" for name in PLATFORMS),
-    # the skeletons accord init writes hold one template per platform the user chose; they
-    # belong in the platform folders, which the model layer may not import (not moved yet)
-    "compiler/model/scaffold.py",
 )
 
 

@@ -213,8 +213,113 @@ def _example(lines: list[str]) -> list[str]:
     return ["#", EXAMPLE_MARK, "#", *[f"# {line}".rstrip() for line in lines]]
 
 
+@dataclass(frozen=True)
+class Skeleton:
+    """What the skeletons ``accord init`` writes say of one platform: its row of
+    :data:`SKELETONS` (a new platform is a row there, its facts in compiler/core/platforms.py
+    and its parts in targets/). ``{dataset}`` in a line is the platform's example dataset (the
+    first chosen platform's is ``orders``, another's ``orders`` + :attr:`replica_suffix`, a
+    replica of it); ``{schema}`` its governance schema."""
+
+    #: what the governance schema holds, said beside it
+    holds: str
+    #: the example principals' identities: the analyst's, the steward's
+    principals: tuple[str, str]
+    #: the example salt's secret reference
+    salt: str
+    #: the example dataset's table, and its lines after the table (and ``replica_of``)
+    table: str
+    dataset: tuple[str, ...]
+    replica_suffix: str
+    #: the example masked column's name (the probe names the first chosen platform's)
+    column: str
+    #: an example retrieval index over the dataset (none: no lines)
+    index: tuple[str, ...]
+    #: the example surface's name and its lines
+    surface: str
+    surface_lines: tuple[str, ...]
+    #: an example console object kept unmanaged (the first chosen platform's is written):
+    #: kind, name, SQL
+    console: tuple[str, str, str]
+    #: the CI secrets the live checks read
+    secrets: tuple[str, ...]
+
+
+SKELETONS: dict[str, Skeleton] = {
+    "snowflake": Skeleton(
+        holds="policies, mapping tables, salt functions",
+        principals=("ANALYST", "DATA_STEWARD"),
+        salt="env:CUSTOMER_SALT_SNOWFLAKE",
+        table="SALES.CORE.ORDERS",
+        dataset=(
+            "    row_filter: {entitlement: region, column: REGION}",
+            "    columns:",
+            "      CUSTOMER_ID: {type: VARCHAR, mask: customer_pseudonym, identifier: customer}",
+            "      NOTES: {type: VARCHAR, mask: free_text}",
+        ),
+        replica_suffix="_warehouse",
+        column="CUSTOMER_ID",
+        index=(
+            "  order_search:",
+            "    platform: snowflake",
+            "    kind: cortex_search",
+            "    source: {dataset}",
+            "    columns: [NOTES, CUSTOMER_ID]",
+            "    inherit_governance: true",
+        ),
+        surface="sales_agent",
+        surface_lines=("    reads: [{dataset}]", "    identity: caller"),
+        console=(
+            "masking_policy",
+            "{schema}.CONSOLE_NOTES_MASK",
+            "CREATE MASKING POLICY {schema}.CONSOLE_NOTES_MASK AS (val VARCHAR) RETURNS "
+            "VARCHAR -> CASE WHEN IS_ROLE_IN_SESSION('ANALYST') THEN val ELSE '***' END;",
+        ),
+        secrets=("SNOWFLAKE_ACCOUNT", "SNOWFLAKE_USER", "SNOWFLAKE_PASSWORD", "SNOWFLAKE_ROLE"),
+    ),
+    "databricks": Skeleton(
+        holds="functions, mapping tables, salt functions",
+        principals=("analysts", "data-stewards"),
+        salt="env:CUSTOMER_SALT_DATABRICKS",
+        table="sales.core.orders",
+        dataset=(
+            "    row_filter: {entitlement: region, column: region}",
+            "    columns:",
+            "      customer_id: {type: STRING, mask: customer_pseudonym, identifier: customer}",
+            "      notes: {type: STRING, mask: free_text}",
+        ),
+        replica_suffix="_lake",
+        column="customer_id",
+        index=(),
+        surface="lakehouse_agent",
+        surface_lines=(
+            "    reads: [{dataset}]",
+            "    identity: caller",
+            '    runtime: "16.4"',
+            "    access_mode: standard",
+        ),
+        console=(
+            "masking_policy",
+            "{schema}.console_notes_mask",
+            "CREATE FUNCTION {schema}.console_notes_mask(val STRING) RETURNS STRING "
+            "RETURN CASE WHEN is_account_group_member('analysts') THEN val ELSE '***' END;",
+        ),
+        secrets=("DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_WAREHOUSE_ID"),
+    ),
+}
+
+
+def _chosen(c: Choices) -> list[tuple[str, Skeleton, str]]:
+    """(platform, its skeleton row, its example dataset's name) of each chosen platform."""
+    return [
+        (p, SKELETONS[p], "orders" if i == 0 else "orders" + SKELETONS[p].replica_suffix)
+        for i, p in enumerate(c.platforms)
+    ]
+
+
 def _policy_files(c: Choices) -> dict[str, str]:
-    sf, dbx = "snowflake" in c.platforms, "databricks" in c.platforms
+    chosen = _chosen(c)
+    first = chosen[0][1]
     files: dict[str, list[str]] = {}
 
     platforms = [
@@ -229,25 +334,15 @@ def _policy_files(c: Choices) -> dict[str, str]:
         "version: 1",
         "platforms:",
     ]
-    if sf:
+    for p, row, _ in chosen:
         platforms += [
-            "  snowflake:",
-            f"    governance_schema: {c.snowflake}   # policies, mapping tables, salt functions",
-            f"    style: {c.snowflake_style}",
-        ]
-    if dbx:
-        platforms += [
-            "  databricks:",
-            f"    governance_schema: {c.databricks}   # functions, mapping tables, salt functions",
-            f"    style: {c.databricks_style}",
+            f"  {p}:",
+            f"    governance_schema: {getattr(c, p)}   # {row.holds}",
+            f"    style: {getattr(c, f'{p}_style')}",
         ]
     files["platforms.yaml"] = platforms
 
-    identity = []
-    if sf:
-        identity.append(("snowflake", "ANALYST", "DATA_STEWARD"))
-    if dbx:
-        identity.append(("databricks", "analysts", "data-stewards"))
+    identity = [(p, *row.principals) for p, row, _ in chosen]
     files["principals.yaml"] = [
         "# principals: who is granted something, and their identity on each platform.",
         *_doc(Principal),
@@ -273,11 +368,7 @@ def _policy_files(c: Choices) -> dict[str, str]:
             ["entitlements:", "  region:", "    EU: [analyst, steward]", "    US: [steward]"]
         ),
     ]
-    salt = []
-    if sf:
-        salt.append("      snowflake: env:CUSTOMER_SALT_SNOWFLAKE")
-    if dbx:
-        salt.append("      databricks: env:CUSTOMER_SALT_DATABRICKS")
+    salt = [f"      {p}: {row.salt}" for p, row, _ in chosen]
     files["masks.yaml"] = [
         "# masks: column masks, applied to the columns that name them in `datasets`.",
         "# hash: salted SHA-256 (one secret reference per platform, env:NAME or file:PATH; the",
@@ -303,28 +394,11 @@ def _policy_files(c: Choices) -> dict[str, str]:
         ),
     ]
     datasets: list[str] = ["datasets:"]
-    first = "orders"
-    if sf:
-        datasets += [
-            "  orders:",
-            "    platform: snowflake",
-            "    table: SALES.CORE.ORDERS",
-            "    row_filter: {entitlement: region, column: REGION}",
-            "    columns:",
-            "      CUSTOMER_ID: {type: VARCHAR, mask: customer_pseudonym, identifier: customer}",
-            "      NOTES: {type: VARCHAR, mask: free_text}",
-        ]
-    if dbx:
-        name = "orders_lake" if sf else "orders"
-        datasets += [f"  {name}:", "    platform: databricks", "    table: sales.core.orders"]
-        if sf:
+    for p, row, name in chosen:
+        datasets += [f"  {name}:", f"    platform: {p}", f"    table: {row.table}"]
+        if name != "orders":
             datasets.append("    replica_of: orders                # the same facts as orders")
-        datasets += [
-            "    row_filter: {entitlement: region, column: region}",
-            "    columns:",
-            "      customer_id: {type: STRING, mask: customer_pseudonym, identifier: customer}",
-            "      notes: {type: STRING, mask: free_text}",
-        ]
+        datasets += row.dataset
     files["datasets.yaml"] = [
         "# datasets: the tables accord governs, each on one platform. A dataset is governed",
         "# when it has a row_filter or a masked column; list under `columns` the columns that",
@@ -346,36 +420,14 @@ def _policy_files(c: Choices) -> dict[str, str]:
         "# Keys of each entry:",
         *_keys(Index),
     ]
-    if sf:
-        index += _example(
-            [
-                "indexes:",
-                "  order_search:",
-                "    platform: snowflake",
-                "    kind: cortex_search",
-                "    source: orders",
-                "    columns: [NOTES, CUSTOMER_ID]",
-                "    inherit_governance: true",
-            ]
-        )
+    indexes = [line.format(dataset=name) for _, row, name in chosen for line in row.index]
+    if indexes:
+        index += _example(["indexes:", *indexes])
     files["indexes.yaml"] = index
     surfaces = ["surfaces:"]
-    if sf:
-        surfaces += [
-            "  sales_agent:",
-            "    platform: snowflake",
-            f"    reads: [{first}]",
-            "    identity: caller",
-        ]
-    if dbx:
-        surfaces += [
-            "  lakehouse_agent:",
-            "    platform: databricks",
-            f"    reads: [{'orders_lake' if sf else 'orders'}]",
-            "    identity: caller",
-            '    runtime: "16.4"',
-            "    access_mode: standard",
-        ]
+    for p, row, name in chosen:
+        surfaces += [f"  {row.surface}:", f"    platform: {p}"]
+        surfaces += [line.format(dataset=name) for line in row.surface_lines]
     files["surfaces.yaml"] = [
         "# surfaces: what answers questions (agents, pipelines, MCP or tool servers) and the",
         "# datasets each reads. platform none (no catalog) or identity service over governed",
@@ -391,11 +443,7 @@ def _policy_files(c: Choices) -> dict[str, str]:
         "# accord analyze, verify, diff and the probes.",
         *_example(["personas:", "  analyst: [analyst]", "  steward: [steward]"]),
     ]
-    expect = []
-    if sf:
-        expect.append("      sales_agent: masked")
-    if dbx:
-        expect.append("      lakehouse_agent: masked")
+    expect = [f"      {row.surface}: masked" for _, row, _ in chosen]
     files["probes.yaml"] = [
         "# probes: the governance team's expected answer, per surface, to one question of one",
         "# persona: clear | masked | filtered | denied | ungoverned | empty. Checked against the",
@@ -411,7 +459,7 @@ def _policy_files(c: Choices) -> dict[str, str]:
                 "    owner: data-governance",
                 "    persona: analyst",
                 "    dataset: orders",
-                f"    column: {'CUSTOMER_ID' if sf else 'customer_id'}",
+                f"    column: {first.column}",
                 "    expect:",
                 *expect,
             ]
@@ -424,22 +472,9 @@ def _policy_files(c: Choices) -> dict[str, str]:
         *_keys(Mesh),
         *_example(["mesh:", '  a2a_version: "1.0"']),
     ]
-    if sf:
-        console = (
-            "snowflake",
-            "masking_policy",
-            f"{c.snowflake}.CONSOLE_NOTES_MASK",
-            f"CREATE MASKING POLICY {c.snowflake}.CONSOLE_NOTES_MASK AS (val VARCHAR) RETURNS "
-            "VARCHAR -> CASE WHEN IS_ROLE_IN_SESSION('ANALYST') THEN val ELSE '***' END;",
-        )
-    else:
-        console = (
-            "databricks",
-            "masking_policy",
-            f"{c.databricks}.console_notes_mask",
-            f"CREATE FUNCTION {c.databricks}.console_notes_mask(val STRING) RETURNS STRING "
-            "RETURN CASE WHEN is_account_group_member('analysts') THEN val ELSE '***' END;",
-        )
+    platform = chosen[0][0]
+    schema = getattr(c, platform)
+    console = (platform, *(part.format(schema=schema) for part in first.console))
     files["unmanaged.yaml"] = [
         "# unmanaged: what a platform holds that the model does not express, kept verbatim",
         "# (accord import writes them): lint reads each entry's sql, drift and plan leave the",
@@ -502,11 +537,7 @@ def _workflow(c: Choices) -> str:
     d = c.policies.rstrip("/")
     base = f"origin/{c.branch}"
     live = "all" if len(c.platforms) == 2 else c.platforms[0]
-    secrets = []
-    if "snowflake" in c.platforms:
-        secrets += ["SNOWFLAKE_ACCOUNT", "SNOWFLAKE_USER", "SNOWFLAKE_PASSWORD", "SNOWFLAKE_ROLE"]
-    if "databricks" in c.platforms:
-        secrets += ["DATABRICKS_HOST", "DATABRICKS_TOKEN", "DATABRICKS_WAREHOUSE_ID"]
+    secrets = [s for _, row, _ in _chosen(c) for s in row.secrets]
     env = "".join(f"      {s}: ${{{{ secrets.{s} }}}}\n" for s in secrets)
     setup = (
         "      - uses: actions/setup-python@v5\n"
